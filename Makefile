@@ -1,0 +1,137 @@
+# fleetsim: build, test and benchmark.  Read top to bottom: settings, then sources,
+# then rules.  `make V=1` shows the commands.
+
+# ---- settings ---------------------------------------------------------------
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+CUDA       ?= auto            # auto | yes | no
+CUDA_HOME  ?= /usr/local/cuda
+SAN        ?=                 # 1: AddressSanitizer + UndefinedBehaviorSanitizer
+V          ?=
+
+# Debian packages the project needs (make deps installs what is missing).
+DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
+                libcriterion-dev gnuplot-nox
+
+# -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs.
+OPTFLAGS ?= -O2 -g
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) -Wall -Wextra -Wshadow \
+            -Wno-unused-parameter -ffp-contract=off -MMD -MP -I.
+LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl 2>/dev/null) -lm
+
+CUDA := $(strip $(CUDA))
+SAN  := $(strip $(SAN))
+BUILD := build
+ifeq ($(SAN),1)
+  BUILD    := build/san
+  CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# CUDA: nvcc from $(CUDA_HOME)/bin, else from PATH.
+NVCC := $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+ifeq ($(CUDA),auto)
+  HAVE_CUDA := $(if $(NVCC),1,0)
+else ifeq ($(CUDA),yes)
+  HAVE_CUDA := 1
+  ifeq ($(NVCC),)
+    $(error CUDA=yes but no nvcc in $(CUDA_HOME)/bin or on PATH; set CUDA_HOME)
+  endif
+else
+  HAVE_CUDA := 0
+endif
+ifeq ($(HAVE_CUDA),1)
+  CUDA_ROOT := $(patsubst %/bin/nvcc,%,$(NVCC))
+  NVCCFLAGS ?= -O2 -std=c++17
+  # The static runtime: the binary runs where no CUDA library is installed.
+  LDLIBS    += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
+
+ifeq ($(V),1)
+  Q :=
+  say :=
+else
+  Q := @
+  say = @printf '  %-6s %s\n' $(1) $(2);
+endif
+
+# A change of settings rebuilds everything: objects depend on this file, rewritten only
+# when the settings differ from the last build's.
+BUILD_CONFIG := cuda=$(HAVE_CUDA) cc=$(CC) cflags=$(CFLAGS) nvcc=$(NVCC) $(NVCCFLAGS)
+$(shell mkdir -p $(BUILD) && echo '$(BUILD_CONFIG)' | cmp -s - $(BUILD)/config \
+          || echo '$(BUILD_CONFIG)' > $(BUILD)/config)
+
+# ---- sources ----------------------------------------------------------------
+CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c)
+CORE_SRC  := $(filter-out sim/fleetsim.c,$(CORE_SRC))
+CUDA_SRC  := $(if $(filter 1,$(HAVE_CUDA)),$(wildcard kernels/*.cu))
+NOCUDA_SRC := $(if $(filter 1,$(HAVE_CUDA)),,kernels/cuda_absent.c)
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o) $(NOCUDA_SRC:%.c=$(BUILD)/%.o) \
+             $(CUDA_SRC:%.cu=$(BUILD)/%.cu.o)
+TEST_SRC  := $(wildcard tests/test_*.c tests/support/*.c)
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+LIB   := $(BUILD)/libfleetsim.a
+BIN   := $(BUILD)/fleetsim
+TESTS := $(BUILD)/fleetsim_tests
+BENCH := $(BUILD)/fleetsim_bench
+
+# ---- rules ------------------------------------------------------------------
+.PHONY: all deps run test bench clean
+all: deps $(BIN)
+
+# Installs the missing Debian packages as root; otherwise prints the command.
+deps:
+	$(Q)missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "make deps: missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+run: all
+	$(Q)./$(BIN) version
+	$(Q)./$(BIN) help
+
+# LeakSanitizer reports at process exit, after Criterion has counted the test as
+# passed, so the run's output is also searched for sanitizer reports.
+test: deps $(TESTS)
+	$(Q)ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 ./$(TESTS) --jobs 2 \
+	  > $(BUILD)/test.log 2>&1; status=$$?; cat $(BUILD)/test.log; \
+	if grep -q 'Sanitizer' $(BUILD)/test.log; then \
+	  echo "make test: sanitizer reports above"; exit 1; fi; exit $$status
+
+bench: deps $(BENCH)
+	$(Q)./$(BENCH)
+
+$(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIB): $(CORE_OBJ)
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(TESTS): $(TEST_OBJ) $(LIB)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell $(PKG_CONFIG) --libs criterion)
+
+$(BENCH): $(BENCH_OBJ) $(LIB)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c $(BUILD)/config
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.cu.o: %.cu $(BUILD)/config
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$<)$(NVCC) $(NVCCFLAGS) -I. -c -o $@ $<
+
+clean:
+	rm -rf build
+
+-include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/sim/fleetsim.d

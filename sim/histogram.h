@@ -1,0 +1,49 @@
+/* Quantiles of a stream in bounded memory: a log-linear histogram.
+ *
+ * Each power of two is split into 64 equal buckets, so a bucket spans at most 1/64 of
+ * its lower edge and the bucket's midpoint is within 1/128 (0.79%) of any value in it:
+ * every quantile is reported with a relative error of at most 0.79% (tested against
+ * exact order statistics).  Tracked range: 2^-30 (about 1e-9) to 2^40 (about 1.1e12);
+ * smaller values (zero, negatives) and larger ones are counted apart and reported as
+ * the exact minimum and maximum.  Buckets are allocated only across the range of values
+ * seen (64 per factor of two, 8 bytes each): 6 KB for values spanning 1 ms to 10 s,
+ * at most 35 KB, whatever the number of values.  The bucket index comes from the bits
+ * of the double, with no logarithm.
+ */
+#ifndef FLEETSIM_SIM_HISTOGRAM_H
+#define FLEETSIM_SIM_HISTOGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_histogram {
+    uint64_t *counts;     /* counts[i] is bucket first_key + i */
+    uint32_t first_key;
+    uint32_t nkeys;
+    uint64_t n;           /* all values, including under- and overflow */
+    uint64_t underflow;   /* values below 2^-30 */
+    uint64_t overflow;    /* values at or above 2^40 */
+    double min, max;
+} sim_histogram;
+
+#define SIM_HISTOGRAM_REL_ERROR (1.0 / 128)
+
+/* An empty histogram; release with sim_histogram_release. */
+void sim_histogram_init(sim_histogram *h);
+void sim_histogram_release(sim_histogram *h);
+
+/* Adds a value.  NaN is a bug in the caller and aborts.  Aborts if out of memory. */
+void sim_histogram_add(sim_histogram *h, double x);
+
+/* into += from. */
+void sim_histogram_merge(sim_histogram *into, const sim_histogram *from);
+
+/* The q-quantile (0 <= q <= 1) by the nearest-rank rule: the value of rank ceil(q n)
+ * (at least 1) among the n values in ascending order, within SIM_HISTOGRAM_REL_ERROR;
+ * q = 0 and q = 1 give the exact minimum and maximum.  NaN when empty. */
+double sim_histogram_quantile(const sim_histogram *h, double q);
+
+/* Bytes held by the buckets. */
+size_t sim_histogram_memory_bytes(const sim_histogram *h);
+
+#endif

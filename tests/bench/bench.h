@@ -1,0 +1,20 @@
+/* Shared pieces of the benchmark program: a clock and best-of-n timing. */
+#ifndef FLEETSIM_BENCH_BENCH_H
+#define FLEETSIM_BENCH_BENCH_H
+
+#include <stdint.h>
+
+/* Seconds on the monotonic clock. */
+double bench_now_s(void);
+
+/* Peak resident memory of this process so far, in MiB. */
+double bench_peak_rss_mib(void);
+
+/* How many times each measurement is repeated; the fastest run counts, since on a
+ * shared machine noise only ever adds time. */
+enum { BENCH_REPEATS = 3 };
+
+void bench_hold_table(int quick);
+void bench_mm8_table(int quick);
+
+#endif

@@ -1,0 +1,270 @@
+/* The event engine: ordering, handles, run control, and the past-scheduling assert. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "sim/engine.h"
+
+static sim_engine *engine;
+
+static void setup(void) { engine = sim_engine_create(); }
+static void teardown(void) { sim_engine_free(engine); }
+
+TestSuite(engine, .init = setup, .fini = teardown);
+
+/* Each fired event appends its tag and the time it saw to a log. */
+typedef struct fire_log {
+    int tags[64];
+    double times[64];
+    int n;
+} fire_log;
+
+typedef struct tagged {
+    fire_log *log;
+    int tag;
+} tagged;
+
+static void record(sim_engine *e, void *data)
+{
+    tagged *t = data;
+    t->log->times[t->log->n] = sim_engine_now(e);
+    t->log->tags[t->log->n++] = t->tag;
+}
+
+Test(engine, orders_by_time_then_priority_then_insertion)
+{
+    fire_log log = { .n = 0 };
+    tagged ev[6];
+    for (int i = 0; i < 6; i++)
+        ev[i] = (tagged){ &log, i };
+    sim_event_schedule(engine, 2.0, 0, record, &ev[0]);
+    sim_event_schedule(engine, 1.0, 5, record, &ev[1]);
+    sim_event_schedule(engine, 1.0, -3, record, &ev[2]);
+    sim_event_schedule(engine, 1.0, 5, record, &ev[3]);
+    sim_event_schedule(engine, 0.5, 9, record, &ev[4]);
+    sim_event_schedule(engine, 2.0, 0, record, &ev[5]);
+    cr_assert_eq(sim_engine_run(engine), 6);
+    int expected[] = { 4, 2, 1, 3, 0, 5 };
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(log.tags[i], expected[i], "position %d: got tag %d", i, log.tags[i]);
+    cr_expect_float_eq(log.times[0], 0.5, 0);
+    cr_expect_float_eq(sim_engine_now(engine), 2.0, 0);
+}
+
+Test(engine, cancel_removes_only_that_event_and_handles_go_stale)
+{
+    fire_log log = { .n = 0 };
+    tagged ev[3] = { { &log, 0 }, { &log, 1 }, { &log, 2 } };
+    sim_event_id a = sim_event_schedule(engine, 1, 0, record, &ev[0]);
+    sim_event_id b = sim_event_schedule(engine, 2, 0, record, &ev[1]);
+    sim_event_schedule(engine, 3, 0, record, &ev[2]);
+    cr_assert(sim_event_pending(engine, b));
+    cr_expect_float_eq(sim_event_time(engine, b), 2.0, 0);
+    cr_assert(sim_event_cancel(engine, b));
+    cr_expect_not(sim_event_cancel(engine, b), "a second cancel must report not pending");
+    cr_expect(isnan(sim_event_time(engine, b)));
+    cr_expect_eq(sim_engine_pending(engine), 2);
+    sim_engine_run(engine);
+    cr_expect_eq(log.n, 2);
+    cr_expect_eq(log.tags[0], 0);
+    cr_expect_eq(log.tags[1], 2);
+    cr_expect_not(sim_event_pending(engine, a), "a fired event is no longer pending");
+    cr_expect_not(sim_event_cancel(engine, a));
+    cr_expect_not(sim_event_cancel(engine, 0), "0 is never a handle");
+}
+
+Test(engine, stale_handle_does_not_touch_the_event_that_reuses_its_slot)
+{
+    fire_log log = { .n = 0 };
+    tagged ev[2] = { { &log, 0 }, { &log, 1 } };
+    sim_event_id old = sim_event_schedule(engine, 1, 0, record, &ev[0]);
+    cr_assert(sim_event_cancel(engine, old));
+    sim_event_id fresh = sim_event_schedule(engine, 1, 0, record, &ev[1]);
+    cr_assert_neq(old, fresh);
+    cr_expect_not(sim_event_cancel(engine, old));
+    cr_expect_not(sim_event_reschedule(engine, old, 5));
+    cr_expect(sim_event_pending(engine, fresh));
+    sim_engine_run(engine);
+    cr_expect_eq(log.n, 1);
+    cr_expect_eq(log.tags[0], 1);
+}
+
+Test(engine, reschedule_moves_both_ways_and_orders_as_newly_scheduled)
+{
+    fire_log log = { .n = 0 };
+    tagged ev[4] = { { &log, 0 }, { &log, 1 }, { &log, 2 }, { &log, 3 } };
+    sim_event_id a = sim_event_schedule(engine, 1, 0, record, &ev[0]);
+    sim_event_schedule(engine, 2, 0, record, &ev[1]);
+    sim_event_id c = sim_event_schedule(engine, 3, 0, record, &ev[2]);
+    sim_event_schedule(engine, 4, 0, record, &ev[3]);
+    cr_assert(sim_event_reschedule(engine, a, 2));   /* later; ties with 1, now after it */
+    cr_assert(sim_event_reschedule(engine, c, 0.5)); /* earlier */
+    sim_engine_run(engine);
+    int expected[] = { 2, 1, 0, 3 };
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(log.tags[i], expected[i], "position %d: got tag %d", i, log.tags[i]);
+}
+
+Test(engine, run_until_stops_at_the_horizon_and_advances_the_clock)
+{
+    fire_log log = { .n = 0 };
+    tagged ev[3] = { { &log, 0 }, { &log, 1 }, { &log, 2 } };
+    sim_event_schedule(engine, 1, 0, record, &ev[0]);
+    sim_event_schedule(engine, 5, 0, record, &ev[1]);
+    sim_event_schedule(engine, 5.5, 0, record, &ev[2]);
+    cr_expect_eq(sim_engine_run_until(engine, 5), 2, "events at the horizon itself run");
+    cr_expect_float_eq(sim_engine_now(engine), 5, 0);
+    cr_expect_eq(sim_engine_run_until(engine, 5.25), 0);
+    cr_expect_float_eq(sim_engine_now(engine), 5.25, 0);
+    cr_expect_eq(sim_engine_pending(engine), 1);
+    cr_expect(sim_engine_step(engine));
+    cr_expect_float_eq(sim_engine_now(engine), 5.5, 0);
+    cr_expect_not(sim_engine_step(engine), "no event left");
+}
+
+static void stop_here(sim_engine *e, void *data)
+{
+    int *count = data;
+    (*count)++;
+    sim_engine_stop(e);
+}
+
+Test(engine, stop_is_sticky_until_resume)
+{
+    int count = 0;
+    sim_event_schedule(engine, 1, 0, stop_here, &count);
+    sim_event_schedule(engine, 2, 0, stop_here, &count);
+    cr_expect_eq(sim_engine_run(engine), 1);
+    cr_expect_eq(count, 1);
+    cr_expect(sim_engine_stopped(engine));
+    cr_expect_eq(sim_engine_run_until(engine, 10), 0, "a stopped engine runs nothing");
+    cr_expect_float_eq(sim_engine_now(engine), 1, 0, "and does not advance its clock");
+    sim_engine_resume(engine);
+    cr_expect_eq(sim_engine_run(engine), 1);
+    cr_expect_eq(count, 2);
+}
+
+/* An event that schedules its successor: the self-scheduling chain of the hold model. */
+static void chain(sim_engine *e, void *data)
+{
+    int *left = data;
+    if (--*left > 0)
+        sim_event_schedule_in(e, 0.25, 0, chain, left);
+}
+
+Test(engine, events_scheduled_by_events_run_in_the_same_run)
+{
+    int left = 1000;
+    sim_event_schedule(engine, 0, 0, chain, &left);
+    cr_expect_eq(sim_engine_run(engine), 1000);
+    cr_expect_float_eq(sim_engine_now(engine), 999 * 0.25, 1e-12);
+    cr_expect_eq(sim_engine_events_run(engine), 1000);
+}
+
+/* Random schedules, cancels and reschedules against a brute-force reference. */
+typedef struct ref_event {
+    double time;
+    int priority;
+    uint64_t sequence;
+    sim_event_id id;
+    bool live;
+} ref_event;
+
+typedef struct fired {
+    int *order;
+    int n;
+} fired;
+
+typedef struct stress_item {
+    fired *out;
+    int index;
+} stress_item;
+
+static void note_fired(sim_engine *e, void *data)
+{
+    stress_item *it = data;
+    it->out->order[it->out->n++] = it->index;
+}
+
+static int ref_cmp(const ref_event *a, const ref_event *b)
+{
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    return a->sequence < b->sequence ? -1 : a->sequence > b->sequence;
+}
+
+Test(engine, random_operations_match_a_sorted_reference)
+{
+    enum { N = 5000 };
+    ref_event *ref = calloc(N, sizeof *ref);
+    stress_item *items = calloc(N, sizeof *items);
+    fired out = { calloc(N, sizeof(int)), 0 };
+    uint64_t seq = 0;
+    srand(12345);
+    for (int i = 0; i < N; i++) {
+        /* coarse times and few priorities, so ties are common */
+        ref[i] = (ref_event){ (double)(rand() % 200), rand() % 3 - 1, seq++, 0, true };
+        items[i] = (stress_item){ &out, i };
+        ref[i].id = sim_event_schedule(engine, ref[i].time, ref[i].priority, note_fired, &items[i]);
+        if (i > 10 && rand() % 4 == 0) {
+            int j = rand() % i;
+            cr_assert_eq(sim_event_cancel(engine, ref[j].id), ref[j].live);
+            ref[j].live = false;
+        }
+        if (i > 10 && rand() % 5 == 0) {
+            int j = rand() % i;
+            double t = (double)(rand() % 200);
+            cr_assert_eq(sim_event_reschedule(engine, ref[j].id, t), ref[j].live);
+            if (ref[j].live) {
+                ref[j].time = t;
+                ref[j].sequence = seq++;
+            }
+        }
+    }
+    sim_engine_run(engine);
+    int expected_n = 0;
+    for (int i = 0; i < N; i++)
+        expected_n += ref[i].live;
+    cr_assert_eq(out.n, expected_n);
+    for (int k = 1; k < out.n; k++)
+        cr_assert_lt(ref_cmp(&ref[out.order[k - 1]], &ref[out.order[k]]), 0,
+                     "events %d and %d fired out of order", out.order[k - 1], out.order[k]);
+    free(ref);
+    free(items);
+    free(out.order);
+}
+
+static void nothing(sim_engine *e, void *data) {}
+
+Test(engine, scheduling_into_the_past_is_a_bug, .signal = SIGABRT)
+{
+    sim_event_schedule(engine, 10, 0, nothing, NULL);
+    sim_engine_run(engine);
+    sim_event_schedule(engine, 9.5, 0, nothing, NULL);
+}
+
+Test(engine, scheduling_at_nan_is_a_bug, .signal = SIGABRT)
+{
+    sim_event_schedule(engine, NAN, 0, nothing, NULL);
+}
+
+Test(engine, rescheduling_into_the_past_is_a_bug, .signal = SIGABRT)
+{
+    sim_event_id id = sim_event_schedule(engine, 10, 0, nothing, NULL);
+    sim_engine_run_until(engine, 5);
+    sim_event_reschedule(engine, id, 4);
+}
+
+Test(engine, free_is_null_safe_and_drops_pending_events)
+{
+    sim_engine_free(NULL);
+    sim_engine *other = sim_engine_create();
+    for (int i = 0; i < 100; i++)
+        sim_event_schedule(other, i, 0, nothing, NULL);
+    cr_expect_eq(sim_engine_pending(other), 100);
+    cr_expect_gt(sim_engine_memory_bytes(other), 100 * (24 + 24));
+    sim_engine_free(other); /* the sanitizer run checks nothing leaks */
+}
