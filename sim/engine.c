@@ -1,4 +1,4 @@
-/* The event engine: a 4-ary indexed min-heap over a slot table (see engine.h). */
+/* The event engine: a 4-ary min-heap with lazy deletion over a slot table (engine.h). */
 #include "sim/engine.h"
 
 #include <math.h>
@@ -8,37 +8,54 @@
 
 #include "sim/fatal.h"
 
-/* One heap entry carries its whole sort key, so sifting never leaves the heap array. */
+/* A heap entry carries its whole sort key, so sifting reads the heap array alone.  The
+ * entry is live while its version matches its slot's; cancelling or rescheduling an
+ * event only bumps the slot's version, and the stale entry is dropped when it reaches
+ * the root.  Nothing in the heap points back into the slot table, so a sift writes
+ * nothing outside the heap array: that is what keeps large queues fast. */
 typedef struct heap_entry {
     double time_s;
-    int32_t priority;
+    uint64_t order; /* priority (biased to unsigned) in the top 16 bits, sequence below */
     uint32_t slot;
-    uint64_t sequence;
+    uint32_t version;
 } heap_entry;
 
-/* A slot holds what a handle needs: the action, and where the entry sits in the heap.
- * A free slot links to the next free one through heap_pos.  The generation counts the
- * slot's reuses, so a handle to an event that already ran no longer matches. */
+/* What a handle reaches: the action, the live entry's version and time.  The generation
+ * counts the slot's reuses, so a handle to an event that already ran no longer matches.
+ * A free slot links to the next free one through next_free. */
 typedef struct event_slot {
-    sim_event_fn fn;
+    sim_event_fn fn; /* NULL while the slot is free */
     void *data;
-    uint32_t heap_pos;
+    double time_s;
     uint32_t generation;
+    uint32_t version;
+    int32_t priority;
+    uint32_t next_free;
 } event_slot;
 
 #define NO_SLOT UINT32_MAX
 #define ARITY 4
+#define SEQUENCE_BITS 48
+#define PRIORITY_BIAS 32768
+/* Stale entries are swept out once they outnumber live ones (and are more than this). */
+#define SWEEP_MIN_STALE 1024
 
 struct sim_engine {
     double now_s;
     heap_entry *heap;
-    size_t count;
+    size_t count;           /* entries in the heap, live and stale */
+    size_t stale;           /* stale entries among them */
     size_t heap_capacity;
     event_slot *slots;
     size_t slot_capacity;
     uint32_t free_slot;
     uint64_t next_sequence;
     uint64_t events_run;
+    /* While an event runs, its entry stays at the heap root, marked vacant: the first
+     * event the action schedules takes its place with one sift down, instead of a
+     * removal (sift down) and an insertion (sift up).  Most actions schedule a
+     * successor. */
+    bool root_vacant;
     volatile sig_atomic_t stop_requested;
 };
 
@@ -61,36 +78,29 @@ void sim_engine_free(sim_engine *engine)
 
 double sim_engine_now(const sim_engine *engine) { return engine->now_s; }
 
+/* ---- heap ------------------------------------------------------------------------ */
+
 static inline bool entry_before(const heap_entry *a, const heap_entry *b)
 {
     if (a->time_s != b->time_s)
         return a->time_s < b->time_s;
-    if (a->priority != b->priority)
-        return a->priority < b->priority;
-    return a->sequence < b->sequence;
+    return a->order < b->order;
 }
 
-static inline void heap_place(sim_engine *e, size_t pos, heap_entry entry)
-{
-    e->heap[pos] = entry;
-    e->slots[entry.slot].heap_pos = (uint32_t)pos;
-}
-
-static void sift_up(sim_engine *e, size_t pos, heap_entry entry)
+static void sift_up(heap_entry *heap, size_t pos, heap_entry entry)
 {
     while (pos > 0) {
         size_t parent = (pos - 1) / ARITY;
-        if (!entry_before(&entry, &e->heap[parent]))
+        if (!entry_before(&entry, &heap[parent]))
             break;
-        heap_place(e, pos, e->heap[parent]);
+        heap[pos] = heap[parent];
         pos = parent;
     }
-    heap_place(e, pos, entry);
+    heap[pos] = entry;
 }
 
-static void sift_down(sim_engine *e, size_t pos, heap_entry entry)
+static void sift_down(heap_entry *heap, size_t n, size_t pos, heap_entry entry)
 {
-    size_t n = e->count;
     for (;;) {
         size_t first = pos * ARITY + 1;
         if (first >= n)
@@ -98,37 +108,78 @@ static void sift_down(sim_engine *e, size_t pos, heap_entry entry)
         size_t last = first + ARITY < n ? first + ARITY : n;
         size_t best = first;
         for (size_t c = first + 1; c < last; c++)
-            if (entry_before(&e->heap[c], &e->heap[best]))
+            if (entry_before(&heap[c], &heap[best]))
                 best = c;
-        if (!entry_before(&e->heap[best], &entry))
+        if (!entry_before(&heap[best], &entry))
             break;
-        heap_place(e, pos, e->heap[best]);
+        heap[pos] = heap[best];
         pos = best;
     }
-    heap_place(e, pos, entry);
+    heap[pos] = entry;
 }
 
-/* Puts an entry back in order after its key changed in either direction. */
-static void heap_fix(sim_engine *e, size_t pos, heap_entry entry)
-{
-    if (pos > 0 && entry_before(&entry, &e->heap[(pos - 1) / ARITY]))
-        sift_up(e, pos, entry);
-    else
-        sift_down(e, pos, entry);
-}
-
-static void heap_remove_at(sim_engine *e, size_t pos)
+static void heap_pop_root(sim_engine *e)
 {
     heap_entry last = e->heap[--e->count];
-    if (pos < e->count)
-        heap_fix(e, pos, last);
+    if (e->count > 0)
+        sift_down(e->heap, e->count, 0, last);
 }
+
+static inline bool entry_live(const sim_engine *e, const heap_entry *entry)
+{
+    const event_slot *s = &e->slots[entry->slot];
+    return s->fn && s->version == entry->version;
+}
+
+/* Drops stale entries from the root, so that heap[0], if any, is the next event. */
+static inline void drop_stale_root(sim_engine *e)
+{
+    while (e->stale > 0 && e->count > 0 && !entry_live(e, &e->heap[0])) {
+        heap_pop_root(e);
+        e->stale--;
+    }
+}
+
+/* Completes the removal of the event that last ran, if no new event took its place. */
+static inline void settle_root(sim_engine *e)
+{
+    if (e->root_vacant) {
+        e->root_vacant = false;
+        heap_pop_root(e);
+    }
+}
+
+/* Rebuilds the heap from its live entries (Floyd's method); the order of events is a
+ * total order on (time, priority, sequence), so the rebuild changes nothing observable. */
+static void sweep_stale(sim_engine *e)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < e->count; i++)
+        if (entry_live(e, &e->heap[i]))
+            e->heap[live++] = e->heap[i];
+    e->count = live;
+    e->stale = 0;
+    for (size_t i = live / ARITY + 1; i-- > 0;)
+        if (i < live)
+            sift_down(e->heap, live, i, e->heap[i]);
+}
+
+static void mark_stale(sim_engine *e)
+{
+    e->stale++;
+    if (e->stale > SWEEP_MIN_STALE && e->stale > e->count / 2) {
+        settle_root(e);
+        sweep_stale(e);
+    }
+}
+
+/* ---- slots ------------------------------------------------------------------------ */
 
 static void *grow_array(void *array, size_t *capacity, size_t elem_size, const char *what)
 {
     size_t new_cap = *capacity ? *capacity * 2 : 64;
     if (new_cap > UINT32_MAX - 1)
-        sim_fatal("event list full: more than %zu pending %s", *capacity, what);
+        sim_fatal("event list full: more than %zu %s", *capacity, what);
     void *grown = realloc(array, new_cap * elem_size);
     if (!grown)
         sim_fatal("out of memory growing the event list to %zu %s", new_cap, what);
@@ -140,24 +191,25 @@ static uint32_t slot_take(sim_engine *e)
 {
     if (e->free_slot == NO_SLOT) {
         size_t old_cap = e->slot_capacity;
-        e->slots = grow_array(e->slots, &e->slot_capacity, sizeof *e->slots, "slots");
+        e->slots = grow_array(e->slots, &e->slot_capacity, sizeof *e->slots, "events");
         for (size_t i = e->slot_capacity; i-- > old_cap;) {
-            e->slots[i].generation = 1;
-            e->slots[i].heap_pos = e->free_slot;
+            e->slots[i] = (event_slot){ .generation = 1, .next_free = e->free_slot };
             e->free_slot = (uint32_t)i;
         }
     }
     uint32_t slot = e->free_slot;
-    e->free_slot = e->slots[slot].heap_pos;
+    e->free_slot = e->slots[slot].next_free;
     return slot;
 }
 
+/* Frees a slot: its handle and its heap entry (if still there) both become stale. */
 static void slot_release(sim_engine *e, uint32_t slot)
 {
     event_slot *s = &e->slots[slot];
     s->generation = s->generation == UINT32_MAX ? 1 : s->generation + 1;
+    s->version++;
     s->fn = NULL;
-    s->heap_pos = e->free_slot;
+    s->next_free = e->free_slot;
     e->free_slot = slot;
 }
 
@@ -176,28 +228,57 @@ static uint32_t pending_slot(const sim_engine *e, sim_event_id id)
     return s->generation == generation && s->fn ? slot : NO_SLOT;
 }
 
-static void check_time(const sim_engine *e, double time_s, const char *caller)
+/* ---- scheduling ------------------------------------------------------------------ */
+
+__attribute__((noinline, cold)) static void past_time(const sim_engine *e, double time_s,
+                                                     const char *caller)
 {
-    if (!(time_s >= e->now_s))
-        sim_fatal("%s: time %.17g s is %s now (%.17g s): scheduling into the past is a bug",
-                  caller, time_s, isnan(time_s) ? "not comparable with" : "before", e->now_s);
+    sim_fatal("%s: time %.17g s is %s now (%.17g s): scheduling into the past is a bug",
+              caller, time_s, isnan(time_s) ? "not comparable with" : "before", e->now_s);
+}
+
+static inline void check_time(const sim_engine *e, double time_s, const char *caller)
+{
+    if (__builtin_expect(!(time_s >= e->now_s), 0))
+        past_time(e, time_s, caller);
+}
+
+static uint64_t next_order(sim_engine *e, int priority)
+{
+    if (priority < -PRIORITY_BIAS || priority >= PRIORITY_BIAS)
+        sim_fatal("event priority %d is outside [%d, %d]", priority, -PRIORITY_BIAS,
+                  PRIORITY_BIAS - 1);
+    if (e->next_sequence >> SEQUENCE_BITS)
+        sim_fatal("more than 2^%d events scheduled in one engine", SEQUENCE_BITS);
+    return (uint64_t)(priority + PRIORITY_BIAS) << SEQUENCE_BITS | e->next_sequence++;
+}
+
+/* Puts a new live entry for `slot` into the heap. */
+static void heap_insert(sim_engine *e, heap_entry entry)
+{
+    if (e->root_vacant) {
+        e->root_vacant = false;
+        sift_down(e->heap, e->count, 0, entry); /* it takes the place of the event that ran */
+        return;
+    }
+    if (e->count == e->heap_capacity)
+        e->heap = grow_array(e->heap, &e->heap_capacity, sizeof *e->heap, "heap entries");
+    sift_up(e->heap, e->count++, entry);
 }
 
 sim_event_id sim_event_schedule(sim_engine *engine, double time_s, int priority,
                                 sim_event_fn fn, void *data)
 {
     check_time(engine, time_s, "sim_event_schedule");
-    if (!fn)
+    if (__builtin_expect(!fn, 0))
         sim_fatal("sim_event_schedule: NULL action");
-    if (engine->count == engine->heap_capacity)
-        engine->heap = grow_array(engine->heap, &engine->heap_capacity,
-                                  sizeof *engine->heap, "events");
     uint32_t slot = slot_take(engine);
     event_slot *s = &engine->slots[slot];
     s->fn = fn;
     s->data = data;
-    heap_entry entry = { time_s, priority, slot, engine->next_sequence++ };
-    sift_up(engine, engine->count++, entry);
+    s->time_s = time_s;
+    s->priority = priority;
+    heap_insert(engine, (heap_entry){ time_s, next_order(engine, priority), slot, s->version });
     return make_id(slot, s->generation);
 }
 
@@ -215,8 +296,8 @@ bool sim_event_cancel(sim_engine *engine, sim_event_id id)
     uint32_t slot = pending_slot(engine, id);
     if (slot == NO_SLOT)
         return false;
-    heap_remove_at(engine, engine->slots[slot].heap_pos);
     slot_release(engine, slot);
+    mark_stale(engine);
     return true;
 }
 
@@ -226,11 +307,14 @@ bool sim_event_reschedule(sim_engine *engine, sim_event_id id, double time_s)
     uint32_t slot = pending_slot(engine, id);
     if (slot == NO_SLOT)
         return false;
-    size_t pos = engine->slots[slot].heap_pos;
-    heap_entry entry = engine->heap[pos];
-    entry.time_s = time_s;
-    entry.sequence = engine->next_sequence++;
-    heap_fix(engine, pos, entry);
+    event_slot *s = &engine->slots[slot];
+    /* the old entry goes stale; the new one keeps the priority and takes a new sequence
+     * number, so it orders as if scheduled now */
+    s->version++;
+    s->time_s = time_s;
+    heap_insert(engine, (heap_entry){ time_s, next_order(engine, s->priority), slot,
+                                      s->version });
+    mark_stale(engine);
     return true;
 }
 
@@ -242,36 +326,47 @@ bool sim_event_pending(const sim_engine *engine, sim_event_id id)
 double sim_event_time(const sim_engine *engine, sim_event_id id)
 {
     uint32_t slot = pending_slot(engine, id);
-    return slot == NO_SLOT ? NAN : engine->heap[engine->slots[slot].heap_pos].time_s;
+    return slot == NO_SLOT ? NAN : engine->slots[slot].time_s;
 }
 
-/* Pops the first event and runs it; the caller checked that one exists. */
-static inline void run_first(sim_engine *e)
+/* ---- running --------------------------------------------------------------------- */
+
+/* The next live event's entry, or NULL; drops stale entries on the way. */
+static inline const heap_entry *peek(sim_engine *e)
 {
-    heap_entry first = e->heap[0];
-    event_slot *s = &e->slots[first.slot];
+    drop_stale_root(e);
+    return e->count ? &e->heap[0] : NULL;
+}
+
+/* Runs the event at the root, which the caller found live.  Its entry stays at the
+ * root, vacant, until the action schedules a replacement or returns. */
+static inline void run_root(sim_engine *e)
+{
+    uint32_t slot = e->heap[0].slot;
+    event_slot *s = &e->slots[slot];
     sim_event_fn fn = s->fn;
     void *data = s->data;
-    heap_remove_at(e, 0);
-    slot_release(e, first.slot);
-    e->now_s = first.time_s;
+    e->now_s = e->heap[0].time_s;
+    slot_release(e, slot);
     e->events_run++;
+    e->root_vacant = true;
     fn(e, data);
+    settle_root(e);
 }
 
 bool sim_engine_step(sim_engine *engine)
 {
-    if (engine->count == 0 || engine->stop_requested)
+    if (engine->stop_requested || !peek(engine))
         return false;
-    run_first(engine);
+    run_root(engine);
     return true;
 }
 
 uint64_t sim_engine_run(sim_engine *engine)
 {
     uint64_t before = engine->events_run;
-    while (engine->count > 0 && !engine->stop_requested)
-        run_first(engine);
+    while (!engine->stop_requested && peek(engine))
+        run_root(engine);
     return engine->events_run - before;
 }
 
@@ -279,8 +374,9 @@ uint64_t sim_engine_run_until(sim_engine *engine, double end_s)
 {
     check_time(engine, end_s, "sim_engine_run_until");
     uint64_t before = engine->events_run;
-    while (engine->count > 0 && engine->heap[0].time_s <= end_s && !engine->stop_requested)
-        run_first(engine);
+    const heap_entry *next;
+    while (!engine->stop_requested && (next = peek(engine)) && next->time_s <= end_s)
+        run_root(engine);
     if (!engine->stop_requested)
         engine->now_s = end_s;
     return engine->events_run - before;
@@ -290,7 +386,11 @@ void sim_engine_stop(sim_engine *engine) { engine->stop_requested = 1; }
 void sim_engine_resume(sim_engine *engine) { engine->stop_requested = 0; }
 bool sim_engine_stopped(const sim_engine *engine) { return engine->stop_requested != 0; }
 
-size_t sim_engine_pending(const sim_engine *engine) { return engine->count; }
+size_t sim_engine_pending(const sim_engine *engine)
+{
+    return engine->count - engine->stale - engine->root_vacant;
+}
+
 uint64_t sim_engine_events_run(const sim_engine *engine) { return engine->events_run; }
 
 size_t sim_engine_memory_bytes(const sim_engine *engine)

@@ -196,6 +196,19 @@ static int ref_cmp(const ref_event *a, const ref_event *b)
     return a->sequence < b->sequence ? -1 : a->sequence > b->sequence;
 }
 
+/* Runs the engine and checks that exactly the live reference events fired, in order. */
+static void expect_reference_order(const ref_event *ref, int n, fired *out)
+{
+    sim_engine_run(engine);
+    int expected_n = 0;
+    for (int i = 0; i < n; i++)
+        expected_n += ref[i].live;
+    cr_assert_eq(out->n, expected_n);
+    for (int k = 1; k < out->n; k++)
+        cr_assert_lt(ref_cmp(&ref[out->order[k - 1]], &ref[out->order[k]]), 0,
+                     "events %d and %d fired out of order", out->order[k - 1], out->order[k]);
+}
+
 Test(engine, random_operations_match_a_sorted_reference)
 {
     enum { N = 5000 };
@@ -224,14 +237,43 @@ Test(engine, random_operations_match_a_sorted_reference)
             }
         }
     }
-    sim_engine_run(engine);
-    int expected_n = 0;
-    for (int i = 0; i < N; i++)
-        expected_n += ref[i].live;
-    cr_assert_eq(out.n, expected_n);
-    for (int k = 1; k < out.n; k++)
-        cr_assert_lt(ref_cmp(&ref[out.order[k - 1]], &ref[out.order[k]]), 0,
-                     "events %d and %d fired out of order", out.order[k - 1], out.order[k]);
+    expect_reference_order(ref, N, &out);
+    free(ref);
+    free(items);
+    free(out.order);
+}
+
+Test(engine, mass_cancellation_sweeps_stale_entries_and_keeps_order)
+{
+    /* 20,000 events, 90% cancelled or moved: enough stale entries to trigger sweeps */
+    enum { N = 20000 };
+    ref_event *ref = calloc(N, sizeof *ref);
+    stress_item *items = calloc(N, sizeof *items);
+    fired out = { calloc(N, sizeof(int)), 0 };
+    uint64_t seq = 0;
+    for (int i = 0; i < N; i++) {
+        ref[i] = (ref_event){ (double)((i * 7919) % 1000), 0, seq++, 0, true };
+        items[i] = (stress_item){ &out, i };
+        ref[i].id = sim_event_schedule(engine, ref[i].time, 0, note_fired, &items[i]);
+    }
+    size_t bytes_before = sim_engine_memory_bytes(engine);
+    for (int round = 0; round < 5; round++) {
+        for (int i = round; i < N; i += 10) {
+            if (round % 2 == 0) {
+                cr_assert(sim_event_cancel(engine, ref[i].id));
+                ref[i].live = false;
+            } else {
+                ref[i].time += 0.5;
+                ref[i].sequence = seq++;
+                cr_assert(sim_event_reschedule(engine, ref[i].id, ref[i].time));
+            }
+        }
+    }
+    cr_expect_eq(sim_engine_pending(engine), N - 3 * N / 10);
+    cr_expect_leq(sim_engine_memory_bytes(engine), 2 * bytes_before,
+                  "stale entries must be swept, not accumulated");
+    expect_reference_order(ref, N, &out);
+    cr_expect_eq(out.n, N - 3 * N / 10);
     free(ref);
     free(items);
     free(out.order);

@@ -113,12 +113,20 @@ static double estimate_width(calendar_queue *q)
     if (n < 2)
         return q->width_s;
     double times[SAMPLE];
+    /* sample by popping, then put everything back as it was, position included */
+    uint32_t last_bucket = q->last_bucket;
+    double top = q->bucket_top_s, last_time = q->last_time_s;
+    uint64_t sequence = q->next_sequence;
     q->resizing = 1;
     for (size_t i = 0; i < n; i++)
         times[i] = calendar_queue_pop(q);
     for (size_t i = 0; i < n; i++)
         calendar_queue_push(q, times[i]);
     q->resizing = 0;
+    q->last_bucket = last_bucket;
+    q->bucket_top_s = top;
+    q->last_time_s = last_time;
+    q->next_sequence = sequence + n;
     double total = 0, mean, kept_total = 0;
     for (size_t i = 1; i < n; i++)
         total += times[i] - times[i - 1];

@@ -26,6 +26,7 @@ double bench_peak_rss_mib(void)
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    setvbuf(stdout, NULL, _IOLBF, 0); /* rows appear as they are measured */
     printf("fleetsim %s benchmarks (best of %d runs each)\n\n", FLEETSIM_VERSION, BENCH_REPEATS);
     bench_mm8_table(quick);
     printf("\n");
