@@ -1,4 +1,4 @@
-/* G/G/c/K FIFO station (see station.h). */
+/* Multi-class G/G/c/K FIFO station (see station.h). */
 #include "models/station.h"
 
 #include <stdio.h>
@@ -8,100 +8,181 @@
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
-/* Arrival times of waiting customers, oldest first, in a ring that doubles when full. */
+/* A waiting customer: when it arrived, and its class. */
+typedef struct waiting {
+    double arrived_s;
+    uint32_t class_index;
+} waiting;
+
+/* Waiting customers, oldest first, in a ring that doubles when full. */
 typedef struct fifo {
-    double *times_s;
+    waiting *items;
     size_t capacity, head, length;
 } fifo;
+
+typedef struct station station;
+
+/* Per-class state; event data points here so departures know their class. */
+typedef struct class_state {
+    station *st;
+    uint32_t index;
+    const station_class_config *config;
+    gsl_rng *arrival_rng;
+    gsl_rng *service_rng;
+    uint64_t generated;
+    size_t waiting;           /* customers of this class in the queue */
+    station_class_stats bucket; /* the bucket in progress */
+} class_state;
 
 struct station {
     sim_engine *engine;
     station_config config;
-    gsl_rng *arrival_rng;
-    gsl_rng *service_rng;
+    class_state *classes;
     fifo queue;
     unsigned busy;
-    uint64_t generated;
     station_stats stats;
+    /* buckets */
+    station_bucket_fn on_bucket;
+    void *bucket_context;
+    double bucket_start_s;
+    sim_timeavg bucket_busy, bucket_queue;
+    station_class_stats *bucket_view; /* handed to the callback */
 };
 
-static void fifo_push(fifo *q, double t)
+static void fifo_push(fifo *q, waiting w)
 {
     if (q->length == q->capacity) {
         size_t cap = q->capacity ? q->capacity * 2 : 64;
-        double *grown = malloc(cap * sizeof *grown);
+        waiting *grown = malloc(cap * sizeof *grown);
         if (!grown)
             sim_fatal("out of memory growing a queue to %zu customers", cap);
         for (size_t i = 0; i < q->length; i++)
-            grown[i] = q->times_s[(q->head + i) % q->capacity];
-        free(q->times_s);
-        q->times_s = grown;
+            grown[i] = q->items[(q->head + i) % q->capacity];
+        free(q->items);
+        q->items = grown;
         q->capacity = cap;
         q->head = 0;
     }
-    q->times_s[(q->head + q->length++) % q->capacity] = t;
+    q->items[(q->head + q->length++) % q->capacity] = w;
 }
 
-static double fifo_pop(fifo *q)
+static waiting fifo_pop(fifo *q)
 {
-    double t = q->times_s[q->head];
+    waiting w = q->items[q->head];
     q->head = (q->head + 1) % q->capacity;
     q->length--;
-    return t;
+    return w;
 }
 
-static void on_departure(sim_engine *engine, void *data);
-
-/* Starts serving a customer who arrived at arrived_s. */
-static void begin_service(station *st, double now, double arrived_s)
+static void class_stats_init(station_class_stats *s)
 {
-    double service_s = sim_dist_sample(&st->config.service, st->service_rng);
-    sim_event_schedule(st->engine, now + service_s, 0, on_departure, st);
-    if (arrived_s < st->config.warmup_s)
-        return;
-    double wait_s = now - arrived_s;
-    station_stats *s = &st->stats;
+    memset(s, 0, sizeof *s);
+    sim_stat_reset(&s->wait_s);
+    sim_stat_reset(&s->response_s);
+    sim_histogram_init(&s->wait_hist_s);
+    sim_histogram_init(&s->response_hist_s);
+}
+
+static void class_stats_release(station_class_stats *s)
+{
+    sim_histogram_release(&s->wait_hist_s);
+    sim_histogram_release(&s->response_hist_s);
+}
+
+/* Empties the stats, keeping the histograms' memory for the next bucket. */
+static void class_stats_clear(station_class_stats *s)
+{
+    s->arrivals = s->dropped = s->waited = s->completed = 0;
+    sim_stat_reset(&s->wait_s);
+    sim_stat_reset(&s->response_s);
+    sim_histogram_clear(&s->wait_hist_s);
+    sim_histogram_clear(&s->response_hist_s);
+}
+
+static void record_start(station_class_stats *s, double wait_s, double response_s)
+{
     sim_stat_add(&s->wait_s, wait_s);
     sim_histogram_add(&s->wait_hist_s, wait_s);
-    sim_stat_add(&s->sojourn_s, wait_s + service_s);
-    sim_histogram_add(&s->sojourn_hist_s, wait_s + service_s);
+    sim_stat_add(&s->response_s, response_s);
+    sim_histogram_add(&s->response_hist_s, response_s);
     if (wait_s > 0)
         s->waited++;
 }
 
+static void set_busy(station *st, double now, unsigned busy)
+{
+    st->busy = busy;
+    sim_timeavg_set(&st->stats.busy_servers, now, busy);
+    if (st->on_bucket)
+        sim_timeavg_set(&st->bucket_busy, now, busy);
+}
+
+static void set_queue_length(station *st, double now)
+{
+    double length = (double)st->queue.length;
+    sim_timeavg_set(&st->stats.queue_length, now, length);
+    if (st->on_bucket)
+        sim_timeavg_set(&st->bucket_queue, now, length);
+}
+
+static void on_departure(sim_engine *engine, void *data);
+
+/* Starts serving a customer of class c who arrived at arrived_s. */
+static void begin_service(station *st, class_state *c, double now, double arrived_s)
+{
+    double service_s = sim_dist_sample(&c->config->service, c->service_rng);
+    sim_event_schedule(st->engine, now + service_s, 0, on_departure, c);
+    double wait_s = now - arrived_s;
+    if (st->on_bucket)
+        record_start(&c->bucket, wait_s, wait_s + service_s);
+    if (arrived_s >= st->config.warmup_s)
+        record_start(&st->stats.classes[c->index], wait_s, wait_s + service_s);
+}
+
 static void on_arrival(sim_engine *engine, void *data)
 {
-    station *st = data;
+    class_state *c = data;
+    station *st = c->st;
     double now = sim_engine_now(engine);
-    st->generated++;
-    if (st->config.max_arrivals == 0 || st->generated < st->config.max_arrivals)
-        sim_event_schedule(engine, now + sim_dist_sample(&st->config.interarrival,
-                                                         st->arrival_rng),
-                           0, on_arrival, st);
+    c->generated++;
+    if (c->config->max_arrivals == 0 || c->generated < c->config->max_arrivals)
+        sim_event_schedule(engine, now + sim_dist_sample(&c->config->interarrival,
+                                                         c->arrival_rng),
+                           0, on_arrival, c);
     bool counted = now >= st->config.warmup_s;
-    st->stats.arrivals += counted;
+    station_class_stats *s = &st->stats.classes[c->index];
+    s->arrivals += counted;
+    c->bucket.arrivals++;
     if (st->busy < st->config.servers) {
-        sim_timeavg_set(&st->stats.busy_servers, now, ++st->busy);
-        begin_service(st, now, now);
-    } else if (st->config.queue_limit && st->queue.length >= st->config.queue_limit) {
-        st->stats.dropped += counted;
+        set_busy(st, now, st->busy + 1);
+        begin_service(st, c, now, now);
+    } else if (c->config->queue_limit && c->waiting >= c->config->queue_limit) {
+        s->dropped += counted;
+        c->bucket.dropped++;
     } else {
-        fifo_push(&st->queue, now);
-        sim_timeavg_set(&st->stats.queue_length, now, (double)st->queue.length);
+        fifo_push(&st->queue, (waiting){ now, c->index });
+        c->waiting++;
+        set_queue_length(st, now);
     }
 }
 
 static void on_departure(sim_engine *engine, void *data)
 {
-    station *st = data;
+    class_state *finished = data;
+    station *st = finished->st;
     double now = sim_engine_now(engine);
+    finished->bucket.completed++;
+    if (now >= st->config.warmup_s)
+        st->stats.classes[finished->index].completed++;
     if (st->queue.length == 0) {
-        sim_timeavg_set(&st->stats.busy_servers, now, --st->busy);
+        set_busy(st, now, st->busy - 1);
         return;
     }
-    double arrived_s = fifo_pop(&st->queue);
-    sim_timeavg_set(&st->stats.queue_length, now, (double)st->queue.length);
-    begin_service(st, now, arrived_s);
+    waiting next = fifo_pop(&st->queue);
+    class_state *c = &st->classes[next.class_index];
+    c->waiting--;
+    set_queue_length(st, now);
+    begin_service(st, c, now, next.arrived_s);
 }
 
 static void on_warmup_end(sim_engine *engine, void *data)
@@ -112,50 +193,110 @@ static void on_warmup_end(sim_engine *engine, void *data)
     sim_timeavg_restart(&st->stats.queue_length, now);
 }
 
-static void stats_init(station_stats *s, double t0)
+/* Hands the bucket [bucket_start, end_s) to the callback and starts the next one. */
+static void close_bucket(station *st, double end_s)
 {
-    memset(s, 0, sizeof *s);
-    sim_stat_reset(&s->wait_s);
-    sim_stat_reset(&s->sojourn_s);
-    sim_histogram_init(&s->wait_hist_s);
-    sim_histogram_init(&s->sojourn_hist_s);
-    sim_timeavg_init(&s->busy_servers, t0, 0);
-    sim_timeavg_init(&s->queue_length, t0, 0);
+    station_bucket b = {
+        st->bucket_start_s, end_s,
+        sim_timeavg_mean(&st->bucket_busy, end_s),
+        sim_timeavg_mean(&st->bucket_queue, end_s),
+        st->bucket_view,
+    };
+    for (size_t i = 0; i < st->config.nclasses; i++)
+        st->bucket_view[i] = st->classes[i].bucket;
+    st->on_bucket(st->bucket_context, &b);
+    for (size_t i = 0; i < st->config.nclasses; i++)
+        class_stats_clear(&st->classes[i].bucket);
+    sim_timeavg_restart(&st->bucket_busy, end_s);
+    sim_timeavg_restart(&st->bucket_queue, end_s);
+    st->bucket_start_s = end_s;
+}
+
+static void on_bucket_end(sim_engine *engine, void *data)
+{
+    station *st = data;
+    double now = sim_engine_now(engine);
+    close_bucket(st, now);
+    sim_event_schedule(engine, now + st->config.bucket_s, -2, on_bucket_end, st);
+}
+
+static int check_config(const station_config *config, char *err, size_t err_size)
+{
+    char why[160];
+    if (config->servers < 1) {
+        snprintf(err, err_size, "station servers must be >= 1, got %u", config->servers);
+        return -1;
+    }
+    if (!(config->warmup_s >= 0)) {
+        snprintf(err, err_size, "station warmup must be >= 0 s, got %g", config->warmup_s);
+        return -1;
+    }
+    if (!(config->bucket_s >= 0)) {
+        snprintf(err, err_size, "station bucket must be >= 0 s, got %g", config->bucket_s);
+        return -1;
+    }
+    if (config->nclasses == 0) {
+        snprintf(err, err_size, "station needs at least one class of customers");
+        return -1;
+    }
+    for (size_t i = 0; i < config->nclasses; i++) {
+        const station_class_config *c = &config->classes[i];
+        const char *name = c->name ? c->name : "station";
+        if (sim_dist_check(&c->interarrival, why, sizeof why) != 0) {
+            snprintf(err, err_size, "%s inter-arrival time: %s", name, why);
+            return -1;
+        }
+        if (sim_dist_check(&c->service, why, sizeof why) != 0) {
+            snprintf(err, err_size, "%s service time: %s", name, why);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 station *station_create(sim_engine *engine, const station_config *config,
                         char *err, size_t err_size)
 {
-    char why[160];
-    if (config->servers < 1) {
-        snprintf(err, err_size, "station servers must be >= 1, got %u", config->servers);
+    if (check_config(config, err, err_size) != 0)
         return NULL;
-    }
-    if (!(config->warmup_s >= 0)) {
-        snprintf(err, err_size, "station warmup must be >= 0 s, got %g", config->warmup_s);
-        return NULL;
-    }
-    if (sim_dist_check(&config->interarrival, why, sizeof why) != 0) {
-        snprintf(err, err_size, "station inter-arrival time: %s", why);
-        return NULL;
-    }
-    if (sim_dist_check(&config->service, why, sizeof why) != 0) {
-        snprintf(err, err_size, "station service time: %s", why);
-        return NULL;
-    }
     station *st = calloc(1, sizeof *st);
-    if (!st)
+    size_t n = config->nclasses;
+    if (st) {
+        st->classes = calloc(n, sizeof *st->classes);
+        st->stats.classes = calloc(n, sizeof *st->stats.classes);
+        st->bucket_view = calloc(n, sizeof *st->bucket_view);
+    }
+    if (!st || !st->classes || !st->stats.classes || !st->bucket_view)
         sim_fatal("out of memory creating a station");
     st->engine = engine;
     st->config = *config;
-    const char *name = config->name ? config->name : "station";
-    char stream[256];
-    snprintf(stream, sizeof stream, "%s.arrivals", name);
-    st->arrival_rng = sim_rng_stream(config->seed, config->replication, stream);
-    snprintf(stream, sizeof stream, "%s.service", name);
-    st->service_rng = sim_rng_stream(config->seed, config->replication, stream);
-    stats_init(&st->stats, sim_engine_now(engine));
+    double now = sim_engine_now(engine);
+    for (size_t i = 0; i < n; i++) {
+        class_state *c = &st->classes[i];
+        const char *name = config->classes[i].name ? config->classes[i].name : "station";
+        char stream[256];
+        c->st = st;
+        c->index = (uint32_t)i;
+        c->config = &config->classes[i];
+        snprintf(stream, sizeof stream, "%s.arrivals", name);
+        c->arrival_rng = sim_rng_stream(config->seed, config->replication, stream);
+        snprintf(stream, sizeof stream, "%s.service", name);
+        c->service_rng = sim_rng_stream(config->seed, config->replication, stream);
+        class_stats_init(&c->bucket);
+        class_stats_init(&st->stats.classes[i]);
+    }
+    sim_timeavg_init(&st->stats.busy_servers, now, 0);
+    sim_timeavg_init(&st->stats.queue_length, now, 0);
+    sim_timeavg_init(&st->bucket_busy, now, 0);
+    sim_timeavg_init(&st->bucket_queue, now, 0);
+    st->bucket_start_s = now;
     return st;
+}
+
+void station_on_bucket(station *st, station_bucket_fn fn, void *context)
+{
+    st->on_bucket = st->config.bucket_s > 0 ? fn : NULL;
+    st->bucket_context = context;
 }
 
 void station_start(station *st)
@@ -163,20 +304,36 @@ void station_start(station *st)
     double now = sim_engine_now(st->engine);
     if (st->config.warmup_s > now)
         sim_event_schedule(st->engine, st->config.warmup_s, -1, on_warmup_end, st);
-    sim_event_schedule(st->engine, now + sim_dist_sample(&st->config.interarrival,
-                                                         st->arrival_rng),
-                       0, on_arrival, st);
+    if (st->on_bucket)
+        sim_event_schedule(st->engine, now + st->config.bucket_s, -2, on_bucket_end, st);
+    for (size_t i = 0; i < st->config.nclasses; i++) {
+        class_state *c = &st->classes[i];
+        sim_event_schedule(st->engine, now + sim_dist_sample(&c->config->interarrival,
+                                                             c->arrival_rng),
+                           0, on_arrival, c);
+    }
+}
+
+void station_finish(station *st, double end_s)
+{
+    if (st->on_bucket && end_s > st->bucket_start_s)
+        close_bucket(st, end_s);
 }
 
 void station_free(station *st)
 {
     if (!st)
         return;
-    gsl_rng_free(st->arrival_rng);
-    gsl_rng_free(st->service_rng);
-    free(st->queue.times_s);
-    sim_histogram_release(&st->stats.wait_hist_s);
-    sim_histogram_release(&st->stats.sojourn_hist_s);
+    for (size_t i = 0; i < st->config.nclasses; i++) {
+        gsl_rng_free(st->classes[i].arrival_rng);
+        gsl_rng_free(st->classes[i].service_rng);
+        class_stats_release(&st->classes[i].bucket);
+        class_stats_release(&st->stats.classes[i]);
+    }
+    free(st->classes);
+    free(st->stats.classes);
+    free(st->bucket_view);
+    free(st->queue.items);
     free(st);
 }
 
@@ -189,7 +346,12 @@ double station_utilization(const station *st, double end_s)
 
 size_t station_memory_bytes(const station *st)
 {
-    return sizeof *st + st->queue.capacity * sizeof *st->queue.times_s
-           + sim_histogram_memory_bytes(&st->stats.wait_hist_s)
-           + sim_histogram_memory_bytes(&st->stats.sojourn_hist_s);
+    size_t bytes = sizeof *st + st->queue.capacity * sizeof *st->queue.items;
+    for (size_t i = 0; i < st->config.nclasses; i++) {
+        const station_class_stats *s[2] = { &st->stats.classes[i], &st->classes[i].bucket };
+        for (int k = 0; k < 2; k++)
+            bytes += sim_histogram_memory_bytes(&s[k]->wait_hist_s)
+                     + sim_histogram_memory_bytes(&s[k]->response_hist_s);
+    }
+    return bytes;
 }

@@ -42,6 +42,15 @@ void sim_histogram_release(sim_histogram *h)
     sim_histogram_init(h);
 }
 
+void sim_histogram_clear(sim_histogram *h)
+{
+    if (h->nkeys)
+        memset(h->counts, 0, h->nkeys * sizeof *h->counts);
+    h->n = h->underflow = h->overflow = 0;
+    h->min = INFINITY;
+    h->max = -INFINITY;
+}
+
 /* Widens the bucket array to cover keys [low, high), with some slack on each side that
  * grows, so that a slowly widening range reallocates rarely. */
 static void cover(sim_histogram *h, uint32_t low, uint32_t high)

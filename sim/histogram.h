@@ -32,6 +32,9 @@ typedef struct sim_histogram {
 void sim_histogram_init(sim_histogram *h);
 void sim_histogram_release(sim_histogram *h);
 
+/* Empties the histogram but keeps its buckets' memory (for per-bucket reuse). */
+void sim_histogram_clear(sim_histogram *h);
+
 /* Adds a value.  NaN is a bug in the caller and aborts.  Aborts if out of memory. */
 void sim_histogram_add(sim_histogram *h, double x);
 

@@ -180,8 +180,9 @@ static mm8_result run_station(uint64_t customers)
 {
     sim_dist inter = sim_dist_exponential(MEAN_INTERARRIVAL_S);
     sim_dist service = sim_dist_exponential(MEAN_SERVICE_S);
-    station_config config = { .name = "mm8", .servers = SERVERS, .interarrival = inter,
-                              .service = service, .max_arrivals = customers, .seed = 1 };
+    station_class_config cls = { .name = "mm8", .interarrival = inter, .service = service,
+                                 .max_arrivals = customers };
+    station_config config = { .servers = SERVERS, .classes = &cls, .nclasses = 1, .seed = 1 };
     char err[128];
     double start = bench_now_s();
     sim_engine *e = sim_engine_create();
@@ -190,7 +191,7 @@ static mm8_result run_station(uint64_t customers)
     uint64_t events = sim_engine_run(e);
     const station_stats *s = station_get_stats(st);
     /* the station counts waits of zero too; the loops above average over all served */
-    mm8_result r = { bench_now_s() - start, events, s->wait_s.mean,
+    mm8_result r = { bench_now_s() - start, events, s->classes[0].wait_s.mean,
                      sim_engine_memory_bytes(e) + station_memory_bytes(st) };
     station_free(st);
     sim_engine_free(e);

@@ -1,0 +1,59 @@
+-- The scenario API: `local fs = require "fleetsim"`.
+--
+-- Constructors only record what the scenario says and where it says it (file and line);
+-- fleetsim checks every value after the file has run and after --set overrides, and
+-- reports mistakes as file:line: key: message.  See README.md, "Writing a scenario".
+
+local _, C = ...
+local units = require "fleetsim.units"
+
+local fs = { units = units, version = C.version }
+
+-- A constructor taking one table of named fields, as in fs.dedicated { count = 8 }.
+local function constructor(kind)
+  return function(fields)
+    if type(fields) ~= "table" then
+      error(("fs.%s expects a table of fields, as in fs.%s { ... }, got %s")
+            :format(kind, kind, type(fields)), 2)
+    end
+    return C.tag(fields, kind)
+  end
+end
+
+-- The whole scenario: name, duration, warmup, seed, replications, bucket, pools, workloads.
+fs.scenario = constructor("scenario")
+
+-- Pools of servers.
+fs.dedicated = constructor("dedicated")
+
+-- Workloads.
+fs.service = constructor("service")
+
+-- Arrival processes.
+fs.poisson = constructor("poisson")
+fs.constant_rate = constructor("constant_rate")
+
+-- Distributions (of durations here; a plain number or duration string means a constant).
+fs.constant = constructor("constant")
+fs.exponential = constructor("exponential")
+fs.uniform = constructor("uniform")
+fs.normal = constructor("normal")
+fs.lognormal = constructor("lognormal")
+fs.gamma = constructor("gamma")
+fs.weibull = constructor("weibull")
+fs.pareto = constructor("pareto")
+fs.empirical = constructor("empirical")
+
+-- Unit helpers for computing with values in scenario code, e.g. fs.seconds("5m") / 2.
+local function strict(parse)
+  return function(v)
+    local value, err = parse(v)
+    if value == nil then error(err, 2) end
+    return value
+  end
+end
+fs.seconds = strict(units.duration)
+fs.bytes = strict(units.size)
+fs.per_second = strict(units.rate)
+
+return fs

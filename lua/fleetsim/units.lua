@@ -1,0 +1,96 @@
+-- Units of scenario values: durations, sizes and rates written as strings.
+--
+--   duration: "250ms", "90s", "5m", "2h", "7d", "2w", "3y" (y = 365 d), also "us", "ns";
+--             a plain number is seconds
+--   size:     "80GB" (10^9 bytes, as datasheets count), "80GiB" (2^30), B KB MB GB TB PB,
+--             KiB MiB GiB TiB PiB; a plain number is bytes
+--   rate:     "5/s", "300/min", "1800/h", "40/d"; a plain number is per second
+--
+-- Each parser returns the value in base units (seconds, bytes, per second), or nil and
+-- a message saying what was expected.
+
+local units = {}
+
+-- Sub-units divide (so "250ms" is exactly 250 / 1000), larger ones multiply.
+local DURATION = {
+  ns = { div = 1e9 }, us = { div = 1e6 }, ms = { div = 1e3 }, s = { mul = 1 },
+  m = { mul = 60 }, min = { mul = 60 }, h = { mul = 3600 }, d = { mul = 86400 },
+  w = { mul = 7 * 86400 }, y = { mul = 365 * 86400 },
+}
+
+local SIZE = {
+  B = 1, KB = 1e3, MB = 1e6, GB = 1e9, TB = 1e12, PB = 1e15,
+  KiB = 2 ^ 10, MiB = 2 ^ 20, GiB = 2 ^ 30, TiB = 2 ^ 40, PiB = 2 ^ 50,
+}
+
+local RATE_PER = { s = 1, sec = 1, min = 60, m = 60, h = 3600, hour = 3600, d = 86400, day = 86400 }
+
+local function unit_list(t)
+  local names = {}
+  for name in pairs(t) do names[#names + 1] = name end
+  table.sort(names)
+  return table.concat(names, ", ")
+end
+
+-- Splits "250ms" into 250 and "ms"; nil if the text does not start with a number.
+local function split(text)
+  local number, unit = text:match("^%s*([%d%.eE%+%-]+)%s*(%a*)%s*$")
+  local value = number and tonumber(number)
+  if not value then return nil end
+  return value, unit
+end
+
+function units.duration(v)
+  if type(v) == "number" then return v end
+  if type(v) ~= "string" then
+    return nil, ("expected a duration (seconds, or a string such as \"250ms\" or \"2h\"), got %s"):format(type(v))
+  end
+  local value, unit = split(v)
+  if not value then
+    return nil, ("expected a duration such as \"250ms\" or \"2h\", got %q"):format(v)
+  end
+  if unit == "" then return value end
+  local u = DURATION[unit]
+  if not u then
+    return nil, ("unknown duration unit %q in %q (known: %s)"):format(unit, v, unit_list(DURATION))
+  end
+  return u.div and value / u.div or value * u.mul
+end
+
+function units.size(v)
+  if type(v) == "number" then return v end
+  if type(v) ~= "string" then
+    return nil, ("expected a size (bytes, or a string such as \"80GB\"), got %s"):format(type(v))
+  end
+  local value, unit = split(v)
+  if not value then
+    return nil, ("expected a size such as \"80GB\", got %q"):format(v)
+  end
+  if unit == "" then return value end
+  local mul = SIZE[unit]
+  if not mul then
+    return nil, ("unknown size unit %q in %q (known: %s)"):format(unit, v, unit_list(SIZE))
+  end
+  return value * mul
+end
+
+function units.rate(v)
+  if type(v) == "number" then return v end
+  if type(v) ~= "string" then
+    return nil, ("expected a rate (per second, or a string such as \"300/min\"), got %s"):format(type(v))
+  end
+  local number, per = v:match("^%s*([%d%.eE%+%-]+)%s*/%s*(%a+)%s*$")
+  local value = number and tonumber(number)
+  if not value then
+    value = tonumber(v)
+    if value then return value end
+    return nil, ("expected a rate such as 5, \"5/s\" or \"300/min\", got %q"):format(v)
+  end
+  local seconds = RATE_PER[per]
+  if not seconds then
+    return nil, ("unknown rate unit %q in %q (known: /%s)"):format(per, v, unit_list(RATE_PER):gsub(", ", ", /"))
+  end
+  return value / seconds
+end
+
+return units
