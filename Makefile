@@ -14,10 +14,12 @@ DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
                 libcriterion-dev gnuplot-nox
 
 # -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs.
+# -Wno-format-truncation: messages and key paths are cut to fixed buffers on purpose.
 OPTFLAGS ?= -O2 -g
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) -Wall -Wextra -Wshadow \
-            -Wno-unused-parameter -ffp-contract=off -MMD -MP -I.
-LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl 2>/dev/null) -lm
+            -Wno-unused-parameter -Wno-format-truncation -ffp-contract=off -MMD -MP -I.
+CFLAGS   += $(shell $(PKG_CONFIG) --cflags lua5.4 2>/dev/null)
+LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl lua5.4 2>/dev/null) -lcsv -lm
 
 CUDA := $(strip $(CUDA))
 SAN  := $(strip $(SAN))
@@ -62,12 +64,14 @@ $(shell mkdir -p $(BUILD) && echo '$(BUILD_CONFIG)' | cmp -s - $(BUILD)/config \
           || echo '$(BUILD_CONFIG)' > $(BUILD)/config)
 
 # ---- sources ----------------------------------------------------------------
-CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c)
-CORE_SRC  := $(filter-out sim/fleetsim.c,$(CORE_SRC))
+CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c lua/*.c)
+CORE_SRC  := $(filter-out sim/fleetsim.c lua/embed.c,$(CORE_SRC))
+LUA_API   := $(sort $(wildcard lua/fleetsim/*.lua))
+LUA_GEN   := $(BUILD)/generated/lua_modules.c
 CUDA_SRC  := $(if $(filter 1,$(HAVE_CUDA)),$(wildcard kernels/*.cu))
 NOCUDA_SRC := $(if $(filter 1,$(HAVE_CUDA)),,kernels/cuda_absent.c)
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o) $(NOCUDA_SRC:%.c=$(BUILD)/%.o) \
-             $(CUDA_SRC:%.cu=$(BUILD)/%.cu.o)
+             $(CUDA_SRC:%.cu=$(BUILD)/%.cu.o) $(LUA_GEN:.c=.o)
 TEST_SRC  := $(wildcard tests/test_*.c tests/support/*.c)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard tests/bench/*.c)
@@ -96,9 +100,10 @@ deps:
 	  fi; \
 	fi
 
+# The main job: the default scenario (an M/M/8 queue checked against Erlang C).
+DEFAULT_SCENARIO ?= scenarios/mmc_queue.lua
 run: all
-	$(Q)./$(BIN) version
-	$(Q)./$(BIN) help
+	$(Q)./$(BIN) run $(DEFAULT_SCENARIO)
 
 # LeakSanitizer reports at process exit, after Criterion has counted the test as
 # passed, so the run's output is also searched for sanitizer reports.
@@ -122,6 +127,18 @@ $(TESTS): $(TEST_OBJ) $(LIB)
 
 $(BENCH): $(BENCH_OBJ) $(LIB)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The API's Lua files are compiled into the binary (lua/modules.h).
+$(BUILD)/embed: lua/embed.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -O2 -o $@ $<
+
+$(LUA_GEN): $(BUILD)/embed $(LUA_API)
+	@mkdir -p $(dir $@)
+	$(call say,EMBED,$@)$(BUILD)/embed $@ $(LUA_API)
+
+$(LUA_GEN:.c=.o): $(LUA_GEN) $(BUILD)/config
+	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.c $(BUILD)/config
 	@mkdir -p $(dir $@)

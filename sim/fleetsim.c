@@ -1,19 +1,65 @@
-/* The fleetsim command line.  Subcommands arrive with the issues that build them; this
- * file only dispatches. */
+/* The fleetsim command line: run, check, version, help. */
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "kernels/cuda_probe.h"
+#include "lua/scenario_load.h"
+#include "models/run.h"
+#include "output/atomic_file.h"
+#include "output/results.h"
+#include "output/scenario_text.h"
 #include "sim/version.h"
+
+enum { EXIT_RUN_FAILURE = 1, EXIT_BAD_INPUT = 2 };
 
 static const char usage[] =
     "usage: fleetsim <command> [options]\n"
     "\n"
     "commands:\n"
-    "  version    print the version and what this build can use\n"
-    "  help       print this message\n"
+    "  run FILE.lua     run a scenario and write its results\n"
+    "  check FILE.lua   load and check a scenario, print it resolved, run nothing\n"
+    "  version          print the version and what this build can use\n"
+    "  help [COMMAND]   print this message, or a command's options\n"
     "\n"
-    "Exit status: 0 success, 1 run-time failure, 2 bad usage or input.\n";
+    "Exit status: 0 success, 1 run-time failure (e.g. an unwritable folder), 2 bad usage\n"
+    "or a bad scenario.\n";
+
+static const char usage_run[] =
+    "usage: fleetsim run FILE.lua [options]\n"
+    "\n"
+    "  -o, --output DIR       write results here (default out/<scenario name>)\n"
+    "      --seed N           override the scenario's seed\n"
+    "      --replications N   override the number of replications\n"
+    "      --set KEY=VALUE    override any value by its dotted path, e.g.\n"
+    "                         --set pools.q.count=6 --set workloads.mm.arrivals.rate=5.5\n"
+    "                         (repeatable; values take units: --set duration=2h)\n"
+    "  -q, --quiet            no progress line\n"
+    "      --unsafe           lift the sandbox, for trusted files only\n"
+    "\n"
+    "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
+    "timeseries.csv (one row per time bucket and pool or workload), each complete or\n"
+    "not at all, and prints the summary.\n";
+
+static const char usage_check[] =
+    "usage: fleetsim check FILE.lua [--set KEY=VALUE]... [--seed N] [--replications N]\n"
+    "                      [--unsafe]\n"
+    "\n"
+    "Loads the scenario with the same checks as run, prints every value as the run would\n"
+    "use it (base units: seconds, per second), and runs nothing.\n";
+
+typedef struct cli_options {
+    const char *file;
+    const char *output_dir;
+    const char **sets;
+    size_t nsets;
+    bool quiet;
+    bool unsafe;
+} cli_options;
 
 static int cmd_version(void)
 {
@@ -32,19 +78,240 @@ static int cmd_version(void)
     return 0;
 }
 
+static int cmd_help(const char *command)
+{
+    if (!command)
+        fputs(usage, stdout);
+    else if (!strcmp(command, "run"))
+        fputs(usage_run, stdout);
+    else if (!strcmp(command, "check"))
+        fputs(usage_check, stdout);
+    else if (!strcmp(command, "version") || !strcmp(command, "help"))
+        fputs(usage, stdout);
+    else {
+        fprintf(stderr, "fleetsim: no command '%s'\n\n%s", command, usage);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+/* Adds "KEY=VALUE" to the overrides (the strings live as long as the process). */
+static void add_set(cli_options *o, const char *text)
+{
+    const char **grown = realloc(o->sets, (o->nsets + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "fleetsim: out of memory\n");
+        exit(EXIT_RUN_FAILURE);
+    }
+    o->sets = grown;
+    o->sets[o->nsets++] = text;
+}
+
+/* --seed N and --replications N are overrides of the scenario's own keys. */
+static int add_integer_set(cli_options *o, const char *key, const char *value)
+{
+    char *end;
+    unsigned long long n = strtoull(value, &end, 10);
+    if (!*value || *end || value[0] == '-') {
+        fprintf(stderr, "fleetsim: --%s expects a whole number, got '%s'\n", key, value);
+        return -1;
+    }
+    size_t size = strlen(key) + 32;
+    char *text = malloc(size);
+    if (!text)
+        return -1;
+    snprintf(text, size, "%s=%llu", key, n);
+    add_set(o, text);
+    return 0;
+}
+
+/* Parses the options of run and check; -1 after printing the mistake. */
+static int parse_options(int argc, char **argv, const char *command, cli_options *o)
+{
+    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE };
+    static const struct option long_options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "seed", required_argument, NULL, OPT_SEED },
+        { "replications", required_argument, NULL, OPT_REPLICATIONS },
+        { "set", required_argument, NULL, OPT_SET },
+        { "quiet", no_argument, NULL, 'q' },
+        { "unsafe", no_argument, NULL, OPT_UNSAFE },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    optind = 2;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":o:qh", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': o->output_dir = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'h': cmd_help(command); exit(0);
+        case OPT_SEED:
+            if (add_integer_set(o, "seed", optarg) != 0)
+                return -1;
+            break;
+        case OPT_REPLICATIONS:
+            if (add_integer_set(o, "replications", optarg) != 0)
+                return -1;
+            break;
+        case OPT_SET: add_set(o, optarg); break;
+        case OPT_UNSAFE: o->unsafe = true; break;
+        case ':':
+            fprintf(stderr, "fleetsim %s: %s needs a value\n", command, argv[optind - 1]);
+            return -1;
+        default:
+            fprintf(stderr, "fleetsim %s: unknown option '%s' (see fleetsim help %s)\n",
+                    command, argv[optind - 1], command);
+            return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "fleetsim %s: expected one scenario file (see fleetsim help %s)\n",
+                command, command);
+        return -1;
+    }
+    o->file = argv[optind];
+    return 0;
+}
+
+static int load(const cli_options *o, scenario *sc)
+{
+    char err[2048];
+    scenario_load_options lo = { o->unsafe, o->sets, o->nsets };
+    if (scenario_load(o->file, &lo, sc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    cli_options o;
+    if (parse_options(argc, argv, "check", &o) != 0)
+        return EXIT_BAD_INPUT;
+    scenario sc;
+    int status = load(&o, &sc) == 0 ? 0 : EXIT_BAD_INPUT;
+    if (status == 0)
+        output_scenario_text(stdout, &sc);
+    scenario_release(&sc);
+    free(o.sets);
+    return status;
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+typedef struct progress_display {
+    double started_s;
+    double last_print_s;
+    bool printed;
+} progress_display;
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void show_progress(void *context, const run_progress *p)
+{
+    progress_display *d = context;
+    double now = wall_s();
+    if (now - d->last_print_s < 0.5)
+        return;
+    d->last_print_s = now;
+    d->printed = true;
+    double elapsed = now - d->started_s;
+    double done = (p->replication + p->sim_time_s / p->duration_s) / p->replications;
+    double eta = done > 0 ? elapsed * (1 - done) / done : 0;
+    fprintf(stderr, "\r  replication %u/%u  simulated %.4g of %.4g s  %.3g events/s  "
+            "%3.0f%%  ETA %.0f s   ", p->replication + 1, p->replications, p->sim_time_s,
+            p->duration_s, elapsed > 0 ? (double)p->events / elapsed : 0, 100 * done, eta);
+}
+
+/* "out/<name>" with characters unsafe in file names replaced by '_'. */
+static char *default_output_dir(const char *name)
+{
+    size_t n = strlen(name);
+    char *dir = malloc(n + 5);
+    if (!dir)
+        return NULL;
+    memcpy(dir, "out/", 4);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+                    || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+        dir[4 + i] = safe && !(i == 0 && ch == '.') ? ch : '_';
+    }
+    dir[4 + n] = '\0';
+    return dir;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    cli_options o;
+    if (parse_options(argc, argv, "run", &o) != 0)
+        return EXIT_BAD_INPUT;
+    scenario sc;
+    if (load(&o, &sc) != 0) {
+        free(o.sets);
+        return EXIT_BAD_INPUT;
+    }
+    char err[1024];
+    int status = 0;
+    char *dir = o.output_dir ? strdup(o.output_dir) : default_output_dir(sc.name);
+    if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
+        status = EXIT_RUN_FAILURE;
+    }
+    progress_display display = { wall_s(), wall_s(), false };
+    bool show = !o.quiet && isatty(STDERR_FILENO);
+    run_results results;
+    if (status == 0 && scenario_run(&sc, show ? show_progress : NULL, &display, &results, err,
+                                    sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", o.file, err);
+        status = EXIT_BAD_INPUT;
+    } else if (status == 0) {
+        if (display.printed)
+            fputs("\r\033[K", stderr);
+        if (output_summary_csv(dir, &results.metrics, err, sizeof err) != 0
+            || output_timeseries_csv(dir, results.timeseries, sc.duration_s, err,
+                                     sizeof err) != 0) {
+            fprintf(stderr, "fleetsim: %s\n", err);
+            status = EXIT_RUN_FAILURE;
+        } else {
+            printf("%s: %u replication%s of %g s, %llu events\n\n", sc.name, sc.replications,
+                   sc.replications == 1 ? "" : "s", sc.duration_s,
+                   (unsigned long long)results.events);
+            output_summary_table(stdout, &results.metrics);
+            printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
+        }
+        run_results_release(&results);
+    }
+    free(dir);
+    scenario_release(&sc);
+    free(o.sets);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     const char *command = argv[1];
+    if (!strcmp(command, "run"))
+        return cmd_run(argc, argv);
+    if (!strcmp(command, "check"))
+        return cmd_check(argc, argv);
     if (!strcmp(command, "version") || !strcmp(command, "--version"))
         return cmd_version();
-    if (!strcmp(command, "help") || !strcmp(command, "--help") || !strcmp(command, "-h")) {
-        fputs(usage, stdout);
-        return 0;
-    }
+    if (!strcmp(command, "help") || !strcmp(command, "--help") || !strcmp(command, "-h"))
+        return cmd_help(argc > 2 ? argv[2] : NULL);
     fprintf(stderr, "fleetsim: unknown command '%s'\n\n%s", command, usage);
-    return 2;
+    return EXIT_BAD_INPUT;
 }

@@ -9,16 +9,8 @@ local units = require "fleetsim.units"
 
 local fs = { units = units, version = C.version }
 
--- A constructor taking one table of named fields, as in fs.dedicated { count = 8 }.
-local function constructor(kind)
-  return function(fields)
-    if type(fields) ~= "table" then
-      error(("fs.%s expects a table of fields, as in fs.%s { ... }, got %s")
-            :format(kind, kind, type(fields)), 2)
-    end
-    return C.tag(fields, kind)
-  end
-end
+-- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.
+local constructor = C.constructor
 
 -- The whole scenario: name, duration, warmup, seed, replications, bucket, pools, workloads.
 fs.scenario = constructor("scenario")

@@ -1,0 +1,570 @@
+/* Checked reading of scenario tables (see fields.h). */
+#include "lua/fields.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/sandbox.h"
+
+/* ---- messages ------------------------------------------------------------------ */
+
+/* The --set text that changed path (or a table above it), or NULL. */
+static const char *set_for(const load_context *c, const char *path)
+{
+    size_t plen = strlen(path);
+    for (size_t i = c->nsets; i-- > 0;) {
+        const char *eq = strchr(c->sets[i], '=');
+        size_t klen = eq ? (size_t)(eq - c->sets[i]) : strlen(c->sets[i]);
+        if (klen == plen && !strncmp(c->sets[i], path, plen))
+            return c->sets[i];
+    }
+    return NULL;
+}
+
+int field_fail(load_context *c, const char *where, const char *path, const char *format, ...)
+{
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    const char *set = set_for(c, path);
+    if (set)
+        snprintf(c->err, c->err_size, "--set %s: %s: %s", set, path, message);
+    else if (where && *where)
+        snprintf(c->err, c->err_size, "%s%s: %s", where, path, message); /* where ends in ": " */
+    else
+        snprintf(c->err, c->err_size, "%s: %s", path, message);
+    return -1;
+}
+
+const char *field_describe(lua_State *L, int index, char *buf, size_t size)
+{
+    switch (lua_type(L, index)) {
+    case LUA_TNIL: snprintf(buf, size, "nothing"); break;
+    case LUA_TBOOLEAN: snprintf(buf, size, "%s", lua_toboolean(L, index) ? "true" : "false"); break;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, index))
+            snprintf(buf, size, "%lld", (long long)lua_tointeger(L, index));
+        else
+            snprintf(buf, size, "%.15g", lua_tonumber(L, index));
+        break;
+    case LUA_TSTRING: {
+        const char *s = lua_tostring(L, index);
+        snprintf(buf, size, "\"%.60s%s\"", s, strlen(s) > 60 ? "..." : "");
+        break;
+    }
+    case LUA_TTABLE: snprintf(buf, size, "a table"); break;
+    default: snprintf(buf, size, "a %s", luaL_typename(L, index)); break;
+    }
+    return buf;
+}
+
+/* ---- objects --------------------------------------------------------------------- */
+
+static void join_path(char *out, const char *parent, const char *key)
+{
+    snprintf(out, FIELD_PATH_MAX, "%s%s%s", parent, *parent ? "." : "", key);
+}
+
+int object_open(load_context *c, int index, const char *path, const char *parent_where,
+                const char *const *kinds, const char *what, lua_object *out)
+{
+    lua_State *L = c->L;
+    char got[96];
+    index = lua_absindex(L, index);
+    memset(out, 0, sizeof *out);
+    out->index = index;
+    snprintf(out->path, sizeof out->path, "%s", path);
+    if (!lua_istable(L, index))
+        return field_fail(c, parent_where, path, "expected %s, got %s", what,
+                          field_describe(L, index, got, sizeof got));
+    lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+    lua_pushvalue(L, index);
+    if (lua_rawget(L, -2) == LUA_TTABLE) {
+        lua_getfield(L, -1, "kind");
+        snprintf(out->kind, sizeof out->kind, "%s", lua_tostring(L, -1));
+        lua_getfield(L, -2, "where");
+        snprintf(out->where, sizeof out->where, "%s", lua_tostring(L, -1));
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 2);
+    if (!kinds)
+        return 0;
+    for (const char *const *k = kinds; *k; k++)
+        if (!strcmp(*k, out->kind))
+            return 0;
+    if (*out->kind)
+        snprintf(got, sizeof got, "fs.%s { ... }", out->kind);
+    else
+        snprintf(got, sizeof got, "a plain table");
+    return field_fail(c, *out->where ? out->where : parent_where, path, "expected %s, got %s",
+                      what, got);
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t above = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diagonal + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[lb];
+}
+
+const char *field_closest(const char *word, const char *const *candidates)
+{
+    const char *best = NULL;
+    size_t best_distance = 99;
+    for (const char *const *k = candidates; *k; k++) {
+        size_t d = edit_distance(word, *k);
+        if (d < best_distance) {
+            best_distance = d;
+            best = *k;
+        }
+    }
+    size_t allowed = strlen(word) / 3 > 2 ? strlen(word) / 3 : 2;
+    return best_distance <= allowed ? best : NULL;
+}
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int object_check_keys(load_context *c, const lua_object *o, const char *const *known)
+{
+    lua_State *L = c->L;
+    char got[96];
+    size_t n = 0, cap = 16;
+    const char **keys = malloc(cap * sizeof *keys);
+    int status = 0;
+    lua_pushnil(L);
+    while (keys && lua_next(L, o->index)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            field_describe(L, -1, got, sizeof got);
+            lua_pop(L, 2);
+            status = field_fail(c, o->where, o->path, "unexpected unnamed value %s (fields "
+                                "are named, as in key = value)", got);
+            break;
+        }
+        if (n == cap) {
+            const char **grown = realloc(keys, (cap *= 2) * sizeof *keys);
+            if (!grown)
+                break;
+            keys = grown;
+        }
+        keys[n++] = lua_tostring(L, -2); /* the table holds the string while we look */
+        lua_pop(L, 1);
+    }
+    if (!keys) {
+        return field_fail(c, o->where, o->path, "out of memory");
+    }
+    if (status == 0) {
+        qsort(keys, n, sizeof *keys, by_string); /* the same message on every run */
+        for (size_t i = 0; i < n && status == 0; i++) {
+            bool ok = false;
+            for (const char *const *k = known; *k && !ok; k++)
+                ok = !strcmp(*k, keys[i]);
+            if (ok)
+                continue;
+            const char *hint = field_closest(keys[i], known);
+            char list[256] = "";
+            for (const char *const *k = known; *k; k++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         k == known ? "" : ", ", *k);
+            char path[FIELD_PATH_MAX];
+            join_path(path, o->path, keys[i]);
+            if (hint)
+                status = field_fail(c, o->where, path, "unknown key '%s' (did you mean '%s'?)",
+                                    keys[i], hint);
+            else
+                status = field_fail(c, o->where, path, "unknown key '%s' (known keys: %s)",
+                                    keys[i], list);
+        }
+    }
+    free(keys);
+    return status;
+}
+
+int object_get(load_context *c, const lua_object *o, const char *key)
+{
+    lua_pushstring(c->L, key);
+    return lua_rawget(c->L, o->index); /* raw: a scenario's metatables are not consulted */
+}
+
+/* ---- scalars ------------------------------------------------------------------------ */
+
+int read_integer(load_context *c, const lua_object *o, const char *key, bool required,
+                 int64_t fallback, int64_t min, int64_t max, int64_t *out)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX], got[96], expected[96];
+    join_path(path, o->path, key);
+    if (min == 1)
+        snprintf(expected, sizeof expected, "a positive integer");
+    else if (min == 0)
+        snprintf(expected, sizeof expected, "an integer >= 0");
+    else
+        snprintf(expected, sizeof expected, "an integer from %lld", (long long)min);
+    int type = object_get(c, o, key);
+    int status = 0;
+    if (type == LUA_TNIL) {
+        if (required)
+            status = field_fail(c, o->where, path, "missing (expected %s)", expected);
+        *out = fallback;
+    } else if (type != LUA_TNUMBER) {
+        status = field_fail(c, o->where, path, "expected %s, got %s", expected,
+                            field_describe(L, -1, got, sizeof got));
+    } else {
+        lua_Integer i;
+        double x = lua_tonumber(L, -1);
+        if (lua_isinteger(L, -1))
+            i = lua_tointeger(L, -1);
+        else if (isfinite(x) && x == floor(x) && fabs(x) < 9.2e18)
+            i = (lua_Integer)x;
+        else {
+            field_describe(L, -1, got, sizeof got);
+            lua_pop(L, 1);
+            return field_fail(c, o->where, path, "expected %s, got %s", expected, got);
+        }
+        if (i < min)
+            status = field_fail(c, o->where, path, "expected %s, got %lld", expected, (long long)i);
+        else if (i > max)
+            status = field_fail(c, o->where, path, "%lld is over the limit of %lld", (long long)i,
+                                (long long)max);
+        *out = i;
+    }
+    lua_pop(L, 1);
+    return status;
+}
+
+/* The number at index, finite and in [min, max] (or (min, max]). */
+static int convert_number(load_context *c, const char *where, const char *path, int index,
+                          double min, double max, bool allow_min, double *out)
+{
+    char got[96];
+    if (lua_type(c->L, index) != LUA_TNUMBER)
+        return field_fail(c, where, path, "expected a number, got %s",
+                          field_describe(c->L, index, got, sizeof got));
+    double x = lua_tonumber(c->L, index);
+    if (!isfinite(x))
+        return field_fail(c, where, path, "expected a finite number, got %g", x);
+    if (x < min || (!allow_min && x == min))
+        return field_fail(c, where, path, "expected a number %s %g, got %g",
+                          allow_min ? ">=" : ">", min, x);
+    if (x > max)
+        return field_fail(c, where, path, "%g is over the limit of %g", x, max);
+    *out = x;
+    return 0;
+}
+
+int read_number(load_context *c, const lua_object *o, const char *key, bool required,
+                double fallback, double min, double max, bool allow_min, double *out)
+{
+    char path[FIELD_PATH_MAX];
+    join_path(path, o->path, key);
+    int type = object_get(c, o, key);
+    int status = 0;
+    *out = fallback;
+    if (type == LUA_TNIL) {
+        if (required)
+            status = field_fail(c, o->where, path, "missing (expected a number)");
+    } else {
+        status = convert_number(c, o->where, path, -1, min, max, allow_min, out);
+    }
+    lua_pop(c->L, 1);
+    return status;
+}
+
+/* The value at index through fleetsim.units.<parser> (durations, rates), checked to be
+ * finite and in [min, max] (or (min, max]).  The stack is left as it was. */
+static int convert_with_unit(load_context *c, const char *where, const char *path, int index,
+                             const char *parser, const char *noun, const char *unit,
+                             double min, double max, bool allow_min, double *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    index = lua_absindex(L, index);
+    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    lua_pushliteral(L, "fleetsim.units");
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+        lua_settop(L, top);
+        return field_fail(c, where, path, "the fleetsim module was not loaded");
+    }
+    lua_pushstring(L, parser);
+    lua_rawget(L, -2);
+    lua_pushvalue(L, index);
+    if (lua_pcall(L, 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TNUMBER) {
+        const char *why = lua_tostring(L, -1);
+        int status = field_fail(c, where, path, "%s", why ? why : "not a value with a unit");
+        lua_settop(L, top);
+        return status;
+    }
+    double x = lua_tonumber(L, -2);
+    lua_settop(L, top);
+    if (!isfinite(x))
+        return field_fail(c, where, path, "expected a finite %s, got %g", noun, x);
+    if (x < min || (!allow_min && x == min))
+        return field_fail(c, where, path, "expected a %s %s %g %s, got %g %s", noun,
+                          allow_min ? ">=" : ">", min, unit, x, unit);
+    if (x > max)
+        return field_fail(c, where, path, "%g %s is over the limit of %g %s", x, unit, max, unit);
+    *out = x;
+    return 0;
+}
+
+static int read_with_unit(load_context *c, const lua_object *o, const char *key,
+                          const char *parser, const char *noun, const char *unit,
+                          bool required, double fallback, double min, double max,
+                          bool allow_min, double *out)
+{
+    char path[FIELD_PATH_MAX];
+    join_path(path, o->path, key);
+    *out = fallback;
+    int status = 0;
+    if (object_get(c, o, key) == LUA_TNIL) {
+        if (required)
+            status = field_fail(c, o->where, path, "missing (expected a %s)", noun);
+    } else {
+        status = convert_with_unit(c, o->where, path, -1, parser, noun, unit, min, max,
+                                   allow_min, out);
+    }
+    lua_pop(c->L, 1);
+    return status;
+}
+
+int read_duration(load_context *c, const lua_object *o, const char *key, bool required,
+                  double fallback, double min_s, double max_s, bool allow_min, double *out)
+{
+    return read_with_unit(c, o, key, "duration", "duration", "s", required, fallback, min_s,
+                          max_s, allow_min, out);
+}
+
+int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out)
+{
+    return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);
+}
+
+int read_string(load_context *c, const lua_object *o, const char *key, bool required,
+                char **out)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX], got[96];
+    join_path(path, o->path, key);
+    int type = object_get(c, o, key);
+    int status = 0;
+    *out = NULL;
+    if (type == LUA_TNIL) {
+        if (required)
+            status = field_fail(c, o->where, path, "missing (expected a string)");
+    } else if (type != LUA_TSTRING) {
+        status = field_fail(c, o->where, path, "expected a string, got %s",
+                            field_describe(L, -1, got, sizeof got));
+    } else if (!(*out = strdup(lua_tostring(L, -1)))) {
+        status = field_fail(c, o->where, path, "out of memory");
+    }
+    lua_pop(L, 1);
+    return status;
+}
+
+/* ---- distributions of durations -------------------------------------------------- */
+
+static const char *const DIST_KINDS[] = {
+    "constant", "exponential", "uniform", "normal", "lognormal", "gamma", "weibull",
+    "pareto", "empirical", NULL,
+};
+
+/* An array of durations (values) or numbers (weights) under key, into a new array. */
+static int read_array(load_context *c, const lua_object *o, const char *key, bool durations,
+                      double **out, size_t *n)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX], got[96];
+    join_path(path, o->path, key);
+    *out = NULL;
+    *n = 0;
+    if (object_get(c, o, key) != LUA_TTABLE) {
+        int absent = lua_isnil(L, -1);
+        field_describe(L, -1, got, sizeof got);
+        lua_pop(L, 1);
+        return absent && !durations ? 0
+                                    : field_fail(c, o->where, path, "expected a list such as "
+                                                 "{ 1, 2, 3 }, got %s", got);
+    }
+    int list = lua_gettop(L);
+    size_t len = (size_t)lua_rawlen(L, list);
+    if (len == 0 || len > 10000000) {
+        lua_pop(L, 1);
+        return field_fail(c, o->where, path, "expected a list of 1 to 10000000 values, got %zu", len);
+    }
+    double *values = malloc(len * sizeof *values);
+    if (!values) {
+        lua_pop(L, 1);
+        return field_fail(c, o->where, path, "out of memory for %zu values", len);
+    }
+    int status = 0;
+    for (size_t i = 0; i < len && status == 0; i++) {
+        char item[FIELD_PATH_MAX];
+        snprintf(item, sizeof item, "%s.%zu", path, i + 1);
+        lua_rawgeti(L, list, (lua_Integer)i + 1);
+        if (durations)
+            status = convert_with_unit(c, o->where, item, -1, "duration", "duration", "s", 0,
+                                       INFINITY, true, &values[i]);
+        else
+            status = convert_number(c, o->where, item, -1, 0, INFINITY, true, &values[i]);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (status != 0) {
+        free(values);
+        return status;
+    }
+    *out = values;
+    *n = len;
+    return 0;
+}
+
+static int read_empirical(load_context *c, const lua_object *d, sim_dist *out)
+{
+    static const char *const keys[] = { "values", "weights", "interpolate", NULL };
+    if (object_check_keys(c, d, keys) != 0)
+        return -1;
+    double *values = NULL, *weights = NULL;
+    size_t n = 0, nw = 0;
+    if (read_array(c, d, "values", true, &values, &n) != 0)
+        return -1;
+    if (read_array(c, d, "weights", false, &weights, &nw) != 0) {
+        free(values);
+        return -1;
+    }
+    object_get(c, d, "interpolate");
+    bool interpolate = lua_toboolean(c->L, -1);
+    lua_pop(c->L, 1);
+    int status = 0;
+    char why[200];
+    if (weights && nw != n)
+        status = field_fail(c, d->where, d->path, "has %zu weights for %zu values", nw, n);
+    else if (sim_dist_empirical(out, values, weights, n, interpolate, why, sizeof why) != 0)
+        status = field_fail(c, d->where, d->path, "%s", why);
+    free(values);
+    free(weights);
+    return status;
+}
+
+int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX];
+    join_path(path, o->path, key);
+    int top = lua_gettop(L);
+    int type = object_get(c, o, key);
+    if (type == LUA_TNUMBER || type == LUA_TSTRING) { /* a constant duration */
+        lua_settop(L, top);
+        double value;
+        if (read_duration(c, o, key, true, 0, 0, INFINITY, true, &value) != 0)
+            return -1;
+        *out = sim_dist_constant(value);
+        return 0;
+    }
+    if (type == LUA_TNIL) {
+        lua_settop(L, top);
+        return field_fail(c, o->where, path, "missing (expected a duration or a distribution "
+                          "such as fs.exponential { mean = \"1s\" })");
+    }
+    lua_object d;
+    if (object_open(c, -1, path, o->where, DIST_KINDS, "a duration or a distribution such as "
+                    "fs.exponential { mean = \"1s\" }", &d) != 0) {
+        lua_settop(L, top);
+        return -1;
+    }
+    const char *kind = d.kind;
+    int status = 0;
+    double a = 0, b = 0;
+    const double inf = INFINITY;
+    if (!strcmp(kind, "constant")) {
+        static const char *const keys[] = { "value", NULL };
+        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "value", true, 0, 0, inf, true, &a);
+        *out = sim_dist_constant(a);
+    } else if (!strcmp(kind, "exponential")) {
+        static const char *const keys[] = { "mean", NULL };
+        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "mean", true, 0, 0, inf, false, &a);
+        *out = sim_dist_exponential(a);
+    } else if (!strcmp(kind, "uniform")) {
+        static const char *const keys[] = { "low", "high", NULL };
+        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "low", true, 0, 0, inf, true, &a)
+                 || read_duration(c, &d, "high", true, 0, a, inf, false, &b);
+        *out = sim_dist_uniform(a, b);
+    } else if (!strcmp(kind, "normal")) {
+        status = field_fail(c, d.where, path, "a normal distribution can draw negative values, "
+                            "and durations cannot be negative: use fs.lognormal or fs.gamma");
+    } else if (!strcmp(kind, "lognormal")) {
+        static const char *const keys[] = { "median", "sigma", "p99", NULL };
+        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "median", true, 0, 0, inf, false, &a);
+        int has_sigma = object_get(c, &d, "sigma") != LUA_TNIL;
+        int has_p99 = object_get(c, &d, "p99") != LUA_TNIL;
+        lua_pop(L, 2);
+        if (status == 0 && has_sigma == has_p99)
+            status = field_fail(c, d.where, path, "give either sigma or p99 with the median");
+        else if (status == 0 && has_sigma)
+            status = read_number(c, &d, "sigma", true, 0, 0, 100, false, &b);
+        else if (status == 0)
+            status = read_duration(c, &d, "p99", true, 0, a, inf, false, &b);
+        if (status == 0)
+            *out = has_sigma ? sim_dist_lognormal(a, b) : sim_dist_lognormal_p99(a, b);
+    } else if (!strcmp(kind, "gamma")) {
+        static const char *const keys[] = { "shape", "scale", "mean", "cv", NULL };
+        status = object_check_keys(c, &d, keys);
+        int has_mean = object_get(c, &d, "mean") != LUA_TNIL;
+        lua_pop(L, 1);
+        if (status == 0 && has_mean) { /* mean and coefficient of variation */
+            status = read_duration(c, &d, "mean", true, 0, 0, inf, false, &a)
+                     || read_number(c, &d, "cv", true, 0, 0, 1e6, false, &b);
+            *out = sim_dist_gamma(1 / (b * b), a * b * b);
+        } else if (status == 0) {
+            status = read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
+                     || read_duration(c, &d, "scale", true, 0, 0, inf, false, &b);
+            *out = sim_dist_gamma(a, b);
+        }
+    } else if (!strcmp(kind, "weibull")) {
+        static const char *const keys[] = { "scale", "shape", NULL };
+        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "scale", true, 0, 0, inf, false, &a)
+                 || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &b);
+        *out = sim_dist_weibull(a, b);
+    } else if (!strcmp(kind, "pareto")) {
+        static const char *const keys[] = { "shape", "minimum", NULL };
+        status = object_check_keys(c, &d, keys) || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
+                 || read_duration(c, &d, "minimum", true, 0, 0, inf, false, &b);
+        *out = sim_dist_pareto(a, b);
+    } else {
+        status = read_empirical(c, &d, out);
+    }
+    char why[200];
+    if (status == 0 && sim_dist_check(out, why, sizeof why) != 0) {
+        sim_dist_release(out);
+        status = field_fail(c, d.where, path, "%s", why);
+    }
+    lua_settop(L, top);
+    return status ? -1 : 0;
+}

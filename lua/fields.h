@@ -1,0 +1,86 @@
+/* Reading checked values out of the tables a scenario file returns.
+ *
+ * Every reader reports a mistake as "file.lua:12: pools.q.count: expected a positive
+ * integer, got 2.5": the place where the object holding the key was built (remembered
+ * by its constructor), the dotted path of the key, what was expected and the value
+ * found.  A value changed on the command line is reported as "--set KEY=VALUE: ...".
+ * Readers return 0, or -1 with the message written into the context.
+ */
+#ifndef FLEETSIM_LUA_FIELDS_H
+#define FLEETSIM_LUA_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "sim/dist.h"
+
+#define FIELD_PATH_MAX 256
+
+typedef struct load_context {
+    lua_State *L;
+    char *err;
+    size_t err_size;
+    const char *const *sets; /* --set KEY=VALUE texts, for locating their errors */
+    size_t nsets;
+} load_context;
+
+/* A table made by an API constructor, on the Lua stack. */
+typedef struct lua_object {
+    int index;                 /* absolute stack index */
+    char kind[32];             /* "dedicated", "poisson", ... ("" if untagged) */
+    char where[FIELD_PATH_MAX]; /* "file.lua:12: " ("" if untagged) */
+    char path[FIELD_PATH_MAX];  /* "pools.q" */
+} lua_object;
+
+/* Writes the message for a mistake at path (in an object built at `where`, which is
+ * "file.lua:12: " or ""). */
+__attribute__((format(printf, 4, 5)))
+int field_fail(load_context *c, const char *where, const char *path, const char *format, ...);
+
+/* Describes the value at index for a message: "\"eight\"", "2.5", "true", "a table",
+ * "nothing". */
+const char *field_describe(lua_State *L, int index, char *buf, size_t size);
+
+/* Takes the table at `index` as an object of one of the kinds in `kinds` (NULL-ended;
+ * NULL accepts any tagged table).  what names the expectation in messages, e.g. "a pool
+ * such as fs.dedicated { ... }".  parent_where locates the mistake if it is not a table. */
+int object_open(load_context *c, int index, const char *path, const char *parent_where,
+                const char *const *kinds, const char *what, lua_object *out);
+
+/* Refuses keys not in known (NULL-ended), suggesting the closest known one. */
+int object_check_keys(load_context *c, const lua_object *o, const char *const *known);
+
+/* Pushes the field's value (nil if absent) and returns its Lua type. */
+int object_get(load_context *c, const lua_object *o, const char *key);
+
+/* Integer in [min, max]; absent: *out = fallback, or an error when required. */
+int read_integer(load_context *c, const lua_object *o, const char *key, bool required,
+                 int64_t fallback, int64_t min, int64_t max, int64_t *out);
+
+/* A duration in seconds, in [min_s, max_s], finite (strings through fleetsim.units). */
+int read_duration(load_context *c, const lua_object *o, const char *key, bool required,
+                  double fallback, double min_s, double max_s, bool allow_min, double *out);
+
+/* A rate per second in (0, max]. */
+int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out);
+
+/* A finite number in [min, max] (or (min, max] without allow_min). */
+int read_number(load_context *c, const lua_object *o, const char *key, bool required,
+                double fallback, double min, double max, bool allow_min, double *out);
+
+/* A string (copied with strdup into *out, NULL if absent and not required). */
+int read_string(load_context *c, const lua_object *o, const char *key, bool required,
+                char **out);
+
+/* A distribution of durations: a number or duration string (a constant) or a
+ * distribution constructor.  Durations are never negative, so distributions that can
+ * draw negative values are refused. */
+int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
+
+/* The closest of the candidates to word (by edit distance), or NULL if none is close. */
+const char *field_closest(const char *word, const char *const *candidates);
+
+#endif

@@ -1,0 +1,214 @@
+/* The scenario sandbox (see sandbox.h). */
+#include "lua/sandbox.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "lua/modules.h"
+#include "sim/version.h"
+
+#define HOOK_EVERY 10000 /* instructions between two checks of the budget */
+
+struct sandbox {
+    lua_State *L;
+    bool unsafe;
+    size_t used_bytes;
+    bool memory_exhausted;
+    uint64_t instructions;
+};
+
+/* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
+ * error, which the caller recognises through sandbox_memory_exhausted). */
+static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    sandbox *sb = ud;
+    size_t old = ptr ? old_size : 0;
+    if (new_size == 0) {
+        free(ptr);
+        sb->used_bytes -= old;
+        return NULL;
+    }
+    if (!sb->unsafe && new_size > old
+        && sb->used_bytes + (new_size - old) > SANDBOX_MEMORY_LIMIT_BYTES) {
+        sb->memory_exhausted = true;
+        return NULL;
+    }
+    void *grown = realloc(ptr, new_size);
+    if (grown)
+        sb->used_bytes = sb->used_bytes - old + new_size;
+    return grown;
+}
+
+static void instruction_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    void *ud;
+    lua_getallocf(L, &ud);
+    sandbox *sb = ud;
+    sb->instructions += HOOK_EVERY;
+    if (sb->instructions > SANDBOX_INSTRUCTION_LIMIT)
+        luaL_error(L, "the scenario ran more than %d million Lua instructions (an endless "
+                   "loop?); a trusted file can lift the limit with --unsafe",
+                   (int)(SANDBOX_INSTRUCTION_LIMIT / 1000000));
+}
+
+/* load() that accepts source text only: binary chunks can crash the interpreter. */
+static int text_only_load(lua_State *L)
+{
+    int n = lua_gettop(L);
+    while (lua_gettop(L) < 3)
+        lua_pushnil(L);
+    lua_pushliteral(L, "t");
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n > 3 ? n : 3, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* A constructor such as fs.dedicated: checks that its argument is a table and records
+ * its kind and the file:line of the call.  Constructors are C functions so that
+ * `return fs.scenario { ... }`, a tail call, still has its caller's line: a tail call
+ * into Lua would replace the scenario's frame. */
+static int api_construct(lua_State *L)
+{
+    const char *kind = lua_tostring(L, lua_upvalueindex(1));
+    if (!lua_istable(L, 1))
+        return luaL_error(L, "fs.%s expects a table of fields, as in fs.%s { ... }, got %s",
+                          kind, kind, luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+    lua_pushvalue(L, 1);
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_setfield(L, -2, "kind");
+    luaL_where(L, 1); /* the scenario line that called the constructor */
+    lua_setfield(L, -2, "where");
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* C.constructor(kind) -> a constructor function for that kind. */
+static int api_constructor(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    lua_pushcclosure(L, api_construct, 1);
+    return 1;
+}
+
+/* require(name): fleetsim modules from the binary; others only when unsafe. */
+static int sandbox_require(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    if (lua_getfield(L, -1, name) != LUA_TNIL)
+        return 1;
+    lua_pop(L, 1);
+    for (const lua_module_source *m = lua_module_sources; m->name; m++) {
+        if (strcmp(m->name, name) != 0)
+            continue;
+        if (luaL_loadbufferx(L, m->source, m->length, m->chunkname, "t") != LUA_OK)
+            return lua_error(L);
+        lua_pushstring(L, name);
+        lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.api");
+        lua_call(L, 2, 1);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, name);
+        return 1;
+    }
+    if (!lua_isnil(L, lua_upvalueindex(1))) { /* unsafe: Lua's own require */
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, LUA_MULTRET);
+        return lua_gettop(L) - 2;
+    }
+    return luaL_error(L, "module '%s' is not available in the sandbox (scenarios may require "
+                      "\"fleetsim\" and its modules; a trusted file can use --unsafe)", name);
+}
+
+static void open_safe_libraries(lua_State *L)
+{
+    static const luaL_Reg libs[] = {
+        { LUA_GNAME, luaopen_base }, { LUA_STRLIBNAME, luaopen_string },
+        { LUA_TABLIBNAME, luaopen_table }, { LUA_MATHLIBNAME, luaopen_math },
+        { LUA_UTF8LIBNAME, luaopen_utf8 }, { LUA_COLIBNAME, luaopen_coroutine },
+        { NULL, NULL },
+    };
+    for (const luaL_Reg *lib = libs; lib->func; lib++) {
+        luaL_requiref(L, lib->name, lib->func, 1);
+        lua_pop(L, 1);
+    }
+    lua_pushnil(L);
+    lua_setglobal(L, "dofile");
+    lua_pushnil(L);
+    lua_setglobal(L, "loadfile");
+    lua_getglobal(L, "load");
+    lua_pushcclosure(L, text_only_load, 1);
+    lua_setglobal(L, "load");
+}
+
+sandbox *sandbox_create(bool unsafe)
+{
+    sandbox *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return NULL;
+    sb->unsafe = unsafe;
+    sb->L = lua_newstate(limited_alloc, sb);
+    if (!sb->L) {
+        free(sb);
+        return NULL;
+    }
+    lua_State *L = sb->L;
+    if (unsafe)
+        luaL_openlibs(L);
+    else
+        open_safe_libraries(L);
+    /* math.random is seeded from the clock by default: seed it for reproducible files */
+    lua_getglobal(L, "math");
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, 0);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+
+    lua_newtable(L); /* tags, weak keys */
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    lua_createtable(L, 0, 2); /* the helpers the API modules receive */
+    lua_pushcfunction(L, api_constructor);
+    lua_setfield(L, -2, "constructor");
+    lua_pushliteral(L, FLEETSIM_VERSION);
+    lua_setfield(L, -2, "version");
+    lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.api");
+
+    if (unsafe)
+        lua_getglobal(L, "require");
+    else
+        lua_pushnil(L);
+    lua_pushcclosure(L, sandbox_require, 1);
+    lua_setglobal(L, "require");
+    if (!unsafe)
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    return sb;
+}
+
+void sandbox_free(sandbox *sb)
+{
+    if (!sb)
+        return;
+    lua_close(sb->L);
+    free(sb);
+}
+
+lua_State *sandbox_state(sandbox *sb) { return sb->L; }
+
+bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }

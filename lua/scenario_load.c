@@ -1,0 +1,457 @@
+/* Scenario files to checked scenarios (see scenario_load.h). */
+#include "lua/scenario_load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/fields.h"
+#include "lua/sandbox.h"
+
+static const char *const SCENARIO_KEYS[] = {
+    "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
+    "workloads", NULL,
+};
+static const char *const POOL_KINDS[] = { "dedicated", NULL };
+static const char *const DEDICATED_KEYS[] = { "count", "gpu", NULL };
+static const char *const WORKLOAD_KINDS[] = { "service", NULL };
+static const char *const SERVICE_KEYS[] = { "arrivals", "service", "pool", "queue_limit", NULL };
+static const char *const ARRIVAL_KINDS[] = { "poisson", "constant_rate", NULL };
+static const char *const ARRIVAL_KEYS[] = { "rate", NULL };
+
+/* Queues that could grow past this many requests in a run are refused (memory). */
+#define UNBOUNDED_QUEUE_REQUESTS 1e8
+
+/* ---- named collections: pools = { q = fs.dedicated {...}, ... } ---------------------- */
+
+typedef struct named_list {
+    char **names;
+    size_t count;
+} named_list;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void named_list_release(named_list *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->names[i]);
+    free(l->names);
+    l->names = NULL;
+    l->count = 0;
+}
+
+/* The names of a table of named objects, sorted, so every run sees the same order
+ * (Lua's own table order varies from run to run). */
+static int list_names(load_context *c, const lua_object *o, const char *key, lua_object *table,
+                      named_list *out)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX], got[96];
+    snprintf(path, sizeof path, "%s", key);
+    memset(out, 0, sizeof *out);
+    int type = object_get(c, o, key);
+    if (type != LUA_TTABLE) {
+        field_describe(L, -1, got, sizeof got);
+        lua_pop(L, 1);
+        return field_fail(c, o->where, path, "%s (expected a table of named %s, as in "
+                          "%s = { name = ... })", type == LUA_TNIL ? "missing" : got, key, key);
+    }
+    *table = (lua_object){ .index = lua_gettop(L) };
+    snprintf(table->where, sizeof table->where, "%s", o->where);
+    snprintf(table->path, sizeof table->path, "%s", path);
+    lua_pushnil(L);
+    while (lua_next(L, table->index)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            field_describe(L, -1, got, sizeof got);
+            lua_pop(L, 1);
+            named_list_release(out);
+            return field_fail(c, o->where, path, "entries need names, as in %s = { name = ... }, "
+                              "got the key %s", key, got);
+        }
+        char **grown = realloc(out->names, (out->count + 1) * sizeof *grown);
+        char *name = strdup(lua_tostring(L, -1));
+        if (!grown || !name) {
+            free(name);
+            if (grown)
+                out->names = grown;
+            lua_pop(L, 1);
+            named_list_release(out);
+            return field_fail(c, o->where, path, "out of memory");
+        }
+        out->names = grown;
+        out->names[out->count++] = name;
+    }
+    if (out->count == 0) {
+        named_list_release(out);
+        return field_fail(c, o->where, path, "is empty (expected at least one entry)");
+    }
+    qsort(out->names, out->count, sizeof *out->names, by_name);
+    return 0;
+}
+
+/* Opens entry `name` of a named table as an object of one of `kinds`. */
+static int open_entry(load_context *c, const lua_object *table, const char *name,
+                      const char *const *kinds, const char *what, lua_object *out)
+{
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.%s", table->path, name);
+    lua_pushstring(c->L, name);
+    lua_rawget(c->L, table->index);
+    return object_open(c, -1, path, table->where, kinds, what, out);
+}
+
+/* ---- pools and workloads ------------------------------------------------------------ */
+
+static int convert_pool(load_context *c, const lua_object *p, pool_spec *out)
+{
+    int64_t count;
+    if (object_check_keys(c, p, DEDICATED_KEYS) != 0
+        || read_integer(c, p, "count", true, 0, 1, SCENARIO_MAX_SERVERS, &count) != 0
+        || read_string(c, p, "gpu", false, &out->gpu) != 0)
+        return -1;
+    out->count = (unsigned)count;
+    if (out->gpu && !*out->gpu)
+        return field_fail(c, p->where, p->path, "gpu is empty (leave it out for plain servers)");
+    return 0;
+}
+
+static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *out)
+{
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.arrivals", w->path);
+    int top = lua_gettop(c->L);
+    object_get(c, w, "arrivals");
+    lua_object a;
+    int status = object_open(c, -1, path, w->where, ARRIVAL_KINDS,
+                             "an arrival process such as fs.poisson { rate = 5 }", &a);
+    if (status == 0)
+        status = object_check_keys(c, &a, ARRIVAL_KEYS);
+    if (status == 0)
+        status = read_rate(c, &a, "rate", SCENARIO_MAX_RATE_PER_S, &out->rate_per_s);
+    out->kind = !strcmp(a.kind, "poisson") ? ARRIVALS_POISSON : ARRIVALS_CONSTANT_RATE;
+    lua_settop(c->L, top);
+    return status;
+}
+
+static int convert_service(load_context *c, const lua_object *w, const scenario *sc,
+                           const named_list *pools, service_spec *out)
+{
+    char *pool = NULL;
+    int64_t queue_limit;
+    if (object_check_keys(c, w, SERVICE_KEYS) != 0 || convert_arrivals(c, w, &out->arrivals) != 0
+        || read_duration_dist(c, w, "service", &out->service) != 0
+        || read_integer(c, w, "queue_limit", false, 0, 1, SCENARIO_MAX_QUEUE_LIMIT, &queue_limit) != 0
+        || read_string(c, w, "pool", true, &pool) != 0) {
+        free(pool);
+        return -1;
+    }
+    out->queue_limit = (size_t)queue_limit;
+    for (size_t i = 0; i < sc->npools; i++) {
+        if (!strcmp(sc->pools[i].name, pool)) {
+            out->pool = i;
+            free(pool);
+            return 0;
+        }
+    }
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.pool", w->path);
+    const char *hint = field_closest(pool, (const char *const *)pools->names);
+    int status;
+    if (hint)
+        status = field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
+                            pool, hint);
+    else
+        status = field_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
+                            pools->names[0], pools->count > 1 ? ", ..." : "");
+    free(pool);
+    return status;
+}
+
+/* A pool whose queue would grow without bound for the whole run could exhaust memory. */
+static int check_queues_stay_bounded(load_context *c, const scenario *sc,
+                                     const lua_object *pool_objects)
+{
+    for (size_t p = 0; p < sc->npools; p++) {
+        double load = scenario_offered_load(sc, p), rate = 0;
+        bool limited = true;
+        for (size_t i = 0; i < sc->nservices; i++) {
+            if (sc->services[i].pool != p)
+                continue;
+            rate += sc->services[i].arrivals.rate_per_s;
+            limited &= sc->services[i].queue_limit > 0;
+        }
+        if (limited || load < sc->pools[p].count)
+            continue;
+        double excess = rate * (1 - sc->pools[p].count / load) * sc->duration_s;
+        if (excess > UNBOUNDED_QUEUE_REQUESTS || isnan(excess))
+            return field_fail(c, pool_objects[p].where, pool_objects[p].path,
+                              "its offered load of %.4g Erlangs is not below its %u servers, so "
+                              "its queue grows without bound: about %.2g requests over the run; "
+                              "add servers, shorten the run, or set queue_limit on its workloads",
+                              load, sc->pools[p].count, excess);
+    }
+    return 0;
+}
+
+/* ---- the scenario ----------------------------------------------------------------- */
+
+static char *default_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *name = strdup(base);
+    if (name) {
+        char *dot = strrchr(name, '.');
+        if (dot && dot != name)
+            *dot = '\0';
+    }
+    return name;
+}
+
+typedef struct convert_job {
+    load_context *c;
+    const char *path;
+    scenario *sc;
+    int status;
+} convert_job;
+
+static int convert_scenario(load_context *c, const char *path, int root, scenario *sc)
+{
+    lua_State *L = c->L;
+    lua_object s;
+    static const char *const kinds[] = { "scenario", NULL };
+    if (!lua_istable(L, root) || object_open(c, root, "", "", kinds, "", &s) != 0) {
+        snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end with "
+                 "return fs.scenario { ... })", path);
+        return -1;
+    }
+    int64_t seed, replications;
+    if (object_check_keys(c, &s, SCENARIO_KEYS) != 0
+        || read_string(c, &s, "name", false, &sc->name) != 0
+        || read_string(c, &s, "description", false, &sc->description) != 0
+        || read_duration(c, &s, "duration", true, 0, 0, SCENARIO_MAX_DURATION_S, false,
+                         &sc->duration_s) != 0
+        || read_duration(c, &s, "warmup", false, 0, 0, sc->duration_s, true, &sc->warmup_s) != 0
+        || read_integer(c, &s, "seed", false, 1, 0, INT64_MAX, &seed) != 0
+        || read_integer(c, &s, "replications", false, 1, 1, SCENARIO_MAX_REPLICATIONS,
+                        &replications) != 0
+        || read_duration(c, &s, "bucket", false, sc->duration_s / 100,
+                         sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
+                         &sc->bucket_s) != 0)
+        return -1;
+    if (sc->warmup_s >= sc->duration_s)
+        return field_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
+                          "%g s", sc->warmup_s, sc->duration_s);
+    sc->seed = (uint64_t)seed;
+    sc->replications = (unsigned)replications;
+    if (!sc->name && !(sc->name = default_name(path)))
+        return field_fail(c, s.where, "name", "out of memory");
+
+    named_list pools, workloads;
+    lua_object pools_table, workloads_table;
+    if (list_names(c, &s, "pools", &pools_table, &pools) != 0)
+        return -1;
+    int status = 0;
+    lua_object *pool_objects = calloc(pools.count, sizeof *pool_objects);
+    sc->pools = calloc(pools.count, sizeof *sc->pools);
+    if (!pool_objects || !sc->pools)
+        status = field_fail(c, s.where, "pools", "out of memory");
+    for (size_t i = 0; i < pools.count && status == 0; i++) {
+        int top = lua_gettop(L);
+        pool_spec *p = &sc->pools[sc->npools++];
+        p->name = strdup(pools.names[i]);
+        status = open_entry(c, &pools_table, pools.names[i], POOL_KINDS,
+                            "a pool such as fs.dedicated { count = 4 }", &pool_objects[i])
+                 || convert_pool(c, &pool_objects[i], p);
+        lua_settop(L, top);
+    }
+    if (status == 0 && list_names(c, &s, "workloads", &workloads_table, &workloads) == 0) {
+        sc->services = calloc(workloads.count, sizeof *sc->services);
+        if (!sc->services)
+            status = field_fail(c, s.where, "workloads", "out of memory");
+        for (size_t i = 0; i < workloads.count && status == 0; i++) {
+            int top = lua_gettop(L);
+            lua_object w;
+            service_spec *sv = &sc->services[sc->nservices++];
+            sv->name = strdup(workloads.names[i]);
+            status = open_entry(c, &workloads_table, workloads.names[i], WORKLOAD_KINDS,
+                                "a workload such as fs.service { ... }", &w)
+                     || convert_service(c, &w, sc, &pools, sv);
+            lua_settop(L, top);
+        }
+        named_list_release(&workloads);
+    } else if (status == 0) {
+        status = -1;
+    }
+    if (status == 0)
+        status = check_queues_stay_bounded(c, sc, pool_objects);
+    named_list_release(&pools);
+    free(pool_objects);
+    return status ? -1 : 0;
+}
+
+/* Runs the conversion inside lua_pcall, so that no Lua error escapes to C. */
+static int convert_protected(lua_State *L)
+{
+    convert_job *job = lua_touserdata(L, 1);
+    lua_remove(L, 1);
+    job->status = convert_scenario(job->c, job->path, 1, job->sc);
+    return 0;
+}
+
+/* ---- --set ------------------------------------------------------------------------ */
+
+/* Applies "a.b.c=value" to the table at root: the value is a number if it reads as one,
+ * a boolean for true/false, else a string (units are parsed when the value is read). */
+static int apply_set(load_context *c, int root, const char *text)
+{
+    lua_State *L = c->L;
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text) {
+        snprintf(c->err, c->err_size, "--set %s: expected KEY=VALUE, as in "
+                 "--set pools.q.count=6", text);
+        return -1;
+    }
+    char key[FIELD_PATH_MAX];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - text), text);
+    const char *value = eq + 1;
+    int top = lua_gettop(L);
+    lua_pushvalue(L, root);
+    char *part = key, *dot;
+    char walked[FIELD_PATH_MAX] = "";
+    for (;;) {
+        dot = strchr(part, '.');
+        if (dot)
+            *dot = '\0';
+        if (!*part) {
+            lua_settop(L, top);
+            snprintf(c->err, c->err_size, "--set %s: empty part in the key", text);
+            return -1;
+        }
+        char *end;
+        long long index = strtoll(part, &end, 10);
+        if (*end == '\0')
+            lua_pushinteger(L, index); /* list entries by position */
+        else
+            lua_pushstring(L, part);
+        if (!dot)
+            break;
+        lua_rawget(L, -2);
+        snprintf(walked + strlen(walked), sizeof walked - strlen(walked), "%s%s",
+                 *walked ? "." : "", part);
+        if (!lua_istable(L, -1)) {
+            lua_settop(L, top);
+            snprintf(c->err, c->err_size, "--set %s: the scenario has no table %s", text, walked);
+            return -1;
+        }
+        lua_remove(L, -2);
+        part = dot + 1;
+    }
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, -3) == LUA_TTABLE) {
+        lua_settop(L, top);
+        snprintf(c->err, c->err_size, "--set %s: %.*s is a table; --set changes single values "
+                 "inside it", text, (int)(eq - text), text);
+        return -1;
+    }
+    lua_pop(L, 1);
+    if (!strcmp(value, "true") || !strcmp(value, "false"))
+        lua_pushboolean(L, value[0] == 't');
+    else if (!*value || lua_stringtonumber(L, value) == 0)
+        lua_pushstring(L, value);
+    lua_rawset(L, -3);
+    lua_settop(L, top);
+    return 0;
+}
+
+/* ---- running the file ---------------------------------------------------------------- */
+
+static int traceback(lua_State *L)
+{
+    const char *message = lua_tostring(L, 1);
+    luaL_traceback(L, L, message ? message : "(a scenario raised a non-string error)", 1);
+    return 1;
+}
+
+/* Loads and runs the file; leaves its first result on the stack. */
+static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
+{
+    lua_State *L = sandbox_state(sb);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        snprintf(err, err_size, "%s: cannot read the scenario file: %s", path, strerror(errno));
+        return -1;
+    }
+    int first = fgetc(probe);
+    fclose(probe);
+    if (first == LUA_SIGNATURE[0]) {
+        snprintf(err, err_size, "%s: is a compiled Lua chunk; scenario files must be Lua "
+                 "source text", path);
+        return -1;
+    }
+    lua_pushcfunction(L, traceback);
+    int status = luaL_loadfilex(L, path, "t");
+    if (status == LUA_OK)
+        status = lua_pcall(L, 0, 1, -2);
+    if (status == LUA_OK) {
+        lua_remove(L, -2);
+        return 0;
+    }
+    if (status == LUA_ERRMEM && sandbox_memory_exhausted(sb))
+        snprintf(err, err_size, "%s: the scenario used more than the sandbox's %zu MiB of "
+                 "memory (a trusted file can lift the limit with --unsafe)", path,
+                 SANDBOX_MEMORY_LIMIT_BYTES >> 20);
+    else
+        snprintf(err, err_size, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+    return -1;
+}
+
+int scenario_load(const char *path, const scenario_load_options *options, scenario *out,
+                  char *err, size_t err_size)
+{
+    scenario_init(out);
+    sandbox *sb = sandbox_create(options->unsafe);
+    if (!sb) {
+        snprintf(err, err_size, "out of memory creating the Lua state");
+        return -1;
+    }
+    lua_State *L = sandbox_state(sb);
+    load_context c = { L, err, err_size, options->sets, options->nsets };
+    int status = run_file(sb, path, err, err_size);
+    int root = lua_gettop(L);
+    for (size_t i = 0; i < options->nsets && status == 0; i++) {
+        static const char *const kinds[] = { "scenario", NULL };
+        lua_object s;
+        if (!lua_istable(L, root) || object_open(&c, root, "", "", kinds, "", &s) != 0) {
+            snprintf(err, err_size, "%s: the file returns no scenario (it should end with "
+                     "return fs.scenario { ... })", path);
+            status = -1;
+        } else {
+            status = apply_set(&c, root, options->sets[i]);
+        }
+    }
+    if (status == 0) {
+        convert_job job = { &c, path, out, -1 };
+        lua_pushcfunction(L, convert_protected);
+        lua_pushlightuserdata(L, &job);
+        lua_pushvalue(L, root);
+        if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+            snprintf(err, err_size, "%s: %s", path, lua_tostring(L, -1) ? lua_tostring(L, -1)
+                                                                         : "error while reading");
+            job.status = -1;
+        }
+        status = job.status;
+    }
+    sandbox_free(sb);
+    if (status != 0)
+        scenario_release(out);
+    return status;
+}

@@ -1,0 +1,26 @@
+/* Loading a scenario file: runs it in the sandbox, applies --set overrides to the table
+ * it returns, and turns that table into a checked `scenario` (models/scenario.h).
+ *
+ * Every mistake gives one message, "file.lua:12: path.to.key: what is wrong" (or
+ * "--set KEY=VALUE: ..." for an override, or "file.lua: ..." for the whole file), and
+ * nothing is run.  Lua errors raised by the scenario's own code keep their traceback.
+ */
+#ifndef FLEETSIM_LUA_SCENARIO_LOAD_H
+#define FLEETSIM_LUA_SCENARIO_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/scenario.h"
+
+typedef struct scenario_load_options {
+    bool unsafe;              /* lift the sandbox (trusted files only) */
+    const char *const *sets;  /* "KEY=VALUE" overrides, applied in order */
+    size_t nsets;
+} scenario_load_options;
+
+/* 0 with *out filled (release with scenario_release), or -1 with the message in err. */
+int scenario_load(const char *path, const scenario_load_options *options, scenario *out,
+                  char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,253 @@
+/* Scenario runs: replications of the pools' stations (see run.h). */
+#include "models/run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/station.h"
+#include "sim/fatal.h"
+
+enum {
+    COL_UTILIZATION, COL_QUEUE_LENGTH, COL_ARRIVALS, COL_COMPLETED, COL_DROPPED,
+    COL_THROUGHPUT, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99, COL_RESPONSE_MEAN,
+    COL_RESPONSE_P99, NCOLUMNS
+};
+
+const char *const run_timeseries_columns[] = {
+    "utilization", "queue_length", "arrivals", "completed", "dropped", "throughput_per_s",
+    "queue_wait_mean_s", "queue_wait_p50_s", "queue_wait_p99_s", "response_mean_s",
+    "response_p99_s",
+};
+const size_t run_timeseries_ncolumns = NCOLUMNS;
+
+/* One pool's station in one replication, and where its buckets go. */
+typedef struct pool_run {
+    const scenario *sc;
+    size_t pool;
+    station *st;
+    station_class_config *classes;
+    size_t *services;          /* scenario index of each class */
+    size_t nclasses;
+    sim_timeseries *ts;
+    size_t pool_subject;       /* timeseries subject of the pool */
+    size_t *class_subjects;    /* ... and of each class's workload */
+} pool_run;
+
+static void record_bucket(void *context, const station_bucket *b)
+{
+    pool_run *pr = context;
+    double span = b->end_s - b->start_s;
+    size_t bucket = (size_t)floor(b->start_s / pr->sc->bucket_s + 0.5);
+    unsigned servers = pr->sc->pools[pr->pool].count;
+    sim_timeseries_add(pr->ts, bucket, pr->pool_subject, COL_UTILIZATION,
+                       b->busy_servers_mean / servers);
+    sim_timeseries_add(pr->ts, bucket, pr->pool_subject, COL_QUEUE_LENGTH, b->queue_length_mean);
+    for (size_t i = 0; i < pr->nclasses; i++) {
+        const station_class_stats *c = &b->classes[i];
+        size_t s = pr->class_subjects[i];
+        sim_timeseries_add(pr->ts, bucket, s, COL_ARRIVALS, (double)c->arrivals);
+        sim_timeseries_add(pr->ts, bucket, s, COL_COMPLETED, (double)c->completed);
+        sim_timeseries_add(pr->ts, bucket, s, COL_DROPPED, (double)c->dropped);
+        sim_timeseries_add(pr->ts, bucket, s, COL_THROUGHPUT, (double)c->completed / span);
+        sim_timeseries_add(pr->ts, bucket, s, COL_WAIT_MEAN, sim_stat_mean(&c->wait_s));
+        sim_timeseries_add(pr->ts, bucket, s, COL_WAIT_P50, sim_histogram_quantile(&c->wait_hist_s, 0.5));
+        sim_timeseries_add(pr->ts, bucket, s, COL_WAIT_P99, sim_histogram_quantile(&c->wait_hist_s, 0.99));
+        sim_timeseries_add(pr->ts, bucket, s, COL_RESPONSE_MEAN, sim_stat_mean(&c->response_s));
+        sim_timeseries_add(pr->ts, bucket, s, COL_RESPONSE_P99,
+                           sim_histogram_quantile(&c->response_hist_s, 0.99));
+    }
+}
+
+/* Adds one replication's metrics of a pool and its workloads. */
+static void record_metrics(sim_metrics *m, const pool_run *pr, double end_s)
+{
+    const scenario *sc = pr->sc;
+    const pool_spec *pool = &sc->pools[pr->pool];
+    double measured_s = end_s - sc->warmup_s;
+    if (!pr->st) { /* a pool no workload uses */
+        sim_metrics_add(m, "pool", pool->name, "servers", "servers", pool->count);
+        sim_metrics_add(m, "pool", pool->name, "utilization_mean", "1", 0);
+        sim_metrics_add(m, "pool", pool->name, "queue_length_mean", "requests", 0);
+        return;
+    }
+    const station_stats *s = station_get_stats(pr->st);
+    sim_metrics_add(m, "pool", pool->name, "servers", "servers", pool->count);
+    sim_metrics_add(m, "pool", pool->name, "utilization_mean", "1",
+                    station_utilization(pr->st, end_s));
+    sim_metrics_add(m, "pool", pool->name, "busy_servers_mean", "servers",
+                    sim_timeavg_mean(&s->busy_servers, end_s));
+    sim_metrics_add(m, "pool", pool->name, "queue_length_mean", "requests",
+                    sim_timeavg_mean(&s->queue_length, end_s));
+    sim_metrics_add(m, "pool", pool->name, "queue_length_max", "requests", s->queue_length.max);
+    for (size_t i = 0; i < pr->nclasses; i++) {
+        const station_class_stats *c = &s->classes[i];
+        const char *w = sc->services[pr->services[i]].name;
+        double served = (double)c->wait_s.n;
+        sim_metrics_add(m, "workload", w, "requests_arrived", "requests", (double)c->arrivals);
+        sim_metrics_add(m, "workload", w, "requests_completed", "requests", (double)c->completed);
+        sim_metrics_add(m, "workload", w, "requests_dropped", "requests", (double)c->dropped);
+        sim_metrics_add(m, "workload", w, "drop_fraction", "1",
+                        c->arrivals ? (double)c->dropped / (double)c->arrivals : NAN);
+        sim_metrics_add(m, "workload", w, "throughput_per_s", "requests/s",
+                        measured_s > 0 ? (double)c->completed / measured_s : NAN);
+        sim_metrics_add(m, "workload", w, "wait_probability", "1",
+                        served > 0 ? (double)c->waited / served : NAN);
+        sim_metrics_add(m, "workload", w, "queue_wait_mean_s", "s", sim_stat_mean(&c->wait_s));
+        sim_metrics_add(m, "workload", w, "queue_wait_p50_s", "s", sim_histogram_quantile(&c->wait_hist_s, 0.5));
+        sim_metrics_add(m, "workload", w, "queue_wait_p90_s", "s", sim_histogram_quantile(&c->wait_hist_s, 0.9));
+        sim_metrics_add(m, "workload", w, "queue_wait_p99_s", "s", sim_histogram_quantile(&c->wait_hist_s, 0.99));
+        sim_metrics_add(m, "workload", w, "queue_wait_max_s", "s", c->wait_s.n ? c->wait_s.max : NAN);
+        sim_metrics_add(m, "workload", w, "response_mean_s", "s", sim_stat_mean(&c->response_s));
+        sim_metrics_add(m, "workload", w, "response_p50_s", "s", sim_histogram_quantile(&c->response_hist_s, 0.5));
+        sim_metrics_add(m, "workload", w, "response_p90_s", "s", sim_histogram_quantile(&c->response_hist_s, 0.9));
+        sim_metrics_add(m, "workload", w, "response_p99_s", "s", sim_histogram_quantile(&c->response_hist_s, 0.99));
+        sim_metrics_add(m, "workload", w, "response_max_s", "s", c->response_s.n ? c->response_s.max : NAN);
+    }
+}
+
+/* Progress events: about 100 per replication, after everything else at their time. */
+typedef struct progress_state {
+    run_progress_fn fn;
+    void *context;
+    run_progress p;
+    uint64_t events_before; /* in earlier replications */
+    double step_s;
+} progress_state;
+
+static void on_progress(sim_engine *e, void *data)
+{
+    progress_state *ps = data;
+    ps->p.sim_time_s = sim_engine_now(e);
+    ps->p.events = ps->events_before + sim_engine_events_run(e);
+    ps->fn(ps->context, &ps->p);
+    double next = sim_engine_now(e) + ps->step_s;
+    if (next < ps->p.duration_s)
+        sim_event_schedule(e, next, 32767, on_progress, ps);
+}
+
+/* Builds the per-pool runs (classes, subjects); they outlive the replications. */
+static pool_run *plan_pools(const scenario *sc, sim_timeseries *ts)
+{
+    pool_run *runs = calloc(sc->npools ? sc->npools : 1, sizeof *runs);
+    size_t *workload_subject = calloc(sc->nservices + 1, sizeof *workload_subject);
+    if (!runs || !workload_subject)
+        sim_fatal("out of memory planning a run");
+    for (size_t p = 0; p < sc->npools; p++)
+        runs[p].pool_subject = sim_timeseries_add_subject(ts, "pool", sc->pools[p].name);
+    for (size_t w = 0; w < sc->nservices; w++)
+        workload_subject[w] = sim_timeseries_add_subject(ts, "workload", sc->services[w].name);
+    for (size_t p = 0; p < sc->npools; p++) {
+        pool_run *pr = &runs[p];
+        pr->sc = sc;
+        pr->pool = p;
+        pr->ts = ts;
+        pr->classes = calloc(sc->nservices + 1, sizeof *pr->classes);
+        pr->services = calloc(sc->nservices + 1, sizeof *pr->services);
+        pr->class_subjects = calloc(sc->nservices + 1, sizeof *pr->class_subjects);
+        if (!pr->classes || !pr->services || !pr->class_subjects)
+            sim_fatal("out of memory planning a run");
+        for (size_t w = 0; w < sc->nservices; w++) {
+            const service_spec *sv = &sc->services[w];
+            if (sv->pool != p)
+                continue;
+            pr->classes[pr->nclasses] = (station_class_config){
+                .name = sv->name, .interarrival = arrival_interarrival(&sv->arrivals),
+                .service = sv->service, .queue_limit = sv->queue_limit,
+            };
+            pr->services[pr->nclasses] = w;
+            pr->class_subjects[pr->nclasses] = workload_subject[w];
+            pr->nclasses++;
+        }
+    }
+    free(workload_subject);
+    return runs;
+}
+
+static void free_plan(pool_run *runs, size_t npools)
+{
+    for (size_t p = 0; p < npools; p++) {
+        free(runs[p].classes);
+        free(runs[p].services);
+        free(runs[p].class_subjects);
+    }
+    free(runs);
+}
+
+int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
+                 run_results *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    sim_metrics_init(&out->metrics);
+    size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
+    if (sim_timeseries_cells_needed(nbuckets, sc->npools + sc->nservices, NCOLUMNS)
+        > SIM_TIMESERIES_MAX_CELLS) {
+        snprintf(err, err_size, "the time series would need %zu buckets for %zu pools and "
+                 "workloads, over the limit of %zu cells: use a larger bucket", nbuckets,
+                 sc->npools + sc->nservices, SIM_TIMESERIES_MAX_CELLS);
+        return -1;
+    }
+    out->timeseries = sim_timeseries_create(nbuckets, sc->bucket_s, run_timeseries_columns,
+                                            NCOLUMNS);
+    if (!out->timeseries)
+        sim_fatal("out of memory creating the time series");
+    pool_run *runs = plan_pools(sc, out->timeseries);
+    progress_state ps = { progress, context, { 0, sc->replications, 0, sc->duration_s, 0 },
+                          0, sc->duration_s / 100 };
+    int status = 0;
+    for (unsigned r = 0; r < sc->replications && status == 0; r++) {
+        sim_engine *e = sim_engine_create();
+        if (!e)
+            sim_fatal("out of memory creating an engine");
+        for (size_t p = 0; p < sc->npools && status == 0; p++) {
+            pool_run *pr = &runs[p];
+            if (pr->nclasses == 0)
+                continue;
+            station_config config = {
+                .servers = sc->pools[p].count, .classes = pr->classes,
+                .nclasses = pr->nclasses, .warmup_s = sc->warmup_s, .bucket_s = sc->bucket_s,
+                .seed = sc->seed, .replication = r,
+            };
+            pr->st = station_create(e, &config, err, err_size);
+            if (!pr->st) {
+                status = -1;
+                break;
+            }
+            station_on_bucket(pr->st, record_bucket, pr);
+            station_start(pr->st);
+        }
+        if (status == 0) {
+            ps.p.replication = r;
+            if (progress)
+                sim_event_schedule(e, ps.step_s, 32767, on_progress, &ps);
+            sim_engine_run_until(e, sc->duration_s);
+            uint64_t events = sim_engine_events_run(e);
+            out->events += events;
+            ps.events_before += events;
+            sim_metrics_add(&out->metrics, "run", sc->name, "events", "events", (double)events);
+            for (size_t p = 0; p < sc->npools; p++) {
+                if (runs[p].st)
+                    station_finish(runs[p].st, sc->duration_s);
+                record_metrics(&out->metrics, &runs[p], sc->duration_s);
+            }
+        }
+        for (size_t p = 0; p < sc->npools; p++) {
+            station_free(runs[p].st);
+            runs[p].st = NULL;
+        }
+        sim_engine_free(e);
+    }
+    free_plan(runs, sc->npools);
+    if (status != 0)
+        run_results_release(out);
+    return status;
+}
+
+void run_results_release(run_results *results)
+{
+    sim_metrics_release(&results->metrics);
+    sim_timeseries_free(results->timeseries);
+    results->timeseries = NULL;
+    results->events = 0;
+}

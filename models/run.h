@@ -1,0 +1,45 @@
+/* Runs a scenario: every replication, each on an engine of its own with its own random
+ * streams, and gathers the metrics (one value per replication) and the time series
+ * (averaged over replications).
+ *
+ * Metric names (scope, name, unit) are stable; README.md lists them.
+ */
+#ifndef FLEETSIM_MODELS_RUN_H
+#define FLEETSIM_MODELS_RUN_H
+
+#include <stdint.h>
+
+#include "models/scenario.h"
+#include "sim/metrics.h"
+#include "sim/timeseries.h"
+
+/* Where a run stands, for a progress display. */
+typedef struct run_progress {
+    unsigned replication;   /* 0-based */
+    unsigned replications;
+    double sim_time_s;      /* reached in this replication */
+    double duration_s;
+    uint64_t events;        /* run so far, all replications */
+} run_progress;
+
+typedef void (*run_progress_fn)(void *context, const run_progress *progress);
+
+typedef struct run_results {
+    sim_metrics metrics;
+    sim_timeseries *timeseries;
+    uint64_t events;
+} run_results;
+
+/* Runs sc.  progress, if not NULL, is called about 100 times per replication, from
+ * inside the run.  Returns 0, or -1 with a message in err (a configuration the models
+ * refuse); out is then empty.  Release out with run_results_release. */
+int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
+                 run_results *out, char *err, size_t err_size);
+
+void run_results_release(run_results *results);
+
+/* The time-series columns, in order. */
+extern const char *const run_timeseries_columns[];
+extern const size_t run_timeseries_ncolumns;
+
+#endif

@@ -1,0 +1,46 @@
+#include "models/scenario.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void scenario_init(scenario *sc) { memset(sc, 0, sizeof *sc); }
+
+void scenario_release(scenario *sc)
+{
+    if (!sc)
+        return;
+    for (size_t i = 0; i < sc->npools; i++) {
+        free(sc->pools[i].name);
+        free(sc->pools[i].gpu);
+    }
+    for (size_t i = 0; i < sc->nservices; i++) {
+        free(sc->services[i].name);
+        sim_dist_release(&sc->services[i].service);
+    }
+    free(sc->pools);
+    free(sc->services);
+    free(sc->name);
+    free(sc->description);
+    scenario_init(sc);
+}
+
+sim_dist arrival_interarrival(const arrival_spec *arrivals)
+{
+    double mean_s = 1 / arrivals->rate_per_s;
+    return arrivals->kind == ARRIVALS_POISSON ? sim_dist_exponential(mean_s)
+                                              : sim_dist_constant(mean_s);
+}
+
+const char *arrival_kind_name(arrival_kind kind)
+{
+    return kind == ARRIVALS_POISSON ? "poisson" : "constant_rate";
+}
+
+double scenario_offered_load(const scenario *sc, size_t pool)
+{
+    double load = 0;
+    for (size_t i = 0; i < sc->nservices; i++)
+        if (sc->services[i].pool == pool)
+            load += sc->services[i].arrivals.rate_per_s * sim_dist_mean(&sc->services[i].service);
+    return load;
+}

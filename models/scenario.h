@@ -1,0 +1,77 @@
+/* A scenario as the models see it: pools of servers and the workloads that use them,
+ * with every value already checked and in base units (seconds, per second).  The Lua
+ * loader (lua/) builds one from a scenario file; C programs and tests may fill one in
+ * directly.
+ */
+#ifndef FLEETSIM_MODELS_SCENARIO_H
+#define FLEETSIM_MODELS_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/dist.h"
+
+/* Limits that keep a run within one machine; the loader refuses values past them. */
+#define SCENARIO_MAX_SERVERS 1000000u       /* servers in one pool */
+#define SCENARIO_MAX_REPLICATIONS 100000u
+#define SCENARIO_MAX_DURATION_S 3.2e9        /* about 100 years */
+#define SCENARIO_MAX_BUCKETS 1000000u        /* duration / bucket */
+#define SCENARIO_MAX_RATE_PER_S 1e9
+#define SCENARIO_MAX_QUEUE_LIMIT 1000000000u
+
+typedef struct pool_spec {
+    char *name;
+    unsigned count;   /* servers (or GPUs) */
+    char *gpu;        /* device name, or NULL for plain servers */
+} pool_spec;
+
+typedef enum arrival_kind {
+    ARRIVALS_POISSON,       /* exponential inter-arrival times */
+    ARRIVALS_CONSTANT_RATE, /* evenly spaced arrivals */
+} arrival_kind;
+
+typedef struct arrival_spec {
+    arrival_kind kind;
+    double rate_per_s;
+} arrival_spec;
+
+/* fs.service: requests served one at a time per server, FIFO. */
+typedef struct service_spec {
+    char *name;
+    arrival_spec arrivals;
+    sim_dist service;     /* seconds; owned (released with the scenario) */
+    size_t pool;          /* index into scenario.pools */
+    size_t queue_limit;   /* 0 = no limit */
+} service_spec;
+
+typedef struct scenario {
+    char *name;
+    char *description;    /* may be NULL */
+    double duration_s;
+    double warmup_s;      /* statistics ignore everything before it */
+    double bucket_s;      /* time-series bucket */
+    uint64_t seed;
+    unsigned replications;
+    pool_spec *pools;
+    size_t npools;
+    service_spec *services;
+    size_t nservices;
+} scenario;
+
+/* An empty scenario; release with scenario_release (NULL-safe, frees every string and
+ * distribution the scenario holds). */
+void scenario_init(scenario *sc);
+void scenario_release(scenario *sc);
+
+/* The inter-arrival time distribution of an arrival process. */
+sim_dist arrival_interarrival(const arrival_spec *arrivals);
+
+/* Offered load of a pool in Erlangs: the sum over its workloads of arrival rate times
+ * mean service time (INFINITY if a mean is infinite).  Under it the pool's queue stays
+ * finite only if the load is below the number of servers. */
+double scenario_offered_load(const scenario *sc, size_t pool);
+
+/* "poisson" or "constant_rate". */
+const char *arrival_kind_name(arrival_kind kind);
+
+#endif

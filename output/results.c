@@ -1,0 +1,91 @@
+#include "output/results.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "output/atomic_file.h"
+#include "output/csv_write.h"
+
+int output_summary_csv(const char *dir, const sim_metrics *metrics, char *err, size_t err_size)
+{
+    atomic_file *f = atomic_file_open(dir, "summary.csv", err, err_size);
+    if (!f)
+        return -1;
+    FILE *out = atomic_file_stream(f);
+    fputs("scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n", out);
+    for (size_t i = 0; i < metrics->count; i++) {
+        const sim_metric *m = &metrics->items[i];
+        sim_ci ci = sim_ci_student(&m->replications, 0.95);
+        csv_write_text(out, m->scope, true);
+        csv_write_text(out, m->subject, false);
+        csv_write_text(out, m->name, false);
+        csv_write_number(out, ci.mean, false);
+        csv_write_text(out, m->unit, false);
+        csv_write_number(out, ci.low, false);
+        csv_write_number(out, ci.high, false);
+        csv_write_number(out, (double)m->replications.n, false);
+        fputc('\n', out);
+    }
+    return atomic_file_commit(f, err, err_size);
+}
+
+int output_timeseries_csv(const char *dir, const sim_timeseries *ts, double duration_s,
+                          char *err, size_t err_size)
+{
+    atomic_file *f = atomic_file_open(dir, "timeseries.csv", err, err_size);
+    if (!f)
+        return -1;
+    FILE *out = atomic_file_stream(f);
+    size_t ncols = sim_timeseries_columns(ts);
+    fputs("bucket_start_s,bucket_end_s,scope,subject", out);
+    for (size_t c = 0; c < ncols; c++)
+        csv_write_text(out, sim_timeseries_column(ts, c), false);
+    fputc('\n', out);
+    double bucket_s = sim_timeseries_bucket_s(ts);
+    for (size_t b = 0; b < sim_timeseries_buckets(ts); b++) {
+        double start = (double)b * bucket_s, end = fmin(start + bucket_s, duration_s);
+        for (size_t s = 0; s < sim_timeseries_subjects(ts); s++) {
+            csv_write_number(out, start, true);
+            csv_write_number(out, end, false);
+            csv_write_text(out, sim_timeseries_subject_scope(ts, s), false);
+            csv_write_text(out, sim_timeseries_subject_name(ts, s), false);
+            for (size_t c = 0; c < ncols; c++)
+                csv_write_number(out, sim_timeseries_value(ts, b, s, c), false);
+            fputc('\n', out);
+        }
+    }
+    return atomic_file_commit(f, err, err_size);
+}
+
+/* Column widths of the table. */
+static int width(const sim_metrics *metrics, int which)
+{
+    int w = 0;
+    for (size_t i = 0; i < metrics->count; i++) {
+        const sim_metric *m = &metrics->items[i];
+        const char *s = which == 0 ? m->scope : which == 1 ? m->subject : m->name;
+        int n = (int)strlen(s);
+        if (n > w)
+            w = n;
+    }
+    return w;
+}
+
+void output_summary_table(FILE *out, const sim_metrics *metrics)
+{
+    int w0 = width(metrics, 0), w1 = width(metrics, 1), w2 = width(metrics, 2);
+    for (size_t i = 0; i < metrics->count; i++) {
+        const sim_metric *m = &metrics->items[i];
+        sim_ci ci = sim_ci_student(&m->replications, 0.95);
+        char value[40], half[40];
+        snprintf(value, sizeof value, "%.6g", ci.mean);
+        if (isnan(ci.mean))
+            snprintf(value, sizeof value, "-");
+        fprintf(out, "%-*s  %-*s  %-*s  %14s", w0, m->scope, w1, m->subject, w2, m->name, value);
+        if (!isnan(ci.half_width)) {
+            snprintf(half, sizeof half, "%.3g", ci.half_width);
+            fprintf(out, " +- %-10s", half);
+        }
+        fprintf(out, "  %s\n", strcmp(m->unit, "1") ? m->unit : "");
+    }
+}

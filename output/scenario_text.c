@@ -1,0 +1,53 @@
+#include "output/scenario_text.h"
+
+#include <math.h>
+
+void output_dist_text(FILE *out, const sim_dist *d)
+{
+    switch (d->kind) {
+    case SIM_DIST_CONSTANT: fprintf(out, "constant { value = %.10g }", d->a); break;
+    case SIM_DIST_EXPONENTIAL: fprintf(out, "exponential { mean = %.10g }", d->a); break;
+    case SIM_DIST_UNIFORM: fprintf(out, "uniform { low = %.10g, high = %.10g }", d->a, d->b); break;
+    case SIM_DIST_NORMAL: fprintf(out, "normal { mean = %.10g, sd = %.10g }", d->a, d->b); break;
+    case SIM_DIST_LOGNORMAL:
+        fprintf(out, "lognormal { median = %.10g, sigma = %.10g }", exp(d->a), d->b);
+        break;
+    case SIM_DIST_GAMMA: fprintf(out, "gamma { shape = %.10g, scale = %.10g }", d->a, d->b); break;
+    case SIM_DIST_WEIBULL: fprintf(out, "weibull { scale = %.10g, shape = %.10g }", d->a, d->b); break;
+    case SIM_DIST_PARETO: fprintf(out, "pareto { shape = %.10g, minimum = %.10g }", d->a, d->b); break;
+    case SIM_DIST_EMPIRICAL:
+        fprintf(out, "empirical { mean = %.10g }", sim_dist_mean(d));
+        break;
+    }
+}
+
+void output_scenario_text(FILE *out, const scenario *sc)
+{
+    fprintf(out, "scenario \"%s\"\n", sc->name);
+    if (sc->description)
+        fprintf(out, "  description   %s\n", sc->description);
+    fprintf(out, "  duration      %.10g s\n", sc->duration_s);
+    fprintf(out, "  warmup        %.10g s\n", sc->warmup_s);
+    fprintf(out, "  bucket        %.10g s\n", sc->bucket_s);
+    fprintf(out, "  seed          %llu\n", (unsigned long long)sc->seed);
+    fprintf(out, "  replications  %u\n", sc->replications);
+    fprintf(out, "pools\n");
+    for (size_t i = 0; i < sc->npools; i++) {
+        const pool_spec *p = &sc->pools[i];
+        fprintf(out, "  %s: dedicated, %u servers%s%s, offered load %.4g Erlangs\n", p->name,
+                p->count, p->gpu ? ", gpu " : "", p->gpu ? p->gpu : "",
+                scenario_offered_load(sc, i));
+    }
+    fprintf(out, "workloads\n");
+    for (size_t i = 0; i < sc->nservices; i++) {
+        const service_spec *w = &sc->services[i];
+        fprintf(out, "  %s: service on %s, %s arrivals at %.10g/s, service time ", w->name,
+                sc->pools[w->pool].name, arrival_kind_name(w->arrivals.kind),
+                w->arrivals.rate_per_s);
+        output_dist_text(out, &w->service);
+        fprintf(out, " s (mean %.6g s)", sim_dist_mean(&w->service));
+        if (w->queue_limit)
+            fprintf(out, ", queue limit %zu", w->queue_limit);
+        fputc('\n', out);
+    }
+}

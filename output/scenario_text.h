@@ -1,0 +1,15 @@
+/* The resolved scenario as text (fleetsim check): every value after defaults, units and
+ * --set, in base units, in the order the run uses. */
+#ifndef FLEETSIM_OUTPUT_SCENARIO_TEXT_H
+#define FLEETSIM_OUTPUT_SCENARIO_TEXT_H
+
+#include <stdio.h>
+
+#include "models/scenario.h"
+
+void output_scenario_text(FILE *out, const scenario *sc);
+
+/* One distribution as text, e.g. "exponential { mean = 0.25 }". */
+void output_dist_text(FILE *out, const sim_dist *d);
+
+#endif
