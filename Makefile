@@ -107,7 +107,7 @@ run: all
 
 # LeakSanitizer reports at process exit, after Criterion has counted the test as
 # passed, so the run's output is also searched for sanitizer reports.
-test: deps $(TESTS)
+test: deps $(TESTS) $(BIN)
 	$(Q)ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 ./$(TESTS) --jobs 2 \
 	  > $(BUILD)/test.log 2>&1; status=$$?; cat $(BUILD)/test.log; \
 	if grep -q 'Sanitizer' $(BUILD)/test.log; then \
@@ -121,6 +121,8 @@ $(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
 
 $(LIB): $(CORE_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(TEST_OBJ): CFLAGS += -DFLEETSIM_BIN='"$(BIN)"'
 
 $(TESTS): $(TEST_OBJ) $(LIB)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell $(PKG_CONFIG) --libs criterion)

@@ -270,7 +270,8 @@ static int convert_number(load_context *c, const char *where, const char *path, 
                           field_describe(c->L, index, got, sizeof got));
     double x = lua_tonumber(c->L, index);
     if (!isfinite(x))
-        return field_fail(c, where, path, "expected a finite number, got %g", x);
+        return field_fail(c, where, path, "expected a finite number, got %s",
+                          isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
     if (x < min || (!allow_min && x == min))
         return field_fail(c, where, path, "expected a number %s %g, got %g",
                           allow_min ? ">=" : ">", min, x);
@@ -325,7 +326,8 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     double x = lua_tonumber(L, -2);
     lua_settop(L, top);
     if (!isfinite(x))
-        return field_fail(c, where, path, "expected a finite %s, got %g", noun, x);
+        return field_fail(c, where, path, "expected a finite %s, got %s", noun,
+                          isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
     if (x < min || (!allow_min && x == min))
         return field_fail(c, where, path, "expected a %s %s %g %s, got %g %s", noun,
                           allow_min ? ">=" : ">", min, unit, x, unit);

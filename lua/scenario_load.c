@@ -29,7 +29,7 @@ static const char *const ARRIVAL_KEYS[] = { "rate", NULL };
 /* ---- named collections: pools = { q = fs.dedicated {...}, ... } ---------------------- */
 
 typedef struct named_list {
-    char **names;
+    char **names; /* sorted, NULL-terminated */
     size_t count;
 } named_list;
 
@@ -76,7 +76,7 @@ static int list_names(load_context *c, const lua_object *o, const char *key, lua
             return field_fail(c, o->where, path, "entries need names, as in %s = { name = ... }, "
                               "got the key %s", key, got);
         }
-        char **grown = realloc(out->names, (out->count + 1) * sizeof *grown);
+        char **grown = realloc(out->names, (out->count + 2) * sizeof *grown);
         char *name = strdup(lua_tostring(L, -1));
         if (!grown || !name) {
             free(name);
@@ -88,6 +88,7 @@ static int list_names(load_context *c, const lua_object *o, const char *key, lua
         }
         out->names = grown;
         out->names[out->count++] = name;
+        out->names[out->count] = NULL;
     }
     if (out->count == 0) {
         named_list_release(out);

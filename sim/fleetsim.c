@@ -59,6 +59,8 @@ typedef struct cli_options {
     size_t nsets;
     bool quiet;
     bool unsafe;
+    char seed_set[48];          /* "seed=N", from --seed */
+    char replications_set[48];  /* "replications=N", from --replications */
 } cli_options;
 
 static int cmd_version(void)
@@ -107,8 +109,10 @@ static void add_set(cli_options *o, const char *text)
     o->sets[o->nsets++] = text;
 }
 
-/* --seed N and --replications N are overrides of the scenario's own keys. */
-static int add_integer_set(cli_options *o, const char *key, const char *value)
+/* --seed N and --replications N are overrides of the scenario's own keys, written into
+ * buf (which lives in the options). */
+static int add_integer_set(cli_options *o, const char *key, const char *value, char *buf,
+                           size_t size)
 {
     char *end;
     unsigned long long n = strtoull(value, &end, 10);
@@ -116,12 +120,8 @@ static int add_integer_set(cli_options *o, const char *key, const char *value)
         fprintf(stderr, "fleetsim: --%s expects a whole number, got '%s'\n", key, value);
         return -1;
     }
-    size_t size = strlen(key) + 32;
-    char *text = malloc(size);
-    if (!text)
-        return -1;
-    snprintf(text, size, "%s=%llu", key, n);
-    add_set(o, text);
+    snprintf(buf, size, "%s=%llu", key, n);
+    add_set(o, buf);
     return 0;
 }
 
@@ -149,11 +149,12 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         case 'q': o->quiet = true; break;
         case 'h': cmd_help(command); exit(0);
         case OPT_SEED:
-            if (add_integer_set(o, "seed", optarg) != 0)
+            if (add_integer_set(o, "seed", optarg, o->seed_set, sizeof o->seed_set) != 0)
                 return -1;
             break;
         case OPT_REPLICATIONS:
-            if (add_integer_set(o, "replications", optarg) != 0)
+            if (add_integer_set(o, "replications", optarg, o->replications_set,
+                                sizeof o->replications_set) != 0)
                 return -1;
             break;
         case OPT_SET: add_set(o, optarg); break;
@@ -190,8 +191,10 @@ static int load(const cli_options *o, scenario *sc)
 static int cmd_check(int argc, char **argv)
 {
     cli_options o;
-    if (parse_options(argc, argv, "check", &o) != 0)
+    if (parse_options(argc, argv, "check", &o) != 0) {
+        free(o.sets);
         return EXIT_BAD_INPUT;
+    }
     scenario sc;
     int status = load(&o, &sc) == 0 ? 0 : EXIT_BAD_INPUT;
     if (status == 0)
@@ -253,8 +256,10 @@ static char *default_output_dir(const char *name)
 static int cmd_run(int argc, char **argv)
 {
     cli_options o;
-    if (parse_options(argc, argv, "run", &o) != 0)
+    if (parse_options(argc, argv, "run", &o) != 0) {
+        free(o.sets);
         return EXIT_BAD_INPUT;
+    }
     scenario sc;
     if (load(&o, &sc) != 0) {
         free(o.sets);

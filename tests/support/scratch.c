@@ -1,0 +1,91 @@
+#include "scratch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *scratch_dir(void)
+{
+    char *dir = strdup("/tmp/fleetsim-test-XXXXXX");
+    if (!dir || !mkdtemp(dir)) {
+        perror("mkdtemp");
+        abort();
+    }
+    return dir;
+}
+
+char *scratch_file(const char *dir, const char *name, const char *text)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        perror(path);
+        abort();
+    }
+    return path;
+}
+
+void scratch_remove_dir(char *dir)
+{
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    free(dir);
+}
+
+char *scratch_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while ((got = fread(text + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n < 2)
+            text = realloc(text, cap *= 2);
+    }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+int scratch_run(const char *command, char **out, char **err)
+{
+    char *dir = scratch_dir();
+    char full[4096];
+    snprintf(full, sizeof full, "%s > '%s/out' 2> '%s/err'", command, dir, dir);
+    int status = system(full);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", dir);
+    *out = scratch_read(path);
+    snprintf(path, sizeof path, "%s/err", dir);
+    *err = scratch_read(path);
+    scratch_remove_dir(dir);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+summary_row scratch_summary_row(const char *csv, const char *scope, const char *subject,
+                                const char *metric)
+{
+    summary_row row = { 0 };
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "\n%s,%s,%s,", scope, subject, metric);
+    const char *at = strstr(csv, prefix);
+    if (!at)
+        return row;
+    char unit[64];
+    /* value,unit,ci95_lo,ci95_hi,n */
+    if (sscanf(at + strlen(prefix), "%lf,%63[^,],%lf,%lf,%lf", &row.value, unit, &row.ci_low,
+               &row.ci_high, &row.n) == 5)
+        row.found = 1;
+    return row;
+}

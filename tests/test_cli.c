@@ -1,0 +1,216 @@
+/* The fleetsim binary end to end: an M/M/c scenario against Erlang C, exit codes,
+ * messages, and files that are whole or absent. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/queueing_theory.h"
+#include "support/scratch.h"
+
+#ifndef FLEETSIM_BIN
+#define FLEETSIM_BIN "build/fleetsim"
+#endif
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown);
+
+/* M/M/4 at rho 0.8 with mean service 1 s. */
+static const char *const MM4 =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario {\n"
+    "  name = \"mm4\", duration = \"50h\", warmup = \"1h\", bucket = \"1h\",\n"
+    "  seed = 3, replications = 10,\n"
+    "  pools = { q = fs.dedicated { count = 4 } },\n"
+    "  workloads = {\n"
+    "    mm = fs.service { arrivals = fs.poisson { rate = 3.2 },\n"
+    "                      service = fs.exponential { mean = \"1s\" }, pool = \"q\" },\n"
+    "  },\n"
+    "}\n";
+
+static int fleetsim(const char *args)
+{
+    char command[2048];
+    free(out);
+    free(err);
+    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
+    return scratch_run(command, &out, &err);
+}
+
+static char *result_file(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/%s", dir, name);
+    return scratch_read(path);
+}
+
+static void expect_theory_in_interval(const char *csv, const char *scope, const char *subject,
+                                      const char *metric, double theory)
+{
+    summary_row row = scratch_summary_row(csv, scope, subject, metric);
+    cr_assert(row.found, "no row %s,%s,%s in summary.csv", scope, subject, metric);
+    cr_expect_eq(row.n, 10);
+    cr_expect(theory >= row.ci_low && theory <= row.ci_high,
+              "%s: theory %.6g outside the 95%% interval [%.6g, %.6g]", metric, theory,
+              row.ci_low, row.ci_high);
+    cr_expect_leq((row.ci_high - row.ci_low) / 2, 0.03 * theory,
+                  "%s: interval [%.6g, %.6g] is not within 3%% of %.6g", metric, row.ci_low,
+                  row.ci_high, theory);
+}
+
+Test(cli, mmc_scenario_matches_erlang_c, .timeout = 120)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out --quiet", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "stderr: %s", err);
+    char *summary = result_file("summary.csv");
+    cr_assert_not_null(summary);
+    cr_expect(strncmp(summary, "scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n", 50) == 0);
+    double wq = queueing_mmc_wait_mean_s(4, 3.2, 1);
+    expect_theory_in_interval(summary, "workload", "mm", "queue_wait_mean_s", wq);
+    expect_theory_in_interval(summary, "workload", "mm", "wait_probability",
+                              queueing_erlang_c(4, 3.2));
+    expect_theory_in_interval(summary, "workload", "mm", "response_mean_s", wq + 1);
+    expect_theory_in_interval(summary, "pool", "q", "utilization_mean", 0.8);
+    expect_theory_in_interval(summary, "pool", "q", "queue_length_mean", 3.2 * wq);
+    char *series = result_file("timeseries.csv");
+    cr_assert_not_null(series);
+    int rows = 0;
+    for (char *p = series; (p = strchr(p, '\n')); p++)
+        rows++;
+    cr_expect_eq(rows, 1 + 50 * 2, "a header and 50 hourly buckets for a pool and a workload");
+    cr_expect(strstr(series, "\n3600,7200,pool,q,") != NULL);
+    cr_expect(strstr(out, "queue_wait_mean_s") != NULL, "the summary table is printed");
+    free(summary);
+    free(series);
+    free(file);
+}
+
+Test(cli, same_seed_same_bytes)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/a -q --set duration=2h", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    snprintf(args, sizeof args, "run %s -o %s/b -q --set duration=2h", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/a/summary.csv", dir);
+    snprintf(pb, sizeof pb, "%s/b/summary.csv", dir);
+    char *a = scratch_read(pa), *b = scratch_read(pb);
+    cr_assert(a && b);
+    cr_expect_str_eq(a, b);
+    free(a);
+    free(b);
+    free(file);
+}
+
+Test(cli, set_and_seed_change_the_run)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out -q --set pools.q.count=5 "
+             "--set duration=20h --replications 4 --seed 9", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *summary = result_file("summary.csv");
+    summary_row servers = scratch_summary_row(summary, "pool", "q", "servers");
+    summary_row util = scratch_summary_row(summary, "pool", "q", "utilization_mean");
+    cr_expect_float_eq(servers.value, 5, 0);
+    cr_expect_eq(util.n, 4);
+    cr_expect_float_eq(util.value, 0.64, 0.01, "3.2 Erlangs on 5 servers: %g", util.value);
+    free(summary);
+    free(file);
+}
+
+/* No file, and no temporary one, is left in the output folder. */
+static void expect_no_results(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(d)))
+        cr_expect(entry->d_name[0] == '.' && (!entry->d_name[1] || !strcmp(entry->d_name, "..")),
+                  "left behind: %s", entry->d_name);
+    closedir(d);
+}
+
+Test(cli, a_bad_scenario_exits_2_with_file_and_line_and_writes_nothing)
+{
+    char *file = scratch_file(dir, "bad.lua",
+                              "local fs = require \"fleetsim\"\nreturn fs.scenario {\n"
+                              "  duration = \"1h\",\n  pools = { q = fs.dedicated { count = -1 } },\n"
+                              "  workloads = {},\n}\n");
+    char args[1024], expected[512];
+    snprintf(args, sizeof args, "run %s -o %s/out", file, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    snprintf(expected, sizeof expected, "%s:4: pools.q.count: expected a positive integer, got -1\n",
+             file);
+    cr_expect_str_eq(err, expected);
+    cr_expect_str_eq(out, "");
+    expect_no_results();
+    free(file);
+}
+
+Test(cli, a_bad_set_exits_2)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out --set workloads.mm.arrivals.rate=-1", file, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_str_eq(err, "--set workloads.mm.arrivals.rate=-1: workloads.mm.arrivals.rate: "
+                     "expected a rate > 0 /s, got -1 /s\n");
+    expect_no_results();
+    free(file);
+}
+
+Test(cli, an_unwritable_output_folder_exits_1)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024], expected[512];
+    char *blocker = scratch_file(dir, "blocker", "a file, not a folder\n");
+    snprintf(args, sizeof args, "run %s -q -o %s/sub", file, blocker);
+    cr_expect_eq(fleetsim(args), 1);
+    snprintf(expected, sizeof expected, "fleetsim: cannot create folder %s: a file of that name "
+             "exists\n", blocker);
+    cr_expect_str_eq(err, expected);
+    free(file);
+    free(blocker);
+}
+
+Test(cli, check_prints_the_resolved_scenario_and_runs_nothing)
+{
+    char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
+    snprintf(args, sizeof args, "check %s --set workloads.mm.service.mean=250ms", file);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_expect(strstr(out, "duration      180000 s\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "q: dedicated, 4 servers, offered load 0.8 Erlangs") != NULL, "%s", out);
+    cr_expect(strstr(out, "exponential { mean = 0.25 }") != NULL, "%s", out);
+    free(file);
+}
+
+Test(cli, usage_mistakes_exit_2)
+{
+    cr_expect_eq(fleetsim("frobnicate"), 2);
+    cr_expect(strstr(err, "fleetsim: unknown command 'frobnicate'") == err, "%s", err);
+    cr_expect_eq(fleetsim("run"), 2);
+    cr_expect_str_eq(err, "fleetsim run: expected one scenario file (see fleetsim help run)\n");
+    cr_expect_eq(fleetsim("run x.lua --bogus"), 2);
+    cr_expect_str_eq(err, "fleetsim run: unknown option '--bogus' (see fleetsim help run)\n");
+    cr_expect_eq(fleetsim("run x.lua --seed abc"), 2);
+    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number, got 'abc'\n");
+    cr_expect_eq(fleetsim("help run"), 0);
+    cr_expect(strstr(out, "--set KEY=VALUE") != NULL);
+    cr_expect_eq(fleetsim("--version"), 0);
+    cr_expect(strncmp(out, "fleetsim 0.1.0\n", 15) == 0, "%s", out);
+}

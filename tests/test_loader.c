@@ -1,0 +1,307 @@
+/* Loading scenario files: resolved values, and one exact message per kind of mistake,
+ * with the file and the line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/scenario_load.h"
+#include "support/scratch.h"
+
+static char *dir;
+static char err[2048];
+
+static void setup(void) { dir = scratch_dir(); }
+static void teardown(void) { scratch_remove_dir(dir); }
+
+TestSuite(loader, .init = setup, .fini = teardown);
+
+/* A valid M/M/c file; tests replace one line of it to make one mistake. */
+static const char *const GOOD =
+    "local fs = require \"fleetsim\"\n"                               /* 1 */
+    "return fs.scenario {\n"                                           /* 2 */
+    "  name = \"queue\", duration = \"2h\", warmup = \"10m\",\n"      /* 3 */
+    "  seed = 7, replications = 3, bucket = \"5m\",\n"                 /* 4 */
+    "  pools = {\n"                                                    /* 5 */
+    "    q = fs.dedicated { count = 4 },\n"                            /* 6 */
+    "  },\n"                                                           /* 7 */
+    "  workloads = {\n"                                                /* 8 */
+    "    mm = fs.service {\n"                                          /* 9 */
+    "      arrivals = fs.poisson { rate = \"180/min\" },\n"            /* 10 */
+    "      service = fs.exponential { mean = \"1s\" },\n"              /* 11 */
+    "      pool = \"q\",\n"                                            /* 12 */
+    "    },\n"                                                         /* 13 */
+    "  },\n"                                                           /* 14 */
+    "}\n";                                                             /* 15 */
+
+/* GOOD with line `line` (1-based) replaced by `text`. */
+static char *with_line(int line, const char *text)
+{
+    static char buf[4096];
+    const char *p = GOOD;
+    buf[0] = '\0';
+    for (int n = 1; *p; n++) {
+        const char *end = strchr(p, '\n');
+        if (n == line)
+            strcat(strcat(buf, text), "\n");
+        else
+            strncat(buf, p, (size_t)(end - p + 1));
+        p = end + 1;
+    }
+    return buf;
+}
+
+static int load_text(const char *text, const char *const *sets, size_t nsets, scenario *sc,
+                     char **path)
+{
+    *path = scratch_file(dir, "s.lua", text);
+    scenario_load_options options = { false, sets, nsets };
+    return scenario_load(*path, &options, sc, err, sizeof err);
+}
+
+/* Loads text, expects failure with exactly "<path>:<line>: <message>" (line 0: no line). */
+static void expect_error(const char *text, int line, const char *message)
+{
+    scenario sc;
+    char *path, expected[1024];
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), -1, "accepted:\n%s", text);
+    if (line > 0)
+        snprintf(expected, sizeof expected, "%s:%d: %s", path, line, message);
+    else
+        snprintf(expected, sizeof expected, "%s: %s", path, message);
+    cr_expect_str_eq(err, expected);
+    free(path);
+}
+
+Test(loader, a_good_file_resolves_units_and_defaults)
+{
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text(GOOD, NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect_str_eq(sc.name, "queue");
+    cr_expect_float_eq(sc.duration_s, 7200, 0);
+    cr_expect_float_eq(sc.warmup_s, 600, 0);
+    cr_expect_float_eq(sc.bucket_s, 300, 0);
+    cr_expect_eq(sc.seed, 7);
+    cr_expect_eq(sc.replications, 3);
+    cr_assert_eq(sc.npools, 1);
+    cr_expect_str_eq(sc.pools[0].name, "q");
+    cr_expect_eq(sc.pools[0].count, 4);
+    cr_expect_null(sc.pools[0].gpu);
+    cr_assert_eq(sc.nservices, 1);
+    cr_expect_eq(sc.services[0].arrivals.kind, ARRIVALS_POISSON);
+    cr_expect_float_eq(sc.services[0].arrivals.rate_per_s, 3, 1e-12);
+    cr_expect_eq(sc.services[0].service.kind, SIM_DIST_EXPONENTIAL);
+    cr_expect_float_eq(sim_dist_mean(&sc.services[0].service), 1, 0);
+    cr_expect_eq(sc.services[0].pool, 0);
+    cr_expect_eq(sc.services[0].queue_limit, 0);
+    scenario_release(&sc);
+    free(path);
+}
+
+Test(loader, distributions_and_constants_of_durations)
+{
+    const char *cases[][2] = {
+        { "service = \"250ms\",", "0.25" },
+        { "service = 2,", "2" },
+        { "service = fs.uniform { low = \"1s\", high = \"3s\" },", "2" },
+        { "service = fs.gamma { mean = \"2s\", cv = 0.5 },", "2" },
+        { "service = fs.lognormal { median = 1, p99 = 3 },", "1.117963" },
+        { "service = fs.empirical { values = { 1, \"2s\", 3000 / 1000 } },", "2" },
+        { "service = fs.weibull { scale = 2, shape = 1 },", "2" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scenario sc;
+        char *path;
+        cr_assert_eq(load_text(with_line(11, cases[i][0]), NULL, 0, &sc, &path), 0,
+                     "%s: %s", cases[i][0], err);
+        double mean = sim_dist_mean(&sc.services[0].service);
+        cr_expect_float_eq(mean, atof(cases[i][1]), 1e-5, "%s: mean %g", cases[i][0], mean);
+        scenario_release(&sc);
+        free(path);
+    }
+}
+
+Test(loader, syntax_error) { expect_error(with_line(6, "    q = fs.dedicated { count = 4 ,,},"), 6, "unexpected symbol near ','"); }
+
+Test(loader, wrong_type)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = \"eight\" },"), 6,
+                 "pools.q.count: expected a positive integer, got \"eight\"");
+}
+
+Test(loader, fractional_count)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = 2.5 },"), 6,
+                 "pools.q.count: expected a positive integer, got 2.5");
+}
+
+Test(loader, zero_servers)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = 0 },"), 6,
+                 "pools.q.count: expected a positive integer, got 0");
+}
+
+Test(loader, absurd_number_of_servers)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = 1e15 },"), 6,
+                 "pools.q.count: 1000000000000000 is over the limit of 1000000");
+}
+
+Test(loader, negative_rate)
+{
+    expect_error(with_line(10, "      arrivals = fs.poisson { rate = -2 },"), 10,
+                 "workloads.mm.arrivals.rate: expected a rate > 0 /s, got -2 /s");
+}
+
+Test(loader, nan_value)
+{
+    expect_error(with_line(11, "      service = fs.exponential { mean = 0/0 },"), 11,
+                 "workloads.mm.service.mean: expected a finite duration, got NaN");
+}
+
+Test(loader, infinite_duration)
+{
+    expect_error(with_line(3, "  name = \"queue\", duration = math.huge, warmup = 0,"), 2,
+                 "duration: expected a finite duration, got inf");
+}
+
+Test(loader, unknown_unit)
+{
+    expect_error(with_line(3, "  name = \"queue\", duration = \"2 fortnights\", warmup = 0,"),
+                 2, "duration: unknown duration unit \"fortnights\" in \"2 fortnights\" "
+                 "(known: d, h, m, min, ms, ns, s, us, w, y)");
+}
+
+Test(loader, unknown_key_suggests_the_closest)
+{
+    expect_error(with_line(12, "      pool = \"q\", queue_limt = 5,"), 9,
+                 "workloads.mm.queue_limt: unknown key 'queue_limt' (did you mean 'queue_limit'?)");
+}
+
+Test(loader, unknown_key_far_from_all_lists_them)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = 4, colour = \"red\" },"), 6,
+                 "pools.q.colour: unknown key 'colour' (known keys: count, gpu)");
+}
+
+Test(loader, unknown_pool)
+{
+    expect_error(with_line(12, "      pool = \"qq\","), 9,
+                 "workloads.mm.pool: no pool named \"qq\" (did you mean \"q\"?)");
+}
+
+Test(loader, a_file_that_returns_no_scenario)
+{
+    expect_error("local fs = require \"fleetsim\"\nreturn { duration = 5 }\n", 0,
+                 "the file returns no scenario (it should end with return fs.scenario { ... })");
+}
+
+Test(loader, a_binary_chunk)
+{
+    expect_error("\x1bLua\x54\x00garbage", 0,
+                 "is a compiled Lua chunk; scenario files must be Lua source text");
+}
+
+Test(loader, a_missing_file)
+{
+    scenario sc;
+    scenario_load_options options = { 0 };
+    cr_assert_eq(scenario_load("/nonexistent/fleet.lua", &options, &sc, err, sizeof err), -1);
+    cr_expect_str_eq(err, "/nonexistent/fleet.lua: cannot read the scenario file: No such "
+                     "file or directory");
+}
+
+Test(loader, warmup_longer_than_the_run)
+{
+    expect_error(with_line(3, "  name = \"queue\", duration = \"2h\", warmup = \"3h\","), 2,
+                 "warmup: 10800 s is over the limit of 7200 s");
+}
+
+Test(loader, a_normal_distribution_of_durations)
+{
+    expect_error(with_line(11, "      service = fs.normal { mean = 1, sd = 1 },"), 11,
+                 "workloads.mm.service: a normal distribution can draw negative values, and "
+                 "durations cannot be negative: use fs.lognormal or fs.gamma");
+}
+
+Test(loader, a_distribution_with_a_bad_parameter)
+{
+    expect_error(with_line(11, "      service = fs.lognormal { median = 1, p99 = 0.5 },"), 11,
+                 "workloads.mm.service.p99: expected a duration > 1 s, got 0.5 s");
+}
+
+Test(loader, an_overloaded_pool_without_a_queue_limit)
+{
+    expect_error(with_line(10, "      arrivals = fs.poisson { rate = 100000 },"), 6,
+                 "pools.q: its offered load of 1e+05 Erlangs is not below its 4 servers, so "
+                 "its queue grows without bound: about 7.2e+08 requests over the run; add "
+                 "servers, shorten the run, or set queue_limit on its workloads");
+}
+
+Test(loader, a_lua_error_keeps_its_traceback)
+{
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text("local fs = require \"fleetsim\"\nlocal function f() return nil + 1 end\n"
+                           "f()\n", NULL, 0, &sc, &path), -1);
+    char expected[512];
+    snprintf(expected, sizeof expected, "%s:2: attempt to perform arithmetic on a nil value", path);
+    cr_expect(strstr(err, expected) == err, "message: %s", err);
+    cr_expect(strstr(err, "stack traceback:") != NULL, "no traceback: %s", err);
+    snprintf(expected, sizeof expected, "%s:3: in main chunk", path);
+    cr_expect(strstr(err, expected) != NULL, "traceback lacks the calling line: %s", err);
+    free(path);
+}
+
+Test(loader, a_constructor_given_no_table)
+{
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text(with_line(6, "    q = fs.dedicated(4),"), NULL, 0, &sc, &path), -1);
+    char expected[512];
+    snprintf(expected, sizeof expected, "%s:6: fs.dedicated expects a table of fields, as in "
+             "fs.dedicated { ... }, got number", path);
+    cr_expect(strstr(err, expected) == err, "message: %s", err);
+    free(path);
+}
+
+/* ---- --set ---- */
+
+Test(loader, set_overrides_values_with_units)
+{
+    const char *sets[] = { "pools.q.count=6", "workloads.mm.arrivals.rate=5.5",
+                           "duration=3h", "workloads.mm.queue_limit=10", "name=other" };
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text(GOOD, sets, 5, &sc, &path), 0, "%s", err);
+    cr_expect_eq(sc.pools[0].count, 6);
+    cr_expect_float_eq(sc.services[0].arrivals.rate_per_s, 5.5, 0);
+    cr_expect_float_eq(sc.duration_s, 10800, 0);
+    cr_expect_eq(sc.services[0].queue_limit, 10);
+    cr_expect_str_eq(sc.name, "other");
+    scenario_release(&sc);
+    free(path);
+}
+
+Test(loader, set_errors_name_the_override)
+{
+    const char *cases[][2] = {
+        { "pools.q.count=eight",
+          "--set pools.q.count=eight: pools.q.count: expected a positive integer, got \"eight\"" },
+        { "pools.x.count=3", "--set pools.x.count=3: the scenario has no table pools.x" },
+        { "pools.q=3", "--set pools.q=3: pools.q is a table; --set changes single values inside it" },
+        { "count", "--set count: expected KEY=VALUE, as in --set pools.q.count=6" },
+        { "pools.q.cuont=3",
+          "--set pools.q.cuont=3: pools.q.cuont: unknown key 'cuont' (did you mean 'count'?)" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scenario sc;
+        char *path;
+        const char *sets[] = { cases[i][0] };
+        cr_expect_eq(load_text(GOOD, sets, 1, &sc, &path), -1, "%s accepted", cases[i][0]);
+        cr_expect_str_eq(err, cases[i][1]);
+        free(path);
+    }
+}

@@ -1,0 +1,171 @@
+/* The scenario sandbox: each way out is closed, limits hold, and --unsafe opens them. */
+#include <criterion/criterion.h>
+#include <lauxlib.h>
+#include <string.h>
+
+#include "lua/sandbox.h"
+
+static sandbox *sb;
+static lua_State *L;
+
+static void setup(void)
+{
+    sb = sandbox_create(false);
+    L = sandbox_state(sb);
+}
+static void teardown(void) { sandbox_free(sb); }
+
+TestSuite(sandbox, .init = setup, .fini = teardown);
+
+/* Runs code; returns the Lua status and leaves the result or message on the stack. */
+static int run(const char *code)
+{
+    int status = luaL_loadstring(L, code);
+    if (status == LUA_OK)
+        status = lua_pcall(L, 0, 1, 0);
+    return status;
+}
+
+static void expect_error_containing(const char *code, const char *fragment)
+{
+    int status = run(code);
+    cr_expect_neq(status, LUA_OK, "%s succeeded", code);
+    const char *message = lua_tostring(L, -1);
+    cr_expect(message && strstr(message, fragment), "%s: message '%s' lacks '%s'", code,
+              message ? message : "(none)", fragment);
+    lua_pop(L, 1);
+}
+
+Test(sandbox, no_processes) { expect_error_containing("os.execute('touch /tmp/x')", "global 'os'"); }
+Test(sandbox, no_popen) { expect_error_containing("io.popen('ls')", "global 'io'"); }
+Test(sandbox, no_file_writes) { expect_error_containing("io.open('/tmp/x', 'w')", "global 'io'"); }
+Test(sandbox, no_dofile) { expect_error_containing("dofile('/etc/passwd')", "global 'dofile'"); }
+Test(sandbox, no_loadfile) { expect_error_containing("loadfile('/etc/passwd')", "global 'loadfile'"); }
+Test(sandbox, no_debug_library) { expect_error_containing("debug.getregistry()", "global 'debug'"); }
+Test(sandbox, no_package_loadlib) { expect_error_containing("package.loadlib('libc.so.6', 'system')", "global 'package'"); }
+
+Test(sandbox, no_c_modules_through_require)
+{
+    expect_error_containing("require 'socket.core'", "module 'socket.core' is not available in the sandbox");
+}
+
+Test(sandbox, no_binary_chunks)
+{
+    cr_assert_eq(run("local f, why = load(string.dump(function() return 1 end)) return why"), LUA_OK);
+    cr_expect(strstr(lua_tostring(L, -1), "attempt to load a binary chunk (mode is 't')"),
+              "got %s", lua_tostring(L, -1));
+    cr_assert_eq(run("return load('return 40 + 2')()"), LUA_OK, "source text still loads");
+    cr_expect_eq(lua_tointeger(L, -1), 42);
+}
+
+Test(sandbox, binary_chunks_even_with_an_explicit_mode)
+{
+    cr_assert_eq(run("local f, why = load(string.dump(function() return 1 end), 'x', 'b') return why"), LUA_OK);
+    cr_expect(strstr(lua_tostring(L, -1), "binary chunk"), "got %s", lua_tostring(L, -1));
+}
+
+Test(sandbox, memory_bombs_hit_the_cap)
+{
+    cr_expect_eq(run("return string.rep('x', 1e9)"), LUA_ERRMEM);
+    cr_expect(sandbox_memory_exhausted(sb));
+    lua_pop(L, 1);
+    cr_expect_eq(run("local t = {} for i = 1, 1e9 do t[i] = i end"), LUA_ERRMEM);
+}
+
+Test(sandbox, endless_loops_hit_the_instruction_budget, .timeout = 30)
+{
+    expect_error_containing("while true do end", "million Lua instructions (an endless loop?)");
+}
+
+Test(sandbox, math_random_is_deterministic)
+{
+    cr_assert_eq(run("return math.random(1, 1000000)"), LUA_OK);
+    lua_Integer first = lua_tointeger(L, -1);
+    sandbox *other = sandbox_create(false);
+    lua_State *L2 = sandbox_state(other);
+    cr_assert_eq(luaL_dostring(L2, "return math.random(1, 1000000)"), LUA_OK);
+    cr_expect_eq(lua_tointeger(L2, -1), first);
+    sandbox_free(other);
+}
+
+Test(sandbox, the_api_module_loads)
+{
+    cr_assert_eq(run("local fs = require 'fleetsim' return fs.version"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "0.1.0");
+}
+
+Test(sandbox, unsafe_opens_the_standard_libraries)
+{
+    sandbox *open = sandbox_create(true);
+    lua_State *L2 = sandbox_state(open);
+    cr_assert_eq(luaL_dostring(L2, "return type(os.time) .. type(io.open) .. type(debug)"), LUA_OK);
+    cr_expect_str_eq(lua_tostring(L2, -1), "functionfunctiontable");
+    cr_assert_eq(luaL_dostring(L2, "return require('fleetsim').version"), LUA_OK, "%s", lua_tostring(L2, -1));
+    sandbox_free(open);
+}
+
+/* ---- units (lua/fleetsim/units.lua) ---- */
+
+TestSuite(units, .init = setup, .fini = teardown);
+
+static double unit(const char *parser, const char *literal)
+{
+    char code[256];
+    snprintf(code, sizeof code, "return require('fleetsim.units').%s(%s)", parser, literal);
+    cr_assert_eq(run(code), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_assert_eq(lua_type(L, -1), LUA_TNUMBER, "%s(%s) gave no number", parser, literal);
+    double x = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return x;
+}
+
+Test(units, durations)
+{
+    cr_expect_float_eq(unit("duration", "'250ms'"), 0.25, 0); /* exactly, by division */
+    cr_expect_float_eq(unit("duration", "'90s'"), 90, 0);
+    cr_expect_float_eq(unit("duration", "'5m'"), 300, 0);
+    cr_expect_float_eq(unit("duration", "'5min'"), 300, 0);
+    cr_expect_float_eq(unit("duration", "'2h'"), 7200, 0);
+    cr_expect_float_eq(unit("duration", "'1.5h'"), 5400, 0);
+    cr_expect_float_eq(unit("duration", "'7d'"), 604800, 0);
+    cr_expect_float_eq(unit("duration", "'2w'"), 1209600, 0);
+    cr_expect_float_eq(unit("duration", "'3y'"), 3 * 365 * 86400.0, 0);
+    cr_expect_float_eq(unit("duration", "'20us'"), 2e-5, 1e-20);
+    cr_expect_float_eq(unit("duration", "' 3 s '"), 3, 0);
+    cr_expect_float_eq(unit("duration", "42"), 42, 0);
+}
+
+Test(units, sizes_and_rates)
+{
+    cr_expect_float_eq(unit("size", "'80GB'"), 80e9, 0);
+    cr_expect_float_eq(unit("size", "'80GiB'"), 80 * 1073741824.0, 0);
+    cr_expect_float_eq(unit("size", "'512MiB'"), 512 * 1048576.0, 0);
+    cr_expect_float_eq(unit("size", "1024"), 1024, 0);
+    cr_expect_float_eq(unit("rate", "'300/min'"), 5, 0);
+    cr_expect_float_eq(unit("rate", "'1800/h'"), 0.5, 0);
+    cr_expect_float_eq(unit("rate", "'5/s'"), 5, 0);
+    cr_expect_float_eq(unit("rate", "'2.5'"), 2.5, 0);
+}
+
+static void expect_unit_error(const char *parser, const char *literal, const char *message)
+{
+    char code[256];
+    snprintf(code, sizeof code, "local v, why = require('fleetsim.units').%s(%s) return why",
+             parser, literal);
+    cr_assert_eq(run(code), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), message);
+    lua_pop(L, 1);
+}
+
+Test(units, mistakes_are_explained)
+{
+    expect_unit_error("duration", "'5 parsecs'",
+                      "unknown duration unit \"parsecs\" in \"5 parsecs\" (known: d, h, m, min, ms, ns, s, us, w, y)");
+    expect_unit_error("duration", "'soon'", "expected a duration such as \"250ms\" or \"2h\", got \"soon\"");
+    expect_unit_error("duration", "{}",
+                      "expected a duration (seconds, or a string such as \"250ms\" or \"2h\"), got table");
+    expect_unit_error("size", "'80 GQ'",
+                      "unknown size unit \"GQ\" in \"80 GQ\" (known: B, GB, GiB, KB, KiB, MB, MiB, PB, PiB, TB, TiB)");
+    expect_unit_error("rate", "'5/fortnight'",
+                      "unknown rate unit \"fortnight\" in \"5/fortnight\" (known: /d, /day, /h, /hour, /m, /min, /s, /sec)");
+}
