@@ -113,7 +113,7 @@ test: deps $(TESTS) $(BIN)
 	if grep -q 'Sanitizer' $(BUILD)/test.log; then \
 	  echo "make test: sanitizer reports above"; exit 1; fi; exit $$status
 
-bench: deps $(BENCH)
+bench: deps $(BENCH) $(BIN)
 	$(Q)./$(BENCH)
 
 $(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
@@ -122,7 +122,7 @@ $(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
 $(LIB): $(CORE_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(TEST_OBJ): CFLAGS += -DFLEETSIM_BIN='"$(BIN)"'
+$(TEST_OBJ) $(BENCH_OBJ): CFLAGS += -DFLEETSIM_BIN='"$(BIN)"'
 
 $(TESTS): $(TEST_OBJ) $(LIB)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell $(PKG_CONFIG) --libs criterion)

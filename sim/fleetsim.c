@@ -219,6 +219,20 @@ static double wall_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* "12.5 d", "3.2 h", "45 s": a duration a person reads at a glance. */
+static const char *human_duration(double s, char *buf, size_t size)
+{
+    if (s >= 2 * 86400)
+        snprintf(buf, size, "%.1f d", s / 86400);
+    else if (s >= 2 * 3600)
+        snprintf(buf, size, "%.1f h", s / 3600);
+    else if (s >= 120)
+        snprintf(buf, size, "%.1f min", s / 60);
+    else
+        snprintf(buf, size, "%.3g s", s);
+    return buf;
+}
+
 static void show_progress(void *context, const run_progress *p)
 {
     progress_display *d = context;
@@ -230,9 +244,13 @@ static void show_progress(void *context, const run_progress *p)
     double elapsed = now - d->started_s;
     double done = (p->replication + p->sim_time_s / p->duration_s) / p->replications;
     double eta = done > 0 ? elapsed * (1 - done) / done : 0;
-    fprintf(stderr, "\r  replication %u/%u  simulated %.4g of %.4g s  %.3g events/s  "
-            "%3.0f%%  ETA %.0f s   ", p->replication + 1, p->replications, p->sim_time_s,
-            p->duration_s, elapsed > 0 ? (double)p->events / elapsed : 0, 100 * done, eta);
+    char reached[32], total[32], left[32];
+    fprintf(stderr, "\r  replication %u/%u  simulated %s of %s  %.3g events/s  %3.0f%%  "
+            "ETA %s   ", p->replication + 1, p->replications,
+            human_duration(p->sim_time_s, reached, sizeof reached),
+            human_duration(p->duration_s, total, sizeof total),
+            elapsed > 0 ? (double)p->events / elapsed : 0, 100 * done,
+            human_duration(eta, left, sizeof left));
 }
 
 /* "out/<name>" with characters unsafe in file names replaced by '_'. */

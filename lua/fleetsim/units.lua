@@ -11,11 +11,11 @@
 
 local units = {}
 
--- Sub-units divide (so "250ms" is exactly 250 / 1000), larger ones multiply.
+-- Each unit is a multiplier, or { div = n } for sub-units, so that "250ms" is exactly
+-- 250 / 1000 rather than 250 * 0.001.
 local DURATION = {
-  ns = { div = 1e9 }, us = { div = 1e6 }, ms = { div = 1e3 }, s = { mul = 1 },
-  m = { mul = 60 }, min = { mul = 60 }, h = { mul = 3600 }, d = { mul = 86400 },
-  w = { mul = 7 * 86400 }, y = { mul = 365 * 86400 },
+  ns = { div = 1e9 }, us = { div = 1e6 }, ms = { div = 1e3 }, s = 1, m = 60, min = 60,
+  h = 3600, d = 86400, w = 7 * 86400, y = 365 * 86400,
 }
 
 local SIZE = {
@@ -25,53 +25,39 @@ local SIZE = {
 
 local RATE_PER = { s = 1, sec = 1, min = 60, m = 60, h = 3600, hour = 3600, d = 86400, day = 86400 }
 
-local function unit_list(t)
+local function unit_list(t, prefix)
   local names = {}
-  for name in pairs(t) do names[#names + 1] = name end
+  for name in pairs(t) do names[#names + 1] = (prefix or "") .. name end
   table.sort(names)
   return table.concat(names, ", ")
 end
 
--- Splits "250ms" into 250 and "ms"; nil if the text does not start with a number.
-local function split(text)
-  local number, unit = text:match("^%s*([%d%.eE%+%-]+)%s*(%a*)%s*$")
+-- Parses "<number><unit>" against a table of units; a plain number passes unchanged.
+-- noun and example shape the messages ("duration", "\"250ms\" or \"2h\"").
+local function scaled(v, table_of_units, noun, base, example)
+  if type(v) == "number" then return v end
+  if type(v) ~= "string" then
+    return nil, ("expected a %s (%s, or a string such as %s), got %s"):format(noun, base, example, type(v))
+  end
+  local number, unit = v:match("^%s*([%d%.eE%+%-]+)%s*(%a*)%s*$")
   local value = number and tonumber(number)
-  if not value then return nil end
-  return value, unit
+  if not value then
+    return nil, ("expected a %s such as %s, got %q"):format(noun, example, v)
+  end
+  if unit == "" then return value end
+  local u = table_of_units[unit]
+  if not u then
+    return nil, ("unknown %s unit %q in %q (known: %s)"):format(noun, unit, v, unit_list(table_of_units))
+  end
+  return type(u) == "table" and value / u.div or value * u
 end
 
 function units.duration(v)
-  if type(v) == "number" then return v end
-  if type(v) ~= "string" then
-    return nil, ("expected a duration (seconds, or a string such as \"250ms\" or \"2h\"), got %s"):format(type(v))
-  end
-  local value, unit = split(v)
-  if not value then
-    return nil, ("expected a duration such as \"250ms\" or \"2h\", got %q"):format(v)
-  end
-  if unit == "" then return value end
-  local u = DURATION[unit]
-  if not u then
-    return nil, ("unknown duration unit %q in %q (known: %s)"):format(unit, v, unit_list(DURATION))
-  end
-  return u.div and value / u.div or value * u.mul
+  return scaled(v, DURATION, "duration", "seconds", "\"250ms\" or \"2h\"")
 end
 
 function units.size(v)
-  if type(v) == "number" then return v end
-  if type(v) ~= "string" then
-    return nil, ("expected a size (bytes, or a string such as \"80GB\"), got %s"):format(type(v))
-  end
-  local value, unit = split(v)
-  if not value then
-    return nil, ("expected a size such as \"80GB\", got %q"):format(v)
-  end
-  if unit == "" then return value end
-  local mul = SIZE[unit]
-  if not mul then
-    return nil, ("unknown size unit %q in %q (known: %s)"):format(unit, v, unit_list(SIZE))
-  end
-  return value * mul
+  return scaled(v, SIZE, "size", "bytes", "\"80GB\"")
 end
 
 function units.rate(v)
@@ -88,7 +74,7 @@ function units.rate(v)
   end
   local seconds = RATE_PER[per]
   if not seconds then
-    return nil, ("unknown rate unit %q in %q (known: /%s)"):format(per, v, unit_list(RATE_PER):gsub(", ", ", /"))
+    return nil, ("unknown rate unit %q in %q (known: %s)"):format(per, v, unit_list(RATE_PER, "/"))
   end
   return value / seconds
 end

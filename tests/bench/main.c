@@ -30,6 +30,8 @@ int main(int argc, char **argv)
     printf("fleetsim %s benchmarks (best of %d runs each)\n\n", FLEETSIM_VERSION, BENCH_REPEATS);
     bench_mm8_table(quick);
     printf("\n");
+    bench_cli_table(quick);
+    printf("\n");
     bench_hold_table(quick);
     return 0;
 }

@@ -209,6 +209,12 @@ static mm8_result best_of(mm8_result (*run)(uint64_t), uint64_t customers)
     return best;
 }
 
+double bench_mm8_bare_rate(uint64_t customers)
+{
+    mm8_result bare = best_of(run_bare, customers);
+    return (double)bare.events / bare.seconds;
+}
+
 void bench_mm8_table(int quick)
 {
     const uint64_t sizes[] = { 200000, 2000000 };
