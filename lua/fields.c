@@ -364,6 +364,11 @@ int read_duration(load_context *c, const lua_object *o, const char *key, bool re
                           max_s, allow_min, out);
 }
 
+int read_size(load_context *c, const lua_object *o, const char *key, double max, double *out)
+{
+    return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, 0, max, false, out);
+}
+
 int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out)
 {
     return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);

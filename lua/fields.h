@@ -64,6 +64,9 @@ int read_integer(load_context *c, const lua_object *o, const char *key, bool req
 int read_duration(load_context *c, const lua_object *o, const char *key, bool required,
                   double fallback, double min_s, double max_s, bool allow_min, double *out);
 
+/* A size in bytes in (0, max] (strings such as "80GB" through fleetsim.units). */
+int read_size(load_context *c, const lua_object *o, const char *key, double max, double *out);
+
 /* A rate per second in (0, max]. */
 int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out);
 

@@ -9,6 +9,11 @@ local units = require "fleetsim.units"
 
 local fs = { units = units, version = C.version }
 
+-- The catalogs, as plain tables a scenario may read, change or extend before it
+-- returns: fs.devices["H100-SXM"].memory = "94GB", or fs.devices["my-gpu"] = { ... }.
+fs.devices = require "fleetsim.devices"
+fs.models = require "fleetsim.models"
+
 -- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.
 local constructor = C.constructor
 

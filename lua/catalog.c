@@ -1,0 +1,317 @@
+/* Catalog tables to device_spec and model_spec (see catalog.h). */
+#include "lua/catalog.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/fields.h"
+#include "lua/sandbox.h"
+
+static const char *const DEVICE_KEYS[] = {
+    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "pcie_gen", "idle_w", "tdp_w",
+    "usd_per_hour", "price_date", "price_source", "cores", NULL,
+};
+static const char *const MODEL_KEYS[] = {
+    "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
+    "experts", "experts_active", "params", "params_active", "context", NULL,
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The sorted string keys of the table at index (a NULL-ended array), or NULL. */
+static const char **sorted_keys(lua_State *L, int index, size_t *n)
+{
+    size_t count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, index)) {
+        lua_pop(L, 1);
+        count += lua_type(L, -1) == LUA_TSTRING;
+    }
+    const char **keys = calloc(count + 1, sizeof *keys);
+    if (!keys)
+        return NULL;
+    *n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, index)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            keys[(*n)++] = lua_tostring(L, -1); /* anchored by the table */
+    }
+    qsort(keys, *n, sizeof *keys, by_name);
+    return keys;
+}
+
+static int convert_device(load_context *c, const lua_object *o, const char *name, device_spec *d)
+{
+    char *kind = NULL;
+    double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth;
+    int status = object_check_keys(c, o, DEVICE_KEYS) || read_string(c, o, "kind", true, &kind)
+                 || read_size(c, o, "memory", 1e15, &d->memory_bytes)
+                 || read_number(c, o, "bandwidth_gbs", true, 0, 0, 1e6, false, &bandwidth)
+                 || read_number(c, o, "nvlink_gbs", false, 0, 0, 1e6, true, &nvlink)
+                 || read_number(c, o, "pcie_gen", false, 4, 1, 7, true, &pcie_gen)
+                 || read_number(c, o, "idle_w", true, 0, 0, 1e5, true, &d->idle_w)
+                 || read_number(c, o, "tdp_w", true, 0, d->idle_w, 1e5, true, &d->tdp_w)
+                 || read_number(c, o, "usd_per_hour", false, NAN, 0, 1e6, true, &d->usd_per_hour)
+                 || read_string(c, o, "price_date", false, &d->price_date)
+                 || read_string(c, o, "price_source", false, &d->price_source)
+                 || read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
+    if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
+        status = field_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"", kind);
+    d->name = strdup(name);
+    d->is_cpu = kind && !strcmp(kind, "cpu");
+    d->bandwidth_bytes_per_s = bandwidth * 1e9;
+    d->nvlink_bytes_per_s = nvlink * 1e9;
+    d->pcie_bytes_per_s = 16e9 * pow(2, pcie_gen - 3); /* x16: ~16 GB/s at gen 3, doubling */
+    d->cores = (unsigned)cores;
+    free(kind);
+    if (status)
+        return -1;
+    /* tflops = { fp32 = ..., fp16 = ... } */
+    if (object_get(c, o, "tflops") != LUA_TTABLE) {
+        lua_pop(c->L, 1);
+        return field_fail(c, o->where, o->path, "tflops: expected a table such as { fp16 = 312 }");
+    }
+    lua_object t = { .index = lua_gettop(c->L) };
+    snprintf(t.where, sizeof t.where, "%s", o->where);
+    snprintf(t.path, sizeof t.path, "%s.tflops", o->path);
+    const char *names[PREC_COUNT + 1];
+    for (int i = 0; i < PREC_COUNT; i++)
+        names[i] = precision_name((precision)i);
+    names[PREC_COUNT] = NULL;
+    status = object_check_keys(c, &t, names);
+    for (int i = 0; i < PREC_COUNT && status == 0; i++) {
+        double tf;
+        status = read_number(c, &t, names[i], false, 0, 0, 1e7, true, &tf);
+        d->peak_flops[i] = tf * 1e12;
+    }
+    lua_pop(c->L, 1);
+    if (status == 0 && !(d->peak_flops[PREC_FP32] > 0))
+        status = field_fail(c, o->where, o->path, "tflops.fp32 is required");
+    return status ? -1 : 0;
+}
+
+static int read_unsigned(load_context *c, const lua_object *o, const char *key, bool required,
+                         unsigned *out)
+{
+    int64_t v;
+    int status = read_integer(c, o, key, required, 0, required ? 1 : 0, 100000000, &v);
+    *out = (unsigned)v;
+    return status;
+}
+
+static int read_flag(load_context *c, const lua_object *o, const char *key, bool *out)
+{
+    int type = object_get(c, o, key);
+    int status = 0;
+    if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.%s", o->path, key);
+        status = field_fail(c, o->where, path, "expected true or false");
+    }
+    *out = lua_toboolean(c->L, -1);
+    lua_pop(c->L, 1);
+    return status;
+}
+
+static int convert_model(load_context *c, const lua_object *o, const char *name, model_spec *m)
+{
+    m->name = strdup(name);
+    int status = object_check_keys(c, o, MODEL_KEYS)
+                 || read_unsigned(c, o, "layers", true, &m->layers)
+                 || read_unsigned(c, o, "hidden", true, &m->hidden)
+                 || read_unsigned(c, o, "heads", true, &m->heads)
+                 || read_unsigned(c, o, "kv_heads", true, &m->kv_heads)
+                 || read_unsigned(c, o, "ffn", true, &m->ffn)
+                 || read_unsigned(c, o, "vocab", true, &m->vocab)
+                 || read_unsigned(c, o, "positions", false, &m->positions)
+                 || read_unsigned(c, o, "experts", false, &m->experts)
+                 || read_unsigned(c, o, "experts_active", false, &m->experts_active)
+                 || read_unsigned(c, o, "context", false, &m->context)
+                 || read_flag(c, o, "gated", &m->gated) || read_flag(c, o, "tied", &m->tied)
+                 || read_number(c, o, "params", false, 0, 0, 1e15, true, &m->published_params)
+                 || read_number(c, o, "params_active", false, 0, 0, 1e15, true,
+                                &m->published_active_params);
+    if (status == 0 && m->hidden % m->heads)
+        status = field_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u)",
+                            m->hidden, m->heads);
+    if (status == 0 && (m->kv_heads > m->heads || m->heads % m->kv_heads))
+        status = field_fail(c, o->where, o->path, "kv_heads (%u) must divide heads (%u)",
+                            m->kv_heads, m->heads);
+    if (status == 0 && (m->experts_active > m->experts || (m->experts && !m->experts_active)))
+        status = field_fail(c, o->where, o->path, "experts_active (%u) must be between 1 and "
+                            "experts (%u)", m->experts_active, m->experts);
+    if (status == 0 && !m->context)
+        m->context = 4096;
+    return status ? -1 : 0;
+}
+
+typedef struct load_job {
+    load_context *c;
+    catalog *out;
+    int status;
+} load_job;
+
+/* Reads fleetsim.devices and fleetsim.models (the module's tables, which a scenario may
+ * have extended) into out. */
+static int load_protected(lua_State *L)
+{
+    load_job *job = lua_touserdata(L, 1);
+    load_context *c = job->c;
+    catalog *out = job->out;
+    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    lua_getfield(L, -1, "fleetsim");
+    int fs = lua_gettop(L);
+    const char *sections[2] = { "devices", "models" };
+    for (int k = 0; k < 2 && job->status == 0; k++) {
+        lua_getfield(L, fs, sections[k]);
+        int table = lua_gettop(L);
+        size_t n = 0;
+        const char **names = lua_istable(L, table) ? sorted_keys(L, table, &n) : NULL;
+        if (!names) {
+            snprintf(c->err, c->err_size, "fleetsim.%s is not a table", sections[k]);
+            job->status = -1;
+            break;
+        }
+        if (k == 0)
+            out->devices = calloc(n + 1, sizeof *out->devices);
+        else
+            out->models = calloc(n + 1, sizeof *out->models);
+        for (size_t i = 0; i < n && job->status == 0; i++) {
+            lua_object o;
+            char path[FIELD_PATH_MAX], where[FIELD_PATH_MAX];
+            snprintf(path, sizeof path, "%s.%s", sections[k], names[i]);
+            snprintf(where, sizeof where, "fleetsim/%s.lua: ", sections[k]);
+            lua_getfield(L, table, names[i]);
+            if (object_open(c, -1, path, where, NULL, "a table", &o) != 0) {
+                job->status = -1;
+                break;
+            }
+            if (!*o.where)
+                snprintf(o.where, sizeof o.where, "%s", where);
+            if (k == 0)
+                job->status = convert_device(c, &o, names[i], &out->devices[out->ndevices++]);
+            else
+                job->status = convert_model(c, &o, names[i], &out->models[out->nmodels++]);
+            lua_pop(L, 1);
+        }
+        free(names);
+        lua_settop(L, fs);
+    }
+    return 0;
+}
+
+int catalog_load_from(lua_State *L, catalog *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    load_context c = { L, err, err_size, NULL, 0 };
+    load_job job = { &c, out, 0 };
+    lua_pushcfunction(L, load_protected);
+    lua_pushlightuserdata(L, &job);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        snprintf(err, err_size, "reading the catalogs: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        job.status = -1;
+    }
+    if (job.status != 0)
+        catalog_release(out);
+    return job.status;
+}
+
+int catalog_load(catalog *out, char *err, size_t err_size)
+{
+    sandbox *sb = sandbox_create(false);
+    if (!sb) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    lua_State *L = sandbox_state(sb);
+    int status = luaL_dostring(L, "require 'fleetsim'");
+    if (status != LUA_OK) {
+        snprintf(err, err_size, "%s", lua_tostring(L, -1));
+        sandbox_free(sb);
+        return -1;
+    }
+    status = catalog_load_from(L, out, err, err_size);
+    sandbox_free(sb);
+    return status;
+}
+
+void catalog_release(catalog *c)
+{
+    for (size_t i = 0; i < c->ndevices; i++)
+        device_release(&c->devices[i]);
+    for (size_t i = 0; i < c->nmodels; i++)
+        model_release(&c->models[i]);
+    free(c->devices);
+    free(c->models);
+    memset(c, 0, sizeof *c);
+}
+
+const device_spec *catalog_device(const catalog *c, const char *name)
+{
+    for (size_t i = 0; i < c->ndevices; i++)
+        if (!strcmp(c->devices[i].name, name))
+            return &c->devices[i];
+    return NULL;
+}
+
+const model_spec *catalog_model(const catalog *c, const char *name)
+{
+    for (size_t i = 0; i < c->nmodels; i++)
+        if (!strcmp(c->models[i].name, name))
+            return &c->models[i];
+    return NULL;
+}
+
+static const char *join_names(char *buf, size_t size, size_t n, const char *(*name)(const catalog *, size_t),
+                              const catalog *c)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "", name(c, i));
+    return buf;
+}
+
+static const char *device_name_at(const catalog *c, size_t i) { return c->devices[i].name; }
+static const char *model_name_at(const catalog *c, size_t i) { return c->models[i].name; }
+
+const char *catalog_device_names(const catalog *c, char *buf, size_t size)
+{
+    return join_names(buf, size, c->ndevices, device_name_at, c);
+}
+
+const char *catalog_model_names(const catalog *c, char *buf, size_t size)
+{
+    return join_names(buf, size, c->nmodels, model_name_at, c);
+}
+
+static const char *closest(const catalog *c, size_t n, const char *(*name)(const catalog *, size_t),
+                           const char *wanted)
+{
+    const char **names = calloc(n + 1, sizeof *names);
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        names[i] = name(c, i);
+    const char *best = field_closest(wanted, names);
+    free(names);
+    return best;
+}
+
+const char *catalog_closest_device(const catalog *c, const char *name)
+{
+    return closest(c, c->ndevices, device_name_at, name);
+}
+
+const char *catalog_closest_model(const catalog *c, const char *name)
+{
+    return closest(c, c->nmodels, model_name_at, name);
+}

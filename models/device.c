@@ -1,0 +1,59 @@
+#include "models/device.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const NAMES[PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4" };
+static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5 };
+
+const char *precision_name(precision p) { return (unsigned)p < PREC_COUNT ? NAMES[p] : "?"; }
+double precision_bytes(precision p) { return BYTES[p]; }
+
+int precision_parse(const char *name, precision *out)
+{
+    for (int i = 0; i < PREC_COUNT; i++) {
+        if (!strcmp(name, NAMES[i])) {
+            *out = (precision)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+double device_peak_flops(const device_spec *d, precision p, precision *used)
+{
+    /* what each precision falls back to when the device lacks it */
+    static const precision wider[PREC_COUNT] = {
+        [PREC_FP32] = PREC_FP32, [PREC_TF32] = PREC_FP32, [PREC_FP16] = PREC_BF16,
+        [PREC_BF16] = PREC_FP32, [PREC_FP8] = PREC_FP16, [PREC_INT8] = PREC_FP16,
+        [PREC_INT4] = PREC_INT8,
+    };
+    precision q = p;
+    for (int hops = 0; hops < PREC_COUNT + 1; hops++) {
+        if (d->peak_flops[q] > 0) {
+            if (used)
+                *used = q;
+            return d->peak_flops[q];
+        }
+        q = wider[q];
+    }
+    if (used)
+        *used = PREC_FP32;
+    return d->peak_flops[PREC_FP32];
+}
+
+double device_link_bytes_per_s(const device_spec *d)
+{
+    return d->nvlink_bytes_per_s > 0 ? d->nvlink_bytes_per_s / 2 : d->pcie_bytes_per_s;
+}
+
+void device_release(device_spec *d)
+{
+    if (!d)
+        return;
+    free(d->name);
+    free(d->price_date);
+    free(d->price_source);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,44 @@
+/* Devices (GPUs and CPUs) as the performance model sees them, and numeric precisions.
+ * The catalog itself is data (lua/fleetsim/devices.lua); lua/catalog.c fills these. */
+#ifndef FLEETSIM_MODELS_DEVICE_H
+#define FLEETSIM_MODELS_DEVICE_H
+
+#include <stdbool.h>
+
+typedef enum precision {
+    PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP8, PREC_INT8, PREC_INT4, PREC_COUNT
+} precision;
+
+/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4". */
+const char *precision_name(precision p);
+/* 0 and *out set, or -1 for an unknown name. */
+int precision_parse(const char *name, precision *out);
+/* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5. */
+double precision_bytes(precision p);
+
+typedef struct device_spec {
+    char *name;
+    bool is_cpu;
+    double peak_flops[PREC_COUNT];  /* dense FLOP/s (OP/s for integers); 0 = not supported */
+    double memory_bytes;
+    double bandwidth_bytes_per_s;   /* memory */
+    double nvlink_bytes_per_s;      /* datasheet total, both directions; 0 = none */
+    double pcie_bytes_per_s;        /* host link, one direction, x16 */
+    double idle_w, tdp_w;
+    double usd_per_hour;            /* NaN when the catalog has no price */
+    char *price_date, *price_source;
+    unsigned cores;                 /* CPUs */
+} device_spec;
+
+/* The FLOP/s the device reaches in precision p at peak: its own figure, or, when it
+ * lacks p, the next wider precision it has (int4 -> int8 -> fp16 -> fp32, fp8 -> fp16,
+ * bf16 <-> fp16, tf32 -> fp32).  Sets *used to the precision that computes. */
+double device_peak_flops(const device_spec *d, precision p, precision *used);
+
+/* Bandwidth between two devices of a tensor-parallel group, one direction: half the
+ * NVLink total, or the PCIe link when there is no NVLink. */
+double device_link_bytes_per_s(const device_spec *d);
+
+void device_release(device_spec *d);
+
+#endif

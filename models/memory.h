@@ -1,0 +1,58 @@
+/* Memory of a model on devices: weights, key-value cache, and training state
+ * (weights, gradients, Adam's optimizer states, activations), per device, with the
+ * check that it fits and the smallest parallelism that would. */
+#ifndef FLEETSIM_MODELS_MEMORY_H
+#define FLEETSIM_MODELS_MEMORY_H
+
+#include <stdbool.h>
+
+#include "models/device.h"
+#include "models/llm.h"
+
+/* Of a device's memory, what a serving or training process can use: the rest goes to
+ * the CUDA context, allocator fragmentation and workspaces (vLLM's default
+ * gpu_memory_utilization is the same 0.9). */
+#define MEMORY_USABLE_FRACTION 0.9
+
+typedef struct inference_memory {
+    double weights_bytes;           /* per device */
+    double kv_bytes_per_token;      /* per device */
+    double usable_bytes;            /* per device */
+    double kv_capacity_tokens;      /* tokens of context the replica can hold */
+    bool fits;                      /* the weights and at least one token of cache */
+} inference_memory;
+
+/* Weights in `weights`, cache in `kv`, split over tp devices (tensor parallelism). */
+inference_memory memory_inference(const model_spec *m, const device_spec *d,
+                                  precision weights, precision kv, unsigned tp);
+
+/* The smallest power-of-two tensor parallelism, at most max_tp, whose replica holds the
+ * weights and `context` tokens of cache; 0 if none does. */
+unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,
+                       precision kv, double context, unsigned max_tp);
+
+typedef struct training_setup {
+    unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp dp */
+    unsigned zero_stage;      /* 0-3: what data parallelism shards (ZeRO) */
+    bool recompute;           /* full activation recomputation */
+    unsigned micro_batch;     /* sequences per micro-batch */
+    unsigned seq_len;         /* tokens per sequence */
+    unsigned microbatches;    /* per data-parallel rank per step */
+} training_setup;
+
+typedef struct training_memory {
+    double weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes; /* per GPU */
+    double total_bytes, usable_bytes;
+    bool fits;
+} training_memory;
+
+/* Mixed-precision Adam: 2 bytes of weights, 2 of gradients and 12 of optimizer state
+ * (fp32 master weights, momentum, variance) per parameter, 16 in all (ZeRO, arXiv
+ * 1910.02054); ZeRO stage 1 shards the optimizer over dp, 2 also the gradients, 3 also
+ * the weights.  Activations per layer and micro-batch, in 16-bit, from Korthikanti et
+ * al. 2022 (arXiv 2205.05198): s b h (10 + 24/t + 5 a s / (h t)) bytes, or 2 s b h with
+ * full recomputation; the first pipeline stage holds min(pp, micro-batches) of them. */
+training_memory memory_training(const model_spec *m, const device_spec *d,
+                                const training_setup *setup);
+
+#endif
