@@ -9,6 +9,7 @@
 
 #include <lauxlib.h>
 
+#include "lua/catalog.h"
 #include "lua/fields.h"
 #include "lua/sandbox.h"
 
@@ -202,6 +203,37 @@ static int check_queues_stay_bounded(load_context *c, const scenario *sc,
     return 0;
 }
 
+/* Every gpu a pool names must be in the device catalog, as the scenario left it (a file
+ * may add devices to fs.devices before it returns). */
+static int check_devices(load_context *c, const scenario *sc, const lua_object *pool_objects)
+{
+    bool any = false;
+    for (size_t p = 0; p < sc->npools; p++)
+        any |= sc->pools[p].gpu != NULL;
+    if (!any)
+        return 0;
+    catalog cat;
+    if (catalog_load_from(c->L, &cat, c->err, c->err_size) != 0)
+        return -1;
+    int status = 0;
+    for (size_t p = 0; p < sc->npools && status == 0; p++) {
+        const char *gpu = sc->pools[p].gpu;
+        if (!gpu || catalog_device(&cat, gpu))
+            continue;
+        char path[FIELD_PATH_MAX], names[1024];
+        snprintf(path, sizeof path, "%s.gpu", pool_objects[p].path);
+        const char *hint = catalog_closest_device(&cat, gpu);
+        if (hint)
+            status = field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did "
+                                "you mean \"%s\"?)", gpu, hint);
+        else
+            status = field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" "
+                                "(known: %s)", gpu, catalog_device_names(&cat, names, sizeof names));
+    }
+    catalog_release(&cat);
+    return status;
+}
+
 /* ---- the scenario ----------------------------------------------------------------- */
 
 static char *default_name(const char *path)
@@ -294,6 +326,8 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     }
     if (status == 0)
         status = check_queues_stay_bounded(c, sc, pool_objects);
+    if (status == 0)
+        status = check_devices(c, sc, pool_objects);
     named_list_release(&pools);
     free(pool_objects);
     return status ? -1 : 0;

@@ -7,11 +7,11 @@
 perf_profile perf_default_profile(const device_spec *d)
 {
     if (d->is_cpu) /* BLAS near 60% of fp32 peak; STREAM near 70% of DDR5's */
-        return (perf_profile){ 0.6, 4, 0.7, 0, 0, 5e-6, 12.5e9, 1, 0.5 };
+        return (perf_profile){ 0.6, 4, 16, 0.7, 0, 0, 5e-6, 12.5e9, 1, 0.5 };
     /* large bf16 products reach ~70% of dense peak (so that the 38-55% MFU of published
      * runs follows after communication and bubbles); decode streams at ~85% of peak
      * bandwidth; 400 Gb/s per GPU between nodes; 8 GPUs a node */
-    return (perf_profile){ 0.70, 32, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8 };
+    return (perf_profile){ 0.70, 32, 128, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8 };
 }
 
 double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s)
@@ -21,9 +21,10 @@ double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, doubl
     return 2.0 * (n - 1) / n * bytes / link_bytes_per_s + 2.0 * (n - 1) * latency_s;
 }
 
-static double efficiency(const perf_profile *p, double tokens)
+static double efficiency(const perf_profile *p, double tokens, double width)
 {
-    return p->compute_efficiency * tokens / (tokens + p->tokens_half);
+    return p->compute_efficiency * tokens / (tokens + p->tokens_half)
+           * width / (width + p->width_half);
 }
 
 /* Weights a pass must read per device: all of a dense model, the experts touched of a
@@ -39,11 +40,11 @@ static double weight_bytes_read(const model_spec *m, precision prec, double toke
 }
 
 static perf_time roofline(const device_spec *d, const perf_profile *p, precision prec,
-                          double flops, double bytes, double tokens, double comm_s,
-                          double layers)
+                          double flops, double bytes, double tokens, double width,
+                          double comm_s, double layers)
 {
     perf_time t;
-    t.compute_s = flops / (device_peak_flops(d, prec, NULL) * efficiency(p, tokens));
+    t.compute_s = flops / (device_peak_flops(d, prec, NULL) * efficiency(p, tokens, width));
     t.memory_s = bytes / (d->bandwidth_bytes_per_s * p->bandwidth_efficiency);
     t.comm_s = comm_s;
     t.launch_s = layers * p->kernels_per_layer * p->kernel_launch_s;
@@ -73,7 +74,8 @@ perf_time perf_prefill(const model_spec *m, const device_spec *d, const perf_pro
                     + batch * head) / tp;
     double bytes = weight_bytes_read(m, prec, tokens, tp)
                    + tokens * model_kv_bytes_per_token(m, prec) / tp;
-    return roofline(d, p, prec, flops, bytes, tokens, tp_comm_s(m, d, p, tp, tokens), m->layers);
+    return roofline(d, p, prec, flops, bytes, tokens, (double)m->hidden / tp,
+                    tp_comm_s(m, d, p, tp, tokens), m->layers);
 }
 
 perf_time perf_decode_step(const model_spec *m, const device_spec *d, const perf_profile *p,
@@ -82,7 +84,8 @@ perf_time perf_decode_step(const model_spec *m, const device_spec *d, const perf
     double flops = batch * model_forward_flops_per_token(m, context) / tp;
     double bytes = weight_bytes_read(m, prec, batch, tp)
                    + batch * context * model_kv_bytes_per_token(m, prec) / tp;
-    return roofline(d, p, prec, flops, bytes, batch, tp_comm_s(m, d, p, tp, batch), m->layers);
+    return roofline(d, p, prec, flops, bytes, batch, (double)m->hidden / tp,
+                    tp_comm_s(m, d, p, tp, batch), m->layers);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -100,7 +103,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double passes = s.recompute ? 4 : 3;
     double flops_mb = passes * tokens_mb * model_forward_flops_per_token(m, s.seq_len / 2.0)
                       / ((double)s.tp * s.pp);
-    double mb_compute = flops_mb / (device_peak_flops(d, prec, NULL) * efficiency(p, tokens_mb));
+    double mb_compute = flops_mb / (device_peak_flops(d, prec, NULL)
+                                    * efficiency(p, tokens_mb, (double)m->hidden / s.tp));
     /* tensor parallelism: 4 all-reduces per layer (2 forward, 2 backward), on NVLink */
     double bytes = tokens_mb * m->hidden * 2.0;
     double link = s.tp <= p->devices_per_node ? device_link_bytes_per_s(d) : p->network_bytes_per_s;

@@ -4,8 +4,9 @@
  *            efficiency)) + kernel launches + exposed communication,
  *
  * with a compute efficiency that falls for operations with few tokens (small batches
- * use a device badly): efficiency(tokens) = compute_efficiency x tokens / (tokens +
- * tokens_half).  Collectives follow the alpha-beta model of a ring: 2 (n - 1) steps of
+ * use a device badly) and for narrow matrices (a layer split over many tensor-parallel
+ * devices): efficiency = compute_efficiency x tokens / (tokens + tokens_half) x
+ * width / (width + width_half), width being hidden / tp.  Collectives follow the alpha-beta model of a ring: 2 (n - 1) steps of
  * latency and 2 (n - 1) / n of the message over the link.  The same formulas serve CPUs.
  *
  * The profile's numbers are defaults from published utilisation until a calibration
@@ -24,6 +25,7 @@
 typedef struct perf_profile {
     double compute_efficiency;   /* of peak, for large matrix products */
     double tokens_half;          /* tokens per product at half that efficiency */
+    double width_half;           /* matrix width (hidden / tp) at half that efficiency */
     double bandwidth_efficiency; /* of peak memory bandwidth, when streaming */
     double kernel_launch_s;      /* per kernel launch */
     double kernels_per_layer;

@@ -1,5 +1,6 @@
 /* The fleetsim command line: run, check, version, help. */
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +9,12 @@
 #include <unistd.h>
 
 #include "kernels/cuda_probe.h"
+#include "lua/catalog.h"
 #include "lua/scenario_load.h"
+#include "models/estimate.h"
 #include "models/run.h"
 #include "output/atomic_file.h"
+#include "output/estimate_text.h"
 #include "output/results.h"
 #include "output/scenario_text.h"
 #include "sim/version.h"
@@ -23,6 +27,8 @@ static const char usage[] =
     "commands:\n"
     "  run FILE.lua     run a scenario and write its results\n"
     "  check FILE.lua   load and check a scenario, print it resolved, run nothing\n"
+    "  estimate         memory, latency, throughput and training time of a model on a\n"
+    "                   device (fleetsim help estimate)\n"
     "  version          print the version and what this build can use\n"
     "  help [COMMAND]   print this message, or a command's options\n"
     "\n"
@@ -51,6 +57,20 @@ static const char usage_check[] =
     "\n"
     "Loads the scenario with the same checks as run, prints every value as the run would\n"
     "use it (base units: seconds, per second), and runs nothing.\n";
+
+static const char usage_estimate[] =
+    "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
+    "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
+    "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
+    "                         [--global-batch G] [--csv]\n"
+    "\n"
+    "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
+    "training state), time to first token, time per output token at --batch, the best\n"
+    "offline throughput on --gpus devices, and training step time, MFU, days and\n"
+    "GPU-hours for --train-tokens (default 20 per parameter).  Defaults: --gpus 1,\n"
+    "--precision fp16, --batch 1, --prompt 512, --output 256; --tp the smallest that\n"
+    "fits.  --gpu takes any catalog device, CPUs included.  --csv prints\n"
+    "metric,value,unit rows.\n";
 
 typedef struct cli_options {
     const char *file;
@@ -88,6 +108,8 @@ static int cmd_help(const char *command)
         fputs(usage_run, stdout);
     else if (!strcmp(command, "check"))
         fputs(usage_check, stdout);
+    else if (!strcmp(command, "estimate"))
+        fputs(usage_estimate, stdout);
     else if (!strcmp(command, "version") || !strcmp(command, "help"))
         fputs(usage, stdout);
     else {
@@ -320,6 +342,121 @@ static int cmd_run(int argc, char **argv)
     return status;
 }
 
+/* ---- estimate ---------------------------------------------------------------- */
+
+/* A whole number in [min, max] from an option, or -1 after saying why. */
+static int option_count(const char *option, const char *value, double min, double max,
+                        double *out)
+{
+    char *end;
+    double x = strtod(value, &end);
+    if (!*value || *end || !(x >= min && x <= max) || x != floor(x)) {
+        fprintf(stderr, "fleetsim estimate: --%s expects a whole number from %g to %g, got "
+                "'%s'\n", option, min, max, value);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int cmd_estimate(int argc, char **argv)
+{
+    enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV };
+    static const struct option options[] = {
+        { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
+        { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
+        { "pp", required_argument, NULL, O_PP }, { "precision", required_argument, NULL, O_PREC },
+        { "batch", required_argument, NULL, O_BATCH }, { "prompt", required_argument, NULL, O_PROMPT },
+        { "output", required_argument, NULL, O_OUTPUT },
+        { "train-tokens", required_argument, NULL, O_TOKENS },
+        { "seq", required_argument, NULL, O_SEQ },
+        { "global-batch", required_argument, NULL, O_GLOBAL },
+        { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *model_name = NULL, *gpu_name = NULL;
+    bool csv = false;
+    estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
+    double x;
+    int opt, bad = 0;
+    opterr = 0;
+    optind = 2;
+    while (!bad && (opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (opt) {
+        case O_MODEL: model_name = optarg; break;
+        case O_GPU: gpu_name = optarg; break;
+        case O_GPUS: bad = option_count("gpus", optarg, 1, 1 << 20, &x); req.gpus = (unsigned)x; break;
+        case O_TP: bad = option_count("tp", optarg, 1, 1 << 20, &x); req.tp = (unsigned)x; break;
+        case O_PP: bad = option_count("pp", optarg, 1, 1 << 20, &x); req.pp = (unsigned)x; break;
+        case O_BATCH: bad = option_count("batch", optarg, 1, 1 << 20, &x); req.batch = (unsigned)x; break;
+        case O_PROMPT: bad = option_count("prompt", optarg, 1, 1 << 24, &req.prompt); break;
+        case O_OUTPUT: bad = option_count("output", optarg, 1, 1 << 24, &req.output); break;
+        case O_TOKENS: bad = option_count("train-tokens", optarg, 1, 1e18, &req.train_tokens); break;
+        case O_SEQ: bad = option_count("seq", optarg, 1, 1 << 24, &x); req.seq_len = (unsigned)x; break;
+        case O_GLOBAL: bad = option_count("global-batch", optarg, 1, 1 << 30, &x); req.global_batch = (unsigned)x; break;
+        case O_PREC:
+            if (precision_parse(optarg, &req.prec) != 0) {
+                fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
+                        "fp16, bf16, fp8, int8, int4)\n", optarg);
+                bad = -1;
+            }
+            break;
+        case O_CSV: csv = true; break;
+        case 'h': fputs(usage_estimate, stdout); return 0;
+        case ':':
+            fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
+            bad = -1;
+            break;
+        default:
+            fprintf(stderr, "fleetsim estimate: unknown option '%s' (see fleetsim help "
+                    "estimate)\n", argv[optind - 1]);
+            bad = -1;
+        }
+    }
+    if (bad)
+        return EXIT_BAD_INPUT;
+    if (optind != argc || !model_name || !gpu_name) {
+        fprintf(stderr, "fleetsim estimate: --model and --gpu are required (see fleetsim help "
+                "estimate)\n");
+        return EXIT_BAD_INPUT;
+    }
+    catalog cat;
+    char err[1024], names[1024];
+    if (catalog_load(&cat, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        return EXIT_RUN_FAILURE;
+    }
+    const model_spec *m = catalog_model(&cat, model_name);
+    const device_spec *d = catalog_device(&cat, gpu_name);
+    int status = 0;
+    if (!m) {
+        const char *hint = catalog_closest_model(&cat, model_name);
+        fprintf(stderr, "fleetsim estimate: unknown model '%s'%s%s%s (known: %s)\n", model_name,
+                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                catalog_model_names(&cat, names, sizeof names));
+        status = EXIT_BAD_INPUT;
+    } else if (!d) {
+        const char *hint = catalog_closest_device(&cat, gpu_name);
+        fprintf(stderr, "fleetsim estimate: unknown device '%s'%s%s%s (known: %s)\n", gpu_name,
+                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                catalog_device_names(&cat, names, sizeof names));
+        status = EXIT_BAD_INPUT;
+    } else {
+        estimate_result r;
+        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim estimate: %s\n", err);
+            status = EXIT_BAD_INPUT;
+        } else if (csv) {
+            output_estimate_csv(stdout, m, d, &req, &r);
+        } else {
+            output_estimate_text(stdout, m, d, &req, &r);
+        }
+    }
+    catalog_release(&cat);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -331,6 +468,8 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv);
     if (!strcmp(command, "check"))
         return cmd_check(argc, argv);
+    if (!strcmp(command, "estimate"))
+        return cmd_estimate(argc, argv);
     if (!strcmp(command, "version") || !strcmp(command, "--version"))
         return cmd_version();
     if (!strcmp(command, "help") || !strcmp(command, "--help") || !strcmp(command, "-h"))

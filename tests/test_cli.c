@@ -214,3 +214,43 @@ Test(cli, usage_mistakes_exit_2)
     cr_expect_eq(fleetsim("--version"), 0);
     cr_expect(strncmp(out, "fleetsim 0.1.0\n", 15) == 0, "%s", out);
 }
+
+Test(cli, estimate_csv_has_every_documented_metric)
+{
+    cr_assert_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --gpus 8 --batch 16 --csv"),
+                 0, "%s", err);
+    const char *metrics[] = {
+        "params", "weights_gb", "kv_gb_per_token", "fits", "max_batch", "prefill_s", "ttft_s",
+        "tpot_s", "decode_tokens_per_s", "throughput_tokens_per_s", "train_memory_per_gpu_gb",
+        "train_flops", "train_days", "train_gpu_hours", "mfu",
+    };
+    cr_expect(strncmp(out, "metric,value,unit\n", 18) == 0);
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n%s,", metrics[i]);
+        cr_expect(strstr(out, row) != NULL, "no row %s", metrics[i]);
+    }
+    cr_expect(strstr(out, "\nweights_gb,16.060522496,GB\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "\nfits,1,1\n") != NULL);
+}
+
+Test(cli, estimate_names_the_known_models_and_devices)
+{
+    cr_expect_eq(fleetsim("estimate --model llama-3-9b --gpu H100-SXM"), 2);
+    cr_expect(strstr(err, "unknown model 'llama-3-9b' (did you mean 'llama-3-8b'?) (known: "
+                     "gpt-3-175b, llama-2-13b") == strstr(err, "unknown"), "%s", err);
+    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H300"), 2);
+    cr_expect(strstr(err, "unknown device 'H300'") != NULL, "%s", err);
+    cr_expect(strstr(err, "EPYC-9654") != NULL, "the list includes CPUs: %s", err);
+    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --precision fp6"), 2);
+    cr_expect(strstr(err, "unknown precision 'fp6'") != NULL, "%s", err);
+    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --gpus 8 --tp 3"), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: --tp 3 does not divide --gpus 8\n");
+}
+
+Test(cli, estimate_runs_on_a_cpu)
+{
+    cr_assert_eq(fleetsim("estimate --model llama-2-7b --gpu EPYC-9654"), 0, "%s", err);
+    cr_expect(strstr(out, "llama-2-7b on 1 x EPYC-9654, fp16") == out, "%s", out);
+    cr_expect(strstr(out, "memory bandwidth-bound") != NULL, "batch-1 decode on a CPU: %s", out);
+}

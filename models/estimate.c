@@ -1,0 +1,104 @@
+#include "models/estimate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GB 1e9
+
+/* Key-value caches stay 16-bit under weight quantization (int8, int4); fp8 models keep
+ * an fp8 cache; fp32 keeps fp32. */
+static precision cache_precision(precision p)
+{
+    if (p == PREC_FP8)
+        return PREC_FP8;
+    if (p == PREC_FP32 || p == PREC_TF32)
+        return PREC_FP32;
+    return PREC_FP16;
+}
+
+/* Training runs 16-bit mixed precision unless asked for fp32. */
+static precision training_precision(precision p)
+{
+    return p == PREC_FP32 || p == PREC_TF32 ? p : (p == PREC_FP8 ? PREC_FP8 : PREC_BF16);
+}
+
+int estimate_run(const model_spec *m, const device_spec *d, const estimate_request *req,
+                 estimate_result *r, char *err, size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    perf_profile p = perf_default_profile(d);
+    precision prec = req->prec;
+    r->kv_prec = cache_precision(prec);
+    r->params = model_params(m);
+    r->params_active = model_params_active(m);
+    r->weights_bytes = r->params * precision_bytes(prec);
+    r->kv_bytes_per_token = model_kv_bytes_per_token(m, r->kv_prec);
+    double context = req->prompt + req->output;
+
+    /* ---- inference ---- */
+    unsigned max_tp = d->is_cpu ? 1 : req->gpus;
+    r->min_tp = memory_min_tp(m, d, prec, r->kv_prec, context, max_tp);
+    if (req->tp && req->gpus % req->tp) {
+        snprintf(err, err_size, "--tp %u does not divide --gpus %u", req->tp, req->gpus);
+        return -1;
+    }
+    r->tp = req->tp ? req->tp : (r->min_tp ? r->min_tp : 1);
+    r->memory = memory_inference(m, d, prec, r->kv_prec, r->tp);
+    r->max_batch = floor(r->memory.kv_capacity_tokens / context);
+    r->fits = r->max_batch >= 1;
+    if (!r->fits) {
+        double need = r->memory.weights_bytes + context * r->memory.kv_bytes_per_token;
+        unsigned wider = memory_min_tp(m, d, prec, r->kv_prec, context, 1u << 20);
+        char hint[160];
+        if (wider)
+            snprintf(hint, sizeof hint, "the smallest tensor parallelism that fits is %u "
+                     "(--tp %u --gpus %u)", wider, wider, wider);
+        else
+            snprintf(hint, sizeof hint, "no tensor parallelism fits");
+        snprintf(err, err_size, "%s in %s does not fit on %u x %s: a replica needs %.1f GB per "
+                 "device (%.1f GB of weights and %.2f GB of cache for %.0f tokens) and each %s has "
+                 "%.1f GB usable (%.0f%% of %.0f GB); %s", m->name, precision_name(prec), r->tp,
+                 d->name, need / GB, r->memory.weights_bytes / GB,
+                 context * r->memory.kv_bytes_per_token / GB, context, d->name,
+                 r->memory.usable_bytes / GB, 100 * MEMORY_USABLE_FRACTION,
+                 d->memory_bytes / GB, hint);
+        return -1;
+    }
+    unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
+    r->prefill = perf_prefill(m, d, &p, prec, r->tp, batch, req->prompt);
+    r->first_token = perf_prefill(m, d, &p, prec, r->tp, 1, req->prompt);
+    r->decode = perf_decode_step(m, d, &p, prec, r->tp, batch, req->prompt + req->output / 2);
+    r->decode_tokens_per_s = batch / r->decode.total_s;
+    r->throughput = perf_best_throughput(m, d, &p, prec, req->gpus, req->prompt, req->output);
+
+    /* ---- training ---- */
+    precision tprec = training_precision(prec);
+    unsigned seq = req->seq_len ? req->seq_len : (m->context < 4096 ? m->context : 4096);
+    unsigned global = req->global_batch ? req->global_batch : (unsigned)ceil(4194304.0 / seq);
+    r->train_tokens = req->train_tokens > 0 ? req->train_tokens : 20 * r->params;
+    r->train_flops = 6 * r->params_active * r->train_tokens;
+    if (global < req->gpus)
+        global = req->gpus; /* at least one sequence per device */
+    r->train_fits = perf_training_plan(m, d, &p, tprec, req->gpus, seq, global, &r->train);
+    if (r->train_fits && req->pp) {
+        training_setup s = r->train.setup;
+        s.pp = req->pp;
+        if (req->gpus % (s.tp * s.pp) == 0) {
+            r->train = perf_training_step(m, d, &p, tprec, s, req->gpus, global);
+            r->train_fits = r->train.memory.fits;
+        }
+    }
+    if (!r->train_fits) {
+        training_estimate probe;
+        for (unsigned g = req->gpus * 2; g && g <= 1u << 20; g *= 2)
+            if (perf_training_plan(m, d, &p, tprec, g, seq, global > g ? global : g, &probe)) {
+                r->train_min_gpus = g;
+                break;
+            }
+    } else {
+        r->train_s = r->train_tokens / r->train.tokens_per_step * r->train.step_s;
+        r->train_gpu_hours = r->train_s * req->gpus / 3600;
+    }
+    return 0;
+}

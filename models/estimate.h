@@ -1,0 +1,51 @@
+/* The analysis behind `fleetsim estimate`: one model on one kind of device, for
+ * inference (memory, prefill, decode, best throughput) and training (memory, step time,
+ * MFU, days and GPU-hours for a token budget). */
+#ifndef FLEETSIM_MODELS_ESTIMATE_H
+#define FLEETSIM_MODELS_ESTIMATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/device.h"
+#include "models/llm.h"
+#include "models/memory.h"
+#include "models/perf.h"
+
+typedef struct estimate_request {
+    unsigned gpus;         /* devices available (>= 1) */
+    unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
+    unsigned pp;           /* pipeline parallelism for training; 0 = choose */
+    precision prec;
+    unsigned batch;        /* sequences decoded together */
+    double prompt, output; /* tokens per request */
+    double train_tokens;   /* 0 = 20 per parameter (Chinchilla) */
+    unsigned seq_len;      /* training sequence length; 0 = min(context, 4096) */
+    unsigned global_batch; /* sequences per training step; 0 = about 4M tokens */
+} estimate_request;
+
+typedef struct estimate_result {
+    precision kv_prec;
+    double params, params_active, weights_bytes, kv_bytes_per_token;
+    /* inference, on replicas of tp devices */
+    unsigned tp, min_tp;
+    inference_memory memory;
+    bool fits;
+    double max_batch;             /* sequences of prompt + output tokens per replica */
+    perf_time prefill, first_token, decode;
+    double decode_tokens_per_s;   /* batch / decode step */
+    throughput_plan throughput;
+    /* training */
+    training_estimate train;
+    bool train_fits;
+    unsigned train_min_gpus;      /* when it does not fit on gpus: the fewest that would */
+    double train_tokens, train_flops, train_s, train_gpu_hours;
+} estimate_result;
+
+/* Fills out; returns 0, or -1 with a message in err for a combination that cannot run
+ * (a --tp or --gpus that does not divide, weights that fit on no replica of the gpus
+ * given: with the numbers and the smallest parallelism that would fit). */
+int estimate_run(const model_spec *m, const device_spec *d, const estimate_request *req,
+                 estimate_result *out, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,244 @@
+/* The device and model catalogs and the memory and performance models, against the
+ * published facts of shared/reference/README.md (each assertion names its source). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "lua/catalog.h"
+#include "models/estimate.h"
+#include "models/memory.h"
+#include "models/perf.h"
+
+static catalog cat;
+
+static void setup(void)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+}
+static void teardown(void) { catalog_release(&cat); }
+
+TestSuite(models, .init = setup, .fini = teardown);
+
+static const model_spec *model(const char *name)
+{
+    const model_spec *m = catalog_model(&cat, name);
+    cr_assert_not_null(m, "no model %s", name);
+    return m;
+}
+
+static const device_spec *device(const char *name)
+{
+    const device_spec *d = catalog_device(&cat, name);
+    cr_assert_not_null(d, "no device %s", name);
+    return d;
+}
+
+Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
+{
+    cr_assert_eq(cat.nmodels, 11);
+    for (size_t i = 0; i < cat.nmodels; i++) {
+        const model_spec *m = &cat.models[i];
+        double derived = model_params(m);
+        cr_expect_leq(fabs(derived / m->published_params - 1), 0.02, "%s: %g vs published %g",
+                      m->name, derived, m->published_params);
+    }
+}
+
+Test(models, mixtral_active_parameters_are_two_experts_of_eight)
+{
+    /* Mixtral of Experts (2024): 46.7B total, 12.9B active per token */
+    const model_spec *m = model("mixtral-8x7b");
+    cr_expect_leq(fabs(model_params_active(m) / 12.9e9 - 1), 0.02, "%g", model_params_active(m));
+    cr_expect_leq(fabs(model_params(m) / 46.7e9 - 1), 0.02);
+    cr_expect_float_eq(model_experts_touched(m, 1), 2, 1e-12, "one token uses two experts");
+    cr_expect_gt(model_experts_touched(m, 64), 7.9, "a batch of 64 touches nearly all 8");
+}
+
+Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures)
+{
+    /* shared/reference/devices.csv: name, fp16 TFLOPS (dense), memory GB, bandwidth GB/s, TDP */
+    const struct { const char *name; double fp16, mem_gb, bw, tdp; } rows[] = {
+        { "T4", 65, 16, 320, 70 }, { "L4", 121, 24, 300, 72 },
+        { "A100-40GB-SXM", 312, 40, 1555, 400 }, { "A100-80GB-SXM", 312, 80, 2039, 400 },
+        { "H100-SXM", 989.5, 80, 3350, 700 }, { "H100-PCIe", 756.5, 80, 2000, 350 },
+        { "H200-SXM", 989.5, 141, 4800, 700 }, { "B200", 2250, 180, 7700, 1000 },
+        { "V100-SXM2-32GB", 125, 32, 900, 300 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const device_spec *d = device(rows[i].name);
+        cr_expect_float_eq(d->peak_flops[PREC_FP16], rows[i].fp16 * 1e12, 1, "%s", rows[i].name);
+        cr_expect_float_eq(d->memory_bytes, rows[i].mem_gb * 1e9, 1, "%s", rows[i].name);
+        cr_expect_float_eq(d->bandwidth_bytes_per_s, rows[i].bw * 1e9, 1, "%s", rows[i].name);
+        cr_expect_float_eq(d->tdp_w, rows[i].tdp, 0, "%s", rows[i].name);
+    }
+    const device_spec *epyc = device("EPYC-9654"), *xeon = device("Xeon-8480+");
+    cr_expect(epyc->is_cpu && xeon->is_cpu);
+    cr_expect_float_eq(epyc->peak_flops[PREC_FP32], 7.4e12, 1); /* 96 x 2.4 GHz x 32 */
+    cr_expect_float_eq(xeon->bandwidth_bytes_per_s, 307.2e9, 1); /* 8 x DDR5-4800 */
+}
+
+Test(models, missing_precisions_compute_at_the_next_wider_one)
+{
+    precision used;
+    cr_expect_float_eq(device_peak_flops(device("V100-SXM2-32GB"), PREC_INT8, &used), 125e12, 1);
+    cr_expect_eq(used, PREC_FP16, "V100 has no int8 tensor cores: int8 weights compute in fp16");
+    cr_expect_float_eq(device_peak_flops(device("H100-SXM"), PREC_INT4, &used), 1979e12, 1);
+    cr_expect_eq(used, PREC_INT8, "H100 has no int4: it computes in int8");
+    cr_expect_float_eq(device_peak_flops(device("EPYC-9654"), PREC_BF16, &used), 7.4e12, 1);
+    cr_expect_eq(used, PREC_FP32);
+}
+
+Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
+{
+    /* arithmetic: 7B parameters x 2 bytes = 14 GB; the common "28 GB" is the fp32 size */
+    const model_spec *m = model("llama-2-7b");
+    const device_spec *d = device("H100-SXM");
+    double fp16 = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).weights_bytes;
+    double fp32 = memory_inference(m, d, PREC_FP32, PREC_FP16, 1).weights_bytes;
+    double int4 = memory_inference(m, d, PREC_INT4, PREC_FP16, 1).weights_bytes;
+    cr_expect_leq(fabs(fp16 / 13.48e9 - 1), 0.01, "%g", fp16);
+    cr_expect_float_eq(fp32, 2 * fp16, 1);
+    cr_expect_float_eq(int4, fp16 / 4, 1);
+}
+
+Test(models, kv_cache_per_token_follows_layers_and_kv_heads)
+{
+    /* 2 (K and V) x layers x kv_heads x head size x 2 bytes: Llama-2-70B 320 KB per token
+     * (the public analysis in shared/reference), Llama-2-7B 512 KB (no grouped query) */
+    cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-70b"), PREC_FP16), 327680, 0);
+    cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-7b"), PREC_FP16), 524288, 0);
+}
+
+Test(models, mixed_precision_adam_is_16_bytes_per_parameter)
+{
+    /* ZeRO (arXiv 1910.02054): 2 + 2 + 12 bytes per parameter; stage 3 over 8 ranks: 2 */
+    const model_spec *m = model("llama-2-7b");
+    const device_spec *d = device("H100-SXM");
+    training_setup s = { 1, 1, 1, 0, false, 1, 4096, 1 };
+    training_memory mem = memory_training(m, d, &s);
+    double states = mem.weights_bytes + mem.gradient_bytes + mem.optimizer_bytes;
+    cr_expect_float_eq(states / model_params(m), 16, 1e-9);
+    /* 6.74B x 16 = 108 GB of states; with the activations of one 4096-token sequence
+     * (Korthikanti et al.: 4096 x 4096 x 194 bytes per layer) it is over 112 GB */
+    cr_expect_float_eq(mem.activation_bytes, 32.0 * 4096 * 4096 * (34 + 5.0 * 32 * 4096 / 4096), 1);
+    cr_expect_gt(mem.total_bytes, 112e9, "a 7B model needs over 112 GB to train");
+    s.dp = 8;
+    s.zero_stage = 3;
+    mem = memory_training(m, d, &s);
+    states = mem.weights_bytes + mem.gradient_bytes + mem.optimizer_bytes;
+    cr_expect_float_eq(states / model_params(m), 2, 1e-9);
+}
+
+Test(models, tensor_parallelism_divides_per_device_memory)
+{
+    const model_spec *m = model("llama-2-70b");
+    const device_spec *d = device("H100-SXM");
+    inference_memory one = memory_inference(m, d, PREC_FP16, PREC_FP16, 1);
+    inference_memory four = memory_inference(m, d, PREC_FP16, PREC_FP16, 4);
+    cr_expect_float_eq(four.weights_bytes, one.weights_bytes / 4, 1);
+    cr_expect_float_eq(four.kv_bytes_per_token, one.kv_bytes_per_token / 4, 1e-9);
+    cr_expect_not(one.fits, "138 GB of fp16 weights do not fit in 80 GB");
+    cr_expect(four.fits);
+    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, 4096, 8), 2);
+}
+
+Test(models, gpt3_training_flops)
+{
+    /* public estimate of GPT-3's training: 3.14e23 FLOPs for 175B parameters and 300B
+     * tokens (6 N T, Kaplan et al. 2020) */
+    const model_spec *m = model("gpt-3-175b");
+    double flops = 6 * model_params_active(m) * 300e9;
+    cr_expect_leq(fabs(flops / 3.14e23 - 1), 0.01, "%g", flops);
+}
+
+Test(models, llama_3_1_405b_gpu_hours_within_25_percent)
+{
+    /* Meta's Llama 3.1 model card: 30.84M H100 GPU-hours for ~15T tokens; Llama 3 report:
+     * 38-43% MFU on 16K GPUs.  First the arithmetic at the published utilisation, then
+     * the model's own plan (tp, pp, micro-batches, communication) on 16,384 GPUs. */
+    const model_spec *m = model("llama-3.1-405b");
+    const device_spec *d = device("H100-SXM");
+    double flops = 6 * model_params(m) * 15e12;
+    double at_published = flops / (0.40 * 989.5e12) / 3600;
+    cr_expect_leq(fabs(at_published / 30.84e6 - 1), 0.25, "%g GPU-hours", at_published);
+    estimate_request req = { .gpus = 16384, .prec = PREC_BF16, .batch = 1, .prompt = 512,
+                             .output = 256, .train_tokens = 15e12, .seq_len = 8192,
+                             .global_batch = 2048 };
+    estimate_result r;
+    char err[512];
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
+    cr_assert(r.train_fits);
+    cr_expect_leq(fabs(r.train_gpu_hours / 30.84e6 - 1), 0.25, "%g GPU-hours", r.train_gpu_hours);
+    cr_expect(r.train.mfu >= 0.30 && r.train.mfu <= 0.50, "MFU %g", r.train.mfu);
+}
+
+Test(models, decode_is_bandwidth_bound_at_batch_1_and_compute_bound_at_large_batch)
+{
+    /* roofline: at batch 1 a token costs about weight bytes / bandwidth */
+    const model_spec *m = model("llama-3-8b");
+    const device_spec *d = device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_time one = perf_decode_step(m, d, &p, PREC_FP16, 1, 1, 128);
+    perf_time many = perf_decode_step(m, d, &p, PREC_FP16, 1, 2048, 128);
+    cr_expect_not(one.compute_bound);
+    cr_expect(many.compute_bound);
+    /* between the bandwidth ceiling and half of it (engines reach 60-90% of it) */
+    double ceiling = d->bandwidth_bytes_per_s / (model_params(m) * 2);
+    double speed = 1 / one.total_s;
+    cr_expect(speed < ceiling && speed > 0.5 * ceiling, "%g tokens/s, ceiling %g", speed, ceiling);
+}
+
+Test(models, quantized_weights_decode_faster)
+{
+    const model_spec *m = model("llama-2-70b");
+    const device_spec *d = device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    double fp16 = perf_decode_step(m, d, &p, PREC_FP16, 4, 1, 512).total_s;
+    double int8 = perf_decode_step(m, d, &p, PREC_INT8, 4, 1, 512).total_s;
+    double int4 = perf_decode_step(m, d, &p, PREC_INT4, 4, 1, 512).total_s;
+    cr_expect(int8 < fp16 && int4 < int8, "%g %g %g", fp16, int8, int4);
+    cr_expect_lt(fp16 / int4, 4, "fixed costs keep the speed-up under the byte ratio");
+}
+
+Test(models, tensor_parallel_allreduce_alpha_beta)
+{
+    /* ring: 2 (n-1)/n of the message over the link plus 2 (n-1) latencies */
+    cr_expect_float_eq(perf_allreduce_s(1e9, 8, 450e9, 1e-5), 2 * 7.0 / 8 * 1e9 / 450e9 + 14e-5, 1e-12);
+    cr_expect_float_eq(perf_allreduce_s(1e9, 1, 450e9, 1e-5), 0, 0);
+}
+
+Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
+{
+    const model_spec *m = model("llama-2-70b");
+    const device_spec *d = device("A100-80GB-SXM");
+    estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
+    estimate_result r;
+    char err[1024];
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), -1);
+    cr_expect_str_eq(err, "llama-2-70b in fp16 does not fit on 1 x A100-80GB-SXM: a replica "
+                     "needs 138.2 GB per device (138.0 GB of weights and 0.25 GB of cache for "
+                     "768 tokens) and each A100-80GB-SXM has 72.0 GB usable (90% of 80 GB); "
+                     "the smallest tensor parallelism that fits is 2 (--tp 2 --gpus 2)");
+}
+
+Test(models, every_catalog_pair_has_an_estimate)
+{
+    for (size_t i = 0; i < cat.nmodels; i++) {
+        for (size_t j = 0; j < cat.ndevices; j++) {
+            estimate_request req = { .gpus = 8, .prec = PREC_FP16, .batch = 8, .prompt = 512,
+                                     .output = 256 };
+            estimate_result r;
+            char err[1024];
+            int status = estimate_run(&cat.models[i], &cat.devices[j], &req, &r, err, sizeof err);
+            if (status != 0) { /* only when the weights fit on no 8 devices */
+                cr_expect(strstr(err, "does not fit"), "%s on %s: %s", cat.models[i].name,
+                          cat.devices[j].name, err);
+                continue;
+            }
+            cr_expect(r.decode.total_s > 0 && isfinite(r.decode.total_s), "%s on %s",
+                      cat.models[i].name, cat.devices[j].name);
+            cr_expect(r.throughput.tokens_per_s > 0);
+        }
+    }
+}
