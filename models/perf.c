@@ -188,3 +188,82 @@ throughput_plan perf_best_throughput(const model_spec *m, const device_spec *d,
     }
     return best;
 }
+
+/* ---- continuous batching ------------------------------------------------------------ */
+
+perf_time perf_iteration(const model_spec *m, const device_spec *d, const perf_profile *p,
+                         precision prec, unsigned tp, double decode_seqs, double decode_context,
+                         double prefill_tokens, double prefill_attention)
+{
+    double tokens = decode_seqs + prefill_tokens;
+    double head = 2.0 * m->vocab * m->hidden;
+    double per_token = model_forward_flops_per_token(m, 0); /* weights only */
+    double attention = 4.0 * m->layers * m->hidden;         /* per token pair */
+    /* prompt tokens need no logits but the last of a prompt: counted as one per chunk
+     * would need chunk boundaries, so all prefill tokens skip the head and decode ones
+     * pay it */
+    double flops = (tokens * per_token - prefill_tokens * head
+                    + attention * (decode_context + prefill_attention)) / tp;
+    double kv = model_kv_bytes_per_token(m, prec);
+    double bytes = weight_bytes_read(m, prec, tokens, tp)
+                   + (decode_context + prefill_tokens) * kv / tp;
+    return roofline(d, p, prec, flops, bytes, tokens, (double)m->hidden / tp,
+                    tp_comm_s(m, d, p, tp, tokens), m->layers);
+}
+
+decode_cost perf_decode_cost(const model_spec *m, const device_spec *d, const perf_profile *p,
+                             precision prec, unsigned tp, double decode_seqs,
+                             double decode_context)
+{
+    perf_time at0 = perf_iteration(m, d, p, prec, tp, decode_seqs, decode_context, 0, 0);
+    perf_time at1 = perf_iteration(m, d, p, prec, tp, decode_seqs,
+                                   decode_context + decode_seqs, 0, 0);
+    decode_cost c = { at0.compute_s, at1.compute_s - at0.compute_s, at0.memory_s,
+                      at1.memory_s - at0.memory_s, at0.comm_s + at0.launch_s };
+    return c;
+}
+
+/* sum over k = from..to-1 of (a + b k) */
+static double linear_sum(double a, double b, double from, double to)
+{
+    double n = to - from;
+    return n <= 0 ? 0 : a * n + b * (from + to - 1) * n / 2;
+}
+
+double decode_cost_sum(const decode_cost *c, double n)
+{
+    if (n <= 0)
+        return 0;
+    double total = c->fixed * n;
+    double db = c->compute1 - c->memory1, da = c->memory0 - c->compute0;
+    /* compute(k) >= memory(k) exactly when db k >= da */
+    if (db == 0) {
+        total += da <= 0 ? linear_sum(c->compute0, c->compute1, 0, n)
+                         : linear_sum(c->memory0, c->memory1, 0, n);
+        return total;
+    }
+    double split = fmin(fmax(ceil(da / db), 0), n);
+    if (db > 0) { /* memory-bound first, compute-bound from split on */
+        total += linear_sum(c->memory0, c->memory1, 0, split);
+        total += linear_sum(c->compute0, c->compute1, split, n);
+    } else {      /* compute-bound first */
+        total += linear_sum(c->compute0, c->compute1, 0, split);
+        total += linear_sum(c->memory0, c->memory1, split, n);
+    }
+    return total;
+}
+
+double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n)
+{
+    double lo = 0, hi = max_n; /* largest n with sum(n) <= elapsed */
+    if (decode_cost_sum(c, hi) <= elapsed)
+        return hi;
+    while (hi - lo > 1) {
+        double mid = floor((lo + hi) / 2);
+        if (decode_cost_sum(c, mid) <= elapsed)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}

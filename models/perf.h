@@ -59,6 +59,32 @@ perf_time perf_prefill(const model_spec *m, const device_spec *d, const perf_pro
 perf_time perf_decode_step(const model_spec *m, const device_spec *d, const perf_profile *p,
                            precision prec, unsigned tp, unsigned batch, double context);
 
+/* One iteration of continuous batching: `decode_seqs` sequences generate a token each,
+ * attending to decode_context tokens in all, while prefill_tokens prompt tokens are
+ * processed whose attention spans prefill_attention token pairs (a chunk of c tokens
+ * starting after s cached ones: c s + c^2 / 2). */
+perf_time perf_iteration(const model_spec *m, const device_spec *d, const perf_profile *p,
+                         precision prec, unsigned tp, double decode_seqs, double decode_context,
+                         double prefill_tokens, double prefill_attention);
+
+/* The parts of a pure-decode iteration that grow with context, so that the k-th of a run
+ * of iterations with a fixed batch costs max(compute0 + compute1 k, memory0 + memory1 k)
+ * + fixed (all in seconds). */
+typedef struct decode_cost {
+    double compute0, compute1, memory0, memory1, fixed;
+} decode_cost;
+
+decode_cost perf_decode_cost(const model_spec *m, const device_spec *d, const perf_profile *p,
+                             precision prec, unsigned tp, double decode_seqs,
+                             double decode_context);
+
+/* Time of iterations 0..n-1 of a decode run: the closed form of the sum (each of the two
+ * rooflines is linear in k, and their maximum is linear on each side of one crossing). */
+double decode_cost_sum(const decode_cost *c, double n);
+
+/* The number of whole iterations of a decode run that end within `elapsed` seconds. */
+double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n);
+
 /* Training. */
 typedef struct training_estimate {
     training_setup setup;

@@ -34,6 +34,8 @@ int main(int argc, char **argv)
     printf("\n");
     bench_estimate_table(quick);
     printf("\n");
+    bench_serving_table(quick);
+    printf("\n");
     bench_hold_table(quick);
     return 0;
 }

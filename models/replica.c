@@ -1,0 +1,285 @@
+/* Continuous batching on one replica (see replica.h). */
+#include "models/replica.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "sim/fatal.h"
+
+typedef enum phase { IDLE, PREFILL, DECODE } phase;
+
+struct replica {
+    sim_engine *engine;
+    replica_config config;
+    replica_done_fn done;
+    void *context;
+    llm_request *waiting_head, *waiting_tail;
+    unsigned waiting_count;
+    double waiting_tokens;
+    llm_request **running;
+    unsigned nrunning;
+    double kv_reserved;
+    phase phase;
+    sim_event_id event;
+    /* the decode run in progress */
+    double run_start_s;
+    decode_cost run_cost;
+    double run_iterations;
+    replica_stats stats;
+};
+
+static void on_iteration_end(sim_engine *e, void *data);
+static void plan(replica *r, double now);
+
+replica *replica_create(sim_engine *engine, const replica_config *config,
+                        replica_done_fn done, void *context)
+{
+    replica *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->running = calloc(config->max_batch ? config->max_batch : 1, sizeof *r->running);
+    if (!r->running) {
+        free(r);
+        return NULL;
+    }
+    r->engine = engine;
+    r->config = *config;
+    r->done = done;
+    r->context = context;
+    double now = sim_engine_now(engine);
+    sim_timeavg_init(&r->stats.busy, now, 0);
+    sim_timeavg_init(&r->stats.batch, now, 0);
+    sim_timeavg_init(&r->stats.kv, now, 0);
+    return r;
+}
+
+void replica_free(replica *r)
+{
+    if (!r)
+        return;
+    free(r->running);
+    free(r);
+}
+
+static double remaining_tokens(const llm_request *q)
+{
+    return (double)(q->prompt - q->prefilled) + (double)(q->output - q->generated);
+}
+
+unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
+
+double replica_outstanding_tokens(const replica *r)
+{
+    double t = r->waiting_tokens;
+    for (unsigned i = 0; i < r->nrunning; i++)
+        t += remaining_tokens(r->running[i]);
+    return t;
+}
+
+const replica_stats *replica_get_stats(const replica *r) { return &r->stats; }
+
+void replica_restart_stats(replica *r, double now)
+{
+    sim_timeavg_restart(&r->stats.busy, now);
+    sim_timeavg_restart(&r->stats.batch, now);
+    sim_timeavg_restart(&r->stats.kv, now);
+}
+
+static void set_phase(replica *r, double now, phase p)
+{
+    r->phase = p;
+    sim_timeavg_set(&r->stats.busy, now, p != IDLE);
+    sim_timeavg_set(&r->stats.batch, now, r->nrunning);
+    sim_timeavg_set(&r->stats.kv, now, r->kv_reserved / r->config.kv_capacity_tokens);
+}
+
+/* Whether the head of the queue could join the batch now. */
+static bool head_fits(const replica *r)
+{
+    const llm_request *q = r->waiting_head;
+    return q && r->nrunning < r->config.max_batch
+           && r->kv_reserved + q->prompt + q->output <= r->config.kv_capacity_tokens;
+}
+
+static llm_request *pop_waiting(replica *r)
+{
+    llm_request *q = r->waiting_head;
+    r->waiting_head = q->next;
+    if (!r->waiting_head)
+        r->waiting_tail = NULL;
+    q->next = NULL;
+    r->waiting_count--;
+    r->waiting_tokens -= remaining_tokens(q);
+    return q;
+}
+
+/* Admits from the head of the queue while the batch and the cache have room; drops the
+ * requests that waited too long or can never fit. */
+static void admit(replica *r, double now)
+{
+    while (r->waiting_head) {
+        llm_request *q = r->waiting_head;
+        bool expired = r->config.max_wait_s > 0 && now - q->arrival_s > r->config.max_wait_s;
+        bool never = q->prompt + q->output > r->config.kv_capacity_tokens;
+        if (expired || never) {
+            r->done(r->context, pop_waiting(r), true);
+            continue;
+        }
+        if (!head_fits(r))
+            break;
+        pop_waiting(r);
+        q->admitted_s = now;
+        r->kv_reserved += q->prompt + q->output;
+        r->running[r->nrunning++] = q;
+    }
+}
+
+/* Removes finished sequences (finish time `now`) and returns their cache. */
+static void retire(replica *r, double now)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        if (q->prefilled == q->prompt && q->generated >= q->output) {
+            q->finish_s = now;
+            r->kv_reserved -= q->prompt + q->output;
+            r->done(r->context, q, false);
+        } else {
+            r->running[kept++] = q;
+        }
+    }
+    r->nrunning = kept;
+}
+
+/* An iteration with prompt tokens: decoders advance by one token, chunks are planned
+ * in admission order within the token budget. */
+static void start_prefill(replica *r, double now)
+{
+    const replica_config *c = &r->config;
+    double decoders = 0, context = 0, prefill = 0, attention = 0;
+    double budget = c->max_tokens;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        q->chunk = 0;
+        if (q->prefilled == q->prompt) {
+            decoders++;
+            context += q->prompt + q->generated;
+            budget--;
+        }
+    }
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        unsigned left = q->prompt - q->prefilled;
+        if (left == 0)
+            continue;
+        unsigned take = left;
+        if (budget < left) {
+            if (c->chunked_prefill && budget >= 1)
+                take = (unsigned)budget;
+            else if (prefill > 0 || budget < 1)
+                break; /* a whole prompt waits for the next iteration */
+        }
+        q->chunk = take;
+        prefill += take;
+        attention += (double)take * q->prefilled + (double)take * take / 2;
+        budget -= take;
+        if (budget <= 0)
+            break;
+    }
+    perf_time t = perf_iteration(c->model, c->device, &c->profile, c->prec, c->tp, decoders,
+                                 context, prefill, attention);
+    set_phase(r, now, PREFILL);
+    r->event = sim_event_schedule(r->engine, now + t.total_s, 0, on_iteration_end, r);
+    r->stats.iterations_events++;
+}
+
+static void start_decode(replica *r, double now)
+{
+    const replica_config *c = &r->config;
+    double context = 0, fewest = INFINITY;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        context += q->prompt + q->generated;
+        fewest = fmin(fewest, (double)(q->output - q->generated));
+    }
+    r->run_cost = perf_decode_cost(c->model, c->device, &c->profile, c->prec, c->tp,
+                                   r->nrunning, context);
+    r->run_iterations = c->reference ? 1 : fewest;
+    r->run_start_s = now;
+    set_phase(r, now, DECODE);
+    r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
+                                  0, on_iteration_end, r);
+    r->stats.iterations_events++;
+}
+
+static void plan(replica *r, double now)
+{
+    admit(r, now);
+    if (r->nrunning == 0) {
+        set_phase(r, now, IDLE);
+        return;
+    }
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        if (r->running[i]->prefilled < r->running[i]->prompt) {
+            start_prefill(r, now);
+            return;
+        }
+    }
+    start_decode(r, now);
+}
+
+static void on_iteration_end(sim_engine *e, void *data)
+{
+    replica *r = data;
+    double now = sim_engine_now(e);
+    if (r->phase == PREFILL) {
+        for (unsigned i = 0; i < r->nrunning; i++) {
+            llm_request *q = r->running[i];
+            if (q->chunk) {
+                q->prefilled += q->chunk;
+                q->chunk = 0;
+                if (q->prefilled == q->prompt) { /* the prompt's last position gives token 1 */
+                    q->generated = 1;
+                    q->first_token_s = now;
+                }
+            } else if (q->prefilled == q->prompt) {
+                q->generated++;
+            }
+        }
+    } else {
+        unsigned n = (unsigned)r->run_iterations;
+        for (unsigned i = 0; i < r->nrunning; i++)
+            r->running[i]->generated += n;
+    }
+    retire(r, now);
+    plan(r, now);
+}
+
+void replica_enqueue(replica *r, llm_request *q)
+{
+    double now = sim_engine_now(r->engine);
+    q->next = NULL;
+    q->prefilled = q->generated = q->chunk = 0;
+    if (r->waiting_tail)
+        r->waiting_tail->next = q;
+    else
+        r->waiting_head = q;
+    r->waiting_tail = q;
+    r->waiting_count++;
+    r->waiting_tokens += remaining_tokens(q);
+    if (r->phase == IDLE) {
+        plan(r, now);
+        return;
+    }
+    /* A fast decode run is cut at the iteration in progress, so the request can join at
+     * the next boundary, as it would with one event per iteration. */
+    if (r->phase == DECODE && !r->config.reference && r->waiting_head == q && head_fits(r)) {
+        double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+                                                    r->run_iterations);
+        if (done + 1 < r->run_iterations) {
+            r->run_iterations = done + 1;
+            double end = r->run_start_s + decode_cost_sum(&r->run_cost, done + 1);
+            sim_event_reschedule(r->engine, r->event, fmax(end, now)); /* rounding */
+        }
+    }
+}

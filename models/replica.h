@@ -1,0 +1,75 @@
+/* A model replica with continuous (iteration-level) batching, on the event engine.
+ *
+ * Each iteration processes one token of every decoding sequence plus, within a token
+ * budget, prompt tokens of newly admitted requests (whole prompts, or chunks when
+ * chunked_prefill is set).  A request is admitted at an iteration boundary when the
+ * batch has room and the key-value cache can reserve its prompt and output tokens;
+ * otherwise it waits, FIFO, and is dropped if it waited longer than max_wait_s.
+ *
+ * Fast by design: between batch changes (an admission, a finish, a prefill) the batch
+ * decodes with a cost linear in the iteration index, so a run of n iterations is one
+ * event whose length is a closed-form sum (models/perf.h: decode_cost_sum); an arrival
+ * in the middle of a run cuts it at the iteration in progress.  With `reference` every
+ * iteration is an event, for checking the fast path.
+ */
+#ifndef FLEETSIM_MODELS_REPLICA_H
+#define FLEETSIM_MODELS_REPLICA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/perf.h"
+#include "sim/engine.h"
+#include "sim/timeavg.h"
+
+typedef struct llm_request {
+    double arrival_s;
+    unsigned prompt, output;      /* tokens */
+    double admitted_s, first_token_s, finish_s;
+    unsigned prefilled, generated;
+    unsigned chunk;               /* prompt tokens in the iteration in progress */
+    struct llm_request *next;     /* queue link */
+    uint64_t id;
+} llm_request;
+
+typedef struct replica_config {
+    const model_spec *model;
+    const device_spec *device;
+    perf_profile profile;
+    precision prec;
+    unsigned tp;
+    unsigned max_batch;            /* sequences in a batch */
+    unsigned max_tokens;           /* tokens per iteration (prefill budget) */
+    bool chunked_prefill;
+    double kv_capacity_tokens;
+    double max_wait_s;             /* 0 = wait forever */
+    bool reference;                /* one event per iteration */
+} replica_config;
+
+/* Called when a request completes (finish_s set) or is dropped (dropped true). */
+typedef void (*replica_done_fn)(void *context, llm_request *request, bool dropped);
+
+typedef struct replica replica;
+
+/* NULL if out of memory.  config is copied; model and device are borrowed. */
+replica *replica_create(sim_engine *engine, const replica_config *config,
+                        replica_done_fn done, void *context);
+void replica_free(replica *r);
+
+/* Hands a request to the replica at the current time. */
+void replica_enqueue(replica *r, llm_request *request);
+
+/* Load, for routing: requests waiting or running, and their remaining tokens. */
+unsigned replica_outstanding(const replica *r);
+double replica_outstanding_tokens(const replica *r);
+
+/* Time averages since creation (or the last restart): busy fraction, sequences in the
+ * batch, key-value cache reserved / capacity. */
+typedef struct replica_stats {
+    sim_timeavg busy, batch, kv;
+    uint64_t iterations_events; /* engine events the replica used */
+} replica_stats;
+const replica_stats *replica_get_stats(const replica *r);
+void replica_restart_stats(replica *r, double now);
+
+#endif

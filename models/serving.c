@@ -1,0 +1,298 @@
+/* Inference serving on a fleet of replicas (see serving.h). */
+#include "models/serving.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/fatal.h"
+#include "sim/rng.h"
+
+static const char *const ROUTING_NAMES[] = {
+    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two",
+};
+
+const char *routing_policy_name(routing_policy p) { return ROUTING_NAMES[p]; }
+
+int routing_policy_parse(const char *name, routing_policy *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, ROUTING_NAMES[i])) {
+            *out = (routing_policy)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Requests in flight come from a free list: memory follows the requests in the system,
+ * not the number served. */
+typedef struct request_block {
+    struct request_block *next;
+    llm_request items[256];
+} request_block;
+
+struct serving {
+    sim_engine *engine;
+    serving_config config;
+    replica **replicas;
+    gsl_rng *arrival_rng, *length_rng, *route_rng, *rtt_rng;
+    llm_request *free_list;
+    request_block *blocks;
+    size_t nblocks;
+    unsigned next_replica;
+    uint64_t generated, next_id;
+    serving_stats stats;
+};
+
+static llm_request *request_take(serving *s)
+{
+    if (!s->free_list) {
+        request_block *b = calloc(1, sizeof *b);
+        if (!b)
+            sim_fatal("out of memory for requests in flight");
+        b->next = s->blocks;
+        s->blocks = b;
+        s->nblocks++;
+        for (size_t i = 0; i < 256; i++) {
+            b->items[i].next = s->free_list;
+            s->free_list = &b->items[i];
+        }
+    }
+    llm_request *q = s->free_list;
+    s->free_list = q->next;
+    memset(q, 0, sizeof *q);
+    return q;
+}
+
+static void request_give(serving *s, llm_request *q)
+{
+    q->next = s->free_list;
+    s->free_list = q;
+}
+
+static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
+{
+    double x = round(sim_dist_sample(d, rng));
+    return x < 1 ? 1 : x > 1e7 ? 10000000u : (unsigned)x;
+}
+
+static void record(serving *s, llm_request *q, bool dropped)
+{
+    serving_stats *st = &s->stats;
+    if (q->arrival_s >= s->config.warmup_s) {
+        if (dropped) {
+            st->dropped++;
+        } else {
+            double rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
+            double ttft = q->first_token_s - q->arrival_s + rtt;
+            double e2e = q->finish_s - q->arrival_s + rtt;
+            st->completed++;
+            st->output_tokens += q->output;
+            st->prompt_tokens += q->prompt;
+            sim_stat_add(&st->ttft_s, ttft);
+            sim_histogram_add(&st->ttft_hist_s, ttft);
+            sim_stat_add(&st->e2e_s, e2e);
+            sim_histogram_add(&st->e2e_hist_s, e2e);
+            sim_stat_add(&st->queue_wait_s, q->admitted_s - q->arrival_s);
+            double tpot = NAN;
+            if (q->output > 1) {
+                tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
+                sim_stat_add(&st->tpot_s, tpot);
+                sim_histogram_add(&st->tpot_hist_s, tpot);
+            }
+            const serving_config *c = &s->config;
+            bool met = (!c->slo_ttft_s || ttft <= c->slo_ttft_s)
+                       && (!c->slo_e2e_s || e2e <= c->slo_e2e_s)
+                       && (!c->slo_tpot_s || isnan(tpot) || tpot <= c->slo_tpot_s);
+            st->slo_met += met;
+        }
+    }
+    request_give(s, q);
+}
+
+static void on_done(void *context, llm_request *q, bool dropped)
+{
+    record(context, q, dropped);
+}
+
+static unsigned route(serving *s)
+{
+    unsigned n = s->config.replicas;
+    switch (s->config.routing) {
+    case ROUTE_ROUND_ROBIN: {
+        unsigned i = s->next_replica;
+        s->next_replica = (i + 1) % n;
+        return i;
+    }
+    case ROUTE_LEAST_OUTSTANDING: {
+        unsigned best = 0;
+        for (unsigned i = 1; i < n; i++)
+            if (replica_outstanding(s->replicas[i]) < replica_outstanding(s->replicas[best]))
+                best = i;
+        return best;
+    }
+    case ROUTE_SHORTEST_TOKENS: {
+        unsigned best = 0;
+        double least = replica_outstanding_tokens(s->replicas[0]);
+        for (unsigned i = 1; i < n; i++) {
+            double t = replica_outstanding_tokens(s->replicas[i]);
+            if (t < least) {
+                least = t;
+                best = i;
+            }
+        }
+        return best;
+    }
+    case ROUTE_POWER_OF_TWO: {
+        unsigned a = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
+        unsigned b = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
+        return replica_outstanding(s->replicas[b]) < replica_outstanding(s->replicas[a]) ? b : a;
+    }
+    }
+    return 0;
+}
+
+static void on_arrival(sim_engine *e, void *data)
+{
+    serving *s = data;
+    double now = sim_engine_now(e);
+    s->generated++;
+    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals)
+        sim_event_schedule(e, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng), 0,
+                           on_arrival, s);
+    llm_request *q = request_take(s);
+    q->id = s->next_id++;
+    q->arrival_s = now;
+    q->prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
+    q->output = draw_tokens(&s->config.output_tokens, s->length_rng);
+    if (now >= s->config.warmup_s)
+        s->stats.arrived++;
+    replica_enqueue(s->replicas[route(s)], q);
+}
+
+static void on_warmup_end(sim_engine *e, void *data)
+{
+    serving *s = data;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        replica_restart_stats(s->replicas[i], sim_engine_now(e));
+}
+
+serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
+                        size_t err_size)
+{
+    char why[160];
+    const sim_dist *dists[] = { &config->interarrival, &config->prompt_tokens,
+                                &config->output_tokens, &config->rtt_s };
+    const char *names[] = { "inter-arrival time", "prompt tokens", "output tokens", "rtt" };
+    for (int i = 0; i < 4; i++) {
+        if (sim_dist_check(dists[i], why, sizeof why) != 0) {
+            snprintf(err, err_size, "%s: %s", names[i], why);
+            return NULL;
+        }
+    }
+    if (config->replicas < 1 || config->replica.max_batch < 1 || config->replica.max_tokens < 1
+        || !(config->replica.kv_capacity_tokens >= 1)) {
+        snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
+        return NULL;
+    }
+    serving *s = calloc(1, sizeof *s);
+    if (!s || !(s->replicas = calloc(config->replicas, sizeof *s->replicas)))
+        sim_fatal("out of memory creating a serving workload");
+    s->engine = engine;
+    s->config = *config;
+    for (unsigned i = 0; i < config->replicas; i++)
+        if (!(s->replicas[i] = replica_create(engine, &config->replica, on_done, s)))
+            sim_fatal("out of memory creating replicas");
+    const char *name = config->name ? config->name : "inference";
+    char stream[256];
+    gsl_rng **rngs[] = { &s->arrival_rng, &s->length_rng, &s->route_rng, &s->rtt_rng };
+    const char *suffix[] = { "arrivals", "lengths", "routing", "network" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(stream, sizeof stream, "%s.%s", name, suffix[i]);
+        *rngs[i] = sim_rng_stream(config->seed, config->replication, stream);
+    }
+    serving_stats *st = &s->stats;
+    sim_stat_reset(&st->ttft_s);
+    sim_stat_reset(&st->tpot_s);
+    sim_stat_reset(&st->e2e_s);
+    sim_stat_reset(&st->queue_wait_s);
+    sim_histogram_init(&st->ttft_hist_s);
+    sim_histogram_init(&st->tpot_hist_s);
+    sim_histogram_init(&st->e2e_hist_s);
+    return s;
+}
+
+void serving_start(serving *s)
+{
+    double now = sim_engine_now(s->engine);
+    if (s->config.warmup_s > now)
+        sim_event_schedule(s->engine, s->config.warmup_s, -1, on_warmup_end, s);
+    sim_event_schedule(s->engine, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng),
+                       0, on_arrival, s);
+}
+
+void serving_free(serving *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        replica_free(s->replicas[i]);
+    free(s->replicas);
+    while (s->blocks) {
+        request_block *next = s->blocks->next;
+        free(s->blocks);
+        s->blocks = next;
+    }
+    gsl_rng_free(s->arrival_rng);
+    gsl_rng_free(s->length_rng);
+    gsl_rng_free(s->route_rng);
+    gsl_rng_free(s->rtt_rng);
+    sim_histogram_release(&s->stats.ttft_hist_s);
+    sim_histogram_release(&s->stats.tpot_hist_s);
+    sim_histogram_release(&s->stats.e2e_hist_s);
+    free(s);
+}
+
+const serving_stats *serving_get_stats(const serving *s) { return &s->stats; }
+
+typedef const sim_timeavg *(*pick_avg)(const replica_stats *);
+static const sim_timeavg *busy_of(const replica_stats *r) { return &r->busy; }
+static const sim_timeavg *batch_of(const replica_stats *r) { return &r->batch; }
+static const sim_timeavg *kv_of(const replica_stats *r) { return &r->kv; }
+
+static double mean_over_replicas(const serving *s, pick_avg pick, double end_s)
+{
+    double sum = 0;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        sum += sim_timeavg_mean(pick(replica_get_stats(s->replicas[i])), end_s);
+    return sum / s->config.replicas;
+}
+
+double serving_utilization(const serving *s, double end_s) { return mean_over_replicas(s, busy_of, end_s); }
+double serving_batch_mean(const serving *s, double end_s) { return mean_over_replicas(s, batch_of, end_s); }
+double serving_kv_utilization(const serving *s, double end_s) { return mean_over_replicas(s, kv_of, end_s); }
+
+double serving_batch_max(const serving *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        m = fmax(m, replica_get_stats(s->replicas[i])->batch.max);
+    return m;
+}
+
+uint64_t serving_replica_events(const serving *s)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        n += replica_get_stats(s->replicas[i])->iterations_events;
+    return n;
+}
+
+size_t serving_memory_bytes(const serving *s)
+{
+    return sizeof *s + s->nblocks * sizeof(request_block)
+           + sim_histogram_memory_bytes(&s->stats.ttft_hist_s)
+           + sim_histogram_memory_bytes(&s->stats.tpot_hist_s)
+           + sim_histogram_memory_bytes(&s->stats.e2e_hist_s);
+}

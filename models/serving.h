@@ -1,0 +1,66 @@
+/* LLM inference serving: a workload of requests arriving at a fleet of replicas of one
+ * model, routed by a policy, batched continuously (models/replica.h), with a network
+ * round trip to the users, and the latencies users see.
+ */
+#ifndef FLEETSIM_MODELS_SERVING_H
+#define FLEETSIM_MODELS_SERVING_H
+
+#include <stdint.h>
+
+#include "models/replica.h"
+#include "sim/dist.h"
+#include "sim/histogram.h"
+#include "sim/stat.h"
+
+typedef enum routing_policy {
+    ROUTE_ROUND_ROBIN,
+    ROUTE_LEAST_OUTSTANDING,   /* fewest requests waiting or running */
+    ROUTE_SHORTEST_TOKENS,     /* fewest remaining tokens (join the shortest queue by work) */
+    ROUTE_POWER_OF_TWO,        /* the less loaded (by requests) of two chosen at random */
+} routing_policy;
+
+const char *routing_policy_name(routing_policy p);
+int routing_policy_parse(const char *name, routing_policy *out);
+
+typedef struct serving_config {
+    const char *name;          /* names the random streams "<name>.arrivals", ... */
+    unsigned replicas;
+    replica_config replica;
+    routing_policy routing;
+    sim_dist interarrival;     /* seconds */
+    sim_dist prompt_tokens;    /* drawn, rounded, at least 1 */
+    sim_dist output_tokens;
+    sim_dist rtt_s;            /* client round trip, added to what users see */
+    double warmup_s;
+    double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
+    uint64_t max_arrivals;     /* 0 = no limit */
+    uint64_t seed, replication;
+} serving_config;
+
+typedef struct serving_stats {
+    uint64_t arrived, completed, dropped, slo_met;
+    double output_tokens, prompt_tokens;
+    sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
+    sim_histogram ttft_hist_s, tpot_hist_s, e2e_hist_s;
+} serving_stats;
+
+typedef struct serving serving;
+
+/* NULL with a message in err for an invalid configuration. */
+serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
+                        size_t err_size);
+void serving_start(serving *s);
+void serving_free(serving *s);
+
+/* Statistics of requests arriving after the warm-up; replica time averages since it. */
+const serving_stats *serving_get_stats(const serving *s);
+/* Means over replicas of busy fraction, batch size and cache reservation, to end_s. */
+double serving_utilization(const serving *s, double end_s);
+double serving_batch_mean(const serving *s, double end_s);
+double serving_kv_utilization(const serving *s, double end_s);
+/* Largest batch any replica held since the warm-up. */
+double serving_batch_max(const serving *s);
+uint64_t serving_replica_events(const serving *s);
+size_t serving_memory_bytes(const serving *s);
+
+#endif

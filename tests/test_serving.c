@@ -1,0 +1,206 @@
+/* Continuous batching and serving: against the performance model at low load, capacity
+ * limits, drops, routing, and the fast path against one event per iteration. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "lua/catalog.h"
+#include "models/serving.h"
+
+static catalog cat;
+static const model_spec *llama;
+static const device_spec *h100;
+
+static void setup(void)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    llama = catalog_model(&cat, "llama-3-8b");
+    h100 = catalog_device(&cat, "H100-SXM");
+}
+static void teardown(void) { catalog_release(&cat); }
+
+TestSuite(serving, .init = setup, .fini = teardown);
+
+static serving_config base_config(double rate, unsigned replicas)
+{
+    serving_config c = {
+        .name = "chat", .replicas = replicas, .routing = ROUTE_ROUND_ROBIN,
+        .interarrival = sim_dist_exponential(1 / rate),
+        .prompt_tokens = sim_dist_lognormal(400, 0.8),
+        .output_tokens = sim_dist_lognormal(150, 0.7),
+        .rtt_s = sim_dist_constant(0.05), .seed = 1,
+    };
+    c.replica = (replica_config){
+        .model = llama, .device = h100, .profile = perf_default_profile(h100),
+        .prec = PREC_FP16, .tp = 1, .max_batch = 128, .max_tokens = 4096,
+        .kv_capacity_tokens = memory_inference(llama, h100, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    return c;
+}
+
+typedef struct run_result {
+    serving_stats stats;
+    double ttft_p99, tpot_p99, e2e_p99;
+    double utilization, batch_mean, batch_max;
+    uint64_t events;
+} run_result;
+
+static run_result run(const serving_config *c, double duration_s)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, duration_s);
+    run_result r;
+    r.stats = *serving_get_stats(s);
+    r.ttft_p99 = sim_histogram_quantile(&r.stats.ttft_hist_s, 0.99);
+    r.tpot_p99 = sim_histogram_quantile(&r.stats.tpot_hist_s, 0.99);
+    r.e2e_p99 = sim_histogram_quantile(&r.stats.e2e_hist_s, 0.99);
+    r.utilization = serving_utilization(s, duration_s);
+    r.batch_mean = serving_batch_mean(s, duration_s);
+    r.batch_max = 0;
+    r.events = sim_engine_events_run(e);
+    memset(&r.stats.ttft_hist_s, 0, sizeof r.stats.ttft_hist_s); /* freed with s */
+    memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
+    memset(&r.stats.e2e_hist_s, 0, sizeof r.stats.e2e_hist_s);
+    serving_free(s);
+    sim_engine_free(e);
+    return r;
+}
+
+Test(serving, one_request_sees_prefill_plus_network_and_the_model_decode_time)
+{
+    serving_config c = base_config(1, 1);
+    c.interarrival = sim_dist_constant(1);
+    c.prompt_tokens = sim_dist_constant(512);
+    c.output_tokens = sim_dist_constant(200);
+    c.max_arrivals = 1;
+    run_result r = run(&c, 100);
+    cr_assert_eq(r.stats.completed, 1);
+    perf_profile p = perf_default_profile(h100);
+    double prefill = perf_iteration(llama, h100, &p, PREC_FP16, 1, 0, 0, 512, 512.0 * 512 / 2).total_s;
+    cr_expect_float_eq(r.stats.ttft_s.mean, prefill + 0.05, 1e-12, "ttft %g, prefill %g",
+                       r.stats.ttft_s.mean, prefill);
+    /* 199 decode steps from context 513; the mean step is the model's step at the mean
+     * context within a fraction of a percent (the cost is linear in the context) */
+    double step = perf_decode_step(llama, h100, &p, PREC_FP16, 1, 1, 513 + 99).total_s;
+    cr_expect_leq(fabs(r.stats.tpot_s.mean / step - 1), 0.001, "tpot %g, model %g",
+                  r.stats.tpot_s.mean, step);
+    cr_expect_float_eq(r.stats.e2e_s.mean, prefill + 199 * r.stats.tpot_s.mean + 0.05, 1e-9);
+    cr_expect_float_eq(r.stats.queue_wait_s.mean, 0, 0);
+}
+
+Test(serving, the_cache_caps_concurrency)
+{
+    serving_config c = base_config(40, 1);
+    c.prompt_tokens = sim_dist_constant(1000);
+    c.output_tokens = sim_dist_constant(200);
+    c.replica.kv_capacity_tokens = 3 * 1200 + 100; /* room for three requests */
+    c.replica.max_wait_s = 5;
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    serving_start(s);
+    sim_engine_run_until(e, 300);
+    cr_expect_leq(serving_batch_max(s), 3, "never more than 3 in the batch");
+    double batch = serving_batch_mean(s, 300);
+    cr_expect_leq(batch, 3.0, "mean batch %g over the cache's room for 3", batch);
+    cr_expect_gt(batch, 2.5, "overloaded, the batch stays near its cap: %g", batch);
+    cr_expect_gt(serving_get_stats(s)->dropped, 0, "requests waiting over 5 s are dropped");
+    serving_free(s);
+    sim_engine_free(e);
+}
+
+Test(serving, drops_only_when_waits_pass_the_limit)
+{
+    serving_config c = base_config(2, 2);
+    c.replica.max_wait_s = 30;
+    run_result r = run(&c, 600);
+    cr_expect_eq(r.stats.dropped, 0, "a light load drops nothing");
+    cr_expect_gt(r.stats.completed, 1000);
+    serving_config heavy = base_config(400, 1);
+    heavy.replica.max_wait_s = 2;
+    run_result h = run(&heavy, 120);
+    cr_expect_gt(h.stats.dropped, h.stats.arrived / 4, "an overload far past capacity drops");
+    cr_expect_leq(h.stats.queue_wait_s.max, 2 + 1, "no served request waited much past 2 s");
+}
+
+Test(serving, load_aware_routing_beats_round_robin)
+{
+    /* heavy-tailed lengths at high load: least outstanding, shortest tokens and power of
+     * two choices see the imbalance round robin ignores */
+    serving_config c = base_config(50, 8);
+    c.output_tokens = sim_dist_lognormal(150, 1.2);
+    c.replica.max_batch = 16; /* small batches, so that requests queue at ~85% load */
+    run_result rr = run(&c, 1200);
+    routing_policy better[] = { ROUTE_LEAST_OUTSTANDING, ROUTE_SHORTEST_TOKENS, ROUTE_POWER_OF_TWO };
+    for (int i = 0; i < 3; i++) {
+        c.routing = better[i];
+        run_result r = run(&c, 1200);
+        cr_expect_lt(r.stats.e2e_s.mean, rr.stats.e2e_s.mean, "%s: mean e2e %g vs round robin %g",
+                     routing_policy_name(better[i]), r.stats.e2e_s.mean, rr.stats.e2e_s.mean);
+        cr_expect_lt(r.ttft_p99, rr.ttft_p99, "%s: p99 ttft %g vs round robin %g",
+                     routing_policy_name(better[i]), r.ttft_p99, rr.ttft_p99);
+    }
+}
+
+static void expect_within_1_percent(double fast, double reference, const char *what)
+{
+    cr_expect_leq(fabs(fast / reference - 1), 0.01, "%s: fast %g, reference %g", what, fast,
+                  reference);
+}
+
+/* min_ratio: how many times fewer events the fast path must need (at high load batch
+ * changes come with every arrival, so the gain is smaller; the fast path's events stay
+ * a few per request whatever the number of tokens). */
+static void check_fast_against_reference(serving_config c, double duration_s, double min_ratio)
+{
+    c.replica.reference = false;
+    run_result fast = run(&c, duration_s);
+    c.replica.reference = true;
+    run_result ref = run(&c, duration_s);
+    cr_assert_gt(fast.stats.completed, 100);
+    cr_expect_eq(fast.stats.completed, ref.stats.completed);
+    expect_within_1_percent(fast.stats.ttft_s.mean, ref.stats.ttft_s.mean, "ttft mean");
+    expect_within_1_percent(fast.ttft_p99, ref.ttft_p99, "ttft p99");
+    expect_within_1_percent(fast.stats.tpot_s.mean, ref.stats.tpot_s.mean, "tpot mean");
+    expect_within_1_percent(fast.tpot_p99, ref.tpot_p99, "tpot p99");
+    expect_within_1_percent(fast.stats.e2e_s.mean, ref.stats.e2e_s.mean, "e2e mean");
+    expect_within_1_percent(fast.e2e_p99, ref.e2e_p99, "e2e p99");
+    cr_expect_gt((double)ref.events / fast.events, min_ratio, "events: fast %llu, reference %llu",
+                 (unsigned long long)fast.events, (unsigned long long)ref.events);
+    cr_expect_leq((double)fast.events, 8.0 * fast.stats.arrived + 100,
+                  "a few events per request, not one per token");
+}
+
+Test(serving, fast_path_agrees_with_one_event_per_iteration_at_low_load)
+{
+    check_fast_against_reference(base_config(3, 2), 600, 10);
+}
+
+Test(serving, fast_path_agrees_at_high_load, .timeout = 120)
+{
+    check_fast_against_reference(base_config(40, 2), 300, 1.5);
+}
+
+Test(serving, fast_path_agrees_with_chunked_prefill_and_a_full_cache, .timeout = 120)
+{
+    serving_config c = base_config(20, 1);
+    c.replica.chunked_prefill = true;
+    c.replica.max_tokens = 512;
+    c.replica.kv_capacity_tokens = 40000;
+    c.routing = ROUTE_LEAST_OUTSTANDING;
+    check_fast_against_reference(c, 300, 1.5);
+}
+
+Test(serving, same_seed_same_results)
+{
+    serving_config c = base_config(20, 4);
+    c.routing = ROUTE_POWER_OF_TWO;
+    run_result a = run(&c, 200), b = run(&c, 200);
+    cr_expect_eq(a.stats.completed, b.stats.completed);
+    cr_expect(memcmp(&a.stats.e2e_s, &b.stats.e2e_s, sizeof a.stats.e2e_s) == 0);
+}
