@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 
 #include "lua/fields.h"
+#include "sim/closest.h"
 #include "lua/sandbox.h"
 
 static const char *const DEVICE_KEYS[] = {
@@ -244,74 +245,3 @@ int catalog_load(catalog *out, char *err, size_t err_size)
     return status;
 }
 
-void catalog_release(catalog *c)
-{
-    for (size_t i = 0; i < c->ndevices; i++)
-        device_release(&c->devices[i]);
-    for (size_t i = 0; i < c->nmodels; i++)
-        model_release(&c->models[i]);
-    free(c->devices);
-    free(c->models);
-    memset(c, 0, sizeof *c);
-}
-
-const device_spec *catalog_device(const catalog *c, const char *name)
-{
-    for (size_t i = 0; i < c->ndevices; i++)
-        if (!strcmp(c->devices[i].name, name))
-            return &c->devices[i];
-    return NULL;
-}
-
-const model_spec *catalog_model(const catalog *c, const char *name)
-{
-    for (size_t i = 0; i < c->nmodels; i++)
-        if (!strcmp(c->models[i].name, name))
-            return &c->models[i];
-    return NULL;
-}
-
-static const char *join_names(char *buf, size_t size, size_t n, const char *(*name)(const catalog *, size_t),
-                              const catalog *c)
-{
-    buf[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "", name(c, i));
-    return buf;
-}
-
-static const char *device_name_at(const catalog *c, size_t i) { return c->devices[i].name; }
-static const char *model_name_at(const catalog *c, size_t i) { return c->models[i].name; }
-
-const char *catalog_device_names(const catalog *c, char *buf, size_t size)
-{
-    return join_names(buf, size, c->ndevices, device_name_at, c);
-}
-
-const char *catalog_model_names(const catalog *c, char *buf, size_t size)
-{
-    return join_names(buf, size, c->nmodels, model_name_at, c);
-}
-
-static const char *closest(const catalog *c, size_t n, const char *(*name)(const catalog *, size_t),
-                           const char *wanted)
-{
-    const char **names = calloc(n + 1, sizeof *names);
-    if (!names)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        names[i] = name(c, i);
-    const char *best = field_closest(wanted, names);
-    free(names);
-    return best;
-}
-
-const char *catalog_closest_device(const catalog *c, const char *name)
-{
-    return closest(c, c->ndevices, device_name_at, name);
-}
-
-const char *catalog_closest_model(const catalog *c, const char *name)
-{
-    return closest(c, c->nmodels, model_name_at, name);
-}

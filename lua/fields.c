@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/sandbox.h"
+#include "sim/closest.h"
 
 /* ---- messages ------------------------------------------------------------------ */
 
@@ -107,47 +108,6 @@ int object_open(load_context *c, int index, const char *path, const char *parent
                       what, got);
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 99;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t above = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t best = diagonal + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[lb];
-}
-
-const char *field_closest(const char *word, const char *const *candidates)
-{
-    const char *best = NULL;
-    size_t best_distance = 99;
-    for (const char *const *k = candidates; *k; k++) {
-        size_t d = edit_distance(word, *k);
-        if (d < best_distance) {
-            best_distance = d;
-            best = *k;
-        }
-    }
-    size_t allowed = strlen(word) / 3 > 2 ? strlen(word) / 3 : 2;
-    return best_distance <= allowed ? best : NULL;
-}
-
 static int by_string(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -189,7 +149,7 @@ int object_check_keys(load_context *c, const lua_object *o, const char *const *k
                 ok = !strcmp(*k, keys[i]);
             if (ok)
                 continue;
-            const char *hint = field_closest(keys[i], known);
+            const char *hint = closest_name(keys[i], known);
             char list[256] = "";
             for (const char *const *k = known; *k; k++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
@@ -405,7 +365,7 @@ static const char *const DIST_KINDS[] = {
 
 /* An array of durations (values) or numbers (weights) under key, into a new array. */
 static int read_array(load_context *c, const lua_object *o, const char *key, bool durations,
-                      double **out, size_t *n)
+                      bool required, double **out, size_t *n)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
@@ -416,7 +376,7 @@ static int read_array(load_context *c, const lua_object *o, const char *key, boo
         int absent = lua_isnil(L, -1);
         field_describe(L, -1, got, sizeof got);
         lua_pop(L, 1);
-        return absent && !durations ? 0
+        return absent && !required ? 0
                                     : field_fail(c, o->where, path, "expected a list such as "
                                                  "{ 1, 2, 3 }, got %s", got);
     }
@@ -453,16 +413,16 @@ static int read_array(load_context *c, const lua_object *o, const char *key, boo
     return 0;
 }
 
-static int read_empirical(load_context *c, const lua_object *d, sim_dist *out)
+static int read_empirical(load_context *c, const lua_object *d, bool durations, sim_dist *out)
 {
     static const char *const keys[] = { "values", "weights", "interpolate", NULL };
     if (object_check_keys(c, d, keys) != 0)
         return -1;
     double *values = NULL, *weights = NULL;
     size_t n = 0, nw = 0;
-    if (read_array(c, d, "values", true, &values, &n) != 0)
+    if (read_array(c, d, "values", durations, true, &values, &n) != 0)
         return -1;
-    if (read_array(c, d, "weights", false, &weights, &nw) != 0) {
+    if (read_array(c, d, "weights", false, false, &weights, &nw) != 0) {
         free(values);
         return -1;
     }
@@ -480,29 +440,42 @@ static int read_empirical(load_context *c, const lua_object *d, sim_dist *out)
     return status;
 }
 
-int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+/* What a distribution's parameters are: durations (with units) or plain numbers. */
+typedef int (*value_reader)(load_context *c, const lua_object *o, const char *key, bool required,
+                            double fallback, double min, double max, bool allow_min, double *out);
+
+typedef struct dist_unit {
+    value_reader read;
+    bool durations;  /* list values of fs.empirical go through the unit parser */
+    const char *noun; /* "a duration", "a token count" */
+    const char *plural;
+} dist_unit;
+
+static int read_dist(load_context *c, const lua_object *o, const char *key, const dist_unit *u,
+                     sim_dist *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX];
     join_path(path, o->path, key);
     int top = lua_gettop(L);
     int type = object_get(c, o, key);
-    if (type == LUA_TNUMBER || type == LUA_TSTRING) { /* a constant duration */
+    if (type == LUA_TNUMBER || (type == LUA_TSTRING && u->durations)) { /* a constant */
         lua_settop(L, top);
         double value;
-        if (read_duration(c, o, key, true, 0, 0, INFINITY, true, &value) != 0)
+        if (u->read(c, o, key, true, 0, 0, INFINITY, true, &value) != 0)
             return -1;
         *out = sim_dist_constant(value);
         return 0;
     }
     if (type == LUA_TNIL) {
         lua_settop(L, top);
-        return field_fail(c, o->where, path, "missing (expected a duration or a distribution "
-                          "such as fs.exponential { mean = \"1s\" })");
+        return field_fail(c, o->where, path, "missing (expected %s or a distribution such as "
+                          "fs.lognormal { median = ..., sigma = ... })", u->noun);
     }
     lua_object d;
-    if (object_open(c, -1, path, o->where, DIST_KINDS, "a duration or a distribution such as "
-                    "fs.exponential { mean = \"1s\" }", &d) != 0) {
+    char what[128];
+    snprintf(what, sizeof what, "%s or a distribution such as fs.lognormal { ... }", u->noun);
+    if (object_open(c, -1, path, o->where, DIST_KINDS, what, &d) != 0) {
         lua_settop(L, top);
         return -1;
     }
@@ -512,23 +485,23 @@ int read_duration_dist(load_context *c, const lua_object *o, const char *key, si
     const double inf = INFINITY;
     if (!strcmp(kind, "constant")) {
         static const char *const keys[] = { "value", NULL };
-        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "value", true, 0, 0, inf, true, &a);
+        status = object_check_keys(c, &d, keys) || u->read(c, &d, "value", true, 0, 0, inf, true, &a);
         *out = sim_dist_constant(a);
     } else if (!strcmp(kind, "exponential")) {
         static const char *const keys[] = { "mean", NULL };
-        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "mean", true, 0, 0, inf, false, &a);
+        status = object_check_keys(c, &d, keys) || u->read(c, &d, "mean", true, 0, 0, inf, false, &a);
         *out = sim_dist_exponential(a);
     } else if (!strcmp(kind, "uniform")) {
         static const char *const keys[] = { "low", "high", NULL };
-        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "low", true, 0, 0, inf, true, &a)
-                 || read_duration(c, &d, "high", true, 0, a, inf, false, &b);
+        status = object_check_keys(c, &d, keys) || u->read(c, &d, "low", true, 0, 0, inf, true, &a)
+                 || u->read(c, &d, "high", true, 0, a, inf, false, &b);
         *out = sim_dist_uniform(a, b);
     } else if (!strcmp(kind, "normal")) {
         status = field_fail(c, d.where, path, "a normal distribution can draw negative values, "
-                            "and durations cannot be negative: use fs.lognormal or fs.gamma");
+                            "and %s cannot be negative: use fs.lognormal or fs.gamma", u->plural);
     } else if (!strcmp(kind, "lognormal")) {
         static const char *const keys[] = { "median", "sigma", "p99", NULL };
-        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "median", true, 0, 0, inf, false, &a);
+        status = object_check_keys(c, &d, keys) || u->read(c, &d, "median", true, 0, 0, inf, false, &a);
         int has_sigma = object_get(c, &d, "sigma") != LUA_TNIL;
         int has_p99 = object_get(c, &d, "p99") != LUA_TNIL;
         lua_pop(L, 2);
@@ -537,7 +510,7 @@ int read_duration_dist(load_context *c, const lua_object *o, const char *key, si
         else if (status == 0 && has_sigma)
             status = read_number(c, &d, "sigma", true, 0, 0, 100, false, &b);
         else if (status == 0)
-            status = read_duration(c, &d, "p99", true, 0, a, inf, false, &b);
+            status = u->read(c, &d, "p99", true, 0, a, inf, false, &b);
         if (status == 0)
             *out = has_sigma ? sim_dist_lognormal(a, b) : sim_dist_lognormal_p99(a, b);
     } else if (!strcmp(kind, "gamma")) {
@@ -546,26 +519,26 @@ int read_duration_dist(load_context *c, const lua_object *o, const char *key, si
         int has_mean = object_get(c, &d, "mean") != LUA_TNIL;
         lua_pop(L, 1);
         if (status == 0 && has_mean) { /* mean and coefficient of variation */
-            status = read_duration(c, &d, "mean", true, 0, 0, inf, false, &a)
+            status = u->read(c, &d, "mean", true, 0, 0, inf, false, &a)
                      || read_number(c, &d, "cv", true, 0, 0, 1e6, false, &b);
             *out = sim_dist_gamma(1 / (b * b), a * b * b);
         } else if (status == 0) {
             status = read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
-                     || read_duration(c, &d, "scale", true, 0, 0, inf, false, &b);
+                     || u->read(c, &d, "scale", true, 0, 0, inf, false, &b);
             *out = sim_dist_gamma(a, b);
         }
     } else if (!strcmp(kind, "weibull")) {
         static const char *const keys[] = { "scale", "shape", NULL };
-        status = object_check_keys(c, &d, keys) || read_duration(c, &d, "scale", true, 0, 0, inf, false, &a)
+        status = object_check_keys(c, &d, keys) || u->read(c, &d, "scale", true, 0, 0, inf, false, &a)
                  || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &b);
         *out = sim_dist_weibull(a, b);
     } else if (!strcmp(kind, "pareto")) {
         static const char *const keys[] = { "shape", "minimum", NULL };
         status = object_check_keys(c, &d, keys) || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
-                 || read_duration(c, &d, "minimum", true, 0, 0, inf, false, &b);
+                 || u->read(c, &d, "minimum", true, 0, 0, inf, false, &b);
         *out = sim_dist_pareto(a, b);
     } else {
-        status = read_empirical(c, &d, out);
+        status = read_empirical(c, &d, u->durations, out);
     }
     char why[200];
     if (status == 0 && sim_dist_check(out, why, sizeof why) != 0) {
@@ -574,4 +547,16 @@ int read_duration_dist(load_context *c, const lua_object *o, const char *key, si
     }
     lua_settop(L, top);
     return status ? -1 : 0;
+}
+
+int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+{
+    static const dist_unit durations = { read_duration, true, "a duration", "durations" };
+    return read_dist(c, o, key, &durations, out);
+}
+
+int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+{
+    static const dist_unit counts = { read_number, false, "a token count", "token counts" };
+    return read_dist(c, o, key, &counts, out);
 }

@@ -83,7 +83,7 @@ int read_string(load_context *c, const lua_object *o, const char *key, bool requ
  * draw negative values are refused. */
 int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
 
-/* The closest of the candidates to word (by edit distance), or NULL if none is close. */
-const char *field_closest(const char *word, const char *const *candidates);
+/* The same for token counts: plain numbers, no units. */
+int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "lua/catalog.h"
 #include "lua/fields.h"
+#include "sim/closest.h"
 #include "lua/sandbox.h"
 
 static const char *const SCENARIO_KEYS[] = {
@@ -165,7 +166,7 @@ static int convert_service(load_context *c, const lua_object *w, const scenario 
     }
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.pool", w->path);
-    const char *hint = field_closest(pool, (const char *const *)pools->names);
+    const char *hint = closest_name(pool, (const char *const *)pools->names);
     int status;
     if (hint)
         status = field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",

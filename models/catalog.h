@@ -1,0 +1,34 @@
+/* The device and model catalogs as C values: what the performance model and the serving
+ * model look devices and models up in.  lua/catalog.h fills one from the catalogs'
+ * Lua files. */
+#ifndef FLEETSIM_MODELS_CATALOG_H
+#define FLEETSIM_MODELS_CATALOG_H
+
+#include <stddef.h>
+
+#include "models/device.h"
+#include "models/llm.h"
+
+typedef struct catalog {
+    device_spec *devices; /* in name order */
+    size_t ndevices;
+    model_spec *models;   /* in name order */
+    size_t nmodels;
+} catalog;
+
+/* Frees every entry.  NULL-safe; a zeroed catalog is empty. */
+void catalog_release(catalog *c);
+
+/* By exact name, or NULL. */
+const device_spec *catalog_device(const catalog *c, const char *name);
+const model_spec *catalog_model(const catalog *c, const char *name);
+
+/* "T4, L4, ..." (into buf) for messages. */
+const char *catalog_device_names(const catalog *c, char *buf, size_t size);
+const char *catalog_model_names(const catalog *c, char *buf, size_t size);
+
+/* The closest known name to a wrong one, or NULL. */
+const char *catalog_closest_device(const catalog *c, const char *name);
+const char *catalog_closest_model(const catalog *c, const char *name);
+
+#endif
