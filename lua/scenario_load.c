@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "models/memory.h"
 #include "lua/fields.h"
 #include "sim/closest.h"
 #include "lua/sandbox.h"
@@ -20,7 +21,15 @@ static const char *const SCENARIO_KEYS[] = {
 };
 static const char *const POOL_KINDS[] = { "dedicated", NULL };
 static const char *const DEDICATED_KEYS[] = { "count", "gpu", NULL };
-static const char *const WORKLOAD_KINDS[] = { "service", NULL };
+static const char *const WORKLOAD_KINDS[] = { "service", "inference", NULL };
+static const char *const INFERENCE_KEYS[] = {
+    "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
+    "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
+    "response_bytes_per_token", "mode", NULL,
+};
+static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
+/* Requests a run may hold waiting without max_wait: about 4 GB of queue. */
+#define UNBOUNDED_INFERENCE_REQUESTS 5e7
 static const char *const SERVICE_KEYS[] = { "arrivals", "service", "pool", "queue_limit", NULL };
 static const char *const ARRIVAL_KINDS[] = { "poisson", "constant_rate", NULL };
 static const char *const ARRIVAL_KEYS[] = { "rate", NULL };
@@ -144,6 +153,26 @@ static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *
     return status;
 }
 
+/* Finds a pool by name for a workload; -1 with a did-you-mean when there is none. */
+static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
+                     const named_list *pools, const char *pool, size_t *out)
+{
+    for (size_t i = 0; i < sc->npools; i++) {
+        if (!strcmp(sc->pools[i].name, pool)) {
+            *out = i;
+            return 0;
+        }
+    }
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.pool", w->path);
+    const char *hint = closest_name(pool, (const char *const *)pools->names);
+    if (hint)
+        return field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
+                          pool, hint);
+    return field_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
+                      pools->names[0], pools->count > 1 ? ", ..." : "");
+}
+
 static int convert_service(load_context *c, const lua_object *w, const scenario *sc,
                            const named_list *pools, service_spec *out)
 {
@@ -157,25 +186,171 @@ static int convert_service(load_context *c, const lua_object *w, const scenario 
         return -1;
     }
     out->queue_limit = (size_t)queue_limit;
-    for (size_t i = 0; i < sc->npools; i++) {
-        if (!strcmp(sc->pools[i].name, pool)) {
-            out->pool = i;
-            free(pool);
+    int status = find_pool(c, w, sc, pools, pool, &out->pool);
+    free(pool);
+    return status;
+}
+
+/* A string field restricted to a list of words, with a default. */
+static int read_choice(load_context *c, const lua_object *o, const char *key,
+                       const char *const *choices, int fallback, int *out)
+{
+    char *word = NULL;
+    if (read_string(c, o, key, false, &word) != 0)
+        return -1;
+    *out = fallback;
+    if (!word)
+        return 0;
+    for (int i = 0; choices[i]; i++) {
+        if (!strcmp(choices[i], word)) {
+            *out = i;
+            free(word);
             return 0;
         }
     }
-    char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.pool", w->path);
-    const char *hint = closest_name(pool, (const char *const *)pools->names);
-    int status;
-    if (hint)
-        status = field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
-                            pool, hint);
-    else
-        status = field_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
-                            pools->names[0], pools->count > 1 ? ", ..." : "");
-    free(pool);
+    char path[FIELD_PATH_MAX], list[256] = "";
+    snprintf(path, sizeof path, "%s.%s", o->path, key);
+    for (int i = 0; choices[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "",
+                 choices[i]);
+    int status = field_fail(c, o->where, path, "expected one of %s, got \"%s\"", list, word);
+    free(word);
     return status;
+}
+
+static int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback,
+                     bool *out)
+{
+    int type = object_get(c, o, key);
+    *out = type == LUA_TNIL ? fallback : lua_toboolean(c->L, -1);
+    lua_pop(c->L, 1);
+    if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.%s", o->path, key);
+        return field_fail(c, o->where, path, "expected true or false");
+    }
+    return 0;
+}
+
+static int convert_slo(load_context *c, const lua_object *w, inference_spec *out)
+{
+    int top = lua_gettop(c->L);
+    if (object_get(c, w, "slo") == LUA_TNIL) {
+        lua_settop(c->L, top);
+        return 0;
+    }
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.slo", w->path);
+    lua_object slo;
+    int status = object_open(c, -1, path, w->where, NULL, "a table such as { ttft = \"200ms\" }",
+                             &slo);
+    if (status == 0) {
+        if (!*slo.where)
+            snprintf(slo.where, sizeof slo.where, "%s", w->where);
+        status = object_check_keys(c, &slo, SLO_KEYS)
+                 || read_duration(c, &slo, "ttft", false, 0, 0, 1e9, false, &out->slo_ttft_s)
+                 || read_duration(c, &slo, "tpot", false, 0, 0, 1e9, false, &out->slo_tpot_s)
+                 || read_duration(c, &slo, "e2e", false, 0, 0, 1e9, false, &out->slo_e2e_s);
+    }
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
+static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
+                             const named_list *pools, inference_spec *out)
+{
+    static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
+                                              "int4", NULL };
+    static const char *const routings[] = { "round_robin", "least_outstanding",
+                                            "shortest_tokens", "power_of_two", NULL };
+    static const char *const modes[] = { "fast", "reference", NULL };
+    char *model = NULL, *pool = NULL, path[FIELD_PATH_MAX];
+    int64_t tp = 0, max_batch, max_tokens;
+    int prec, routing, mode;
+    out->rtt_s = sim_dist_constant(0);
+    int status = object_check_keys(c, w, INFERENCE_KEYS)
+                 || read_string(c, w, "model", true, &model)
+                 || read_string(c, w, "pool", true, &pool)
+                 || read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
+                 || read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
+                 || convert_arrivals(c, w, &out->arrivals)
+                 || read_count_dist(c, w, "prompt", &out->prompt_tokens)
+                 || read_count_dist(c, w, "output", &out->output_tokens)
+                 || read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
+                 || read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
+                 || read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
+                 || read_choice(c, w, "routing", routings, ROUTE_LEAST_OUTSTANDING, &routing)
+                 || read_duration(c, w, "max_wait", false, 0, 0, 1e9, true, &out->max_wait_s)
+                 || convert_slo(c, w, out)
+                 || read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
+                                &out->response_bytes_per_token)
+                 || read_choice(c, w, "mode", modes, 0, &mode);
+    if (status == 0 && object_get(c, w, "rtt") != LUA_TNIL) {
+        lua_pop(c->L, 1);
+        status = read_duration_dist(c, w, "rtt", &out->rtt_s);
+    } else if (status == 0) {
+        lua_pop(c->L, 1);
+    }
+    if (status == 0)
+        status = find_pool(c, w, sc, pools, pool, &out->pool);
+    const model_spec *m = NULL;
+    const device_spec *d = NULL;
+    if (status == 0) {
+        m = catalog_model(&sc->catalog, model);
+        snprintf(path, sizeof path, "%s.model", w->path);
+        if (!m) {
+            const char *hint = catalog_closest_model(&sc->catalog, model);
+            char names[1024];
+            status = hint ? field_fail(c, w->where, path, "unknown model \"%s\" (did you mean "
+                                       "\"%s\"?)", model, hint)
+                          : field_fail(c, w->where, path, "unknown model \"%s\" (known: %s)",
+                                       model, catalog_model_names(&sc->catalog, names, sizeof names));
+        }
+    }
+    const pool_spec *p = status == 0 ? &sc->pools[out->pool] : NULL;
+    if (status == 0 && !p->gpu) {
+        snprintf(path, sizeof path, "%s.pool", w->path);
+        status = field_fail(c, w->where, path, "pool \"%s\" names no gpu; an inference workload "
+                            "runs on a pool such as fs.dedicated { gpu = \"H100-SXM\", count = 8 }",
+                            p->name);
+    }
+    if (status == 0) {
+        d = catalog_device(&sc->catalog, p->gpu); /* checked by check_devices */
+        out->model = (size_t)(m - sc->catalog.models);
+        out->device = d ? (size_t)(d - sc->catalog.devices) : 0;
+        out->prec = (precision)prec;
+        out->routing = (routing_policy)routing;
+        out->reference = mode == 1;
+        out->max_batch = (unsigned)max_batch;
+        out->max_tokens = (unsigned)max_tokens;
+    }
+    if (status == 0 && d) {
+        double context = sim_dist_mean(&out->prompt_tokens) + sim_dist_mean(&out->output_tokens);
+        precision kv = precision_cache(out->prec);
+        unsigned fit = memory_min_tp(m, d, out->prec, kv, context, p->count);
+        out->tp = tp ? (unsigned)tp : (fit ? fit : 1);
+        snprintf(path, sizeof path, "%s.tp", w->path);
+        inference_memory mem = memory_inference(m, d, out->prec, kv, out->tp);
+        if (out->tp > p->count || p->count % out->tp)
+            status = field_fail(c, w->where, path, "%u does not divide the %u GPUs of pool \"%s\"",
+                                out->tp, p->count, p->name);
+        else if (mem.kv_capacity_tokens < context)
+            status = field_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
+                                "weights per GPU and %.0f tokens of cache for a mean request, with "
+                                "%.1f GB usable; %s", m->name, precision_name(out->prec), out->tp,
+                                d->name, mem.weights_bytes / 1e9, context, mem.usable_bytes / 1e9,
+                                fit ? "a smaller tp is not enough either"
+                                    : "the pool has too few GPUs for any tensor parallelism that fits");
+        out->replicas = out->tp ? p->count / out->tp : 0;
+    }
+    if (status == 0 && out->max_wait_s == 0
+        && out->arrivals.rate_per_s * sc->duration_s > UNBOUNDED_INFERENCE_REQUESTS)
+        status = field_fail(c, w->where, w->path, "%.3g requests over the run with no max_wait "
+                            "could all wait at once; set max_wait (e.g. \"30s\")",
+                            out->arrivals.rate_per_s * sc->duration_s);
+    free(model);
+    free(pool);
+    return status ? -1 : 0;
 }
 
 /* A pool whose queue would grow without bound for the whole run could exhaust memory. */
@@ -208,31 +383,37 @@ static int check_queues_stay_bounded(load_context *c, const scenario *sc,
  * may add devices to fs.devices before it returns). */
 static int check_devices(load_context *c, const scenario *sc, const lua_object *pool_objects)
 {
-    bool any = false;
-    for (size_t p = 0; p < sc->npools; p++)
-        any |= sc->pools[p].gpu != NULL;
-    if (!any)
-        return 0;
-    catalog cat;
-    if (catalog_load_from(c->L, &cat, c->err, c->err_size) != 0)
-        return -1;
-    int status = 0;
-    for (size_t p = 0; p < sc->npools && status == 0; p++) {
+    for (size_t p = 0; p < sc->npools; p++) {
         const char *gpu = sc->pools[p].gpu;
-        if (!gpu || catalog_device(&cat, gpu))
+        if (!gpu || catalog_device(&sc->catalog, gpu))
             continue;
         char path[FIELD_PATH_MAX], names[1024];
         snprintf(path, sizeof path, "%s.gpu", pool_objects[p].path);
-        const char *hint = catalog_closest_device(&cat, gpu);
+        const char *hint = catalog_closest_device(&sc->catalog, gpu);
         if (hint)
-            status = field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did "
-                                "you mean \"%s\"?)", gpu, hint);
-        else
-            status = field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" "
-                                "(known: %s)", gpu, catalog_device_names(&cat, names, sizeof names));
+            return field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did you "
+                              "mean \"%s\"?)", gpu, hint);
+        return field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (known: %s)",
+                          gpu, catalog_device_names(&sc->catalog, names, sizeof names));
     }
-    catalog_release(&cat);
-    return status;
+    return 0;
+}
+
+/* An inference workload has its pool to itself: its replicas are the pool's GPUs. */
+static int check_pool_sharing(load_context *c, const scenario *sc, const lua_object *pool_objects)
+{
+    for (size_t p = 0; p < sc->npools; p++) {
+        size_t inference = 0, services = 0;
+        for (size_t i = 0; i < sc->ninferences; i++)
+            inference += sc->inferences[i].pool == p;
+        for (size_t i = 0; i < sc->nservices; i++)
+            services += sc->services[i].pool == p;
+        if (inference > 1 || (inference && services))
+            return field_fail(c, pool_objects[p].where, pool_objects[p].path, "is used by %zu "
+                              "workloads, one of them an inference workload, which needs its "
+                              "pool to itself", inference + services);
+    }
+    return 0;
 }
 
 /* ---- the scenario ----------------------------------------------------------------- */
@@ -307,28 +488,39 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                  || convert_pool(c, &pool_objects[i], p);
         lua_settop(L, top);
     }
+    if (status == 0 && catalog_load_from(L, &sc->catalog, c->err, c->err_size) != 0)
+        status = -1;
+    if (status == 0)
+        status = check_devices(c, sc, pool_objects);
     if (status == 0 && list_names(c, &s, "workloads", &workloads_table, &workloads) == 0) {
         sc->services = calloc(workloads.count, sizeof *sc->services);
-        if (!sc->services)
+        sc->inferences = calloc(workloads.count, sizeof *sc->inferences);
+        if (!sc->services || !sc->inferences)
             status = field_fail(c, s.where, "workloads", "out of memory");
         for (size_t i = 0; i < workloads.count && status == 0; i++) {
             int top = lua_gettop(L);
             lua_object w;
-            service_spec *sv = &sc->services[sc->nservices++];
-            sv->name = strdup(workloads.names[i]);
             status = open_entry(c, &workloads_table, workloads.names[i], WORKLOAD_KINDS,
-                                "a workload such as fs.service { ... }", &w)
-                     || convert_service(c, &w, sc, &pools, sv);
+                                "a workload such as fs.service { ... } or fs.inference { ... }", &w);
+            if (status == 0 && !strcmp(w.kind, "inference")) {
+                inference_spec *inf = &sc->inferences[sc->ninferences++];
+                inf->name = strdup(workloads.names[i]);
+                status = convert_inference(c, &w, sc, &pools, inf);
+            } else if (status == 0) {
+                service_spec *sv = &sc->services[sc->nservices++];
+                sv->name = strdup(workloads.names[i]);
+                status = convert_service(c, &w, sc, &pools, sv);
+            }
             lua_settop(L, top);
         }
         named_list_release(&workloads);
+        if (status == 0)
+            status = check_pool_sharing(c, sc, pool_objects);
     } else if (status == 0) {
         status = -1;
     }
     if (status == 0)
         status = check_queues_stay_bounded(c, sc, pool_objects);
-    if (status == 0)
-        status = check_devices(c, sc, pool_objects);
     named_list_release(&pools);
     free(pool_objects);
     return status ? -1 : 0;

@@ -10,6 +10,15 @@ static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5 };
 const char *precision_name(precision p) { return (unsigned)p < PREC_COUNT ? NAMES[p] : "?"; }
 double precision_bytes(precision p) { return BYTES[p]; }
 
+precision precision_cache(precision p)
+{
+    if (p == PREC_FP8)
+        return PREC_FP8;
+    if (p == PREC_FP32 || p == PREC_TF32)
+        return PREC_FP32;
+    return PREC_FP16;
+}
+
 int precision_parse(const char *name, precision *out)
 {
     for (int i = 0; i < PREC_COUNT; i++) {

@@ -13,6 +13,10 @@ typedef enum precision {
 const char *precision_name(precision p);
 /* 0 and *out set, or -1 for an unknown name. */
 int precision_parse(const char *name, precision *out);
+/* The key-value cache's precision for weights in p: caches stay 16-bit under weight
+ * quantization (int8, int4); fp8 models keep an fp8 cache, fp32 ones fp32. */
+precision precision_cache(precision weights);
+
 /* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5. */
 double precision_bytes(precision p);
 

@@ -6,17 +6,6 @@
 
 #define GB 1e9
 
-/* Key-value caches stay 16-bit under weight quantization (int8, int4); fp8 models keep
- * an fp8 cache; fp32 keeps fp32. */
-static precision cache_precision(precision p)
-{
-    if (p == PREC_FP8)
-        return PREC_FP8;
-    if (p == PREC_FP32 || p == PREC_TF32)
-        return PREC_FP32;
-    return PREC_FP16;
-}
-
 /* Training runs 16-bit mixed precision unless asked for fp32. */
 static precision training_precision(precision p)
 {
@@ -29,7 +18,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     memset(r, 0, sizeof *r);
     perf_profile p = perf_default_profile(d);
     precision prec = req->prec;
-    r->kv_prec = cache_precision(prec);
+    r->kv_prec = precision_cache(prec);
     r->params = model_params(m);
     r->params_active = model_params_active(m);
     r->weights_bytes = r->params * precision_bytes(prec);

@@ -50,6 +50,9 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     sim_timeavg_init(&r->stats.busy, now, 0);
     sim_timeavg_init(&r->stats.batch, now, 0);
     sim_timeavg_init(&r->stats.kv, now, 0);
+    sim_timeavg_init(&r->stats.life_busy, now, 0);
+    sim_timeavg_init(&r->stats.life_batch, now, 0);
+    sim_timeavg_init(&r->stats.life_kv, now, 0);
     return r;
 }
 
@@ -88,9 +91,13 @@ void replica_restart_stats(replica *r, double now)
 static void set_phase(replica *r, double now, phase p)
 {
     r->phase = p;
+    double kv = r->kv_reserved / r->config.kv_capacity_tokens;
     sim_timeavg_set(&r->stats.busy, now, p != IDLE);
     sim_timeavg_set(&r->stats.batch, now, r->nrunning);
-    sim_timeavg_set(&r->stats.kv, now, r->kv_reserved / r->config.kv_capacity_tokens);
+    sim_timeavg_set(&r->stats.kv, now, kv);
+    sim_timeavg_set(&r->stats.life_busy, now, p != IDLE);
+    sim_timeavg_set(&r->stats.life_batch, now, r->nrunning);
+    sim_timeavg_set(&r->stats.life_kv, now, kv);
 }
 
 /* Whether the head of the queue could join the batch now. */

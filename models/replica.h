@@ -67,6 +67,7 @@ double replica_outstanding_tokens(const replica *r);
  * batch, key-value cache reserved / capacity. */
 typedef struct replica_stats {
     sim_timeavg busy, batch, kv;
+    sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
     uint64_t iterations_events; /* engine events the replica used */
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);

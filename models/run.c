@@ -10,15 +10,17 @@
 #include "sim/fatal.h"
 
 enum {
-    COL_UTILIZATION, COL_QUEUE_LENGTH, COL_ARRIVALS, COL_COMPLETED, COL_DROPPED,
-    COL_THROUGHPUT, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99, COL_RESPONSE_MEAN,
-    COL_RESPONSE_P99, NCOLUMNS
+    COL_UTILIZATION, COL_QUEUE_LENGTH, COL_BATCH, COL_KV, COL_ARRIVALS, COL_COMPLETED,
+    COL_DROPPED, COL_THROUGHPUT, COL_TOKENS_PER_S, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99,
+    COL_RESPONSE_MEAN, COL_RESPONSE_P99, COL_TTFT_MEAN, COL_TTFT_P99, COL_TPOT_MEAN,
+    COL_E2E_MEAN, COL_E2E_P99, NCOLUMNS
 };
 
 const char *const run_timeseries_columns[] = {
-    "utilization", "queue_length", "arrivals", "completed", "dropped", "throughput_per_s",
+    "utilization", "queue_length", "batch_size", "kv_cache_utilization", "arrivals",
+    "completed", "dropped", "throughput_per_s", "throughput_tokens_per_s",
     "queue_wait_mean_s", "queue_wait_p50_s", "queue_wait_p99_s", "response_mean_s",
-    "response_p99_s",
+    "response_p99_s", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s", "e2e_mean_s", "e2e_p99_s",
 };
 const size_t run_timeseries_ncolumns = NCOLUMNS;
 
@@ -66,6 +68,9 @@ static void record_metrics(sim_metrics *m, const pool_run *pr, double end_s)
     const scenario *sc = pr->sc;
     const pool_spec *pool = &sc->pools[pr->pool];
     double measured_s = end_s - sc->warmup_s;
+    for (size_t i = 0; i < sc->ninferences; i++)
+        if (sc->inferences[i].pool == pr->pool)
+            return; /* its inference workload reports it */
     if (!pr->st) { /* a pool no workload uses */
         sim_metrics_add(m, "pool", pool->name, "servers", "servers", pool->count);
         sim_metrics_add(m, "pool", pool->name, "utilization_mean", "1", 0);
@@ -105,6 +110,111 @@ static void record_metrics(sim_metrics *m, const pool_run *pr, double end_s)
         sim_metrics_add(m, "workload", w, "response_p99_s", "s", sim_histogram_quantile(&c->response_hist_s, 0.99));
         sim_metrics_add(m, "workload", w, "response_max_s", "s", c->response_s.n ? c->response_s.max : NAN);
     }
+}
+
+/* ---- inference workloads ---- */
+
+typedef struct inference_run {
+    const scenario *sc;
+    const inference_spec *spec;
+    serving *sv;
+    sim_timeseries *ts;
+    size_t pool_subject, workload_subject;
+    double bucket_start_s;
+} inference_run;
+
+static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r)
+{
+    const model_spec *m = &sc->catalog.models[w->model];
+    const device_spec *d = &sc->catalog.devices[w->device];
+    serving_config c = {
+        .name = w->name, .replicas = w->replicas, .routing = w->routing,
+        .interarrival = arrival_interarrival(&w->arrivals), .prompt_tokens = w->prompt_tokens,
+        .output_tokens = w->output_tokens, .rtt_s = w->rtt_s, .warmup_s = sc->warmup_s,
+        .slo_ttft_s = w->slo_ttft_s, .slo_tpot_s = w->slo_tpot_s, .slo_e2e_s = w->slo_e2e_s,
+        .seed = sc->seed, .replication = r,
+    };
+    c.replica = (replica_config){
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,
+        .tp = w->tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
+        .chunked_prefill = w->chunked_prefill,
+        .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
+                                               w->tp).kv_capacity_tokens,
+        .max_wait_s = w->max_wait_s, .reference = w->reference,
+    };
+    return c;
+}
+
+static void record_inference_bucket(inference_run *ir, double end_s)
+{
+    double span = end_s - ir->bucket_start_s;
+    if (!(span > 0))
+        return;
+    const serving_bucket *b = serving_bucket_close(ir->sv, end_s);
+    size_t bucket = (size_t)floor(ir->bucket_start_s / ir->sc->bucket_s + 0.5);
+    size_t p = ir->pool_subject, w = ir->workload_subject;
+    sim_timeseries *ts = ir->ts;
+    sim_timeseries_add(ts, bucket, p, COL_UTILIZATION, b->busy);
+    sim_timeseries_add(ts, bucket, p, COL_BATCH, b->batch);
+    sim_timeseries_add(ts, bucket, p, COL_KV, b->kv);
+    sim_timeseries_add(ts, bucket, w, COL_ARRIVALS, (double)b->arrived);
+    sim_timeseries_add(ts, bucket, w, COL_COMPLETED, (double)b->completed);
+    sim_timeseries_add(ts, bucket, w, COL_DROPPED, (double)b->dropped);
+    sim_timeseries_add(ts, bucket, w, COL_THROUGHPUT, (double)b->completed / span);
+    sim_timeseries_add(ts, bucket, w, COL_TOKENS_PER_S, b->output_tokens / span);
+    sim_timeseries_add(ts, bucket, w, COL_WAIT_MEAN, sim_stat_mean(&b->queue_wait_s));
+    sim_timeseries_add(ts, bucket, w, COL_TTFT_MEAN, sim_stat_mean(&b->ttft_s));
+    sim_timeseries_add(ts, bucket, w, COL_TTFT_P99, sim_histogram_quantile(&b->ttft_hist_s, 0.99));
+    sim_timeseries_add(ts, bucket, w, COL_TPOT_MEAN, sim_stat_mean(&b->tpot_s));
+    sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
+    sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
+    ir->bucket_start_s = end_s;
+}
+
+static void on_inference_bucket(sim_engine *e, void *data)
+{
+    inference_run *ir = data;
+    double now = sim_engine_now(e);
+    record_inference_bucket(ir, now);
+    sim_event_schedule(e, now + ir->sc->bucket_s, -2, on_inference_bucket, ir);
+}
+
+static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
+{
+    const scenario *sc = ir->sc;
+    const inference_spec *w = ir->spec;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    const char *pool = sc->pools[w->pool].name, *name = w->name;
+    double measured_s = end_s - sc->warmup_s;
+    sim_metrics_add(m, "pool", pool, "gpus", "gpus", sc->pools[w->pool].count);
+    sim_metrics_add(m, "pool", pool, "replicas", "replicas", w->replicas);
+    sim_metrics_add(m, "pool", pool, "utilization_mean", "1", serving_utilization(ir->sv, end_s));
+    sim_metrics_add(m, "pool", pool, "batch_size_mean", "requests", serving_batch_mean(ir->sv, end_s));
+    sim_metrics_add(m, "pool", pool, "kv_cache_utilization_mean", "1",
+                    serving_kv_utilization(ir->sv, end_s));
+    struct { const char *metric; const sim_histogram *h; double q; } quantiles[] = {
+        { "ttft_p50_s", &st->ttft_hist_s, 0.5 }, { "ttft_p95_s", &st->ttft_hist_s, 0.95 },
+        { "ttft_p99_s", &st->ttft_hist_s, 0.99 }, { "tpot_p50_s", &st->tpot_hist_s, 0.5 },
+        { "tpot_p99_s", &st->tpot_hist_s, 0.99 }, { "e2e_p50_s", &st->e2e_hist_s, 0.5 },
+        { "e2e_p99_s", &st->e2e_hist_s, 0.99 },
+    };
+    sim_metrics_add(m, "workload", name, "requests_arrived", "requests", (double)st->arrived);
+    sim_metrics_add(m, "workload", name, "requests_completed", "requests", (double)st->completed);
+    sim_metrics_add(m, "workload", name, "requests_dropped", "requests", (double)st->dropped);
+    sim_metrics_add(m, "workload", name, "ttft_mean_s", "s", sim_stat_mean(&st->ttft_s));
+    sim_metrics_add(m, "workload", name, "tpot_mean_s", "s", sim_stat_mean(&st->tpot_s));
+    sim_metrics_add(m, "workload", name, "e2e_mean_s", "s", sim_stat_mean(&st->e2e_s));
+    for (size_t i = 0; i < sizeof quantiles / sizeof quantiles[0]; i++)
+        sim_metrics_add(m, "workload", name, quantiles[i].metric, "s",
+                        sim_histogram_quantile(quantiles[i].h, quantiles[i].q));
+    sim_metrics_add(m, "workload", name, "queue_wait_mean_s", "s", sim_stat_mean(&st->queue_wait_s));
+    sim_metrics_add(m, "workload", name, "slo_attainment", "1",
+                    st->completed + st->dropped
+                        ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);
+    sim_metrics_add(m, "workload", name, "throughput_tokens_per_s", "tokens/s",
+                    measured_s > 0 ? st->output_tokens / measured_s : NAN);
+    sim_metrics_add(m, "workload", name, "egress_gb", "GB",
+                    st->output_tokens * w->response_bytes_per_token / 1e9);
 }
 
 /* Progress events: about 100 per replication, after everything else at their time. */
@@ -181,11 +291,12 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
     memset(out, 0, sizeof *out);
     sim_metrics_init(&out->metrics);
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
-    if (sim_timeseries_cells_needed(nbuckets, sc->npools + sc->nservices, NCOLUMNS)
+    if (sim_timeseries_cells_needed(nbuckets, sc->npools + sc->nservices + sc->ninferences,
+                                    NCOLUMNS)
         > SIM_TIMESERIES_MAX_CELLS) {
         snprintf(err, err_size, "the time series would need %zu buckets for %zu pools and "
                  "workloads, over the limit of %zu cells: use a larger bucket", nbuckets,
-                 sc->npools + sc->nservices, SIM_TIMESERIES_MAX_CELLS);
+                 sc->npools + sc->nservices + sc->ninferences, SIM_TIMESERIES_MAX_CELLS);
         return -1;
     }
     out->timeseries = sim_timeseries_create(nbuckets, sc->bucket_s, run_timeseries_columns,
@@ -193,6 +304,15 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
     if (!out->timeseries)
         sim_fatal("out of memory creating the time series");
     pool_run *runs = plan_pools(sc, out->timeseries);
+    inference_run *inferences = calloc(sc->ninferences + 1, sizeof *inferences);
+    if (!inferences)
+        sim_fatal("out of memory planning a run");
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        inferences[i] = (inference_run){ .sc = sc, .spec = &sc->inferences[i], .ts = out->timeseries };
+        inferences[i].pool_subject = runs[sc->inferences[i].pool].pool_subject;
+        inferences[i].workload_subject = sim_timeseries_add_subject(out->timeseries, "workload",
+                                                                    sc->inferences[i].name);
+    }
     progress_state ps = { progress, context, { 0, sc->replications, 0, sc->duration_s, 0 },
                           0, sc->duration_s / 100 };
     int status = 0;
@@ -217,6 +337,18 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
             station_on_bucket(pr->st, record_bucket, pr);
             station_start(pr->st);
         }
+        for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
+            inference_run *ir = &inferences[i];
+            serving_config config = serving_config_of(sc, ir->spec, r);
+            ir->sv = serving_create(e, &config, err, err_size);
+            if (!ir->sv) {
+                status = -1;
+                break;
+            }
+            ir->bucket_start_s = 0;
+            serving_start(ir->sv);
+            sim_event_schedule(e, sc->bucket_s, -2, on_inference_bucket, ir);
+        }
         if (status == 0) {
             ps.p.replication = r;
             if (progress)
@@ -231,6 +363,14 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
                     station_finish(runs[p].st, sc->duration_s);
                 record_metrics(&out->metrics, &runs[p], sc->duration_s);
             }
+            for (size_t i = 0; i < sc->ninferences; i++) {
+                record_inference_bucket(&inferences[i], sc->duration_s);
+                record_inference_metrics(&out->metrics, &inferences[i], sc->duration_s);
+            }
+        }
+        for (size_t i = 0; i < sc->ninferences; i++) {
+            serving_free(inferences[i].sv);
+            inferences[i].sv = NULL;
         }
         for (size_t p = 0; p < sc->npools; p++) {
             station_free(runs[p].st);
@@ -239,6 +379,7 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
         sim_engine_free(e);
     }
     free_plan(runs, sc->npools);
+    free(inferences);
     if (status != 0)
         run_results_release(out);
     return status;

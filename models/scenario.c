@@ -17,6 +17,14 @@ void scenario_release(scenario *sc)
         free(sc->services[i].name);
         sim_dist_release(&sc->services[i].service);
     }
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        free(sc->inferences[i].name);
+        sim_dist_release(&sc->inferences[i].prompt_tokens);
+        sim_dist_release(&sc->inferences[i].output_tokens);
+        sim_dist_release(&sc->inferences[i].rtt_s);
+    }
+    free(sc->inferences);
+    catalog_release(&sc->catalog);
     free(sc->pools);
     free(sc->services);
     free(sc->name);

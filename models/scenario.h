@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/catalog.h"
+#include "models/serving.h"
 #include "sim/dist.h"
 
 /* Limits that keep a run within one machine; the loader refuses values past them. */
@@ -44,6 +46,26 @@ typedef struct service_spec {
     size_t queue_limit;   /* 0 = no limit */
 } service_spec;
 
+/* fs.inference: an LLM served by replicas of tp devices of a pool. */
+typedef struct inference_spec {
+    char *name;
+    size_t pool;              /* index into scenario.pools (a pool with a gpu) */
+    size_t model;             /* index into scenario.catalog.models */
+    size_t device;            /* index into scenario.catalog.devices */
+    precision prec;
+    unsigned tp, replicas;
+    arrival_spec arrivals;
+    sim_dist prompt_tokens, output_tokens; /* owned */
+    unsigned max_batch, max_tokens;
+    bool chunked_prefill;
+    routing_policy routing;
+    double max_wait_s;        /* 0 = none */
+    sim_dist rtt_s;           /* owned */
+    double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
+    double response_bytes_per_token;          /* for egress */
+    bool reference;
+} inference_spec;
+
 typedef struct scenario {
     char *name;
     char *description;    /* may be NULL */
@@ -56,6 +78,9 @@ typedef struct scenario {
     size_t npools;
     service_spec *services;
     size_t nservices;
+    inference_spec *inferences;
+    size_t ninferences;
+    catalog catalog;      /* devices and models as the scenario left them */
 } scenario;
 
 /* An empty scenario; release with scenario_release (NULL-safe, frees every string and

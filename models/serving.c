@@ -43,6 +43,10 @@ struct serving {
     unsigned next_replica;
     uint64_t generated, next_id;
     serving_stats stats;
+    serving_bucket bucket;
+    serving_bucket view;      /* the last closed bucket, handed out */
+    double bucket_start_s;
+    double *bucket_integrals; /* busy, batch, kv per replica at the bucket's start */
 };
 
 static llm_request *request_take(serving *s)
@@ -77,16 +81,53 @@ static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
     return x < 1 ? 1 : x > 1e7 ? 10000000u : (unsigned)x;
 }
 
+static void bucket_clear(serving_bucket *b)
+{
+    b->arrived = b->completed = b->dropped = 0;
+    b->output_tokens = 0;
+    sim_stat_reset(&b->ttft_s);
+    sim_stat_reset(&b->tpot_s);
+    sim_stat_reset(&b->e2e_s);
+    sim_stat_reset(&b->queue_wait_s);
+    sim_histogram_clear(&b->ttft_hist_s);
+    sim_histogram_clear(&b->e2e_hist_s);
+}
+
+static void record_bucket(serving *s, const llm_request *q, bool dropped, double ttft,
+                          double tpot, double e2e)
+{
+    serving_bucket *b = &s->bucket;
+    if (dropped) {
+        b->dropped++;
+        return;
+    }
+    b->completed++;
+    b->output_tokens += q->output;
+    sim_stat_add(&b->ttft_s, ttft);
+    sim_histogram_add(&b->ttft_hist_s, ttft);
+    sim_stat_add(&b->e2e_s, e2e);
+    sim_histogram_add(&b->e2e_hist_s, e2e);
+    sim_stat_add(&b->queue_wait_s, q->admitted_s - q->arrival_s);
+    if (!isnan(tpot))
+        sim_stat_add(&b->tpot_s, tpot);
+}
+
 static void record(serving *s, llm_request *q, bool dropped)
 {
     serving_stats *st = &s->stats;
+    double ttft = NAN, tpot = NAN, e2e = NAN;
+    if (!dropped) {
+        double rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
+        ttft = q->first_token_s - q->arrival_s + rtt;
+        e2e = q->finish_s - q->arrival_s + rtt;
+        if (q->output > 1)
+            tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
+    }
+    record_bucket(s, q, dropped, ttft, tpot, e2e);
     if (q->arrival_s >= s->config.warmup_s) {
         if (dropped) {
             st->dropped++;
         } else {
-            double rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
-            double ttft = q->first_token_s - q->arrival_s + rtt;
-            double e2e = q->finish_s - q->arrival_s + rtt;
             st->completed++;
             st->output_tokens += q->output;
             st->prompt_tokens += q->prompt;
@@ -95,9 +136,7 @@ static void record(serving *s, llm_request *q, bool dropped)
             sim_stat_add(&st->e2e_s, e2e);
             sim_histogram_add(&st->e2e_hist_s, e2e);
             sim_stat_add(&st->queue_wait_s, q->admitted_s - q->arrival_s);
-            double tpot = NAN;
-            if (q->output > 1) {
-                tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
+            if (!isnan(tpot)) {
                 sim_stat_add(&st->tpot_s, tpot);
                 sim_histogram_add(&st->tpot_hist_s, tpot);
             }
@@ -168,6 +207,7 @@ static void on_arrival(sim_engine *e, void *data)
     q->output = draw_tokens(&s->config.output_tokens, s->length_rng);
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
+    s->bucket.arrived++;
     replica_enqueue(s->replicas[route(s)], q);
 }
 
@@ -220,7 +260,42 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_histogram_init(&st->ttft_hist_s);
     sim_histogram_init(&st->tpot_hist_s);
     sim_histogram_init(&st->e2e_hist_s);
+    sim_histogram_init(&s->bucket.ttft_hist_s);
+    sim_histogram_init(&s->bucket.e2e_hist_s);
+    sim_histogram_init(&s->view.ttft_hist_s);
+    sim_histogram_init(&s->view.e2e_hist_s);
+    bucket_clear(&s->bucket);
+    s->bucket_start_s = sim_engine_now(engine);
+    s->bucket_integrals = calloc(3 * (size_t)config->replicas, sizeof *s->bucket_integrals);
+    if (!s->bucket_integrals)
+        sim_fatal("out of memory creating a serving workload");
     return s;
+}
+
+const serving_bucket *serving_bucket_close(serving *s, double now)
+{
+    serving_bucket *view = &s->view;
+    double span = now - s->bucket_start_s, sums[3] = { 0, 0, 0 };
+    for (unsigned i = 0; i < s->config.replicas; i++) {
+        const replica_stats *st = replica_get_stats(s->replicas[i]);
+        const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
+        for (int k = 0; k < 3; k++) {
+            double integral = sim_timeavg_integral(life[k], now);
+            sums[k] += integral - s->bucket_integrals[3 * i + k];
+            s->bucket_integrals[3 * i + k] = integral;
+        }
+    }
+    /* swap, so the view owns this bucket's histograms and the next bucket reuses the
+     * view's old memory */
+    serving_bucket closed = s->bucket;
+    s->bucket = *view;
+    *view = closed;
+    view->busy = span > 0 ? sums[0] / span / s->config.replicas : NAN;
+    view->batch = span > 0 ? sums[1] / span / s->config.replicas : NAN;
+    view->kv = span > 0 ? sums[2] / span / s->config.replicas : NAN;
+    bucket_clear(&s->bucket);
+    s->bucket_start_s = now;
+    return view;
 }
 
 void serving_start(serving *s)
@@ -251,6 +326,11 @@ void serving_free(serving *s)
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);
     sim_histogram_release(&s->stats.e2e_hist_s);
+    sim_histogram_release(&s->bucket.ttft_hist_s);
+    sim_histogram_release(&s->bucket.e2e_hist_s);
+    sim_histogram_release(&s->view.ttft_hist_s);
+    sim_histogram_release(&s->view.e2e_hist_s);
+    free(s->bucket_integrals);
     free(s);
 }
 

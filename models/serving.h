@@ -44,6 +44,16 @@ typedef struct serving_stats {
     sim_histogram ttft_hist_s, tpot_hist_s, e2e_hist_s;
 } serving_stats;
 
+/* One time bucket's measurements: every request that arrived, completed or was dropped
+ * in it (warm-up included), and replica means over it. */
+typedef struct serving_bucket {
+    uint64_t arrived, completed, dropped;
+    double output_tokens;
+    sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
+    sim_histogram ttft_hist_s, e2e_hist_s;
+    double busy, batch, kv; /* means over replicas and the bucket */
+} serving_bucket;
+
 typedef struct serving serving;
 
 /* NULL with a message in err for an invalid configuration. */
@@ -58,6 +68,10 @@ const serving_stats *serving_get_stats(const serving *s);
 double serving_utilization(const serving *s, double end_s);
 double serving_batch_mean(const serving *s, double end_s);
 double serving_kv_utilization(const serving *s, double end_s);
+/* Closes the bucket that started at the previous call (or at creation) at now, and
+ * starts the next.  The result stays valid until the next call. */
+const serving_bucket *serving_bucket_close(serving *s, double now);
+
 /* Largest batch any replica held since the warm-up. */
 double serving_batch_max(const serving *s);
 uint64_t serving_replica_events(const serving *s);

@@ -34,9 +34,14 @@ void output_scenario_text(FILE *out, const scenario *sc)
     fprintf(out, "pools\n");
     for (size_t i = 0; i < sc->npools; i++) {
         const pool_spec *p = &sc->pools[i];
-        fprintf(out, "  %s: dedicated, %u servers%s%s, offered load %.4g Erlangs\n", p->name,
-                p->count, p->gpu ? ", gpu " : "", p->gpu ? p->gpu : "",
-                scenario_offered_load(sc, i));
+        fprintf(out, "  %s: dedicated, %u %s%s%s", p->name, p->count, p->gpu ? "GPUs" : "servers",
+                p->gpu ? " " : "", p->gpu ? p->gpu : "");
+        bool services = false;
+        for (size_t w = 0; w < sc->nservices; w++)
+            services |= sc->services[w].pool == i;
+        if (services)
+            fprintf(out, ", offered load %.4g Erlangs", scenario_offered_load(sc, i));
+        fputc('\n', out);
     }
     fprintf(out, "workloads\n");
     for (size_t i = 0; i < sc->nservices; i++) {
@@ -49,5 +54,21 @@ void output_scenario_text(FILE *out, const scenario *sc)
         if (w->queue_limit)
             fprintf(out, ", queue limit %zu", w->queue_limit);
         fputc('\n', out);
+    }
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u, %s arrivals at "
+                "%.10g/s, routing %s%s\n", w->name, sc->catalog.models[w->model].name,
+                precision_name(w->prec), sc->pools[w->pool].name, w->replicas, w->tp,
+                arrival_kind_name(w->arrivals.kind), w->arrivals.rate_per_s,
+                routing_policy_name(w->routing), w->reference ? ", reference mode" : "");
+        fprintf(out, "    prompt tokens ");
+        output_dist_text(out, &w->prompt_tokens);
+        fprintf(out, " (mean %.6g), output tokens ", sim_dist_mean(&w->prompt_tokens));
+        output_dist_text(out, &w->output_tokens);
+        fprintf(out, " (mean %.6g)\n", sim_dist_mean(&w->output_tokens));
+        fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %g s\n",
+                w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
+                w->max_wait_s);
     }
 }

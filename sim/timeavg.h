@@ -27,6 +27,12 @@ static inline void sim_timeavg_set(sim_timeavg *a, double t_s, double value)
 /* Forgets the past (end of a warm-up): the period now starts at t_s, value kept. */
 void sim_timeavg_restart(sim_timeavg *a, double t_s);
 
+/* Integral of the value from the start to end_s (end_s >= the last change). */
+static inline double sim_timeavg_integral(const sim_timeavg *a, double end_s)
+{
+    return a->area + a->value * (end_s - a->last_s);
+}
+
 /* Average over [start, end_s] (end_s >= the last change); the current value if the
  * period is empty. */
 double sim_timeavg_mean(const sim_timeavg *a, double end_s);

@@ -194,7 +194,7 @@ Test(cli, check_prints_the_resolved_scenario_and_runs_nothing)
     snprintf(args, sizeof args, "check %s --set workloads.mm.service.mean=250ms", file);
     cr_assert_eq(fleetsim(args), 0, "%s", err);
     cr_expect(strstr(out, "duration      180000 s\n") != NULL, "%s", out);
-    cr_expect(strstr(out, "q: dedicated, 4 servers, offered load 0.8 Erlangs") != NULL, "%s", out);
+    cr_expect(strstr(out, "q: dedicated, 4 servers, offered load 0.8 Erlangs\n") != NULL, "%s", out);
     cr_expect(strstr(out, "exponential { mean = 0.25 }") != NULL, "%s", out);
     free(file);
 }
@@ -253,4 +253,44 @@ Test(cli, estimate_runs_on_a_cpu)
     cr_assert_eq(fleetsim("estimate --model llama-2-7b --gpu EPYC-9654"), 0, "%s", err);
     cr_expect(strstr(out, "llama-2-7b on 1 x EPYC-9654, fp16") == out, "%s", out);
     cr_expect(strstr(out, "memory bandwidth-bound") != NULL, "batch-1 decode on a CPU: %s", out);
+}
+
+Test(cli, an_inference_scenario_runs_and_reports_the_serving_metrics, .timeout = 60)
+{
+    char *file = scratch_file(dir, "chat.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"chat\", duration = \"20m\", warmup = \"2m\", bucket = \"5m\", replications = 2,\n"
+        "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+        "  workloads = { chat = fs.inference {\n"
+        "    model = \"llama-3-8b\", pool = \"gpus\", arrivals = fs.poisson { rate = 8 },\n"
+        "    prompt = fs.lognormal { median = 800, sigma = 0.8 }, output = fs.lognormal { median = 200, sigma = 0.6 },\n"
+        "    rtt = \"30ms\", max_wait = \"30s\", slo = { ttft = \"300ms\" } } },\n"
+        "}\n");
+    char args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out -q", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *summary = result_file("summary.csv");
+    const char *metrics[] = {
+        "requests_completed", "requests_dropped", "ttft_mean_s", "ttft_p50_s", "ttft_p95_s",
+        "ttft_p99_s", "tpot_mean_s", "tpot_p50_s", "tpot_p99_s", "e2e_mean_s", "e2e_p50_s",
+        "e2e_p99_s", "queue_wait_mean_s", "slo_attainment", "throughput_tokens_per_s", "egress_gb",
+    };
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+        summary_row row = scratch_summary_row(summary, "workload", "chat", metrics[i]);
+        cr_expect(row.found, "no %s", metrics[i]);
+        cr_expect_eq(row.n, 2, "%s over two replications", metrics[i]);
+    }
+    const char *pool_metrics[] = { "utilization_mean", "batch_size_mean", "kv_cache_utilization_mean" };
+    for (size_t i = 0; i < 3; i++)
+        cr_expect(scratch_summary_row(summary, "pool", "gpus", pool_metrics[i]).found, "%s", pool_metrics[i]);
+    summary_row ttft = scratch_summary_row(summary, "workload", "chat", "ttft_mean_s");
+    cr_expect(ttft.value > 0.03 && ttft.value < 0.3, "ttft %g: at least the 30 ms round trip", ttft.value);
+    summary_row completed = scratch_summary_row(summary, "workload", "chat", "requests_completed");
+    cr_expect(completed.value > 0.95 * 8 * 1080, "%g completed of ~8640", completed.value);
+    char *series = result_file("timeseries.csv");
+    cr_expect(strstr(series, "\n300,600,workload,chat,") != NULL, "%s", series);
+    free(series);
+    free(summary);
+    free(file);
 }

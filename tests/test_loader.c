@@ -305,3 +305,90 @@ Test(loader, set_errors_name_the_override)
         free(path);
     }
 }
+
+/* ---- fs.inference ---- */
+
+static const char *const INFERENCE =
+    "local fs = require \"fleetsim\"\n"                                        /* 1 */
+    "return fs.scenario {\n"                                                    /* 2 */
+    "  duration = \"10m\",\n"                                                   /* 3 */
+    "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"    /* 4 */
+    "  workloads = {\n"                                                         /* 5 */
+    "    chat = fs.inference {\n"                                               /* 6 */
+    "      model = \"llama-2-70b\", pool = \"gpus\",\n"                         /* 7 */
+    "      arrivals = fs.poisson { rate = 5 },\n"                               /* 8 */
+    "      prompt = fs.lognormal { median = 500, sigma = 1 },\n"                /* 9 */
+    "      output = 200,\n"                                                     /* 10 */
+    "      slo = { ttft = \"500ms\" }, rtt = \"20ms\",\n"                       /* 11 */
+    "    },\n"                                                                  /* 12 */
+    "  },\n"                                                                    /* 13 */
+    "}\n";                                                                      /* 14 */
+
+static char *inference_with_line(int line, const char *text)
+{
+    static char buf[4096];
+    const char *p = INFERENCE;
+    buf[0] = '\0';
+    for (int n = 1; *p; n++) {
+        const char *end = strchr(p, '\n');
+        if (n == line)
+            strcat(strcat(buf, text), "\n");
+        else
+            strncat(buf, p, (size_t)(end - p + 1));
+        p = end + 1;
+    }
+    return buf;
+}
+
+Test(loader, an_inference_workload_resolves_its_model_device_and_replicas)
+{
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text(INFERENCE, NULL, 0, &sc, &path), 0, "%s", err);
+    cr_assert_eq(sc.ninferences, 1);
+    const inference_spec *w = &sc.inferences[0];
+    cr_expect_str_eq(sc.catalog.models[w->model].name, "llama-2-70b");
+    cr_expect_str_eq(sc.catalog.devices[w->device].name, "H100-SXM");
+    cr_expect_eq(w->tp, 2, "138 GB of fp16 weights need two 80 GB GPUs");
+    cr_expect_eq(w->replicas, 4);
+    cr_expect_eq(w->prec, PREC_FP16);
+    cr_expect_eq(w->routing, ROUTE_LEAST_OUTSTANDING);
+    cr_expect_float_eq(w->slo_ttft_s, 0.5, 0);
+    cr_expect_float_eq(sim_dist_mean(&w->rtt_s), 0.02, 0);
+    cr_expect_float_eq(sim_dist_mean(&w->output_tokens), 200, 0);
+    cr_expect(w->chunked_prefill);
+    scenario_release(&sc);
+    free(path);
+}
+
+static void expect_inference_error(int line, const char *text, int at, const char *message)
+{
+    expect_error(inference_with_line(line, text), at, message);
+}
+
+Test(loader, inference_mistakes)
+{
+    expect_inference_error(7, "      model = \"llama-2-71b\", pool = \"gpus\",", 6,
+                           "workloads.chat.model: unknown model \"llama-2-71b\" (did you mean \"llama-2-70b\"?)");
+    expect_inference_error(4, "  pools = { gpus = fs.dedicated { gpu = \"H100-SMX\", count = 8 } },", 4,
+                           "pools.gpus.gpu: unknown device \"H100-SMX\" (did you mean \"H100-SXM\"?)");
+    expect_inference_error(4, "  pools = { gpus = fs.dedicated { count = 8 } },", 6,
+                           "workloads.chat.pool: pool \"gpus\" names no gpu; an inference workload "
+                           "runs on a pool such as fs.dedicated { gpu = \"H100-SXM\", count = 8 }");
+    expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", tp = 3,", 6,
+                           "workloads.chat.tp: 3 does not divide the 8 GPUs of pool \"gpus\"");
+    expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", tp = 1,", 6,
+                           "workloads.chat.tp: llama-2-70b in fp16 does not fit on 1 x H100-SXM: "
+                           "138.0 GB of weights per GPU and 1024 tokens of cache for a mean request, "
+                           "with 72.0 GB usable; a smaller tp is not enough either");
+    expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", routing = \"random\",", 6,
+                           "workloads.chat.routing: expected one of \"round_robin\", \"least_outstanding\", "
+                           "\"shortest_tokens\", \"power_of_two\", got \"random\"");
+    expect_inference_error(10, "      output = -5,", 6,
+                           "workloads.chat.output: expected a number >= 0, got -5");
+    expect_inference_error(11, "      slo = { ttft = \"500ms\", p99 = 1 },", 6,
+                           "workloads.chat.slo.p99: unknown key 'p99' (known keys: ttft, tpot, e2e)");
+    expect_inference_error(9, "      prompt = fs.normal { mean = 500, sd = 100 },", 9,
+                           "workloads.chat.prompt: a normal distribution can draw negative values, "
+                           "and token counts cannot be negative: use fs.lognormal or fs.gamma");
+}

@@ -25,6 +25,7 @@ fs.dedicated = constructor("dedicated")
 
 -- Workloads.
 fs.service = constructor("service")
+fs.inference = constructor("inference")
 
 -- Arrival processes.
 fs.poisson = constructor("poisson")
