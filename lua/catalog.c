@@ -212,7 +212,7 @@ static int load_protected(lua_State *L)
 int catalog_load_from(lua_State *L, catalog *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    load_context c = { L, err, err_size, NULL, 0 };
+    load_context c = { L, err, err_size, NULL, 0, "", false };
     load_job job = { &c, out, 0 };
     lua_pushcfunction(L, load_protected);
     lua_pushlightuserdata(L, &job);

@@ -25,6 +25,8 @@ typedef struct load_context {
     size_t err_size;
     const char *const *sets; /* --set KEY=VALUE texts, for locating their errors */
     size_t nsets;
+    const char *scenario_path; /* files a scenario names are relative to its folder */
+    bool unsafe;               /* may name files outside that folder */
 } load_context;
 
 /* A table made by an API constructor, on the Lua stack. */

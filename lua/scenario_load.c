@@ -11,6 +11,7 @@
 
 #include "lua/catalog.h"
 #include "models/memory.h"
+#include "models/trace.h"
 #include "lua/fields.h"
 #include "sim/closest.h"
 #include "lua/sandbox.h"
@@ -28,6 +29,9 @@ static const char *const INFERENCE_KEYS[] = {
     "response_bytes_per_token", "mode", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
+static const char *const TRACE_KEYS[] = {
+    "file", "time", "prompt", "output", "speedup", "loop", "sample", "skip_bad", NULL,
+};
 /* Requests a run may hold waiting without max_wait: about 4 GB of queue. */
 #define UNBOUNDED_INFERENCE_REQUESTS 5e7
 static const char *const SERVICE_KEYS[] = { "arrivals", "service", "pool", "queue_limit", NULL };
@@ -256,6 +260,111 @@ static int convert_slo(load_context *c, const lua_object *w, inference_spec *out
     return status ? -1 : 0;
 }
 
+/* A file a scenario names: relative to the scenario's folder, and inside it unless the
+ * sandbox is lifted. */
+static int resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
+                        char **out)
+{
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.%s", o->path, key);
+    bool escapes = file[0] == '/' || !strcmp(file, "..") || !strncmp(file, "../", 3)
+                   || strstr(file, "/../") || (strlen(file) >= 3 && !strcmp(file + strlen(file) - 3, "/.."));
+    if (escapes && !c->unsafe)
+        return field_fail(c, o->where, path, "\"%s\" is outside the scenario's folder; a "
+                          "scenario reads files beside it (a trusted file can use --unsafe)", file);
+    const char *slash = strrchr(c->scenario_path, '/');
+    size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - c->scenario_path) + 1;
+    size_t n = dir + strlen(file) + 1;
+    *out = malloc(n);
+    if (!*out)
+        return field_fail(c, o->where, path, "out of memory");
+    snprintf(*out, n, "%.*s%s", (int)dir, c->scenario_path, file);
+    return 0;
+}
+
+static char *dup_or_default(char *value, const char *fallback)
+{
+    return value ? value : strdup(fallback);
+}
+
+/* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
+static int convert_trace(load_context *c, const lua_object *w, inference_spec *out)
+{
+    int top = lua_gettop(c->L);
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.arrivals", w->path);
+    object_get(c, w, "arrivals");
+    lua_object t;
+    static const char *const kinds[] = { "trace", NULL };
+    char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
+    double speedup;
+    int status = object_open(c, -1, path, w->where, kinds, "fs.trace { ... }", &t)
+                 || object_check_keys(c, &t, TRACE_KEYS)
+                 || read_string(c, &t, "file", true, &file)
+                 || read_string(c, &t, "time", false, &time)
+                 || read_string(c, &t, "prompt", false, &prompt)
+                 || read_string(c, &t, "output", false, &output)
+                 || read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
+                 || read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
+                 || read_flag(c, &t, "loop", false, &out->loop)
+                 || read_flag(c, &t, "skip_bad", false, &out->trace.skip_bad);
+    char *resolved = NULL;
+    if (status == 0)
+        status = resolve_path(c, &t, "file", file, &resolved);
+    out->has_trace = true;
+    out->trace.path = resolved;
+    out->trace.time_column = dup_or_default(time, "TIMESTAMP");
+    out->trace.prompt_column = dup_or_default(prompt, "ContextTokens");
+    out->trace.output_column = dup_or_default(output, "GeneratedTokens");
+    out->trace.speedup = speedup;
+    out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the trace drives */
+    if (status == 0 && trace_scan(&out->trace, &out->trace_summary, c->err, c->err_size) != 0)
+        status = -1; /* the message is the trace's "file:row N: ..." */
+    if (status == 0)
+        out->arrivals.rate_per_s = out->trace_summary.rows / fmax(out->trace_summary.duration_s, 1e-9);
+    free(file);
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
+/* prompt and output: distributions, or (with a trace, when both are left out) the
+ * trace's own columns. */
+static int read_lengths(load_context *c, const lua_object *w, inference_spec *out)
+{
+    bool has_prompt = object_get(c, w, "prompt") != LUA_TNIL;
+    bool has_output = object_get(c, w, "output") != LUA_TNIL;
+    lua_pop(c->L, 2);
+    if (out->has_trace && !has_prompt && !has_output) {
+        out->lengths_from_trace = true;
+        double rows = fmax((double)out->trace_summary.rows, 1);
+        out->prompt_tokens = sim_dist_constant(out->trace_summary.prompt_tokens / rows);
+        out->output_tokens = sim_dist_constant(out->trace_summary.output_tokens / rows);
+        return 0;
+    }
+    if (read_count_dist(c, w, "prompt", &out->prompt_tokens) != 0)
+        return -1;
+    return read_count_dist(c, w, "output", &out->output_tokens);
+}
+
+/* Whether the workload's arrivals are a trace. */
+static bool arrivals_are_trace(load_context *c, const lua_object *w)
+{
+    int top = lua_gettop(c->L);
+    object_get(c, w, "arrivals");
+    lua_object a;
+    static const char *const kinds[] = { "trace", NULL };
+    char scratch[16];
+    char *saved = c->err;
+    size_t saved_size = c->err_size;
+    c->err = scratch; /* a probe: its failure is not the user's mistake */
+    c->err_size = sizeof scratch;
+    bool yes = lua_istable(c->L, -1) && object_open(c, -1, "", "", kinds, "", &a) == 0;
+    c->err = saved;
+    c->err_size = saved_size;
+    lua_settop(c->L, top);
+    return yes;
+}
+
 static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
@@ -273,9 +382,9 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                  || read_string(c, w, "pool", true, &pool)
                  || read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
                  || read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
-                 || convert_arrivals(c, w, &out->arrivals)
-                 || read_count_dist(c, w, "prompt", &out->prompt_tokens)
-                 || read_count_dist(c, w, "output", &out->output_tokens)
+                 || (arrivals_are_trace(c, w) ? convert_trace(c, w, out)
+                                              : convert_arrivals(c, w, &out->arrivals))
+                 || read_lengths(c, w, out)
                  || read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
                  || read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
                  || read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
@@ -343,7 +452,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                                     : "the pool has too few GPUs for any tensor parallelism that fits");
         out->replicas = out->tp ? p->count / out->tp : 0;
     }
-    if (status == 0 && out->max_wait_s == 0
+    if (status == 0 && out->max_wait_s == 0 && !out->has_trace
         && out->arrivals.rate_per_s * sc->duration_s > UNBOUNDED_INFERENCE_REQUESTS)
         status = field_fail(c, w->where, w->path, "%.3g requests over the run with no max_wait "
                             "could all wait at once; set max_wait (e.g. \"30s\")",
@@ -652,7 +761,7 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
         return -1;
     }
     lua_State *L = sandbox_state(sb);
-    load_context c = { L, err, err_size, options->sets, options->nsets };
+    load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe };
     int status = run_file(sb, path, err, err_size);
     int root = lua_gettop(L);
     for (size_t i = 0; i < options->nsets && status == 0; i++) {

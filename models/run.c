@@ -133,6 +133,8 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .output_tokens = w->output_tokens, .rtt_s = w->rtt_s, .warmup_s = sc->warmup_s,
         .slo_ttft_s = w->slo_ttft_s, .slo_tpot_s = w->slo_tpot_s, .slo_e2e_s = w->slo_e2e_s,
         .seed = sc->seed, .replication = r,
+        .trace = w->has_trace ? &w->trace : NULL, .lengths_from_trace = w->lengths_from_trace,
+        .loop = w->loop, .sample = w->sample,
     };
     c.replica = (replica_config){
         .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,
@@ -213,6 +215,8 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
                         ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);
     sim_metrics_add(m, "workload", name, "throughput_tokens_per_s", "tokens/s",
                     measured_s > 0 ? st->output_tokens / measured_s : NAN);
+    sim_metrics_add(m, "workload", name, "prompt_tokens", "tokens", st->prompt_tokens);
+    sim_metrics_add(m, "workload", name, "output_tokens", "tokens", st->output_tokens);
     sim_metrics_add(m, "workload", name, "egress_gb", "GB",
                     st->output_tokens * w->response_bytes_per_token / 1e9);
 }
@@ -354,6 +358,19 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
             if (progress)
                 sim_event_schedule(e, ps.step_s, 32767, on_progress, &ps);
             sim_engine_run_until(e, sc->duration_s);
+            for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
+                const char *why = serving_error(inferences[i].sv);
+                if (why) {
+                    snprintf(err, err_size, "%s", why);
+                    status = -1;
+                }
+            }
+            if (status == 0 && sim_engine_stopped(e)) {
+                snprintf(err, err_size, "the run stopped before its end");
+                status = -1;
+            }
+        }
+        if (status == 0) {
             uint64_t events = sim_engine_events_run(e);
             out->events += events;
             ps.events_before += events;

@@ -22,6 +22,10 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->inferences[i].prompt_tokens);
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);
+        free((char *)sc->inferences[i].trace.path);
+        free((char *)sc->inferences[i].trace.time_column);
+        free((char *)sc->inferences[i].trace.prompt_column);
+        free((char *)sc->inferences[i].trace.output_column);
     }
     free(sc->inferences);
     catalog_release(&sc->catalog);

@@ -64,6 +64,13 @@ typedef struct inference_spec {
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
     double response_bytes_per_token;          /* for egress */
     bool reference;
+    /* trace replay (arrivals = fs.trace { ... }) */
+    bool has_trace;
+    trace_options trace;      /* strings owned */
+    bool loop;
+    double sample;            /* fraction of rows kept */
+    bool lengths_from_trace;  /* no prompt/output given: the trace's */
+    trace_summary trace_summary;
 } inference_spec;
 
 typedef struct scenario {

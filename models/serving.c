@@ -36,7 +36,12 @@ struct serving {
     sim_engine *engine;
     serving_config config;
     replica **replicas;
-    gsl_rng *arrival_rng, *length_rng, *route_rng, *rtt_rng;
+    gsl_rng *arrival_rng, *length_rng, *route_rng, *rtt_rng, *sample_rng;
+    trace_reader *trace;
+    trace_record next_record;   /* the trace row whose arrival is scheduled */
+    double trace_offset_s;      /* added to trace times: loops so far */
+    double trace_last_s;        /* time of the last row read, offset included */
+    char error[512];
     llm_request *free_list;
     request_block *blocks;
     size_t nblocks;
@@ -192,6 +197,60 @@ static unsigned route(serving *s)
     return 0;
 }
 
+static void on_trace_arrival(sim_engine *e, void *data);
+
+/* Reads the next kept trace row (looping if asked) and schedules its arrival; at the
+ * end, or on an error (kept in s->error; the run stops), schedules nothing. */
+static void schedule_trace_row(serving *s)
+{
+    trace_record r;
+    for (;;) {
+        int got = trace_next(s->trace, &r, s->error, sizeof s->error);
+        if (got < 0) {
+            sim_engine_stop(s->engine);
+            return;
+        }
+        if (got == 0) {
+            if (!s->config.loop || s->trace_last_s <= s->trace_offset_s)
+                return;
+            trace_close(s->trace);
+            s->trace = trace_open(s->config.trace, s->error, sizeof s->error);
+            if (!s->trace) {
+                sim_engine_stop(s->engine);
+                return;
+            }
+            s->trace_offset_s = s->trace_last_s; /* the next pass starts where this ended */
+            continue;
+        }
+        r.time_s += s->trace_offset_s;
+        s->trace_last_s = r.time_s;
+        if (s->config.sample > 0 && s->config.sample < 1
+            && gsl_rng_uniform(s->sample_rng) >= s->config.sample)
+            continue;
+        break;
+    }
+    s->next_record = r;
+    double now = sim_engine_now(s->engine);
+    sim_event_schedule(s->engine, r.time_s > now ? r.time_s : now, 0, on_trace_arrival, s);
+}
+
+static void admit_request(serving *s, double now, unsigned prompt, unsigned output);
+
+static void on_trace_arrival(sim_engine *e, void *data)
+{
+    serving *s = data;
+    trace_record r = s->next_record;
+    unsigned prompt = r.prompt ? r.prompt : 1, output = r.output ? r.output : 1;
+    if (!s->config.lengths_from_trace) {
+        prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
+        output = draw_tokens(&s->config.output_tokens, s->length_rng);
+    }
+    s->generated++;
+    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals)
+        schedule_trace_row(s);
+    admit_request(s, sim_engine_now(e), prompt, output);
+}
+
 static void on_arrival(sim_engine *e, void *data)
 {
     serving *s = data;
@@ -200,11 +259,18 @@ static void on_arrival(sim_engine *e, void *data)
     if (!s->config.max_arrivals || s->generated < s->config.max_arrivals)
         sim_event_schedule(e, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng), 0,
                            on_arrival, s);
+    unsigned prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
+    unsigned output = draw_tokens(&s->config.output_tokens, s->length_rng);
+    admit_request(s, now, prompt, output);
+}
+
+static void admit_request(serving *s, double now, unsigned prompt, unsigned output)
+{
     llm_request *q = request_take(s);
     q->id = s->next_id++;
     q->arrival_s = now;
-    q->prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
-    q->output = draw_tokens(&s->config.output_tokens, s->length_rng);
+    q->prompt = prompt;
+    q->output = output;
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
@@ -246,9 +312,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             sim_fatal("out of memory creating replicas");
     const char *name = config->name ? config->name : "inference";
     char stream[256];
-    gsl_rng **rngs[] = { &s->arrival_rng, &s->length_rng, &s->route_rng, &s->rtt_rng };
-    const char *suffix[] = { "arrivals", "lengths", "routing", "network" };
-    for (int i = 0; i < 4; i++) {
+    gsl_rng **rngs[] = { &s->arrival_rng, &s->length_rng, &s->route_rng, &s->rtt_rng,
+                         &s->sample_rng };
+    const char *suffix[] = { "arrivals", "lengths", "routing", "network", "sample" };
+    for (int i = 0; i < 5; i++) {
         snprintf(stream, sizeof stream, "%s.%s", name, suffix[i]);
         *rngs[i] = sim_rng_stream(config->seed, config->replication, stream);
     }
@@ -303,9 +370,20 @@ void serving_start(serving *s)
     double now = sim_engine_now(s->engine);
     if (s->config.warmup_s > now)
         sim_event_schedule(s->engine, s->config.warmup_s, -1, on_warmup_end, s);
+    if (s->config.trace) {
+        s->trace = trace_open(s->config.trace, s->error, sizeof s->error);
+        if (!s->trace) {
+            sim_engine_stop(s->engine);
+            return;
+        }
+        schedule_trace_row(s);
+        return;
+    }
     sim_event_schedule(s->engine, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng),
                        0, on_arrival, s);
 }
+
+const char *serving_error(const serving *s) { return s->error[0] ? s->error : NULL; }
 
 void serving_free(serving *s)
 {
@@ -323,6 +401,8 @@ void serving_free(serving *s)
     gsl_rng_free(s->length_rng);
     gsl_rng_free(s->route_rng);
     gsl_rng_free(s->rtt_rng);
+    gsl_rng_free(s->sample_rng);
+    trace_close(s->trace);
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);
     sim_histogram_release(&s->stats.e2e_hist_s);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "models/replica.h"
+#include "models/trace.h"
 #include "sim/dist.h"
 #include "sim/histogram.h"
 #include "sim/stat.h"
@@ -27,9 +28,16 @@ typedef struct serving_config {
     unsigned replicas;
     replica_config replica;
     routing_policy routing;
-    sim_dist interarrival;     /* seconds */
+    sim_dist interarrival;     /* seconds; unused with a trace */
     sim_dist prompt_tokens;    /* drawn, rounded, at least 1 */
     sim_dist output_tokens;
+    /* Trace replay instead of interarrival: arrivals (and lengths, unless
+     * lengths_from_trace is false) come from the trace, looped if asked, each row kept
+     * with probability sample (0 or 1: every row).  NULL: no trace. */
+    const trace_options *trace;
+    bool lengths_from_trace;
+    bool loop;
+    double sample;
     sim_dist rtt_s;            /* client round trip, added to what users see */
     double warmup_s;
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
@@ -61,6 +69,9 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
                         size_t err_size);
 void serving_start(serving *s);
 void serving_free(serving *s);
+
+/* A trace that failed during the run ("file:row N: ..."), or NULL. */
+const char *serving_error(const serving *s);
 
 /* Statistics of requests arriving after the warm-up; replica time averages since it. */
 const serving_stats *serving_get_stats(const serving *s);

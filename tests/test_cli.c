@@ -294,3 +294,55 @@ Test(cli, an_inference_scenario_runs_and_reports_the_serving_metrics, .timeout =
     free(summary);
     free(file);
 }
+
+Test(cli, trace_replay_reproduces_the_trace_exactly, .timeout = 60)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "run scenarios/azure_chat.lua -o %s/out -q --set duration=2h "
+             "--set pools.gpus.count=16", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *summary = result_file("summary.csv");
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "requests_arrived").value, 19366, 0);
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "requests_completed").value, 19366, 0);
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "prompt_tokens").value, 22361870, 0);
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "output_tokens").value, 4088665, 0);
+    free(summary);
+}
+
+Test(cli, a_bad_trace_row_exits_2_before_running)
+{
+    char *trace = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,5\n1,10,-2\n");
+    char *file = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1h\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+        "    arrivals = fs.trace { file = \"t.csv\" } } } }\n");
+    char args[1024], expected[512];
+    snprintf(args, sizeof args, "run %s -o %s/out", file, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    snprintf(expected, sizeof expected, "%s:row 3: GeneratedTokens: expected a whole number of "
+             "tokens >= 0, got \"-2\"\n", trace);
+    cr_expect_str_eq(err, expected);
+    expect_no_results();
+    free(trace);
+    free(file);
+}
+
+Test(cli, a_sandboxed_scenario_reads_no_file_outside_its_folder)
+{
+    char *file = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1h\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+        "    arrivals = fs.trace { file = \"../../etc/passwd\" } } } }\n");
+    char args[1024], expected[512];
+    snprintf(args, sizeof args, "check %s", file);
+    cr_expect_eq(fleetsim(args), 2);
+    snprintf(expected, sizeof expected, "%s:5: workloads.w.arrivals.file: \"../../etc/passwd\" is "
+             "outside the scenario's folder; a scenario reads files beside it (a trusted file "
+             "can use --unsafe)\n", file);
+    cr_expect_str_eq(err, expected);
+    free(file);
+}

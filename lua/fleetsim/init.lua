@@ -30,6 +30,7 @@ fs.inference = constructor("inference")
 -- Arrival processes.
 fs.poisson = constructor("poisson")
 fs.constant_rate = constructor("constant_rate")
+fs.trace = constructor("trace")
 
 -- Distributions (of durations here; a plain number or duration string means a constant).
 fs.constant = constructor("constant")

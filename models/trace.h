@@ -1,0 +1,52 @@
+/* Request traces from CSV files, read as a stream: a chunk of the file at a time, never
+ * the whole file in memory.  A trace names three columns, the arrival time, the prompt
+ * length and the output length (the Azure LLM inference trace 2023 has TIMESTAMP,
+ * ContextTokens and GeneratedTokens).  Times are seconds (a number) or timestamps
+ * "YYYY-MM-DD HH:MM:SS[.fraction]"; the first row is time 0.
+ *
+ * Every row is checked: a malformed row, a missing, negative or non-integer length, a
+ * timestamp that goes backwards, or a missing column is an error "file:row N: ..." (the
+ * header is row 1), unless skip_bad is set, in which case the row is skipped and counted.
+ */
+#ifndef FLEETSIM_MODELS_TRACE_H
+#define FLEETSIM_MODELS_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct trace_options {
+    const char *path;
+    const char *time_column, *prompt_column, *output_column;
+    double speedup;  /* > 0: times are divided by it */
+    bool skip_bad;
+} trace_options;
+
+typedef struct trace_record {
+    double time_s;   /* since the first row, after speedup */
+    unsigned prompt, output;
+    uint64_t row;    /* 1-based, counting the header */
+} trace_record;
+
+typedef struct trace_reader trace_reader;
+
+/* Opens the file and checks its header; NULL with "file: ..." in err. */
+trace_reader *trace_open(const trace_options *options, char *err, size_t err_size);
+void trace_close(trace_reader *t);
+
+/* The next good row: 1, or 0 at the end, or -1 with "file:row N: ..." in err. */
+int trace_next(trace_reader *t, trace_record *out, char *err, size_t err_size);
+
+/* Rows skipped as bad so far (with skip_bad). */
+uint64_t trace_skipped(const trace_reader *t);
+
+/* A whole pass over the file: counts rows and tokens and checks every row, so that a
+ * scenario is refused before it runs.  0, or -1 with the first error. */
+typedef struct trace_summary {
+    uint64_t rows, skipped;
+    double prompt_tokens, output_tokens;
+    double duration_s; /* time of the last row, after speedup */
+} trace_summary;
+int trace_scan(const trace_options *options, trace_summary *out, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,101 @@
+/* Trace replay: the Azure traces stream through exactly, and every kind of bad row is
+ * reported with its file and row. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/trace.h"
+#include "support/scratch.h"
+
+static char *dir;
+static void setup(void) { dir = scratch_dir(); }
+static void teardown(void) { scratch_remove_dir(dir); }
+TestSuite(trace, .init = setup, .fini = teardown);
+
+static trace_options azure(const char *path)
+{
+    return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false };
+}
+
+Test(trace, the_azure_conversation_trace_streams_whole)
+{
+    /* counted independently of fleetsim (a CSV reader in another language): 19,366 rows,
+     * 22,361,870 prompt and 4,088,665 output tokens, the last 3,501.72 s after the first */
+    trace_options o = azure("scenarios/traces/azure_llm_2023_conv.csv");
+    trace_summary s;
+    char err[512];
+    cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.rows, 19366);
+    cr_expect_float_eq(s.prompt_tokens, 22361870, 0);
+    cr_expect_float_eq(s.output_tokens, 4088665, 0);
+    cr_expect_float_eq(s.duration_s, 3501.722, 1e-3);
+    o.speedup = 2;
+    cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0);
+    cr_expect_float_eq(s.duration_s, 3501.722 / 2, 1e-3);
+}
+
+Test(trace, the_code_trace_too)
+{
+    trace_options o = azure("scenarios/traces/azure_llm_2023_code.csv");
+    trace_summary s;
+    char err[512];
+    cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.rows, 8819);
+    cr_expect_float_eq(s.prompt_tokens, 18059974, 0);
+    cr_expect_float_eq(s.output_tokens, 245896, 0);
+}
+
+static void expect_trace_error(const char *text, const char *message)
+{
+    char *path = scratch_file(dir, "t.csv", text), err[512], expected[512];
+    trace_options o = { path, "t", "in", "out", 1, false };
+    trace_summary s;
+    cr_expect_eq(trace_scan(&o, &s, err, sizeof err), -1, "accepted: %s", text);
+    snprintf(expected, sizeof expected, "%s:%s", path, message);
+    cr_expect_str_eq(err, expected);
+    free(path);
+}
+
+Test(trace, bad_rows_are_reported_with_file_and_row)
+{
+    expect_trace_error("t,in,out\n0,10,5\n1,10\n", "row 3: 2 fields where the header has 3");
+    expect_trace_error("t,in,out\n0,10,5\n1,-3,5\n", "row 3: in: expected a whole number of tokens >= 0, got \"-3\"");
+    expect_trace_error("t,in,out\n0,10,5\n1,,5\n", "row 3: in: expected a whole number of tokens >= 0, got \"\"");
+    expect_trace_error("t,in,out\n0,10,5\n1,10,lots\n", "row 3: out: expected a whole number of tokens >= 0, got \"lots\"");
+    expect_trace_error("t,in,out\n5,10,5\n4.5,10,5\n", "row 3: t goes backwards (0.5 s before the previous row)");
+    expect_trace_error("t,in,out\nyesterday,10,5\n", "row 2: t: expected seconds or a timestamp such as \"2023-11-16 18:17:03.98\", got \"yesterday\"");
+    expect_trace_error("time,in,out\n0,10,5\n", "row 1: no column \"t\" in the header");
+    expect_trace_error("t,in,out\n", " the trace has no rows");
+}
+
+Test(trace, skip_bad_skips_and_counts)
+{
+    char *path = scratch_file(dir, "t.csv", "t,in,out\n0,10,5\n1,x,5\n2,10\n3,7,1\n"), err[512];
+    trace_options o = { path, "t", "in", "out", 1, true };
+    trace_summary s;
+    cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.rows, 2);
+    cr_expect_eq(s.skipped, 2);
+    cr_expect_float_eq(s.prompt_tokens, 17, 0);
+    free(path);
+}
+
+Test(trace, timestamps_with_fractions_and_quoted_fields)
+{
+    char *path = scratch_file(dir, "t.csv", "t,in,out\n\"2023-11-16 23:59:59.5\",1,1\n"
+                                          "2023-11-17 00:00:01.25,2,3\n"), err[512];
+    trace_options o = { path, "t", "in", "out", 1, false };
+    trace_reader *t = trace_open(&o, err, sizeof err);
+    cr_assert_not_null(t, "%s", err);
+    trace_record r;
+    cr_assert_eq(trace_next(t, &r, err, sizeof err), 1);
+    cr_expect_float_eq(r.time_s, 0, 0);
+    cr_assert_eq(trace_next(t, &r, err, sizeof err), 1);
+    cr_expect_float_eq(r.time_s, 1.75, 1e-9, "across midnight");
+    cr_expect_eq(r.prompt, 2);
+    cr_expect_eq(r.output, 3);
+    cr_expect_eq(r.row, 3);
+    cr_expect_eq(trace_next(t, &r, err, sizeof err), 0);
+    trace_close(t);
+    free(path);
+}
