@@ -364,8 +364,8 @@ static const char *const DIST_KINDS[] = {
 };
 
 /* An array of durations (values) or numbers (weights) under key, into a new array. */
-static int read_array(load_context *c, const lua_object *o, const char *key, bool durations,
-                      bool required, double **out, size_t *n)
+int read_list(load_context *c, const lua_object *o, const char *key, bool durations,
+              bool required, double **out, size_t *n)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
@@ -420,9 +420,9 @@ static int read_empirical(load_context *c, const lua_object *d, bool durations, 
         return -1;
     double *values = NULL, *weights = NULL;
     size_t n = 0, nw = 0;
-    if (read_array(c, d, "values", durations, true, &values, &n) != 0)
+    if (read_list(c, d, "values", durations, true, &values, &n) != 0)
         return -1;
-    if (read_array(c, d, "weights", false, false, &weights, &nw) != 0) {
+    if (read_list(c, d, "weights", false, false, &weights, &nw) != 0) {
         free(values);
         return -1;
     }

@@ -76,6 +76,12 @@ int read_rate(load_context *c, const lua_object *o, const char *key, double max,
 int read_number(load_context *c, const lua_object *o, const char *key, bool required,
                 double fallback, double min, double max, bool allow_min, double *out);
 
+/* A list of non-negative numbers (or durations, through the unit parser) into a new
+ * array (*out, *n; the caller frees *out); absent: *out NULL and *n 0, or an error when
+ * required. */
+int read_list(load_context *c, const lua_object *o, const char *key, bool durations,
+              bool required, double **out, size_t *n);
+
 /* A string (copied with strdup into *out, NULL if absent and not required). */
 int read_string(load_context *c, const lua_object *o, const char *key, bool required,
                 char **out);

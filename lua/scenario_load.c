@@ -346,13 +346,12 @@ static int read_lengths(load_context *c, const lua_object *w, inference_spec *ou
     return read_count_dist(c, w, "output", &out->output_tokens);
 }
 
-/* Whether the workload's arrivals are a trace. */
-static bool arrivals_are_trace(load_context *c, const lua_object *w)
+/* Whether the workload's arrivals are one of kinds. */
+static bool arrivals_are(load_context *c, const lua_object *w, const char *const *kinds)
 {
     int top = lua_gettop(c->L);
     object_get(c, w, "arrivals");
     lua_object a;
-    static const char *const kinds[] = { "trace", NULL };
     char scratch[16];
     char *saved = c->err;
     size_t saved_size = c->err_size;
@@ -363,6 +362,78 @@ static bool arrivals_are_trace(load_context *c, const lua_object *w)
     c->err_size = saved_size;
     lua_settop(c->L, top);
     return yes;
+}
+
+static const char *const TRACE_KIND[] = { "trace", NULL };
+static const char *const TRAFFIC_KINDS[] = { "profile", "diurnal", "mmpp", "closed_loop", NULL };
+static const char *const PROFILE_KEYS[] = { "rates", "step", NULL };
+static const char *const MMPP_KEYS[] = { "rates", "dwell", NULL };
+static const char *const DIURNAL_KEYS[] = { "rates", NULL };
+static const char *const CLOSED_KEYS[] = { "users", "think", NULL };
+
+/* arrivals = fs.profile { rates, step } | fs.diurnal { rates } (24 hourly rates) |
+ * fs.mmpp { rates, dwell } | fs.closed_loop { users, think } */
+static int convert_traffic(load_context *c, const lua_object *w, inference_spec *out)
+{
+    int top = lua_gettop(c->L);
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.arrivals", w->path);
+    object_get(c, w, "arrivals");
+    lua_object a;
+    traffic_spec *t = &out->traffic;
+    out->has_traffic = true;
+    int status = object_open(c, -1, path, w->where, TRAFFIC_KINDS, "an arrival process", &a);
+    if (status == 0 && !strcmp(a.kind, "closed_loop")) {
+        int64_t users;
+        t->kind = TRAFFIC_CLOSED_LOOP;
+        t->think_s = sim_dist_constant(0);
+        status = object_check_keys(c, &a, CLOSED_KEYS)
+                 || read_integer(c, &a, "users", true, 0, 1, 10000000, &users)
+                 || read_duration_dist(c, &a, "think", &t->think_s);
+        t->users = (unsigned)users;
+    } else if (status == 0) {
+        bool mmpp = !strcmp(a.kind, "mmpp"), diurnal = !strcmp(a.kind, "diurnal");
+        t->kind = mmpp ? TRAFFIC_MMPP : TRAFFIC_PROFILE;
+        status = object_check_keys(c, &a, mmpp ? MMPP_KEYS : diurnal ? DIURNAL_KEYS : PROFILE_KEYS)
+                 || read_list(c, &a, "rates", false, true, &t->rates, &t->n);
+        if (status == 0 && mmpp) {
+            size_t nd = 0;
+            status = read_list(c, &a, "dwell", true, true, &t->dwell_s, &nd);
+            if (status == 0 && nd != t->n)
+                status = field_fail(c, a.where, path, "has %zu dwell times for %zu rates", nd, t->n);
+            for (size_t i = 0; status == 0 && i < nd; i++)
+                if (!(t->dwell_s[i] > 0))
+                    status = field_fail(c, a.where, path, "dwell time %zu must be > 0", i + 1);
+        } else if (status == 0 && diurnal) {
+            t->step_s = 3600;
+            if (t->n != 24)
+                status = field_fail(c, a.where, path, "fs.diurnal takes 24 hourly rates, got %zu "
+                                    "(fs.profile takes any number with a step)", t->n);
+        } else if (status == 0) {
+            status = read_duration(c, &a, "step", true, 0, 0, 1e9, false, &t->step_s);
+        }
+        double peak = 0;
+        for (size_t i = 0; status == 0 && i < t->n; i++)
+            peak = fmax(peak, t->rates[i]);
+        if (status == 0 && !(peak > 0))
+            status = field_fail(c, a.where, path, "every rate is 0: nothing would arrive");
+        if (status == 0 && peak > SCENARIO_MAX_RATE_PER_S)
+            status = field_fail(c, a.where, path, "a rate of %g/s is over the limit of %g/s",
+                                peak, SCENARIO_MAX_RATE_PER_S);
+        out->arrivals = (arrival_spec){ ARRIVALS_POISSON, traffic_mean_rate(t) };
+    }
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
+/* The arrivals of an inference workload: a renewal process, a trace or a traffic model. */
+static int convert_inference_arrivals(load_context *c, const lua_object *w, inference_spec *out)
+{
+    if (arrivals_are(c, w, TRACE_KIND))
+        return convert_trace(c, w, out);
+    if (arrivals_are(c, w, TRAFFIC_KINDS))
+        return convert_traffic(c, w, out);
+    return convert_arrivals(c, w, &out->arrivals);
 }
 
 static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
@@ -382,8 +453,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                  || read_string(c, w, "pool", true, &pool)
                  || read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
                  || read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
-                 || (arrivals_are_trace(c, w) ? convert_trace(c, w, out)
-                                              : convert_arrivals(c, w, &out->arrivals))
+                 || convert_inference_arrivals(c, w, out)
                  || read_lengths(c, w, out)
                  || read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
                  || read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
@@ -453,6 +523,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         out->replicas = out->tp ? p->count / out->tp : 0;
     }
     if (status == 0 && out->max_wait_s == 0 && !out->has_trace
+        && !(out->has_traffic && out->traffic.kind == TRAFFIC_CLOSED_LOOP)
         && out->arrivals.rate_per_s * sc->duration_s > UNBOUNDED_INFERENCE_REQUESTS)
         status = field_fail(c, w->where, w->path, "%.3g requests over the run with no max_wait "
                             "could all wait at once; set max_wait (e.g. \"30s\")",

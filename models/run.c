@@ -135,6 +135,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .seed = sc->seed, .replication = r,
         .trace = w->has_trace ? &w->trace : NULL, .lengths_from_trace = w->lengths_from_trace,
         .loop = w->loop, .sample = w->sample,
+        .traffic = w->has_traffic ? &w->traffic : NULL,
     };
     c.replica = (replica_config){
         .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,

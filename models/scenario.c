@@ -22,6 +22,7 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->inferences[i].prompt_tokens);
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);
+        traffic_spec_release(&sc->inferences[i].traffic);
         free((char *)sc->inferences[i].trace.path);
         free((char *)sc->inferences[i].trace.time_column);
         free((char *)sc->inferences[i].trace.prompt_column);

@@ -11,6 +11,7 @@
 
 #include "models/catalog.h"
 #include "models/serving.h"
+#include "models/traffic.h"
 #include "sim/dist.h"
 
 /* Limits that keep a run within one machine; the loader refuses values past them. */
@@ -71,6 +72,9 @@ typedef struct inference_spec {
     double sample;            /* fraction of rows kept */
     bool lengths_from_trace;  /* no prompt/output given: the trace's */
     trace_summary trace_summary;
+    /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
+    bool has_traffic;
+    traffic_spec traffic;     /* owned */
 } inference_spec;
 
 typedef struct scenario {

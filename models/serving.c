@@ -38,6 +38,7 @@ struct serving {
     replica **replicas;
     gsl_rng *arrival_rng, *length_rng, *route_rng, *rtt_rng, *sample_rng;
     trace_reader *trace;
+    traffic_state traffic;
     trace_record next_record;   /* the trace row whose arrival is scheduled */
     double trace_offset_s;      /* added to trace times: loops so far */
     double trace_last_s;        /* time of the last row read, offset included */
@@ -85,6 +86,9 @@ static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
     double x = round(sim_dist_sample(d, rng));
     return x < 1 ? 1 : x > 1e7 ? 10000000u : (unsigned)x;
 }
+
+static bool closed_loop(const serving *s);
+static void schedule_user(serving *s, double now);
 
 static void bucket_clear(serving_bucket *b)
 {
@@ -153,6 +157,8 @@ static void record(serving *s, llm_request *q, bool dropped)
         }
     }
     request_give(s, q);
+    if (closed_loop(s))
+        schedule_user(s, sim_engine_now(s->engine));
 }
 
 static void on_done(void *context, llm_request *q, bool dropped)
@@ -251,17 +257,50 @@ static void on_trace_arrival(sim_engine *e, void *data)
     admit_request(s, sim_engine_now(e), prompt, output);
 }
 
+/* The next arrival of an open process after now. */
+static double next_arrival(serving *s, double now)
+{
+    if (s->config.traffic)
+        return traffic_next(&s->traffic, now);
+    return now + sim_dist_sample(&s->config.interarrival, s->arrival_rng);
+}
+
 static void on_arrival(sim_engine *e, void *data)
 {
     serving *s = data;
     double now = sim_engine_now(e);
     s->generated++;
-    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals)
-        sim_event_schedule(e, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng), 0,
-                           on_arrival, s);
+    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals) {
+        double next = next_arrival(s, now);
+        if (isfinite(next))
+            sim_event_schedule(e, next, 0, on_arrival, s);
+    }
     unsigned prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
     unsigned output = draw_tokens(&s->config.output_tokens, s->length_rng);
     admit_request(s, now, prompt, output);
+}
+
+static bool closed_loop(const serving *s)
+{
+    return s->config.traffic && s->config.traffic->kind == TRAFFIC_CLOSED_LOOP;
+}
+
+/* A closed-loop user's request: the next one follows its answer and a think time. */
+static void on_user_request(sim_engine *e, void *data)
+{
+    serving *s = data;
+    s->generated++;
+    unsigned prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
+    unsigned output = draw_tokens(&s->config.output_tokens, s->length_rng);
+    admit_request(s, sim_engine_now(e), prompt, output);
+}
+
+static void schedule_user(serving *s, double now)
+{
+    if (s->config.max_arrivals && s->generated >= s->config.max_arrivals)
+        return;
+    double think = sim_dist_sample(&s->config.traffic->think_s, s->arrival_rng);
+    sim_event_schedule(s->engine, now + think, 0, on_user_request, s);
 }
 
 static void admit_request(serving *s, double now, unsigned prompt, unsigned output)
@@ -379,8 +418,16 @@ void serving_start(serving *s)
         schedule_trace_row(s);
         return;
     }
-    sim_event_schedule(s->engine, now + sim_dist_sample(&s->config.interarrival, s->arrival_rng),
-                       0, on_arrival, s);
+    if (closed_loop(s)) {
+        for (unsigned u = 0; u < s->config.traffic->users; u++)
+            schedule_user(s, now);
+        return;
+    }
+    if (s->config.traffic)
+        traffic_start(&s->traffic, s->config.traffic, s->arrival_rng, now);
+    double first = next_arrival(s, now);
+    if (isfinite(first))
+        sim_event_schedule(s->engine, first, 0, on_arrival, s);
 }
 
 const char *serving_error(const serving *s) { return s->error[0] ? s->error : NULL; }

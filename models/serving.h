@@ -9,6 +9,7 @@
 
 #include "models/replica.h"
 #include "models/trace.h"
+#include "models/traffic.h"
 #include "sim/dist.h"
 #include "sim/histogram.h"
 #include "sim/stat.h"
@@ -35,6 +36,8 @@ typedef struct serving_config {
      * lengths_from_trace is false) come from the trace, looped if asked, each row kept
      * with probability sample (0 or 1: every row).  NULL: no trace. */
     const trace_options *trace;
+    /* A profile, MMPP or closed-loop process instead of interarrival (NULL: none). */
+    const traffic_spec *traffic;
     bool lengths_from_trace;
     bool loop;
     double sample;

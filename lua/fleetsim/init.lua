@@ -31,6 +31,10 @@ fs.inference = constructor("inference")
 fs.poisson = constructor("poisson")
 fs.constant_rate = constructor("constant_rate")
 fs.trace = constructor("trace")
+fs.profile = constructor("profile")
+fs.diurnal = constructor("diurnal")
+fs.mmpp = constructor("mmpp")
+fs.closed_loop = constructor("closed_loop")
 
 -- Distributions (of durations here; a plain number or duration string means a constant).
 fs.constant = constructor("constant")
