@@ -290,9 +290,11 @@ static void free_plan(pool_run *runs, size_t npools)
     free(runs);
 }
 
-int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
-                 run_results *out, char *err, size_t err_size)
+int scenario_run(const scenario *sc, const run_options *options, run_results *out,
+                 char *err, size_t err_size)
 {
+    run_progress_fn progress = options ? options->progress : NULL;
+    void *context = options ? options->progress_context : NULL;
     memset(out, 0, sizeof *out);
     sim_metrics_init(&out->metrics);
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
@@ -345,6 +347,10 @@ int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
         for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
             inference_run *ir = &inferences[i];
             serving_config config = serving_config_of(sc, ir->spec, r);
+            if (options) {
+                config.on_request = options->on_request;
+                config.request_context = options->request_context;
+            }
             ir->sv = serving_create(e, &config, err, err_size);
             if (!ir->sv) {
                 status = -1;

@@ -30,11 +30,17 @@ typedef struct run_results {
     uint64_t events;
 } run_results;
 
-/* Runs sc.  progress, if not NULL, is called about 100 times per replication, from
- * inside the run.  Returns 0, or -1 with a message in err (a configuration the models
- * refuse); out is then empty.  Release out with run_results_release. */
-int scenario_run(const scenario *sc, run_progress_fn progress, void *context,
-                 run_results *out, char *err, size_t err_size);
+typedef struct run_options {
+    run_progress_fn progress;      /* NULL, or called ~100 times per replication */
+    void *progress_context;
+    request_record_fn on_request;  /* NULL, or called for every inference request that ends */
+    void *request_context;
+} run_options;
+
+/* Runs sc.  Returns 0, or -1 with a message in err (a configuration the models refuse,
+ * a trace that failed); out is then empty.  Release out with run_results_release. */
+int scenario_run(const scenario *sc, const run_options *options, run_results *out,
+                 char *err, size_t err_size);
 
 void run_results_release(run_results *results);
 

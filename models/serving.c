@@ -124,15 +124,23 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
 static void record(serving *s, llm_request *q, bool dropped)
 {
     serving_stats *st = &s->stats;
-    double ttft = NAN, tpot = NAN, e2e = NAN;
+    double ttft = NAN, tpot = NAN, e2e = NAN, rtt = NAN;
     if (!dropped) {
-        double rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
+        rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
         ttft = q->first_token_s - q->arrival_s + rtt;
         e2e = q->finish_s - q->arrival_s + rtt;
         if (q->output > 1)
             tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
     }
     record_bucket(s, q, dropped, ttft, tpot, e2e);
+    if (s->config.on_request) {
+        request_record r = {
+            s->config.name, s->config.replication, q->id, q->arrival_s,
+            dropped ? NAN : q->admitted_s, dropped ? NAN : q->first_token_s,
+            dropped ? NAN : q->finish_s, q->prompt, q->output, ttft, tpot, e2e, rtt, dropped,
+        };
+        s->config.on_request(s->config.request_context, &r);
+    }
     if (q->arrival_s >= s->config.warmup_s) {
         if (dropped) {
             st->dropped++;

@@ -24,6 +24,19 @@ typedef enum routing_policy {
 const char *routing_policy_name(routing_policy p);
 int routing_policy_parse(const char *name, routing_policy *out);
 
+/* One finished or dropped request, as users saw it (times in seconds; NaN where they do
+ * not apply: a dropped request has no first token). */
+typedef struct request_record {
+    const char *workload;
+    uint64_t replication, id;
+    double arrival_s, admitted_s, first_token_s, finish_s;
+    unsigned prompt, output;
+    double ttft_s, tpot_s, e2e_s, rtt_s;
+    bool dropped;
+} request_record;
+
+typedef void (*request_record_fn)(void *context, const request_record *record);
+
 typedef struct serving_config {
     const char *name;          /* names the random streams "<name>.arrivals", ... */
     unsigned replicas;
@@ -45,6 +58,8 @@ typedef struct serving_config {
     double warmup_s;
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
     uint64_t max_arrivals;     /* 0 = no limit */
+    request_record_fn on_request; /* NULL, or called for every request that ends */
+    void *request_context;
     uint64_t seed, replication;
 } serving_config;
 

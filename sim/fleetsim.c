@@ -15,6 +15,7 @@
 #include "models/run.h"
 #include "output/atomic_file.h"
 #include "output/estimate_text.h"
+#include "output/records.h"
 #include "output/results.h"
 #include "output/scenario_text.h"
 #include "sim/version.h"
@@ -45,6 +46,7 @@ static const char usage_run[] =
     "                         --set pools.q.count=6 --set workloads.mm.arrivals.rate=5.5\n"
     "                         (repeatable; values take units: --set duration=2h)\n"
     "  -q, --quiet            no progress line\n"
+    "      --records          also write requests.csv, one row per inference request\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "\n"
     "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
@@ -79,6 +81,7 @@ typedef struct cli_options {
     size_t nsets;
     bool quiet;
     bool unsafe;
+    bool records;
     char seed_set[48];          /* "seed=N", from --seed */
     char replications_set[48];  /* "replications=N", from --replications */
 } cli_options;
@@ -150,7 +153,7 @@ static int add_integer_set(cli_options *o, const char *key, const char *value, c
 /* Parses the options of run and check; -1 after printing the mistake. */
 static int parse_options(int argc, char **argv, const char *command, cli_options *o)
 {
-    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE };
+    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS };
     static const struct option long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -158,6 +161,7 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         { "set", required_argument, NULL, OPT_SET },
         { "quiet", no_argument, NULL, 'q' },
         { "unsafe", no_argument, NULL, OPT_UNSAFE },
+        { "records", no_argument, NULL, OPT_RECORDS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -181,6 +185,7 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
             break;
         case OPT_SET: add_set(o, optarg); break;
         case OPT_UNSAFE: o->unsafe = true; break;
+        case OPT_RECORDS: o->records = true; break;
         case ':':
             fprintf(stderr, "fleetsim %s: %s needs a value\n", command, argv[optind - 1]);
             return -1;
@@ -315,24 +320,36 @@ static int cmd_run(int argc, char **argv)
     progress_display display = { wall_s(), wall_s(), false };
     bool show = !o.quiet && isatty(STDERR_FILENO);
     run_results results;
-    if (status == 0 && scenario_run(&sc, show ? show_progress : NULL, &display, &results, err,
-                                    sizeof err) != 0) {
+    records_writer *records = NULL;
+    if (status == 0 && o.records && !(records = records_open(dir, err, sizeof err))) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        status = EXIT_RUN_FAILURE;
+    }
+    run_options ro = { show ? show_progress : NULL, &display, records ? records_write : NULL,
+                       records };
+    if (status == 0 && scenario_run(&sc, &ro, &results, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", o.file, err);
+        records_abort(records);
         status = EXIT_BAD_INPUT;
     } else if (status == 0) {
-        if (display.printed)
-            fputs("\r\033[K", stderr);
-        if (output_summary_csv(dir, &results.metrics, err, sizeof err) != 0
-            || output_timeseries_csv(dir, results.timeseries, sc.duration_s, err,
-                                     sizeof err) != 0) {
+        if (records && records_commit(records, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim: %s\n", err);
             status = EXIT_RUN_FAILURE;
-        } else {
+        }
+        if (display.printed)
+            fputs("\r\033[K", stderr);
+        if (status == 0 && (output_summary_csv(dir, &results.metrics, err, sizeof err) != 0
+            || output_timeseries_csv(dir, results.timeseries, sc.duration_s, err,
+                                     sizeof err) != 0)) {
+            fprintf(stderr, "fleetsim: %s\n", err);
+            status = EXIT_RUN_FAILURE;
+        } else if (status == 0) {
             printf("%s: %u replication%s of %g s, %llu events\n\n", sc.name, sc.replications,
                    sc.replications == 1 ? "" : "s", sc.duration_s,
                    (unsigned long long)results.events);
             output_summary_table(stdout, &results.metrics);
-            printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
+            printf("\nwrote %s/summary.csv%s and %s/timeseries.csv\n", dir,
+                   records ? ", requests.csv" : "", dir);
         }
         run_results_release(&results);
     }

@@ -346,3 +346,26 @@ Test(cli, a_sandboxed_scenario_reads_no_file_outside_its_folder)
     cr_expect_str_eq(err, expected);
     free(file);
 }
+
+Test(cli, records_write_one_row_per_request, .timeout = 60)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/out -q --records", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *records = result_file("requests.csv");
+    cr_assert_not_null(records);
+    cr_expect(strncmp(records, "replication,workload,id,arrival_s,", 34) == 0);
+    int rows = 0;
+    for (char *p = records; (p = strchr(p, '\n')); p++)
+        rows++;
+    cr_expect_eq(rows, 1 + 8819, "a header and one row per request of the code trace");
+    /* the first request: ttft = first token - arrival + rtt */
+    char *line = strchr(records, '\n') + 1;
+    double v[13];
+    char workload[32];
+    cr_assert_eq(sscanf(line, "%lf,%31[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0],
+                        workload, &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+                        &v[10], &v[11]), 13);
+    cr_expect_float_eq(v[8], v[4] - v[2] + v[11], 1e-9, "ttft %g", v[8]);
+    free(records);
+}
