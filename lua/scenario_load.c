@@ -26,7 +26,7 @@ static const char *const WORKLOAD_KINDS[] = { "service", "inference", NULL };
 static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
-    "response_bytes_per_token", "mode", NULL,
+    "response_bytes_per_token", "mode", "when_full", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -444,9 +444,10 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
     static const char *const routings[] = { "round_robin", "least_outstanding",
                                             "shortest_tokens", "power_of_two", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
+    static const char *const when_full[] = { "queue", "preempt", NULL };
     char *model = NULL, *pool = NULL, path[FIELD_PATH_MAX];
     int64_t tp = 0, max_batch, max_tokens;
-    int prec, routing, mode;
+    int prec, routing, mode, full;
     out->rtt_s = sim_dist_constant(0);
     int status = object_check_keys(c, w, INFERENCE_KEYS)
                  || read_string(c, w, "model", true, &model)
@@ -463,7 +464,8 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                  || convert_slo(c, w, out)
                  || read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
                                 &out->response_bytes_per_token)
-                 || read_choice(c, w, "mode", modes, 0, &mode);
+                 || read_choice(c, w, "mode", modes, 0, &mode)
+                 || read_choice(c, w, "when_full", when_full, 0, &full);
     if (status == 0 && object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
         status = read_duration_dist(c, w, "rtt", &out->rtt_s);
@@ -500,6 +502,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         out->prec = (precision)prec;
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;
+        out->kv_policy = full == 1 ? KV_PREEMPT : KV_RESERVE;
         out->max_batch = (unsigned)max_batch;
         out->max_tokens = (unsigned)max_tokens;
     }

@@ -18,7 +18,7 @@ struct replica {
     double waiting_tokens;
     llm_request **running;
     unsigned nrunning;
-    double kv_reserved;
+    double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
     phase phase;
     sim_event_id event;
     /* the decode run in progress */
@@ -66,7 +66,17 @@ void replica_free(replica *r)
 
 static double remaining_tokens(const llm_request *q)
 {
-    return (double)(q->prompt - q->prefilled) + (double)(q->output - q->generated);
+    return (double)(q->target - q->prefilled) + (double)(q->output - q->generated);
+}
+
+static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
+
+/* Cache a request commits on admission: all of it when reserving, its prompt (what is
+ * left to prefill) under preemption. */
+static double admission_need(const replica *r, const llm_request *q)
+{
+    return r->config.kv_policy == KV_RESERVE ? (double)q->prompt + q->output
+                                             : (double)(q->target - q->prefilled);
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -91,7 +101,7 @@ void replica_restart_stats(replica *r, double now)
 static void set_phase(replica *r, double now, phase p)
 {
     r->phase = p;
-    double kv = r->kv_reserved / r->config.kv_capacity_tokens;
+    double kv = r->kv_committed / r->config.kv_capacity_tokens;
     sim_timeavg_set(&r->stats.busy, now, p != IDLE);
     sim_timeavg_set(&r->stats.batch, now, r->nrunning);
     sim_timeavg_set(&r->stats.kv, now, kv);
@@ -105,7 +115,7 @@ static bool head_fits(const replica *r)
 {
     const llm_request *q = r->waiting_head;
     return q && r->nrunning < r->config.max_batch
-           && r->kv_reserved + q->prompt + q->output <= r->config.kv_capacity_tokens;
+           && r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -126,7 +136,8 @@ static void admit(replica *r, double now)
 {
     while (r->waiting_head) {
         llm_request *q = r->waiting_head;
-        bool expired = r->config.max_wait_s > 0 && now - q->arrival_s > r->config.max_wait_s;
+        bool expired = r->config.max_wait_s > 0 && !q->preemptions
+                       && now - q->arrival_s > r->config.max_wait_s;
         bool never = q->prompt + q->output > r->config.kv_capacity_tokens;
         if (expired || never) {
             r->done(r->context, pop_waiting(r), true);
@@ -135,8 +146,10 @@ static void admit(replica *r, double now)
         if (!head_fits(r))
             break;
         pop_waiting(r);
-        q->admitted_s = now;
-        r->kv_reserved += q->prompt + q->output;
+        if (!q->preemptions)
+            q->admitted_s = now;
+        if (r->config.kv_policy == KV_RESERVE)
+            r->kv_committed += (double)q->prompt + q->output;
         r->running[r->nrunning++] = q;
     }
 }
@@ -147,9 +160,10 @@ static void retire(replica *r, double now)
     unsigned kept = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        if (q->prefilled == q->prompt && q->generated >= q->output) {
+        if (decoding(q) && q->generated >= q->output) {
             q->finish_s = now;
-            r->kv_reserved -= q->prompt + q->output;
+            r->kv_committed -= r->config.kv_policy == KV_RESERVE
+                                   ? (double)q->prompt + q->output : (double)q->cached;
             r->done(r->context, q, false);
         } else {
             r->running[kept++] = q;
@@ -168,15 +182,15 @@ static void start_prefill(replica *r, double now)
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         q->chunk = 0;
-        if (q->prefilled == q->prompt) {
+        if (decoding(q)) {
             decoders++;
-            context += q->prompt + q->generated;
+            context += q->cached + 1; /* the input token attends to itself too */
             budget--;
         }
     }
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        unsigned left = q->prompt - q->prefilled;
+        unsigned left = q->target - q->prefilled;
         if (left == 0)
             continue;
         unsigned take = left;
@@ -206,9 +220,11 @@ static void start_decode(replica *r, double now)
     double context = 0, fewest = INFINITY;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        context += q->prompt + q->generated;
+        context += q->cached + 1;
         fewest = fmin(fewest, (double)(q->output - q->generated));
     }
+    if (c->kv_policy == KV_PREEMPT) /* the run ends when the cache is full */
+        fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
     r->run_cost = perf_decode_cost(c->model, c->device, &c->profile, c->prec, c->tp,
                                    r->nrunning, context);
     r->run_iterations = c->reference ? 1 : fewest;
@@ -219,6 +235,26 @@ static void start_decode(replica *r, double now)
     r->stats.iterations_events++;
 }
 
+/* Frees the cache of the most recently admitted sequence and puts it back at the head
+ * of the queue, to recompute its prompt and its tokens so far when readmitted. */
+static void preempt_latest(replica *r)
+{
+    llm_request *q = r->running[--r->nrunning];
+    r->kv_committed -= q->cached;
+    q->cached = 0;
+    q->prefilled = 0;
+    q->chunk = 0;
+    q->target = q->prompt + q->generated;
+    q->preemptions++;
+    r->stats.preemptions++;
+    q->next = r->waiting_head;
+    r->waiting_head = q;
+    if (!r->waiting_tail)
+        r->waiting_tail = q;
+    r->waiting_count++;
+    r->waiting_tokens += remaining_tokens(q);
+}
+
 static void plan(replica *r, double now)
 {
     admit(r, now);
@@ -227,11 +263,15 @@ static void plan(replica *r, double now)
         return;
     }
     for (unsigned i = 0; i < r->nrunning; i++) {
-        if (r->running[i]->prefilled < r->running[i]->prompt) {
+        if (!decoding(r->running[i])) {
             start_prefill(r, now);
             return;
         }
     }
+    /* under preemption every running sequence needs a free token for the next step */
+    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
+           && r->kv_committed + r->nrunning > r->config.kv_capacity_tokens)
+        preempt_latest(r);
     start_decode(r, now);
 }
 
@@ -239,24 +279,36 @@ static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
     double now = sim_engine_now(e);
+    bool preempting = r->config.kv_policy == KV_PREEMPT;
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
             if (q->chunk) {
                 q->prefilled += q->chunk;
+                q->cached += q->chunk;
+                if (preempting)
+                    r->kv_committed += q->chunk;
                 q->chunk = 0;
-                if (q->prefilled == q->prompt) { /* the prompt's last position gives token 1 */
-                    q->generated = 1;
-                    q->first_token_s = now;
+                if (decoding(q)) { /* the prompt's last position gives the next token */
+                    if (q->generated == 0)
+                        q->first_token_s = now;
+                    q->generated++;
                 }
-            } else if (q->prefilled == q->prompt) {
+            } else if (decoding(q)) {
                 q->generated++;
+                q->cached++;
+                if (preempting)
+                    r->kv_committed++;
             }
         }
     } else {
         unsigned n = (unsigned)r->run_iterations;
-        for (unsigned i = 0; i < r->nrunning; i++)
+        for (unsigned i = 0; i < r->nrunning; i++) {
             r->running[i]->generated += n;
+            r->running[i]->cached += n;
+        }
+        if (preempting)
+            r->kv_committed += (double)n * r->nrunning;
     }
     retire(r, now);
     plan(r, now);
@@ -266,7 +318,8 @@ void replica_enqueue(replica *r, llm_request *q)
 {
     double now = sim_engine_now(r->engine);
     q->next = NULL;
-    q->prefilled = q->generated = q->chunk = 0;
+    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->target = q->prompt;
     if (r->waiting_tail)
         r->waiting_tail->next = q;
     else

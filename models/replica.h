@@ -3,8 +3,13 @@
  * Each iteration processes one token of every decoding sequence plus, within a token
  * budget, prompt tokens of newly admitted requests (whole prompts, or chunks when
  * chunked_prefill is set).  A request is admitted at an iteration boundary when the
- * batch has room and the key-value cache can reserve its prompt and output tokens;
- * otherwise it waits, FIFO, and is dropped if it waited longer than max_wait_s.
+ * batch has room and the key-value cache can take it; otherwise it waits, FIFO, and is
+ * dropped if it waited longer than max_wait_s before admission.  Two cache policies:
+ * KV_RESERVE admits a request only if its prompt and its whole output fit (the cache
+ * never overflows); KV_PREEMPT admits it if its prompt fits and grows the cache a token
+ * at a time, and when the cache is full preempts the most recently admitted sequence:
+ * its cache is freed and it goes back to the head of the queue, to recompute its prompt
+ * and the tokens it had generated when readmitted (vLLM's recompute preemption).
  *
  * Fast by design: between batch changes (an admission, a finish, a prefill) the batch
  * decodes with a cost linear in the iteration index, so a run of n iterations is one
@@ -27,10 +32,16 @@ typedef struct llm_request {
     unsigned prompt, output;      /* tokens */
     double admitted_s, first_token_s, finish_s;
     unsigned prefilled, generated;
+    unsigned target;              /* tokens to prefill: the prompt, plus after a
+                                     preemption the tokens generated before it */
+    unsigned cached;              /* tokens in the key-value cache */
     unsigned chunk;               /* prompt tokens in the iteration in progress */
+    unsigned preemptions;
     struct llm_request *next;     /* queue link */
     uint64_t id;
 } llm_request;
+
+typedef enum kv_policy { KV_RESERVE, KV_PREEMPT } kv_policy;
 
 typedef struct replica_config {
     const model_spec *model;
@@ -43,6 +54,7 @@ typedef struct replica_config {
     bool chunked_prefill;
     double kv_capacity_tokens;
     double max_wait_s;             /* 0 = wait forever */
+    kv_policy kv_policy;
     bool reference;                /* one event per iteration */
 } replica_config;
 
@@ -64,11 +76,12 @@ unsigned replica_outstanding(const replica *r);
 double replica_outstanding_tokens(const replica *r);
 
 /* Time averages since creation (or the last restart): busy fraction, sequences in the
- * batch, key-value cache reserved / capacity. */
+ * batch, key-value cache committed (reserved, or used under preemption) / capacity. */
 typedef struct replica_stats {
     sim_timeavg busy, batch, kv;
     sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
     uint64_t iterations_events; /* engine events the replica used */
+    uint64_t preemptions;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

@@ -143,7 +143,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .chunked_prefill = w->chunked_prefill,
         .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
                                                w->tp).kv_capacity_tokens,
-        .max_wait_s = w->max_wait_s, .reference = w->reference,
+        .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
     };
     return c;
 }
@@ -211,6 +211,8 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "workload", name, quantiles[i].metric, "s",
                         sim_histogram_quantile(quantiles[i].h, quantiles[i].q));
     sim_metrics_add(m, "workload", name, "queue_wait_mean_s", "s", sim_stat_mean(&st->queue_wait_s));
+    sim_metrics_add(m, "pool", pool, "preemptions", "preemptions",
+                    (double)serving_preemptions(ir->sv));
     sim_metrics_add(m, "workload", name, "slo_attainment", "1",
                     st->completed + st->dropped
                         ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);

@@ -65,6 +65,7 @@ typedef struct inference_spec {
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
     double response_bytes_per_token;          /* for egress */
     bool reference;
+    kv_policy kv_policy;      /* when the cache is full: queue (reserve) or preempt */
     /* trace replay (arrivals = fs.trace { ... }) */
     bool has_trace;
     trace_options trace;      /* strings owned */

@@ -496,6 +496,14 @@ double serving_batch_max(const serving *s)
     return m;
 }
 
+uint64_t serving_preemptions(const serving *s)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        n += replica_get_stats(s->replicas[i])->preemptions;
+    return n;
+}
+
 uint64_t serving_replica_events(const serving *s)
 {
     uint64_t n = 0;

@@ -101,6 +101,9 @@ double serving_kv_utilization(const serving *s, double end_s);
  * starts the next.  The result stays valid until the next call. */
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
+/* Preemptions over all replicas since the start. */
+uint64_t serving_preemptions(const serving *s);
+
 /* Largest batch any replica held since the warm-up. */
 double serving_batch_max(const serving *s);
 uint64_t serving_replica_events(const serving *s);

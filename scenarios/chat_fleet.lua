@@ -30,6 +30,7 @@ return fs.scenario {
       max_wait = "30s",
       rtt = fs.lognormal { median = "40ms", p99 = "120ms" },
       slo = { ttft = "200ms", tpot = "50ms" },
+      when_full = "preempt",            -- grow the cache a token at a time, as vLLM
     },
   },
 }
