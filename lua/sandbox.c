@@ -18,6 +18,7 @@ struct sandbox {
     size_t used_bytes;
     bool memory_exhausted;
     uint64_t instructions;
+    uint64_t instruction_limit;
 };
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
@@ -49,10 +50,10 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     lua_getallocf(L, &ud);
     sandbox *sb = ud;
     sb->instructions += HOOK_EVERY;
-    if (sb->instructions > SANDBOX_INSTRUCTION_LIMIT)
-        luaL_error(L, "the scenario ran more than %d million Lua instructions (an endless "
+    if (sb->instructions > sb->instruction_limit)
+        luaL_error(L, "the scenario ran more than %I million Lua instructions (an endless "
                    "loop?); a trusted file can lift the limit with --unsafe",
-                   (int)(SANDBOX_INSTRUCTION_LIMIT / 1000000));
+                   (lua_Integer)(sb->instruction_limit / 1000000));
 }
 
 /* load() that accepts source text only: binary chunks can crash the interpreter. */
@@ -158,6 +159,7 @@ sandbox *sandbox_create(bool unsafe)
     if (!sb)
         return NULL;
     sb->unsafe = unsafe;
+    sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
     sb->L = lua_newstate(limited_alloc, sb);
     if (!sb->L) {
         free(sb);
@@ -210,5 +212,11 @@ void sandbox_free(sandbox *sb)
 }
 
 lua_State *sandbox_state(sandbox *sb) { return sb->L; }
+
+void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
+{
+    sb->instructions = 0;
+    sb->instruction_limit = instructions ? instructions : SANDBOX_INSTRUCTION_LIMIT;
+}
 
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }

@@ -27,6 +27,10 @@ sandbox *sandbox_create(bool unsafe);
 void sandbox_free(sandbox *sb);
 lua_State *sandbox_state(sandbox *sb);
 
+/* Restarts the instruction count with a new limit (0: the default); for calls into a
+ * scenario's functions during a run, each with a budget of its own. */
+void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions);
+
 /* Whether the last error came from the memory cap (Lua only says "not enough memory"). */
 bool sandbox_memory_exhausted(const sandbox *sb);
 

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/router.h"
 #include "models/memory.h"
 #include "models/trace.h"
 #include "lua/fields.h"
@@ -436,6 +437,22 @@ static int convert_inference_arrivals(load_context *c, const lua_object *w, infe
     return convert_arrivals(c, w, &out->arrivals);
 }
 
+static void *sandbox_of(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+static void free_runtime(void *runtime) { sandbox_free(runtime); }
+
+static bool routing_is_function(load_context *c, const lua_object *w)
+{
+    bool yes = object_get(c, w, "routing") == LUA_TFUNCTION;
+    lua_pop(c->L, 1);
+    return yes;
+}
+
 static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
@@ -459,7 +476,9 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                  || read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
                  || read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
                  || read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
-                 || read_choice(c, w, "routing", routings, ROUTE_LEAST_OUTSTANDING, &routing)
+                 || (routing_is_function(c, w) ? (routing = ROUTE_CUSTOM, 0)
+                                               : read_choice(c, w, "routing", routings,
+                                                             ROUTE_LEAST_OUTSTANDING, &routing))
                  || read_duration(c, w, "max_wait", false, 0, 0, 1e9, true, &out->max_wait_s)
                  || convert_slo(c, w, out)
                  || read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
@@ -524,6 +543,13 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                                 fit ? "a smaller tp is not enough either"
                                     : "the pool has too few GPUs for any tensor parallelism that fits");
         out->replicas = out->tp ? p->count / out->tp : 0;
+    }
+    if (status == 0 && out->routing == ROUTE_CUSTOM) {
+        object_get(c, w, "routing");
+        out->route_context = lua_router_create(c->L, -1, out->replicas, out->name);
+        lua_pop(c->L, 1);
+        out->custom_route = lua_router_route;
+        sc->runtime = sandbox_of(c->L); /* the run calls into this state */
     }
     if (status == 0 && out->max_wait_s == 0 && !out->has_trace
         && !(out->has_traffic && out->traffic.kind == TRAFFIC_CLOSED_LOOP)
@@ -861,7 +887,13 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
         }
         status = job.status;
     }
-    sandbox_free(sb);
+    if (status == 0 && out->runtime == sb) {
+        out->runtime_free = free_runtime; /* a routing function runs with the scenario */
+        sandbox_set_instruction_budget(sb, 0);
+    } else {
+        out->runtime = NULL;
+        sandbox_free(sb);
+    }
     if (status != 0)
         scenario_release(out);
     return status;

@@ -129,6 +129,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
     const device_spec *d = &sc->catalog.devices[w->device];
     serving_config c = {
         .name = w->name, .replicas = w->replicas, .routing = w->routing,
+        .custom_route = w->custom_route, .route_context = w->route_context,
         .interarrival = arrival_interarrival(&w->arrivals), .prompt_tokens = w->prompt_tokens,
         .output_tokens = w->output_tokens, .rtt_s = w->rtt_s, .warmup_s = sc->warmup_s,
         .slo_ttft_s = w->slo_ttft_s, .slo_tpot_s = w->slo_tpot_s, .slo_e2e_s = w->slo_e2e_s,

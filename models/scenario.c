@@ -30,6 +30,8 @@ void scenario_release(scenario *sc)
     }
     free(sc->inferences);
     catalog_release(&sc->catalog);
+    if (sc->runtime && sc->runtime_free)
+        sc->runtime_free(sc->runtime);
     free(sc->pools);
     free(sc->services);
     free(sc->name);

@@ -60,6 +60,8 @@ typedef struct inference_spec {
     unsigned max_batch, max_tokens;
     bool chunked_prefill;
     routing_policy routing;
+    route_fn custom_route;    /* with ROUTE_CUSTOM; its context lives in scenario.runtime */
+    void *route_context;
     double max_wait_s;        /* 0 = none */
     sim_dist rtt_s;           /* owned */
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
@@ -93,6 +95,10 @@ typedef struct scenario {
     inference_spec *inferences;
     size_t ninferences;
     catalog catalog;      /* devices and models as the scenario left them */
+    /* What a scenario's functions need during the run (the Lua state, for a routing
+     * function), released with the scenario by runtime_free; NULL when none. */
+    void *runtime;
+    void (*runtime_free)(void *runtime);
 } scenario;
 
 /* An empty scenario; release with scenario_release (NULL-safe, frees every string and

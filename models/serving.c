@@ -10,14 +10,14 @@
 #include "sim/rng.h"
 
 static const char *const ROUTING_NAMES[] = {
-    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two",
+    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
 };
 
 const char *routing_policy_name(routing_policy p) { return ROUTING_NAMES[p]; }
 
 int routing_policy_parse(const char *name, routing_policy *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) /* "custom" is not a name a scenario gives */
         if (!strcmp(name, ROUTING_NAMES[i])) {
             *out = (routing_policy)i;
             return 0;
@@ -43,6 +43,7 @@ struct serving {
     double trace_offset_s;      /* added to trace times: loops so far */
     double trace_last_s;        /* time of the last row read, offset included */
     char error[512];
+    replica_load *loads;        /* for a custom routing policy */
     llm_request *free_list;
     request_block *blocks;
     size_t nblocks;
@@ -174,10 +175,25 @@ static void on_done(void *context, llm_request *q, bool dropped)
     record(context, q, dropped);
 }
 
-static unsigned route(serving *s)
+static unsigned route(serving *s, unsigned prompt, unsigned output)
 {
     unsigned n = s->config.replicas;
     switch (s->config.routing) {
+    case ROUTE_CUSTOM: {
+        for (unsigned i = 0; i < n; i++)
+            s->loads[i] = (replica_load){ replica_outstanding(s->replicas[i]),
+                                          replica_outstanding_tokens(s->replicas[i]) };
+        int i = s->config.custom_route(s->config.route_context, s->loads, n, prompt, output,
+                                       sim_engine_now(s->engine), s->error, sizeof s->error);
+        if (i < 0 || (unsigned)i >= n) {
+            if (i >= 0)
+                snprintf(s->error, sizeof s->error, "workload %s: the routing function chose "
+                         "replica %d of %u", s->config.name, i + 1, n);
+            sim_engine_stop(s->engine);
+            return 0;
+        }
+        return (unsigned)i;
+    }
     case ROUTE_ROUND_ROBIN: {
         unsigned i = s->next_replica;
         s->next_replica = (i + 1) % n;
@@ -321,7 +337,7 @@ static void admit_request(serving *s, double now, unsigned prompt, unsigned outp
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
-    replica_enqueue(s->replicas[route(s)], q);
+    replica_enqueue(s->replicas[route(s, prompt, output)], q);
 }
 
 static void on_warmup_end(sim_engine *e, void *data)
@@ -343,6 +359,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             snprintf(err, err_size, "%s: %s", names[i], why);
             return NULL;
         }
+    }
+    if (config->routing == ROUTE_CUSTOM && !config->custom_route) {
+        snprintf(err, err_size, "a custom routing policy needs its function");
+        return NULL;
     }
     if (config->replicas < 1 || config->replica.max_batch < 1 || config->replica.max_tokens < 1
         || !(config->replica.kv_capacity_tokens >= 1)) {
@@ -381,7 +401,8 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     bucket_clear(&s->bucket);
     s->bucket_start_s = sim_engine_now(engine);
     s->bucket_integrals = calloc(3 * (size_t)config->replicas, sizeof *s->bucket_integrals);
-    if (!s->bucket_integrals)
+    s->loads = calloc(config->replicas, sizeof *s->loads);
+    if (!s->bucket_integrals || !s->loads)
         sim_fatal("out of memory creating a serving workload");
     return s;
 }
@@ -466,6 +487,7 @@ void serving_free(serving *s)
     sim_histogram_release(&s->view.ttft_hist_s);
     sim_histogram_release(&s->view.e2e_hist_s);
     free(s->bucket_integrals);
+    free(s->loads);
     free(s);
 }
 

@@ -19,7 +19,19 @@ typedef enum routing_policy {
     ROUTE_LEAST_OUTSTANDING,   /* fewest requests waiting or running */
     ROUTE_SHORTEST_TOKENS,     /* fewest remaining tokens (join the shortest queue by work) */
     ROUTE_POWER_OF_TWO,        /* the less loaded (by requests) of two chosen at random */
+    ROUTE_CUSTOM,              /* a function of the caller's (a scenario's Lua function) */
 } routing_policy;
+
+/* What a custom routing policy sees of each replica. */
+typedef struct replica_load {
+    unsigned outstanding;      /* requests waiting or running */
+    double tokens;             /* their remaining prompt and output tokens */
+} replica_load;
+
+/* A custom policy: the index of the replica for a request of prompt + output tokens
+ * arriving at now_s, or -1 with a message in err (the run then stops with it). */
+typedef int (*route_fn)(void *context, const replica_load *loads, unsigned n, unsigned prompt,
+                        unsigned output, double now_s, char *err, size_t err_size);
 
 const char *routing_policy_name(routing_policy p);
 int routing_policy_parse(const char *name, routing_policy *out);
@@ -42,6 +54,8 @@ typedef struct serving_config {
     unsigned replicas;
     replica_config replica;
     routing_policy routing;
+    route_fn custom_route;     /* with ROUTE_CUSTOM */
+    void *route_context;
     sim_dist interarrival;     /* seconds; unused with a trace */
     sim_dist prompt_tokens;    /* drawn, rounded, at least 1 */
     sim_dist output_tokens;

@@ -369,3 +369,68 @@ Test(cli, records_write_one_row_per_request, .timeout = 60)
     cr_expect_float_eq(v[8], v[4] - v[2] + v[11], 1e-9, "ttft %g", v[8]);
     free(records);
 }
+
+static const char *const LUA_ROUTING =
+    "local fs = require \"fleetsim\"\n"
+    "local function least_outstanding(replicas, request)\n"
+    "  local best = 1\n"
+    "  for i = 2, #replicas do\n"
+    "    if replicas[i].outstanding < replicas[best].outstanding then best = i end\n"
+    "  end\n"
+    "  return best\n"
+    "end\n"
+    "return fs.scenario {\n"
+    "  name = \"lua_routing\", duration = \"10m\", seed = 4,\n"
+    "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+    "  workloads = { chat = fs.inference {\n"
+    "    model = \"llama-3-8b\", pool = \"gpus\", arrivals = fs.poisson { rate = 20 },\n"
+    "    prompt = fs.lognormal { median = 1000, sigma = 1 }, output = 200,\n"
+    "    routing = ROUTING, max_wait = \"30s\" } },\n"
+    "}\n";
+
+/* LUA_ROUTING with ROUTING replaced by text. */
+static char *routing_scenario(const char *name, const char *routing)
+{
+    char text[4096];
+    const char *at = strstr(LUA_ROUTING, "ROUTING");
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - LUA_ROUTING), LUA_ROUTING, routing,
+             at + strlen("ROUTING"));
+    return scratch_file(dir, name, text);
+}
+
+Test(cli, a_lua_routing_function_matches_the_built_in_policy, .timeout = 60)
+{
+    char *lua = routing_scenario("lua.lua", "least_outstanding");
+    char *builtin = routing_scenario("builtin.lua", "\"least_outstanding\"");
+    char args[1024], pa[512], pb[512];
+    snprintf(args, sizeof args, "run %s -o %s/a -q", lua, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    snprintf(args, sizeof args, "run %s -o %s/b -q", builtin, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    snprintf(pa, sizeof pa, "%s/a/summary.csv", dir);
+    snprintf(pb, sizeof pb, "%s/b/summary.csv", dir);
+    char *a = scratch_read(pa), *b = scratch_read(pb);
+    cr_expect_str_eq(a, b, "the same policy in Lua and in C gives the same bytes");
+    free(a);
+    free(b);
+    free(lua);
+    free(builtin);
+}
+
+Test(cli, a_failing_routing_function_stops_the_run_with_its_message, .timeout = 60)
+{
+    char *bad = routing_scenario("bad.lua", "function(r, q) return #r + 1 end");
+    char args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out -q", bad, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    cr_expect(strstr(err, "workload chat: the routing function must return a replica number "
+                     "from 1 to 4, got 5") != NULL, "%s", err);
+    expect_no_results();
+    char *loop = routing_scenario("loop.lua", "function(r, q) while true do end end");
+    snprintf(args, sizeof args, "run %s -o %s/out -q", loop, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    cr_expect(strstr(err, "the routing function failed") && strstr(err, "million Lua instructions"),
+              "%s", err);
+    free(bad);
+    free(loop);
+}
