@@ -22,7 +22,8 @@ static const char *const SCENARIO_KEYS[] = {
     "workloads", NULL,
 };
 static const char *const POOL_KINDS[] = { "dedicated", NULL };
-static const char *const DEDICATED_KEYS[] = { "count", "gpu", NULL };
+static const char *const DEDICATED_KEYS[] = { "count", "gpu", "site", NULL };
+static const char *const SITE_KEYS[] = { "rtt", "spike_probability", "spike", NULL };
 static const char *const WORKLOAD_KINDS[] = { "service", "inference", NULL };
 static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
@@ -127,12 +128,42 @@ static int open_entry(load_context *c, const lua_object *table, const char *name
 
 /* ---- pools and workloads ------------------------------------------------------------ */
 
+/* site = fs.site { rtt = dist, spike_probability = p, spike = dist } */
+static int convert_site(load_context *c, const lua_object *p, site_spec *out)
+{
+    out->rtt_s = sim_dist_constant(0);
+    out->spike_s = sim_dist_constant(0);
+    int top = lua_gettop(c->L);
+    if (object_get(c, p, "site") == LUA_TNIL) {
+        lua_settop(c->L, top);
+        return 0;
+    }
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.site", p->path);
+    lua_object s;
+    static const char *const kinds[] = { "site", NULL };
+    int status = object_open(c, -1, path, p->where, kinds, "fs.site { rtt = ... }", &s)
+                 || object_check_keys(c, &s, SITE_KEYS)
+                 || read_number(c, &s, "spike_probability", false, 0, 0, 1, true,
+                                &out->spike_probability);
+    if (status == 0 && object_get(c, &s, "rtt") != LUA_TNIL) {
+        lua_pop(c->L, 1);
+        status = read_duration_dist(c, &s, "rtt", &out->rtt_s);
+    } else if (status == 0) {
+        lua_pop(c->L, 1);
+    }
+    if (status == 0 && out->spike_probability > 0)
+        status = read_duration_dist(c, &s, "spike", &out->spike_s);
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
 static int convert_pool(load_context *c, const lua_object *p, pool_spec *out)
 {
     int64_t count;
     if (object_check_keys(c, p, DEDICATED_KEYS) != 0
         || read_integer(c, p, "count", true, 0, 1, SCENARIO_MAX_SERVERS, &count) != 0
-        || read_string(c, p, "gpu", false, &out->gpu) != 0)
+        || read_string(c, p, "gpu", false, &out->gpu) != 0 || convert_site(c, p, &out->site) != 0)
         return -1;
     out->count = (unsigned)count;
     if (out->gpu && !*out->gpu)
@@ -487,6 +518,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                  || read_choice(c, w, "when_full", when_full, 0, &full);
     if (status == 0 && object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
+        out->has_rtt = true;
         status = read_duration_dist(c, w, "rtt", &out->rtt_s);
     } else if (status == 0) {
         lua_pop(c->L, 1);

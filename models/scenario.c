@@ -12,6 +12,8 @@ void scenario_release(scenario *sc)
     for (size_t i = 0; i < sc->npools; i++) {
         free(sc->pools[i].name);
         free(sc->pools[i].gpu);
+        sim_dist_release(&sc->pools[i].site.rtt_s);
+        sim_dist_release(&sc->pools[i].site.spike_s);
     }
     for (size_t i = 0; i < sc->nservices; i++) {
         free(sc->services[i].name);

@@ -22,10 +22,18 @@
 #define SCENARIO_MAX_RATE_PER_S 1e9
 #define SCENARIO_MAX_QUEUE_LIMIT 1000000000u
 
+/* Where a pool sits, seen from its users: fs.site { rtt, spike_probability, spike }. */
+typedef struct site_spec {
+    sim_dist rtt_s;           /* owned; constant 0 when the pool names no site */
+    double spike_probability;
+    sim_dist spike_s;         /* owned */
+} site_spec;
+
 typedef struct pool_spec {
     char *name;
     unsigned count;   /* servers (or GPUs) */
     char *gpu;        /* device name, or NULL for plain servers */
+    site_spec site;
 } pool_spec;
 
 typedef enum arrival_kind {
@@ -63,6 +71,7 @@ typedef struct inference_spec {
     route_fn custom_route;    /* with ROUTE_CUSTOM; its context lives in scenario.runtime */
     void *route_context;
     double max_wait_s;        /* 0 = none */
+    bool has_rtt;             /* the workload names its own rtt; else its pool's site */
     sim_dist rtt_s;           /* owned */
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
     double response_bytes_per_token;          /* for egress */

@@ -128,6 +128,9 @@ static void record(serving *s, llm_request *q, bool dropped)
     double ttft = NAN, tpot = NAN, e2e = NAN, rtt = NAN;
     if (!dropped) {
         rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
+        if (s->config.spike_probability > 0
+            && gsl_rng_uniform(s->rtt_rng) < s->config.spike_probability)
+            rtt += sim_dist_sample(&s->config.spike_s, s->rtt_rng);
         ttft = q->first_token_s - q->arrival_s + rtt;
         e2e = q->finish_s - q->arrival_s + rtt;
         if (q->output > 1)
@@ -352,9 +355,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
 {
     char why[160];
     const sim_dist *dists[] = { &config->interarrival, &config->prompt_tokens,
-                                &config->output_tokens, &config->rtt_s };
-    const char *names[] = { "inter-arrival time", "prompt tokens", "output tokens", "rtt" };
-    for (int i = 0; i < 4; i++) {
+                                &config->output_tokens, &config->rtt_s, &config->spike_s };
+    const char *names[] = { "inter-arrival time", "prompt tokens", "output tokens", "rtt",
+                            "spike" };
+    for (int i = 0; i < (config->spike_probability > 0 ? 5 : 4); i++) {
         if (sim_dist_check(dists[i], why, sizeof why) != 0) {
             snprintf(err, err_size, "%s: %s", names[i], why);
             return NULL;

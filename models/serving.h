@@ -69,6 +69,8 @@ typedef struct serving_config {
     bool loop;
     double sample;
     sim_dist rtt_s;            /* client round trip, added to what users see */
+    double spike_probability;  /* a request's round trip also meets a spike ... */
+    sim_dist spike_s;          /* ... of this extra delay (rare congestion, retransmits) */
     double warmup_s;
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
     uint64_t max_arrivals;     /* 0 = no limit */

@@ -183,7 +183,7 @@ Test(loader, unknown_key_suggests_the_closest)
 Test(loader, unknown_key_far_from_all_lists_them)
 {
     expect_error(with_line(6, "    q = fs.dedicated { count = 4, colour = \"red\" },"), 6,
-                 "pools.q.colour: unknown key 'colour' (known keys: count, gpu)");
+                 "pools.q.colour: unknown key 'colour' (known keys: count, gpu, site)");
 }
 
 Test(loader, unknown_pool)
@@ -391,4 +391,23 @@ Test(loader, inference_mistakes)
     expect_inference_error(9, "      prompt = fs.normal { mean = 500, sd = 100 },", 9,
                            "workloads.chat.prompt: a normal distribution can draw negative values, "
                            "and token counts cannot be negative: use fs.lognormal or fs.gamma");
+}
+
+Test(loader, a_pool_site_gives_its_workloads_their_round_trip)
+{
+    scenario sc;
+    char *path;
+    char *text = inference_with_line(4, "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8,\n"
+                                       "    site = fs.site { rtt = \"80ms\", spike_probability = 0.01, spike = \"2s\" } } },");
+    char *line11 = strstr(text, "      slo = { ttft = \"500ms\" }, rtt = \"20ms\",");
+    cr_assert_not_null(line11);
+    memcpy(strstr(line11, "rtt = \"20ms\""), "        ", 8); /* the workload names none */
+    memmove(line11 + 30, line11 + 46, strlen(line11 + 46) + 1);
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s\n%s", err, text);
+    cr_expect_not(sc.inferences[0].has_rtt);
+    cr_expect_float_eq(sim_dist_mean(&sc.pools[0].site.rtt_s), 0.08, 0);
+    cr_expect_float_eq(sc.pools[0].site.spike_probability, 0.01, 0);
+    cr_expect_float_eq(sim_dist_mean(&sc.pools[0].site.spike_s), 2, 0);
+    scenario_release(&sc);
+    free(path);
 }

@@ -237,3 +237,19 @@ Test(serving, fast_path_agrees_under_preemption, .timeout = 120)
      * events than the reference */
     check_fast_against_reference(c, 300, 1.0);
 }
+
+Test(serving, network_spikes_add_to_what_users_see)
+{
+    /* 10% of round trips meet a 1 s spike: the mean TTFT grows by 0.1 s and the p99
+     * carries the whole spike */
+    serving_config c = base_config(4, 2);
+    run_result calm = run(&c, 1000);
+    c.spike_probability = 0.1;
+    c.spike_s = sim_dist_constant(1);
+    run_result spiky = run(&c, 1000);
+    double extra = spiky.stats.ttft_s.mean - calm.stats.ttft_s.mean;
+    double se = sqrt(0.1 * 0.9 / calm.stats.completed);
+    cr_expect_leq(fabs(extra - 0.1), 4 * se, "mean TTFT grew by %g", extra);
+    cr_expect_gt(spiky.ttft_p99, 1.0, "p99 %g", spiky.ttft_p99);
+    cr_expect_lt(calm.ttft_p99, 1.0);
+}

@@ -20,8 +20,9 @@ local constructor = C.constructor
 -- The whole scenario: name, duration, warmup, seed, replications, bucket, pools, workloads.
 fs.scenario = constructor("scenario")
 
--- Pools of servers.
+-- Pools of servers, and where they sit.
 fs.dedicated = constructor("dedicated")
+fs.site = constructor("site")
 
 -- Workloads.
 fs.service = constructor("service")
