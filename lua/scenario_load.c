@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/rate_function.h"
 #include "lua/router.h"
 #include "models/memory.h"
 #include "models/trace.h"
@@ -398,7 +399,7 @@ static bool arrivals_are(load_context *c, const lua_object *w, const char *const
 
 static const char *const TRACE_KIND[] = { "trace", NULL };
 static const char *const TRAFFIC_KINDS[] = { "profile", "diurnal", "mmpp", "closed_loop", NULL };
-static const char *const PROFILE_KEYS[] = { "rates", "step", NULL };
+static const char *const PROFILE_KEYS[] = { "rates", "step", "rate", "peak", NULL };
 static const char *const MMPP_KEYS[] = { "rates", "dwell", NULL };
 static const char *const DIURNAL_KEYS[] = { "rates", NULL };
 static const char *const CLOSED_KEYS[] = { "users", "think", NULL };
@@ -423,6 +424,20 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
                  || read_integer(c, &a, "users", true, 0, 1, 10000000, &users)
                  || read_duration_dist(c, &a, "think", &t->think_s);
         t->users = (unsigned)users;
+    } else if (status == 0 && !strcmp(a.kind, "profile")
+               && (object_get(c, &a, "rate") == LUA_TFUNCTION ? (lua_pop(c->L, 1), true)
+                                                              : (lua_pop(c->L, 1), false))) {
+        /* a rate given by a Lua function of time, thinned against its declared peak */
+        t->kind = TRAFFIC_FUNCTION;
+        status = object_check_keys(c, &a, PROFILE_KEYS)
+                 || read_number(c, &a, "peak", true, 0, 0, SCENARIO_MAX_RATE_PER_S, false, &t->peak);
+        if (status == 0) {
+            object_get(c, &a, "rate");
+            t->rate_context = lua_rate_function_create(c->L, -1, out->name);
+            lua_pop(c->L, 1);
+            t->rate = lua_rate_function_call;
+            out->arrivals = (arrival_spec){ ARRIVALS_POISSON, t->peak };
+        }
     } else if (status == 0) {
         bool mmpp = !strcmp(a.kind, "mmpp"), diurnal = !strcmp(a.kind, "diurnal");
         t->kind = mmpp ? TRAFFIC_MMPP : TRAFFIC_PROFILE;
@@ -576,6 +591,8 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                                     : "the pool has too few GPUs for any tensor parallelism that fits");
         out->replicas = out->tp ? p->count / out->tp : 0;
     }
+    if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
+        sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
         object_get(c, w, "routing");
         out->route_context = lua_router_create(c->L, -1, out->replicas, out->name);

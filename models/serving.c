@@ -287,8 +287,14 @@ static void on_trace_arrival(sim_engine *e, void *data)
 /* The next arrival of an open process after now. */
 static double next_arrival(serving *s, double now)
 {
-    if (s->config.traffic)
-        return traffic_next(&s->traffic, now);
+    if (s->config.traffic) {
+        double next = traffic_next(&s->traffic, now, s->error, sizeof s->error);
+        if (isnan(next)) {
+            sim_engine_stop(s->engine);
+            return INFINITY;
+        }
+        return next;
+    }
     return now + sim_dist_sample(&s->config.interarrival, s->arrival_rng);
 }
 

@@ -2,6 +2,7 @@
 #include "models/traffic.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_randist.h>
@@ -20,7 +21,7 @@ void traffic_spec_release(traffic_spec *t)
 double traffic_mean_rate(const traffic_spec *t)
 {
     double sum = 0, weight = 0;
-    if (t->kind == TRAFFIC_CLOSED_LOOP)
+    if (t->kind == TRAFFIC_CLOSED_LOOP || t->kind == TRAFFIC_FUNCTION)
         return NAN;
     for (size_t i = 0; i < t->n; i++) {
         double w = t->kind == TRAFFIC_MMPP ? t->dwell_s[i] : 1;
@@ -37,6 +38,8 @@ void traffic_start(traffic_state *s, const traffic_spec *spec, gsl_rng *rng, dou
     s->max_rate = 0;
     for (size_t i = 0; i < spec->n; i++)
         s->max_rate = fmax(s->max_rate, spec->rates[i]);
+    if (spec->kind == TRAFFIC_FUNCTION)
+        s->max_rate = spec->peak;
     s->state = 0;
     s->state_until_s = spec->kind == TRAFFIC_MMPP
                            ? now + gsl_ran_exponential(rng, spec->dwell_s[0]) : INFINITY;
@@ -48,11 +51,27 @@ static double profile_rate(const traffic_spec *t, double time_s)
     return t->rates[i];
 }
 
-double traffic_next(traffic_state *s, double now)
+double traffic_next(traffic_state *s, double now, char *err, size_t err_size)
 {
     const traffic_spec *t = s->spec;
     if (!(s->max_rate > 0))
         return INFINITY;
+    if (t->kind == TRAFFIC_FUNCTION) { /* thinning against the declared peak */
+        double time = now;
+        for (;;) {
+            time += gsl_ran_exponential(s->rng, 1 / s->max_rate);
+            double rate = t->rate(t->rate_context, time, err, err_size);
+            if (rate < 0)
+                return NAN;
+            if (rate > s->max_rate * (1 + 1e-12)) {
+                snprintf(err, err_size, "the rate function gave %g/s at t = %g s, above its "
+                         "peak of %g/s", rate, time, s->max_rate);
+                return NAN;
+            }
+            if (gsl_rng_uniform(s->rng) * s->max_rate < rate)
+                return time;
+        }
+    }
     if (t->kind == TRAFFIC_PROFILE) {
         /* thinning (Lewis and Shedler 1979): candidates at the peak rate, each kept with
          * probability rate(t) / peak */

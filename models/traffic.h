@@ -14,7 +14,12 @@ typedef enum traffic_kind {
     TRAFFIC_PROFILE,     /* Poisson with a piecewise-constant rate that repeats */
     TRAFFIC_MMPP,        /* Poisson whose rate switches between states */
     TRAFFIC_CLOSED_LOOP, /* users who wait a think time after each answer */
+    TRAFFIC_FUNCTION,    /* Poisson with a rate given by a function of time, up to a peak */
 } traffic_kind;
+
+/* A rate function: the rate per second at time_s, or a negative value with a message in
+ * err (the run then stops with it). */
+typedef double (*rate_fn)(void *context, double time_s, char *err, size_t err_size);
 
 typedef struct traffic_spec {
     traffic_kind kind;
@@ -28,6 +33,10 @@ typedef struct traffic_spec {
     /* closed loop */
     unsigned users;
     sim_dist think_s;
+    /* function: rate(t) <= peak (thinning draws candidates at the peak) */
+    rate_fn rate;
+    void *rate_context;
+    double peak;
 } traffic_spec;
 
 /* Frees the arrays and the think-time distribution.  NULL-safe. */
@@ -47,7 +56,8 @@ typedef struct traffic_state {
 
 void traffic_start(traffic_state *s, const traffic_spec *spec, gsl_rng *rng, double now);
 
-/* The next arrival after now (INFINITY if the rate is 0 forever). */
-double traffic_next(traffic_state *s, double now);
+/* The next arrival after now (INFINITY if the rate is 0 forever; NAN after a rate
+ * function's error, whose message is then in err). */
+double traffic_next(traffic_state *s, double now, char *err, size_t err_size);
 
 #endif

@@ -434,3 +434,40 @@ Test(cli, a_failing_routing_function_stops_the_run_with_its_message, .timeout = 
     free(bad);
     free(loop);
 }
+
+static char *rate_scenario(const char *name, const char *arrivals)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario {\n"
+             "  name = \"rate_fn\", duration = \"1h\", seed = 2,\n"
+             "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"
+             "  workloads = { chat = fs.inference {\n"
+             "    model = \"llama-3-8b\", pool = \"gpus\", arrivals = %s,\n"
+             "    prompt = 500, output = 100, max_wait = \"30s\" } },\n"
+             "}\n", arrivals);
+    return scratch_file(dir, name, text);
+}
+
+Test(cli, a_lua_rate_function_drives_arrivals_by_thinning, .timeout = 60)
+{
+    char *file = rate_scenario("rate.lua", "fs.profile { rate = function(t) if t < 1800 then "
+                                           "return 10 else return 30 end end, peak = 30 }");
+    char args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/out -q", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *summary = result_file("summary.csv");
+    double arrived = scratch_summary_row(summary, "workload", "chat", "requests_arrived").value;
+    double expected = 10 * 1800 + 30 * 1800;
+    cr_expect_leq(fabs(arrived - expected), 4 * sqrt(expected), "%g arrivals, %g expected",
+                  arrived, expected);
+    free(summary);
+    free(file);
+    char *bad = rate_scenario("bad.lua", "fs.profile { rate = function(t) return 50 end, peak = 30 }");
+    snprintf(args, sizeof args, "run %s -o %s/out2 -q", bad, dir);
+    cr_expect_eq(fleetsim(args), 2);
+    cr_expect(strstr(err, "the rate function gave 50/s at t = ") && strstr(err, "above its peak of 30/s"),
+              "%s", err);
+    free(bad);
+}

@@ -19,7 +19,7 @@ Test(traffic, thinning_follows_a_profile)
     traffic_state s;
     traffic_start(&s, &spec, rng, 0);
     double counts[2] = { 0, 0 }, t = 0, horizon = 200 * 5000.0;
-    while ((t = traffic_next(&s, t)) < horizon)
+    while ((t = traffic_next(&s, t, NULL, 0)) < horizon)
         counts[(int)fmod(floor(t / 100), 2)]++;
     double expected[2] = { 10 * 100 * 5000.0, 30 * 100 * 5000.0 };
     for (int i = 0; i < 2; i++)
@@ -42,7 +42,7 @@ Test(traffic, mmpp_has_its_mean_rate_and_is_burstier_than_poisson)
     enum { WINDOWS = 20000 };
     static double counts[WINDOWS];
     double t = 0, horizon = WINDOWS * 10.0, total = 0;
-    while ((t = traffic_next(&s, t)) < horizon) {
+    while ((t = traffic_next(&s, t, NULL, 0)) < horizon) {
         counts[(int)(t / 10)]++;
         total++;
     }

@@ -1,0 +1,20 @@
+/* A traffic rate written in Lua: arrivals = fs.profile { rate = function(t) ... end,
+ * peak = r }.  The run calls it (models/traffic.h: rate_fn) at candidate arrival times
+ * t (seconds since the start), each call with its own instruction budget; an error
+ * stops the run with its message. */
+#ifndef FLEETSIM_LUA_RATE_FUNCTION_H
+#define FLEETSIM_LUA_RATE_FUNCTION_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+typedef struct lua_rate_function lua_rate_function;
+
+/* Wraps the function at fn_index; it lives in the state (freed with it). */
+lua_rate_function *lua_rate_function_create(lua_State *L, int fn_index, const char *workload);
+
+/* The rate_fn to give the traffic model, with the wrapper as its context. */
+double lua_rate_function_call(void *function, double time_s, char *err, size_t err_size);
+
+#endif
