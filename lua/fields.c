@@ -108,6 +108,25 @@ int object_open(load_context *c, int index, const char *path, const char *parent
                       what, got);
 }
 
+int object_open_field(load_context *c, const lua_object *parent, const char *key,
+                      const char *const *kinds, const char *what, lua_object *out)
+{
+    int top = lua_gettop(c->L);
+    if (object_get(c, parent, key) == LUA_TNIL) {
+        lua_settop(c->L, top);
+        return 0;
+    }
+    char path[FIELD_PATH_MAX];
+    join_path(path, parent->path, key);
+    if (object_open(c, -1, path, parent->where, kinds, what, out) != 0) {
+        lua_settop(c->L, top);
+        return -1;
+    }
+    if (!*out->where) /* a plain table: its mistakes are located at its parent */
+        snprintf(out->where, sizeof out->where, "%s", parent->where);
+    return 1;
+}
+
 static int by_string(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);

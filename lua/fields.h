@@ -52,6 +52,12 @@ const char *field_describe(lua_State *L, int index, char *buf, size_t size);
 int object_open(load_context *c, int index, const char *path, const char *parent_where,
                 const char *const *kinds, const char *what, lua_object *out);
 
+/* The table under parent[key] as an object (kinds and what as for object_open; a plain
+ * table takes its parent's place for messages): 1 when present (pushed on the stack),
+ * 0 when absent (nothing pushed), -1 on a mistake (nothing pushed). */
+int object_open_field(load_context *c, const lua_object *parent, const char *key,
+                      const char *const *kinds, const char *what, lua_object *out);
+
 /* Refuses keys not in known (NULL-ended), suggesting the closest known one. */
 int object_check_keys(load_context *c, const lua_object *o, const char *const *known);
 

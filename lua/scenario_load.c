@@ -135,16 +135,12 @@ static int convert_site(load_context *c, const lua_object *p, site_spec *out)
     out->rtt_s = sim_dist_constant(0);
     out->spike_s = sim_dist_constant(0);
     int top = lua_gettop(c->L);
-    if (object_get(c, p, "site") == LUA_TNIL) {
-        lua_settop(c->L, top);
-        return 0;
-    }
-    char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.site", p->path);
     lua_object s;
     static const char *const kinds[] = { "site", NULL };
-    int status = object_open(c, -1, path, p->where, kinds, "fs.site { rtt = ... }", &s)
-                 || object_check_keys(c, &s, SITE_KEYS)
+    int found = object_open_field(c, p, "site", kinds, "fs.site { rtt = ... }", &s);
+    if (found <= 0)
+        return found;
+    int status = object_check_keys(c, &s, SITE_KEYS)
                  || read_number(c, &s, "spike_probability", false, 0, 0, 1, true,
                                 &out->spike_probability);
     if (status == 0 && object_get(c, &s, "rtt") != LUA_TNIL) {
@@ -272,23 +268,14 @@ static int read_flag(load_context *c, const lua_object *o, const char *key, bool
 static int convert_slo(load_context *c, const lua_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
-    if (object_get(c, w, "slo") == LUA_TNIL) {
-        lua_settop(c->L, top);
-        return 0;
-    }
-    char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.slo", w->path);
     lua_object slo;
-    int status = object_open(c, -1, path, w->where, NULL, "a table such as { ttft = \"200ms\" }",
-                             &slo);
-    if (status == 0) {
-        if (!*slo.where)
-            snprintf(slo.where, sizeof slo.where, "%s", w->where);
-        status = object_check_keys(c, &slo, SLO_KEYS)
+    int found = object_open_field(c, w, "slo", NULL, "a table such as { ttft = \"200ms\" }", &slo);
+    if (found <= 0)
+        return found;
+    int status = object_check_keys(c, &slo, SLO_KEYS)
                  || read_duration(c, &slo, "ttft", false, 0, 0, 1e9, false, &out->slo_ttft_s)
                  || read_duration(c, &slo, "tpot", false, 0, 0, 1e9, false, &out->slo_tpot_s)
                  || read_duration(c, &slo, "e2e", false, 0, 0, 1e9, false, &out->slo_e2e_s);
-    }
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }

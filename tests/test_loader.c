@@ -35,11 +35,11 @@ static const char *const GOOD =
     "  },\n"                                                           /* 14 */
     "}\n";                                                             /* 15 */
 
-/* GOOD with line `line` (1-based) replaced by `text`. */
-static char *with_line(int line, const char *text)
+/* base with line `line` (1-based) replaced by `text`. */
+static char *replace_line(const char *base, int line, const char *text)
 {
     static char buf[4096];
-    const char *p = GOOD;
+    const char *p = base;
     buf[0] = '\0';
     for (int n = 1; *p; n++) {
         const char *end = strchr(p, '\n');
@@ -51,6 +51,8 @@ static char *with_line(int line, const char *text)
     }
     return buf;
 }
+
+static char *with_line(int line, const char *text) { return replace_line(GOOD, line, text); }
 
 static int load_text(const char *text, const char *const *sets, size_t nsets, scenario *sc,
                      char **path)
@@ -326,18 +328,7 @@ static const char *const INFERENCE =
 
 static char *inference_with_line(int line, const char *text)
 {
-    static char buf[4096];
-    const char *p = INFERENCE;
-    buf[0] = '\0';
-    for (int n = 1; *p; n++) {
-        const char *end = strchr(p, '\n');
-        if (n == line)
-            strcat(strcat(buf, text), "\n");
-        else
-            strncat(buf, p, (size_t)(end - p + 1));
-        p = end + 1;
-    }
-    return buf;
+    return replace_line(INFERENCE, line, text);
 }
 
 Test(loader, an_inference_workload_resolves_its_model_device_and_replicas)
