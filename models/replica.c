@@ -19,6 +19,7 @@ struct replica {
     llm_request **running;
     unsigned nrunning;
     double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
+    double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
     phase phase;
     sim_event_id event;
     /* the decode run in progress */
@@ -114,8 +115,26 @@ static void set_phase(replica *r, double now, phase p)
 static bool head_fits(const replica *r)
 {
     const llm_request *q = r->waiting_head;
-    return q && r->nrunning < r->config.max_batch
-           && r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
+    if (!q || r->nrunning >= r->config.max_batch)
+        return false;
+    if (r->config.kv_policy == KV_RESERVE)
+        return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
+    /* its prompt, the prompts admitted before it, and a token per sequence for the next
+     * step must all fit */
+    return r->kv_committed + r->kv_pending + admission_need(r, q) + r->nrunning + 1
+           <= r->config.kv_capacity_tokens;
+}
+
+/* Whether admit() would drop the head of the queue now: it waited too long (a
+ * preempted request never expires), or it can never fit. */
+static bool head_droppable(const replica *r, double now)
+{
+    const llm_request *q = r->waiting_head;
+    if (!q)
+        return false;
+    bool expired = r->config.max_wait_s > 0 && !q->preemptions
+                   && now - q->arrival_s > r->config.max_wait_s;
+    return expired || q->prompt + q->output > r->config.kv_capacity_tokens;
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -136,10 +155,7 @@ static void admit(replica *r, double now)
 {
     while (r->waiting_head) {
         llm_request *q = r->waiting_head;
-        bool expired = r->config.max_wait_s > 0 && !q->preemptions
-                       && now - q->arrival_s > r->config.max_wait_s;
-        bool never = q->prompt + q->output > r->config.kv_capacity_tokens;
-        if (expired || never) {
+        if (head_droppable(r, now)) {
             r->done(r->context, pop_waiting(r), true);
             continue;
         }
@@ -150,6 +166,8 @@ static void admit(replica *r, double now)
             q->admitted_s = now;
         if (r->config.kv_policy == KV_RESERVE)
             r->kv_committed += (double)q->prompt + q->output;
+        else
+            r->kv_pending += q->target - q->prefilled;
         r->running[r->nrunning++] = q;
     }
 }
@@ -228,6 +246,15 @@ static void start_decode(replica *r, double now)
     r->run_cost = perf_decode_cost(c->model, c->device, &c->profile, c->prec, c->tp,
                                    r->nrunning, context);
     r->run_iterations = c->reference ? 1 : fewest;
+    /* a waiting request that will expire is dropped at the first boundary after its
+     * deadline, as one event per iteration would: end the run there */
+    const llm_request *head = r->waiting_head;
+    if (!c->reference && head && c->max_wait_s > 0 && !head->preemptions) {
+        double left = head->arrival_s + c->max_wait_s - now;
+        double within = left >= 0 ? decode_cost_iterations_within(&r->run_cost, left,
+                                                                   r->run_iterations) : 0;
+        r->run_iterations = fmin(r->run_iterations, within + 1);
+    }
     r->run_start_s = now;
     set_phase(r, now, DECODE);
     r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
@@ -241,6 +268,7 @@ static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
     r->kv_committed -= q->cached;
+    r->kv_pending -= q->target - q->prefilled;
     q->cached = 0;
     q->prefilled = 0;
     q->chunk = 0;
@@ -258,6 +286,11 @@ static void preempt_latest(replica *r)
 static void plan(replica *r, double now)
 {
     admit(r, now);
+    /* under preemption the next step needs the pending prompts and a token per
+     * sequence */
+    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
+           && r->kv_committed + r->kv_pending + r->nrunning > r->config.kv_capacity_tokens)
+        preempt_latest(r);
     if (r->nrunning == 0) {
         set_phase(r, now, IDLE);
         return;
@@ -268,10 +301,6 @@ static void plan(replica *r, double now)
             return;
         }
     }
-    /* under preemption every running sequence needs a free token for the next step */
-    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
-           && r->kv_committed + r->nrunning > r->config.kv_capacity_tokens)
-        preempt_latest(r);
     start_decode(r, now);
 }
 
@@ -286,8 +315,10 @@ static void on_iteration_end(sim_engine *e, void *data)
             if (q->chunk) {
                 q->prefilled += q->chunk;
                 q->cached += q->chunk;
-                if (preempting)
+                if (preempting) {
                     r->kv_committed += q->chunk;
+                    r->kv_pending -= q->chunk;
+                }
                 q->chunk = 0;
                 if (decoding(q)) { /* the prompt's last position gives the next token */
                     if (q->generated == 0)
@@ -306,6 +337,15 @@ static void on_iteration_end(sim_engine *e, void *data)
         for (unsigned i = 0; i < r->nrunning; i++) {
             r->running[i]->generated += n;
             r->running[i]->cached += n;
+        }
+        if (preempting && n > 1) {
+            /* the cache grew by a token per sequence at each of the run's boundaries:
+             * over the run it held on average (n - 1) / 2 steps more than at its start
+             * (exact when the steps take equal time) */
+            double extra = (double)r->nrunning * (n - 1) / 2 / r->config.kv_capacity_tokens
+                           * (now - r->run_start_s);
+            r->stats.kv.area += extra;
+            r->stats.life_kv.area += extra;
         }
         if (preempting)
             r->kv_committed += (double)n * r->nrunning;
@@ -333,7 +373,8 @@ void replica_enqueue(replica *r, llm_request *q)
     }
     /* A fast decode run is cut at the iteration in progress, so the request can join at
      * the next boundary, as it would with one event per iteration. */
-    if (r->phase == DECODE && !r->config.reference && r->waiting_head == q && head_fits(r)) {
+    if (r->phase == DECODE && !r->config.reference && r->waiting_head == q
+        && (head_fits(r) || head_droppable(r, now))) {
         double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
                                                     r->run_iterations);
         if (done + 1 < r->run_iterations) {

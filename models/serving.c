@@ -48,7 +48,7 @@ struct serving {
     request_block *blocks;
     size_t nblocks;
     unsigned next_replica;
-    uint64_t generated, next_id;
+    uint64_t generated, next_id, users_scheduled;
     serving_stats stats;
     serving_bucket bucket;
     serving_bucket view;      /* the last closed bucket, handed out */
@@ -330,8 +330,9 @@ static void on_user_request(sim_engine *e, void *data)
 
 static void schedule_user(serving *s, double now)
 {
-    if (s->config.max_arrivals && s->generated >= s->config.max_arrivals)
+    if (s->config.max_arrivals && s->users_scheduled >= s->config.max_arrivals)
         return;
+    s->users_scheduled++; /* counted when scheduled, so the limit holds exactly */
     double think = sim_dist_sample(&s->config.traffic->think_s, s->arrival_rng);
     sim_event_schedule(s->engine, now + think, 0, on_user_request, s);
 }
@@ -525,6 +526,14 @@ double serving_batch_max(const serving *s)
     double m = 0;
     for (unsigned i = 0; i < s->config.replicas; i++)
         m = fmax(m, replica_get_stats(s->replicas[i])->batch.max);
+    return m;
+}
+
+double serving_kv_max(const serving *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->config.replicas; i++)
+        m = fmax(m, replica_get_stats(s->replicas[i])->life_kv.max);
     return m;
 }
 

@@ -117,6 +117,9 @@ double serving_kv_utilization(const serving *s, double end_s);
  * starts the next.  The result stays valid until the next call. */
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
+/* Largest share of the cache any replica committed. */
+double serving_kv_max(const serving *s);
+
 /* Preemptions over all replicas since the start. */
 uint64_t serving_preemptions(const serving *s);
 

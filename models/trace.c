@@ -38,7 +38,7 @@ struct trace_reader {
     double first_time, last_time;
     bool have_first;
     uint64_t skipped;
-    char header_error[256];
+    int read_errno;          /* a failed read, reported at the next row */
 };
 
 static void copy_field(char *dst, const void *s, size_t len)
@@ -105,8 +105,10 @@ static bool feed(trace_reader *t)
         return false;
     char buf[CHUNK];
     size_t n = fread(buf, 1, sizeof buf, t->file);
-    if (n > 0)
-        csv_parse(&t->parser, buf, n, on_field, on_row, t);
+    if (n > 0 && csv_parse(&t->parser, buf, n, on_field, on_row, t) != n)
+        t->read_errno = EINVAL; /* libcsv out of memory or a strict-mode error */
+    if (n < sizeof buf && ferror(t->file))
+        t->read_errno = errno ? errno : EIO;
     if (n < sizeof buf) {
         csv_fini(&t->parser, on_field, on_row, t);
         t->eof = true;
@@ -239,9 +241,15 @@ static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *e
 int trace_next(trace_reader *t, trace_record *out, char *err, size_t err_size)
 {
     for (;;) {
-        while (t->nready == 0)
+        while (t->nready == 0) {
+            if (t->read_errno) {
+                snprintf(err, err_size, "%s:row %llu: cannot read the trace: %s",
+                         t->options.path, (unsigned long long)t->row + 1, strerror(t->read_errno));
+                return -1;
+            }
             if (!feed(t))
                 return 0;
+        }
         raw_row r = t->ready[t->ready_head];
         t->ready_head = (t->ready_head + 1) % t->ready_cap;
         t->nready--;

@@ -42,7 +42,7 @@ static serving_config base_config(double rate, unsigned replicas)
 typedef struct run_result {
     serving_stats stats;
     double ttft_p99, tpot_p99, e2e_p99;
-    double utilization, batch_mean, batch_max;
+    double utilization, batch_mean, batch_max, kv_mean, kv_max;
     uint64_t events;
 } run_result;
 
@@ -61,7 +61,9 @@ static run_result run(const serving_config *c, double duration_s)
     r.e2e_p99 = sim_histogram_quantile(&r.stats.e2e_hist_s, 0.99);
     r.utilization = serving_utilization(s, duration_s);
     r.batch_mean = serving_batch_mean(s, duration_s);
-    r.batch_max = 0;
+    r.batch_max = serving_batch_max(s);
+    r.kv_mean = serving_kv_utilization(s, duration_s);
+    r.kv_max = serving_kv_max(s);
     r.events = sim_engine_events_run(e);
     memset(&r.stats.ttft_hist_s, 0, sizeof r.stats.ttft_hist_s); /* freed with s */
     memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
@@ -147,6 +149,7 @@ Test(serving, load_aware_routing_beats_round_robin)
     }
 }
 
+
 static void expect_within_1_percent(double fast, double reference, const char *what)
 {
     cr_expect_leq(fabs(fast / reference - 1), 0.01, "%s: fast %g, reference %g", what, fast,
@@ -164,6 +167,8 @@ static void check_fast_against_reference(serving_config c, double duration_s, do
     run_result ref = run(&c, duration_s);
     cr_assert_gt(fast.stats.completed, 100);
     cr_expect_eq(fast.stats.completed, ref.stats.completed);
+    cr_expect_eq(fast.stats.dropped, ref.stats.dropped);
+    expect_within_1_percent(fast.kv_mean + 1e-9, ref.kv_mean + 1e-9, "cache use");
     expect_within_1_percent(fast.stats.ttft_s.mean, ref.stats.ttft_s.mean, "ttft mean");
     expect_within_1_percent(fast.ttft_p99, ref.ttft_p99, "ttft p99");
     expect_within_1_percent(fast.stats.tpot_s.mean, ref.stats.tpot_s.mean, "tpot mean");
@@ -252,4 +257,31 @@ Test(serving, network_spikes_add_to_what_users_see)
     cr_expect_leq(fabs(extra - 0.1), 4 * se, "mean TTFT grew by %g", extra);
     cr_expect_gt(spiky.ttft_p99, 1.0, "p99 %g", spiky.ttft_p99);
     cr_expect_lt(calm.ttft_p99, 1.0);
+}
+
+Test(serving, fast_path_agrees_when_waits_expire, .timeout = 120)
+{
+    /* an overload with a short max_wait: requests expire at the head of the queue while
+     * a decode run is in progress; the fast path must end its run where one event per
+     * iteration would drop them */
+    serving_config c = base_config(60, 1);
+    c.replica.max_batch = 8;
+    c.replica.max_wait_s = 0.5;
+    check_fast_against_reference(c, 200, 1.0);
+}
+
+Test(serving, preemption_never_overfills_the_cache, .timeout = 120)
+{
+    serving_config c = base_config(40, 1);
+    c.replica.kv_capacity_tokens = 5000;
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.chunked_prefill = true;
+    c.replica.max_tokens = 256;
+    for (int mode = 0; mode < 2; mode++) {
+        c.replica.reference = mode == 1;
+        run_result r = run(&c, 200);
+        cr_expect_leq(r.kv_max, 1.0, "%s mode: the cache held %g of its capacity",
+                      mode ? "reference" : "fast", r.kv_max);
+        cr_expect_gt(r.stats.completed, 100);
+    }
 }
