@@ -26,8 +26,17 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The sorted string keys of the table at index (a NULL-ended array), or NULL. */
-static const char **sorted_keys(lua_State *L, int index, size_t *n)
+static void free_keys(char **keys)
+{
+    for (char **k = keys; k && *k; k++)
+        free(*k);
+    free(keys);
+}
+
+/* The sorted string keys of the table at index, copied (scenario code that runs while
+ * the catalog is read may remove them from the table), NULL-ended; NULL if out of
+ * memory.  Free with free_keys. */
+static char **sorted_keys(lua_State *L, int index, size_t *n)
 {
     size_t count = 0;
     lua_pushnil(L);
@@ -35,15 +44,21 @@ static const char **sorted_keys(lua_State *L, int index, size_t *n)
         lua_pop(L, 1);
         count += lua_type(L, -1) == LUA_TSTRING;
     }
-    const char **keys = calloc(count + 1, sizeof *keys);
+    char **keys = calloc(count + 1, sizeof *keys);
     if (!keys)
         return NULL;
     *n = 0;
     lua_pushnil(L);
     while (lua_next(L, index)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING)
-            keys[(*n)++] = lua_tostring(L, -1); /* anchored by the table */
+        if (lua_type(L, -1) == LUA_TSTRING && *n < count) {
+            if (!(keys[*n] = strdup(lua_tostring(L, -1)))) {
+                lua_pop(L, 1);
+                free_keys(keys);
+                return NULL;
+            }
+            (*n)++;
+        }
     }
     qsort(keys, *n, sizeof *keys, by_name);
     return keys;
@@ -175,7 +190,7 @@ static int load_protected(lua_State *L)
         lua_getfield(L, fs, sections[k]);
         int table = lua_gettop(L);
         size_t n = 0;
-        const char **names = lua_istable(L, table) ? sorted_keys(L, table, &n) : NULL;
+        char **names = lua_istable(L, table) ? sorted_keys(L, table, &n) : NULL;
         if (!names) {
             snprintf(c->err, c->err_size, "fleetsim.%s is not a table", sections[k]);
             job->status = -1;
@@ -203,7 +218,7 @@ static int load_protected(lua_State *L)
                 job->status = convert_model(c, &o, names[i], &out->models[out->nmodels++]);
             lua_pop(L, 1);
         }
-        free(names);
+        free_keys(names);
         lua_settop(L, fs);
     }
     return 0;
@@ -212,12 +227,13 @@ static int load_protected(lua_State *L)
 int catalog_load_from(lua_State *L, catalog *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    load_context c = { L, err, err_size, NULL, 0, "", false };
+    load_context c = { L, err, err_size, NULL, 0, "", false, 0 };
     load_job job = { &c, out, 0 };
     lua_pushcfunction(L, load_protected);
     lua_pushlightuserdata(L, &job);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-        snprintf(err, err_size, "reading the catalogs: %s", lua_tostring(L, -1));
+        const char *why = lua_tostring(L, -1);
+        snprintf(err, err_size, "reading the catalogs: %s", why ? why : "(an error that is not a string)");
         lua_pop(L, 1);
         job.status = -1;
     }

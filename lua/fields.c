@@ -287,9 +287,7 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     lua_State *L = c->L;
     int top = lua_gettop(L);
     index = lua_absindex(L, index);
-    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
-    lua_pushliteral(L, "fleetsim.units");
-    if (lua_rawget(L, -2) != LUA_TTABLE) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.parsers") != LUA_TTABLE) {
         lua_settop(L, top);
         return field_fail(c, where, path, "the fleetsim module was not loaded");
     }
@@ -401,10 +399,17 @@ int read_list(load_context *c, const lua_object *o, const char *key, bool durati
     }
     int list = lua_gettop(L);
     size_t len = (size_t)lua_rawlen(L, list);
-    if (len == 0 || len > 10000000) {
+    if (len == 0 || len > LOAD_MAX_LIST_VALUES) {
         lua_pop(L, 1);
-        return field_fail(c, o->where, path, "expected a list of 1 to 10000000 values, got %zu", len);
+        return field_fail(c, o->where, path, "expected a list of 1 to %u values, got %zu",
+                          LOAD_MAX_LIST_VALUES, len);
     }
+    if (c->list_values + len > LOAD_MAX_LIST_VALUES) {
+        lua_pop(L, 1);
+        return field_fail(c, o->where, path, "the scenario's lists hold over %u values in all",
+                          LOAD_MAX_LIST_VALUES);
+    }
+    c->list_values += len;
     double *values = malloc(len * sizeof *values);
     if (!values) {
         lua_pop(L, 1);

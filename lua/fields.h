@@ -27,7 +27,12 @@ typedef struct load_context {
     size_t nsets;
     const char *scenario_path; /* files a scenario names are relative to its folder */
     bool unsafe;               /* may name files outside that folder */
+    size_t list_values;        /* values copied out of lists so far (capped) */
 } load_context;
+
+/* Values a scenario's lists may hold in all: the C copies are outside the sandbox's
+ * memory cap, so they have a cap of their own (80 MB of doubles). */
+#define LOAD_MAX_LIST_VALUES 10000000u
 
 /* A table made by an API constructor, on the Lua stack. */
 typedef struct lua_object {

@@ -35,9 +35,13 @@ double lua_rate_function_call(void *function, double time_s, char *err, size_t e
     void *ud;
     lua_getallocf(L, &ud);
     sandbox_set_instruction_budget(ud, ROUTER_CALL_INSTRUCTIONS);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref);
-    lua_pushnumber(L, time_s);
     double rate = -1;
+    if (!lua_checkstack(L, 4)) {
+        snprintf(err, err_size, "workload %s: the rate function has no stack left", f->workload);
+        return -1;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref); /* neither allocates: no error outside pcall */
+    lua_pushnumber(L, time_s);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
         snprintf(err, err_size, "workload %s: the rate function failed: %s", f->workload,
                  lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");

@@ -1,7 +1,9 @@
 /* The scenario sandbox (see sandbox.h). */
 #include "lua/sandbox.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -19,6 +21,7 @@ struct sandbox {
     bool memory_exhausted;
     uint64_t instructions;
     uint64_t instruction_limit;
+    bool exhausted; /* over the limit: every instruction raises until the budget resets */
 };
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
@@ -49,8 +52,14 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     void *ud;
     lua_getallocf(L, &ud);
     sandbox *sb = ud;
-    sb->instructions += HOOK_EVERY;
-    if (sb->instructions > sb->instruction_limit)
+    sb->instructions += sb->exhausted ? 1 : HOOK_EVERY;
+    if (sb->instructions > sb->instruction_limit && !sb->exhausted) {
+        /* from now on every instruction raises, so a pcall that catches this error
+         * cannot buy more time */
+        sb->exhausted = true;
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+    }
+    if (sb->exhausted)
         luaL_error(L, "the scenario ran more than %I million Lua instructions (an endless "
                    "loop?); a trusted file can lift the limit with --unsafe",
                    (lua_Integer)(sb->instruction_limit / 1000000));
@@ -120,6 +129,18 @@ static int sandbox_require(lua_State *L)
         lua_call(L, 2, 1);
         lua_pushvalue(L, -1);
         lua_setfield(L, -3, name);
+        if (!strcmp(name, "fleetsim.units") && lua_istable(L, -1)) {
+            /* the loader's own copy of the parsers: a scenario may replace the fields of
+             * the module table it sees, not these */
+            lua_newtable(L);
+            static const char *const parsers[] = { "duration", "size", "rate" };
+            for (int i = 0; i < 3; i++) {
+                lua_pushstring(L, parsers[i]);
+                lua_rawget(L, -3);
+                lua_setfield(L, -2, parsers[i]);
+            }
+            lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.parsers");
+        }
         return 1;
     }
     if (!lua_isnil(L, lua_upvalueindex(1))) { /* unsafe: Lua's own require */
@@ -130,6 +151,68 @@ static int sandbox_require(lua_State *L)
     }
     return luaL_error(L, "module '%s' is not available in the sandbox (scenarios may require "
                       "\"fleetsim\" and its modules; a trusted file can use --unsafe)", name);
+}
+
+/* setmetatable without finalizers: __gc runs when the state closes, where the
+ * instruction hook no longer stops an endless loop. */
+static int safe_setmetatable(lua_State *L)
+{
+    if (lua_istable(L, 2)) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "finalizers (__gc) are not allowed in scenario files");
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+/* Lua's pattern matcher backtracks in C, where the instruction hook never runs, so a
+ * pattern with many repetition items over a long subject can take hours: the string
+ * functions refuse patterns with more than MAX_REPETITIONS of them. */
+#define MAX_REPETITIONS 6
+
+static int count_repetitions(const char *p, size_t n)
+{
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '%') {
+            i++; /* an escaped character repeats nothing */
+            continue;
+        }
+        if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
+            count++;
+    }
+    return count;
+}
+
+static int guarded_pattern_call(lua_State *L)
+{
+    size_t n;
+    const char *pattern = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &n) : NULL;
+    bool plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
+    if (pattern && !plain && count_repetitions(pattern, n) > MAX_REPETITIONS)
+        return luaL_error(L, "pattern with more than %d repetition items: refused in scenario "
+                          "files (matching it can take hours)", MAX_REPETITIONS);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static void guard_string_functions(lua_State *L)
+{
+    static const char *const names[] = { "find", "match", "gmatch", "gsub" };
+    lua_getglobal(L, "string");
+    for (int i = 0; i < 4; i++) {
+        lua_getfield(L, -1, names[i]);
+        lua_pushboolean(L, i == 0); /* only find takes a `plain` flag */
+        lua_pushcclosure(L, guarded_pattern_call, 2);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_pop(L, 1);
 }
 
 static void open_safe_libraries(lua_State *L)
@@ -151,6 +234,19 @@ static void open_safe_libraries(lua_State *L)
     lua_getglobal(L, "load");
     lua_pushcclosure(L, text_only_load, 1);
     lua_setglobal(L, "load");
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, safe_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
+    guard_string_functions(L);
+}
+
+/* The last resort for an error outside any protected call: a message, not an abort. */
+static int on_panic(lua_State *L)
+{
+    const char *message = lua_tostring(L, -1);
+    fprintf(stderr, "fleetsim: unrecoverable Lua error: %s\n", message ? message : "(none)");
+    fflush(stderr);
+    _exit(1);
 }
 
 sandbox *sandbox_create(bool unsafe)
@@ -166,6 +262,7 @@ sandbox *sandbox_create(bool unsafe)
         return NULL;
     }
     lua_State *L = sb->L;
+    lua_atpanic(L, on_panic);
     if (unsafe)
         luaL_openlibs(L);
     else
@@ -217,6 +314,10 @@ void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 {
     sb->instructions = 0;
     sb->instruction_limit = instructions ? instructions : SANDBOX_INSTRUCTION_LIMIT;
+    if (sb->exhausted && !sb->unsafe) {
+        sb->exhausted = false;
+        lua_sethook(sb->L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    }
 }
 
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }

@@ -1,11 +1,14 @@
 /* Scenario files to checked scenarios (see scenario_load.h). */
+#define _DEFAULT_SOURCE /* realpath */
 #include "lua/scenario_load.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 
@@ -299,7 +302,27 @@ static int resolve_path(load_context *c, const lua_object *o, const char *key, c
     if (!*out)
         return field_fail(c, o->where, path, "out of memory");
     snprintf(*out, n, "%.*s%s", (int)dir, c->scenario_path, file);
-    return 0;
+    if (c->unsafe)
+        return 0;
+    /* the text stays inside; so must the file it names, through any symbolic link, and
+     * it must be a plain file (not a device that never ends) */
+    char folder[4096], real_folder[4096], real_file[4096];
+    snprintf(folder, sizeof folder, "%.*s", dir ? (int)dir : 1, dir ? c->scenario_path : ".");
+    struct stat st;
+    int status = 0;
+    if (!realpath(folder, real_folder) || !realpath(*out, real_file))
+        status = field_fail(c, o->where, path, "cannot find \"%s\": %s", file, strerror(errno));
+    else if (strncmp(real_file, real_folder, strlen(real_folder))
+             || real_file[strlen(real_folder)] != '/')
+        status = field_fail(c, o->where, path, "\"%s\" leads outside the scenario's folder "
+                            "(a link?); a trusted file can use --unsafe", file);
+    else if (stat(real_file, &st) != 0 || !S_ISREG(st.st_mode))
+        status = field_fail(c, o->where, path, "\"%s\" is not a plain file", file);
+    if (status != 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return status;
 }
 
 static char *dup_or_default(char *value, const char *fallback)
@@ -454,7 +477,8 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
         if (status == 0 && peak > SCENARIO_MAX_RATE_PER_S)
             status = field_fail(c, a.where, path, "a rate of %g/s is over the limit of %g/s",
                                 peak, SCENARIO_MAX_RATE_PER_S);
-        out->arrivals = (arrival_spec){ ARRIVALS_POISSON, traffic_mean_rate(t) };
+        if (status == 0)
+            out->arrivals = (arrival_spec){ ARRIVALS_POISSON, traffic_mean_rate(t) };
     }
     lua_settop(c->L, top);
     return status ? -1 : 0;
@@ -772,11 +796,30 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
 }
 
 /* Runs the conversion inside lua_pcall, so that no Lua error escapes to C. */
+static int apply_set(load_context *c, int root, const char *text);
+
+/* Applies the --set overrides and converts, inside lua_pcall, so that no Lua error
+ * (memory included) escapes to C. */
 static int convert_protected(lua_State *L)
 {
     convert_job *job = lua_touserdata(L, 1);
     lua_remove(L, 1);
-    job->status = convert_scenario(job->c, job->path, 1, job->sc);
+    load_context *c = job->c;
+    static const char *const kinds[] = { "scenario", NULL };
+    for (size_t i = 0; i < c->nsets; i++) {
+        lua_object s;
+        if (!lua_istable(L, 1) || object_open(c, 1, "", "", kinds, "", &s) != 0) {
+            snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end "
+                     "with return fs.scenario { ... })", job->path);
+            job->status = -1;
+            return 0;
+        }
+        if (apply_set(c, 1, c->sets[i]) != 0) {
+            job->status = -1;
+            return 0;
+        }
+    }
+    job->status = convert_scenario(c, job->path, 1, job->sc);
     return 0;
 }
 
@@ -897,20 +940,9 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
         return -1;
     }
     lua_State *L = sandbox_state(sb);
-    load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe };
+    load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe, 0 };
     int status = run_file(sb, path, err, err_size);
     int root = lua_gettop(L);
-    for (size_t i = 0; i < options->nsets && status == 0; i++) {
-        static const char *const kinds[] = { "scenario", NULL };
-        lua_object s;
-        if (!lua_istable(L, root) || object_open(&c, root, "", "", kinds, "", &s) != 0) {
-            snprintf(err, err_size, "%s: the file returns no scenario (it should end with "
-                     "return fs.scenario { ... })", path);
-            status = -1;
-        } else {
-            status = apply_set(&c, root, options->sets[i]);
-        }
-    }
     if (status == 0) {
         convert_job job = { &c, path, out, -1 };
         lua_pushcfunction(L, convert_protected);

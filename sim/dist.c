@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_sf_gamma.h>
 
 #include "sim/rng.h"
 
@@ -270,7 +269,7 @@ double sim_dist_mean(const sim_dist *d)
     case SIM_DIST_NORMAL: return d->a;
     case SIM_DIST_LOGNORMAL: return exp(d->a + d->b * d->b / 2);
     case SIM_DIST_GAMMA: return d->a * d->b;
-    case SIM_DIST_WEIBULL: return d->a * gsl_sf_gamma(1 + 1 / d->b);
+    case SIM_DIST_WEIBULL: return d->a * tgamma(1 + 1 / d->b);
     case SIM_DIST_PARETO: return d->a > 1 ? d->a * d->b / (d->a - 1) : INFINITY;
     case SIM_DIST_EMPIRICAL: {
         double m, s;
@@ -291,7 +290,7 @@ double sim_dist_variance(const sim_dist *d)
     case SIM_DIST_LOGNORMAL: return expm1(d->b * d->b) * exp(2 * d->a + d->b * d->b);
     case SIM_DIST_GAMMA: return d->a * d->b * d->b;
     case SIM_DIST_WEIBULL: {
-        double g1 = gsl_sf_gamma(1 + 1 / d->b), g2 = gsl_sf_gamma(1 + 2 / d->b);
+        double g1 = tgamma(1 + 1 / d->b), g2 = tgamma(1 + 2 / d->b);
         return d->a * d->a * (g2 - g1 * g1);
     }
     case SIM_DIST_PARETO:

@@ -18,6 +18,7 @@
 #include "output/records.h"
 #include "output/results.h"
 #include "output/scenario_text.h"
+#include "sim/rng.h"
 #include "sim/version.h"
 
 enum { EXIT_RUN_FAILURE = 1, EXIT_BAD_INPUT = 2 };
@@ -476,6 +477,7 @@ static int cmd_estimate(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    sim_gsl_quiet(); /* GSL reports errors through return codes, never aborts */
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_BAD_INPUT;

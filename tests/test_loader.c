@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lua/scenario_load.h"
 #include "support/scratch.h"
@@ -401,4 +402,39 @@ Test(loader, a_pool_site_gives_its_workloads_their_round_trip)
     cr_expect_float_eq(sim_dist_mean(&sc.pools[0].site.spike_s), 2, 0);
     scenario_release(&sc);
     free(path);
+}
+
+Test(loader, mistakes_found_by_review_end_in_messages_not_crashes)
+{
+    /* an MMPP with no dwell times once read past its arrays */
+    expect_inference_error(8, "      arrivals = fs.mmpp { rates = { 1, 2 } },", 8,
+                           "workloads.chat.arrivals.dwell: expected a list such as { 1, 2, 3 }, got nothing");
+    expect_inference_error(8, "      arrivals = fs.mmpp { rates = { 1, 2 }, dwell = { 5 } },", 8,
+                           "workloads.chat.arrivals: has 1 dwell times for 2 rates");
+    /* a Weibull whose mean overflows Gamma once made GSL abort */
+    scenario sc;
+    char *path;
+    const char *text = "local fs = require \"fleetsim\"\nreturn fs.scenario { duration = \"1h\",\n"
+                       "  pools = { q = fs.dedicated { count = 2 } },\n"
+                       "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+                       "    service = fs.weibull { scale = 1, shape = 0.005 }, pool = \"q\" } } }\n";
+    int status = load_text(text, NULL, 0, &sc, &path);
+    if (status == 0)
+        scenario_release(&sc);
+    else
+        cr_expect(strstr(err, "pools.q") != NULL, "%s", err); /* an infinite mean overloads it */
+    free(path);
+}
+
+Test(loader, a_link_out_of_the_scenario_folder_is_refused)
+{
+    char link[512];
+    snprintf(link, sizeof link, "%s/t.csv", dir);
+    cr_assert_eq(symlink("/etc/passwd", link), 0);
+    const char *text = "local fs = require \"fleetsim\"\nreturn fs.scenario { duration = \"1h\",\n"
+                       "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+                       "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+                       "    arrivals = fs.trace { file = \"t.csv\" } } } }\n";
+    expect_error(text, 5, "workloads.w.arrivals.file: \"t.csv\" leads outside the scenario's "
+                 "folder (a link?); a trusted file can use --unsafe");
 }

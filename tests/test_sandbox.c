@@ -169,3 +169,29 @@ Test(units, mistakes_are_explained)
     expect_unit_error("rate", "'5/fortnight'",
                       "unknown rate unit \"fortnight\" in \"5/fortnight\" (known: /d, /day, /h, /hour, /m, /min, /s, /sec)");
 }
+
+Test(sandbox, catching_the_budget_error_buys_no_time, .timeout = 30)
+{
+    /* a pcall that catches the instruction-budget error must not run on: once over the
+     * budget every instruction raises */
+    expect_error_containing("local function f() while true do end end "
+                            "while true do pcall(f) end", "million Lua instructions");
+}
+
+Test(sandbox, finalizers_are_refused)
+{
+    expect_error_containing("setmetatable({}, { __gc = function() while true do end end })",
+                            "finalizers (__gc) are not allowed");
+    cr_assert_eq(run("return getmetatable(setmetatable({}, { __index = {} })) ~= nil"), LUA_OK);
+    cr_expect(lua_toboolean(L, -1), "ordinary metatables still work");
+}
+
+Test(sandbox, patterns_that_backtrack_for_hours_are_refused, .timeout = 30)
+{
+    expect_error_containing("local s = string.rep('a', 30) return s:match(string.rep('a*', 30) .. 'b')",
+                            "pattern with more than 6 repetition items");
+    cr_assert_eq(run("return ('250ms'):match('^%s*([%d%.]+)%s*(%a*)%s*$')"), LUA_OK,
+                 "the unit parser's own patterns still work: %s", lua_tostring(L, -1));
+    cr_assert_eq(run("return ('a*b*c'):find('*b*', 1, true)"), LUA_OK, "plain find is no pattern");
+    cr_expect_eq(lua_tointeger(L, -1), 2);
+}

@@ -13,8 +13,8 @@
 -- per GPU-hour with their date and source (shared/reference/prices.csv); prices move,
 -- so a scenario should name its own.
 --
--- Add or change a device in a scenario:  fs.device { "H100-SXM", memory = "94GB" }  or
--- a whole new entry with the same fields.
+-- Change a device in a scenario before it returns:  fs.devices["H100-SXM"].memory = "94GB",
+-- or add a whole new entry with the same fields:  fs.devices["my-gpu"] = { ... }.
 
 return {
   ["T4"] = {
