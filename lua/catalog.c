@@ -81,7 +81,8 @@ static int convert_device(load_context *c, const lua_object *o, const char *name
                  || read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
     if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
         status = field_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"", kind);
-    d->name = strdup(name);
+    if (!(d->name = strdup(name)) && status == 0)
+        status = field_fail(c, o->where, o->path, "out of memory");
     d->is_cpu = kind && !strcmp(kind, "cpu");
     d->bandwidth_bytes_per_s = bandwidth * 1e9;
     d->nvlink_bytes_per_s = nvlink * 1e9;
@@ -139,7 +140,8 @@ static int read_flag(load_context *c, const lua_object *o, const char *key, bool
 
 static int convert_model(load_context *c, const lua_object *o, const char *name, model_spec *m)
 {
-    m->name = strdup(name);
+    if (!(m->name = strdup(name)))
+        return field_fail(c, o->where, o->path, "out of memory");
     int status = object_check_keys(c, o, MODEL_KEYS)
                  || read_unsigned(c, o, "layers", true, &m->layers)
                  || read_unsigned(c, o, "hidden", true, &m->hidden)

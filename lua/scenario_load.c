@@ -359,6 +359,9 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");
     out->trace.prompt_column = dup_or_default(prompt, "ContextTokens");
     out->trace.output_column = dup_or_default(output, "GeneratedTokens");
+    if (status == 0 && (!out->trace.time_column || !out->trace.prompt_column
+                        || !out->trace.output_column))
+        status = field_fail(c, t.where, path, "out of memory");
     out->trace.speedup = speedup;
     out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the trace drives */
     if (status == 0 && trace_scan(&out->trace, &out->trace_summary, c->err, c->err_size) != 0)
@@ -751,7 +754,10 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     for (size_t i = 0; i < pools.count && status == 0; i++) {
         int top = lua_gettop(L);
         pool_spec *p = &sc->pools[sc->npools++];
-        p->name = strdup(pools.names[i]);
+        if (!(p->name = strdup(pools.names[i]))) {
+            status = field_fail(c, s.where, "pools", "out of memory");
+            break;
+        }
         status = open_entry(c, &pools_table, pools.names[i], POOL_KINDS,
                             "a pool such as fs.dedicated { count = 4 }", &pool_objects[i])
                  || convert_pool(c, &pool_objects[i], p);
@@ -773,12 +779,14 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                                 "a workload such as fs.service { ... } or fs.inference { ... }", &w);
             if (status == 0 && !strcmp(w.kind, "inference")) {
                 inference_spec *inf = &sc->inferences[sc->ninferences++];
-                inf->name = strdup(workloads.names[i]);
-                status = convert_inference(c, &w, sc, &pools, inf);
+                status = (inf->name = strdup(workloads.names[i]))
+                             ? convert_inference(c, &w, sc, &pools, inf)
+                             : field_fail(c, s.where, "workloads", "out of memory");
             } else if (status == 0) {
                 service_spec *sv = &sc->services[sc->nservices++];
-                sv->name = strdup(workloads.names[i]);
-                status = convert_service(c, &w, sc, &pools, sv);
+                status = (sv->name = strdup(workloads.names[i]))
+                             ? convert_service(c, &w, sc, &pools, sv)
+                             : field_fail(c, s.where, "workloads", "out of memory");
             }
             lua_settop(L, top);
         }
