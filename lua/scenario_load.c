@@ -336,12 +336,11 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    object_get(c, w, "arrivals");
     lua_object t;
     static const char *const kinds[] = { "trace", NULL };
     char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
     double speedup;
-    int status = object_open(c, -1, path, w->where, kinds, "fs.trace { ... }", &t)
+    int status = object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
                  || object_check_keys(c, &t, TRACE_KEYS)
                  || read_string(c, &t, "file", true, &file)
                  || read_string(c, &t, "time", false, &time)
@@ -424,11 +423,10 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    object_get(c, w, "arrivals");
     lua_object a;
     traffic_spec *t = &out->traffic;
     out->has_traffic = true;
-    int status = object_open(c, -1, path, w->where, TRAFFIC_KINDS, "an arrival process", &a);
+    int status = object_open_field(c, w, "arrivals", TRAFFIC_KINDS, "an arrival process", &a) != 1;
     if (status == 0 && !strcmp(a.kind, "closed_loop")) {
         int64_t users;
         t->kind = TRAFFIC_CLOSED_LOOP;
