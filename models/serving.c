@@ -42,6 +42,7 @@ struct serving {
     trace_record next_record;   /* the trace row whose arrival is scheduled */
     double trace_offset_s;      /* added to trace times: loops so far */
     double trace_last_s;        /* time of the last row read, offset included */
+    uint64_t trace_pass_rows;   /* rows read in the current pass */
     char error[512];
     replica_load *loads;        /* for a custom routing policy */
     llm_request *free_list;
@@ -252,11 +253,17 @@ static void schedule_trace_row(serving *s)
                 sim_engine_stop(s->engine);
                 return;
             }
-            s->trace_offset_s = s->trace_last_s; /* the next pass starts where this ended */
+            /* the next pass starts one mean gap after this one ended, so that the two
+             * rows do not fall on the same instant */
+            double span = s->trace_last_s - s->trace_offset_s;
+            double gap = s->trace_pass_rows > 1 ? span / (double)(s->trace_pass_rows - 1) : span;
+            s->trace_offset_s = s->trace_last_s + gap;
+            s->trace_pass_rows = 0;
             continue;
         }
         r.time_s += s->trace_offset_s;
         s->trace_last_s = r.time_s;
+        s->trace_pass_rows++;
         if (s->config.sample > 0 && s->config.sample < 1
             && gsl_rng_uniform(s->sample_rng) >= s->config.sample)
             continue;

@@ -471,3 +471,28 @@ Test(cli, a_lua_rate_function_drives_arrivals_by_thinning, .timeout = 60)
               "%s", err);
     free(bad);
 }
+
+Test(cli, trace_replay_loops_and_samples, .timeout = 60)
+{
+    /* the code trace's 8,819 rows span 3,435.948 s; a pass starts one mean gap (0.3896 s)
+     * after the previous one ended: two passes end at 6,872.286 s, the third starts at
+     * 6,872.676 s, so 6,872.5 s holds exactly two; sampled at 0.5 it keeps about half */
+    char args[1024];
+    snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/loop -q --set duration=6872.5 "
+             "--set workloads.code.arrivals.loop=true --set pools.gpus.count=8", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/loop/summary.csv", dir);
+    char *summary = scratch_read(path);
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "code", "requests_arrived").value,
+                       2 * 8819, 0);
+    free(summary);
+    snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/half -q "
+             "--set workloads.code.arrivals.sample=0.5", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/half/summary.csv", dir);
+    summary = scratch_read(path);
+    double kept = scratch_summary_row(summary, "workload", "code", "requests_arrived").value;
+    cr_expect_leq(fabs(kept - 8819 / 2.0), 4 * sqrt(8819 * 0.25), "kept %g of 8819", kept);
+    free(summary);
+}
