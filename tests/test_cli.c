@@ -496,3 +496,22 @@ Test(cli, trace_replay_loops_and_samples, .timeout = 60)
     cr_expect_leq(fabs(kept - 8819 / 2.0), 4 * sqrt(8819 * 0.25), "kept %g of 8819", kept);
     free(summary);
 }
+
+Test(cli, every_shipped_scenario_loads)
+{
+    DIR *d = opendir("scenarios");
+    cr_assert_not_null(d, "run from the repository root");
+    struct dirent *entry;
+    int checked = 0;
+    while ((entry = readdir(d))) {
+        size_t n = strlen(entry->d_name);
+        if (n < 5 || strcmp(entry->d_name + n - 4, ".lua"))
+            continue;
+        char args[512];
+        snprintf(args, sizeof args, "check scenarios/%s", entry->d_name);
+        cr_expect_eq(fleetsim(args), 0, "%s: %s", entry->d_name, err);
+        checked++;
+    }
+    closedir(d);
+    cr_expect_geq(checked, 5);
+}
