@@ -49,6 +49,19 @@ static int fleetsim(const char *args)
     return scratch_run(command, &out, &err);
 }
 
+/* Runs `fleetsim run ARGS -o DIR/SUB -q`, which must succeed, and returns the text of
+ * its summary.csv (the caller frees it). */
+static char *run_summary(const char *sub, const char *args)
+{
+    char command[1536], path[512];
+    snprintf(command, sizeof command, "run %s -o %s/%s -q", args, dir, sub);
+    cr_assert_eq(fleetsim(command), 0, "%s: %s", command, err);
+    snprintf(path, sizeof path, "%s/%s/summary.csv", dir, sub);
+    char *summary = scratch_read(path);
+    cr_assert_not_null(summary, "no %s", path);
+    return summary;
+}
+
 static char *result_file(const char *name)
 {
     char path[512];
@@ -101,15 +114,8 @@ Test(cli, mmc_scenario_matches_erlang_c, .timeout = 120)
 Test(cli, same_seed_same_bytes)
 {
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
-    snprintf(args, sizeof args, "run %s -o %s/a -q --set duration=2h", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    snprintf(args, sizeof args, "run %s -o %s/b -q --set duration=2h", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/a/summary.csv", dir);
-    snprintf(pb, sizeof pb, "%s/b/summary.csv", dir);
-    char *a = scratch_read(pa), *b = scratch_read(pb);
-    cr_assert(a && b);
+    snprintf(args, sizeof args, "%s --set duration=2h", file);
+    char *a = run_summary("a", args), *b = run_summary("b", args);
     cr_expect_str_eq(a, b);
     free(a);
     free(b);
@@ -402,14 +408,7 @@ Test(cli, a_lua_routing_function_matches_the_built_in_policy, .timeout = 60)
 {
     char *lua = routing_scenario("lua.lua", "least_outstanding");
     char *builtin = routing_scenario("builtin.lua", "\"least_outstanding\"");
-    char args[1024], pa[512], pb[512];
-    snprintf(args, sizeof args, "run %s -o %s/a -q", lua, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    snprintf(args, sizeof args, "run %s -o %s/b -q", builtin, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    snprintf(pa, sizeof pa, "%s/a/summary.csv", dir);
-    snprintf(pb, sizeof pb, "%s/b/summary.csv", dir);
-    char *a = scratch_read(pa), *b = scratch_read(pb);
+    char *a = run_summary("a", lua), *b = run_summary("b", builtin);
     cr_expect_str_eq(a, b, "the same policy in Lua and in C gives the same bytes");
     free(a);
     free(b);
@@ -477,21 +476,12 @@ Test(cli, trace_replay_loops_and_samples, .timeout = 60)
     /* the code trace's 8,819 rows span 3,435.948 s; a pass starts one mean gap (0.3896 s)
      * after the previous one ended: two passes end at 6,872.286 s, the third starts at
      * 6,872.676 s, so 6,872.5 s holds exactly two; sampled at 0.5 it keeps about half */
-    char args[1024];
-    snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/loop -q --set duration=6872.5 "
-             "--set workloads.code.arrivals.loop=true --set pools.gpus.count=8", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/loop/summary.csv", dir);
-    char *summary = scratch_read(path);
+    char *summary = run_summary("loop", "scenarios/azure_code.lua --set duration=6872.5 "
+                                "--set workloads.code.arrivals.loop=true --set pools.gpus.count=8");
     cr_expect_float_eq(scratch_summary_row(summary, "workload", "code", "requests_arrived").value,
                        2 * 8819, 0);
     free(summary);
-    snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/half -q "
-             "--set workloads.code.arrivals.sample=0.5", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
-    snprintf(path, sizeof path, "%s/half/summary.csv", dir);
-    summary = scratch_read(path);
+    summary = run_summary("half", "scenarios/azure_code.lua --set workloads.code.arrivals.sample=0.5");
     double kept = scratch_summary_row(summary, "workload", "code", "requests_arrived").value;
     cr_expect_leq(fabs(kept - 8819 / 2.0), 4 * sqrt(8819 * 0.25), "kept %g of 8819", kept);
     free(summary);
