@@ -124,20 +124,6 @@ static int read_unsigned(load_context *c, const lua_object *o, const char *key, 
     return status;
 }
 
-static int read_flag(load_context *c, const lua_object *o, const char *key, bool *out)
-{
-    int type = object_get(c, o, key);
-    int status = 0;
-    if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
-        char path[FIELD_PATH_MAX];
-        snprintf(path, sizeof path, "%s.%s", o->path, key);
-        status = field_fail(c, o->where, path, "expected true or false");
-    }
-    *out = lua_toboolean(c->L, -1);
-    lua_pop(c->L, 1);
-    return status;
-}
-
 static int convert_model(load_context *c, const lua_object *o, const char *name, model_spec *m)
 {
     if (!(m->name = strdup(name)))
@@ -153,7 +139,7 @@ static int convert_model(load_context *c, const lua_object *o, const char *name,
                  || read_unsigned(c, o, "experts", false, &m->experts)
                  || read_unsigned(c, o, "experts_active", false, &m->experts_active)
                  || read_unsigned(c, o, "context", false, &m->context)
-                 || read_flag(c, o, "gated", &m->gated) || read_flag(c, o, "tied", &m->tied)
+                 || read_flag(c, o, "gated", false, &m->gated) || read_flag(c, o, "tied", false, &m->tied)
                  || read_number(c, o, "params", false, 0, 0, 1e15, true, &m->published_params)
                  || read_number(c, o, "params_active", false, 0, 0, 1e15, true,
                                 &m->published_active_params);

@@ -1,5 +1,9 @@
 /* Checked reading of scenario tables (see fields.h). */
+#define _DEFAULT_SOURCE /* realpath */
 #include "lua/fields.h"
+
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -583,4 +587,87 @@ int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_d
 {
     static const dist_unit counts = { read_number, false, "a token count", "token counts" };
     return read_dist(c, o, key, &counts, out);
+}
+
+/* A string field restricted to a list of words, with a default. */
+int read_choice(load_context *c, const lua_object *o, const char *key,
+                       const char *const *choices, int fallback, int *out)
+{
+    char *word = NULL;
+    if (read_string(c, o, key, false, &word) != 0)
+        return -1;
+    *out = fallback;
+    if (!word)
+        return 0;
+    for (int i = 0; choices[i]; i++) {
+        if (!strcmp(choices[i], word)) {
+            *out = i;
+            free(word);
+            return 0;
+        }
+    }
+    char path[FIELD_PATH_MAX], list[256] = "";
+    snprintf(path, sizeof path, "%s.%s", o->path, key);
+    for (int i = 0; choices[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "",
+                 choices[i]);
+    int status = field_fail(c, o->where, path, "expected one of %s, got \"%s\"", list, word);
+    free(word);
+    return status;
+}
+
+int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback,
+                     bool *out)
+{
+    int type = object_get(c, o, key);
+    *out = type == LUA_TNIL ? fallback : lua_toboolean(c->L, -1);
+    lua_pop(c->L, 1);
+    if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.%s", o->path, key);
+        return field_fail(c, o->where, path, "expected true or false");
+    }
+    return 0;
+}
+
+/* A file a scenario names: relative to the scenario's folder, and inside it unless the
+ * sandbox is lifted. */
+int field_resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
+                        char **out)
+{
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.%s", o->path, key);
+    bool escapes = file[0] == '/' || !strcmp(file, "..") || !strncmp(file, "../", 3)
+                   || strstr(file, "/../") || (strlen(file) >= 3 && !strcmp(file + strlen(file) - 3, "/.."));
+    if (escapes && !c->unsafe)
+        return field_fail(c, o->where, path, "\"%s\" is outside the scenario's folder; a "
+                          "scenario reads files beside it (a trusted file can use --unsafe)", file);
+    const char *slash = strrchr(c->scenario_path, '/');
+    size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - c->scenario_path) + 1;
+    size_t n = dir + strlen(file) + 1;
+    *out = malloc(n);
+    if (!*out)
+        return field_fail(c, o->where, path, "out of memory");
+    snprintf(*out, n, "%.*s%s", (int)dir, c->scenario_path, file);
+    if (c->unsafe)
+        return 0;
+    /* the text stays inside; so must the file it names, through any symbolic link, and
+     * it must be a plain file (not a device that never ends) */
+    char folder[4096], real_folder[4096], real_file[4096];
+    snprintf(folder, sizeof folder, "%.*s", dir ? (int)dir : 1, dir ? c->scenario_path : ".");
+    struct stat st;
+    int status = 0;
+    if (!realpath(folder, real_folder) || !realpath(*out, real_file))
+        status = field_fail(c, o->where, path, "cannot find \"%s\": %s", file, strerror(errno));
+    else if (strncmp(real_file, real_folder, strlen(real_folder))
+             || real_file[strlen(real_folder)] != '/')
+        status = field_fail(c, o->where, path, "\"%s\" leads outside the scenario's folder "
+                            "(a link?); a trusted file can use --unsafe", file);
+    else if (stat(real_file, &st) != 0 || !S_ISREG(st.st_mode))
+        status = field_fail(c, o->where, path, "\"%s\" is not a plain file", file);
+    if (status != 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return status;
 }

@@ -105,4 +105,18 @@ int read_duration_dist(load_context *c, const lua_object *o, const char *key, si
 /* The same for token counts: plain numbers, no units. */
 int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
 
+/* A string field restricted to a list of words (NULL-ended): *out is the index of the
+ * word given, or fallback when absent. */
+int read_choice(load_context *c, const lua_object *o, const char *key,
+                const char *const *choices, int fallback, int *out);
+
+/* true or false; absent: fallback. */
+int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback, bool *out);
+
+/* A file the scenario names in o[key] (its text in file): relative to the scenario's
+ * folder, and inside it (through links too) unless c->unsafe; a plain file.  *out is a
+ * new string (the caller frees it). */
+int field_resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
+                       char **out);
+
 #endif

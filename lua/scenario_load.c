@@ -1,14 +1,11 @@
 /* Scenario files to checked scenarios (see scenario_load.h). */
-#define _DEFAULT_SOURCE /* realpath */
 #include "lua/scenario_load.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <lauxlib.h>
 
@@ -227,47 +224,6 @@ static int convert_service(load_context *c, const lua_object *w, const scenario 
     return status;
 }
 
-/* A string field restricted to a list of words, with a default. */
-static int read_choice(load_context *c, const lua_object *o, const char *key,
-                       const char *const *choices, int fallback, int *out)
-{
-    char *word = NULL;
-    if (read_string(c, o, key, false, &word) != 0)
-        return -1;
-    *out = fallback;
-    if (!word)
-        return 0;
-    for (int i = 0; choices[i]; i++) {
-        if (!strcmp(choices[i], word)) {
-            *out = i;
-            free(word);
-            return 0;
-        }
-    }
-    char path[FIELD_PATH_MAX], list[256] = "";
-    snprintf(path, sizeof path, "%s.%s", o->path, key);
-    for (int i = 0; choices[i]; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "",
-                 choices[i]);
-    int status = field_fail(c, o->where, path, "expected one of %s, got \"%s\"", list, word);
-    free(word);
-    return status;
-}
-
-static int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback,
-                     bool *out)
-{
-    int type = object_get(c, o, key);
-    *out = type == LUA_TNIL ? fallback : lua_toboolean(c->L, -1);
-    lua_pop(c->L, 1);
-    if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
-        char path[FIELD_PATH_MAX];
-        snprintf(path, sizeof path, "%s.%s", o->path, key);
-        return field_fail(c, o->where, path, "expected true or false");
-    }
-    return 0;
-}
-
 static int convert_slo(load_context *c, const lua_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -281,48 +237,6 @@ static int convert_slo(load_context *c, const lua_object *w, inference_spec *out
                  || read_duration(c, &slo, "e2e", false, 0, 0, 1e9, false, &out->slo_e2e_s);
     lua_settop(c->L, top);
     return status ? -1 : 0;
-}
-
-/* A file a scenario names: relative to the scenario's folder, and inside it unless the
- * sandbox is lifted. */
-static int resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
-                        char **out)
-{
-    char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.%s", o->path, key);
-    bool escapes = file[0] == '/' || !strcmp(file, "..") || !strncmp(file, "../", 3)
-                   || strstr(file, "/../") || (strlen(file) >= 3 && !strcmp(file + strlen(file) - 3, "/.."));
-    if (escapes && !c->unsafe)
-        return field_fail(c, o->where, path, "\"%s\" is outside the scenario's folder; a "
-                          "scenario reads files beside it (a trusted file can use --unsafe)", file);
-    const char *slash = strrchr(c->scenario_path, '/');
-    size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - c->scenario_path) + 1;
-    size_t n = dir + strlen(file) + 1;
-    *out = malloc(n);
-    if (!*out)
-        return field_fail(c, o->where, path, "out of memory");
-    snprintf(*out, n, "%.*s%s", (int)dir, c->scenario_path, file);
-    if (c->unsafe)
-        return 0;
-    /* the text stays inside; so must the file it names, through any symbolic link, and
-     * it must be a plain file (not a device that never ends) */
-    char folder[4096], real_folder[4096], real_file[4096];
-    snprintf(folder, sizeof folder, "%.*s", dir ? (int)dir : 1, dir ? c->scenario_path : ".");
-    struct stat st;
-    int status = 0;
-    if (!realpath(folder, real_folder) || !realpath(*out, real_file))
-        status = field_fail(c, o->where, path, "cannot find \"%s\": %s", file, strerror(errno));
-    else if (strncmp(real_file, real_folder, strlen(real_folder))
-             || real_file[strlen(real_folder)] != '/')
-        status = field_fail(c, o->where, path, "\"%s\" leads outside the scenario's folder "
-                            "(a link?); a trusted file can use --unsafe", file);
-    else if (stat(real_file, &st) != 0 || !S_ISREG(st.st_mode))
-        status = field_fail(c, o->where, path, "\"%s\" is not a plain file", file);
-    if (status != 0) {
-        free(*out);
-        *out = NULL;
-    }
-    return status;
 }
 
 static char *dup_or_default(char *value, const char *fallback)
@@ -352,7 +266,7 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
                  || read_flag(c, &t, "skip_bad", false, &out->trace.skip_bad);
     char *resolved = NULL;
     if (status == 0)
-        status = resolve_path(c, &t, "file", file, &resolved);
+        status = field_resolve_path(c, &t, "file", file, &resolved);
     out->has_trace = true;
     out->trace.path = resolved;
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");
