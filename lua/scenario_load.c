@@ -10,6 +10,9 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/gpu_tasks_load.h"
+#include "lua/training_load.h"
+#include "lua/pool_load.h"
 #include "lua/rate_function.h"
 #include "lua/router.h"
 #include "models/memory.h"
@@ -22,14 +25,14 @@ static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
     "workloads", NULL,
 };
-static const char *const POOL_KINDS[] = { "dedicated", NULL };
-static const char *const DEDICATED_KEYS[] = { "count", "gpu", "site", NULL };
-static const char *const SITE_KEYS[] = { "rtt", "spike_probability", "spike", NULL };
-static const char *const WORKLOAD_KINDS[] = { "service", "inference", NULL };
+static const char *const WORKLOAD_KINDS[] = {
+    "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
+};
 static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
-    "response_bytes_per_token", "mode", "when_full", NULL,
+    "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
+    "overflow_threshold", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -67,14 +70,19 @@ static void named_list_release(named_list *l)
 
 /* The names of a table of named objects, sorted, so every run sees the same order
  * (Lua's own table order varies from run to run). */
-static int list_names(load_context *c, const lua_object *o, const char *key, lua_object *table,
-                      named_list *out)
+static int list_names(load_context *c, const lua_object *o, const char *key, bool optional,
+                      lua_object *table, named_list *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
     snprintf(path, sizeof path, "%s", key);
     memset(out, 0, sizeof *out);
     int type = object_get(c, o, key);
+    if (type == LUA_TNIL && optional) { /* an empty table stands in for it */
+        lua_pop(L, 1);
+        lua_newtable(L);
+        type = LUA_TTABLE;
+    }
     if (type != LUA_TTABLE) {
         field_describe(L, -1, got, sizeof got);
         lua_pop(L, 1);
@@ -108,11 +116,12 @@ static int list_names(load_context *c, const lua_object *o, const char *key, lua
         out->names[out->count++] = name;
         out->names[out->count] = NULL;
     }
-    if (out->count == 0) {
+    if (out->count == 0 && !optional) {
         named_list_release(out);
         return field_fail(c, o->where, path, "is empty (expected at least one entry)");
     }
-    qsort(out->names, out->count, sizeof *out->names, by_name);
+    if (out->count > 1)
+        qsort(out->names, out->count, sizeof *out->names, by_name);
     return 0;
 }
 
@@ -128,45 +137,6 @@ static int open_entry(load_context *c, const lua_object *table, const char *name
 }
 
 /* ---- pools and workloads ------------------------------------------------------------ */
-
-/* site = fs.site { rtt = dist, spike_probability = p, spike = dist } */
-static int convert_site(load_context *c, const lua_object *p, site_spec *out)
-{
-    out->rtt_s = sim_dist_constant(0);
-    out->spike_s = sim_dist_constant(0);
-    int top = lua_gettop(c->L);
-    lua_object s;
-    static const char *const kinds[] = { "site", NULL };
-    int found = object_open_field(c, p, "site", kinds, "fs.site { rtt = ... }", &s);
-    if (found <= 0)
-        return found;
-    int status = object_check_keys(c, &s, SITE_KEYS)
-                 || read_number(c, &s, "spike_probability", false, 0, 0, 1, true,
-                                &out->spike_probability);
-    if (status == 0 && object_get(c, &s, "rtt") != LUA_TNIL) {
-        lua_pop(c->L, 1);
-        status = read_duration_dist(c, &s, "rtt", &out->rtt_s);
-    } else if (status == 0) {
-        lua_pop(c->L, 1);
-    }
-    if (status == 0 && out->spike_probability > 0)
-        status = read_duration_dist(c, &s, "spike", &out->spike_s);
-    lua_settop(c->L, top);
-    return status ? -1 : 0;
-}
-
-static int convert_pool(load_context *c, const lua_object *p, pool_spec *out)
-{
-    int64_t count;
-    if (object_check_keys(c, p, DEDICATED_KEYS) != 0
-        || read_integer(c, p, "count", true, 0, 1, SCENARIO_MAX_SERVERS, &count) != 0
-        || read_string(c, p, "gpu", false, &out->gpu) != 0 || convert_site(c, p, &out->site) != 0)
-        return -1;
-    out->count = (unsigned)count;
-    if (out->gpu && !*out->gpu)
-        return field_fail(c, p->where, p->path, "gpu is empty (leave it out for plain servers)");
-    return 0;
-}
 
 static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *out)
 {
@@ -187,8 +157,9 @@ static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *
 }
 
 /* Finds a pool by name for a workload; -1 with a did-you-mean when there is none. */
-static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
-                     const named_list *pools, const char *pool, size_t *out)
+static int find_pool_at(load_context *c, const lua_object *w, const char *key,
+                        const scenario *sc, const named_list *pools, const char *pool,
+                        size_t *out)
 {
     for (size_t i = 0; i < sc->npools; i++) {
         if (!strcmp(sc->pools[i].name, pool)) {
@@ -197,13 +168,22 @@ static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
         }
     }
     char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.pool", w->path);
+    snprintf(path, sizeof path, "%s.%s", w->path, key);
+    if (pools->count == 0)
+        return field_fail(c, w->where, path, "no pool named \"%s\" (the scenario has no pools)",
+                          pool);
     const char *hint = closest_name(pool, (const char *const *)pools->names);
     if (hint)
         return field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
                           pool, hint);
     return field_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
                       pools->names[0], pools->count > 1 ? ", ..." : "");
+}
+
+static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
+                     const named_list *pools, const char *pool, size_t *out)
+{
+    return find_pool_at(c, w, "pool", sc, pools, pool, out);
 }
 
 static int convert_service(load_context *c, const lua_object *w, const scenario *sc,
@@ -425,6 +405,68 @@ static bool routing_is_function(load_context *c, const lua_object *w)
     return yes;
 }
 
+/* The tensor parallelism of replicas of model m on pool p's device d: the one given
+ * (tp_given), else the smallest that fits a mean request; it must divide the pool's
+ * GPUs (its count, min and max). */
+static int size_replicas(load_context *c, const lua_object *w, const char *key,
+                         const pool_spec *p, const model_spec *m, const device_spec *d,
+                         const inference_spec *spec, unsigned tp_given, unsigned *tp)
+{
+    char path[FIELD_PATH_MAX];
+    double context = sim_dist_mean(&spec->prompt_tokens) + sim_dist_mean(&spec->output_tokens);
+    precision kv = precision_cache(spec->prec);
+    unsigned most = p->capacity.max;
+    unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most);
+    *tp = tp_given ? tp_given : (fit ? fit : 1);
+    snprintf(path, sizeof path, "%s.%s", w->path, key);
+    inference_memory mem = memory_inference(m, d, spec->prec, kv, *tp);
+    if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
+        return p->capacity.kind == POOL_DEDICATED
+                   ? field_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
+                                "\"%s\"", *tp, p->count, p->name)
+                   : field_fail(c, w->where, path, "%u does not divide the GPUs of pool \"%s\" "
+                                "(count %u, min %u, max %u)", *tp, p->name, p->count, p->min, most);
+    if (mem.kv_capacity_tokens < context)
+        return field_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
+                          "weights per GPU and %.0f tokens of cache for a mean request, with "
+                          "%.1f GB usable; %s", m->name, precision_name(spec->prec), *tp,
+                          d->name, mem.weights_bytes / 1e9, context, mem.usable_bytes / 1e9,
+                          fit ? "a smaller tp is not enough either"
+                              : "the pool has too few GPUs for any tensor parallelism that fits");
+    return 0;
+}
+
+/* overflow = "pool", overflow_tp, overflow_threshold */
+static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
+                            const named_list *pools, const model_spec *m, inference_spec *out)
+{
+    char *name = NULL;
+    int64_t tp, threshold;
+    if (read_string(c, w, "overflow", false, &name) != 0
+        || read_integer(c, w, "overflow_tp", false, 0, 1, 1024, &tp) != 0
+        || read_integer(c, w, "overflow_threshold", false, 0, 1, 100000000, &threshold) != 0)
+        return -1;
+    out->overflow_threshold = (unsigned)threshold;
+    if (!name)
+        return 0;
+    int status = find_pool_at(c, w, "overflow", sc, pools, name, &out->overflow_pool);
+    free(name);
+    if (status != 0)
+        return -1;
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.overflow", w->path);
+    const pool_spec *p = &sc->pools[out->overflow_pool];
+    if (out->overflow_pool == out->pool)
+        return field_fail(c, w->where, path, "\"%s\" is the workload's own pool; name another",
+                          p->name);
+    if (!p->gpu)
+        return field_fail(c, w->where, path, "pool \"%s\" names no gpu", p->name);
+    const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
+    out->has_overflow = true;
+    out->overflow_device = (size_t)(d - sc->catalog.devices);
+    return size_replicas(c, w, "overflow_tp", p, m, d, out, (unsigned)tp, &out->overflow_tp);
+}
+
 static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
@@ -488,7 +530,8 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                             p->name);
     }
     if (status == 0) {
-        d = catalog_device(&sc->catalog, p->gpu); /* checked by check_devices */
+        /* checked by check_devices; a unit of a shared GPU is a device of its own */
+        d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
         out->model = (size_t)(m - sc->catalog.models);
         out->device = d ? (size_t)(d - sc->catalog.devices) : 0;
         out->prec = (precision)prec;
@@ -498,25 +541,12 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         out->max_batch = (unsigned)max_batch;
         out->max_tokens = (unsigned)max_tokens;
     }
-    if (status == 0 && d) {
-        double context = sim_dist_mean(&out->prompt_tokens) + sim_dist_mean(&out->output_tokens);
-        precision kv = precision_cache(out->prec);
-        unsigned fit = memory_min_tp(m, d, out->prec, kv, context, p->count);
-        out->tp = tp ? (unsigned)tp : (fit ? fit : 1);
-        snprintf(path, sizeof path, "%s.tp", w->path);
-        inference_memory mem = memory_inference(m, d, out->prec, kv, out->tp);
-        if (out->tp > p->count || p->count % out->tp)
-            status = field_fail(c, w->where, path, "%u does not divide the %u GPUs of pool \"%s\"",
-                                out->tp, p->count, p->name);
-        else if (mem.kv_capacity_tokens < context)
-            status = field_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
-                                "weights per GPU and %.0f tokens of cache for a mean request, with "
-                                "%.1f GB usable; %s", m->name, precision_name(out->prec), out->tp,
-                                d->name, mem.weights_bytes / 1e9, context, mem.usable_bytes / 1e9,
-                                fit ? "a smaller tp is not enough either"
-                                    : "the pool has too few GPUs for any tensor parallelism that fits");
-        out->replicas = out->tp ? p->count / out->tp : 0;
-    }
+    if (status == 0 && d)
+        status = size_replicas(c, w, "tp", p, m, d, out, (unsigned)tp, &out->tp);
+    if (status == 0)
+        out->replicas = p->count / out->tp;
+    if (status == 0)
+        status = convert_overflow(c, w, sc, pools, m, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
@@ -583,19 +613,62 @@ static int check_devices(load_context *c, const scenario *sc, const lua_object *
     return 0;
 }
 
-/* An inference workload has its pool to itself: its replicas are the pool's GPUs. */
+/* fs.training and fs.job_stream: jobs on a pool of GPUs. */
+static int convert_job_workload(load_context *c, const lua_object *w, scenario *sc,
+                                const named_list *pools)
+{
+    char *name = NULL;
+    size_t pool = 0;
+    int status = read_string(c, w, "pool", true, &name)
+                 || find_pool(c, w, sc, pools, name, &pool);
+    free(name);
+    if (status != 0)
+        return -1;
+    const pool_spec *p = &sc->pools[pool];
+    if (!p->gpu) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.pool", w->path);
+        return field_fail(c, w->where, path, "pool \"%s\" names no gpu; training runs on a "
+                          "pool such as fs.dedicated { gpu = \"H100-SXM\", count = 64 }", p->name);
+    }
+    const char *gpu = p->unit_device ? p->unit_device : p->gpu;
+    if (!strcmp(w->kind, "training"))
+        return convert_training(c, w, &sc->catalog, pool, gpu, &sc->trainings[sc->ntrainings++]);
+    return convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
+}
+
+/* An inference workload has its pool to itself (its own or its overflow pool): its
+ * replicas are the pool's GPUs.  Queueing services run on fixed servers. */
 static int check_pool_sharing(load_context *c, const scenario *sc, const lua_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         size_t inference = 0, services = 0;
+        const pool_spec *pool = &sc->pools[p];
+        const lua_object *o = &pool_objects[p];
         for (size_t i = 0; i < sc->ninferences; i++)
-            inference += sc->inferences[i].pool == p;
+            inference += sc->inferences[i].pool == p
+                         || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p);
         for (size_t i = 0; i < sc->nservices; i++)
             services += sc->services[i].pool == p;
+        size_t jobs = 0;
+        for (size_t i = 0; i < sc->ntrainings; i++)
+            jobs += sc->trainings[i].pool == p;
+        for (size_t i = 0; i < sc->njob_streams; i++)
+            jobs += sc->job_streams[i].pool == p;
+        if (jobs && (inference || services))
+            return field_fail(c, o->where, o->path, "runs training jobs and %s; give the jobs a "
+                              "pool of their own", inference ? "an inference workload"
+                                                             : "queueing services");
         if (inference > 1 || (inference && services))
-            return field_fail(c, pool_objects[p].where, pool_objects[p].path, "is used by %zu "
-                              "workloads, one of them an inference workload, which needs its "
-                              "pool to itself", inference + services);
+            return field_fail(c, o->where, o->path, "is used by %zu workloads, one of them an "
+                              "inference workload, which needs its pool to itself",
+                              inference + services);
+        if (services && pool->capacity.kind != POOL_DEDICATED)
+            return field_fail(c, o->where, o->path, "a queueing service (fs.service) runs on "
+                              "fixed servers: use fs.dedicated for it");
+        if (inference && pool->count == 0 && !pool->autoscaler.enabled)
+            return field_fail(c, o->where, o->path, "starts with no GPUs and has no autoscaler, "
+                              "so its workload would never be served: set count or autoscaler");
     }
     return 0;
 }
@@ -656,11 +729,12 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
 
     named_list pools, workloads;
     lua_object pools_table, workloads_table;
-    if (list_names(c, &s, "pools", &pools_table, &pools) != 0)
+    if (list_names(c, &s, "pools", true, &pools_table, &pools) != 0)
         return -1;
     int status = 0;
-    lua_object *pool_objects = calloc(pools.count, sizeof *pool_objects);
-    sc->pools = calloc(pools.count, sizeof *sc->pools);
+    bool calls_lua = false;
+    lua_object *pool_objects = calloc(pools.count + 1, sizeof *pool_objects);
+    sc->pools = calloc(pools.count + 1, sizeof *sc->pools);
     if (!pool_objects || !sc->pools)
         status = field_fail(c, s.where, "pools", "out of memory");
     for (size_t i = 0; i < pools.count && status == 0; i++) {
@@ -672,24 +746,39 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         }
         status = open_entry(c, &pools_table, pools.names[i], POOL_KINDS,
                             "a pool such as fs.dedicated { count = 4 }", &pool_objects[i])
-                 || convert_pool(c, &pool_objects[i], p);
+                 || convert_pool(c, &pool_objects[i], p, &calls_lua);
         lua_settop(L, top);
     }
+    if (status == 0 && calls_lua)
+        sc->runtime = sandbox_of(L); /* the run calls a scaling policy */
     if (status == 0 && catalog_load_from(L, &sc->catalog, c->err, c->err_size) != 0)
         status = -1;
     if (status == 0)
         status = check_devices(c, sc, pool_objects);
-    if (status == 0 && list_names(c, &s, "workloads", &workloads_table, &workloads) == 0) {
+    for (size_t i = 0; i < sc->npools && status == 0; i++)
+        status = pool_resolve_units(c, &pool_objects[i], &sc->pools[i], &sc->catalog);
+    if (status == 0 && list_names(c, &s, "workloads", false, &workloads_table, &workloads) == 0) {
         sc->services = calloc(workloads.count, sizeof *sc->services);
         sc->inferences = calloc(workloads.count, sizeof *sc->inferences);
-        if (!sc->services || !sc->inferences)
+        sc->gpu_tasks = calloc(workloads.count, sizeof *sc->gpu_tasks);
+        sc->trainings = calloc(workloads.count, sizeof *sc->trainings);
+        sc->job_streams = calloc(workloads.count, sizeof *sc->job_streams);
+        if (!sc->services || !sc->inferences || !sc->gpu_tasks || !sc->trainings
+            || !sc->job_streams)
             status = field_fail(c, s.where, "workloads", "out of memory");
         for (size_t i = 0; i < workloads.count && status == 0; i++) {
             int top = lua_gettop(L);
             lua_object w;
             status = open_entry(c, &workloads_table, workloads.names[i], WORKLOAD_KINDS,
                                 "a workload such as fs.service { ... } or fs.inference { ... }", &w);
-            if (status == 0 && !strcmp(w.kind, "inference")) {
+            if (status == 0 && (!strcmp(w.kind, "training") || !strcmp(w.kind, "job_stream"))) {
+                status = convert_job_workload(c, &w, sc, &pools);
+            } else if (status == 0 && !strcmp(w.kind, "gpu_tasks")) {
+                gpu_tasks_workload *t = &sc->gpu_tasks[sc->ngpu_tasks++];
+                status = (t->name = strdup(workloads.names[i]))
+                             ? convert_gpu_tasks(c, &w, &t->spec)
+                             : field_fail(c, s.where, "workloads", "out of memory");
+            } else if (status == 0 && !strcmp(w.kind, "inference")) {
                 inference_spec *inf = &sc->inferences[sc->ninferences++];
                 status = (inf->name = strdup(workloads.names[i]))
                              ? convert_inference(c, &w, sc, &pools, inf)

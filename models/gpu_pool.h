@@ -11,16 +11,25 @@
  *     attempt fails with unavailable_probability, or when the provider's `ceiling`
  *     (GPUs it will rent to us at once) is reached, and is retried after retry_s.  A
  *     request is granted when all its GPUs are ready (gang), and a released GPU goes
- *     back to the provider (billing stops).  A failed GPU is replaced by a new one.
+ *     back to the provider (billing stops).  The `count` GPUs held from the start are
+ *     free until granted; a request takes free ones first and orders the rest.  A
+ *     failed GPU is replaced by a new one at once (a busy one's gang is lost first).
  *   - POOL_SPOT: a cloud pool whose GPUs are also preempted: at preemption_rate_per_s
  *     per GPU held, or at the instants of a preemption trace (each hitting one GPU held,
- *     chosen at random), the holder is told notice_s ahead, then loses the GPU.
+ *     chosen at random), the holder is told notice_s ahead, then loses the GPU.  The
+ *     rate is one Poisson process over the GPUs held (resampled when their number
+ *     changes, exact since it is memoryless), not one event per GPU.  A preempted free
+ *     GPU is simply gone; one waiting in an incomplete gang is ordered again.
  *
  * A holder (a training job, a serving replica) receives its GPUs by `granted` and learns
  * of losses by `warned` (a preemption is coming) and `lost` (the GPUs are gone: the
  * whole gang is taken from the holder, which must give its work back and ask again).
- * Failures strike every GPU of the pool at 1 / mtbf_s each, busy or not: a failure of a
- * free GPU only takes it out of service for its repair.
+ * Failures strike every GPU of the pool at 1 / mtbf_s each, busy or not (one Poisson
+ * process over the GPUs held): a failure of a free GPU only takes it out of service for
+ * its repair (dedicated) or has it replaced (cloud, spot).  A busy GPU's whole gang is
+ * lost at once; a preemption's gang is lost at the end of the notice, with every GPU of
+ * the gang preempted meanwhile.  lost() is called after the pool has taken the GPUs
+ * back, so the holder may ask again from inside it.
  *
  * Random streams: "<name>.provision", "<name>.preemption", "<name>.failure".
  */
@@ -33,6 +42,7 @@
 
 #include "sim/dist.h"
 #include "sim/engine.h"
+#include "sim/metrics.h"
 #include "sim/stat.h"
 #include "sim/timeavg.h"
 
@@ -68,9 +78,12 @@ typedef struct gpu_holder {
 typedef struct gpu_pool_stats {
     sim_timeavg held;          /* GPUs held (dedicated: count less those in repair) */
     sim_timeavg busy;          /* GPUs granted to holders */
+    sim_timeavg life_held;     /* the same, never restarted: for time-series buckets */
+    sim_timeavg life_busy;
     sim_stat provision_wait_s; /* per grant: request to all GPUs ready (0 when at once) */
     uint64_t preemptions, failures, provision_failures;
-    double gpu_seconds;        /* held, integrated: what a cloud bills */
+    double gpu_seconds;        /* held, integrated: what a cloud bills (up to the time of
+                                  the last gpu_pool_get_stats call) */
 } gpu_pool_stats;
 
 typedef struct gpu_pool gpu_pool;
@@ -94,12 +107,34 @@ void gpu_pool_cancel(gpu_pool *p, int64_t request);
 void gpu_pool_release(gpu_pool *p, int64_t request);
 
 /* GPUs free to grant at once (dedicated), or that may still be ordered (cloud, spot:
- * max less those held or on order). */
+ * max less those held or on order, plus those held but free): a request for n GPUs is
+ * refused exactly when n exceeds it. */
 unsigned gpu_pool_available(const gpu_pool *p);
 unsigned gpu_pool_held(const gpu_pool *p);
+unsigned gpu_pool_busy(const gpu_pool *p);
 
-/* Statistics since creation or the last restart (warm-up). */
+/* The most GPUs one request can ever get: count (dedicated) or max (cloud, spot). */
+unsigned gpu_pool_capacity_gpus(const gpu_pool *p);
+
+/* Calls changed(context) when GPUs may have become available (a release, a loss, a
+ * repair, a cancelled order), from an event at the same instant after the change
+ * (priority GPU_POOL_NOTIFY_PRIORITY, at most one pending), never from inside a
+ * gpu_pool_* call: a scheduler retries its queue there.  NULL clears it. */
+#define GPU_POOL_NOTIFY_PRIORITY 10
+void gpu_pool_set_listener(gpu_pool *p, void (*changed)(void *context), void *context);
+
+/* Statistics since creation or the last restart (warm-up); gpu_seconds is brought up to
+ * the engine's current time by this call. */
 const gpu_pool_stats *gpu_pool_get_stats(const gpu_pool *p);
 void gpu_pool_restart_stats(gpu_pool *p, double now);
+
+/* Adds the pool's metrics (scope "pool", subject name) for one replication ending at
+ * end_s, in GPUs (units_per_gpu of the pool's units make one: MIG slices, time-slicing
+ * tenants): gpu_hours, gpus_mean, gpus_max, gpus_allocated_mean (granted to holders),
+ * utilization_mean (allocated / held; only when `utilization`: a serving pool reports
+ * its replicas' busy time instead), provisioning_wait_mean_s, provisioning_wait_max_s,
+ * preemptions, failures, provisioning_failures. */
+void gpu_pool_record_metrics(const gpu_pool *p, const char *name, double end_s,
+                             unsigned units_per_gpu, bool utilization, sim_metrics *m);
 
 #endif

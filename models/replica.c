@@ -10,7 +10,10 @@ typedef enum phase { IDLE, PREFILL, DECODE } phase;
 
 struct replica {
     sim_engine *engine;
-    replica_config config;
+    replica_config config; /* config.profile: the base profile slowed by the factors */
+    perf_profile base_profile;
+    double compute_factor, memory_factor;
+    bool busy;             /* as last told to on_busy */
     replica_done_fn done;
     void *context;
     llm_request *waiting_head, *waiting_tail;
@@ -31,6 +34,7 @@ struct replica {
 
 static void on_iteration_end(sim_engine *e, void *data);
 static void plan(replica *r, double now);
+static void cut_run(replica *r, double now);
 
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context)
@@ -45,6 +49,8 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     }
     r->engine = engine;
     r->config = *config;
+    r->base_profile = config->profile;
+    r->compute_factor = r->memory_factor = 1;
     r->done = done;
     r->context = context;
     double now = sim_engine_now(engine);
@@ -262,6 +268,23 @@ static void start_decode(replica *r, double now)
     r->stats.iterations_events++;
 }
 
+/* Ends a fast decode run at the iteration in progress, so that what changed now (a
+ * request that can join, a new speed) takes effect at the next boundary, as it would
+ * with one event per iteration.  Nothing to do in reference mode, in a prefill (one
+ * iteration), or from within the replica's own iteration end (the run is over). */
+static void cut_run(replica *r, double now)
+{
+    if (r->phase != DECODE || r->config.reference || !sim_event_pending(r->engine, r->event))
+        return;
+    double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+                                                r->run_iterations);
+    if (done + 1 < r->run_iterations) {
+        r->run_iterations = done + 1;
+        double end = r->run_start_s + decode_cost_sum(&r->run_cost, done + 1);
+        sim_event_reschedule(r->engine, r->event, fmax(end, now)); /* rounding */
+    }
+}
+
 /* Frees the cache of the most recently admitted sequence and puts it back at the head
  * of the queue, to recompute its prompt and its tokens so far when readmitted. */
 static void preempt_latest(replica *r)
@@ -283,6 +306,16 @@ static void preempt_latest(replica *r)
     r->waiting_tokens += remaining_tokens(q);
 }
 
+/* Tells on_busy of a change between idle and busy. */
+static void notify_busy(replica *r, bool busy)
+{
+    if (r->busy == busy)
+        return;
+    r->busy = busy;
+    if (r->config.on_busy)
+        r->config.on_busy(r->config.busy_context, busy);
+}
+
 static void plan(replica *r, double now)
 {
     admit(r, now);
@@ -293,8 +326,12 @@ static void plan(replica *r, double now)
         preempt_latest(r);
     if (r->nrunning == 0) {
         set_phase(r, now, IDLE);
+        notify_busy(r, false);
         return;
     }
+    /* before planning, so that a speed the sharing group sets for it applies to the
+     * first iteration */
+    notify_busy(r, true);
     for (unsigned i = 0; i < r->nrunning; i++) {
         if (!decoding(r->running[i])) {
             start_prefill(r, now);
@@ -373,14 +410,69 @@ void replica_enqueue(replica *r, llm_request *q)
     }
     /* A fast decode run is cut at the iteration in progress, so the request can join at
      * the next boundary, as it would with one event per iteration. */
-    if (r->phase == DECODE && !r->config.reference && r->waiting_head == q
-        && (head_fits(r) || head_droppable(r, now))) {
-        double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
-                                                    r->run_iterations);
-        if (done + 1 < r->run_iterations) {
-            r->run_iterations = done + 1;
-            double end = r->run_start_s + decode_cost_sum(&r->run_cost, done + 1);
-            sim_event_reschedule(r->engine, r->event, fmax(end, now)); /* rounding */
+    if (r->waiting_head == q && (head_fits(r) || head_droppable(r, now)))
+        cut_run(r, now);
+}
+
+void replica_set_speed(replica *r, double compute_factor, double memory_factor)
+{
+    if (!(compute_factor >= 1 && memory_factor >= 1 && isfinite(compute_factor)
+          && isfinite(memory_factor)))
+        sim_fatal("replica_set_speed: factors must be finite and >= 1, got %g and %g",
+                  compute_factor, memory_factor);
+    if (compute_factor == r->compute_factor && memory_factor == r->memory_factor)
+        return; /* a calm noisy process changes nothing, bit for bit */
+    r->compute_factor = compute_factor;
+    r->memory_factor = memory_factor;
+    r->config.profile.compute_efficiency = r->base_profile.compute_efficiency / compute_factor;
+    r->config.profile.bandwidth_efficiency = r->base_profile.bandwidth_efficiency / memory_factor;
+    cut_run(r, sim_engine_now(r->engine));
+}
+
+void replica_get_speed(const replica *r, double *compute_factor, double *memory_factor)
+{
+    *compute_factor = r->compute_factor;
+    *memory_factor = r->memory_factor;
+}
+
+/* Puts a request back in the state replica_enqueue expects, its progress lost. */
+static void reset_progress(llm_request *q)
+{
+    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->target = q->prompt;
+    q->admitted_s = q->first_token_s = q->finish_s = 0;
+}
+
+llm_request *replica_evict(replica *r)
+{
+    double now = sim_engine_now(r->engine);
+    if (r->phase != IDLE && sim_event_pending(r->engine, r->event)) {
+        if (r->phase == DECODE && r->config.kv_policy == KV_PREEMPT) {
+            /* the cache grew a token per sequence at each boundary of the run so far
+             * (see on_iteration_end) */
+            double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+                                                        r->run_iterations);
+            double extra = (double)r->nrunning * done / 2 / r->config.kv_capacity_tokens
+                           * (now - r->run_start_s);
+            r->stats.kv.area += extra;
+            r->stats.life_kv.area += extra;
         }
+        sim_event_cancel(r->engine, r->event);
     }
+    llm_request *head = NULL, **tail = &head;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        *tail = r->running[i];
+        tail = &r->running[i]->next;
+    }
+    *tail = r->waiting_head;
+    for (llm_request *q = head; q; q = q->next)
+        reset_progress(q);
+    r->nrunning = 0;
+    r->waiting_head = r->waiting_tail = NULL;
+    r->waiting_count = 0;
+    r->waiting_tokens = 0;
+    r->kv_committed = r->kv_pending = 0;
+    set_phase(r, now, IDLE);
+    notify_busy(r, false);
+    return head;
 }

@@ -16,6 +16,11 @@
  * event whose length is a closed-form sum (models/perf.h: decode_cost_sum); an arrival
  * in the middle of a run cuts it at the iteration in progress.  With `reference` every
  * iteration is an event, for checking the fast path.
+ *
+ * Sharing.  A replica on a shared GPU (MIG slices, time-slicing, noisy neighbours) runs
+ * slower by a factor on each side of the roofline (replica_set_speed), learns nothing of
+ * why, and tells whoever shares its GPU when it starts and stops working (on_busy).  A
+ * replica that loses its GPU gives its requests back (replica_evict).
  */
 #ifndef FLEETSIM_MODELS_REPLICA_H
 #define FLEETSIM_MODELS_REPLICA_H
@@ -56,6 +61,13 @@ typedef struct replica_config {
     double max_wait_s;             /* 0 = wait forever */
     kv_policy kv_policy;
     bool reference;                /* one event per iteration */
+    /* Optional (NULL: none): called with true when the replica goes from idle to busy,
+     * before its first iteration is planned, and with false when it goes idle (or is
+     * evicted); not on every iteration.  It may call replica_set_speed on this replica
+     * (the speed then applies to that first iteration) or on others, but must not
+     * enqueue to or evict this replica. */
+    void (*on_busy)(void *busy_context, bool busy);
+    void *busy_context;
 } replica_config;
 
 /* Called when a request completes (finish_s set) or is dropped (dropped true). */
@@ -70,6 +82,29 @@ void replica_free(replica *r);
 
 /* Hands a request to the replica at the current time. */
 void replica_enqueue(replica *r, llm_request *request);
+
+/* Slows the replica down: compute_factor and memory_factor (finite, >= 1; 1 = the
+ * device's own speed) multiply the compute-bound and memory-bound sides of the roofline
+ * (the profile's compute and bandwidth efficiencies are divided by them; launches and
+ * communication keep their time).  Each call replaces the factors of the last (they do
+ * not compound).  Iterations that start after the call run at the new speed; the one
+ * in progress keeps its own, so a fast decode run is cut at the iteration in progress
+ * and the rest planned anew, as one event per iteration would see it.  Setting the
+ * factors the replica already has changes nothing (no event is touched). */
+void replica_set_speed(replica *r, double compute_factor, double memory_factor);
+
+/* The factors last set (1, 1 at creation). */
+void replica_get_speed(const replica *r, double *compute_factor, double *memory_factor);
+
+/* The replica loses its GPU: cancels the iteration in progress and returns every
+ * request it held, running ones first (in admission order) then waiting ones (in queue
+ * order), as a list linked through ->next (NULL if none).  Their progress is lost (a
+ * preempted GPU loses its key-value cache): prefill, tokens generated, cache, admitted_s
+ * and first_token_s are reset, arrival_s kept, so each may be handed to
+ * replica_enqueue again, here or elsewhere.  The replica is left idle and empty, its
+ * time averages ending their busy spell now; `done` is not called for them.  The caller
+ * owns the returned requests. */
+llm_request *replica_evict(replica *r);
 
 /* Load, for routing: requests waiting or running, and their remaining tokens. */
 unsigned replica_outstanding(const replica *r);

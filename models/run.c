@@ -13,7 +13,8 @@ enum {
     COL_UTILIZATION, COL_QUEUE_LENGTH, COL_BATCH, COL_KV, COL_ARRIVALS, COL_COMPLETED,
     COL_DROPPED, COL_THROUGHPUT, COL_TOKENS_PER_S, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99,
     COL_RESPONSE_MEAN, COL_RESPONSE_P99, COL_TTFT_MEAN, COL_TTFT_P99, COL_TPOT_MEAN,
-    COL_E2E_MEAN, COL_E2E_P99, NCOLUMNS
+    COL_E2E_MEAN, COL_E2E_P99, COL_GPUS_HELD, COL_GPUS_BUSY, COL_GPUS_IDLE, COL_REPLICAS,
+    COL_GPU_ALLOCATION, COL_FRAGMENTATION, COL_TASKS_PENDING, NCOLUMNS
 };
 
 const char *const run_timeseries_columns[] = {
@@ -21,6 +22,8 @@ const char *const run_timeseries_columns[] = {
     "completed", "dropped", "throughput_per_s", "throughput_tokens_per_s",
     "queue_wait_mean_s", "queue_wait_p50_s", "queue_wait_p99_s", "response_mean_s",
     "response_p99_s", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s", "e2e_mean_s", "e2e_p99_s",
+    "gpus_held", "gpus_busy", "gpus_idle", "replicas", "gpu_allocation", "fragmentation",
+    "tasks_pending",
 };
 const size_t run_timeseries_ncolumns = NCOLUMNS;
 
@@ -123,12 +126,33 @@ typedef struct inference_run {
     double bucket_start_s;
 } inference_run;
 
-static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r)
+static replica_config replica_config_of(const scenario *sc, const inference_spec *w,
+                                        size_t device, unsigned tp)
 {
     const model_spec *m = &sc->catalog.models[w->model];
-    const device_spec *d = &sc->catalog.devices[w->device];
+    const device_spec *d = &sc->catalog.devices[device];
+    return (replica_config){
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,
+        .tp = tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
+        .chunked_prefill = w->chunked_prefill,
+        .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
+                                               tp).kv_capacity_tokens,
+        .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
+    };
+}
+
+static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r,
+                                        gpu_pool *const *gpu_pools,
+                                        serving_group_config *overflow)
+{
+    const pool_spec *pool = &sc->pools[w->pool];
     serving_config c = {
         .name = w->name, .replicas = w->replicas, .routing = w->routing,
+        .pool = gpu_pools[w->pool], .pool_name = pool->name,
+        .min_replicas = pool->min / w->tp, .max_replicas = pool->capacity.max / w->tp,
+        .autoscaler = &pool->autoscaler, .overflow_threshold = w->overflow_threshold,
+        .sharing = &pool->sharing, .noisy = pool->has_noisy ? &pool->noisy : NULL,
+        .units_per_gpu = pool->units_per_gpu,
         .custom_route = w->custom_route, .route_context = w->route_context,
         .interarrival = arrival_interarrival(&w->arrivals), .prompt_tokens = w->prompt_tokens,
         .output_tokens = w->output_tokens, .warmup_s = sc->warmup_s,
@@ -141,14 +165,21 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .loop = w->loop, .sample = w->sample,
         .traffic = w->has_traffic ? &w->traffic : NULL,
     };
-    c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,
-        .tp = w->tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
-        .chunked_prefill = w->chunked_prefill,
-        .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
-                                               w->tp).kv_capacity_tokens,
-        .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
-    };
+    c.replica = replica_config_of(sc, w, w->device, w->tp);
+    if (w->has_overflow) {
+        const pool_spec *o = &sc->pools[w->overflow_pool];
+        *overflow = (serving_group_config){
+            .pool_name = o->name, .replica = replica_config_of(sc, w, w->overflow_device,
+                                                               w->overflow_tp),
+            .replicas = o->count / w->overflow_tp, .min = o->min / w->overflow_tp,
+            .max = o->capacity.max / w->overflow_tp, .pool = gpu_pools[w->overflow_pool],
+            .autoscaler = &o->autoscaler, .rtt_s = o->site.rtt_s,
+            .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
+            .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
+            .units_per_gpu = o->units_per_gpu,
+        };
+        c.overflow = overflow;
+    }
     return c;
 }
 
@@ -164,6 +195,7 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, p, COL_UTILIZATION, b->busy);
     sim_timeseries_add(ts, bucket, p, COL_BATCH, b->batch);
     sim_timeseries_add(ts, bucket, p, COL_KV, b->kv);
+    sim_timeseries_add(ts, bucket, p, COL_REPLICAS, b->replicas);
     sim_timeseries_add(ts, bucket, w, COL_ARRIVALS, (double)b->arrived);
     sim_timeseries_add(ts, bucket, w, COL_COMPLETED, (double)b->completed);
     sim_timeseries_add(ts, bucket, w, COL_DROPPED, (double)b->dropped);
@@ -193,12 +225,21 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     const serving_stats *st = serving_get_stats(ir->sv);
     const char *pool = sc->pools[w->pool].name, *name = w->name;
     double measured_s = end_s - sc->warmup_s;
-    sim_metrics_add(m, "pool", pool, "gpus", "gpus", sc->pools[w->pool].count);
-    sim_metrics_add(m, "pool", pool, "replicas", "replicas", w->replicas);
-    sim_metrics_add(m, "pool", pool, "utilization_mean", "1", serving_utilization(ir->sv, end_s));
-    sim_metrics_add(m, "pool", pool, "batch_size_mean", "requests", serving_batch_mean(ir->sv, end_s));
-    sim_metrics_add(m, "pool", pool, "kv_cache_utilization_mean", "1",
-                    serving_kv_utilization(ir->sv, end_s));
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
+        serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
+        const char *where = g == 0 ? pool : sc->pools[w->overflow_pool].name;
+        sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
+        sim_metrics_add(m, "pool", where, "replicas_max", "replicas", gs.replicas_max);
+        sim_metrics_add(m, "pool", where, "utilization_mean", "1", gs.utilization);
+        sim_metrics_add(m, "pool", where, "batch_size_mean", "requests", gs.batch_mean);
+        sim_metrics_add(m, "pool", where, "kv_cache_utilization_mean", "1", gs.kv_mean);
+        sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
+                        (double)gs.kv_preemptions);
+        sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
+        if (g == 1)
+            sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
+                            st->completed ? (double)gs.served / (double)st->completed : NAN);
+    }
     struct { const char *metric; const sim_histogram *h; double q; } quantiles[] = {
         { "ttft_p50_s", &st->ttft_hist_s, 0.5 }, { "ttft_p95_s", &st->ttft_hist_s, 0.95 },
         { "ttft_p99_s", &st->ttft_hist_s, 0.99 }, { "tpot_p50_s", &st->tpot_hist_s, 0.5 },
@@ -215,8 +256,6 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "workload", name, quantiles[i].metric, "s",
                         sim_histogram_quantile(quantiles[i].h, quantiles[i].q));
     sim_metrics_add(m, "workload", name, "queue_wait_mean_s", "s", sim_stat_mean(&st->queue_wait_s));
-    sim_metrics_add(m, "pool", pool, "preemptions", "preemptions",
-                    (double)serving_preemptions(ir->sv));
     sim_metrics_add(m, "workload", name, "slo_attainment", "1",
                     st->completed + st->dropped
                         ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);
@@ -227,6 +266,136 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     sim_metrics_add(m, "workload", name, "egress_gb", "GB",
                     st->output_tokens * w->response_bytes_per_token / 1e9);
 }
+
+/* ---- GPU pools ---- */
+
+/* A pool's GPUs in one replication, and its time-series marks. */
+typedef struct gpu_pool_run {
+    const scenario *sc;
+    gpu_pool *gp;
+    sim_timeseries *ts;
+    size_t subject;
+    double held_mark, busy_mark, bucket_start_s;
+} gpu_pool_run;
+
+static void record_gpu_bucket(gpu_pool_run *pr, double end_s)
+{
+    double span = end_s - pr->bucket_start_s;
+    if (!(span > 0))
+        return;
+    const gpu_pool_stats *st = gpu_pool_get_stats(pr->gp);
+    double held = sim_timeavg_integral(&st->life_held, end_s);
+    double busy = sim_timeavg_integral(&st->life_busy, end_s);
+    size_t bucket = (size_t)floor(pr->bucket_start_s / pr->sc->bucket_s + 0.5);
+    double h = (held - pr->held_mark) / span, b = (busy - pr->busy_mark) / span;
+    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_HELD, h);
+    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_BUSY, b);
+    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_IDLE, h - b);
+    pr->held_mark = held;
+    pr->busy_mark = busy;
+    pr->bucket_start_s = end_s;
+}
+
+static void on_gpu_bucket(sim_engine *e, void *data)
+{
+    gpu_pool_run *pr = data;
+    double now = sim_engine_now(e);
+    record_gpu_bucket(pr, now);
+    sim_event_schedule(e, now + pr->sc->bucket_s, -2, on_gpu_bucket, pr);
+}
+
+/* A pool gets GPU accounting when it has a gpu and no queueing services (those model
+ * plain servers). */
+static bool has_gpu_pool(const scenario *sc, size_t p)
+{
+    if (!sc->pools[p].gpu)
+        return false;
+    for (size_t i = 0; i < sc->nservices; i++)
+        if (sc->services[i].pool == p)
+            return false;
+    return true;
+}
+
+static bool serves_inference(const scenario *sc, size_t p)
+{
+    for (size_t i = 0; i < sc->ninferences; i++)
+        if (sc->inferences[i].pool == p
+            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p))
+            return true;
+    return false;
+}
+
+static bool has_jobs(const scenario *sc, size_t p)
+{
+    for (size_t i = 0; i < sc->ntrainings; i++)
+        if (sc->trainings[i].pool == p)
+            return true;
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        if (sc->job_streams[i].pool == p)
+            return true;
+    return false;
+}
+
+/* The job scheduler of pool p with its jobs and streams, started. */
+static int start_jobs(sim_engine *e, const scenario *sc, size_t p, unsigned r, gpu_pool *gp,
+                      const run_options *options, job_scheduler **out, char *err,
+                      size_t err_size)
+{
+    job_scheduler *js = job_scheduler_create(e, gp, &sc->pools[p].scheduler, sc->pools[p].name,
+                                             sc->seed, r, err, err_size);
+    if (!js)
+        return -1;
+    *out = js;
+    if (options && options->on_job)
+        job_scheduler_set_recorder(js, options->on_job, options->job_context);
+    for (size_t i = 0; i < sc->ntrainings; i++)
+        if (sc->trainings[i].pool == p
+            && job_scheduler_add_job(js, &sc->trainings[i], err, err_size) != 0)
+            return -1;
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        if (sc->job_streams[i].pool == p
+            && job_scheduler_add_stream(js, &sc->job_streams[i], err, err_size) != 0)
+            return -1;
+    return 0;
+}
+
+static void on_gpu_warmup(sim_engine *e, void *data)
+{
+    gpu_pool_restart_stats(data, sim_engine_now(e));
+}
+
+/* ---- GPU task replays ---- */
+
+typedef struct gpu_tasks_run {
+    const scenario *sc;
+    gpu_tasks *t;
+    sim_timeseries *ts;
+    size_t subject;
+    double bucket_start_s;
+} gpu_tasks_run;
+
+static void record_tasks_bucket(gpu_tasks_run *tr, double end_s)
+{
+    if (!(end_s > tr->bucket_start_s))
+        return;
+    gpu_tasks_bucket_stats b = gpu_tasks_bucket(tr->t, end_s);
+    size_t bucket = (size_t)floor(tr->bucket_start_s / tr->sc->bucket_s + 0.5);
+    sim_timeseries_add(tr->ts, bucket, tr->subject, COL_GPU_ALLOCATION, b.allocation_rate);
+    sim_timeseries_add(tr->ts, bucket, tr->subject, COL_FRAGMENTATION, b.fragmentation);
+    sim_timeseries_add(tr->ts, bucket, tr->subject, COL_TASKS_PENDING, b.tasks_pending);
+    sim_timeseries_add(tr->ts, bucket, tr->subject, COL_ARRIVALS, (double)b.arrived);
+    tr->bucket_start_s = end_s;
+}
+
+static void on_tasks_bucket(sim_engine *e, void *data)
+{
+    gpu_tasks_run *tr = data;
+    double now = sim_engine_now(e);
+    record_tasks_bucket(tr, now);
+    sim_event_schedule(e, now + tr->sc->bucket_s, -2, on_tasks_bucket, tr);
+}
+
+static void on_tasks_warmup(sim_engine *e, void *data) { gpu_tasks_reset_stats(data); }
 
 /* Progress events: about 100 per replication, after everything else at their time. */
 typedef struct progress_state {
@@ -304,12 +473,12 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     memset(out, 0, sizeof *out);
     sim_metrics_init(&out->metrics);
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
-    if (sim_timeseries_cells_needed(nbuckets, sc->npools + sc->nservices + sc->ninferences,
-                                    NCOLUMNS)
+    size_t subjects = sc->npools + sc->nservices + sc->ninferences + sc->ngpu_tasks;
+    if (sim_timeseries_cells_needed(nbuckets, subjects, NCOLUMNS)
         > SIM_TIMESERIES_MAX_CELLS) {
         snprintf(err, err_size, "the time series would need %zu buckets for %zu pools and "
                  "workloads, over the limit of %zu cells: use a larger bucket", nbuckets,
-                 sc->npools + sc->nservices + sc->ninferences, SIM_TIMESERIES_MAX_CELLS);
+                 subjects, SIM_TIMESERIES_MAX_CELLS);
         return -1;
     }
     out->timeseries = sim_timeseries_create(nbuckets, sc->bucket_s, run_timeseries_columns,
@@ -318,8 +487,21 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
         sim_fatal("out of memory creating the time series");
     pool_run *runs = plan_pools(sc, out->timeseries);
     inference_run *inferences = calloc(sc->ninferences + 1, sizeof *inferences);
-    if (!inferences)
+    gpu_pool_run *gpu_runs = calloc(sc->npools + 1, sizeof *gpu_runs);
+    gpu_pool **gpu_pools = calloc(sc->npools + 1, sizeof *gpu_pools);
+    serving_group_config *overflows = calloc(sc->ninferences + 1, sizeof *overflows);
+    gpu_tasks_run *task_runs = calloc(sc->ngpu_tasks + 1, sizeof *task_runs);
+    job_scheduler **schedulers = calloc(sc->npools + 1, sizeof *schedulers);
+    if (!inferences || !gpu_runs || !gpu_pools || !overflows || !task_runs || !schedulers)
         sim_fatal("out of memory planning a run");
+    for (size_t i = 0; i < sc->ngpu_tasks; i++)
+        task_runs[i] = (gpu_tasks_run){
+            .sc = sc, .ts = out->timeseries,
+            .subject = sim_timeseries_add_subject(out->timeseries, "workload", sc->gpu_tasks[i].name),
+        };
+    for (size_t p = 0; p < sc->npools; p++)
+        gpu_runs[p] = (gpu_pool_run){ .sc = sc, .ts = out->timeseries,
+                                      .subject = runs[p].pool_subject };
     for (size_t i = 0; i < sc->ninferences; i++) {
         inferences[i] = (inference_run){ .sc = sc, .spec = &sc->inferences[i], .ts = out->timeseries };
         inferences[i].pool_subject = runs[sc->inferences[i].pool].pool_subject;
@@ -350,9 +532,40 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             station_on_bucket(pr->st, record_bucket, pr);
             station_start(pr->st);
         }
+        for (size_t p = 0; p < sc->npools && status == 0; p++) {
+            if (!has_gpu_pool(sc, p))
+                continue;
+            gpu_pool_run *gr = &gpu_runs[p];
+            gr->gp = gpu_pools[p] = gpu_pool_create(e, &sc->pools[p].capacity, sc->pools[p].name,
+                                                    sc->seed, r, err, err_size);
+            if (!gr->gp) {
+                status = -1;
+                break;
+            }
+            gr->held_mark = gr->busy_mark = gr->bucket_start_s = 0;
+            if (sc->warmup_s > 0)
+                sim_event_schedule(e, sc->warmup_s, -1, on_gpu_warmup, gr->gp);
+            sim_event_schedule(e, sc->bucket_s, -2, on_gpu_bucket, gr);
+            if (status == 0 && has_jobs(sc, p))
+                status = start_jobs(e, sc, p, r, gr->gp, options, &schedulers[p], err, err_size);
+        }
+        for (size_t i = 0; i < sc->ngpu_tasks && status == 0; i++) {
+            gpu_tasks_run *tr = &task_runs[i];
+            tr->t = gpu_tasks_create(e, &sc->gpu_tasks[i].spec.trace, &sc->gpu_tasks[i].spec.options,
+                                     err, err_size);
+            if (!tr->t) {
+                status = -1;
+                break;
+            }
+            tr->bucket_start_s = 0;
+            gpu_tasks_start(tr->t);
+            if (sc->warmup_s > 0)
+                sim_event_schedule(e, sc->warmup_s, -1, on_tasks_warmup, tr->t);
+            sim_event_schedule(e, sc->bucket_s, -2, on_tasks_bucket, tr);
+        }
         for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
             inference_run *ir = &inferences[i];
-            serving_config config = serving_config_of(sc, ir->spec, r);
+            serving_config config = serving_config_of(sc, ir->spec, r, gpu_pools, &overflows[i]);
             if (options) {
                 config.on_request = options->on_request;
                 config.request_context = options->request_context;
@@ -391,11 +604,29 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             for (size_t p = 0; p < sc->npools; p++) {
                 if (runs[p].st)
                     station_finish(runs[p].st, sc->duration_s);
-                record_metrics(&out->metrics, &runs[p], sc->duration_s);
+                if (!gpu_pools[p]) /* else its GPU accounting and workloads report it */
+                    record_metrics(&out->metrics, &runs[p], sc->duration_s);
             }
             for (size_t i = 0; i < sc->ninferences; i++) {
                 record_inference_bucket(&inferences[i], sc->duration_s);
                 record_inference_metrics(&out->metrics, &inferences[i], sc->duration_s);
+            }
+            for (size_t i = 0; i < sc->ngpu_tasks; i++) {
+                record_tasks_bucket(&task_runs[i], sc->duration_s);
+                gpu_tasks_record_metrics(&out->metrics, sc->gpu_tasks[i].name, task_runs[i].t,
+                                         sc->duration_s);
+            }
+            for (size_t p = 0; p < sc->npools; p++) {
+                if (!gpu_pools[p])
+                    continue;
+                record_gpu_bucket(&gpu_runs[p], sc->duration_s);
+                if (schedulers[p]) {
+                    job_scheduler_finish(schedulers[p], sc->duration_s);
+                    training_record_metrics(schedulers[p], sc->duration_s, &out->metrics);
+                }
+                gpu_pool_record_metrics(gpu_pools[p], sc->pools[p].name, sc->duration_s,
+                                        sc->pools[p].units_per_gpu, !serves_inference(sc, p),
+                                        &out->metrics);
             }
         }
         for (size_t i = 0; i < sc->ninferences; i++) {
@@ -405,11 +636,24 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
         for (size_t p = 0; p < sc->npools; p++) {
             station_free(runs[p].st);
             runs[p].st = NULL;
+            job_scheduler_free(schedulers[p]);
+            schedulers[p] = NULL;
+            gpu_pool_free(gpu_pools[p]);
+            gpu_pools[p] = gpu_runs[p].gp = NULL;
         }
-        sim_engine_free(e);
+        sim_engine_free(e); /* before the replays: its pending events point into them */
+        for (size_t i = 0; i < sc->ngpu_tasks; i++) {
+            gpu_tasks_free(task_runs[i].t);
+            task_runs[i].t = NULL;
+        }
     }
     free_plan(runs, sc->npools);
+    free(task_runs);
+    free(schedulers);
     free(inferences);
+    free(gpu_runs);
+    free(gpu_pools);
+    free(overflows);
     if (status != 0)
         run_results_release(out);
     return status;

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "models/job_scheduler.h"
 #include "models/scenario.h"
 #include "sim/metrics.h"
 #include "sim/timeseries.h"
@@ -35,6 +36,8 @@ typedef struct run_options {
     void *progress_context;
     request_record_fn on_request;  /* NULL, or called for every inference request that ends */
     void *request_context;
+    job_record_fn on_job;          /* NULL, or called for every training job (jobs.csv) */
+    void *job_context;
 } run_options;
 
 /* Runs sc.  Returns 0, or -1 with a message in err (a configuration the models refuse,

@@ -14,6 +14,12 @@ void scenario_release(scenario *sc)
         free(sc->pools[i].gpu);
         sim_dist_release(&sc->pools[i].site.rtt_s);
         sim_dist_release(&sc->pools[i].site.spike_s);
+        sim_dist_release(&sc->pools[i].provision_s);
+        sim_dist_release(&sc->pools[i].repair_s);
+        free(sc->pools[i].preemption_times_s);
+        free(sc->pools[i].unit_device);
+        sharing_spec_release(&sc->pools[i].sharing);
+        noisy_spec_release(&sc->pools[i].noisy);
     }
     for (size_t i = 0; i < sc->nservices; i++) {
         free(sc->services[i].name);
@@ -31,6 +37,17 @@ void scenario_release(scenario *sc)
         free((char *)sc->inferences[i].trace.output_column);
     }
     free(sc->inferences);
+    for (size_t i = 0; i < sc->ngpu_tasks; i++) {
+        free(sc->gpu_tasks[i].name);
+        gpu_tasks_spec_release(&sc->gpu_tasks[i].spec);
+    }
+    free(sc->gpu_tasks);
+    for (size_t i = 0; i < sc->ntrainings; i++)
+        training_spec_release(&sc->trainings[i]);
+    free(sc->trainings);
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        job_stream_spec_release(&sc->job_streams[i]);
+    free(sc->job_streams);
     catalog_release(&sc->catalog);
     if (sc->runtime && sc->runtime_free)
         sc->runtime_free(sc->runtime);
@@ -51,6 +68,12 @@ sim_dist arrival_interarrival(const arrival_spec *arrivals)
 const char *arrival_kind_name(arrival_kind kind)
 {
     return kind == ARRIVALS_POISSON ? "poisson" : "constant_rate";
+}
+
+const char *pool_kind_name(pool_kind kind)
+{
+    static const char *const names[] = { "dedicated", "cloud", "spot" };
+    return names[kind];
 }
 
 double scenario_offered_load(const scenario *sc, size_t pool)

@@ -10,6 +10,11 @@
 #include <stdint.h>
 
 #include "models/catalog.h"
+#include "models/gpu_pool.h"
+#include "models/gpu_share.h"
+#include "models/gpu_tasks.h"
+#include "models/training.h"
+#include "models/noisy.h"
 #include "models/serving.h"
 #include "models/traffic.h"
 #include "sim/dist.h"
@@ -31,9 +36,27 @@ typedef struct site_spec {
 
 typedef struct pool_spec {
     char *name;
-    unsigned count;   /* servers (or GPUs) */
     char *gpu;        /* device name, or NULL for plain servers */
     site_spec site;
+    /* Capacity: for a dedicated pool count is what it owns; a cloud or spot pool holds
+     * count at the start and orders up to capacity.max.  capacity's distributions are
+     * the ones below, borrowed. */
+    unsigned count;   /* servers (or GPUs) */
+    pool_capacity capacity;
+    unsigned min;     /* cloud/spot: the autoscaler keeps at least this many */
+    sim_dist provision_s, repair_s; /* owned */
+    double *preemption_times_s;     /* owned */
+    autoscaler_spec autoscaler;
+    /* Sharing: with MIG or time-slicing each GPU is units_per_gpu units (slices, or
+     * tenants' shares), and count, min and capacity count units; unit_device names the
+     * catalog device one unit is (a MIG slice, a tenant's share of the memory), NULL
+     * when a unit is a whole gpu. */
+    sharing_spec sharing;           /* owned */
+    unsigned units_per_gpu;         /* 1 without sharing */
+    char *unit_device;
+    bool has_noisy;
+    noisy_spec noisy;               /* owned */
+    scheduler_spec scheduler;       /* for training jobs */
 } pool_spec;
 
 typedef enum arrival_kind {
@@ -84,10 +107,22 @@ typedef struct inference_spec {
     double sample;            /* fraction of rows kept */
     bool lengths_from_trace;  /* no prompt/output given: the trace's */
     trace_summary trace_summary;
+    /* overflow = "pool": where requests go when every replica of its own pool holds
+     * overflow_threshold (0: max_batch) requests or more; replicas there have
+     * overflow_tp devices of overflow_device */
+    bool has_overflow;
+    size_t overflow_pool, overflow_device;
+    unsigned overflow_tp, overflow_threshold;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;
     traffic_spec traffic;     /* owned */
 } inference_spec;
+
+/* fs.gpu_tasks: a cluster trace of (fractional) GPU tasks replayed on its node list. */
+typedef struct gpu_tasks_workload {
+    char *name;
+    gpu_tasks_spec spec;      /* owned */
+} gpu_tasks_workload;
 
 typedef struct scenario {
     char *name;
@@ -103,6 +138,12 @@ typedef struct scenario {
     size_t nservices;
     inference_spec *inferences;
     size_t ninferences;
+    gpu_tasks_workload *gpu_tasks;
+    size_t ngpu_tasks;
+    training_spec *trainings;         /* fs.training: one job each */
+    size_t ntrainings;
+    job_stream_spec *job_streams;     /* fs.job_stream */
+    size_t njob_streams;
     catalog catalog;      /* devices and models as the scenario left them */
     /* What a scenario's functions need during the run (the Lua state, for a routing
      * function), released with the scenario by runtime_free; NULL when none. */
@@ -122,6 +163,9 @@ sim_dist arrival_interarrival(const arrival_spec *arrivals);
  * mean service time (INFINITY if a mean is infinite).  Under it the pool's queue stays
  * finite only if the load is below the number of servers. */
 double scenario_offered_load(const scenario *sc, size_t pool);
+
+/* "dedicated", "cloud" or "spot". */
+const char *pool_kind_name(pool_kind kind);
 
 /* "poisson" or "constant_rate". */
 const char *arrival_kind_name(arrival_kind kind);

@@ -1,5 +1,5 @@
 /* Inference serving on a fleet of replicas (see serving.h). */
-#include "models/serving.h"
+#include "models/serving_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,38 +24,6 @@ int routing_policy_parse(const char *name, routing_policy *out)
         }
     return -1;
 }
-
-/* Requests in flight come from a free list: memory follows the requests in the system,
- * not the number served. */
-typedef struct request_block {
-    struct request_block *next;
-    llm_request items[256];
-} request_block;
-
-struct serving {
-    sim_engine *engine;
-    serving_config config;
-    replica **replicas;
-    gsl_rng *arrival_rng, *length_rng, *route_rng, *rtt_rng, *sample_rng;
-    trace_reader *trace;
-    traffic_state traffic;
-    trace_record next_record;   /* the trace row whose arrival is scheduled */
-    double trace_offset_s;      /* added to trace times: loops so far */
-    double trace_last_s;        /* time of the last row read, offset included */
-    uint64_t trace_pass_rows;   /* rows read in the current pass */
-    char error[512];
-    replica_load *loads;        /* for a custom routing policy */
-    llm_request *free_list;
-    request_block *blocks;
-    size_t nblocks;
-    unsigned next_replica;
-    uint64_t generated, next_id, users_scheduled;
-    serving_stats stats;
-    serving_bucket bucket;
-    serving_bucket view;      /* the last closed bucket, handed out */
-    double bucket_start_s;
-    double *bucket_integrals; /* busy, batch, kv per replica at the bucket's start */
-};
 
 static llm_request *request_take(serving *s)
 {
@@ -123,15 +91,16 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
         sim_stat_add(&b->tpot_s, tpot);
 }
 
-static void record(serving *s, llm_request *q, bool dropped)
+void serving_record(serving *s, llm_request *q, bool dropped, const serving_group *g)
 {
     serving_stats *st = &s->stats;
     double ttft = NAN, tpot = NAN, e2e = NAN, rtt = NAN;
     if (!dropped) {
-        rtt = sim_dist_sample(&s->config.rtt_s, s->rtt_rng);
-        if (s->config.spike_probability > 0
-            && gsl_rng_uniform(s->rtt_rng) < s->config.spike_probability)
-            rtt += sim_dist_sample(&s->config.spike_s, s->rtt_rng);
+        const serving_group_config *where = &g->config;
+        rtt = sim_dist_sample(&where->rtt_s, s->rtt_rng);
+        if (where->spike_probability > 0
+            && gsl_rng_uniform(s->rtt_rng) < where->spike_probability)
+            rtt += sim_dist_sample(&where->spike_s, s->rtt_rng);
         ttft = q->first_token_s - q->arrival_s + rtt;
         e2e = q->finish_s - q->arrival_s + rtt;
         if (q->output > 1)
@@ -172,63 +141,6 @@ static void record(serving *s, llm_request *q, bool dropped)
     request_give(s, q);
     if (closed_loop(s))
         schedule_user(s, sim_engine_now(s->engine));
-}
-
-static void on_done(void *context, llm_request *q, bool dropped)
-{
-    record(context, q, dropped);
-}
-
-static unsigned route(serving *s, unsigned prompt, unsigned output)
-{
-    unsigned n = s->config.replicas;
-    switch (s->config.routing) {
-    case ROUTE_CUSTOM: {
-        for (unsigned i = 0; i < n; i++)
-            s->loads[i] = (replica_load){ replica_outstanding(s->replicas[i]),
-                                          replica_outstanding_tokens(s->replicas[i]) };
-        int i = s->config.custom_route(s->config.route_context, s->loads, n, prompt, output,
-                                       sim_engine_now(s->engine), s->error, sizeof s->error);
-        if (i < 0 || (unsigned)i >= n) {
-            if (i >= 0)
-                snprintf(s->error, sizeof s->error, "workload %s: the routing function chose "
-                         "replica %d of %u", s->config.name, i + 1, n);
-            sim_engine_stop(s->engine);
-            return 0;
-        }
-        return (unsigned)i;
-    }
-    case ROUTE_ROUND_ROBIN: {
-        unsigned i = s->next_replica;
-        s->next_replica = (i + 1) % n;
-        return i;
-    }
-    case ROUTE_LEAST_OUTSTANDING: {
-        unsigned best = 0;
-        for (unsigned i = 1; i < n; i++)
-            if (replica_outstanding(s->replicas[i]) < replica_outstanding(s->replicas[best]))
-                best = i;
-        return best;
-    }
-    case ROUTE_SHORTEST_TOKENS: {
-        unsigned best = 0;
-        double least = replica_outstanding_tokens(s->replicas[0]);
-        for (unsigned i = 1; i < n; i++) {
-            double t = replica_outstanding_tokens(s->replicas[i]);
-            if (t < least) {
-                least = t;
-                best = i;
-            }
-        }
-        return best;
-    }
-    case ROUTE_POWER_OF_TWO: {
-        unsigned a = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
-        unsigned b = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
-        return replica_outstanding(s->replicas[b]) < replica_outstanding(s->replicas[a]) ? b : a;
-    }
-    }
-    return 0;
 }
 
 static void on_trace_arrival(sim_engine *e, void *data);
@@ -354,14 +266,12 @@ static void admit_request(serving *s, double now, unsigned prompt, unsigned outp
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
-    replica_enqueue(s->replicas[route(s, prompt, output)], q);
+    fleet_route(s, q);
 }
 
 static void on_warmup_end(sim_engine *e, void *data)
 {
-    serving *s = data;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        replica_restart_stats(s->replicas[i], sim_engine_now(e));
+    fleet_restart_stats(data, sim_engine_now(e));
 }
 
 serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
@@ -382,19 +292,22 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         snprintf(err, err_size, "a custom routing policy needs its function");
         return NULL;
     }
-    if (config->replicas < 1 || config->replica.max_batch < 1 || config->replica.max_tokens < 1
-        || !(config->replica.kv_capacity_tokens >= 1)) {
+    bool elastic = config->pool && config->autoscaler && config->autoscaler->enabled;
+    if ((config->replicas < 1 && !elastic) || config->replica.max_batch < 1
+        || config->replica.max_tokens < 1 || !(config->replica.kv_capacity_tokens >= 1)
+        || (config->overflow && (config->overflow->replica.max_batch < 1
+                                 || !(config->overflow->replica.kv_capacity_tokens >= 1)))) {
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
         return NULL;
     }
     serving *s = calloc(1, sizeof *s);
-    if (!s || !(s->replicas = calloc(config->replicas, sizeof *s->replicas)))
+    if (!s)
         sim_fatal("out of memory creating a serving workload");
     s->engine = engine;
     s->config = *config;
-    for (unsigned i = 0; i < config->replicas; i++)
-        if (!(s->replicas[i] = replica_create(engine, &config->replica, on_done, s)))
-            sim_fatal("out of memory creating replicas");
+    if (!s->config.overflow_threshold)
+        s->config.overflow_threshold = config->replica.max_batch;
+    fleet_init(s);
     const char *name = config->name ? config->name : "inference";
     char stream[256];
     gsl_rng **rngs[] = { &s->arrival_rng, &s->length_rng, &s->route_rng, &s->rtt_rng,
@@ -418,34 +331,27 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_histogram_init(&s->view.e2e_hist_s);
     bucket_clear(&s->bucket);
     s->bucket_start_s = sim_engine_now(engine);
-    s->bucket_integrals = calloc(3 * (size_t)config->replicas, sizeof *s->bucket_integrals);
-    s->loads = calloc(config->replicas, sizeof *s->loads);
-    if (!s->bucket_integrals || !s->loads)
-        sim_fatal("out of memory creating a serving workload");
     return s;
 }
 
 const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
-    double span = now - s->bucket_start_s, sums[3] = { 0, 0, 0 };
-    for (unsigned i = 0; i < s->config.replicas; i++) {
-        const replica_stats *st = replica_get_stats(s->replicas[i]);
-        const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
-        for (int k = 0; k < 3; k++) {
-            double integral = sim_timeavg_integral(life[k], now);
-            sums[k] += integral - s->bucket_integrals[3 * i + k];
-            s->bucket_integrals[3 * i + k] = integral;
-        }
+    double sums[3], replica_s;
+    fleet_bucket_sums(s, 0, now, sums, &replica_s);
+    if (s->ngroups > 1) { /* the overflow group only keeps its marks current */
+        double other[3], other_s;
+        fleet_bucket_sums(s, 1, now, other, &other_s);
     }
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
     s->bucket = *view;
     *view = closed;
-    view->busy = span > 0 ? sums[0] / span / s->config.replicas : NAN;
-    view->batch = span > 0 ? sums[1] / span / s->config.replicas : NAN;
-    view->kv = span > 0 ? sums[2] / span / s->config.replicas : NAN;
+    view->busy = replica_s > 0 ? sums[0] / replica_s : NAN;
+    view->batch = replica_s > 0 ? sums[1] / replica_s : NAN;
+    view->kv = replica_s > 0 ? sums[2] / replica_s : NAN;
+    view->replicas = now > s->bucket_start_s ? replica_s / (now - s->bucket_start_s) : NAN;
     bucket_clear(&s->bucket);
     s->bucket_start_s = now;
     return view;
@@ -456,6 +362,7 @@ void serving_start(serving *s)
     double now = sim_engine_now(s->engine);
     if (s->config.warmup_s > now)
         sim_event_schedule(s->engine, s->config.warmup_s, -1, on_warmup_end, s);
+    fleet_start(s);
     if (s->config.trace) {
         s->trace = trace_open(s->config.trace, s->error, sizeof s->error);
         if (!s->trace) {
@@ -483,9 +390,7 @@ void serving_free(serving *s)
 {
     if (!s)
         return;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        replica_free(s->replicas[i]);
-    free(s->replicas);
+    fleet_free(s); /* pending requests live in the blocks freed below */
     while (s->blocks) {
         request_block *next = s->blocks->next;
         free(s->blocks);
@@ -504,61 +409,39 @@ void serving_free(serving *s)
     sim_histogram_release(&s->bucket.e2e_hist_s);
     sim_histogram_release(&s->view.ttft_hist_s);
     sim_histogram_release(&s->view.e2e_hist_s);
-    free(s->bucket_integrals);
     free(s->loads);
     free(s);
 }
 
 const serving_stats *serving_get_stats(const serving *s) { return &s->stats; }
 
-typedef const sim_timeavg *(*pick_avg)(const replica_stats *);
-static const sim_timeavg *busy_of(const replica_stats *r) { return &r->busy; }
-static const sim_timeavg *batch_of(const replica_stats *r) { return &r->batch; }
-static const sim_timeavg *kv_of(const replica_stats *r) { return &r->kv; }
-
-static double mean_over_replicas(const serving *s, pick_avg pick, double end_s)
+double serving_utilization(const serving *s, double end_s)
 {
-    double sum = 0;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        sum += sim_timeavg_mean(pick(replica_get_stats(s->replicas[i])), end_s);
-    return sum / s->config.replicas;
+    return serving_group_get_stats(s, 0, end_s).utilization;
 }
 
-double serving_utilization(const serving *s, double end_s) { return mean_over_replicas(s, busy_of, end_s); }
-double serving_batch_mean(const serving *s, double end_s) { return mean_over_replicas(s, batch_of, end_s); }
-double serving_kv_utilization(const serving *s, double end_s) { return mean_over_replicas(s, kv_of, end_s); }
-
-double serving_batch_max(const serving *s)
+double serving_batch_mean(const serving *s, double end_s)
 {
-    double m = 0;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        m = fmax(m, replica_get_stats(s->replicas[i])->batch.max);
-    return m;
+    return serving_group_get_stats(s, 0, end_s).batch_mean;
 }
 
-double serving_kv_max(const serving *s)
+double serving_kv_utilization(const serving *s, double end_s)
 {
-    double m = 0;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        m = fmax(m, replica_get_stats(s->replicas[i])->life_kv.max);
-    return m;
+    return serving_group_get_stats(s, 0, end_s).kv_mean;
 }
+
+double serving_batch_max(const serving *s) { return fleet_batch_max(s); }
+double serving_kv_max(const serving *s) { return fleet_kv_max(s); }
 
 uint64_t serving_preemptions(const serving *s)
 {
     uint64_t n = 0;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        n += replica_get_stats(s->replicas[i])->preemptions;
+    for (unsigned g = 0; g < s->ngroups; g++)
+        n += serving_group_get_stats(s, g, sim_engine_now(s->engine)).kv_preemptions;
     return n;
 }
 
-uint64_t serving_replica_events(const serving *s)
-{
-    uint64_t n = 0;
-    for (unsigned i = 0; i < s->config.replicas; i++)
-        n += replica_get_stats(s->replicas[i])->iterations_events;
-    return n;
-}
+uint64_t serving_replica_events(const serving *s) { return fleet_replica_events(s); }
 
 size_t serving_memory_bytes(const serving *s)
 {

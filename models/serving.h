@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+#include "models/gpu_pool.h"
+#include "models/gpu_share.h"
+#include "models/noisy.h"
 #include "models/replica.h"
 #include "models/trace.h"
 #include "models/traffic.h"
@@ -49,10 +52,77 @@ typedef struct request_record {
 
 typedef void (*request_record_fn)(void *context, const request_record *record);
 
+/* How an elastic pool follows its load: fs.autoscaler { metric, target, interval,
+ * cooldown, scale_in_delay } or a scenario function. */
+typedef enum autoscale_metric {
+    AUTOSCALE_UTILIZATION,   /* busy fraction of the replicas over the last interval */
+    AUTOSCALE_QUEUE,         /* requests waiting or running per replica, now */
+    AUTOSCALE_KV_CACHE,      /* share of the key-value cache committed, over the interval */
+} autoscale_metric;
+
+/* What a scaling policy sees at each evaluation. */
+typedef struct autoscale_view {
+    double now_s;
+    unsigned active, provisioning, draining; /* replicas */
+    unsigned min, max;
+    double utilization;      /* busy fraction of the replicas over the last interval */
+    double kv_cache;         /* cache committed over the last interval */
+    double outstanding;      /* requests waiting or running, pending ones included */
+    unsigned pending;        /* requests no replica could take yet */
+} autoscale_view;
+
+/* A custom policy: the number of replicas wanted, or -1 with a message in err. */
+typedef int (*scale_fn)(void *context, const autoscale_view *view, char *err, size_t err_size);
+
+typedef struct autoscaler_spec {
+    bool enabled;
+    autoscale_metric metric;
+    double target;           /* of the metric */
+    double interval_s;       /* between evaluations */
+    double cooldown_s;       /* after a scale-out, before the next one */
+    double scale_in_delay_s; /* the metric must stay low this long before a scale-in */
+    scale_fn custom;         /* or NULL; its context lives in scenario.runtime */
+    void *custom_context;
+} autoscaler_spec;
+
+/* Replicas drawing their GPUs from one pool: the workload's own, or the overflow pool it
+ * spills into when its own replicas are all saturated. */
+typedef struct serving_group_config {
+    const char *pool_name;     /* for messages and stream names */
+    replica_config replica;
+    unsigned replicas;         /* at the start */
+    unsigned min, max;         /* the autoscaler's bounds (max 0: replicas) */
+    gpu_pool *pool;            /* NULL: the replicas exist from the start, never lost */
+    const autoscaler_spec *autoscaler; /* NULL or disabled: the count stays (losses are
+                                          replaced) */
+    sim_dist rtt_s;            /* client round trip, added to what users see */
+    double spike_probability;  /* a request's round trip also meets a spike ... */
+    sim_dist spike_s;          /* ... of this extra delay (rare congestion, retransmits) */
+    /* Sharing of the pool's GPUs (NULL: none): each physical GPU holds units_per_gpu of
+     * the pool's units (MIG slices, time-slicing tenants), and a replica runs on the
+     * unit numbered first among its GPUs; a noisy host slows every unit on it.  Random
+     * streams "<pool>.noisy.<gpu>". */
+    const sharing_spec *sharing;
+    const noisy_spec *noisy;
+    unsigned units_per_gpu;
+} serving_group_config;
+
 typedef struct serving_config {
     const char *name;          /* names the random streams "<name>.arrivals", ... */
+    /* The replicas of the workload's own pool (its group 0; see serving_group_config). */
     unsigned replicas;
     replica_config replica;
+    gpu_pool *pool;
+    unsigned min_replicas, max_replicas;
+    const autoscaler_spec *autoscaler;
+    const char *pool_name;
+    const sharing_spec *sharing;
+    const noisy_spec *noisy;
+    unsigned units_per_gpu;
+    /* NULL, or where requests go when every replica of the workload's own pool holds
+     * overflow_threshold requests or more (or it has none ready) */
+    const serving_group_config *overflow;
+    unsigned overflow_threshold;
     routing_policy routing;
     route_fn custom_route;     /* with ROUTE_CUSTOM */
     void *route_context;
@@ -93,7 +163,8 @@ typedef struct serving_bucket {
     double output_tokens;
     sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
     sim_histogram ttft_hist_s, e2e_hist_s;
-    double busy, batch, kv; /* means over replicas and the bucket */
+    double busy, batch, kv; /* means over the replicas ready in the bucket */
+    double replicas;        /* ready replicas of the workload's own pool, mean */
 } serving_bucket;
 
 typedef struct serving serving;
@@ -116,6 +187,18 @@ double serving_kv_utilization(const serving *s, double end_s);
 /* Closes the bucket that started at the previous call (or at creation) at now, and
  * starts the next.  The result stays valid until the next call. */
 const serving_bucket *serving_bucket_close(serving *s, double now);
+
+/* A group's replicas over the run (after the warm-up): group 0 is the workload's own
+ * pool, group 1 the overflow pool. */
+typedef struct serving_group_stats {
+    double utilization;        /* busy replica time / replica time */
+    double batch_mean, kv_mean;
+    double replicas_mean, replicas_max; /* ready (serving or draining) */
+    uint64_t served;           /* requests that finished there */
+    uint64_t kv_preemptions, replica_losses;
+} serving_group_stats;
+unsigned serving_groups(const serving *s);
+serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
 
 /* Largest share of the cache any replica committed. */
 double serving_kv_max(const serving *s);

@@ -34,8 +34,26 @@ void output_scenario_text(FILE *out, const scenario *sc)
     fprintf(out, "pools\n");
     for (size_t i = 0; i < sc->npools; i++) {
         const pool_spec *p = &sc->pools[i];
-        fprintf(out, "  %s: dedicated, %u %s%s%s", p->name, p->count, p->gpu ? "GPUs" : "servers",
-                p->gpu ? " " : "", p->gpu ? p->gpu : "");
+        const char *unit = !p->gpu ? "servers" : p->units_per_gpu > 1 ? "units of" : "GPUs";
+        fprintf(out, "  %s: %s, %u %s%s%s", p->name, pool_kind_name(p->capacity.kind), p->count,
+                unit, p->gpu ? " " : "", p->gpu ? p->gpu : "");
+        if (p->unit_device)
+            fprintf(out, " (each a %s)", p->unit_device);
+        if (p->capacity.kind != POOL_DEDICATED) {
+            fprintf(out, ", min %u, max %u, provisioning ", p->min, p->capacity.max);
+            output_dist_text(out, &p->provision_s);
+            fprintf(out, " s");
+            if (p->autoscaler.enabled)
+                fprintf(out, ", autoscaled");
+        }
+        if (p->capacity.kind == POOL_SPOT)
+            fprintf(out, ", preemptions %.6g/GPU/h%s, notice %g s",
+                    p->capacity.preemption_rate_per_s * 3600,
+                    p->capacity.npreemption_times ? " and a trace" : "", p->capacity.notice_s);
+        if (p->capacity.mtbf_s > 0)
+            fprintf(out, ", MTBF %.6g h", p->capacity.mtbf_s / 3600);
+        if (p->has_noisy)
+            fprintf(out, ", noisy neighbours");
         bool services = false;
         for (size_t w = 0; w < sc->nservices; w++)
             services |= sc->services[w].pool == i;
@@ -70,5 +88,14 @@ void output_scenario_text(FILE *out, const scenario *sc)
         fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %g s\n",
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
                 w->max_wait_s);
+        if (w->has_overflow)
+            fprintf(out, "    overflow to %s (replicas of tp %u)\n",
+                    sc->pools[w->overflow_pool].name, w->overflow_tp);
+    }
+    for (size_t i = 0; i < sc->ngpu_tasks; i++) {
+        const gpu_tasks_workload *t = &sc->gpu_tasks[i];
+        fprintf(out, "  %s: GPU tasks from %s on the nodes of %s, placement %s, %zu tasks\n",
+                t->name, t->spec.tasks_path, t->spec.nodes_path,
+                gpu_placement_name(t->spec.options.placement), t->spec.trace.ntasks);
     }
 }

@@ -15,6 +15,7 @@
 #include "models/run.h"
 #include "output/atomic_file.h"
 #include "output/estimate_text.h"
+#include "output/jobs.h"
 #include "output/records.h"
 #include "output/results.h"
 #include "output/scenario_text.h"
@@ -47,7 +48,8 @@ static const char usage_run[] =
     "                         --set pools.q.count=6 --set workloads.mm.arrivals.rate=5.5\n"
     "                         (repeatable; values take units: --set duration=2h)\n"
     "  -q, --quiet            no progress line\n"
-    "      --records          also write requests.csv, one row per inference request\n"
+    "      --records          also write requests.csv, one row per inference request, and\n"
+    "                         jobs.csv, one row per training job\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "\n"
     "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
@@ -322,18 +324,27 @@ static int cmd_run(int argc, char **argv)
     bool show = !o.quiet && isatty(STDERR_FILENO);
     run_results results;
     records_writer *records = NULL;
-    if (status == 0 && o.records && !(records = records_open(dir, err, sizeof err))) {
+    if (status == 0 && o.records && sc.ninferences > 0
+        && !(records = records_open(dir, err, sizeof err))) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        status = EXIT_RUN_FAILURE;
+    }
+    jobs_writer *jobs = NULL;
+    bool has_jobs = sc.ntrainings + sc.njob_streams > 0;
+    if (status == 0 && o.records && has_jobs && !(jobs = jobs_open(dir, err, sizeof err))) {
         fprintf(stderr, "fleetsim: %s\n", err);
         status = EXIT_RUN_FAILURE;
     }
     run_options ro = { show ? show_progress : NULL, &display, records ? records_write : NULL,
-                       records };
+                       records, jobs ? jobs_write : NULL, jobs };
     if (status == 0 && scenario_run(&sc, &ro, &results, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", o.file, err);
         records_abort(records);
+        jobs_abort(jobs);
         status = EXIT_BAD_INPUT;
     } else if (status == 0) {
-        if (records && records_commit(records, err, sizeof err) != 0) {
+        if ((records && records_commit(records, err, sizeof err) != 0)
+            || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
             status = EXIT_RUN_FAILURE;
         }
@@ -349,8 +360,8 @@ static int cmd_run(int argc, char **argv)
                    sc.replications == 1 ? "" : "s", sc.duration_s,
                    (unsigned long long)results.events);
             output_summary_table(stdout, &results.metrics);
-            printf("\nwrote %s/summary.csv%s and %s/timeseries.csv\n", dir,
-                   records ? ", requests.csv" : "", dir);
+            printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
+                   records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
         }
         run_results_release(&results);
     }

@@ -22,11 +22,19 @@ fs.scenario = constructor("scenario")
 
 -- Pools of servers, and where they sit.
 fs.dedicated = constructor("dedicated")
+fs.cloud = constructor("cloud")
+fs.spot = constructor("spot")
 fs.site = constructor("site")
+fs.autoscaler = constructor("autoscaler")
+fs.noisy = constructor("noisy")
+fs.time_slicing = constructor("time_slicing")
 
 -- Workloads.
 fs.service = constructor("service")
 fs.inference = constructor("inference")
+fs.gpu_tasks = constructor("gpu_tasks")
+fs.training = constructor("training")
+fs.job_stream = constructor("job_stream")
 
 -- Arrival processes.
 fs.poisson = constructor("poisson")

@@ -19,6 +19,8 @@ void bench_mm8_table(int quick);
 void bench_cli_table(int quick);
 void bench_estimate_table(int quick);
 void bench_serving_table(int quick);
+void bench_training_table(int quick);
+void bench_gpu_tasks_table(int quick);
 
 /* Events per second of the bare M/M/8 loop for this many customers (best of repeats). */
 double bench_mm8_bare_rate(uint64_t customers);

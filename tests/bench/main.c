@@ -36,6 +36,10 @@ int main(int argc, char **argv)
     printf("\n");
     bench_serving_table(quick);
     printf("\n");
+    bench_gpu_tasks_table(quick);
+    printf("\n");
     bench_hold_table(quick);
+    printf("\n");
+    bench_training_table(quick);
     return 0;
 }

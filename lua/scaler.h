@@ -1,0 +1,26 @@
+/* A scaling policy written in Lua: `autoscaler = fs.autoscaler { policy = function(pool)
+ * ... end }`.  The run calls it at every evaluation (models/scenario.h: scale_fn) with
+ * pool = { time, active, provisioning, draining, min, max, utilization, kv_cache,
+ * outstanding, pending } and uses the number of replicas it returns (clamped to min..max).  The
+ * table is reused from call to call, each call has its own instruction budget, and an
+ * error stops the run with its message. */
+#ifndef FLEETSIM_LUA_SCALER_H
+#define FLEETSIM_LUA_SCALER_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+#include "models/scenario.h"
+
+#define SCALER_CALL_INSTRUCTIONS 1000000u
+
+typedef struct lua_scaler lua_scaler;
+
+/* Wraps the function at fn_index for a pool; lives in the state (freed with it). */
+lua_scaler *lua_scaler_create(lua_State *L, int fn_index, const char *pool);
+
+/* The scale_fn to give the serving model, with the scaler as its context. */
+int lua_scaler_decide(void *scaler, const autoscale_view *view, char *err, size_t err_size);
+
+#endif

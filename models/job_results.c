@@ -1,0 +1,140 @@
+/* Per-job records and training metrics (see job_scheduler.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "models/job_internal.h"
+#include "sim/histogram.h"
+
+job_record job_snapshot(const job *j, double end_s)
+{
+    const job_scheduler *s = j->s;
+    job_record r = { .replication = s->replication, .arrival_s = j->arrival_s,
+                     .start_s = j->start_s, .end_s = j->end_s, .wait_s = j->wait_s,
+                     .gpus = j->gpus, .restarts = j->restarts, .preemptions = j->preemptions,
+                     .failures = j->failures, .completed = j->state == JOB_DONE };
+    if (j->spec) {
+        snprintf(r.name, sizeof r.name, "%s", j->spec->name);
+        r.workload = j->spec->name;
+    } else {
+        const char *stream = s->streams[j->stream]->spec->name;
+        snprintf(r.name, sizeof r.name, "%s#%llu", stream, (unsigned long long)j->number);
+        r.workload = stream;
+    }
+    double held = j->held_gpu_s, work = j->saved_s;
+    bool holding = j->state == JOB_RUNNING || j->state == JOB_EVACUATING;
+    if (holding) {
+        double done, saved;
+        held += j->gpus * (end_s - j->segment_start_s);
+        training_progress(&j->checkpoint, j->segment_restart_s, j->work_s - j->saved_s,
+                          end_s - j->segment_start_s, &done, &saved);
+        work += j->state == JOB_EVACUATING ? j->evacuated_s - j->saved_s : done;
+    }
+    if (j->state == JOB_QUEUED || j->state == JOB_STARTING)
+        r.wait_s += end_s - j->queued_since_s;
+    if (j->state == JOB_PENDING)
+        r.wait_s = NAN;
+    r.gpu_hours = held / 3600;
+    r.work_s = work;
+    r.goodput = held > 0 ? work * j->gpus / held : NAN;
+    r.mfu_effective = j->mfu * r.goodput;
+    return r;
+}
+
+size_t job_scheduler_jobs(const job_scheduler *s)
+{
+    return s->njobs;
+}
+
+job_record job_scheduler_job(const job_scheduler *s, size_t i, double end_s)
+{
+    return job_snapshot(s->jobs[i], end_s);
+}
+
+void job_scheduler_finish(job_scheduler *s, double end_s)
+{
+    if (!s->record)
+        return;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const job *j = s->jobs[i];
+        if (j->state == JOB_DONE || j->state == JOB_PENDING)
+            continue;
+        job_record r = job_snapshot(j, end_s);
+        s->record(s->record_context, &r);
+    }
+}
+
+static void add(sim_metrics *m, const char *scope, const char *subject, const char *name,
+                const char *unit, double value)
+{
+    sim_metrics_add(m, scope, subject, name, unit, value);
+}
+
+static void job_metrics(const job *j, double end_s, sim_metrics *m)
+{
+    job_record r = job_snapshot(j, end_s);
+    const char *n = r.name;
+    add(m, "job", n, "wait_s", "s", r.wait_s);
+    add(m, "job", n, "start_s", "s", r.start_s);
+    add(m, "job", n, "end_s", "s", r.end_s);
+    add(m, "job", n, "gpu_hours", "h", r.gpu_hours);
+    add(m, "job", n, "goodput", "1", r.goodput);
+    add(m, "job", n, "mfu_effective", "1", r.mfu_effective);
+    add(m, "job", n, "restarts", "1", r.restarts);
+    add(m, "job", n, "preemptions", "1", r.preemptions);
+    add(m, "job", n, "failures", "1", r.failures);
+    add(m, "job", n, "completed", "1", r.completed);
+}
+
+static void stream_metrics(const job_scheduler *s, size_t k, double end_s, sim_metrics *m)
+{
+    sim_stat wait, turnaround, goodput;
+    sim_stat_reset(&wait);
+    sim_stat_reset(&turnaround);
+    sim_stat_reset(&goodput);
+    sim_histogram waits;
+    sim_histogram_init(&waits);
+    double arrived = 0, completed = 0, gpu_hours = 0, restarts = 0, preemptions = 0,
+           failures = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const job *j = s->jobs[i];
+        if (j->spec || j->stream != k)
+            continue;
+        job_record r = job_snapshot(j, end_s);
+        arrived++;
+        if (!isnan(r.start_s)) {
+            sim_stat_add(&wait, r.wait_s);
+            sim_histogram_add(&waits, r.wait_s);
+        }
+        if (r.completed) {
+            completed++;
+            sim_stat_add(&turnaround, r.end_s - r.arrival_s);
+        }
+        if (!isnan(r.goodput))
+            sim_stat_add(&goodput, r.goodput);
+        gpu_hours += r.gpu_hours;
+        restarts += r.restarts;
+        preemptions += r.preemptions;
+        failures += r.failures;
+    }
+    const char *n = s->streams[k]->spec->name;
+    add(m, "workload", n, "jobs_arrived", "jobs", arrived);
+    add(m, "workload", n, "jobs_completed", "jobs", completed);
+    add(m, "workload", n, "wait_mean_s", "s", sim_stat_mean(&wait));
+    add(m, "workload", n, "wait_p99_s", "s", sim_histogram_quantile(&waits, 0.99));
+    add(m, "workload", n, "turnaround_mean_s", "s", sim_stat_mean(&turnaround));
+    add(m, "workload", n, "goodput_mean", "1", sim_stat_mean(&goodput));
+    add(m, "workload", n, "gpu_hours", "h", gpu_hours);
+    add(m, "workload", n, "restarts", "1", restarts);
+    add(m, "workload", n, "preemptions", "1", preemptions);
+    add(m, "workload", n, "failures", "1", failures);
+    sim_histogram_release(&waits);
+}
+
+void training_record_metrics(const job_scheduler *s, double end_s, sim_metrics *m)
+{
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i]->spec)
+            job_metrics(s->jobs[i], end_s, m);
+    for (size_t k = 0; k < s->nstreams; k++)
+        stream_metrics(s, k, end_s, m);
+}

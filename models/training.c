@@ -1,0 +1,161 @@
+/* Training job specs, closed-form progress and step times from the model (see
+ * training.h). */
+#include "models/training.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/memory.h"
+#include "models/perf.h"
+
+void training_spec_release(training_spec *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    s->name = NULL;
+}
+
+void job_trace_release(job_trace *t)
+{
+    if (!t)
+        return;
+    free(t->at_s);
+    free(t->gpus);
+    free(t->duration_s);
+    free(t->priority);
+    *t = (job_trace){ 0 };
+}
+
+void job_stream_spec_release(job_stream_spec *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    s->name = NULL;
+    sim_dist_release(&s->interarrival_s);
+    sim_dist_release(&s->gpus);
+    sim_dist_release(&s->duration_s);
+    job_trace_release(&s->trace);
+}
+
+const char *scheduler_policy_name(scheduler_policy p)
+{
+    switch (p) {
+    case SCHED_FIFO:
+        return "fifo";
+    case SCHED_PRIORITY:
+        return "priority";
+    case SCHED_BACKFILL:
+        return "backfill";
+    }
+    return "?";
+}
+
+/* ---- closed-form progress ------------------------------------------------------------ */
+
+double training_segment_s(const checkpoint_spec *c, double restart_s, double remaining_s)
+{
+    if (remaining_s <= 0)
+        return restart_s;
+    if (c->every_s <= 0)
+        return restart_s + remaining_s;
+    double m = ceil(remaining_s / c->every_s) - 1;
+    return restart_s + m * (c->every_s + c->write_s) + (remaining_s - m * c->every_s);
+}
+
+void training_progress(const checkpoint_spec *c, double restart_s, double remaining_s,
+                       double elapsed_s, double *done_s, double *saved_s)
+{
+    double x = elapsed_s - restart_s;
+    *done_s = *saved_s = 0;
+    if (x <= 0 || remaining_s <= 0)
+        return;
+    if (c->every_s <= 0) {
+        *done_s = fmin(x, remaining_s);
+        return;
+    }
+    double cycle = c->every_s + c->write_s;
+    double k = floor(x / cycle);
+    double within = x - k * cycle;
+    *done_s = fmin(k * c->every_s + fmin(within, c->every_s), remaining_s);
+    *saved_s = fmin(k * c->every_s, remaining_s);
+}
+
+/* ---- from a model ------------------------------------------------------------------- */
+
+static bool estimate(const model_spec *m, const device_spec *d, const perf_profile *p,
+                     precision prec, unsigned gpus, unsigned tp, unsigned pp, unsigned seq_len,
+                     unsigned global_batch, training_estimate *out)
+{
+    if (!tp && !pp)
+        return perf_training_plan(m, d, p, prec, gpus, seq_len, global_batch, out);
+    bool fits = false;
+    for (int recompute = 0; recompute <= 1 && !fits; recompute++) {
+        training_setup s = { tp, pp, 0, 1, recompute, 1, seq_len, 0 };
+        *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
+        fits = out->memory.fits;
+    }
+    return fits;
+}
+
+int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
+                            precision prec, unsigned gpus, unsigned tp, unsigned pp,
+                            unsigned seq_len, unsigned global_batch, double tokens,
+                            double steps, char *err, size_t err_size)
+{
+    if (tp || pp) {
+        tp = tp ? tp : 1;
+        pp = pp ? pp : 1;
+        if (gpus % (tp * pp) != 0) {
+            snprintf(err, err_size, "%u GPUs are not a multiple of tp x pp = %u x %u", gpus,
+                     tp, pp);
+            return -1;
+        }
+        if (pp > m->layers) {
+            snprintf(err, err_size, "pp %u is more than the %u layers of %s", pp, m->layers,
+                     m->name);
+            return -1;
+        }
+    }
+    if (tp && global_batch < gpus / (tp * pp)) {
+        snprintf(err, err_size, "a global batch of %u sequences is smaller than the %u "
+                 "data-parallel ranks", global_batch, gpus / (tp * pp));
+        return -1;
+    }
+    perf_profile p = perf_default_profile(d);
+    training_estimate e;
+    if (!estimate(m, d, &p, prec, gpus, tp, pp, seq_len, global_batch, &e)) {
+        unsigned fit = 0;
+        for (unsigned g = gpus * 2; g && g <= 65536 && !fit; g *= 2) {
+            training_estimate probe;
+            if (perf_training_plan(m, d, &p, prec, g, seq_len, global_batch, &probe))
+                fit = g;
+        }
+        const training_memory *mem = &e.memory;
+        if (mem->usable_bytes <= 0) { /* no setup was tried */
+            snprintf(err, err_size, "a global batch of %u sequences cannot be split over %u "
+                     "GPUs (each data-parallel rank needs one)", global_batch, gpus);
+            return -1;
+        }
+        char smallest[96];
+        if (fit)
+            snprintf(smallest, sizeof smallest, "the smallest that fits is %u GPUs", fit);
+        else
+            snprintf(smallest, sizeof smallest, "no power-of-two multiple up to 65536 GPUs "
+                     "fits a global batch of %u", global_batch);
+        snprintf(err, err_size, "%s on %u %s: needs %.1f GB per GPU (weights %.1f, gradients "
+                 "%.1f, optimizer %.1f, activations %.1f) with %.1f GB usable; %s", m->name,
+                 gpus, d->name, mem->total_bytes / 1e9, mem->weights_bytes / 1e9,
+                 mem->gradient_bytes / 1e9, mem->optimizer_bytes / 1e9,
+                 mem->activation_bytes / 1e9, mem->usable_bytes / 1e9, smallest);
+        return -1;
+    }
+    out->gpus = gpus;
+    out->step_s = e.step_s;
+    out->tokens_per_step = e.tokens_per_step;
+    out->mfu = e.mfu;
+    out->steps = tokens > 0 ? ceil(tokens / e.tokens_per_step) : steps;
+    return 0;
+}
