@@ -174,9 +174,30 @@ static int convert_elastic(load_context *c, const lua_object *p, pool_spec *out,
     return 0;
 }
 
+/* A dedicated pool given a cloud pool's key: say what to use instead. */
+static int refuse_elastic_keys(load_context *c, const lua_object *p)
+{
+    static const char *const elastic[] = { "min", "max", "provision", "autoscaler", "unavailable",
+                                           "ceiling", "retry", NULL };
+    for (int i = 0; elastic[i]; i++) {
+        int type = object_get(c, p, elastic[i]);
+        lua_pop(c->L, 1);
+        if (type != LUA_TNIL) {
+            char path[FIELD_PATH_MAX];
+            snprintf(path, sizeof path, "%s.%s", p->path, elastic[i]);
+            return field_fail(c, p->where, path, "a dedicated pool has a fixed count; GPUs "
+                              "that come and go are fs.cloud { min, max, provision, autoscaler } "
+                              "or fs.spot");
+        }
+    }
+    return 0;
+}
+
 int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua)
 {
     bool dedicated = !strcmp(p->kind, "dedicated");
+    if (dedicated && refuse_elastic_keys(c, p) != 0)
+        return -1;
     const char *const *keys = dedicated ? DEDICATED_KEYS
                               : !strcmp(p->kind, "spot") ? SPOT_KEYS : CLOUD_KEYS;
     if (object_check_keys(c, p, keys) != 0 || read_string(c, p, "gpu", false, &out->gpu) != 0

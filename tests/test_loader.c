@@ -438,3 +438,108 @@ Test(loader, a_link_out_of_the_scenario_folder_is_refused)
     expect_error(text, 5, "workloads.w.arrivals.file: \"t.csv\" leads outside the scenario's "
                  "folder (a link?); a trusted file can use --unsafe");
 }
+
+/* ---- pools: cloud, spot, sharing; training and overflow ---- */
+
+Test(loader, cloud_spot_and_mig_pools_resolve)
+{
+    scenario sc;
+    char *path;
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1h\",\n"
+        "  pools = {\n"
+        "    cloud = fs.cloud { gpu = \"H100-SXM\", count = 2, min = 1, max = 8, provision = \"90s\",\n"
+        "      unavailable = 0.1, ceiling = 6,\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 12, interval = \"15s\" } },\n"
+        "    spot = fs.spot { gpu = \"H100-SXM\", max = 4, preemption_rate = \"0.01/h\", notice = \"30s\" },\n"
+        "    sliced = fs.dedicated { gpu = \"A100-80GB-SXM\", count = 2, mig = \"1g.10gb\" },\n"
+        "  },\n"
+        "  workloads = {\n"
+        "    chat = fs.inference { model = \"llama-3-8b\", precision = \"int8\", pool = \"sliced\",\n"
+        "      arrivals = fs.poisson { rate = 1 }, prompt = 200, output = 50, overflow = \"cloud\" },\n"
+        "    tune = fs.training { steps = 100, step = \"1s\", gpus = 4, pool = \"spot\" },\n"
+        "  } }\n";
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    const pool_spec *cloud = &sc.pools[0], *sliced = &sc.pools[1], *spot = &sc.pools[2];
+    cr_expect_eq(cloud->capacity.kind, POOL_CLOUD);
+    cr_expect_eq(cloud->count, 2);
+    cr_expect_eq(cloud->min, 1);
+    cr_expect_eq(cloud->capacity.max, 8);
+    cr_expect_eq(cloud->capacity.ceiling, 6);
+    cr_expect_float_eq(cloud->capacity.unavailable_probability, 0.1, 0);
+    cr_expect_float_eq(sim_dist_mean(&cloud->provision_s), 90, 0);
+    cr_expect(cloud->autoscaler.enabled);
+    cr_expect_eq(cloud->autoscaler.metric, AUTOSCALE_QUEUE);
+    cr_expect_float_eq(cloud->autoscaler.target, 12, 0);
+    cr_expect_float_eq(cloud->autoscaler.interval_s, 15, 0);
+    cr_expect_float_eq(cloud->autoscaler.cooldown_s, 180, 0, "the default cooldown");
+    cr_expect_eq(spot->capacity.kind, POOL_SPOT);
+    cr_expect_float_eq(spot->capacity.preemption_rate_per_s, 0.01 / 3600, 1e-18);
+    cr_expect_float_eq(spot->capacity.notice_s, 30, 0);
+    cr_expect_eq(spot->count, 0, "a cloud pool starts at its min");
+    /* the MIG user guide: seven 1g.10gb slices on an A100-80GB */
+    cr_expect_eq(sliced->units_per_gpu, 7);
+    cr_expect_eq(sliced->count, 14);
+    cr_expect_str_eq(sliced->unit_device, "A100-80GB-SXM MIG 1g.10gb");
+    const inference_spec *chat = &sc.inferences[0];
+    cr_expect_eq(chat->replicas, 14, "one replica per slice");
+    cr_expect_str_eq(sc.catalog.devices[chat->device].name, "A100-80GB-SXM MIG 1g.10gb");
+    cr_expect_float_eq(sc.catalog.devices[chat->device].memory_bytes, 10e9, 0);
+    cr_expect(chat->has_overflow);
+    cr_expect_str_eq(sc.pools[chat->overflow_pool].name, "cloud");
+    cr_expect_eq(chat->overflow_tp, 1);
+    cr_expect_eq(sc.ntrainings, 1);
+    cr_expect_str_eq(sc.pools[sc.trainings[0].pool].name, "spot");
+    scenario_release(&sc);
+    free(path);
+}
+
+/* A scenario around one pool line (line 4) and one workload line (line 6). */
+static char *pool_case(const char *pool, const char *workload)
+{
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { duration = \"1h\",\n"
+             "  pools = {\n"
+             "    %s\n"
+             "    other = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+             "  workloads = { %s } }\n", pool, workload);
+    return buf;
+}
+
+#define CHAT(pool) "chat = fs.inference { model = \"llama-3-8b\", pool = \"" pool "\", " \
+    "arrivals = fs.poisson { rate = 1 }, prompt = 200, output = 50"
+
+Test(loader, pool_mistakes)
+{
+    expect_error(pool_case("p = fs.spot { gpu = \"H100-SXM\", max = 4, preemption_times = { \"2h\", \"1h\" } },",
+                           CHAT("p") " }"), 4,
+                 "pools.p.preemption_times: entry 2 (3600 s) comes before entry 1 (7200 s); "
+                 "expected times in order");
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4 },", CHAT("p") " }"), 4,
+                 "pools.p: starts with no GPUs and has no autoscaler, so its workload would "
+                 "never be served: set count or autoscaler");
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, count = 5 },", CHAT("p") " }"), 4,
+                 "pools.p.count: 5 is over the limit of 4");
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, unavailable = 1 },", CHAT("p") " }"), 4,
+                 "pools.p.unavailable: a probability of 1 means no GPU is ever provisioned; "
+                 "expected less than 1");
+    expect_error(pool_case("p = fs.cloud { max = 4, count = 1 },", CHAT("p") " }"), 4,
+                 "pools.p: a cloud pool rents GPUs: name one (gpu = \"H100-SXM\")");
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, count = 1 },",
+                           "q = fs.service { arrivals = fs.poisson { rate = 1 }, service = \"1s\", pool = \"p\" }"), 4,
+                 "pools.p: a queueing service (fs.service) runs on fixed servers: use "
+                 "fs.dedicated for it");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2 },",
+                           CHAT("p") ", overflow = \"p\" }"), 6,
+                 "workloads.chat.overflow: \"p\" is the workload's own pool; name another");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2 },",
+                           CHAT("p") " }, tune = fs.training { steps = 10, step = 1, gpus = 1, pool = \"p\" }"), 4,
+                 "pools.p: runs training jobs and an inference workload; give the jobs a pool "
+                 "of their own");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2, autoscaler = 1 },", CHAT("p") " }"), 4,
+                 "pools.p.autoscaler: a dedicated pool has a fixed count; GPUs that come and go "
+                 "are fs.cloud { min, max, provision, autoscaler } or fs.spot");
+}

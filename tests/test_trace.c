@@ -1,6 +1,7 @@
 /* Trace replay: the Azure traces stream through exactly, and every kind of bad row is
  * reported with its file and row. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,6 @@
 #include "scratch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +83,25 @@ summary_row scratch_summary_row(const char *csv, const char *scope, const char *
     const char *at = strstr(csv, prefix);
     if (!at)
         return row;
-    char unit[64];
-    /* value,unit,ci95_lo,ci95_hi,n */
-    if (sscanf(at + strlen(prefix), "%lf,%63[^,],%lf,%lf,%lf", &row.value, unit, &row.ci_low,
-               &row.ci_high, &row.n) == 5)
-        row.found = 1;
+    /* value,unit,ci95_lo,ci95_hi,n: the interval is empty with one replication, and so
+     * may the unit be */
+    char *end;
+    const char *p = at + strlen(prefix);
+    row.value = strtod(p, &end);
+    if (end == p || *end != ',')
+        return row;
+    p = strchr(end + 1, ',');
+    if (!p)
+        return row;
+    row.ci_low = *++p == ',' ? NAN : strtod(p, &end);
+    p = strchr(p, ',');
+    if (!p)
+        return row;
+    row.ci_high = *++p == ',' ? NAN : strtod(p, &end);
+    p = strchr(p, ',');
+    if (!p)
+        return row;
+    row.n = strtod(p + 1, NULL);
+    row.found = 1;
     return row;
 }
