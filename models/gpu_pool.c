@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -79,20 +80,6 @@ struct gpu_pool {
     gpu_pool_stats stats;
 };
 
-static void *grow(void *items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return items;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(items, n * size);
-    if (!p)
-        sim_fatal("out of memory growing a GPU pool");
-    *cap = n;
-    return p;
-}
-
 /* ---- sets of slots ------------------------------------------------------------------ */
 
 static size_t *set_pos(gpu *g, bool held)
@@ -102,7 +89,7 @@ static size_t *set_pos(gpu *g, bool held)
 
 static void set_add(gpu_pool *p, slot_set *s, bool held, gpu *g)
 {
-    s->items = grow(s->items, &s->cap, s->n + 1, sizeof *s->items);
+    s->items = sim_array_grow(s->items, &s->cap, s->n + 1, sizeof *s->items, "a GPU pool");
     *set_pos(g, held) = s->n;
     s->items[s->n++] = g->slot;
 }
@@ -196,7 +183,8 @@ static gpu *gpu_new(gpu_pool *p, gpu_state state, int64_t owner)
     if (p->nunused) {
         g = p->gpus[p->unused[--p->nunused]];
     } else {
-        p->gpus = grow(p->gpus, &p->gpus_cap, p->ngpus + 1, sizeof *p->gpus);
+        p->gpus = sim_array_grow(p->gpus, &p->gpus_cap, p->ngpus + 1,
+                                 sizeof *p->gpus, "a GPU pool");
         if (!(g = malloc(sizeof *g)))
             sim_fatal("out of memory adding a GPU");
         g->pool = p;
@@ -234,7 +222,8 @@ static void gpu_drop(gpu_pool *p, gpu *g)
     set_remove(p, &p->free, false, g);
     g->state = GPU_UNUSED;
     g->request = -1;
-    p->unused = grow(p->unused, &p->unused_cap, p->nunused + 1, sizeof *p->unused);
+    p->unused = sim_array_grow(p->unused, &p->unused_cap, p->nunused + 1,
+                               sizeof *p->unused, "a GPU pool");
     p->unused[p->nunused++] = g->slot;
 }
 
@@ -333,7 +322,8 @@ static request *request_new(gpu_pool *p, unsigned n, const gpu_holder *holder, v
     request *r = malloc(sizeof *r + n * sizeof r->slots[0]);
     if (!r)
         sim_fatal("out of memory for a GPU request");
-    p->requests = grow(p->requests, &p->requests_cap, p->nrequests + 1, sizeof *p->requests);
+    p->requests = sim_array_grow(p->requests, &p->requests_cap, p->nrequests + 1,
+                                 sizeof *p->requests, "a GPU pool");
     *r = (request){ .pool = p, .id = (int64_t)p->nrequests, .holder = holder,
                     .context = context, .n = n, .asked_s = sim_engine_now(p->engine) };
     p->requests[p->nrequests++] = r;

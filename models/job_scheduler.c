@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/job_internal.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -15,20 +16,6 @@
 /* The end of an evacuation runs before a preemption's loss at the same instant, so the
  * checkpoint written in the notice counts. */
 #define EVACUATION_PRIORITY (-1)
-
-static void *grow(void *items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return items;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(items, n * size);
-    if (!p)
-        sim_fatal("out of memory growing a job scheduler");
-    *cap = n;
-    return p;
-}
 
 static void dispatch(job_scheduler *s);
 
@@ -59,7 +46,8 @@ static void enqueue(job_scheduler *s, job *j, bool at_head)
         else
             hi = mid;
     }
-    s->queue = grow(s->queue, &s->queue_cap, s->nqueue + 1, sizeof *s->queue);
+    s->queue = sim_array_grow(s->queue, &s->queue_cap, s->nqueue + 1,
+                              sizeof *s->queue, "a job scheduler");
     memmove(s->queue + lo + 1, s->queue + lo, (s->nqueue - lo) * sizeof *s->queue);
     s->queue[lo] = j;
     s->nqueue++;
@@ -73,7 +61,8 @@ static void queue_remove_at(job_scheduler *s, size_t i)
 
 static void running_add(job_scheduler *s, job *j)
 {
-    s->running = grow(s->running, &s->running_cap, s->nrunning + 1, sizeof *s->running);
+    s->running = sim_array_grow(s->running, &s->running_cap, s->nrunning + 1,
+                                sizeof *s->running, "a job scheduler");
     j->running_pos = s->nrunning;
     s->running[s->nrunning++] = j;
 }
@@ -371,7 +360,8 @@ static job *job_new(job_scheduler *s)
     job *j = calloc(1, sizeof *j);
     if (!j)
         sim_fatal("out of memory adding a job");
-    s->jobs = grow(s->jobs, &s->jobs_cap, s->njobs + 1, sizeof *s->jobs);
+    s->jobs = sim_array_grow(s->jobs, &s->jobs_cap, s->njobs + 1,
+                             sizeof *s->jobs, "a job scheduler");
     j->s = s;
     j->index = s->njobs;
     j->request = -1;

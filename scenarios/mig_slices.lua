@@ -5,9 +5,12 @@
 -- 14 SMs, 10 GB and an eighth of the bandwidth).  A slice decodes a token far more
 -- slowly than a whole GPU, but fourteen replicas queue less; and with MIG some SMs sit
 -- unused (98 of 108 on an A100), while slices busy at once still contend for memory
--- bandwidth (bandwidth_interference).  Compare tpot, ttft and e2e between workloads
--- "whole" and "sliced", then try --set pools.sliced.mig=3g.40gb, or a heavier load
--- with --set workloads.sliced.arrivals.rate=60 --set workloads.whole.arrivals.rate=60.
+-- bandwidth (bandwidth_interference).  A third pool time-slices each GPU among seven
+-- tenants instead: a tenant alone runs at the whole GPU's speed, but with k busy each
+-- gets 1/k of the time, less a context switch per turn.  Compare tpot, ttft and e2e
+-- between workloads "whole", "sliced" and "time_sliced", then try
+-- --set pools.sliced.mig=3g.40gb, or a heavier load with
+-- --set workloads.sliced.arrivals.rate=60 --set workloads.whole.arrivals.rate=60.
 local fs = require "fleetsim"
 
 -- Llama 3.2 1B (Meta's model card: 1.24B parameters, 16 layers, hidden 2048,
@@ -40,9 +43,12 @@ return fs.scenario {
     whole = fs.dedicated { gpu = "A100-80GB-SXM", count = 2 },
     sliced = fs.dedicated { gpu = "A100-80GB-SXM", count = 2, mig = "1g.10gb",
                             bandwidth_interference = 0.15 },
+    time_sliced = fs.dedicated { gpu = "A100-80GB-SXM", count = 2,
+                                 time_slicing = fs.time_slicing { tenants = 7 } },
   },
   workloads = {
     whole = chat("whole"),
     sliced = chat("sliced"),
+    time_sliced = chat("time_sliced"),
   },
 }
