@@ -193,3 +193,63 @@ Test(fleet, requests_on_a_lost_replica_are_served_elsewhere)
     gpu_pool_free(gp);
     sim_engine_free(e);
 }
+
+/* The fast path cuts a decode run where the speed changes, so it agrees with one event
+ * per iteration on noisy, time-sliced GPUs too. */
+static serving_stats run_shared(bool reference, const noisy_spec *noisy, const sharing_spec *share)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving_config c = chat(12);
+    c.replicas = 4;
+    c.prompt_tokens = sim_dist_lognormal(600, 0.8);
+    c.output_tokens = sim_dist_lognormal(150, 0.7);
+    c.replica.reference = reference;
+    c.noisy = noisy;
+    c.sharing = share;
+    c.units_per_gpu = share ? share->tenants : 1;
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 1800);
+    serving_stats st = *serving_get_stats(s);
+    memset(&st.ttft_hist_s, 0, sizeof st.ttft_hist_s); /* freed with s */
+    memset(&st.tpot_hist_s, 0, sizeof st.tpot_hist_s);
+    memset(&st.e2e_hist_s, 0, sizeof st.e2e_hist_s);
+    serving_free(s);
+    sim_engine_free(e);
+    return st;
+}
+
+Test(fleet, the_fast_path_agrees_with_reference_mode_under_noise_and_time_slicing)
+{
+    noisy_spec noisy = { sim_dist_exponential(60), sim_dist_exponential(30),
+                         sim_dist_uniform(1.5, 3), 0.2 };
+    sharing_spec share = { .mode = SHARE_TIME_SLICING, .tenants = 2, .slice_s = 2e-3,
+                           .switch_s = 50e-6 };
+    serving_stats fast = run_shared(false, &noisy, &share);
+    serving_stats ref = run_shared(true, &noisy, &share);
+    serving_stats calm = run_shared(false, NULL, NULL);
+    cr_expect_eq(fast.completed, ref.completed);
+    cr_expect_leq(fabs(fast.tpot_s.mean / ref.tpot_s.mean - 1), 0.01, "tpot fast %g, reference %g",
+                  fast.tpot_s.mean, ref.tpot_s.mean);
+    cr_expect_leq(fabs(fast.e2e_s.mean / ref.e2e_s.mean - 1), 0.01, "e2e fast %g, reference %g",
+                  fast.e2e_s.mean, ref.e2e_s.mean);
+    cr_expect_leq(fabs(fast.ttft_s.mean / ref.ttft_s.mean - 1), 0.02, "ttft fast %g, reference %g",
+                  fast.ttft_s.mean, ref.ttft_s.mean);
+    /* and sharing plus noise is slower than a calm GPU of one's own */
+    cr_expect_gt(fast.tpot_s.mean, 1.3 * calm.tpot_s.mean, "shared %g, alone %g",
+                 fast.tpot_s.mean, calm.tpot_s.mean);
+}
+
+Test(fleet, a_noisy_process_that_is_never_contended_changes_nothing)
+{
+    noisy_spec calm_only = { sim_dist_exponential(60), sim_dist_constant(0),
+                             sim_dist_constant(2), 0.2 };
+    serving_stats noisy = run_shared(false, &calm_only, NULL);
+    serving_stats plain = run_shared(false, NULL, NULL);
+    cr_expect_eq(noisy.completed, plain.completed);
+    cr_expect_eq(noisy.ttft_s.mean, plain.ttft_s.mean, "bit for bit");
+    cr_expect_eq(noisy.tpot_s.mean, plain.tpot_s.mean, "bit for bit");
+    cr_expect_eq(noisy.e2e_s.m2, plain.e2e_s.m2, "bit for bit");
+}
