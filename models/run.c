@@ -472,6 +472,14 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     void *context = options ? options->progress_context : NULL;
     memset(out, 0, sizeof *out);
     sim_metrics_init(&out->metrics);
+    unsigned first = options ? options->replication_first : 0;
+    unsigned count = options && options->replication_count ? options->replication_count
+                                                           : sc->replications - first;
+    if (first >= sc->replications || count > sc->replications - first) {
+        snprintf(err, err_size, "replications %u to %u of a scenario with %u", first + 1,
+                 first + count, sc->replications);
+        return -1;
+    }
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
     size_t subjects = sc->npools + sc->nservices + sc->ninferences + sc->ngpu_tasks;
     if (sim_timeseries_cells_needed(nbuckets, subjects, NCOLUMNS)
@@ -511,7 +519,7 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     progress_state ps = { progress, context, { 0, sc->replications, 0, sc->duration_s, 0 },
                           0, sc->duration_s / 100 };
     int status = 0;
-    for (unsigned r = 0; r < sc->replications && status == 0; r++) {
+    for (unsigned r = first; r < first + count && status == 0; r++) {
         sim_engine *e = sim_engine_create();
         if (!e)
             sim_fatal("out of memory creating an engine");

@@ -38,6 +38,10 @@ typedef struct run_options {
     void *request_context;
     job_record_fn on_job;          /* NULL, or called for every training job (jobs.csv) */
     void *job_context;
+    /* Runs replications first .. first + count - 1 only (count 0: all of them), for
+     * workers that share a scenario's replications; each is the same as in a whole
+     * run, since its random streams depend on its number only. */
+    unsigned replication_first, replication_count;
 } run_options;
 
 /* Runs sc.  Returns 0, or -1 with a message in err (a configuration the models refuse,

@@ -335,8 +335,11 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "fleetsim: %s\n", err);
         status = EXIT_RUN_FAILURE;
     }
-    run_options ro = { show ? show_progress : NULL, &display, records ? records_write : NULL,
-                       records, jobs ? jobs_write : NULL, jobs };
+    run_options ro = {
+        .progress = show ? show_progress : NULL, .progress_context = &display,
+        .on_request = records ? records_write : NULL, .request_context = records,
+        .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
+    };
     if (status == 0 && scenario_run(&sc, &ro, &results, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", o.file, err);
         records_abort(records);
