@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua/cost_load.h"
 #include "lua/scaler.h"
 #include "lua/sharing_load.h"
 #include "lua/training_load.h"
@@ -14,7 +15,7 @@
 const char *const POOL_KINDS[] = { "dedicated", "cloud", "spot", NULL };
 
 #define COMMON_KEYS "gpu", "site", "mtbf", "repair", "noisy", "mig", "bandwidth_interference", \
-    "time_slicing", "scheduler"
+    "time_slicing", "scheduler", "cost"
 #define ELASTIC_KEYS COMMON_KEYS, "count", "min", "max", "provision", "unavailable", \
     "ceiling", "retry", "autoscaler"
 static const char *const DEDICATED_KEYS[] = { "count", COMMON_KEYS, NULL };
@@ -206,7 +207,8 @@ int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *cal
     if (out->gpu && !*out->gpu)
         return field_fail(c, p->where, p->path, "gpu is empty (leave it out for plain servers)");
     out->units_per_gpu = 1;
-    if (convert_scheduler(c, p, &out->scheduler) != 0
+    if (convert_cost(c, p, &out->cost, &out->has_cost) != 0
+        || convert_scheduler(c, p, &out->scheduler) != 0
         || convert_noisy(c, p, &out->noisy, &out->has_noisy) != 0
         || convert_sharing(c, p, &out->sharing) != 0)
         return -1;
@@ -270,9 +272,14 @@ static int tenant_device(const device_spec *whole, unsigned tenants, device_spec
 
 int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat)
 {
+    const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
+    if (out->has_cost && resolve_cost_price(c, p, &out->cost, whole) != 0)
+        return -1;
     if (out->sharing.mode == SHARE_NONE)
         return 0;
-    const device_spec *whole = catalog_device(cat, out->gpu);
+    if (out->capacity.kind != POOL_DEDICATED)
+        return field_fail(c, p->where, p->path, "MIG and time-slicing partition GPUs a pool "
+                          "owns: use fs.dedicated (a cloud's GPUs come and go whole)");
     if (!whole) /* reported by the device check */
         return 0;
     device_spec unit;
@@ -304,6 +311,7 @@ int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, cat
         return field_fail(c, p->where, p->path, "%u GPUs of %u units each pass the limit of "
                           "%u units in a pool", out->capacity.max, units, SCENARIO_MAX_SERVERS);
     out->units_per_gpu = units;
+    out->capacity.mtbf_s *= units; /* each unit fails at its GPU's rate / units */
     out->count *= units;
     out->min *= units;
     out->capacity.count *= units;

@@ -464,7 +464,8 @@ static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
     const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
     out->has_overflow = true;
     out->overflow_device = (size_t)(d - sc->catalog.devices);
-    return size_replicas(c, w, "overflow_tp", p, m, d, out, (unsigned)tp, &out->overflow_tp);
+    return size_replicas(c, w, "overflow_tp", p, m, d, out,
+                         p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp);
 }
 
 static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
@@ -541,8 +542,14 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         out->max_batch = (unsigned)max_batch;
         out->max_tokens = (unsigned)max_tokens;
     }
+    if (status == 0 && d && p->units_per_gpu > 1 && tp > 1) {
+        snprintf(path, sizeof path, "%s.tp", w->path);
+        status = field_fail(c, w->where, path, "a replica on shared GPUs runs on one MIG slice "
+                            "or time-slicing share: tp must be 1, got %lld", (long long)tp);
+    }
     if (status == 0 && d)
-        status = size_replicas(c, w, "tp", p, m, d, out, (unsigned)tp, &out->tp);
+        status = size_replicas(c, w, "tp", p, m, d, out,
+                               p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp);
     if (status == 0)
         out->replicas = p->count / out->tp;
     if (status == 0)

@@ -78,6 +78,7 @@ struct gpu_pool {
     void *listener_context;
     sim_event_id notify_event;
     gpu_pool_stats stats;
+    cost_meter *meter;   /* told of every GPU joining or leaving the held set */
 };
 
 /* ---- sets of slots ------------------------------------------------------------------ */
@@ -92,6 +93,8 @@ static void set_add(gpu_pool *p, slot_set *s, bool held, gpu *g)
     s->items = sim_array_grow(s->items, &s->cap, s->n + 1, sizeof *s->items, "a GPU pool");
     *set_pos(g, held) = s->n;
     s->items[s->n++] = g->slot;
+    if (held && p->meter)
+        cost_meter_rent(p->meter, g->id, sim_engine_now(p->engine));
 }
 
 static void set_remove(gpu_pool *p, slot_set *s, bool held, gpu *g)
@@ -99,6 +102,8 @@ static void set_remove(gpu_pool *p, slot_set *s, bool held, gpu *g)
     size_t *pos = set_pos(g, held);
     if (*pos == NONE)
         return;
+    if (held && p->meter)
+        cost_meter_return(p->meter, g->id, sim_engine_now(p->engine));
     size_t last = s->items[--s->n];
     s->items[*pos] = last;
     *set_pos(p->gpus[last], held) = *pos;
@@ -730,4 +735,14 @@ void gpu_pool_record_metrics(const gpu_pool *p, const char *name, double end_s,
     sim_metrics_add(m, "pool", name, "failures", "failures", (double)s->failures);
     sim_metrics_add(m, "pool", name, "provisioning_failures", "attempts",
                     (double)s->provision_failures);
+}
+
+void gpu_pool_set_meter(gpu_pool *p, cost_meter *meter)
+{
+    p->meter = meter;
+    if (!meter)
+        return;
+    double now = sim_engine_now(p->engine);
+    for (size_t i = 0; i < p->held.n; i++) /* the GPUs held already */
+        cost_meter_rent(meter, p->gpus[p->held.items[i]]->id, now);
 }

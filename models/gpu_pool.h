@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/cost.h"
 #include "sim/dist.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
@@ -136,5 +137,9 @@ void gpu_pool_restart_stats(gpu_pool *p, double now);
  * preemptions, failures, provisioning_failures. */
 void gpu_pool_record_metrics(const gpu_pool *p, const char *name, double end_s,
                              unsigned units_per_gpu, bool utilization, sim_metrics *m);
+
+/* Tells meter of every GPU that joins or leaves the held set from now on (and of those
+ * held now): what a cost meter bills.  NULL stops it.  The meter is borrowed. */
+void gpu_pool_set_meter(gpu_pool *p, cost_meter *meter);
 
 #endif

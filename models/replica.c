@@ -67,6 +67,8 @@ void replica_free(replica *r)
 {
     if (!r)
         return;
+    if (r->event) /* its iteration in progress must not run on freed memory */
+        sim_event_cancel(r->engine, r->event);
     free(r->running);
     free(r);
 }
@@ -103,6 +105,7 @@ void replica_restart_stats(replica *r, double now)
     sim_timeavg_restart(&r->stats.busy, now);
     sim_timeavg_restart(&r->stats.batch, now);
     sim_timeavg_restart(&r->stats.kv, now);
+    r->stats.preemptions = 0; /* counted after the warm-up, as the rest */
 }
 
 static void set_phase(replica *r, double now, phase p)

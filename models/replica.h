@@ -78,6 +78,8 @@ typedef struct replica replica;
 /* NULL if out of memory.  config is copied; model and device are borrowed. */
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context);
+/* Cancels its iteration in progress (so call it while the engine exists) and frees it;
+ * the requests it holds are the caller's (replica_evict first to get them).  NULL-safe. */
 void replica_free(replica *r);
 
 /* Hands a request to the replica at the current time. */

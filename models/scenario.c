@@ -20,6 +20,7 @@ void scenario_release(scenario *sc)
         free(sc->pools[i].unit_device);
         sharing_spec_release(&sc->pools[i].sharing);
         noisy_spec_release(&sc->pools[i].noisy);
+        cost_spec_release(&sc->pools[i].cost);
     }
     for (size_t i = 0; i < sc->nservices; i++) {
         free(sc->services[i].name);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "models/catalog.h"
+#include "models/cost.h"
 #include "models/gpu_pool.h"
 #include "models/gpu_share.h"
 #include "models/gpu_tasks.h"
@@ -57,6 +58,8 @@ typedef struct pool_spec {
     bool has_noisy;
     noisy_spec noisy;               /* owned */
     scheduler_spec scheduler;       /* for training jobs */
+    bool has_cost;
+    cost_spec cost;                 /* owned */
 } pool_spec;
 
 typedef enum arrival_kind {

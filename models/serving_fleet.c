@@ -102,6 +102,8 @@ static void slot_remove(serving_slot *sl)
 {
     serving_group *g = sl->group;
     double now = sim_engine_now(g->s->engine);
+    if (sl->release_check)
+        sim_event_cancel(g->s->engine, sl->release_check);
     host_leave(sl);
     if (sl->r) {
         fold_gone(g, sl->r, sl->marks, now);
@@ -159,8 +161,10 @@ static gpu_host *host_open(serving_group *g, unsigned gpu)
     h->gpu = gpu;
     if (g->config.noisy) {
         char stream[256];
-        snprintf(stream, sizeof stream, "%s.noisy.%u",
-                 g->config.pool_name ? g->config.pool_name : "pool", gpu);
+        /* a host reopened (after a repair) draws new noise: the stream names the opening */
+        snprintf(stream, sizeof stream, "%s.noisy.%u.%llu",
+                 g->config.pool_name ? g->config.pool_name : "pool", gpu,
+                 (unsigned long long)g->host_opens++);
         h->rng = sim_rng_stream(g->s->config.seed, g->s->config.replication, stream);
         h->noise = noisy_create(g->s->engine, g->config.noisy, h->rng,
                                 gpu_share_noise_changed, h->share);
@@ -240,8 +244,7 @@ static void warned(void *context, double lost_at_s)
 {
     serving_slot *sl = context;
     if (sl->state == SLOT_ACTIVE) {
-        sl->state = SLOT_DRAINING; /* no new requests; a replacement is ordered now */
-        rebuild_active(sl->group);
+        drain(sl); /* no new requests; a replacement is ordered now */
         reconcile(sl->group);
     }
 }
@@ -310,12 +313,18 @@ static void reconcile(serving_group *g)
 
 static void on_release_check(sim_engine *e, void *data);
 
+static void schedule_release_check(serving_slot *sl)
+{
+    if (!sl->release_check)
+        sl->release_check = sim_event_schedule(sl->s->engine, sim_engine_now(sl->s->engine),
+                                               PRIORITY_FLEET, on_release_check, sl);
+}
+
 static void drain(serving_slot *sl)
 {
     sl->state = SLOT_DRAINING;
     rebuild_active(sl->group);
-    sim_event_schedule(sl->s->engine, sim_engine_now(sl->s->engine), PRIORITY_FLEET,
-                       on_release_check, sl);
+    schedule_release_check(sl);
 }
 
 /* A draining replica that holds nothing more gives its GPUs back.  Checked in an event
@@ -323,11 +332,14 @@ static void drain(serving_slot *sl)
 static void on_release_check(sim_engine *e, void *data)
 {
     serving_slot *sl = data;
+    sl->release_check = 0;
     if (sl->state != SLOT_DRAINING || replica_outstanding(sl->r) > 0)
         return;
-    if (sl->group->config.pool && sl->request >= 0)
-        gpu_pool_release(sl->group->config.pool, sl->request);
+    serving_group *g = sl->group;
+    if (g->config.pool && sl->request >= 0)
+        gpu_pool_release(g->config.pool, sl->request);
     slot_remove(sl);
+    reconcile(g); /* a replacement for a warned replica may now get its GPUs */
 }
 
 static void on_done(void *context, llm_request *q, bool dropped)
@@ -337,9 +349,8 @@ static void on_done(void *context, llm_request *q, bool dropped)
     if (!dropped)
         sl->group->served += q->arrival_s >= s->config.warmup_s;
     serving_record(s, q, dropped, sl->group);
-    if (sl->state == SLOT_DRAINING && replica_outstanding(sl->r) <= 1)
-        sim_event_schedule(s->engine, sim_engine_now(s->engine), PRIORITY_FLEET,
-                           on_release_check, sl);
+    if (sl->state == SLOT_DRAINING)
+        schedule_release_check(sl);
 }
 
 /* ---- autoscaling -------------------------------------------------------------------- */
@@ -356,16 +367,17 @@ static autoscale_view observe(serving_group *g, double now)
             v.provisioning++;
             continue;
         }
-        if (sl->state == SLOT_ACTIVE)
-            v.active++;
-        else
-            v.draining++;
         const replica_stats *st = replica_get_stats(sl->r);
         double integral = sim_timeavg_integral(&st->life_busy, now);
         double kv_integral = sim_timeavg_integral(&st->life_kv, now);
-        busy += integral - sl->tick_mark;
-        kv += kv_integral - sl->tick_kv_mark;
-        span += now - sl->tick_from_s;
+        if (sl->state == SLOT_ACTIVE) { /* the metric is of the replicas that stay */
+            v.active++;
+            busy += integral - sl->tick_mark;
+            kv += kv_integral - sl->tick_kv_mark;
+            span += now - sl->tick_from_s;
+        } else {
+            v.draining++;
+        }
         sl->tick_mark = integral;
         sl->tick_kv_mark = kv_integral;
         sl->tick_from_s = now;
@@ -389,7 +401,8 @@ static double desired_replicas(const serving_group *g, const autoscale_view *v)
 {
     const autoscaler_spec *a = g->config.autoscaler;
     if (v->active == 0)
-        return v->pending > 0 || v->provisioning > 0 ? fmax(1, v->provisioning) : 0;
+        return v->pending > 0 || v->provisioning > 0 || g->spilled > 0 ? fmax(1, v->provisioning)
+                                                                         : 0;
     if (a->metric == AUTOSCALE_QUEUE)
         return ceil(v->outstanding / a->target - 1e-9);
     if (a->metric == AUTOSCALE_KV_CACHE)
@@ -431,6 +444,7 @@ static void on_autoscale(sim_engine *e, void *data)
             g->low_since_s = NAN;
         }
     }
+    g->spilled = 0;
     reconcile(g);
     sim_event_schedule(e, now + a->interval_s, PRIORITY_FLEET, on_autoscale, g);
 }
@@ -508,10 +522,13 @@ static bool saturated(const serving *s, const serving_group *g)
 void fleet_route(serving *s, llm_request *q)
 {
     serving_group *own = &s->groups[0], *chosen = NULL;
-    if (s->ngroups > 1 && s->groups[1].nactive > 0 && saturated(s, own))
+    bool spill = s->ngroups > 1 && saturated(s, own);
+    if (spill && s->groups[1].nactive > 0)
         chosen = &s->groups[1];
     else if (own->nactive > 0)
         chosen = own;
+    if (spill && s->groups[1].nactive == 0)
+        s->groups[1].spilled++; /* demand for an overflow pool that has no replica yet */
     if (!chosen) { /* no replica ready: wait for one */
         q->next = NULL;
         if (s->pending_tail)
@@ -619,7 +636,7 @@ void fleet_restart_stats(serving *s, double now)
         sim_timeavg_restart(&g->ready, now);
         g->gone_busy = g->gone_batch = g->gone_kv = 0;
         g->gone_kv_preemptions = 0;
-        g->gone_batch_max = g->gone_kv_max = 0;
+        g->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
         g->losses = 0;
     }
 }

@@ -39,6 +39,7 @@ typedef struct serving_slot {
     uint64_t serial;       /* creation order: scale-in drains the newest first */
     gpu_host *host;        /* NULL when the GPU is neither shared nor noisy */
     unsigned member;       /* the replica's unit on its host */
+    sim_event_id release_check; /* pending on_release_check, or 0 */
 } serving_slot;
 
 typedef struct serving_group {
@@ -63,6 +64,10 @@ typedef struct serving_group {
     uint64_t served, losses;
     gpu_host **hosts;      /* by physical GPU number; NULL where none is in use */
     size_t nhosts;
+    uint64_t host_opens;   /* hosts opened so far: names their noise streams */
+    uint64_t spilled;      /* requests that found the workload's own pool saturated while
+                              this (overflow) group had no replica, since its last
+                              evaluation: they call for a first replica */
 } serving_group;
 
 /* Requests in flight come from a free list: memory follows the requests in the system,

@@ -121,3 +121,33 @@ Test(pools_cli, a_lua_scaling_policy_is_obeyed)
     free(s);
     free(path);
 }
+
+/* Found by review: scenarios that once crashed or held GPUs for ever. */
+
+Test(pools_cli, a_draining_replica_that_drops_its_last_requests_is_released_once)
+{
+    /* a spot notice drains the only replica while two queued requests expire at once:
+     * the release check ran twice, on freed memory the second time */
+    char *s = run_summary("drain", "tests/data/fleet/drain_drops.lua --unsafe");
+    cr_expect_eq(metric(s, "workload", "chat", "requests_dropped"), 2);
+    free(s);
+}
+
+Test(pools_cli, a_replica_scaled_in_gives_its_gpu_back_when_two_requests_end_together)
+{
+    /* two long requests on the replica being drained end in the same iteration: it used
+     * to wait for a release check that never came and held its GPU to the end */
+    char *s = run_summary("scale_in", "tests/data/fleet/scale_in.lua --unsafe");
+    double mean = metric(s, "pool", "cloud", "gpus_mean");
+    cr_expect_lt(mean, 1.5, "the second GPU goes back once its work is done: %g", mean);
+    free(s);
+}
+
+Test(pools_cli, an_overflow_pool_starting_from_zero_scales_out_when_needed)
+{
+    char *s = run_summary("ovzero", "tests/data/fleet/overflow_from_zero.lua --unsafe");
+    double spilled = metric(s, "workload", "chat", "overflow_fraction");
+    cr_expect_gt(spilled, 0.3, "one GPU cannot serve 60 requests/s: %g overflowed", spilled);
+    cr_expect_gt(metric(s, "pool", "burst", "gpus_max"), 0);
+    free(s);
+}

@@ -13,6 +13,7 @@ local fs = { units = units, version = C.version }
 -- returns: fs.devices["H100-SXM"].memory = "94GB", or fs.devices["my-gpu"] = { ... }.
 fs.devices = require "fleetsim.devices"
 fs.models = require "fleetsim.models"
+fs.egress = require "fleetsim.egress"
 
 -- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.
 local constructor = C.constructor
@@ -28,6 +29,13 @@ fs.site = constructor("site")
 fs.autoscaler = constructor("autoscaler")
 fs.noisy = constructor("noisy")
 fs.time_slicing = constructor("time_slicing")
+
+-- What a pool costs: cost = fs.on_demand { ... } (fs.spot { usd_per_hour } in a cost
+-- is the spot price).
+fs.on_demand = constructor("on_demand")
+fs.reserved = constructor("reserved")
+fs.monthly = constructor("monthly")
+fs.owned = constructor("owned")
 
 -- Workloads.
 fs.service = constructor("service")

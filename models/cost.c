@@ -1,0 +1,230 @@
+/* Cost accrual (see cost.h). */
+#include "models/cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/array.h"
+
+struct cost_meter {
+    const cost_spec *spec;
+    double per;              /* units per GPU */
+    unsigned owned_gpus;
+    double idle_w, tdp_w;
+    double start_s, last_s;
+    unsigned held;           /* units */
+    double held_area;        /* unit-seconds held */
+    double excess_area;      /* reserved: unit-seconds beyond the reservation */
+    double busy_area;        /* unit-seconds working */
+    double closed_usd;       /* rentals returned (per-hour billing, minimums) */
+    double *open_since;      /* by unit: rental start, or NaN */
+    size_t nopen;
+    unsigned month;          /* egress: the month of simulated time in progress */
+    double month_gb, egress_gb, egress_usd;
+};
+
+void cost_spec_release(cost_spec *spec)
+{
+    if (!spec)
+        return;
+    free(spec->egress);
+    spec->egress = NULL;
+    spec->negress = 0;
+}
+
+const char *cost_kind_name(cost_kind kind)
+{
+    static const char *const names[] = { "none", "on_demand", "spot", "reserved", "monthly",
+                                         "owned" };
+    return names[kind];
+}
+
+double egress_tier_cost(const egress_tier *tiers, size_t n, double gb)
+{
+    double usd = 0;
+    for (size_t i = 0; i < n && gb > tiers[i].from_gb; i++) {
+        double top = i + 1 < n ? fmin(gb, tiers[i + 1].from_gb) : gb;
+        usd += (top - tiers[i].from_gb) * tiers[i].usd_per_gb;
+    }
+    return usd;
+}
+
+cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double idle_w,
+                              double tdp_w, unsigned units_per_gpu, double now_s)
+{
+    cost_meter *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->spec = spec;
+    m->per = units_per_gpu ? units_per_gpu : 1;
+    m->owned_gpus = owned_gpus;
+    m->idle_w = idle_w;
+    m->tdp_w = tdp_w;
+    m->start_s = m->last_s = now_s;
+    return m;
+}
+
+void cost_meter_free(cost_meter *m)
+{
+    if (!m)
+        return;
+    free(m->open_since);
+    free(m);
+}
+
+static double rate_per_unit_s(double usd_per_hour, double per) { return usd_per_hour / 3600 / per; }
+
+/* Brings the areas to t_s. */
+static void advance(cost_meter *m, double t_s)
+{
+    double dt = t_s - m->last_s;
+    if (dt > 0) {
+        m->held_area += m->held * dt;
+        double reserved = m->spec->reserved_gpus * m->per;
+        if (m->held > reserved)
+            m->excess_area += (m->held - reserved) * dt;
+    }
+    m->last_s = t_s;
+}
+
+void cost_meter_rent(cost_meter *m, unsigned unit, double t_s)
+{
+    advance(m, t_s);
+    m->held++;
+    if (unit >= m->nopen) {
+        size_t old = m->nopen;
+        m->open_since = sim_array_grow(m->open_since, &m->nopen, (size_t)unit + 1,
+                                       sizeof *m->open_since, "a cost meter");
+        for (size_t i = old; i < m->nopen; i++)
+            m->open_since[i] = NAN;
+    }
+    m->open_since[unit] = t_s;
+}
+
+/* What a rental of d seconds is billed beyond its seconds at the per-second rate: the
+ * rest of its last started hour, or of its minimum. */
+static double rental_extra_usd(const cost_spec *s, double per, double d)
+{
+    double rate = rate_per_unit_s(s->usd_per_hour, per);
+    if (s->kind != COST_ON_DEMAND && s->kind != COST_SPOT)
+        return 0;
+    if (s->per_hour) {
+        double hours = fmax(1, ceil(d / 3600 - 1e-9));
+        return (hours * 3600 - d) * rate;
+    }
+    return d < s->minimum_s ? (s->minimum_s - d) * rate : 0;
+}
+
+void cost_meter_return(cost_meter *m, unsigned unit, double t_s)
+{
+    advance(m, t_s);
+    if (m->held > 0)
+        m->held--;
+    if (unit < m->nopen && !isnan(m->open_since[unit])) {
+        m->closed_usd += rental_extra_usd(m->spec, m->per, t_s - m->open_since[unit]);
+        m->open_since[unit] = NAN;
+    }
+}
+
+void cost_meter_add_busy(cost_meter *m, double unit_seconds)
+{
+    if (unit_seconds > 0)
+        m->busy_area += unit_seconds;
+}
+
+void cost_meter_egress(cost_meter *m, double bytes, double t_s)
+{
+    if (!(bytes > 0))
+        return;
+    unsigned month = (unsigned)floor((t_s - m->start_s) / COST_MONTH_S);
+    if (month != m->month) {
+        m->month = month;
+        m->month_gb = 0;
+    }
+    double gb = bytes / 1e9;
+    const cost_spec *s = m->spec;
+    m->egress_usd += egress_tier_cost(s->egress, s->negress, m->month_gb + gb)
+                     - egress_tier_cost(s->egress, s->negress, m->month_gb);
+    m->month_gb += gb;
+    m->egress_gb += gb;
+}
+
+/* The compute bill of a pool that pays for what it owns, from start to t. */
+static double owned_usd(const cost_meter *m, double elapsed_s)
+{
+    const cost_spec *s = m->spec;
+    double gpus = m->owned_gpus;
+    double per_server = s->gpus_per_server ? s->gpus_per_server : 1;
+    double units = s->gpus_per_server ? ceil(gpus / per_server) : gpus;
+    if (s->kind == COST_MONTHLY) {
+        double monthly = s->usd_per_server_month > 0 ? s->usd_per_server_month * ceil(gpus / per_server)
+                                                      : s->usd_per_gpu_month * gpus;
+        return monthly * elapsed_s / COST_MONTH_S;
+    }
+    double depreciation = s->years > 0 ? s->purchase_usd * (1 - s->residual) / (s->years * COST_YEAR_S)
+                                       : 0;
+    return units * (depreciation + s->hosting_usd_per_month / COST_MONTH_S) * elapsed_s;
+}
+
+cost_breakdown cost_meter_read(const cost_meter *m, double t_s)
+{
+    const cost_spec *s = m->spec;
+    double held_area = m->held_area, excess_area = m->excess_area;
+    double dt = t_s - m->last_s;
+    if (dt > 0) {
+        held_area += m->held * dt;
+        double reserved = s->reserved_gpus * m->per;
+        if (m->held > reserved)
+            excess_area += (m->held - reserved) * dt;
+    }
+    cost_breakdown b = { 0 };
+    double elapsed = t_s - m->start_s;
+    switch (s->kind) {
+    case COST_NONE:
+        break;
+    case COST_ON_DEMAND:
+    case COST_SPOT:
+        b.compute_usd = held_area * rate_per_unit_s(s->usd_per_hour, m->per) + m->closed_usd;
+        for (size_t i = 0; i < m->nopen; i++)
+            if (!isnan(m->open_since[i]) && s->per_hour)
+                b.compute_usd += rental_extra_usd(s, m->per, t_s - m->open_since[i]);
+        break;
+    case COST_RESERVED:
+        b.compute_usd = s->reserved_gpus * s->usd_per_hour / 3600 * elapsed
+                        + excess_area * rate_per_unit_s(s->above_usd_per_hour, m->per);
+        break;
+    case COST_MONTHLY:
+    case COST_OWNED:
+        b.compute_usd = owned_usd(m, elapsed);
+        break;
+    }
+    double joules = (m->idle_w * held_area + (m->tdp_w - m->idle_w) * m->busy_area) / m->per;
+    b.energy_kwh = joules / 3.6e6 * (s->pue > 0 ? s->pue : 1);
+    if (s->pays_power)
+        b.power_usd = b.energy_kwh * s->usd_per_kwh;
+    b.egress_usd = m->egress_usd;
+    b.egress_gb = m->egress_gb;
+    b.total_usd = b.compute_usd + b.power_usd + b.egress_usd;
+    return b;
+}
+
+double cost_gpu_hour_usd(const cost_spec *s)
+{
+    double per_server = s->gpus_per_server ? s->gpus_per_server : 1;
+    switch (s->kind) {
+    case COST_ON_DEMAND:
+    case COST_SPOT:
+    case COST_RESERVED:
+        return s->usd_per_hour;
+    case COST_MONTHLY:
+        return (s->usd_per_server_month > 0 ? s->usd_per_server_month / per_server
+                                            : s->usd_per_gpu_month) / 730;
+    case COST_OWNED:
+        return ((s->years > 0 ? s->purchase_usd * (1 - s->residual) / (s->years * 8760) : 0)
+                + s->hosting_usd_per_month / 730) / per_server;
+    case COST_NONE:
+        break;
+    }
+    return 0;
+}

@@ -1,0 +1,106 @@
+/* What a pool costs, accrued in simulated time: the compute bill by its pricing, the
+ * power its GPUs draw where the scenario pays for it, and egress by the GB in monthly
+ * tiers.  A cost meter follows one pool through one replication and can be read at any
+ * instant, so the cumulative cost curve is exact at every bucket's end.
+ *
+ * Pricing kinds (per GPU unless said otherwise; a month is 730 hours, a year 8,760):
+ *   - COST_ON_DEMAND, COST_SPOT: usd_per_hour for each GPU held, billed per second (each
+ *     rental at least minimum_s) or per started hour of each rental;
+ *   - COST_RESERVED: reserved_gpus paid at usd_per_hour whether used or not, GPUs held
+ *     beyond them at above_usd_per_hour, per second;
+ *   - COST_MONTHLY: a flat rent per GPU (or per server of gpus_per_server GPUs, rounded
+ *     up) for the GPUs the pool owns, per second of the month;
+ *   - COST_OWNED: bought hardware, depreciated straight-line: (purchase - residual) over
+ *     `years`, plus hosting per month (space, cooling, network, staff).
+ * Power: every GPU held draws idle_w, plus (tdp_w - idle_w) x its busy share (a linear
+ * power curve); the energy (kWh) is reported for every pool, and billed (x PUE x
+ * usd_per_kwh) only where the scenario pays for power (monthly and owned pools; a cloud
+ * price already includes it).
+ * Egress: bytes sent to users, priced by monthly tiers of GB (the first tier from 0),
+ * restarting at each month of simulated time.
+ */
+#ifndef FLEETSIM_MODELS_COST_H
+#define FLEETSIM_MODELS_COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define COST_MONTH_S (730.0 * 3600)
+#define COST_YEAR_S (8760.0 * 3600)
+
+typedef enum cost_kind {
+    COST_NONE, COST_ON_DEMAND, COST_SPOT, COST_RESERVED, COST_MONTHLY, COST_OWNED,
+} cost_kind;
+
+typedef struct egress_tier {
+    double from_gb;      /* per month; ascending, the first 0 */
+    double usd_per_gb;
+} egress_tier;
+
+typedef struct cost_spec {
+    cost_kind kind;
+    double usd_per_hour;          /* on demand, spot, reserved: per GPU-hour */
+    bool per_hour;                /* on demand, spot: each started hour of a rental */
+    double minimum_s;             /* on demand, spot, per second: least billed a rental */
+    unsigned reserved_gpus;       /* reserved */
+    double term_s;                /* reserved: the commitment's length (for reading) */
+    double above_usd_per_hour;    /* reserved: GPUs beyond the reservation */
+    double usd_per_gpu_month;     /* monthly, per GPU ... */
+    double usd_per_server_month;  /* ... or per server of gpus_per_server GPUs */
+    unsigned gpus_per_server;
+    double purchase_usd;          /* owned: per GPU, or per server with gpus_per_server */
+    double years, residual;       /* owned: depreciation period; value left, fraction */
+    double hosting_usd_per_month; /* owned: per GPU, or per server with gpus_per_server */
+    bool pays_power;
+    double pue, usd_per_kwh;
+    egress_tier *egress;          /* owned; NULL: egress is free */
+    size_t negress;
+} cost_spec;
+
+void cost_spec_release(cost_spec *spec);
+
+/* "on_demand", "spot", ... */
+const char *cost_kind_name(cost_kind kind);
+
+/* The price of `gb` GB sent in one month under the tiers. */
+double egress_tier_cost(const egress_tier *tiers, size_t n, double gb);
+
+/* What a pool has cost so far. */
+typedef struct cost_breakdown {
+    double compute_usd, power_usd, egress_usd, total_usd;
+    double energy_kwh;
+    double egress_gb;
+} cost_breakdown;
+
+typedef struct cost_meter cost_meter;
+
+/* A meter from time now_s for a pool that owns owned_gpus GPUs (monthly, owned: what is
+ * paid for; others: ignored) of a device drawing idle_w to tdp_w, counting in units of
+ * 1 / units_per_gpu GPU (MIG slices, time-slicing tenants).  spec is borrowed.  NULL if
+ * out of memory. */
+cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double idle_w,
+                              double tdp_w, unsigned units_per_gpu, double now_s);
+void cost_meter_free(cost_meter *m);
+
+/* A unit joins the GPUs held (rented, repaired) or leaves them (returned, failed),
+ * at t_s (never before the last call). */
+void cost_meter_rent(cost_meter *m, unsigned unit, double t_s);
+void cost_meter_return(cost_meter *m, unsigned unit, double t_s);
+
+/* Adds unit-seconds of work (for power: a unit busy half of a 10 s span is 5), from
+ * whoever measures it (a job scheduler's allocated GPUs, replicas' busy time). */
+void cost_meter_add_busy(cost_meter *m, double unit_seconds);
+
+/* bytes sent to users at t_s. */
+void cost_meter_egress(cost_meter *m, double bytes, double t_s);
+
+/* Everything accrued from creation to t_s (>= the last call); open rentals count as
+ * billed so far (a started hour in full). */
+cost_breakdown cost_meter_read(const cost_meter *m, double t_s);
+
+/* Compute cost of one GPU-hour at this pricing (jobs are charged their GPU-hours at it):
+ * the on-demand, spot or reserved rate, a month's rent / 730, or an owned GPU's
+ * depreciation and hosting per hour. */
+double cost_gpu_hour_usd(const cost_spec *spec);
+
+#endif
