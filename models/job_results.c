@@ -69,7 +69,7 @@ static void add(sim_metrics *m, const char *scope, const char *subject, const ch
     sim_metrics_add(m, scope, subject, name, unit, value);
 }
 
-static void job_metrics(const job *j, double end_s, sim_metrics *m)
+static void job_metrics(const job *j, double end_s, double usd_per_gpu_hour, sim_metrics *m)
 {
     job_record r = job_snapshot(j, end_s);
     const char *n = r.name;
@@ -83,9 +83,11 @@ static void job_metrics(const job *j, double end_s, sim_metrics *m)
     add(m, "job", n, "preemptions", "1", r.preemptions);
     add(m, "job", n, "failures", "1", r.failures);
     add(m, "job", n, "completed", "1", r.completed);
+    add(m, "job", n, "cost_usd", "USD", r.gpu_hours * usd_per_gpu_hour);
 }
 
-static void stream_metrics(const job_scheduler *s, size_t k, double end_s, sim_metrics *m)
+static void stream_metrics(const job_scheduler *s, size_t k, double end_s,
+                           double usd_per_gpu_hour, sim_metrics *m)
 {
     sim_stat wait, turnaround, goodput;
     sim_stat_reset(&wait);
@@ -127,14 +129,16 @@ static void stream_metrics(const job_scheduler *s, size_t k, double end_s, sim_m
     add(m, "workload", n, "restarts", "1", restarts);
     add(m, "workload", n, "preemptions", "1", preemptions);
     add(m, "workload", n, "failures", "1", failures);
+    add(m, "workload", n, "cost_usd", "USD", gpu_hours * usd_per_gpu_hour);
     sim_histogram_release(&waits);
 }
 
-void training_record_metrics(const job_scheduler *s, double end_s, sim_metrics *m)
+void training_record_metrics(const job_scheduler *s, double end_s, double usd_per_gpu_hour,
+                             sim_metrics *m)
 {
     for (size_t i = 0; i < s->njobs; i++)
         if (s->jobs[i]->spec)
-            job_metrics(s->jobs[i], end_s, m);
+            job_metrics(s->jobs[i], end_s, usd_per_gpu_hour, m);
     for (size_t k = 0; k < s->nstreams; k++)
-        stream_metrics(s, k, end_s, m);
+        stream_metrics(s, k, end_s, usd_per_gpu_hour, m);
 }

@@ -89,7 +89,8 @@ job_record job_scheduler_job(const job_scheduler *s, size_t i, double end_s);
  * "workload", subject its name) jobs_arrived, jobs_completed, wait_mean_s, wait_p99_s
  * (of the jobs that started), turnaround_mean_s (arrival to end, completed jobs),
  * goodput_mean (over the jobs that held GPUs), gpu_hours, restarts, preemptions,
- * failures. */
-void training_record_metrics(const job_scheduler *s, double end_s, sim_metrics *m);
+ * failures; and for both cost_usd, their GPU-hours at usd_per_gpu_hour (NaN: no price). */
+void training_record_metrics(const job_scheduler *s, double end_s, double usd_per_gpu_hour,
+                             sim_metrics *m);
 
 #endif

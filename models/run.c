@@ -1,5 +1,6 @@
 /* Scenario runs: replications of the pools' stations (see run.h). */
 #include "models/run.h"
+#include "models/run_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,21 +10,13 @@
 #include "models/station.h"
 #include "sim/fatal.h"
 
-enum {
-    COL_UTILIZATION, COL_QUEUE_LENGTH, COL_BATCH, COL_KV, COL_ARRIVALS, COL_COMPLETED,
-    COL_DROPPED, COL_THROUGHPUT, COL_TOKENS_PER_S, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99,
-    COL_RESPONSE_MEAN, COL_RESPONSE_P99, COL_TTFT_MEAN, COL_TTFT_P99, COL_TPOT_MEAN,
-    COL_E2E_MEAN, COL_E2E_P99, COL_GPUS_HELD, COL_GPUS_BUSY, COL_GPUS_IDLE, COL_REPLICAS,
-    COL_GPU_ALLOCATION, COL_FRAGMENTATION, COL_TASKS_PENDING, NCOLUMNS
-};
-
 const char *const run_timeseries_columns[] = {
     "utilization", "queue_length", "batch_size", "kv_cache_utilization", "arrivals",
     "completed", "dropped", "throughput_per_s", "throughput_tokens_per_s",
     "queue_wait_mean_s", "queue_wait_p50_s", "queue_wait_p99_s", "response_mean_s",
     "response_p99_s", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s", "e2e_mean_s", "e2e_p99_s",
     "gpus_held", "gpus_busy", "gpus_idle", "replicas", "gpu_allocation", "fragmentation",
-    "tasks_pending",
+    "tasks_pending", "cost_usd",
 };
 const size_t run_timeseries_ncolumns = NCOLUMNS;
 
@@ -120,6 +113,7 @@ static void record_metrics(sim_metrics *m, const pool_run *pr, double end_s)
 typedef struct inference_run {
     const scenario *sc;
     const inference_spec *spec;
+    pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
     serving *sv;
     sim_timeseries *ts;
     size_t pool_subject, workload_subject;
@@ -207,6 +201,13 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, w, COL_TPOT_MEAN, sim_stat_mean(&b->tpot_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
+    const inference_spec *spec = ir->spec;
+    size_t where[2] = { spec->pool, spec->overflow_pool };
+    unsigned tp[2] = { spec->tp, spec->overflow_tp };
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++)
+        if (ir->pools[where[g]].gp)
+            pool_gpus_add_work(&ir->pools[where[g]], b->group_busy_s[g] * tp[g],
+                               b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
     ir->bucket_start_s = end_s;
 }
 
@@ -267,101 +268,20 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
                     st->output_tokens * w->response_bytes_per_token / 1e9);
 }
 
-/* ---- GPU pools ---- */
-
-/* A pool's GPUs in one replication, and its time-series marks. */
-typedef struct gpu_pool_run {
-    const scenario *sc;
-    gpu_pool *gp;
-    sim_timeseries *ts;
-    size_t subject;
-    double held_mark, busy_mark, bucket_start_s;
-} gpu_pool_run;
-
-static void record_gpu_bucket(gpu_pool_run *pr, double end_s)
+/* Cost per million output tokens: what the workload's pools cost after the warm-up
+ * (its own and its overflow pool, each serving it alone). */
+static void record_inference_cost(sim_metrics *m, const inference_run *ir)
 {
-    double span = end_s - pr->bucket_start_s;
-    if (!(span > 0))
+    const inference_spec *w = ir->spec;
+    const pool_spec *own = &ir->sc->pools[w->pool];
+    if (!own->has_cost && !(w->has_overflow && ir->sc->pools[w->overflow_pool].has_cost))
         return;
-    const gpu_pool_stats *st = gpu_pool_get_stats(pr->gp);
-    double held = sim_timeavg_integral(&st->life_held, end_s);
-    double busy = sim_timeavg_integral(&st->life_busy, end_s);
-    size_t bucket = (size_t)floor(pr->bucket_start_s / pr->sc->bucket_s + 0.5);
-    double h = (held - pr->held_mark) / span, b = (busy - pr->busy_mark) / span;
-    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_HELD, h);
-    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_BUSY, b);
-    sim_timeseries_add(pr->ts, bucket, pr->subject, COL_GPUS_IDLE, h - b);
-    pr->held_mark = held;
-    pr->busy_mark = busy;
-    pr->bucket_start_s = end_s;
-}
-
-static void on_gpu_bucket(sim_engine *e, void *data)
-{
-    gpu_pool_run *pr = data;
-    double now = sim_engine_now(e);
-    record_gpu_bucket(pr, now);
-    sim_event_schedule(e, now + pr->sc->bucket_s, -2, on_gpu_bucket, pr);
-}
-
-/* A pool gets GPU accounting when it has a gpu and no queueing services (those model
- * plain servers). */
-static bool has_gpu_pool(const scenario *sc, size_t p)
-{
-    if (!sc->pools[p].gpu)
-        return false;
-    for (size_t i = 0; i < sc->nservices; i++)
-        if (sc->services[i].pool == p)
-            return false;
-    return true;
-}
-
-static bool serves_inference(const scenario *sc, size_t p)
-{
-    for (size_t i = 0; i < sc->ninferences; i++)
-        if (sc->inferences[i].pool == p
-            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p))
-            return true;
-    return false;
-}
-
-static bool has_jobs(const scenario *sc, size_t p)
-{
-    for (size_t i = 0; i < sc->ntrainings; i++)
-        if (sc->trainings[i].pool == p)
-            return true;
-    for (size_t i = 0; i < sc->njob_streams; i++)
-        if (sc->job_streams[i].pool == p)
-            return true;
-    return false;
-}
-
-/* The job scheduler of pool p with its jobs and streams, started. */
-static int start_jobs(sim_engine *e, const scenario *sc, size_t p, unsigned r, gpu_pool *gp,
-                      const run_options *options, job_scheduler **out, char *err,
-                      size_t err_size)
-{
-    job_scheduler *js = job_scheduler_create(e, gp, &sc->pools[p].scheduler, sc->pools[p].name,
-                                             sc->seed, r, err, err_size);
-    if (!js)
-        return -1;
-    *out = js;
-    if (options && options->on_job)
-        job_scheduler_set_recorder(js, options->on_job, options->job_context);
-    for (size_t i = 0; i < sc->ntrainings; i++)
-        if (sc->trainings[i].pool == p
-            && job_scheduler_add_job(js, &sc->trainings[i], err, err_size) != 0)
-            return -1;
-    for (size_t i = 0; i < sc->njob_streams; i++)
-        if (sc->job_streams[i].pool == p
-            && job_scheduler_add_stream(js, &sc->job_streams[i], err, err_size) != 0)
-            return -1;
-    return 0;
-}
-
-static void on_gpu_warmup(sim_engine *e, void *data)
-{
-    gpu_pool_restart_stats(data, sim_engine_now(e));
+    double usd = ir->pools[w->pool].measured.total_usd;
+    if (w->has_overflow)
+        usd += ir->pools[w->overflow_pool].measured.total_usd;
+    double tokens = serving_get_stats(ir->sv)->output_tokens;
+    sim_metrics_add(m, "workload", w->name, "cost_per_mtok_usd", "USD/Mtok",
+                    tokens > 0 ? usd / (tokens / 1e6) : NAN);
 }
 
 /* ---- GPU task replays ---- */
@@ -495,12 +415,11 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
         sim_fatal("out of memory creating the time series");
     pool_run *runs = plan_pools(sc, out->timeseries);
     inference_run *inferences = calloc(sc->ninferences + 1, sizeof *inferences);
-    gpu_pool_run *gpu_runs = calloc(sc->npools + 1, sizeof *gpu_runs);
+    pool_gpus *gpu_runs = calloc(sc->npools + 1, sizeof *gpu_runs);
     gpu_pool **gpu_pools = calloc(sc->npools + 1, sizeof *gpu_pools);
     serving_group_config *overflows = calloc(sc->ninferences + 1, sizeof *overflows);
     gpu_tasks_run *task_runs = calloc(sc->ngpu_tasks + 1, sizeof *task_runs);
-    job_scheduler **schedulers = calloc(sc->npools + 1, sizeof *schedulers);
-    if (!inferences || !gpu_runs || !gpu_pools || !overflows || !task_runs || !schedulers)
+    if (!inferences || !gpu_runs || !gpu_pools || !overflows || !task_runs)
         sim_fatal("out of memory planning a run");
     for (size_t i = 0; i < sc->ngpu_tasks; i++)
         task_runs[i] = (gpu_tasks_run){
@@ -508,10 +427,11 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             .subject = sim_timeseries_add_subject(out->timeseries, "workload", sc->gpu_tasks[i].name),
         };
     for (size_t p = 0; p < sc->npools; p++)
-        gpu_runs[p] = (gpu_pool_run){ .sc = sc, .ts = out->timeseries,
-                                      .subject = runs[p].pool_subject };
+        gpu_runs[p] = (pool_gpus){ .sc = sc, .pool = p, .ts = out->timeseries,
+                                   .subject = runs[p].pool_subject };
     for (size_t i = 0; i < sc->ninferences; i++) {
-        inferences[i] = (inference_run){ .sc = sc, .spec = &sc->inferences[i], .ts = out->timeseries };
+        inferences[i] = (inference_run){ .sc = sc, .spec = &sc->inferences[i],
+                                         .ts = out->timeseries, .pools = gpu_runs };
         inferences[i].pool_subject = runs[sc->inferences[i].pool].pool_subject;
         inferences[i].workload_subject = sim_timeseries_add_subject(out->timeseries, "workload",
                                                                     sc->inferences[i].name);
@@ -541,21 +461,10 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             station_start(pr->st);
         }
         for (size_t p = 0; p < sc->npools && status == 0; p++) {
-            if (!has_gpu_pool(sc, p))
+            if (!pool_gpus_needed(sc, p))
                 continue;
-            gpu_pool_run *gr = &gpu_runs[p];
-            gr->gp = gpu_pools[p] = gpu_pool_create(e, &sc->pools[p].capacity, sc->pools[p].name,
-                                                    sc->seed, r, err, err_size);
-            if (!gr->gp) {
-                status = -1;
-                break;
-            }
-            gr->held_mark = gr->busy_mark = gr->bucket_start_s = 0;
-            if (sc->warmup_s > 0)
-                sim_event_schedule(e, sc->warmup_s, -1, on_gpu_warmup, gr->gp);
-            sim_event_schedule(e, sc->bucket_s, -2, on_gpu_bucket, gr);
-            if (status == 0 && has_jobs(sc, p))
-                status = start_jobs(e, sc, p, r, gr->gp, options, &schedulers[p], err, err_size);
+            status = pool_gpus_start(&gpu_runs[p], e, r, options, err, err_size);
+            gpu_pools[p] = gpu_runs[p].gp;
         }
         for (size_t i = 0; i < sc->ngpu_tasks && status == 0; i++) {
             gpu_tasks_run *tr = &task_runs[i];
@@ -619,22 +528,16 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
                 record_inference_bucket(&inferences[i], sc->duration_s);
                 record_inference_metrics(&out->metrics, &inferences[i], sc->duration_s);
             }
+            for (size_t p = 0; p < sc->npools; p++)
+                if (gpu_runs[p].gp)
+                    pool_gpus_finish(&gpu_runs[p], sc->duration_s, &out->metrics);
+            for (size_t i = 0; i < sc->ninferences; i++)
+                record_inference_cost(&out->metrics, &inferences[i]);
+            run_cost_metrics(sc, gpu_runs, sc->duration_s, &out->metrics);
             for (size_t i = 0; i < sc->ngpu_tasks; i++) {
                 record_tasks_bucket(&task_runs[i], sc->duration_s);
                 gpu_tasks_record_metrics(&out->metrics, sc->gpu_tasks[i].name, task_runs[i].t,
                                          sc->duration_s);
-            }
-            for (size_t p = 0; p < sc->npools; p++) {
-                if (!gpu_pools[p])
-                    continue;
-                record_gpu_bucket(&gpu_runs[p], sc->duration_s);
-                if (schedulers[p]) {
-                    job_scheduler_finish(schedulers[p], sc->duration_s);
-                    training_record_metrics(schedulers[p], sc->duration_s, &out->metrics);
-                }
-                gpu_pool_record_metrics(gpu_pools[p], sc->pools[p].name, sc->duration_s,
-                                        sc->pools[p].units_per_gpu, !serves_inference(sc, p),
-                                        &out->metrics);
             }
         }
         for (size_t i = 0; i < sc->ninferences; i++) {
@@ -644,10 +547,8 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
         for (size_t p = 0; p < sc->npools; p++) {
             station_free(runs[p].st);
             runs[p].st = NULL;
-            job_scheduler_free(schedulers[p]);
-            schedulers[p] = NULL;
-            gpu_pool_free(gpu_pools[p]);
-            gpu_pools[p] = gpu_runs[p].gp = NULL;
+            pool_gpus_stop(&gpu_runs[p]);
+            gpu_pools[p] = NULL;
         }
         sim_engine_free(e); /* before the replays: its pending events point into them */
         for (size_t i = 0; i < sc->ngpu_tasks; i++) {
@@ -657,7 +558,6 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     }
     free_plan(runs, sc->npools);
     free(task_runs);
-    free(schedulers);
     free(inferences);
     free(gpu_runs);
     free(gpu_pools);

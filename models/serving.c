@@ -64,6 +64,7 @@ static void bucket_clear(serving_bucket *b)
 {
     b->arrived = b->completed = b->dropped = 0;
     b->output_tokens = 0;
+    b->group_output_tokens[0] = b->group_output_tokens[1] = 0;
     sim_stat_reset(&b->ttft_s);
     sim_stat_reset(&b->tpot_s);
     sim_stat_reset(&b->e2e_s);
@@ -73,7 +74,7 @@ static void bucket_clear(serving_bucket *b)
 }
 
 static void record_bucket(serving *s, const llm_request *q, bool dropped, double ttft,
-                          double tpot, double e2e)
+                          double tpot, double e2e, unsigned group)
 {
     serving_bucket *b = &s->bucket;
     if (dropped) {
@@ -82,6 +83,7 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
     }
     b->completed++;
     b->output_tokens += q->output;
+    b->group_output_tokens[group] += q->output;
     sim_stat_add(&b->ttft_s, ttft);
     sim_histogram_add(&b->ttft_hist_s, ttft);
     sim_stat_add(&b->e2e_s, e2e);
@@ -106,7 +108,7 @@ void serving_record(serving *s, llm_request *q, bool dropped, const serving_grou
         if (q->output > 1)
             tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
     }
-    record_bucket(s, q, dropped, ttft, tpot, e2e);
+    record_bucket(s, q, dropped, ttft, tpot, e2e, g->index);
     if (s->config.on_request) {
         request_record r = {
             s->config.name, s->config.replication, q->id, q->arrival_s,
@@ -337,12 +339,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
 const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
-    double sums[3], replica_s;
+    double sums[3], replica_s, other[3] = { 0, 0, 0 }, other_s = 0;
     fleet_bucket_sums(s, 0, now, sums, &replica_s);
-    if (s->ngroups > 1) { /* the overflow group only keeps its marks current */
-        double other[3], other_s;
+    if (s->ngroups > 1)
         fleet_bucket_sums(s, 1, now, other, &other_s);
-    }
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
@@ -352,6 +352,8 @@ const serving_bucket *serving_bucket_close(serving *s, double now)
     view->batch = replica_s > 0 ? sums[1] / replica_s : NAN;
     view->kv = replica_s > 0 ? sums[2] / replica_s : NAN;
     view->replicas = now > s->bucket_start_s ? replica_s / (now - s->bucket_start_s) : NAN;
+    view->group_busy_s[0] = sums[0];
+    view->group_busy_s[1] = other[0];
     bucket_clear(&s->bucket);
     s->bucket_start_s = now;
     return view;

@@ -165,6 +165,8 @@ typedef struct serving_bucket {
     sim_histogram ttft_hist_s, e2e_hist_s;
     double busy, batch, kv; /* means over the replicas ready in the bucket */
     double replicas;        /* ready replicas of the workload's own pool, mean */
+    double group_busy_s[2]; /* replica-seconds busy, own pool and overflow pool */
+    double group_output_tokens[2]; /* output tokens of the requests each served */
 } serving_bucket;
 
 typedef struct serving serving;

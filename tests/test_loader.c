@@ -543,3 +543,53 @@ Test(loader, pool_mistakes)
                  "pools.p.autoscaler: a dedicated pool has a fixed count; GPUs that come and go "
                  "are fs.cloud { min, max, provision, autoscaler } or fs.spot");
 }
+
+Test(loader, costs_resolve_with_catalog_prices_and_egress_tiers)
+{
+    scenario sc;
+    char *path;
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1h\",\n"
+        "  pools = {\n"
+        "    a = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 2, cost = fs.on_demand { billing = \"per_hour\" } },\n"
+        "    b = fs.spot { gpu = \"H100-SXM\", max = 2, cost = fs.spot { usd_per_hour = 2.1, egress = 0.05 } },\n"
+        "    c = fs.dedicated { gpu = \"H100-SXM\", count = 8, cost = fs.owned { purchase_usd = 30000 } },\n"
+        "  },\n"
+        "  workloads = { t = fs.training { steps = 10, step = 1, gpus = 1, pool = \"c\" } } }\n";
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    const cost_spec *a = &sc.pools[0].cost, *b = &sc.pools[1].cost, *c = &sc.pools[2].cost;
+    cr_expect_eq(a->kind, COST_ON_DEMAND);
+    cr_expect(a->per_hour);
+    cr_expect_float_eq(a->usd_per_hour, catalog_device(&sc.catalog, "H100-SXM")->usd_per_hour, 0,
+                       "the catalog's price when none is given");
+    cr_expect_eq(a->negress, 5, "AWS's tiers by default");
+    cr_expect_float_eq(a->egress[1].usd_per_gb, 0.09, 0);
+    cr_expect_eq(b->kind, COST_SPOT);
+    cr_expect_eq(b->negress, 1);
+    cr_expect_float_eq(b->egress[0].usd_per_gb, 0.05, 0);
+    cr_expect_eq(c->kind, COST_OWNED);
+    cr_expect(c->pays_power);
+    cr_expect_float_eq(c->pue, 1.58, 0);
+    cr_expect_float_eq(c->years, 4, 0);
+    cr_expect_eq(c->negress, 0, "owned hardware pays no egress unless told");
+    scenario_release(&sc);
+    free(path);
+}
+
+Test(loader, cost_mistakes)
+{
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, count = 1, cost = fs.on_demand { egress = \"OVH\" } },",
+                           CHAT("p") " }"), 4,
+                 "pools.p.cost.egress: no egress prices for \"OVH\" in fs.egress (known: AWS, "
+                 "GCP premium, GCP standard, Azure)");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.monthly { usd_per_gpu = 1, usd_per_server = 8 } },",
+                           CHAT("p") " }"), 4,
+                 "pools.p.cost: give one of usd_per_gpu and usd_per_server");
+    expect_error(pool_case("p = fs.spot { gpu = \"H100-SXM\", max = 4, count = 1, cost = fs.spot { } },",
+                           CHAT("p") " }"), 4,
+                 "pools.p.cost.usd_per_hour: a spot price has no catalog default: give it");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.poisson { rate = 1 } },",
+                           CHAT("p") " }"), 4,
+                 "pools.p.cost: expected a price such as fs.on_demand { usd_per_hour = 3.99 }, got fs.poisson { ... }");
+}

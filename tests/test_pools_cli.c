@@ -151,3 +151,22 @@ Test(pools_cli, an_overflow_pool_starting_from_zero_scales_out_when_needed)
     cr_expect_gt(metric(s, "pool", "burst", "gpus_max"), 0);
     free(s);
 }
+
+Test(pools_cli, buying_and_renting_are_billed_and_compared)
+{
+    char *s = run_summary("bor", "scenarios/buy_or_rent.lua --set duration=6h --replications 1");
+    /* the server: $280,000 x 0.9 over 48 months = $5,250, plus $2,500 of hosting, a
+     * month of 730 hours; for 6 hours */
+    double owned = metric(s, "pool", "bought", "cost_compute_usd");
+    cr_expect_float_eq(owned, (5250.0 + 2500) * 6 / 730, 1e-6, "%g", owned);
+    /* rented: $6.88 for each GPU-hour held */
+    double hours = metric(s, "pool", "rented", "gpu_hours");
+    cr_expect_float_eq(metric(s, "pool", "rented", "cost_compute_usd"), 6.88 * hours, 1e-6);
+    cr_expect_eq(metric(s, "pool", "rented", "cost_power_usd"), 0, "a cloud price includes power");
+    cr_expect_gt(metric(s, "pool", "bought", "cost_power_usd"), 0);
+    double months = metric(s, "run", "bought_vs_rented", "break_even_months");
+    double rented_month = metric(s, "pool", "rented", "cost_usd") * 730 / 6;
+    double owned_running = (metric(s, "pool", "bought", "cost_usd") - 5250.0 * 6 / 730) * 730 / 6;
+    cr_expect_float_eq(months, 280000 / (rented_month - owned_running), 1e-6 * months);
+    free(s);
+}

@@ -174,7 +174,7 @@ Test(training, a_job_not_finished_at_the_end_is_reported_as_such)
     cr_expect_float_eq(r.goodput, 1.0, 1e-12);
     sim_metrics m;
     sim_metrics_init(&m);
-    training_record_metrics(w.sched, 400, &m);
+    training_record_metrics(w.sched, 400, NAN, &m);
     const sim_metric *done = sim_metrics_find(&m, "job", "a", "completed");
     cr_assert_not_null(done);
     cr_expect_float_eq(done->replications.mean, 0.0, 1e-12);
@@ -305,7 +305,7 @@ Test(training, jobs_run_on_whole_gangs_only)
     cr_expect_gt(gpu_pool_get_stats(w.pool)->failures, 10);
     sim_metrics m;
     sim_metrics_init(&m);
-    training_record_metrics(w.sched, 30 * 86400.0, &m);
+    training_record_metrics(w.sched, 30 * 86400.0, NAN, &m);
     const sim_metric *done = sim_metrics_find(&m, "workload", "stream", "jobs_completed");
     cr_assert_not_null(done);
     cr_expect_gt(done->replications.mean, 2500);

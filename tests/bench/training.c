@@ -2,6 +2,7 @@
  * 256 GPUs (about 87% offered load), GPU failures (50,000 h MTBF each), hourly
  * checkpoints and EASY backfilling; wall time, engine events and what the run found.
  * The target (issue 6) is under 10 s on one core.  --quick: a month of 100 GPUs. */
+#include <math.h>
 #include <stdio.h>
 
 #include "bench.h"
@@ -53,7 +54,7 @@ void bench_training_table(int quick)
             events = sim_engine_events_run(e);
             sim_metrics_release(&m);
             sim_metrics_init(&m);
-            training_record_metrics(s, duration, &m);
+            training_record_metrics(s, duration, NAN, &m);
             gpu_pool_record_metrics(pool, "bench.pool", duration, 1, true, &m);
             utilization = sim_metrics_find(&m, "pool", "bench.pool", "utilization_mean")
                               ->replications.mean;

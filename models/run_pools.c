@@ -1,0 +1,223 @@
+/* GPU pools in a run: their accounting, training jobs and costs (see run_internal.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "models/run_internal.h"
+#include "sim/fatal.h"
+
+bool pool_gpus_needed(const scenario *sc, size_t p)
+{
+    if (!sc->pools[p].gpu)
+        return false;
+    for (size_t i = 0; i < sc->nservices; i++)
+        if (sc->services[i].pool == p)
+            return false;
+    return true;
+}
+
+static bool serves_inference(const scenario *sc, size_t p)
+{
+    for (size_t i = 0; i < sc->ninferences; i++)
+        if (sc->inferences[i].pool == p
+            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p))
+            return true;
+    return false;
+}
+
+static bool has_jobs(const scenario *sc, size_t p)
+{
+    for (size_t i = 0; i < sc->ntrainings; i++)
+        if (sc->trainings[i].pool == p)
+            return true;
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        if (sc->job_streams[i].pool == p)
+            return true;
+    return false;
+}
+
+static void record_bucket(pool_gpus *pg, double end_s)
+{
+    double span = end_s - pg->bucket_start_s;
+    if (!(span > 0))
+        return;
+    const gpu_pool_stats *st = gpu_pool_get_stats(pg->gp);
+    double held = sim_timeavg_integral(&st->life_held, end_s);
+    double busy = sim_timeavg_integral(&st->life_busy, end_s);
+    if (!pg->serves_inference) /* allocated GPUs work (training): that is their power */
+        cost_meter_add_busy(pg->meter, busy - pg->busy_mark);
+    double per = pg->sc->pools[pg->pool].units_per_gpu;
+    size_t bucket = (size_t)floor(pg->bucket_start_s / pg->sc->bucket_s + 0.5);
+    double h = (held - pg->held_mark) / span / per, b = (busy - pg->busy_mark) / span / per;
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_HELD, h);
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_BUSY, b);
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_IDLE, h - b);
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_COST,
+                       cost_meter_read(pg->meter, end_s).total_usd);
+    pg->held_mark = held;
+    pg->busy_mark = busy;
+    pg->bucket_start_s = end_s;
+}
+
+static void on_bucket(sim_engine *e, void *data)
+{
+    pool_gpus *pg = data;
+    double now = sim_engine_now(e);
+    record_bucket(pg, now);
+    sim_event_schedule(e, now + pg->sc->bucket_s, PRIORITY_BUCKET, on_bucket, pg);
+}
+
+static void on_warmup(sim_engine *e, void *data)
+{
+    pool_gpus *pg = data;
+    double now = sim_engine_now(e);
+    record_bucket(pg, now); /* the work so far counts before the meter is read */
+    gpu_pool_restart_stats(pg->gp, now);
+    pg->at_warmup = cost_meter_read(pg->meter, now);
+}
+
+/* The job scheduler of the pool with its jobs and streams, started. */
+static int start_jobs(pool_gpus *pg, sim_engine *e, unsigned r, const run_options *options,
+                      char *err, size_t err_size)
+{
+    const scenario *sc = pg->sc;
+    size_t p = pg->pool;
+    pg->jobs = job_scheduler_create(e, pg->gp, &sc->pools[p].scheduler, sc->pools[p].name,
+                                    sc->seed, r, err, err_size);
+    if (!pg->jobs)
+        return -1;
+    if (options && options->on_job)
+        job_scheduler_set_recorder(pg->jobs, options->on_job, options->job_context);
+    for (size_t i = 0; i < sc->ntrainings; i++)
+        if (sc->trainings[i].pool == p
+            && job_scheduler_add_job(pg->jobs, &sc->trainings[i], err, err_size) != 0)
+            return -1;
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        if (sc->job_streams[i].pool == p
+            && job_scheduler_add_stream(pg->jobs, &sc->job_streams[i], err, err_size) != 0)
+            return -1;
+    return 0;
+}
+
+int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options *options,
+                    char *err, size_t err_size)
+{
+    const scenario *sc = pg->sc;
+    const pool_spec *p = &sc->pools[pg->pool];
+    pg->held_mark = pg->busy_mark = pg->bucket_start_s = 0;
+    memset(&pg->at_warmup, 0, sizeof pg->at_warmup);
+    pg->serves_inference = serves_inference(sc, pg->pool);
+    pg->gp = gpu_pool_create(e, &p->capacity, p->name, sc->seed, r, err, err_size);
+    if (!pg->gp)
+        return -1;
+    const device_spec *d = catalog_device(&sc->catalog, p->gpu);
+    static const cost_spec no_price = { .kind = COST_NONE };
+    pg->meter = cost_meter_create(p->has_cost ? &p->cost : &no_price,
+                                  p->capacity.count / p->units_per_gpu, d ? d->idle_w : 0,
+                                  d ? d->tdp_w : 0, p->units_per_gpu, sim_engine_now(e));
+    if (!pg->meter)
+        sim_fatal("out of memory creating a cost meter");
+    gpu_pool_set_meter(pg->gp, pg->meter);
+    if (sc->warmup_s > 0)
+        sim_event_schedule(e, sc->warmup_s, PRIORITY_WARMUP, on_warmup, pg);
+    sim_event_schedule(e, sc->bucket_s, PRIORITY_BUCKET, on_bucket, pg);
+    return has_jobs(sc, pg->pool) ? start_jobs(pg, e, r, options, err, err_size) : 0;
+}
+
+void pool_gpus_add_work(pool_gpus *pg, double busy_unit_s, double egress_bytes, double now)
+{
+    cost_meter_add_busy(pg->meter, busy_unit_s);
+    cost_meter_egress(pg->meter, egress_bytes, now);
+}
+
+static cost_breakdown minus(cost_breakdown a, cost_breakdown b)
+{
+    return (cost_breakdown){
+        a.compute_usd - b.compute_usd, a.power_usd - b.power_usd, a.egress_usd - b.egress_usd,
+        a.total_usd - b.total_usd, a.energy_kwh - b.energy_kwh, a.egress_gb - b.egress_gb,
+    };
+}
+
+static void add_cost(sim_metrics *m, const char *scope, const char *subject,
+                     const cost_breakdown *c, bool priced)
+{
+    if (priced) {
+        sim_metrics_add(m, scope, subject, "cost_usd", "USD", c->total_usd);
+        sim_metrics_add(m, scope, subject, "cost_compute_usd", "USD", c->compute_usd);
+        sim_metrics_add(m, scope, subject, "cost_power_usd", "USD", c->power_usd);
+        sim_metrics_add(m, scope, subject, "cost_egress_usd", "USD", c->egress_usd);
+    }
+    sim_metrics_add(m, scope, subject, "energy_kwh", "kWh", c->energy_kwh);
+}
+
+void pool_gpus_finish(pool_gpus *pg, double end_s, sim_metrics *m)
+{
+    const pool_spec *p = &pg->sc->pools[pg->pool];
+    record_bucket(pg, end_s);
+    if (pg->jobs) {
+        job_scheduler_finish(pg->jobs, end_s);
+        training_record_metrics(pg->jobs, end_s,
+                                p->has_cost ? cost_gpu_hour_usd(&p->cost) : NAN, m);
+    }
+    gpu_pool_record_metrics(pg->gp, p->name, end_s, p->units_per_gpu, !pg->serves_inference, m);
+    pg->measured = minus(cost_meter_read(pg->meter, end_s), pg->at_warmup);
+    add_cost(m, "pool", p->name, &pg->measured, p->has_cost);
+}
+
+void pool_gpus_stop(pool_gpus *pg)
+{
+    job_scheduler_free(pg->jobs);
+    pg->jobs = NULL;
+    gpu_pool_free(pg->gp);
+    pg->gp = NULL;
+    cost_meter_free(pg->meter);
+    pg->meter = NULL;
+}
+
+/* What a bought pool paid up front: its purchase, for the GPUs (or servers) it owns. */
+static double purchase_usd(const pool_spec *p)
+{
+    double gpus = (double)p->capacity.count / p->units_per_gpu;
+    double units = p->cost.gpus_per_server ? ceil(gpus / p->cost.gpus_per_server) : gpus;
+    return p->cost.purchase_usd * units;
+}
+
+void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, sim_metrics *m)
+{
+    cost_breakdown total = { 0 };
+    bool priced = false;
+    for (size_t p = 0; p < sc->npools; p++) {
+        if (!pools[p].gp)
+            continue;
+        const cost_breakdown *c = &pools[p].measured;
+        total.compute_usd += c->compute_usd;
+        total.power_usd += c->power_usd;
+        total.egress_usd += c->egress_usd;
+        total.total_usd += c->total_usd;
+        total.energy_kwh += c->energy_kwh;
+        priced |= sc->pools[p].has_cost;
+    }
+    add_cost(m, "run", sc->name, &total, priced);
+    /* Break-even: buying pays its purchase up front and then runs at its measured rate
+     * (hosting, power, egress); another option runs at its own measured rate.  Months
+     * until the purchase is paid back by the difference (none if it never is). */
+    double months = (end_s - sc->warmup_s) / COST_MONTH_S;
+    for (size_t a = 0; a < sc->npools && months > 0; a++) {
+        const pool_spec *bought = &sc->pools[a];
+        if (!pools[a].gp || !bought->has_cost || bought->cost.kind != COST_OWNED)
+            continue;
+        double depreciation = purchase_usd(bought) * (1 - bought->cost.residual)
+                              / (bought->cost.years * 12); /* per month */
+        double running = (pools[a].measured.total_usd - depreciation * months) / months;
+        for (size_t b = 0; b < sc->npools; b++) {
+            if (b == a || !pools[b].gp || !sc->pools[b].has_cost
+                || sc->pools[b].cost.kind == COST_OWNED)
+                continue;
+            double other = pools[b].measured.total_usd / months;
+            char subject[512];
+            snprintf(subject, sizeof subject, "%s_vs_%s", bought->name, sc->pools[b].name);
+            sim_metrics_add(m, "run", subject, "break_even_months", "months",
+                            other > running ? purchase_usd(bought) / (other - running) : NAN);
+        }
+    }
+}
