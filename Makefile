@@ -7,11 +7,12 @@ PKG_CONFIG ?= pkg-config
 CUDA       ?= auto            # auto | yes | no
 CUDA_HOME  ?= /usr/local/cuda
 SAN        ?=                 # 1: AddressSanitizer + UndefinedBehaviorSanitizer
+MPI        ?=                 # 1: with MPI, through mpicc (Open MPI), in build/mpi
 V          ?=
 
 # Debian packages the project needs (make deps installs what is missing).
 DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
-                libcriterion-dev gnuplot-nox
+                libcriterion-dev gnuplot-nox openmpi-bin libopenmpi-dev libopenblas-dev
 
 # -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs.
 # -Wno-format-truncation: messages and key paths are cut to fixed buffers on purpose.
@@ -23,11 +24,18 @@ LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl lua5.4 2>/dev/null) -lcsv -lm
 
 CUDA := $(strip $(CUDA))
 SAN  := $(strip $(SAN))
+MPI  := $(strip $(MPI))
 BUILD := build
 ifeq ($(SAN),1)
   BUILD    := build/san
   CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDFLAGS  += -fsanitize=address,undefined
+endif
+# MPI: only sim/mpi_tasks.c uses it (FLEETSIM_MPI); mpicc adds Open MPI's flags.
+ifeq ($(MPI),1)
+  CC       := mpicc
+  BUILD    := $(BUILD)/mpi
+  CFLAGS   += -DFLEETSIM_MPI
 endif
 
 # CUDA: nvcc from $(CUDA_HOME)/bin, else from PATH.
@@ -47,6 +55,9 @@ ifeq ($(HAVE_CUDA),1)
   NVCCFLAGS ?= -O2 -std=c++17
   # The static runtime: the binary runs where no CUDA library is installed.
   LDLIBS    += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+  # cuBLAS, cuBLASLt and NCCL are opened at run time by the calibration (kernels/
+  # calib_cuda_blas.cu says why), from the loader's path or from here.
+  CUDA_DEFS := -DFLEETSIM_CUDA_LIBDIR='"$(CUDA_ROOT)/lib64"'
 endif
 
 ifeq ($(V),1)
@@ -58,12 +69,12 @@ else
 endif
 
 # ---- sources ----------------------------------------------------------------
-CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c lua/*.c)
-CORE_SRC  := $(filter-out sim/fleetsim.c lua/embed.c,$(CORE_SRC))
+CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c lua/*.c kernels/*.c)
+CORE_SRC  := $(filter-out sim/fleetsim.c lua/embed.c kernels/%_absent.c,$(CORE_SRC))
 LUA_API   := $(sort $(wildcard lua/fleetsim/*.lua))
 LUA_GEN   := $(BUILD)/generated/lua_modules.c
 CUDA_SRC  := $(if $(filter 1,$(HAVE_CUDA)),$(wildcard kernels/*.cu))
-NOCUDA_SRC := $(if $(filter 1,$(HAVE_CUDA)),,kernels/cuda_absent.c)
+NOCUDA_SRC := $(if $(filter 1,$(HAVE_CUDA)),,$(wildcard kernels/*_absent.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o) $(NOCUDA_SRC:%.c=$(BUILD)/%.o) \
              $(CUDA_SRC:%.cu=$(BUILD)/%.cu.o) $(LUA_GEN:.c=.o)
 TEST_SRC  := $(wildcard tests/test_*.c tests/support/*.c)
@@ -151,7 +162,7 @@ $(BUILD)/%.o: %.c $(BUILD)/config
 
 $(BUILD)/%.cu.o: %.cu $(BUILD)/config
 	@mkdir -p $(dir $@)
-	$(call say,NVCC,$<)$(NVCC) $(NVCCFLAGS) -I. -c -o $@ $<
+	$(call say,NVCC,$<)$(NVCC) $(NVCCFLAGS) $(CUDA_DEFS) -I. -c -o $@ $<
 
 clean:
 	rm -rf build

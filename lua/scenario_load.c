@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/experiment_load.h"
 #include "lua/gpu_tasks_load.h"
 #include "lua/training_load.h"
 #include "lua/pool_load.h"
@@ -23,7 +24,7 @@
 
 static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
-    "workloads", NULL,
+    "workloads", "sweep", "search", NULL,
 };
 static const char *const WORKLOAD_KINDS[] = {
     "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
@@ -699,10 +700,12 @@ typedef struct convert_job {
     load_context *c;
     const char *path;
     scenario *sc;
+    experiment_spec *experiment; /* NULL: sweep and search are checked, then dropped */
     int status;
 } convert_job;
 
-static int convert_scenario(load_context *c, const char *path, int root, scenario *sc)
+static int convert_scenario(load_context *c, const char *path, int root, scenario *sc,
+                            experiment_spec *experiment)
 {
     lua_State *L = c->L;
     lua_object s;
@@ -729,6 +732,12 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     if (sc->warmup_s >= sc->duration_s)
         return field_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
                           "%g s", sc->warmup_s, sc->duration_s);
+    experiment_spec unused;
+    experiment_spec_init(&unused);
+    int read = experiment_spec_read(c, &s, experiment ? experiment : &unused);
+    experiment_spec_release(&unused);
+    if (read != 0)
+        return -1;
     sc->seed = (uint64_t)seed;
     sc->replications = (unsigned)replications;
     if (!sc->name && !(sc->name = default_name(path)))
@@ -835,7 +844,7 @@ static int convert_protected(lua_State *L)
             return 0;
         }
     }
-    job->status = convert_scenario(c, job->path, 1, job->sc);
+    job->status = convert_scenario(c, job->path, 1, job->sc, job->experiment);
     return 0;
 }
 
@@ -949,7 +958,16 @@ static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
 int scenario_load(const char *path, const scenario_load_options *options, scenario *out,
                   char *err, size_t err_size)
 {
+    return scenario_load_experiment(path, options, out, NULL, err, err_size);
+}
+
+int scenario_load_experiment(const char *path, const scenario_load_options *options,
+                             scenario *out, experiment_spec *experiment, char *err,
+                             size_t err_size)
+{
     scenario_init(out);
+    if (experiment)
+        experiment_spec_init(experiment);
     sandbox *sb = sandbox_create(options->unsafe);
     if (!sb) {
         snprintf(err, err_size, "out of memory creating the Lua state");
@@ -960,7 +978,7 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
     int status = run_file(sb, path, err, err_size);
     int root = lua_gettop(L);
     if (status == 0) {
-        convert_job job = { &c, path, out, -1 };
+        convert_job job = { &c, path, out, experiment, -1 };
         lua_pushcfunction(L, convert_protected);
         lua_pushlightuserdata(L, &job);
         lua_pushvalue(L, root);
@@ -978,7 +996,9 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
         out->runtime = NULL;
         sandbox_free(sb);
     }
-    if (status != 0)
+    if (status != 0) {
         scenario_release(out);
+        experiment_spec_release(experiment);
+    }
     return status;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lua/experiment_load.h"
 #include "models/scenario.h"
 
 typedef struct scenario_load_options {
@@ -22,5 +23,11 @@ typedef struct scenario_load_options {
 /* 0 with *out filled (release with scenario_release), or -1 with the message in err. */
 int scenario_load(const char *path, const scenario_load_options *options, scenario *out,
                   char *err, size_t err_size);
+
+/* The same, and the file's sweep and search into *experiment (release it with
+ * experiment_spec_release; empty on failure). */
+int scenario_load_experiment(const char *path, const scenario_load_options *options,
+                             scenario *out, experiment_spec *experiment, char *err,
+                             size_t err_size);
 
 #endif

@@ -10,15 +10,19 @@
 
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
+#include "lua/experiment.h"
 #include "lua/scenario_load.h"
 #include "models/estimate.h"
 #include "models/run.h"
 #include "output/atomic_file.h"
 #include "output/estimate_text.h"
 #include "output/jobs.h"
+#include "output/pictures.h"
 #include "output/records.h"
 #include "output/results.h"
 #include "output/scenario_text.h"
+#include "output/sweep.h"
+#include "sim/mpi_tasks.h"
 #include "sim/rng.h"
 #include "sim/version.h"
 
@@ -30,6 +34,8 @@ static const char usage[] =
     "commands:\n"
     "  run FILE.lua     run a scenario and write its results\n"
     "  check FILE.lua   load and check a scenario, print it resolved, run nothing\n"
+    "  plot DIR         render a run folder's chart scripts (plots/*.gp) again, as edited,\n"
+    "                   and rewrite its report.html\n"
     "  estimate         memory, latency, throughput and training time of a model on a\n"
     "                   device (fleetsim help estimate)\n"
     "  version          print the version and what this build can use\n"
@@ -47,14 +53,24 @@ static const char usage_run[] =
     "      --set KEY=VALUE    override any value by its dotted path, e.g.\n"
     "                         --set pools.q.count=6 --set workloads.mm.arrivals.rate=5.5\n"
     "                         (repeatable; values take units: --set duration=2h)\n"
+    "      --sweep KEY=V1,V2  run every combination of the swept values (repeatable;\n"
+    "                         replaces the scenario's sweep values of KEY)\n"
+    "  -j, --jobs N           run replications and sweep points in N processes (1)\n"
     "  -q, --quiet            no progress line\n"
     "      --records          also write requests.csv, one row per inference request, and\n"
-    "                         jobs.csv, one row per training job\n"
+    "                         jobs.csv, one row per training job (not with sweeps,\n"
+    "                         searches, --jobs or mpirun)\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
+    "      --no-plots         no charts (plots/) and no report.html\n"
     "\n"
     "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
     "timeseries.csv (one row per time bucket and pool or workload), each complete or\n"
-    "not at all, and prints the summary.\n";
+    "not at all, and prints the summary; then gnuplot scripts with their SVG and PNG\n"
+    "renders in plots/ (scripts only when gnuplot is missing) and report.html.\n"
+    "A sweep (the scenario's sweep table, or --sweep) writes sweep.csv, sweep_diff.csv\n"
+    "(paired differences from the first point) and points/<k>/ instead of the summary;\n"
+    "a search (fs.search) writes search.csv, sweep.csv and points/<k>/.  Under mpirun\n"
+    "(a build with MPI=1) the replications are spread over the ranks.\n";
 
 static const char usage_check[] =
     "usage: fleetsim check FILE.lua [--set KEY=VALUE]... [--seed N] [--replications N]\n"
@@ -62,6 +78,13 @@ static const char usage_check[] =
     "\n"
     "Loads the scenario with the same checks as run, prints every value as the run would\n"
     "use it (base units: seconds, per second), and runs nothing.\n";
+
+static const char usage_plot[] =
+    "usage: fleetsim plot DIR\n"
+    "\n"
+    "Renders the chart scripts of a run folder, DIR/plots/*.gp, as they are (edited or\n"
+    "added by hand) into plots/NAME.svg and NAME.png, with gnuplot, then writes\n"
+    "DIR/report.html again.  A folder without scripts gets them from its CSVs first.\n";
 
 static const char usage_estimate[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
@@ -82,9 +105,13 @@ typedef struct cli_options {
     const char *output_dir;
     const char **sets;
     size_t nsets;
+    const char **sweeps;        /* --sweep KEY=V1,V2,... */
+    size_t nsweeps;
+    unsigned jobs;              /* --jobs N; 0 when not given */
     bool quiet;
     bool unsafe;
     bool records;
+    bool no_plots;              /* --no-plots */
     char seed_set[48];          /* "seed=N", from --seed */
     char replications_set[48];  /* "replications=N", from --replications */
 } cli_options;
@@ -116,6 +143,8 @@ static int cmd_help(const char *command)
         fputs(usage_check, stdout);
     else if (!strcmp(command, "estimate"))
         fputs(usage_estimate, stdout);
+    else if (!strcmp(command, "plot"))
+        fputs(usage_plot, stdout);
     else if (!strcmp(command, "version") || !strcmp(command, "help"))
         fputs(usage, stdout);
     else {
@@ -125,16 +154,25 @@ static int cmd_help(const char *command)
     return 0;
 }
 
-/* Adds "KEY=VALUE" to the overrides (the strings live as long as the process). */
-static void add_set(cli_options *o, const char *text)
+/* Appends text to a list of option values (the strings live as long as the process). */
+static void add_text(const char ***list, size_t *n, const char *text)
 {
-    const char **grown = realloc(o->sets, (o->nsets + 1) * sizeof *grown);
+    const char **grown = realloc(*list, (*n + 1) * sizeof *grown);
     if (!grown) {
         fprintf(stderr, "fleetsim: out of memory\n");
         exit(EXIT_RUN_FAILURE);
     }
-    o->sets = grown;
-    o->sets[o->nsets++] = text;
+    *list = grown;
+    grown[(*n)++] = text;
+}
+
+/* Adds "KEY=VALUE" to the overrides. */
+static void add_set(cli_options *o, const char *text) { add_text(&o->sets, &o->nsets, text); }
+
+static void release_options(cli_options *o)
+{
+    free(o->sets);
+    free(o->sweeps);
 }
 
 /* --seed N and --replications N are overrides of the scenario's own keys, written into
@@ -153,10 +191,25 @@ static int add_integer_set(cli_options *o, const char *key, const char *value, c
     return 0;
 }
 
+/* --jobs N: 1 to 1024 processes. */
+static int parse_jobs(const char *command, const char *value, unsigned *out)
+{
+    char *end;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!*value || *end || value[0] == '-' || n < 1 || n > 1024) {
+        fprintf(stderr, "fleetsim %s: --jobs expects a whole number from 1 to 1024, got '%s'\n",
+                command, value);
+        return -1;
+    }
+    *out = (unsigned)n;
+    return 0;
+}
+
 /* Parses the options of run and check; -1 after printing the mistake. */
 static int parse_options(int argc, char **argv, const char *command, cli_options *o)
 {
-    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS };
+    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
+           OPT_SWEEP };
     static const struct option long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -165,6 +218,9 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         { "quiet", no_argument, NULL, 'q' },
         { "unsafe", no_argument, NULL, OPT_UNSAFE },
         { "records", no_argument, NULL, OPT_RECORDS },
+        { "no-plots", no_argument, NULL, OPT_NO_PLOTS },
+        { "sweep", required_argument, NULL, OPT_SWEEP },
+        { "jobs", required_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -172,7 +228,7 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
     opterr = 0;
     optind = 2;
     int opt;
-    while ((opt = getopt_long(argc, argv, ":o:qh", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":o:j:qh", long_options, NULL)) != -1) {
         switch (opt) {
         case 'o': o->output_dir = optarg; break;
         case 'q': o->quiet = true; break;
@@ -189,6 +245,12 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         case OPT_SET: add_set(o, optarg); break;
         case OPT_UNSAFE: o->unsafe = true; break;
         case OPT_RECORDS: o->records = true; break;
+        case OPT_NO_PLOTS: o->no_plots = true; break;
+        case OPT_SWEEP: add_text(&o->sweeps, &o->nsweeps, optarg); break;
+        case 'j':
+            if (parse_jobs(command, optarg, &o->jobs) != 0)
+                return -1;
+            break;
         case ':':
             fprintf(stderr, "fleetsim %s: %s needs a value\n", command, argv[optind - 1]);
             return -1;
@@ -222,7 +284,7 @@ static int cmd_check(int argc, char **argv)
 {
     cli_options o;
     if (parse_options(argc, argv, "check", &o) != 0) {
-        free(o.sets);
+        release_options(&o);
         return EXIT_BAD_INPUT;
     }
     scenario sc;
@@ -230,7 +292,7 @@ static int cmd_check(int argc, char **argv)
     if (status == 0)
         output_scenario_text(stdout, &sc);
     scenario_release(&sc);
-    free(o.sets);
+    release_options(&o);
     return status;
 }
 
@@ -301,37 +363,28 @@ static char *default_output_dir(const char *name)
     return dir;
 }
 
-static int cmd_run(int argc, char **argv)
+/* One scenario, its replications in this process, with progress and records. */
+static int run_single(const cli_options *o, scenario *sc)
 {
-    cli_options o;
-    if (parse_options(argc, argv, "run", &o) != 0) {
-        free(o.sets);
-        return EXIT_BAD_INPUT;
-    }
-    scenario sc;
-    if (load(&o, &sc) != 0) {
-        free(o.sets);
-        return EXIT_BAD_INPUT;
-    }
     char err[1024];
     int status = 0;
-    char *dir = o.output_dir ? strdup(o.output_dir) : default_output_dir(sc.name);
+    char *dir = o->output_dir ? strdup(o->output_dir) : default_output_dir(sc->name);
     if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
         status = EXIT_RUN_FAILURE;
     }
     progress_display display = { wall_s(), wall_s(), false };
-    bool show = !o.quiet && isatty(STDERR_FILENO);
+    bool show = !o->quiet && isatty(STDERR_FILENO);
     run_results results;
     records_writer *records = NULL;
-    if (status == 0 && o.records && sc.ninferences > 0
+    if (status == 0 && o->records && sc->ninferences > 0
         && !(records = records_open(dir, err, sizeof err))) {
         fprintf(stderr, "fleetsim: %s\n", err);
         status = EXIT_RUN_FAILURE;
     }
     jobs_writer *jobs = NULL;
-    bool has_jobs = sc.ntrainings + sc.njob_streams > 0;
-    if (status == 0 && o.records && has_jobs && !(jobs = jobs_open(dir, err, sizeof err))) {
+    bool has_jobs = sc->ntrainings + sc->njob_streams > 0;
+    if (status == 0 && o->records && has_jobs && !(jobs = jobs_open(dir, err, sizeof err))) {
         fprintf(stderr, "fleetsim: %s\n", err);
         status = EXIT_RUN_FAILURE;
     }
@@ -340,8 +393,8 @@ static int cmd_run(int argc, char **argv)
         .on_request = records ? records_write : NULL, .request_context = records,
         .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
     };
-    if (status == 0 && scenario_run(&sc, &ro, &results, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", o.file, err);
+    if (status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", o->file, err);
         records_abort(records);
         jobs_abort(jobs);
         status = EXIT_BAD_INPUT;
@@ -354,23 +407,219 @@ static int cmd_run(int argc, char **argv)
         if (display.printed)
             fputs("\r\033[K", stderr);
         if (status == 0 && (output_summary_csv(dir, &results.metrics, err, sizeof err) != 0
-            || output_timeseries_csv(dir, results.timeseries, sc.duration_s, err,
+            || output_timeseries_csv(dir, results.timeseries, sc->duration_s, err,
                                      sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
             status = EXIT_RUN_FAILURE;
         } else if (status == 0) {
-            printf("%s: %u replication%s of %g s, %llu events\n\n", sc.name, sc.replications,
-                   sc.replications == 1 ? "" : "s", sc.duration_s,
+            printf("%s: %u replication%s of %g s, %llu events\n\n", sc->name, sc->replications,
+                   sc->replications == 1 ? "" : "s", sc->duration_s,
                    (unsigned long long)results.events);
             output_summary_table(stdout, &results.metrics);
             printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
+            /* pictures (issue 7): plots/ and report.html after the CSVs */
+            if (!o->no_plots && output_pictures(dir, sc->name, sc->description, true, stderr) != 0)
+                status = EXIT_RUN_FAILURE;
         }
         run_results_release(&results);
     }
     free(dir);
+    return status;
+}
+
+/* ---- plot (issue 7: pictures) ------------------------------------------------ */
+
+/* `fleetsim plot DIR`: renders the scripts in DIR/plots as they are, then report.html. */
+static int cmd_plot(int argc, char **argv)
+{
+    if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
+        return cmd_help("plot");
+    if (argc != 3 || argv[2][0] == '-') {
+        fprintf(stderr, "fleetsim plot: expected one run folder (see fleetsim help plot)\n");
+        return EXIT_BAD_INPUT;
+    }
+    return output_pictures(argv[2], NULL, NULL, false, stderr) == 0 ? 0 : EXIT_RUN_FAILURE;
+}
+
+/* ---- experiments ----------------------------------------------------------------- */
+
+static void show_points(void *context, size_t done, size_t points)
+{
+    progress_display *d = context;
+    double now = wall_s();
+    if (done < points && now - d->last_print_s < 0.5)
+        return;
+    d->last_print_s = now;
+    d->printed = true;
+    fprintf(stderr, "\r  point %zu/%zu done   ", done, points);
+}
+
+static sweep_point_view view_of(const experiment_point *pt)
+{
+    return (sweep_point_view){ (const char *const *)pt->values, &pt->results.metrics,
+                               pt->samples, pt->samples_metrics, pt->replications };
+}
+
+/* The files and the printed lines of an experiment that ran. */
+static int write_experiment(const experiment *x, const char *dir, char *err, size_t err_size)
+{
+    for (size_t p = 0; p < x->npoints && x->nkeys; p++) {
+        const experiment_point *pt = &x->points[p];
+        if (output_point_dir(dir, p + 1, &pt->results.metrics, pt->results.timeseries,
+                             pt->duration_s, err, err_size) != 0)
+            return -1;
+    }
+    if (x->nkeys == 0) { /* one point: the files of a plain run */
+        const experiment_point *pt = &x->points[0];
+        if (output_summary_csv(dir, &pt->results.metrics, err, err_size) != 0
+            || output_timeseries_csv(dir, pt->results.timeseries, pt->duration_s, err,
+                                     err_size) != 0)
+            return -1;
+        printf("%s: %u replication%s of %g s, %llu events\n\n", x->name, pt->replications,
+               pt->replications == 1 ? "" : "s", pt->duration_s,
+               (unsigned long long)pt->results.events);
+        output_summary_table(stdout, &pt->results.metrics);
+        printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
+        return 0;
+    }
+    sweep_point_view *views = calloc(x->npoints, sizeof *views);
+    search_probe_view *probes = calloc(x->npoints, sizeof *probes);
+    if (!views || !probes) {
+        free(views);
+        free(probes);
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    for (size_t p = 0; p < x->npoints; p++) {
+        const experiment_point *pt = &x->points[p];
+        views[p] = view_of(pt);
+        probes[p] = (search_probe_view){ pt->values[0],
+            sim_metrics_find(&pt->results.metrics, x->target_scope, x->target_subject,
+                             x->spec.has_search ? x->spec.search.metric : ""), pt->meets };
+    }
+    int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
+    if (status == 0 && x->spec.has_search)
+        status = output_search_csv(dir, x->keys[0], x->spec.search.target, probes, x->npoints,
+                                   x->found, x->answer, err, err_size);
+    else if (status == 0)
+        status = output_sweep_diff_csv(dir, x->keys, x->nkeys, views, x->npoints, err,
+                                       err_size);
+    free(views);
+    free(probes);
+    if (status != 0)
+        return -1;
+    char label[1024];
+    for (size_t p = 0; p < x->npoints; p++) {
+        const experiment_point *pt = &x->points[p];
+        experiment_point_label(x, p, label, sizeof label);
+        printf("%s %zu: %s: %u replication%s, %llu events", x->spec.has_search ? "probe" : "point",
+               p + 1, label, pt->replications, pt->replications == 1 ? "" : "s",
+               (unsigned long long)pt->results.events);
+        if (x->spec.has_search)
+            printf(": %s = %.6g, %s", x->spec.search.metric, pt->measured,
+                   pt->meets ? "meets the target" : "misses it");
+        printf("\n");
+    }
+    if (x->spec.has_search) {
+        const search_spec *s = &x->spec.search;
+        if (x->found)
+            printf("\n%s=%lld is the smallest value in [%lld, %lld] with %s %s\n", s->key,
+                   x->answer, (long long)s->low, (long long)s->high, x->target_subject,
+                   s->target);
+        else
+            printf("\nno value of %s in [%lld, %lld] gives %s %s\n", s->key, (long long)s->low,
+                   (long long)s->high, x->target_subject, s->target);
+        printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
+               x->npoints);
+    } else {
+        printf("\nwrote %s/sweep.csv, %s/sweep_diff.csv and %s/points/1..%zu/\n", dir, dir, dir,
+               x->npoints);
+    }
+    return 0;
+}
+
+/* Sweeps, searches, and runs spread over processes: every (point, replication) a task. */
+static int run_experiment(const cli_options *o, const char *name, const char *description,
+                          experiment_spec *spec)
+{
+    char err[4096];
+    bool mpi = sim_mpi_size() > 1;
+    if (o->records) {
+        fprintf(stderr, "fleetsim run: --records writes one stream in run order: it does not "
+                "combine with sweeps, searches, --jobs or mpirun\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (mpi && o->jobs > 1) {
+        fprintf(stderr, "fleetsim run: --jobs %u under mpirun: the ranks are the workers; "
+                "leave --jobs out\n", o->jobs);
+        return EXIT_BAD_INPUT;
+    }
+    progress_display display = { wall_s(), wall_s(), false };
+    bool show = !o->quiet && isatty(STDERR_FILENO);
+    experiment_options eo = {
+        .file = o->file, .unsafe = o->unsafe, .sets = o->sets, .nsets = o->nsets,
+        .tasks = { .jobs = o->jobs ? o->jobs : 1, .mpi = mpi },
+        .progress = show ? show_points : NULL, .progress_context = &display,
+    };
+    experiment x;
+    experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
+    char *dir = NULL;
+    if (status == EXPERIMENT_OK) {
+        dir = o->output_dir ? strdup(o->output_dir) : default_output_dir(name);
+        if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
+            snprintf(err, sizeof err, "%s", dir ? err : "out of memory");
+            status = EXPERIMENT_FAILED;
+        }
+    }
+    if (status == EXPERIMENT_OK)
+        status = experiment_run(&x, err, sizeof err);
+    if (display.printed)
+        fputs("\r\033[K", stderr);
+    bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
+    if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
+        status = EXPERIMENT_FAILED;
+    if (status != EXPERIMENT_OK)
+        fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
+    /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
+    if (writes && status == EXPERIMENT_OK && !o->no_plots
+        && output_pictures(dir, x.name, description, true, stderr) != 0)
+        status = EXPERIMENT_FAILED;
+    free(dir);
+    experiment_release(&x);
+    return status == EXPERIMENT_OK ? 0 : status == EXPERIMENT_BAD_INPUT ? EXIT_BAD_INPUT
+                                                                        : EXIT_RUN_FAILURE;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    cli_options o;
+    if (parse_options(argc, argv, "run", &o) != 0) {
+        release_options(&o);
+        return EXIT_BAD_INPUT;
+    }
+    char err[2048];
+    scenario sc;
+    experiment_spec spec;
+    scenario_load_options lo = { o.unsafe, o.sets, o.nsets };
+    if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        release_options(&o);
+        return EXIT_BAD_INPUT;
+    }
+    int status = 0;
+    for (size_t i = 0; i < o.nsweeps && status == 0; i++)
+        if (experiment_spec_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = EXIT_BAD_INPUT;
+        }
+    if (status == 0 && !spec.naxes && !spec.has_search && o.jobs <= 1 && sim_mpi_size() == 1)
+        status = run_single(&o, &sc);
+    else if (status == 0)
+        status = run_experiment(&o, sc.name, sc.description, &spec);
     scenario_release(&sc);
-    free(o.sets);
+    experiment_spec_release(&spec);
+    release_options(&o);
     return status;
 }
 
@@ -489,9 +738,8 @@ static int cmd_estimate(int argc, char **argv)
     return status;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-    sim_gsl_quiet(); /* GSL reports errors through return codes, never aborts */
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_BAD_INPUT;
@@ -503,10 +751,25 @@ int main(int argc, char **argv)
         return cmd_check(argc, argv);
     if (!strcmp(command, "estimate"))
         return cmd_estimate(argc, argv);
+    if (!strcmp(command, "plot"))
+        return cmd_plot(argc, argv);
     if (!strcmp(command, "version") || !strcmp(command, "--version"))
         return cmd_version();
     if (!strcmp(command, "help") || !strcmp(command, "--help") || !strcmp(command, "-h"))
         return cmd_help(argc > 2 ? argv[2] : NULL);
     fprintf(stderr, "fleetsim: unknown command '%s'\n\n%s", command, usage);
     return EXIT_BAD_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    sim_gsl_quiet(); /* GSL reports errors through return codes, never aborts */
+    sim_mpi_start(&argc, &argv);
+    if (sim_mpi_rank() != 0) { /* rank 0 speaks for the job */
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+            return EXIT_RUN_FAILURE;
+    }
+    int status = dispatch(argc, argv);
+    sim_mpi_stop();
+    return status;
 }

@@ -18,8 +18,11 @@ fs.egress = require "fleetsim.egress"
 -- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.
 local constructor = C.constructor
 
--- The whole scenario: name, duration, warmup, seed, replications, bucket, pools, workloads.
+-- The whole scenario: name, duration, warmup, seed, replications, bucket, pools, workloads,
+-- and sweep (a plain table: { ["pools.q.count"] = { 4, 8 } }) or search.
 fs.scenario = constructor("scenario")
+-- The smallest value of a key that meets a target: key, target, low, high, subject, scope.
+fs.search = constructor("search")
 
 -- Pools of servers, and where they sit.
 fs.dedicated = constructor("dedicated")

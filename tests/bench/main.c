@@ -41,5 +41,7 @@ int main(int argc, char **argv)
     bench_hold_table(quick);
     printf("\n");
     bench_training_table(quick);
+    printf("\n");
+    bench_sweep_table(quick);
     return 0;
 }

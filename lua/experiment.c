@@ -1,0 +1,460 @@
+/* Experiments: points, rounds of tasks, and the search's bisection (see experiment.h). */
+#include "lua/experiment.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/scenario_load.h"
+#include "sim/fatal.h"
+#include "sim/results_wire.h"
+
+enum { TASK_OK = 0, TASK_FAILED = 1 };
+
+static char *copy(const char *s)
+{
+    char *c = strdup(s);
+    if (!c)
+        sim_fatal("out of memory planning an experiment");
+    return c;
+}
+
+static void *allocate(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        sim_fatal("out of memory planning an experiment");
+    return p;
+}
+
+void experiment_point_label(const experiment *x, size_t point, char *buf, size_t size)
+{
+    const experiment_point *pt = &x->points[point];
+    buf[0] = '\0';
+    for (size_t k = 0; k < x->nkeys; k++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", k ? ", " : "", pt->sets[k]);
+    }
+    if (x->nkeys == 0)
+        snprintf(buf, size, "the scenario");
+}
+
+/* A new point with the given values of x's keys. */
+static experiment_point *add_point(experiment *x, const char *const *values)
+{
+    if (x->npoints == x->capacity) {
+        size_t cap = x->capacity ? 2 * x->capacity : 8;
+        experiment_point *grown = realloc(x->points, cap * sizeof *grown);
+        if (!grown)
+            sim_fatal("out of memory planning an experiment");
+        x->points = grown;
+        x->capacity = cap;
+    }
+    experiment_point *pt = &x->points[x->npoints++];
+    memset(pt, 0, sizeof *pt);
+    pt->values = allocate(x->nkeys, sizeof *pt->values);
+    pt->sets = allocate(x->nkeys, sizeof *pt->sets);
+    for (size_t k = 0; k < x->nkeys; k++) {
+        size_t n = strlen(x->keys[k]) + strlen(values[k]) + 2;
+        pt->values[k] = copy(values[k]);
+        pt->sets[k] = allocate(n, 1);
+        snprintf(pt->sets[k], n, "%s=%s", x->keys[k], values[k]);
+    }
+    sim_metrics_init(&pt->results.metrics);
+    return pt;
+}
+
+/* Where messages about the values of key k come from: "mm.lua:3: sweep", "--sweep",
+ * "mm.lua:9: search". */
+static const char *origin_of(const experiment *x, size_t k)
+{
+    return x->spec.naxes ? x->spec.axes[k].origin : "search";
+}
+
+/* Loads point p.  A mistake in one of its own values, reported by the loader as
+ * "--set KEY=VALUE: ...", is said as coming from the sweep or search instead. */
+static experiment_status load_point(experiment *x, size_t p, char *err, size_t err_size)
+{
+    experiment_point *pt = &x->points[p];
+    const experiment_options *o = &x->options;
+    const char **sets = allocate(o->nsets + x->nkeys, sizeof *sets);
+    for (size_t i = 0; i < o->nsets; i++)
+        sets[i] = o->sets[i];
+    for (size_t k = 0; k < x->nkeys; k++)
+        sets[o->nsets + k] = pt->sets[k];
+    scenario_load_options lo = { o->unsafe, sets, o->nsets + x->nkeys };
+    char message[2048];
+    int status = scenario_load(o->file, &lo, &pt->sc, message, sizeof message);
+    free(sets);
+    if (status == 0) {
+        pt->loaded = true;
+        pt->duration_s = pt->sc.duration_s;
+        pt->replications = pt->sc.replications;
+        if (!x->name)
+            x->name = copy(pt->sc.name);
+        return EXPERIMENT_OK;
+    }
+    for (size_t k = 0; k < x->nkeys; k++) {
+        char prefix[FIELD_PATH_MAX + 16];
+        snprintf(prefix, sizeof prefix, "--set %s:", pt->sets[k]);
+        if (!strncmp(message, prefix, strlen(prefix))) {
+            char origin[FIELD_PATH_MAX + 16];
+            if (x->spec.has_search)
+                snprintf(origin, sizeof origin, "%ssearch", x->spec.search.where);
+            else
+                snprintf(origin, sizeof origin, "%s", origin_of(x, k));
+            snprintf(err, err_size, "%s %s", origin, message + strlen("--set "));
+            return EXPERIMENT_BAD_INPUT;
+        }
+    }
+    char label[1024];
+    experiment_point_label(x, p, label, sizeof label);
+    if (x->nkeys)
+        snprintf(err, err_size, "at %s %s: %s", x->spec.has_search ? "search probe" : "sweep point",
+                 label, message);
+    else
+        snprintf(err, err_size, "%s", message);
+    return EXPERIMENT_BAD_INPUT;
+}
+
+static void release_point(experiment_point *pt, size_t nkeys)
+{
+    for (size_t k = 0; k < nkeys; k++) {
+        free(pt->values[k]);
+        free(pt->sets[k]);
+    }
+    free(pt->values);
+    free(pt->sets);
+    if (pt->loaded)
+        scenario_release(&pt->sc);
+    pt->loaded = false;
+    run_results_release(&pt->results);
+    free(pt->samples);
+}
+
+/* The sweep's cross product: point i's value of axis k, the last axis fastest. */
+static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
+{
+    const experiment_spec *s = &x->spec;
+    size_t n = 1;
+    for (size_t k = 0; k < s->naxes; k++) {
+        if (s->axes[k].nvalues > EXPERIMENT_MAX_POINTS / n) {
+            snprintf(err, err_size, "%s: the sweep has more than %u points", x->options.file,
+                     EXPERIMENT_MAX_POINTS);
+            return EXPERIMENT_BAD_INPUT;
+        }
+        n *= s->axes[k].nvalues;
+    }
+    const char **values = allocate(s->naxes, sizeof *values);
+    for (size_t i = 0; i < n; i++) {
+        size_t rest = i;
+        for (size_t k = s->naxes; k-- > 0;) {
+            values[k] = s->axes[k].values[rest % s->axes[k].nvalues];
+            rest /= s->axes[k].nvalues;
+        }
+        add_point(x, values);
+    }
+    free(values);
+    experiment_status status = EXPERIMENT_OK;
+    for (size_t i = 0; i < x->npoints && status == EXPERIMENT_OK; i++)
+        status = load_point(x, i, err, err_size);
+    return status;
+}
+
+static experiment_status add_probe(experiment *x, long long value, char *err, size_t err_size)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld", value);
+    const char *values[] = { text };
+    add_point(x, values);
+    return load_point(x, x->npoints - 1, err, err_size);
+}
+
+experiment_status experiment_plan(experiment *x, const experiment_options *options,
+                                  experiment_spec *spec, char *err, size_t err_size)
+{
+    memset(x, 0, sizeof *x);
+    x->options = *options;
+    x->spec = *spec;
+    experiment_spec_init(spec);
+    if (x->spec.naxes && x->spec.has_search) {
+        snprintf(err, err_size, "%s%s: a scenario takes a sweep or a search, not both",
+                 x->spec.search.where, "search");
+        return EXPERIMENT_BAD_INPUT;
+    }
+    if (x->spec.has_search) {
+        x->keys = allocate(1, sizeof *x->keys);
+        x->keys[0] = x->spec.search.key;
+        x->nkeys = 1;
+        experiment_status status = add_probe(x, x->spec.search.low, err, err_size);
+        if (status == EXPERIMENT_OK && x->spec.search.high != x->spec.search.low)
+            status = add_probe(x, x->spec.search.high, err, err_size);
+        return status;
+    }
+    x->nkeys = x->spec.naxes;
+    x->keys = allocate(x->nkeys, sizeof *x->keys);
+    for (size_t k = 0; k < x->nkeys; k++)
+        x->keys[k] = x->spec.axes[k].key;
+    if (x->nkeys)
+        return plan_sweep(x, err, err_size);
+    add_point(x, NULL);
+    return load_point(x, 0, err, err_size);
+}
+
+void experiment_release(experiment *x)
+{
+    for (size_t i = 0; i < x->npoints; i++)
+        release_point(&x->points[i], x->nkeys);
+    free(x->points);
+    free(x->keys);
+    free(x->name);
+    experiment_spec_release(&x->spec);
+    memset(x, 0, sizeof *x);
+}
+
+/* ---- rounds of tasks: (point, replication) ------------------------------------------ */
+
+typedef struct task_round {
+    experiment *x;
+    size_t first, npoints;   /* points first .. first + npoints - 1 */
+    size_t *offsets;         /* task number of each point's first replication, and the end */
+    experiment_status failure;
+} task_round;
+
+typedef struct sample_sink {
+    experiment_point *pt;
+    unsigned replication;
+} sample_sink;
+
+static void locate(const task_round *r, size_t task, size_t *point, unsigned *replication)
+{
+    size_t i = 0;
+    while (r->offsets[i + 1] <= task)
+        i++;
+    *point = r->first + i;
+    *replication = (unsigned)(task - r->offsets[i]);
+}
+
+static void describe_task(void *context, size_t task, char *buf, size_t size)
+{
+    task_round *r = context;
+    size_t p;
+    unsigned rep;
+    locate(r, task, &p, &rep);
+    char label[1024];
+    experiment_point_label(r->x, p, label, sizeof label);
+    snprintf(buf, size, "replication %u of %s", rep + 1, label);
+}
+
+static void run_task(void *context, size_t task, sim_wire *out)
+{
+    task_round *r = context;
+    size_t p;
+    unsigned rep;
+    locate(r, task, &p, &rep);
+    experiment_point *pt = &r->x->points[p];
+    run_options ro = { .replication_first = rep, .replication_count = 1 };
+    run_results results;
+    char err[2048];
+    sim_wire packed = { 0 };
+    int status = scenario_run(&pt->sc, &ro, &results, err, sizeof err);
+    if (status == 0) {
+        sim_wire_put_u64(&packed, results.events);
+        status = sim_metrics_pack(&packed, &results.metrics, err, sizeof err);
+        if (status == 0)
+            sim_timeseries_pack(&packed, results.timeseries);
+        run_results_release(&results);
+    }
+    sim_wire_put_u64(out, status == 0 ? TASK_OK : TASK_FAILED);
+    if (status == 0)
+        sim_wire_put_bytes(out, packed.data, packed.size);
+    else
+        sim_wire_put_string(out, err);
+    sim_wire_release(&packed);
+}
+
+static void keep_sample(void *context, size_t index, double value)
+{
+    sample_sink *s = context;
+    experiment_point *pt = s->pt;
+    size_t reps = pt->replications;
+    if (index >= pt->samples_metrics) {
+        size_t cap = pt->samples_metrics ? 2 * pt->samples_metrics : 64;
+        while (cap <= index)
+            cap *= 2;
+        double *grown = realloc(pt->samples, cap * reps * sizeof *grown);
+        if (!grown)
+            sim_fatal("out of memory keeping replication values");
+        for (size_t i = pt->samples_metrics * reps; i < cap * reps; i++)
+            grown[i] = NAN;
+        pt->samples = grown;
+        pt->samples_metrics = cap;
+    }
+    pt->samples[index * reps + s->replication] = value;
+}
+
+static int merge_task(void *context, size_t task, const unsigned char *data, size_t size,
+                      char *err, size_t err_size)
+{
+    task_round *r = context;
+    size_t p;
+    unsigned rep;
+    locate(r, task, &p, &rep);
+    experiment_point *pt = &r->x->points[p];
+    sim_wire_reader in = sim_wire_reader_of(data, size);
+    char label[1024], message[2048];
+    uint64_t kind = sim_wire_get_u64(&in);
+    if (!in.bad && kind == TASK_FAILED) {
+        sim_wire_get_string(&in, message, sizeof message);
+        experiment_point_label(r->x, p, label, sizeof label);
+        if (r->x->nkeys)
+            snprintf(err, err_size, "%s: replication %u at %s: %s", r->x->options.file, rep + 1,
+                     label, message);
+        else
+            snprintf(err, err_size, "%s: %s", r->x->options.file, message);
+        r->failure = EXPERIMENT_BAD_INPUT;
+        return -1;
+    }
+    pt->results.events += sim_wire_get_u64(&in);
+    sample_sink sink = { pt, rep };
+    if (in.bad || kind != TASK_OK
+        || sim_metrics_unpack_add(&in, &pt->results.metrics, keep_sample, &sink) != 0
+        || sim_timeseries_unpack_add(&in, &pt->results.timeseries) != 0 || in.at != size) {
+        snprintf(err, err_size, "the result of task %zu arrived damaged (%zu bytes)", task, size);
+        r->failure = EXPERIMENT_FAILED;
+        return -1;
+    }
+    if (rep + 1 == pt->replications && r->x->options.progress)
+        r->x->options.progress(r->x->options.progress_context, p + 1, r->x->npoints);
+    return 0;
+}
+
+/* Runs every replication of points first .. first + n - 1. */
+static experiment_status run_points(experiment *x, size_t first, size_t n, char *err,
+                                    size_t err_size)
+{
+    task_round r = { x, first, n, allocate(n + 1, sizeof *r.offsets), EXPERIMENT_OK };
+    for (size_t i = 0; i < n; i++)
+        r.offsets[i + 1] = r.offsets[i] + x->points[first + i].replications;
+    sim_tasks_config config = x->options.tasks;
+    config.describe = describe_task;
+    sim_tasks_status status = sim_tasks_run(&config, r.offsets[n], run_task, merge_task, &r,
+                                            err, err_size);
+    free(r.offsets);
+    for (size_t i = first; i < first + n; i++) { /* the run is done: free the models */
+        if (x->points[i].loaded)
+            scenario_release(&x->points[i].sc);
+        x->points[i].loaded = false;
+    }
+    if (status == SIM_TASKS_MERGE_FAILED)
+        return r.failure;
+    return status == SIM_TASKS_OK ? EXPERIMENT_OK : EXPERIMENT_FAILED;
+}
+
+/* ---- search ------------------------------------------------------------------------- */
+
+/* Appends text to a list in buf unless it is there already. */
+static void list_once(char *buf, size_t size, const char *text)
+{
+    size_t n = strlen(text);
+    for (const char *p = buf; (p = strstr(p, text)); p += n)
+        if ((p == buf || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return;
+    size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "%s%s", used ? ", " : "", text);
+}
+
+/* Finds the target's metric in the first probe's results: exactly one must match. */
+static experiment_status resolve_target(experiment *x, const sim_metrics *m, char *err,
+                                        size_t err_size)
+{
+    const search_spec *s = &x->spec.search;
+    const sim_metric *match = NULL;
+    size_t matches = 0;
+    char names[1536] = "", subjects[1024] = "";
+    for (size_t i = 0; i < m->count; i++) {
+        const sim_metric *mi = &m->items[i];
+        bool subject_ok = (!s->subject || !strcmp(mi->subject, s->subject))
+                          && (!s->scope || !strcmp(mi->scope, s->scope));
+        if (subject_ok)
+            list_once(names, sizeof names, mi->name);
+        if (subject_ok && !strcmp(mi->name, s->metric)) {
+            char who[512];
+            snprintf(who, sizeof who, "%s %s", mi->scope, mi->subject);
+            list_once(subjects, sizeof subjects, who);
+            match = matches++ ? match : mi;
+        }
+    }
+    if (matches == 1) {
+        snprintf(x->target_scope, sizeof x->target_scope, "%s", match->scope);
+        snprintf(x->target_subject, sizeof x->target_subject, "%s", match->subject);
+        return EXPERIMENT_OK;
+    }
+    if (matches > 1)
+        snprintf(err, err_size, "%ssearch.target: %s is measured for %s: give subject (and "
+                 "scope) in fs.search", s->where, s->metric, subjects);
+    else if (!*names)
+        snprintf(err, err_size, "%ssearch.subject: no metrics for %s%s%s%s", s->where,
+                 s->scope ? s->scope : "", s->scope ? " " : "", s->subject ? s->subject : "",
+                 s->subject ? "" : "any subject");
+    else
+        snprintf(err, err_size, "%ssearch.target: unknown metric '%s'%s%s (metrics: %s)",
+                 s->where, s->metric, s->subject ? " for " : "", s->subject ? s->subject : "",
+                 names);
+    return EXPERIMENT_BAD_INPUT;
+}
+
+/* Runs probe p and says whether it meets the target. */
+static experiment_status probe(experiment *x, size_t p, char *err, size_t err_size)
+{
+    experiment_status status = run_points(x, p, 1, err, err_size);
+    experiment_point *pt = &x->points[p];
+    if (status == EXPERIMENT_OK && p == 0)
+        status = resolve_target(x, &pt->results.metrics, err, err_size);
+    if (status != EXPERIMENT_OK)
+        return status;
+    const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
+                                           x->target_subject, x->spec.search.metric);
+    pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
+    pt->meets = search_meets(x->spec.search.op, pt->measured, x->spec.search.threshold);
+    return EXPERIMENT_OK;
+}
+
+static experiment_status run_search(experiment *x, char *err, size_t err_size)
+{
+    const search_spec *s = &x->spec.search;
+    /* points 0 and 1 are low and high, loaded by the plan */
+    experiment_status status = probe(x, 0, err, err_size);
+    if (status != EXPERIMENT_OK || x->points[0].meets) {
+        x->found = status == EXPERIMENT_OK;
+        x->answer = s->low;
+        return status;
+    }
+    if (x->npoints < 2)
+        return EXPERIMENT_OK; /* low == high, and it does not meet the target */
+    if ((status = probe(x, 1, err, err_size)) != EXPERIMENT_OK || !x->points[1].meets)
+        return status;
+    long long lo = s->low, hi = s->high; /* lo fails, hi meets */
+    while (hi - lo > 1) {
+        long long mid = lo + (hi - lo) / 2;
+        if ((status = add_probe(x, mid, err, err_size)) != EXPERIMENT_OK
+            || (status = probe(x, x->npoints - 1, err, err_size)) != EXPERIMENT_OK)
+            return status;
+        if (x->points[x->npoints - 1].meets)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    x->found = true;
+    x->answer = hi;
+    return EXPERIMENT_OK;
+}
+
+experiment_status experiment_run(experiment *x, char *err, size_t err_size)
+{
+    if (x->spec.has_search)
+        return run_search(x, err, err_size);
+    return run_points(x, 0, x->npoints, err, err_size);
+}

@@ -1,0 +1,95 @@
+/* Experiments: a scenario run at several points (a sweep's cross product, or a search's
+ * probes), each point several replications, spread over processes (sim/tasks.h).
+ *
+ * A point is the scenario loaded again with "KEY=VALUE" overrides after the command
+ * line's --set ones.  Its replications use the same random numbers at every point
+ * (streams are keyed by seed, replication and source name), so differences between
+ * points are paired.  Each (point, replication) is one task; results are merged in
+ * point then replication order, so the results are the same for any number of
+ * processes.  Under MPI every rank runs this alike; rank 0 writes.
+ */
+#ifndef FLEETSIM_LUA_EXPERIMENT_H
+#define FLEETSIM_LUA_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lua/experiment_load.h"
+#include "models/run.h"
+#include "models/scenario.h"
+#include "sim/tasks.h"
+
+/* Points a sweep may have (its cross product). */
+#define EXPERIMENT_MAX_POINTS 100000u
+
+typedef struct experiment_point {
+    char **values;         /* each swept key's value as text (the search key's for a probe) */
+    char **sets;           /* "KEY=VALUE" for each of them */
+    scenario sc;           /* loaded for the run; released after it */
+    bool loaded;
+    double duration_s;     /* of its scenario, for timeseries.csv */
+    unsigned replications;
+    run_results results;   /* merged over its replications */
+    /* samples[i * replications + r]: metric i's (in results.metrics order) value in
+     * replication r, NaN when it had none; for paired differences */
+    double *samples;
+    size_t samples_metrics; /* metrics there is room for */
+    bool meets;             /* search: whether the probe meets the target */
+    double measured;        /* search: the target metric's mean */
+} experiment_point;
+
+typedef void (*experiment_progress_fn)(void *context, size_t point_done, size_t points);
+
+typedef struct experiment_options {
+    const char *file;
+    bool unsafe;
+    const char *const *sets;  /* --set overrides (with --seed and --replications), for every point */
+    size_t nsets;
+    sim_tasks_config tasks;   /* where the tasks run */
+    experiment_progress_fn progress; /* NULL, or called as each point completes */
+    void *progress_context;
+} experiment_options;
+
+typedef enum experiment_status {
+    EXPERIMENT_OK = 0,
+    EXPERIMENT_BAD_INPUT = 2, /* a bad value or key, a target on an unknown metric, a
+                                 configuration the models refuse */
+    EXPERIMENT_FAILED = 1,    /* a worker died */
+} experiment_status;
+
+typedef struct experiment {
+    experiment_options options;
+    experiment_spec spec;
+    char *name;                    /* the scenario's name */
+    const char **keys;             /* the swept keys (or the search key), in column order */
+    size_t nkeys;
+    experiment_point *points;      /* in sweep order, or in probe order for a search */
+    size_t npoints;
+    size_t capacity;
+    /* search: the answer */
+    bool found;
+    long long answer;
+    char target_scope[128], target_subject[256]; /* the metric the target names */
+} experiment;
+
+/* Plans the experiment of spec (taken: released with x) on the scenario file: every
+ * point of a sweep (the cross product, keys sorted by name, the last varying fastest),
+ * or the search's first two probes, loaded and checked before anything runs; a plan
+ * with neither is one point, the scenario itself.  EXPERIMENT_OK, or
+ * EXPERIMENT_BAD_INPUT with the message in err ("FILE:LINE: sweep KEY=VALUE: ...",
+ * "--sweep KEY=VALUE: ...").  Release x with experiment_release in either case. */
+experiment_status experiment_plan(experiment *x, const experiment_options *options,
+                                  experiment_spec *spec, char *err, size_t err_size);
+
+/* Runs the plan: every point's replications, or the search's bisection (the smallest
+ * integer value in [low, high] whose target metric, mean over replications, meets the
+ * target, assuming that meeting it is monotone in the value).  Results are in
+ * x->points; err says what failed otherwise. */
+experiment_status experiment_run(experiment *x, char *err, size_t err_size);
+
+/* "pools.q.count=4, workloads.mm.arrivals.rate=3" */
+void experiment_point_label(const experiment *x, size_t point, char *buf, size_t size);
+
+void experiment_release(experiment *x);
+
+#endif

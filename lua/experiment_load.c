@@ -1,0 +1,299 @@
+/* Reading sweep and search out of a scenario table (see experiment_load.h). */
+#include "lua/experiment_load.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+static const char *const SEARCH_KINDS[] = { "search", NULL };
+static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "subject", "scope",
+                                           NULL };
+/* Integers a search may probe: exactly representable doubles. */
+#define SEARCH_MAX_VALUE 9007199254740992.0
+
+void experiment_spec_init(experiment_spec *spec) { memset(spec, 0, sizeof *spec); }
+
+static void axis_release(sweep_axis *a)
+{
+    for (size_t i = 0; i < a->nvalues; i++)
+        free(a->values[i]);
+    free(a->values);
+    free(a->key);
+    free(a->origin);
+    memset(a, 0, sizeof *a);
+}
+
+void experiment_spec_release(experiment_spec *spec)
+{
+    if (!spec)
+        return;
+    for (size_t i = 0; i < spec->naxes; i++)
+        axis_release(&spec->axes[i]);
+    free(spec->axes);
+    search_spec *s = &spec->search;
+    free(s->key);
+    free(s->target);
+    free(s->metric);
+    free(s->subject);
+    free(s->scope);
+    experiment_spec_init(spec);
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const sweep_axis *)a)->key, ((const sweep_axis *)b)->key);
+}
+
+/* Takes axis (its strings) into spec, replacing an axis of the same key. */
+static void put_axis(experiment_spec *spec, sweep_axis *axis)
+{
+    for (size_t i = 0; i < spec->naxes; i++)
+        if (!strcmp(spec->axes[i].key, axis->key)) {
+            axis_release(&spec->axes[i]);
+            spec->axes[i] = *axis;
+            return;
+        }
+    spec->axes[spec->naxes++] = *axis;
+    qsort(spec->axes, spec->naxes, sizeof *spec->axes, by_key);
+}
+
+static bool grow_axes(experiment_spec *spec)
+{
+    sweep_axis *grown = realloc(spec->axes, (spec->naxes + 1) * sizeof *grown);
+    if (grown)
+        spec->axes = grown;
+    return grown != NULL;
+}
+
+/* A Lua number as --set text that reads back to the same number. */
+static void number_text(lua_State *L, int index, char *buf, size_t size)
+{
+    if (lua_isinteger(L, index)) {
+        snprintf(buf, size, "%lld", (long long)lua_tointeger(L, index));
+        return;
+    }
+    double x = lua_tonumber(L, index);
+    for (int precision = 15; precision <= 17; precision++) {
+        snprintf(buf, size, "%.*g", precision, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+}
+
+/* sweep[key] = { v1, v2, ... } at the top of the stack, into axis. */
+static int read_axis(load_context *c, const lua_object *s, const char *key, sweep_axis *axis)
+{
+    lua_State *L = c->L;
+    char path[FIELD_PATH_MAX], got[96], text[64];
+    snprintf(path, sizeof path, "sweep[\"%s\"]", key);
+    if (!*key || strchr(key, '='))
+        return field_fail(c, s->where, "sweep", "keys are dotted paths such as "
+                          "\"pools.q.count\", got \"%s\"", key);
+    size_t n = lua_istable(L, -1) ? (size_t)lua_rawlen(L, -1) : 0;
+    if (n == 0)
+        return field_fail(c, s->where, path, "expected a list of values such as { 4, 8, 16 }, "
+                          "got %s", field_describe(L, -1, got, sizeof got));
+    axis->key = strdup(key);
+    axis->values = calloc(n, sizeof *axis->values);
+    size_t wlen = strlen(s->where);
+    axis->origin = malloc(wlen + 8);
+    if (!axis->key || !axis->values || !axis->origin)
+        return field_fail(c, s->where, path, "out of memory");
+    snprintf(axis->origin, wlen + 8, "%ssweep", s->where);
+    for (size_t i = 0; i < n; i++) {
+        int type = lua_rawgeti(L, -1, (lua_Integer)(i + 1));
+        const char *value = text;
+        if (type == LUA_TNUMBER)
+            number_text(L, -1, text, sizeof text);
+        else if (type == LUA_TBOOLEAN)
+            value = lua_toboolean(L, -1) ? "true" : "false";
+        else if (type == LUA_TSTRING)
+            value = lua_tostring(L, -1);
+        else
+            return field_fail(c, s->where, path, "value %zu: expected a number, a string or "
+                              "a boolean, got %s", i + 1, field_describe(L, -1, got, sizeof got));
+        if (!(axis->values[axis->nvalues] = strdup(value)))
+            return field_fail(c, s->where, path, "out of memory");
+        axis->nvalues++;
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static int read_sweep(load_context *c, const lua_object *s, experiment_spec *out)
+{
+    lua_State *L = c->L;
+    char got[96];
+    int top = lua_gettop(L);
+    int type = object_get(c, s, "sweep");
+    if (type == LUA_TNIL) {
+        lua_settop(L, top);
+        return 0;
+    }
+    if (type != LUA_TTABLE) {
+        field_fail(c, s->where, "sweep", "expected a table of lists, as in sweep = { "
+                   "[\"pools.q.count\"] = { 4, 8 } }, got %s",
+                   field_describe(L, -1, got, sizeof got));
+        lua_settop(L, top);
+        return -1;
+    }
+    int table = lua_gettop(L);
+    int status = 0;
+    lua_pushnil(L);
+    while (status == 0 && lua_next(L, table)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            status = field_fail(c, s->where, "sweep", "keys are dotted paths such as "
+                                "[\"pools.q.count\"], got the key %s",
+                                field_describe(L, -2, got, sizeof got));
+            break;
+        }
+        sweep_axis axis = { 0 };
+        if (!grow_axes(out))
+            status = field_fail(c, s->where, "sweep", "out of memory");
+        else if ((status = read_axis(c, s, lua_tostring(L, -2), &axis)) == 0)
+            put_axis(out, &axis);
+        else
+            axis_release(&axis);
+        lua_settop(L, table + 1); /* the key, for lua_next */
+    }
+    lua_settop(L, top);
+    return status;
+}
+
+/* "METRIC OP NUMBER", e.g. "ttft_p99_s <= 0.2". */
+static int parse_target(const char *text, search_spec *s)
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *name = p;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    size_t name_len = (size_t)(p - name);
+    while (isspace((unsigned char)*p))
+        p++;
+    if (name_len == 0)
+        return -1;
+    if (p[0] == '<' && p[1] == '=')
+        s->op = SEARCH_LE, p += 2;
+    else if (p[0] == '>' && p[1] == '=')
+        s->op = SEARCH_GE, p += 2;
+    else if (p[0] == '<')
+        s->op = SEARCH_LT, p++;
+    else if (p[0] == '>')
+        s->op = SEARCH_GT, p++;
+    else
+        return -1;
+    char *end;
+    s->threshold = strtod(p, &end);
+    if (end == p || !isfinite(s->threshold))
+        return -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return -1;
+    s->metric = strndup(name, name_len);
+    return s->metric ? 0 : -1;
+}
+
+static int read_search(load_context *c, const lua_object *s, experiment_spec *out)
+{
+    int top = lua_gettop(c->L);
+    lua_object o;
+    int found = object_open_field(c, s, "search", SEARCH_KINDS, "fs.search { key = ..., "
+                                  "target = ..., low = ..., high = ... }", &o);
+    if (found <= 0)
+        return found;
+    search_spec *sp = &out->search;
+    out->has_search = true;
+    snprintf(sp->where, sizeof sp->where, "%s", o.where);
+    int status = object_check_keys(c, &o, SEARCH_KEYS)
+                 || read_string(c, &o, "key", true, &sp->key)
+                 || read_string(c, &o, "target", true, &sp->target)
+                 || read_string(c, &o, "subject", false, &sp->subject)
+                 || read_string(c, &o, "scope", false, &sp->scope)
+                 || read_integer(c, &o, "low", true, 0, -(int64_t)SEARCH_MAX_VALUE,
+                                 (int64_t)SEARCH_MAX_VALUE, &sp->low)
+                 || read_integer(c, &o, "high", true, 0, -(int64_t)SEARCH_MAX_VALUE,
+                                 (int64_t)SEARCH_MAX_VALUE, &sp->high);
+    if (status == 0 && (!*sp->key || strchr(sp->key, '=')))
+        status = field_fail(c, o.where, "search.key", "expected a dotted path such as "
+                            "\"pools.q.count\", got \"%s\"", sp->key);
+    if (status == 0 && parse_target(sp->target, sp) != 0)
+        status = field_fail(c, o.where, "search.target", "expected \"METRIC OP NUMBER\" such as "
+                            "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), got \"%s\"",
+                            sp->target);
+    if (status == 0 && sp->high < sp->low)
+        status = field_fail(c, o.where, "search.high", "%lld is below low (%lld)",
+                            (long long)sp->high, (long long)sp->low);
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
+int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *out)
+{
+    if (read_sweep(c, s, out) != 0 || read_search(c, s, out) != 0)
+        return -1;
+    if (out->naxes && out->has_search)
+        return field_fail(c, s->where, "search", "a scenario takes a sweep or a search, not "
+                          "both");
+    return 0;
+}
+
+int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err,
+                              size_t err_size)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || !eq[1]) {
+        snprintf(err, err_size, "--sweep %s: expected KEY=v1,v2,..., as in "
+                 "--sweep pools.q.count=4,8,16", text);
+        return -1;
+    }
+    sweep_axis axis = { 0 };
+    axis.key = strndup(text, (size_t)(eq - text));
+    axis.origin = strdup("--sweep");
+    size_t n = 1;
+    for (const char *p = eq + 1; *p; p++)
+        n += *p == ',';
+    axis.values = calloc(n, sizeof *axis.values);
+    bool ok = axis.key && axis.origin && axis.values && grow_axes(spec);
+    for (const char *p = eq + 1; ok && axis.nvalues < n; axis.nvalues++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(err, err_size, "--sweep %s: value %zu is empty (expected KEY=v1,v2,...)",
+                     text, axis.nvalues + 1);
+            axis_release(&axis);
+            return -1;
+        }
+        ok = (axis.values[axis.nvalues] = strndup(p, len)) != NULL;
+        p += len + (p[len] == ',');
+    }
+    if (!ok) {
+        snprintf(err, err_size, "out of memory");
+        axis_release(&axis);
+        return -1;
+    }
+    put_axis(spec, &axis);
+    return 0;
+}
+
+const char *search_op_text(search_op op)
+{
+    static const char *const text[] = { "<=", "<", ">=", ">" };
+    return text[op];
+}
+
+bool search_meets(search_op op, double value, double threshold)
+{
+    switch (op) {
+    case SEARCH_LE: return value <= threshold;
+    case SEARCH_LT: return value < threshold;
+    case SEARCH_GE: return value >= threshold;
+    case SEARCH_GT: return value > threshold;
+    }
+    return false;
+}

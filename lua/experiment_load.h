@@ -1,0 +1,67 @@
+/* The experiment a scenario asks for, besides its own run: a sweep over values of some
+ * keys and a search for the smallest value of a key that meets a target.
+ *
+ *   sweep = { ["pools.edge.count"] = { 4, 8, 16 }, ["workloads.chat.arrivals.rate"] = { 10, 20 } },
+ *   search = fs.search { key = "pools.edge.count", target = "ttft_p99_s <= 0.2",
+ *                        low = 1, high = 64, subject = "chat" },
+ *
+ * Values stay text, as --set takes them: a point of the experiment is the scenario
+ * loaded again with "KEY=VALUE" overrides (lua/experiment.h).
+ */
+#ifndef FLEETSIM_LUA_EXPERIMENT_LOAD_H
+#define FLEETSIM_LUA_EXPERIMENT_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lua/fields.h"
+
+/* One swept key and its values. */
+typedef struct sweep_axis {
+    char *key;       /* "pools.edge.count" */
+    char **values;   /* as text: "4", "2h", "true" */
+    size_t nvalues;
+    char *origin;    /* "file.lua:3: sweep" or "--sweep": what messages about a value start with */
+} sweep_axis;
+
+typedef enum search_op { SEARCH_LE, SEARCH_LT, SEARCH_GE, SEARCH_GT } search_op;
+
+/* fs.search: the smallest integer value of key in [low, high] whose metric (mean over
+ * the replications) meets `metric op threshold`. */
+typedef struct search_spec {
+    char *key;
+    char *target;     /* the text, "ttft_p99_s <= 0.2" */
+    char *metric;     /* "ttft_p99_s" */
+    search_op op;
+    double threshold;
+    char *subject;    /* NULL: any subject */
+    char *scope;      /* NULL: any scope */
+    int64_t low, high;
+    char where[FIELD_PATH_MAX]; /* "file.lua:12: " of the fs.search, for messages */
+} search_spec;
+
+typedef struct experiment_spec {
+    sweep_axis *axes;  /* sorted by key */
+    size_t naxes;
+    bool has_search;
+    search_spec search;
+} experiment_spec;
+
+/* Empty; release with experiment_spec_release (NULL-safe, frees every string). */
+void experiment_spec_init(experiment_spec *spec);
+void experiment_spec_release(experiment_spec *spec);
+
+/* Reads the sweep and search keys of the scenario object s (absent: nothing to do). */
+int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *out);
+
+/* --sweep KEY=v1,v2,...: replaces the axis of KEY or adds one, keeping the axes sorted.
+ * 0, or -1 with "--sweep TEXT: ..." in err. */
+int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err,
+                              size_t err_size);
+
+/* "<=", "<", ">=", ">"; and whether value meets op threshold (NaN never does). */
+const char *search_op_text(search_op op);
+bool search_meets(search_op op, double value, double threshold);
+
+#endif

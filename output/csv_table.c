@@ -1,0 +1,139 @@
+#include "output/csv_table.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fields of the row being read, and every row so far (a flat list of strings). */
+typedef struct reader {
+    char **fields;
+    size_t nfields, capacity;
+    size_t row_start;       /* index in fields where the current row begins */
+    size_t columns;         /* set by the header row */
+    size_t rows;            /* data rows */
+    bool failed;
+} reader;
+
+static bool push(reader *r, char *field)
+{
+    if (!field) {
+        r->failed = true;
+        return false;
+    }
+    if (r->nfields == r->capacity) {
+        size_t capacity = r->capacity ? 2 * r->capacity : 256;
+        char **grown = realloc(r->fields, capacity * sizeof *grown);
+        if (!grown) {
+            free(field);
+            r->failed = true;
+            return false;
+        }
+        r->fields = grown;
+        r->capacity = capacity;
+    }
+    r->fields[r->nfields++] = field;
+    return true;
+}
+
+static void on_field(void *data, size_t n, void *context)
+{
+    reader *r = context;
+    char *field = malloc(n + 1);
+    if (field) {
+        memcpy(field, data ? data : "", n);
+        field[n] = '\0';
+    }
+    push(r, field);
+}
+
+/* Pads or cuts each data row to the header's width, so cells index as a matrix. */
+static void on_row(int terminator, void *context)
+{
+    reader *r = context;
+    size_t got = r->nfields - r->row_start;
+    if (r->columns == 0) {
+        r->columns = got;
+    } else {
+        while (got > r->columns)
+            free(r->fields[r->row_start + --got]);
+        r->nfields = r->row_start + got;
+        while (got < r->columns && push(r, strdup("")))
+            got++;
+        r->rows++;
+    }
+    r->row_start = r->nfields;
+}
+
+int csv_table_read(const char *path, csv_table *t, char *err, size_t err_size)
+{
+    memset(t, 0, sizeof *t);
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        if (errno == ENOENT)
+            return 1;
+        snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    reader r = { 0 };
+    struct csv_parser parser;
+    csv_init(&parser, CSV_APPEND_NULL);
+    char buf[65536];
+    size_t n;
+    bool bad = false;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        bad = csv_parse(&parser, buf, n, on_field, on_row, &r) != n;
+    bad = bad || ferror(in);
+    if (!bad)
+        csv_fini(&parser, on_field, on_row, &r);
+    csv_free(&parser);
+    fclose(in);
+    if (bad || r.failed) {
+        snprintf(err, err_size, "cannot read %s: %s", path,
+                 r.failed ? "out of memory" : csv_strerror(csv_error(&parser)));
+        for (size_t i = 0; i < r.nfields; i++)
+            free(r.fields[i]);
+        free(r.fields);
+        return -1;
+    }
+    t->header = r.fields;
+    t->cells = r.fields ? r.fields + r.columns : NULL;
+    t->columns = r.columns;
+    t->rows = r.rows;
+    return 0;
+}
+
+void csv_table_release(csv_table *t)
+{
+    size_t n = t->columns * (t->rows + 1);
+    for (size_t i = 0; t->header && i < n; i++)
+        free(t->header[i]);
+    free(t->header);
+    memset(t, 0, sizeof *t);
+}
+
+long csv_table_column(const csv_table *t, const char *name)
+{
+    for (size_t c = 0; c < t->columns; c++)
+        if (!strcmp(t->header[c], name))
+            return (long)c;
+    return -1;
+}
+
+const char *csv_table_cell(const csv_table *t, size_t row, long column)
+{
+    if (column < 0 || (size_t)column >= t->columns || row >= t->rows)
+        return "";
+    return t->cells[row * t->columns + (size_t)column];
+}
+
+double csv_table_number(const csv_table *t, size_t row, long column)
+{
+    const char *text = csv_table_cell(t, row, column);
+    char *end;
+    double x = strtod(text, &end);
+    return *text && !*end ? x : NAN;
+}

@@ -1,0 +1,19 @@
+#include "output/pictures.h"
+
+#include "output/plots.h"
+#include "output/report.h"
+
+int output_pictures(const char *dir, const char *scenario_name, const char *description,
+                    bool rewrite_scripts, FILE *messages)
+{
+    char err[8192];
+    plot_options o = { .rewrite_scripts = rewrite_scripts, .png = true, .gnuplot = NULL };
+    int plotted = output_plots(dir, &o, err, sizeof err);
+    if (plotted != 0)
+        fprintf(messages, "fleetsim: %s\n", err);
+    if (output_report(dir, scenario_name, description, err, sizeof err) != 0) {
+        fprintf(messages, "fleetsim: %s\n", err);
+        return -1;
+    }
+    return plotted < 0 ? -1 : 0;
+}

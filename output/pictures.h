@@ -1,0 +1,18 @@
+/* What follows a run's CSVs, and `fleetsim plot DIR`: the chart scripts and their
+ * renders (output/plots.h), then report.html (output/report.h), with the messages a
+ * person reads. */
+#ifndef FLEETSIM_OUTPUT_PICTURES_H
+#define FLEETSIM_OUTPUT_PICTURES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Writes DIR/plots/ and DIR/report.html.  rewrite_scripts: true after a run (scripts
+ * from the new CSVs), false for `fleetsim plot` (the scripts as the user left them;
+ * scenario_name NULL keeps the report's name).  A missing gnuplot prints a one-line
+ * note on messages and still writes the scripts and the report: 0.  -1 after printing
+ * "fleetsim: <what failed>" on messages (the report is still written when it can be). */
+int output_pictures(const char *dir, const char *scenario_name, const char *description,
+                    bool rewrite_scripts, FILE *messages);
+
+#endif

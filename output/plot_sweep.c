@@ -1,0 +1,219 @@
+#include "output/plot_sweep.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/csv_table.h"
+
+/* The columns of sweep.csv, and the chart being written. */
+typedef struct sweep_chart {
+    const csv_table *t;
+    long scope, subject, metric, unit, value;
+    long key1, key2;            /* key2 -1 with one swept key */
+    bool key1_numeric;
+    plot_list key1_values;      /* distinct, in order: category positions */
+    plot_list lines;            /* key2 values with data for this metric */
+    size_t row;                 /* the metric's first row */
+    char name[200];
+} sweep_chart;
+
+static bool same_metric(const sweep_chart *c, size_t a, size_t b)
+{
+    return !strcmp(csv_table_cell(c->t, a, c->scope), csv_table_cell(c->t, b, c->scope))
+        && !strcmp(csv_table_cell(c->t, a, c->subject), csv_table_cell(c->t, b, c->subject))
+        && !strcmp(csv_table_cell(c->t, a, c->metric), csv_table_cell(c->t, b, c->metric));
+}
+
+static void write_quoted_cell(FILE *out, const sweep_chart *c, long column)
+{
+    plot_script_quote(out, csv_table_cell(c->t, c->row, column));
+}
+
+static void write_chart(FILE *out, const void *context)
+{
+    const sweep_chart *c = context;
+    const csv_table *t = c->t;
+    const char *key1 = t->header[c->key1], *unit = csv_table_cell(t, c->row, c->unit);
+    const char *metric = csv_table_cell(t, c->row, c->metric);
+    char title[512];
+    snprintf(title, sizeof title, "%s of %s %s against %s (band: 95%% interval)", metric,
+             csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1);
+    plot_script_head(out, c->name, "sweep.csv", title, key1,
+                     *unit && strcmp(unit, "1") != 0 ? unit : metric);
+    fputs("set style fill transparent solid 0.25 noborder\n", out);
+    fputs("scope = ", out);
+    write_quoted_cell(out, c, c->scope);
+    fputs("; subject = ", out);
+    write_quoted_cell(out, c, c->subject);
+    fputs("; metric = ", out);
+    write_quoted_cell(out, c, c->metric);
+    fputs("\nat(name) = strcol('scope') eq scope && strcol('subject') eq subject"
+          " && strcol('metric') eq metric ? column(name) : NaN\n", out);
+    if (c->key2 >= 0) {
+        fputs("by(value, name) = strcol(", out);
+        plot_script_quote(out, t->header[c->key2]);
+        fputs(") eq value ? at(name) : NaN\n", out);
+    }
+    if (c->key1_numeric) {
+        fputs("x(row) = column(", out);
+        plot_script_quote(out, key1);
+        fputs(")\n", out);
+    } else {  /* text values: evenly spaced, in the order of the file */
+        fputs("set xtics (", out);
+        for (size_t i = 0; i < c->key1_values.count; i++) {
+            fputs(i ? ", " : "", out);
+            plot_script_quote(out, c->key1_values.names[i]);
+            fprintf(out, " %zu", i);
+        }
+        fputs(")\nx(row) = ", out);
+        for (size_t i = 0; i < c->key1_values.count; i++) {
+            fputs("strcol(", out);
+            plot_script_quote(out, key1);
+            fputs(") eq ", out);
+            plot_script_quote(out, c->key1_values.names[i]);
+            fprintf(out, " ? %zu : ", i);
+        }
+        fputs("NaN\n", out);
+    }
+    size_t nlines = c->key2 >= 0 ? c->lines.count : 1;
+    for (size_t i = 0; i < nlines; i++) {
+        char lo[600], hi[600], mean[600];
+        if (c->key2 >= 0) {
+            char q[520];
+            size_t n = 0;
+            q[n++] = '\'';
+            for (const char *p = c->lines.names[i]; *p && n + 3 < sizeof q; p++) {
+                if (*p == '\'')
+                    q[n++] = '\'';
+                q[n++] = *p;
+            }
+            q[n++] = '\'';
+            q[n] = '\0';
+            snprintf(lo, sizeof lo, "by(%s, 'ci95_lo')", q);
+            snprintf(hi, sizeof hi, "by(%s, 'ci95_hi')", q);
+            snprintf(mean, sizeof mean, "by(%s, 'value')", q);
+        } else {
+            snprintf(lo, sizeof lo, "at('ci95_lo')");
+            snprintf(hi, sizeof hi, "at('ci95_hi')");
+            snprintf(mean, sizeof mean, "at('value')");
+        }
+        fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n",
+                i == 0 ? "plot 'sweep.csv' using" : "     '' using", lo, hi, i + 1);
+        fprintf(out, "     '' using (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ", mean,
+                i + 1);
+        if (c->key2 >= 0) {
+            char line_title[600];
+            snprintf(line_title, sizeof line_title, "%s = %s", t->header[c->key2],
+                     c->lines.names[i]);
+            plot_script_quote(out, line_title);
+        } else {
+            char line_title[300];
+            snprintf(line_title, sizeof line_title, "%s (mean)", metric);
+            plot_script_quote(out, line_title);
+        }
+        fputs(i + 1 < nlines ? ", \\\n" : "\n", out);
+    }
+}
+
+/* Distinct texts of a column, in order; only rows of the chart's metric when metric. */
+static int distinct(sweep_chart *c, long column, bool metric_only, plot_list *out)
+{
+    for (size_t r = 0; r < c->t->rows; r++) {
+        if (metric_only && (!same_metric(c, r, c->row)
+                            || isnan(csv_table_number(c->t, r, c->value))))
+            continue;
+        const char *v = csv_table_cell(c->t, r, column);
+        if (*v && !plot_list_has(out, v) && plot_list_add(out, v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, char *err,
+                        size_t err_size)
+{
+    plot_list_release(&c->lines);
+    if (c->key2 >= 0 && distinct(c, c->key2, true, &c->lines) != 0) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    char joined[400], safe[190];
+    snprintf(joined, sizeof joined, "sweep_%s_%s_%s", csv_table_cell(c->t, c->row, c->scope),
+             csv_table_cell(c->t, c->row, c->subject), csv_table_cell(c->t, c->row, c->metric));
+    plot_script_name(safe, sizeof safe, joined);
+    snprintf(c->name, sizeof c->name, "%s", safe);
+    for (int k = 2; plot_list_has(written, c->name); k++)  /* names that cleaned alike */
+        snprintf(c->name, sizeof c->name, "%s_%d", safe, k);
+    if (plot_script_write(dir, c->name, write_chart, c, err, err_size) != 0)
+        return -1;
+    if (plot_list_add(written, c->name) != 0) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t err_size)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    csv_table t;
+    int got = csv_table_read(path, &t, err, err_size);
+    if (got != 0) {
+        csv_table_release(&t);
+        return got > 0 ? 0 : -1;
+    }
+    sweep_chart c = {
+        .t = &t, .scope = csv_table_column(&t, "scope"),
+        .subject = csv_table_column(&t, "subject"), .metric = csv_table_column(&t, "metric"),
+        .unit = csv_table_column(&t, "unit"), .value = csv_table_column(&t, "value"),
+        .key1 = 0, .key2 = -1, .key1_numeric = true,
+    };
+    int status = 0;
+    if (c.scope < 1 || c.subject < 0 || c.metric < 0 || c.value < 0
+        || csv_table_column(&t, "ci95_lo") < 0 || csv_table_column(&t, "ci95_hi") < 0) {
+        snprintf(err, err_size, "%s: expected the swept keys, then scope,subject,metric,value,"
+                 "unit,ci95_lo,ci95_hi,n", path);
+        status = -1;
+    }
+    if (status == 0 && c.scope >= 2)
+        c.key2 = 1;
+    for (size_t r = 0; status == 0 && r < t.rows; r++) {
+        const char *v = csv_table_cell(&t, r, c.key1);
+        if (*v && isnan(csv_table_number(&t, r, c.key1)))
+            c.key1_numeric = false;
+    }
+    if (status == 0 && !c.key1_numeric && distinct(&c, c.key1, false, &c.key1_values) != 0) {
+        snprintf(err, err_size, "out of memory");
+        status = -1;
+    }
+    /* the metrics, each by its first row, and whether any point has its value */
+    size_t *first = malloc((t.rows + 1) * sizeof *first), nmetrics = 0;
+    bool *valued = calloc(t.rows + 1, sizeof *valued);
+    if (status == 0 && (!first || !valued)) {
+        snprintf(err, err_size, "out of memory");
+        status = -1;
+    }
+    for (size_t r = 0; status == 0 && r < t.rows; r++) {
+        size_t m = 0;
+        while (m < nmetrics && !same_metric(&c, first[m], r))
+            m++;
+        if (m == nmetrics)
+            first[nmetrics++] = r;
+        valued[m] |= !isnan(csv_table_number(&t, r, c.value));
+    }
+    for (size_t m = 0; status == 0 && m < nmetrics; m++) {
+        c.row = first[m];
+        if (valued[m])
+            status = chart_metric(dir, &c, written, err, err_size);
+    }
+    free(first);
+    free(valued);
+    plot_list_release(&c.key1_values);
+    plot_list_release(&c.lines);
+    csv_table_release(&t);
+    return status;
+}

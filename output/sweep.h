@@ -1,0 +1,56 @@
+/* The files of an experiment (README.md, "Experiments"): sweep.csv, sweep_diff.csv,
+ * search.csv, and a folder per point with its summary.csv and timeseries.csv. */
+#ifndef FLEETSIM_OUTPUT_SWEEP_H
+#define FLEETSIM_OUTPUT_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sim/metrics.h"
+#include "sim/timeseries.h"
+
+/* One point as the writers see it. */
+typedef struct sweep_point_view {
+    const char *const *values;   /* the value of each key, as text */
+    const sim_metrics *metrics;  /* merged over replications */
+    /* samples[i * replications + r]: metric i's value in replication r (NaN: none);
+     * rows past samples_metrics have no samples */
+    const double *samples;
+    size_t samples_metrics;
+    unsigned replications;
+} sweep_point_view;
+
+/* sweep.csv: the keys (one column each, named by the key), then
+ * scope,subject,metric,value,unit,ci95_lo,ci95_hi,n; a row per point and metric, points
+ * in order.  Written whole or not at all. */
+int output_sweep_csv(const char *dir, const char *const *keys, size_t nkeys,
+                     const sweep_point_view *points, size_t npoints, char *err,
+                     size_t err_size);
+
+/* sweep_diff.csv: the keys, then scope,subject,metric,diff,unit,ci95_lo,ci95_hi,n; a row
+ * per point after the first and metric the first point has too: the mean over
+ * replications of (point - first point), replication by replication (paired: the same
+ * random numbers), with its Student-t 95% interval; n is the number of pairs. */
+int output_sweep_diff_csv(const char *dir, const char *const *keys, size_t nkeys,
+                          const sweep_point_view *points, size_t npoints, char *err,
+                          size_t err_size);
+
+/* One probe of a search. */
+typedef struct search_probe_view {
+    const char *value;      /* the key's value */
+    const sim_metric *metric; /* the target's metric at this probe (NULL: not measured) */
+    bool meets;
+} search_probe_view;
+
+/* search.csv: probe,KEY,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n,target,meets;
+ * a row per probe in the order run (probe 1, 2, ...), then a row "answer" with the
+ * smallest value that meets the target (the key's column empty when none did). */
+int output_search_csv(const char *dir, const char *key, const char *target,
+                      const search_probe_view *probes, size_t nprobes, bool found,
+                      long long answer, char *err, size_t err_size);
+
+/* DIR/points/<k>/summary.csv and timeseries.csv (k from 1). */
+int output_point_dir(const char *dir, size_t k, const sim_metrics *metrics,
+                     const sim_timeseries *ts, double duration_s, char *err, size_t err_size);
+
+#endif

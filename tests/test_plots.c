@@ -1,0 +1,395 @@
+/* Pictures (output/plots.h, output/report.h, `fleetsim plot`): scripts written only for
+ * what the CSVs hold, renders that parse and carry every series, re-rendering an edited
+ * script, the note when gnuplot is missing, and a self-contained report.html. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/csv_table.h"
+#include "output/plots.h"
+#include "output/report.h"
+#include "support/scratch.h"
+#include "support/xml_check.h"
+
+#ifndef FLEETSIM_BIN
+#define FLEETSIM_BIN "build/fleetsim"
+#endif
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(plots, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Five 10-minute buckets of a pool and an inference workload; e2e_p99_s is empty in one
+ * bucket, cost_usd in all (a column with no values draws nothing). */
+static const char TIMESERIES[] =
+    "bucket_start_s,bucket_end_s,scope,subject,utilization,ttft_p99_s,e2e_p99_s,gpus_held,"
+    "gpus_busy,gpus_idle,replicas,gpu_allocation,fragmentation,cost_usd\n"
+    "0,600,pool,gpus,0.5,,,4,2,2,4,,,\n"
+    "0,600,workload,chat,,0.21,3.1,,,,,,,\n"
+    "600,1200,pool,gpus,0.6,,,4,3,1,4,,,\n"
+    "600,1200,workload,chat,,0.25,,,,,,,,\n"
+    "1200,1800,pool,gpus,0.7,,,6,4,2,6,,,\n"
+    "1200,1800,workload,chat,,0.31,3.4,,,,,,,\n"
+    "1800,2400,pool,gpus,0.65,,,6,4,2,6,,,\n"
+    "1800,2400,workload,chat,,0.22,3.2,,,,,,,\n"
+    "2400,3000,pool,gpus,0.55,,,4,2,2,4,,,\n"
+    "2400,3000,workload,chat,,0.2,3.0,,,,,,,\n";
+
+static const char SUMMARY[] =
+    "scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "run,fixture_run,events,1000,events,,,1\n"
+    "pool,gpus,utilization_mean,0.6,1,0.55,0.65,5\n"
+    "workload,chat,ttft_p99_s,0.25,s,0.2,0.3,5\n";
+
+/* One swept key, four points, two metrics (one only ever empty). */
+static const char SWEEP1[] =
+    "pools.gpus.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "2,workload,chat,ttft_p99_s,2.5,s,2.2,2.8,5\n"
+    "2,workload,chat,drop_fraction,,1,,,5\n"
+    "4,workload,chat,ttft_p99_s,1.25,s,1.1,1.4,5\n"
+    "4,workload,chat,drop_fraction,,1,,,5\n"
+    "6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5\n"
+    "6,workload,chat,drop_fraction,,1,,,5\n"
+    "8,workload,chat,ttft_p99_s,0.62,s,0.55,0.7,5\n"
+    "8,workload,chat,drop_fraction,,1,,,5\n";
+
+/* Two keys, the second a text value. */
+static const char SWEEP2[] =
+    "pools.gpus.count,placement,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "2,best_fit,pool,gpus,utilization_mean,0.9,1,0.85,0.95,3\n"
+    "4,best_fit,pool,gpus,utilization_mean,0.6,1,0.55,0.65,3\n"
+    "8,best_fit,pool,gpus,utilization_mean,0.3,1,0.25,0.35,3\n"
+    "2,first_fit,pool,gpus,utilization_mean,0.92,1,0.87,0.97,3\n"
+    "4,first_fit,pool,gpus,utilization_mean,0.65,1,0.6,0.7,3\n"
+    "8,first_fit,pool,gpus,utilization_mean,0.33,1,0.3,0.36,3\n";
+
+static bool have_gnuplot(void)
+{
+    return system("command -v gnuplot > /dev/null 2>&1") == 0;
+}
+
+static char *path_in(const char *name)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+static bool exists(const char *name)
+{
+    return access(path_in(name), F_OK) == 0;
+}
+
+static char *read_in(const char *name)
+{
+    char *text = scratch_read(path_in(name));
+    cr_assert_not_null(text, "no %s", name);
+    return text;
+}
+
+static void write_in(const char *name, const char *text)
+{
+    free(scratch_file(dir, name, text));
+}
+
+static void expect_well_formed(const char *name)
+{
+    char *text = read_in(name), why[256];
+    const char *bad = xml_check(text, why, sizeof why);
+    cr_expect_null(bad, "%s is not well-formed: %s", name, bad ? bad : "");
+    free(text);
+}
+
+/* The points of the series titled title: gnuplot writes its key text, then one path
+ * with the key sample (two points) followed by the data. */
+static int series_points(const char *svg, const char *title)
+{
+    char text[256];
+    snprintf(text, sizeof text, "<text>%s</text>", title);
+    const char *at = strstr(svg, text);
+    if (!at)
+        return -1;
+    const char *path = strstr(at, "<path");
+    const char *d = path ? strstr(path, " d='") : NULL;
+    if (!d)
+        return -1;
+    int points = 0;
+    for (const char *p = d + 4; *p && *p != '\''; p++)
+        points += *p == 'M' || *p == 'L';
+    return points - 2;
+}
+
+static int fleetsim(const char *args)
+{
+    char command[2048];
+    free(out);
+    free(err);
+    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
+    return scratch_run(command, &out, &err);
+}
+
+/* No temporary file of a render is left in plots/. */
+static void expect_no_temporary_files(void)
+{
+    DIR *d = opendir(path_in("plots"));
+    cr_assert_not_null(d);
+    struct dirent *entry;
+    while ((entry = readdir(d)))
+        cr_expect(strstr(entry->d_name, ".tmp-") == NULL, "left behind: plots/%s",
+                  entry->d_name);
+    closedir(d);
+}
+
+Test(plots, csv_table_reads_quoted_fields_and_pads_short_rows)
+{
+    write_in("t.csv", "a,b,c\n1,\"x, \"\"y\"\"\",3\n4\n");
+    csv_table t;
+    char why[256];
+    cr_assert_eq(csv_table_read(path_in("t.csv"), &t, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(t.rows, 2);
+    cr_expect_str_eq(csv_table_cell(&t, 0, csv_table_column(&t, "b")), "x, \"y\"");
+    cr_expect_str_eq(csv_table_cell(&t, 1, 2), "");
+    cr_expect_eq(csv_table_number(&t, 1, 0), 4);
+    cr_expect_eq(csv_table_column(&t, "d"), -1);
+    csv_table_release(&t);
+    cr_expect_eq(csv_table_read(path_in("none.csv"), &t, why, sizeof why), 1);
+    csv_table_release(&t);
+}
+
+Test(plots, scripts_are_written_only_for_data_and_name_columns)
+{
+    write_in("timeseries.csv", TIMESERIES);
+    plot_options o = { .rewrite_scripts = true, .png = false, .gnuplot = "/nonexistent/gnuplot" };
+    char why[1024];
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    cr_expect(strstr(why, "plots/*.gp written; install gnuplot-nox (make deps) and run "
+                     "fleetsim plot") != NULL, "%s", why);
+    cr_expect(exists("plots/latency.gp"));
+    cr_expect(exists("plots/utilization.gp"));
+    cr_expect(exists("plots/gpus_gpus.gp"));
+    cr_expect(!exists("plots/fragmentation.gp"), "no task replay, no fragmentation chart");
+    cr_expect(!exists("plots/queue_wait.gp"), "no plain service, no queue wait chart");
+    cr_expect(!exists("plots/cost.gp"), "cost_usd has no value");
+    cr_expect(!exists("plots/latency.svg"));
+    char *script = read_in("plots/latency.gp");
+    cr_expect(strstr(script, "set datafile separator ','") != NULL);
+    cr_expect(strstr(script, "column(name)") != NULL, "columns are read by name");
+    cr_expect(strstr(script, "'e2e_p99_s'") != NULL);
+    cr_expect(strstr(script, "'timeseries.csv'") != NULL, "a path relative to the run");
+    free(script);
+
+    /* a later run with costs and no GPUs: the GPU chart an earlier run wrote goes, a
+     * script of the user's stays */
+    write_in("plots/mine.gp", "plot sin(x)\n");
+    write_in("timeseries.csv",
+             "bucket_start_s,bucket_end_s,scope,subject,utilization,cost_usd\n"
+             "0,60,pool,gpus,0.5,1.5\n60,120,pool,gpus,0.5,3\n");
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    cr_expect(exists("plots/cost.gp"));
+    cr_expect(!exists("plots/gpus_gpus.gp"));
+    cr_expect(!exists("plots/latency.gp"));
+    cr_expect(exists("plots/mine.gp"));
+}
+
+Test(plots, a_rendered_svg_parses_and_holds_every_series)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("timeseries.csv", TIMESERIES);
+    char why[4096];
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    expect_no_temporary_files();
+    cr_expect(exists("plots/latency.png"));
+    expect_well_formed("plots/latency.svg");
+    expect_well_formed("plots/gpus_gpus.svg");
+    char *svg = read_in("plots/latency.svg");
+    cr_expect_eq(series_points(svg, "chat ttft_p99_s"), 5, "one point per bucket");
+    cr_expect_eq(series_points(svg, "chat e2e_p99_s"), 4, "the empty cell is skipped");
+    free(svg);
+    svg = read_in("plots/gpus_gpus.svg");
+    const char *columns[] = { "gpus_held", "gpus_busy", "gpus_idle", "replicas" };
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(series_points(svg, columns[i]), 5, "%s", columns[i]);
+    free(svg);
+}
+
+Test(plots, sweep_charts_draw_the_mean_and_its_band_per_value_of_the_second_key)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("sweep.csv", SWEEP1);
+    char why[4096];
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect(!exists("plots/sweep_workload_chat_drop_fraction.gp"), "no value, no chart");
+    expect_well_formed("plots/sweep_workload_chat_ttft_p99_s.svg");
+    char *svg = read_in("plots/sweep_workload_chat_ttft_p99_s.svg");
+    cr_expect_eq(series_points(svg, "ttft_p99_s (mean)"), 4);
+    cr_expect(strstr(svg, "fill-opacity") != NULL || strstr(svg, "opacity") != NULL,
+              "a translucent band");
+    free(svg);
+
+    write_in("sweep.csv", SWEEP2);
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect(!exists("plots/sweep_workload_chat_ttft_p99_s.gp"), "the old sweep's chart goes");
+    svg = read_in("plots/sweep_pool_gpus_utilization_mean.svg");
+    cr_expect_eq(series_points(svg, "placement = best_fit"), 3);
+    cr_expect_eq(series_points(svg, "placement = first_fit"), 3);
+    free(svg);
+}
+
+Test(plots, plot_renders_an_edited_script_and_keeps_it)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("timeseries.csv", TIMESERIES);
+    write_in("summary.csv", SUMMARY);
+    char args[1024];
+    snprintf(args, sizeof args, "plot %s", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    char *script = read_in("plots/latency.gp");
+    char *at = strstr(script, "set title 'Latency quantiles over time'");
+    cr_assert_not_null(at);
+    FILE *f = fopen(path_in("plots/latency.gp"), "w");
+    fprintf(f, "%.*sset title 'Tail latency, edited'%s", (int)(at - script), script,
+            at + strlen("set title 'Latency quantiles over time'"));
+    fclose(f);
+    free(script);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    script = read_in("plots/latency.gp");
+    cr_expect(strstr(script, "Tail latency, edited") != NULL, "the edit is kept");
+    char *svg = read_in("plots/latency.svg"), *png = read_in("plots/latency.png");
+    cr_expect(strstr(svg, "Tail latency, edited") != NULL, "rendered with the new title");
+    cr_expect(!strncmp(png, "\x89PNG", 4));
+    char *report = read_in("report.html");
+    cr_expect(strstr(report, "Tail latency, edited") != NULL);
+    cr_expect(strstr(report, "<h1>fixture_run</h1>") != NULL, "the name from summary.csv");
+    free(script);
+    free(svg);
+    free(png);
+    free(report);
+}
+
+Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("timeseries.csv", TIMESERIES);
+    char args[1024];
+    snprintf(args, sizeof args, "plot %s", dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    unlink(path_in("plots/latency.svg"));
+    write_in("plots/broken.gp", "set output 'plots/broken.svg'\nplot no_such_function(x)\n");
+    cr_expect_eq(fleetsim(args), 1);
+    cr_expect(strstr(err, "plots/broken.gp: gnuplot failed") != NULL, "%s", err);
+    cr_expect(strstr(err, "no_such_function") != NULL, "gnuplot's own words: %s", err);
+    cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
+    cr_expect(exists("report.html"));
+    expect_no_temporary_files();
+}
+
+static const char SCENARIO[] =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario {\n"
+    "  name = \"tiny_desk\", description = \"Two agents & a <queue>\",\n"
+    "  duration = \"2h\", bucket = \"10m\", replications = 3,\n"
+    "  pools = { agents = fs.dedicated { count = 2 } },\n"
+    "  workloads = {\n"
+    "    calls = fs.service { arrivals = fs.poisson { rate = \"60/h\" },\n"
+    "                         service = fs.exponential { mean = \"90s\" }, pool = \"agents\" },\n"
+    "  },\n"
+    "}\n";
+
+Test(plots, without_gnuplot_a_run_writes_scripts_and_says_how_to_draw_them)
+{
+    char *file = scratch_file(dir, "tiny.lua", SCENARIO), args[2048], expected[1024];
+    snprintf(args, sizeof args, "run %s -q -o %s/out", file, dir);
+    char command[2300];
+    snprintf(command, sizeof command, "PATH=/nonexistent %s %s", FLEETSIM_BIN, args);
+    free(out);
+    free(err);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    snprintf(expected, sizeof expected, "fleetsim: gnuplot not found: %s/out/plots/*.gp "
+             "written; install gnuplot-nox (make deps) and run fleetsim plot %s/out\n", dir, dir);
+    cr_expect_str_eq(err, expected);
+    cr_expect(exists("out/plots/queue_wait.gp"));
+    cr_expect(!exists("out/plots/queue_wait.svg"));
+    char *report = read_in("out/report.html");
+    cr_expect(strstr(report, "No chart rendered") != NULL);
+    free(report);
+    snprintf(args, sizeof args, "run %s -q --no-plots -o %s/bare", file, dir);
+    cr_expect_eq(fleetsim(args), 0, "%s", err);
+    cr_expect(exists("bare/summary.csv"));
+    cr_expect(!exists("bare/plots") && !exists("bare/report.html"), "--no-plots");
+    free(file);
+}
+
+Test(plots, the_report_is_one_self_contained_page)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    char *file = scratch_file(dir, "tiny.lua", SCENARIO), args[2048];
+    snprintf(args, sizeof args, "run %s -q -o %s/out", file, dir);
+    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_expect_str_eq(err, "");
+    expect_well_formed("out/report.html");
+    char *report = read_in("out/report.html"), *summary = read_in("out/summary.csv");
+    cr_expect(strstr(report, "<h1>tiny_desk</h1>") != NULL);
+    cr_expect(strstr(report, "Two agents &amp; a &lt;queue&gt;") != NULL, "escaped");
+    /* every metric of summary.csv, as a table cell */
+    int metrics = 0;
+    for (char *line = strchr(summary, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char scope[64], subject[64], metric[128], cell[160];
+        if (sscanf(line + 1, "%63[^,],%63[^,],%127[^,]", scope, subject, metric) != 3)
+            continue;
+        snprintf(cell, sizeof cell, "<td>%s</td>", metric);
+        cr_expect(strstr(report, cell) != NULL, "metric %s", metric);
+        metrics++;
+    }
+    cr_expect_gt(metrics, 10);
+    plot_list svgs = { 0 };
+    char why[256], outdir[1024];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    cr_assert_eq(output_plots_list(outdir, "svg", &svgs, why, sizeof why), 0);
+    cr_expect_geq(svgs.count, 3);
+    cr_expect_eq(xml_count_elements(report, "svg"), svgs.count, "every chart inline");
+    plot_list_release(&svgs);
+    cr_expect(strstr(report, "src=") == NULL, "nothing to fetch");
+    cr_expect(strstr(report, "href=\"http") == NULL && strstr(report, "href='http") == NULL);
+    cr_expect(strstr(report, "<script") == NULL);
+    cr_expect(strstr(report, "id='gpPt0'") == NULL, "ids are kept apart between charts");
+    cr_expect(strstr(report, "summary.csv") != NULL, "the list of files");
+    if (system("command -v xmllint > /dev/null 2>&1") == 0) {
+        char command[1200];
+        snprintf(command, sizeof command, "xmllint --noout %s/out/report.html", dir);
+        free(out);
+        free(err);
+        cr_expect_eq(scratch_run(command, &out, &err), 0, "xmllint: %s", err);
+    }
+    free(report);
+    free(summary);
+    free(file);
+}
+
+Test(plots, the_xml_check_finds_what_is_not_well_formed)
+{
+    char why[256];
+    cr_expect_null(xml_check("<?xml version='1.0'?>\n<a x = '1'><b/>t &amp; &#39;</a>\n", why,
+                             sizeof why));
+    cr_expect_not_null(xml_check("<a><b></a>", why, sizeof why));
+    cr_expect_not_null(xml_check("<a x=1></a>", why, sizeof why));
+    cr_expect_not_null(xml_check("<a>&nbsp;</a>", why, sizeof why));
+    cr_expect_not_null(xml_check("<a></a><b></b>", why, sizeof why));
+    cr_expect_not_null(xml_check("<a>", why, sizeof why));
+}

@@ -1,0 +1,388 @@
+/* Experiments end to end through the binary: sweeps (order, columns, paired
+ * differences), confidence intervals that cover at their stated rate, the search, the
+ * same bytes for any --jobs, and mistakes located in the file or on the command line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/queueing_theory.h"
+#include "support/scratch.h"
+
+#ifndef FLEETSIM_BIN
+#define FLEETSIM_BIN "build/fleetsim"
+#endif
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(sweep, .init = setup, .fini = teardown);
+
+/* M/M/c with mean service 1 s; the sweep line is added by sweep_scenario. */
+#define MMC_HEAD                                                                  \
+    "local fs = require \"fleetsim\"\n"                                           \
+    "return fs.scenario {\n"                                                      \
+    "  name = \"mmc\", duration = \"%s\", warmup = \"1h\", bucket = \"1h\",\n"    \
+    "  seed = 3, replications = %d,\n"                                            \
+    "  pools = { q = fs.dedicated { count = 4 } },\n"                             \
+    "  workloads = {\n"                                                           \
+    "    mm = fs.service { arrivals = fs.poisson { rate = 3.2 },\n"               \
+    "                      service = fs.exponential { mean = \"1s\" }, pool = \"q\" },\n" \
+    "  },\n"
+
+/* Writes dir/name: the M/M/c scenario with `extra` (a sweep or search line, or ""). */
+static char *mmc_file(const char *name, const char *duration, int replications,
+                      const char *extra)
+{
+    char text[4096];
+    snprintf(text, sizeof text, MMC_HEAD "%s\n}\n", duration, replications, extra);
+    return scratch_file(dir, name, text);
+}
+
+static int fleetsim(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static int fleetsim(const char *format, ...)
+{
+    char args[8192], command[8400];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(args, sizeof args, format, ap);
+    va_end(ap);
+    free(out);
+    free(err);
+    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
+    return scratch_run(command, &out, &err);
+}
+
+static char *read_in(const char *sub, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+    return scratch_read(path);
+}
+
+/* The fields of the rows of a CSV text whose field `col` (from 0) is `value`: up to max
+ * rows, each split into fields (the caller frees rows[i][0], which holds them all). */
+static size_t rows_where(const char *csv, int col, const char *value, char ***rows, size_t max)
+{
+    size_t n = 0;
+    const char *line = strchr(csv, '\n');
+    while (line && line[1] && n < max) {
+        line++;
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *copy = strndup(line, len);
+        char **fields = calloc(32, sizeof *fields);
+        int k = 0;
+        for (char *p = copy; k < 32; k++) {
+            fields[k] = p;
+            char *comma = strchr(p, ',');
+            if (!comma)
+                break;
+            *comma = '\0';
+            p = comma + 1;
+        }
+        if (k >= col && !strcmp(fields[col], value)) {
+            rows[n++] = fields;
+        } else {
+            free(copy);
+            free(fields);
+        }
+        line = end;
+    }
+    return n;
+}
+
+static bool starts_with(const char *text, const char *prefix)
+{
+    return text && !strncmp(text, prefix, strlen(prefix));
+}
+
+static void free_rows(char ***rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i][0]);
+        free(rows[i]);
+    }
+}
+
+Test(sweep, cross_product_in_key_order_with_a_column_per_key, .timeout = 60)
+{
+    char *file = mmc_file("mmc.lua", "3h", 3,
+                          "  sweep = { [\"workloads.mm.arrivals.rate\"] = { 3, 3.2 },\n"
+                          "            [\"pools.q.count\"] = { 5, 4 } },");
+    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots", file, dir), 0, "%s", err);
+    char *csv = read_in("s", "sweep.csv");
+    cr_assert_not_null(csv);
+    cr_expect(starts_with(csv, "pools.q.count,workloads.mm.arrivals.rate,scope,subject,metric,"
+                          "value,unit,ci95_lo,ci95_hi,n\n"), "header: %.100s", csv);
+    /* keys sorted by name, the last varying fastest; values in the order given */
+    char **rows[8];
+    size_t n = rows_where(csv, 4, "servers", rows, 8);
+    cr_assert_eq(n, 4, "one servers row per point, got %zu", n);
+    const char *expected[4][2] = { { "5", "3" }, { "5", "3.2" }, { "4", "3" }, { "4", "3.2" } };
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_str_eq(rows[i][0], expected[i][0], "point %zu", i + 1);
+        cr_expect_str_eq(rows[i][1], expected[i][1], "point %zu", i + 1);
+        cr_expect_str_eq(rows[i][5], rows[i][0], "the pool's servers are the swept count");
+        cr_expect_str_eq(rows[i][9], "3", "three replications");
+    }
+    free_rows(rows, n);
+    /* point k's folder holds what a plain run with the same --set values writes */
+    char *plain = mmc_file("plain.lua", "3h", 3, "");
+    cr_assert_eq(fleetsim("run %s -o %s/p -q --no-plots --set pools.q.count=4 "
+                          "--set workloads.mm.arrivals.rate=3", plain, dir), 0, "%s", err);
+    char *point = read_in("s/points/3", "summary.csv"), *single = read_in("p", "summary.csv");
+    cr_assert(point && single);
+    cr_expect_str_eq(point, single, "points/3 is pools.q.count=4, rate 3");
+    char *series = read_in("s/points/3", "timeseries.csv"), *series1 = read_in("p", "timeseries.csv");
+    cr_assert(series && series1);
+    cr_expect_str_eq(series, series1);
+    cr_expect_null(read_in("s/points/5", "summary.csv"));
+    cr_expect_null(read_in("s", "summary.csv"), "a sweep writes no top-level summary");
+    /* --sweep replaces the file's values of its key */
+    cr_assert_eq(fleetsim("run %s -o %s/r -q --no-plots --sweep pools.q.count=6", file, dir), 0,
+                 "%s", err);
+    char *replaced = read_in("r", "sweep.csv");
+    n = rows_where(replaced, 4, "servers", rows, 8);
+    cr_expect_eq(n, 2);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_str_eq(rows[i][0], "6");
+    free_rows(rows, n);
+    free(replaced);
+    free(csv), free(point), free(single), free(series), free(series1), free(plain), free(file);
+}
+
+/* value, ci95_lo, ci95_hi of a metric's row at a point of sweep.csv or sweep_diff.csv
+ * with one key */
+static void interval_at(const char *csv, const char *key_value, const char *metric,
+                        double *value, double *half)
+{
+    char **rows[64];
+    size_t n = rows_where(csv, 3, metric, rows, 64);
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i][0], key_value)) {
+            *value = strtod(rows[i][4], NULL);
+            *half = (strtod(rows[i][7], NULL) - strtod(rows[i][6], NULL)) / 2;
+            found++;
+        }
+    free_rows(rows, n);
+    cr_assert_eq(found, 1, "one %s row at %s", metric, key_value);
+}
+
+Test(sweep, common_random_numbers_make_paired_intervals_narrower, .timeout = 60)
+{
+    char *file = mmc_file("mmc.lua", "20h", 10, "");
+    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots --sweep workloads.mm.arrivals.rate=3,3.2",
+                          file, dir), 0, "%s", err);
+    char *csv = read_in("s", "sweep.csv"), *diff = read_in("s", "sweep_diff.csv");
+    cr_assert(csv && diff);
+    cr_expect(starts_with(diff, "workloads.mm.arrivals.rate,scope,subject,metric,diff,unit,"
+                          "ci95_lo,ci95_hi,n\n"), "%.90s", diff);
+    double base, base_half, other, other_half, d, d_half;
+    interval_at(csv, "3", "queue_wait_mean_s", &base, &base_half);
+    interval_at(csv, "3.2", "queue_wait_mean_s", &other, &other_half);
+    interval_at(diff, "3.2", "queue_wait_mean_s", &d, &d_half);
+    /* with every replication present, the mean difference is the difference of means */
+    cr_expect_float_eq(d, other - base, 1e-9 * fabs(other), "%g vs %g", d, other - base);
+    /* unpaired (independent runs, Welch): each half-width is t(0.975, 9) s / sqrt(n), so
+     * the difference's is t(0.975, df) sqrt(s1^2/n + s2^2/n) >= sqrt(h1^2 + h2^2), with
+     * df <= 18 < 9 + 9; the paired interval must beat even that lower bound, by a lot */
+    double unpaired = sqrt(base_half * base_half + other_half * other_half);
+    cr_expect_lt(d_half, 0.7 * unpaired, "paired half-width %g, unpaired at least %g", d_half,
+                 unpaired);
+    cr_expect_gt(d - d_half, 0, "the increase in waiting is significant when paired");
+    /* no row for the first point, which is the baseline */
+    char **rows[4];
+    size_t n = rows_where(diff, 0, "3", rows, 4);
+    cr_expect_eq(n, 0);
+    free_rows(rows, n);
+    free(csv), free(diff), free(file);
+}
+
+/* 200 sweep points that differ only in their seed are 200 independent experiments of
+ * 10 replications each.  M/M/1 at rho 0.5 has mean wait 1 s (Erlang C).  If the 95%
+ * intervals cover at their stated rate, the count covering is Binomial(200, 0.95):
+ * P(count <= 176) = 7.2e-5 and P(count = 200) = 3.5e-5, so accepting 177..199 fails a
+ * correct program about once in 10,000 seed changes, while intervals that really cover
+ * 85% (too narrow) fail with probability 0.94 and intervals twice too wide (coverage
+ * 99.95%) with probability 0.90. */
+Test(sweep, intervals_cover_the_erlang_c_mean_at_the_stated_rate, .timeout = 120)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario {\n"
+             "  name = \"mm1\", duration = 4000, warmup = 200, bucket = 400, replications = 10,\n"
+             "  pools = { q = fs.dedicated { count = 1 } },\n"
+             "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+             "}\n");
+    char *file = scratch_file(dir, "mm1.lua", text);
+    char seeds[2048] = "";
+    for (int s = 1; s <= 200; s++)
+        snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%d", s > 1 ? "," : "", s);
+    cr_assert_eq(fleetsim("run %s -o %s/c -q --no-plots --jobs 2 --sweep seed=%s", file, dir,
+                          seeds), 0, "%s", err);
+    char *csv = read_in("c", "sweep.csv");
+    cr_assert_not_null(csv);
+    double theory = queueing_mmc_wait_mean_s(1, 0.5, 1);
+    cr_assert_float_eq(theory, 1, 1e-12);
+    char **rows[256];
+    size_t n = rows_where(csv, 3, "queue_wait_mean_s", rows, 256), covered = 0;
+    cr_assert_eq(n, 200);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_str_eq(rows[i][8], "10");
+        covered += strtod(rows[i][6], NULL) <= theory && theory <= strtod(rows[i][7], NULL);
+    }
+    free_rows(rows, n);
+    cr_expect(covered >= 177 && covered <= 199, "%zu of 200 intervals cover %g", covered, theory);
+    free(csv), free(file);
+}
+
+Test(sweep, jobs_1_and_2_write_the_same_bytes, .timeout = 120)
+{
+    char *file = mmc_file("mmc.lua", "4h", 5,
+                          "  sweep = { [\"workloads.mm.arrivals.rate\"] = { 3, 3.2 },\n"
+                          "            [\"pools.q.count\"] = { 5, 4 } },");
+    char *plain = mmc_file("plain.lua", "4h", 5, "");
+    const char *runs[][2] = { { "run %s -o %s/%s -q --jobs %d", "sweep" },
+                              { "run %s -o %s/%s -q --no-plots --jobs %d", "plain" } };
+    for (int r = 0; r < 2; r++) {
+        const char *f = r == 0 ? file : plain;
+        cr_assert_eq(fleetsim(runs[r][0], f, dir, "one", 1), 0, "%s", err);
+        cr_assert_eq(fleetsim(runs[r][0], f, dir, "two", 2), 0, "%s", err);
+        /* every file, charts included; report.html names its own folder */
+        char command[2048];
+        snprintf(command, sizeof command, "diff -r -x report.html %s/one %s/two", dir, dir);
+        free(out);
+        free(err);
+        cr_expect_eq(scratch_run(command, &out, &err), 0, "%s: %s", runs[r][1], out);
+        char *summary = read_in("one", r == 0 ? "sweep.csv" : "summary.csv");
+        cr_expect_not_null(summary, "%s", runs[r][1]);
+        free(summary);
+        snprintf(command, sizeof command, "rm -rf %s/one %s/two", dir, dir);
+        cr_assert_eq(system(command), 0);
+    }
+    free(file), free(plain);
+}
+
+/* M/M/c at 3.2 Erlangs: the smallest c whose Erlang C mean wait is at most 0.1 s. */
+Test(sweep, search_finds_the_erlang_c_server_count, .timeout = 120)
+{
+    double target = 0.1;
+    unsigned answer = 4;
+    while (queueing_mmc_wait_mean_s(answer, 3.2, 1) > target)
+        answer++;
+    cr_assert_eq(answer, 6, "Erlang C: 5 servers wait %g s, 6 wait %g s",
+                 queueing_mmc_wait_mean_s(5, 3.2, 1), queueing_mmc_wait_mean_s(6, 3.2, 1));
+    char *file = mmc_file("mmc.lua", "20h", 10,
+                          "  search = fs.search { key = \"pools.q.count\", low = 1, high = 16,\n"
+                          "                       target = \"queue_wait_mean_s <= 0.1\" },");
+    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots --jobs 2", file, dir), 0, "%s", err);
+    char *csv = read_in("s", "search.csv");
+    cr_assert_not_null(csv);
+    cr_expect(starts_with(csv, "probe,pools.q.count,scope,subject,metric,value,unit,ci95_lo,"
+                          "ci95_hi,n,target,meets\n"), "%.90s", csv);
+    char **rows[16];
+    size_t n = rows_where(csv, 2, "workload", rows, 16);
+    /* bisection over [1, 16]: 1 and 16 first, then 8, 4, 6, 5 */
+    const char *probes[] = { "1", "16", "8", "4", "6", "5" };
+    cr_assert_eq(n, 7, "six probes and the answer, got %zu rows", n);
+    for (size_t i = 0; i < 6; i++) {
+        unsigned c = (unsigned)atoi(rows[i][1]);
+        cr_expect_str_eq(rows[i][1], probes[i], "probe %zu", i + 1);
+        cr_expect_str_eq(rows[i][11], c >= answer ? "true" : "false", "probe c = %u", c);
+    }
+    cr_expect_str_eq(rows[6][0], "answer");
+    cr_expect_eq(atoi(rows[6][1]), (int)answer);
+    cr_expect_str_eq(rows[6][4], "queue_wait_mean_s");
+    free_rows(rows, n);
+    char *point = read_in("s/points/5", "summary.csv");
+    cr_expect_not_null(point, "each probe has its folder");
+    cr_expect(strstr(out, "pools.q.count=6 is the smallest value") != NULL, "%s", out);
+    free(point), free(csv), free(file);
+}
+
+/* Runs fleetsim, expecting exit status 2, stderr starting with `message`, and no output
+ * folder. */
+static void expect_refused(const char *message, const char *args)
+{
+    int status = fleetsim("run %s -o %s/never -q --no-plots", args, dir);
+    cr_expect_eq(status, 2, "%s: status %d, stderr %s", args, status, err);
+    cr_expect(starts_with(err, message), "%s:\n got      %s expected %s", args, err, message);
+    char *none = read_in("never", "sweep.csv");
+    cr_expect_null(none, "nothing written");
+    free(none);
+}
+
+Test(sweep, mistakes_name_the_file_line_or_option)
+{
+    char *bad = mmc_file("bad.lua", "2h", 2, "  sweep = { [\"pools.q.count\"] = { 4, \"four\" } },");
+    char *plain = mmc_file("plain.lua", "2h", 2, "");
+    char *scalar = mmc_file("scalar.lua", "2h", 2, "  sweep = { [\"pools.q.count\"] = 4 },");
+    char *unknown = mmc_file("unknown.lua", "2h", 2,
+                             "  search = fs.search { key = \"pools.q.count\", low = 4, high = 8,\n"
+                             "    target = \"queue_wiat_mean_s <= 0.1\" },");
+    char expected[1024], args[2048];
+    snprintf(expected, sizeof expected, "%s:2: sweep pools.q.count=four: pools.q.count: "
+             "expected a positive integer, got \"four\"", bad);
+    expect_refused(expected, bad);
+    snprintf(expected, sizeof expected, "%s:2: sweep[\"pools.q.count\"]: expected a list of "
+             "values", scalar);
+    expect_refused(expected, scalar);
+    snprintf(args, sizeof args, "%s --sweep pools.q.cuont=4,5", plain);
+    expect_refused("--sweep pools.q.cuont=4: pools.q.cuont: unknown key 'cuont' (did you mean "
+                   "'count'?)", args);
+    snprintf(args, sizeof args, "%s --sweep pools.q.count=4,0", plain);
+    expect_refused("--sweep pools.q.count=0: pools.q.count: expected a positive integer", args);
+    snprintf(args, sizeof args, "%s --sweep pools.q.count", plain);
+    expect_refused("--sweep pools.q.count: expected KEY=v1,v2,...", args);
+    snprintf(args, sizeof args, "%s --sweep pools.q.count=4 --records", plain);
+    expect_refused("fleetsim run: --records writes one stream in run order", args);
+    snprintf(args, sizeof args, "%s --jobs 0", plain);
+    expect_refused("fleetsim run: --jobs expects a whole number from 1 to 1024, got '0'", args);
+    /* a target on an unknown metric: refused with the metric names, after the first probe */
+    snprintf(expected, sizeof expected, "%s:10: search.target: unknown metric "
+             "'queue_wiat_mean_s' (metrics: ", unknown);
+    cr_expect_eq(fleetsim("run %s -o %s/u -q --no-plots", unknown, dir), 2);
+    cr_expect(starts_with(err, expected), "got %s", err);
+    cr_expect(strstr(err, "queue_wait_mean_s") != NULL, "the list names the right one: %s", err);
+    cr_expect_null(read_in("u", "search.csv"));
+    free(bad), free(plain), free(scalar), free(unknown);
+}
+
+Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
+{
+    /* a trusted (--unsafe) rate function that ends its process half-way */
+    char *file = scratch_file(dir, "die.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"die\", duration = \"10m\", bucket = \"1m\", replications = 4,\n"
+        "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"gpus\",\n"
+        "    arrivals = fs.profile { peak = 1, rate = function(t)\n"
+        "      if t > 60 then os.exit(7) end return 1 end },\n"
+        "    prompt = 100, output = 10 } },\n"
+        "  sweep = { [\"workloads.chat.output\"] = { 10, 20 } },\n"
+        "}\n");
+    cr_expect_eq(fleetsim("run %s --unsafe -o %s/d -q --no-plots --jobs 2", file, dir), 1,
+                 "stderr: %s", err);
+    cr_expect(starts_with(err, "fleetsim: a worker process exited with status 7 while running "
+                          "replication "), "%s", err);
+    char *none = read_in("d", "sweep.csv");
+    cr_expect_null(none);
+    free(none);
+    free(file);
+}
