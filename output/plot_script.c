@@ -111,3 +111,16 @@ void plot_list_release(plot_list *l)
     l->names = NULL;
     l->count = l->capacity = 0;
 }
+
+int plot_script_emit(const char *dir, const char *name,
+                     void (*write)(FILE *out, const void *context), const void *context,
+                     plot_list *written, char *err, size_t err_size)
+{
+    if (plot_script_write(dir, name, write, context, err, err_size) != 0)
+        return -1;
+    if (plot_list_add(written, name) != 0) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}

@@ -49,4 +49,9 @@ bool plot_list_has(const plot_list *l, const char *name);
 /* Frees the names and empties the list (the struct itself is the caller's). */
 void plot_list_release(plot_list *l);
 
+/* plot_script_write, then the name added to `written`: 0, or -1 with a message. */
+int plot_script_emit(const char *dir, const char *name,
+                     void (*write)(FILE *out, const void *context), const void *context,
+                     plot_list *written, char *err, size_t err_size);
+
 #endif

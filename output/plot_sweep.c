@@ -147,13 +147,7 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
     snprintf(c->name, sizeof c->name, "%s", safe);
     for (int k = 2; plot_list_has(written, c->name); k++)  /* names that cleaned alike */
         snprintf(c->name, sizeof c->name, "%s_%d", safe, k);
-    if (plot_script_write(dir, c->name, write_chart, c, err, err_size) != 0)
-        return -1;
-    if (plot_list_add(written, c->name) != 0) {
-        snprintf(err, err_size, "out of memory");
-        return -1;
-    }
-    return 0;
+    return plot_script_emit(dir, c->name, write_chart, c, written, err, err_size);
 }
 
 int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t err_size)

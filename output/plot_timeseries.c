@@ -237,13 +237,7 @@ static int emit(const char *dir, chart *c, plot_list *written, char *err, size_t
     if (c->count == 0)
         return 0;
     c->log_y = wants_log(c);
-    if (plot_script_write(dir, c->name, write_chart, c, err, err_size) != 0)
-        return -1;
-    if (plot_list_add(written, c->name) != 0) {
-        snprintf(err, err_size, "out of memory");
-        return -1;
-    }
-    return 0;
+    return plot_script_emit(dir, c->name, write_chart, c, written, err, err_size);
 }
 
 int plot_timeseries_scripts(const char *dir, plot_list *written, char *err, size_t err_size)
