@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lua/cost_load.h"
+#include "lua/profile_load.h"
+#include "models/profile.h"
 #include "lua/scaler.h"
 #include "lua/sharing_load.h"
 #include "lua/training_load.h"
@@ -15,7 +17,7 @@
 const char *const POOL_KINDS[] = { "dedicated", "cloud", "spot", NULL };
 
 #define COMMON_KEYS "gpu", "site", "mtbf", "repair", "noisy", "mig", "bandwidth_interference", \
-    "time_slicing", "scheduler", "cost"
+    "time_slicing", "scheduler", "cost", "profile"
 #define ELASTIC_KEYS COMMON_KEYS, "count", "min", "max", "provision", "unavailable", \
     "ceiling", "retry", "autoscaler"
 static const char *const DEDICATED_KEYS[] = { "count", COMMON_KEYS, NULL };
@@ -207,6 +209,12 @@ int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *cal
     if (out->gpu && !*out->gpu)
         return field_fail(c, p->where, p->path, "gpu is empty (leave it out for plain servers)");
     out->units_per_gpu = 1;
+    char *profile = NULL;
+    int bad = read_string(c, p, "profile", false, &profile) != 0
+              || (profile && field_resolve_path(c, p, "profile", profile, &out->profile_path) != 0);
+    free(profile);
+    if (bad)
+        return -1;
     if (convert_cost(c, p, &out->cost, &out->has_cost) != 0
         || convert_scheduler(c, p, &out->scheduler) != 0
         || convert_noisy(c, p, &out->noisy, &out->has_noisy) != 0
@@ -250,18 +258,14 @@ static int catalog_add(catalog *cat, device_spec *d)
     return 0;
 }
 
-/* A tenant's view of a time-sliced GPU: the whole device's speed, 1/tenants of its
- * memory (each tenant's process holds its own weights and cache). */
-static int tenant_device(const device_spec *whole, unsigned tenants, device_spec *out)
+/* A copy of a device under a new name, with strings of its own.  0, or -1 (out of
+ * memory, nothing to release). */
+static int device_copy(const device_spec *whole, const char *name, device_spec *out)
 {
     *out = *whole;
-    char name[160];
-    snprintf(name, sizeof name, "%s shared by %u", whole->name, tenants);
     out->name = strdup(name);
     out->price_date = whole->price_date ? strdup(whole->price_date) : NULL;
     out->price_source = whole->price_source ? strdup(whole->price_source) : NULL;
-    out->memory_bytes = whole->memory_bytes / tenants;
-    out->usd_per_hour = whole->usd_per_hour / tenants;
     if (!out->name || (whole->price_date && !out->price_date)
         || (whole->price_source && !out->price_source)) {
         device_release(out);
@@ -270,10 +274,61 @@ static int tenant_device(const device_spec *whole, unsigned tenants, device_spec
     return 0;
 }
 
+/* A tenant's view of a time-sliced GPU: the whole device's speed, 1/tenants of its
+ * memory (each tenant's process holds its own weights and cache). */
+static int tenant_device(const device_spec *whole, unsigned tenants, device_spec *out)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s shared by %u", whole->name, tenants);
+    if (device_copy(whole, name, out) != 0)
+        return -1;
+    out->memory_bytes = whole->memory_bytes / tenants;
+    out->usd_per_hour = whole->usd_per_hour / tenants;
+    return 0;
+}
+
+/* profile = "file.lua": the pool's GPUs become a device of their own with the measured
+ * peaks (named after the file), modelled with the profile's efficiencies.  The file
+ * was located when the pool was read (its table is gone from the stack by now). */
+static int resolve_profile(load_context *c, const lua_object *p, pool_spec *out, catalog *cat,
+                           const device_spec *whole)
+{
+    if (!out->profile_path)
+        return 0;
+    char key[FIELD_PATH_MAX], name[512], why[1024];
+    snprintf(key, sizeof key, "%s.profile", p->path);
+    if (out->sharing.mode != SHARE_NONE)
+        return field_fail(c, p->where, key, "a calibration profile and MIG or time-slicing "
+                          "on one pool are not supported yet");
+    const char *base = strrchr(out->profile_path, '/');
+    snprintf(name, sizeof name, "%s calibrated by %s", whole->name,
+             base ? base + 1 : out->profile_path);
+    device_spec calibrated;
+    if (device_copy(whole, name, &calibrated) != 0)
+        return field_fail(c, p->where, key, "out of memory");
+    out->profile = perf_default_profile(whole);
+    if (profile_apply_file(out->profile_path, &calibrated, &out->profile, why, sizeof why) != 0) {
+        device_release(&calibrated);
+        return field_fail(c, p->where, key, "%s", why);
+    }
+    out->has_profile = true;
+    if (catalog_device(cat, name)) { /* another pool with the same GPU and profile */
+        device_release(&calibrated);
+    } else if (catalog_add(cat, &calibrated) != 0) {
+        device_release(&calibrated);
+        return field_fail(c, p->where, key, "out of memory");
+    }
+    if (!(out->unit_device = strdup(name)))
+        return field_fail(c, p->where, key, "out of memory");
+    return 0;
+}
+
 int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat)
 {
     const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
     if (out->has_cost && resolve_cost_price(c, p, &out->cost, whole) != 0)
+        return -1;
+    if (whole && resolve_profile(c, p, out, cat, whole) != 0)
         return -1;
     if (out->sharing.mode == SHARE_NONE)
         return 0;

@@ -641,7 +641,9 @@ static int convert_job_workload(load_context *c, const lua_object *w, scenario *
     }
     const char *gpu = p->unit_device ? p->unit_device : p->gpu;
     if (!strcmp(w->kind, "training"))
-        return convert_training(c, w, &sc->catalog, pool, gpu, &sc->trainings[sc->ntrainings++]);
+        return convert_training(c, w, &sc->catalog, pool, gpu,
+                                p->has_profile ? &p->profile : NULL,
+                                &sc->trainings[sc->ntrainings++]);
     return convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }
 

@@ -103,7 +103,8 @@ static int find_model(load_context *c, const lua_object *w, const catalog *cat,
 
 /* The work of a job with a model: its step time from the performance model. */
 static int training_from_model(load_context *c, const lua_object *w, const catalog *cat,
-                               const char *model, const char *pool_gpu, training_spec *out)
+                               const char *model, const char *pool_gpu,
+                               const perf_profile *profile, training_spec *out)
 {
     int64_t tp, pp, seq_len, global_batch;
     int prec;
@@ -129,7 +130,7 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
     if (!d)
         return key_path_fail(c, w, "pool", "the pool names no GPU to train the model on");
     char err[600];
-    if (training_job_from_model(out, m, d, (precision)prec, out->gpus, (unsigned)tp,
+    if (training_job_from_model(out, m, d, profile, (precision)prec, out->gpus, (unsigned)tp,
                                 (unsigned)pp, (unsigned)seq_len, (unsigned)global_batch,
                                 tokens, steps, err, sizeof err) != 0)
         return key_path_fail(c, w, "gpus", err);
@@ -137,7 +138,7 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
 }
 
 int convert_training(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
-                     const char *pool_gpu, training_spec *out)
+                     const char *pool_gpu, const perf_profile *profile, training_spec *out)
 {
     *out = (training_spec){ .pool = pool, .mfu = NAN };
     if (!(out->name = name_from_path(w->path)))
@@ -153,7 +154,7 @@ int convert_training(load_context *c, const lua_object *w, const catalog *cat, s
     if (status == 0)
         out->gpus = (unsigned)gpus;
     if (status == 0 && model) {
-        status = training_from_model(c, w, cat, model, pool_gpu, out);
+        status = training_from_model(c, w, cat, model, pool_gpu, profile, out);
     } else if (status == 0) { /* no model: steps of a given length */
         static const char *const model_only[] = { "tokens", "parallelism", "precision",
                                                   "seq_len", "global_batch", NULL };

@@ -21,11 +21,11 @@ extern const char *const JOB_STREAM_KEYS[];
  * without GPUs).  With a model, the step time comes from the performance model (a
  * configuration that does not fit is refused with the numbers); without one, `steps`
  * and `step` (seconds per step) give the work.  The pool key itself is the caller's to
- * resolve.  Defaults: precision "bf16", seq_len 4096, global_batch 512, at 0, priority
+ * resolve; profile (NULL: the device's defaults) is the pool's calibration.  Defaults: precision "bf16", seq_len 4096, global_batch 512, at 0, priority
  * 0, no checkpoints, restart 0.  out->name is the workload's name (the last part of
  * w->path).  Release out with training_spec_release, also after a failure. */
 int convert_training(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
-                     const char *pool_gpu, training_spec *out);
+                     const char *pool_gpu, const perf_profile *profile, training_spec *out);
 
 /* fs.job_stream { pool, arrivals, gpus, duration, count, priority, checkpoint, restart }
  * or fs.job_stream { pool, trace = "jobs.csv", priority, checkpoint, restart }:

@@ -16,7 +16,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
                  estimate_result *r, char *err, size_t err_size)
 {
     memset(r, 0, sizeof *r);
-    perf_profile p = perf_default_profile(d);
+    perf_profile p = req->profile ? *req->profile : perf_default_profile(d);
     precision prec = req->prec;
     r->kv_prec = precision_cache(prec);
     r->params = model_params(m);

@@ -22,6 +22,7 @@ typedef struct estimate_request {
     double train_tokens;   /* 0 = 20 per parameter (Chinchilla) */
     unsigned seq_len;      /* training sequence length; 0 = min(context, 4096) */
     unsigned global_batch; /* sequences per training step; 0 = about 4M tokens */
+    const perf_profile *profile; /* a calibration; NULL: perf_default_profile(device) */
 } estimate_request;
 
 typedef struct estimate_result {

@@ -121,12 +121,14 @@ typedef struct inference_run {
 } inference_run;
 
 static replica_config replica_config_of(const scenario *sc, const inference_spec *w,
-                                        size_t device, unsigned tp)
+                                        size_t pool, size_t device, unsigned tp)
 {
     const model_spec *m = &sc->catalog.models[w->model];
     const device_spec *d = &sc->catalog.devices[device];
+    const pool_spec *p = &sc->pools[pool];
     return (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = w->prec,
+        .model = m, .device = d, .prec = w->prec,
+        .profile = p->has_profile ? p->profile : perf_default_profile(d),
         .tp = tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
         .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
@@ -159,12 +161,13 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .loop = w->loop, .sample = w->sample,
         .traffic = w->has_traffic ? &w->traffic : NULL,
     };
-    c.replica = replica_config_of(sc, w, w->device, w->tp);
+    c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
     if (w->has_overflow) {
         const pool_spec *o = &sc->pools[w->overflow_pool];
         *overflow = (serving_group_config){
-            .pool_name = o->name, .replica = replica_config_of(sc, w, w->overflow_device,
-                                                               w->overflow_tp),
+            .pool_name = o->name,
+            .replica = replica_config_of(sc, w, w->overflow_pool, w->overflow_device,
+                                         w->overflow_tp),
             .replicas = o->count / w->overflow_tp, .min = o->min / w->overflow_tp,
             .max = o->capacity.max / w->overflow_tp, .pool = gpu_pools[w->overflow_pool],
             .autoscaler = &o->autoscaler, .rtt_s = o->site.rtt_s,

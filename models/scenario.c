@@ -18,6 +18,7 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->pools[i].repair_s);
         free(sc->pools[i].preemption_times_s);
         free(sc->pools[i].unit_device);
+        free(sc->pools[i].profile_path);
         sharing_spec_release(&sc->pools[i].sharing);
         noisy_spec_release(&sc->pools[i].noisy);
         cost_spec_release(&sc->pools[i].cost);

@@ -16,6 +16,7 @@
 #include "models/gpu_tasks.h"
 #include "models/training.h"
 #include "models/noisy.h"
+#include "models/perf.h"
 #include "models/serving.h"
 #include "models/traffic.h"
 #include "sim/dist.h"
@@ -60,6 +61,11 @@ typedef struct pool_spec {
     scheduler_spec scheduler;       /* for training jobs */
     bool has_cost;
     cost_spec cost;                 /* owned */
+    /* profile = "file.lua": a calibration; the pool's GPUs are then the catalog device
+     * named by unit_device (measured peaks), modelled with this perf profile */
+    char *profile_path;             /* owned; NULL without a profile */
+    bool has_profile;
+    perf_profile profile;
 } pool_spec;
 
 typedef enum arrival_kind {

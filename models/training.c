@@ -101,7 +101,7 @@ static bool estimate(const model_spec *m, const device_spec *d, const perf_profi
 }
 
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
-                            precision prec, unsigned gpus, unsigned tp, unsigned pp,
+                            const perf_profile *profile, precision prec, unsigned gpus, unsigned tp, unsigned pp,
                             unsigned seq_len, unsigned global_batch, double tokens,
                             double steps, char *err, size_t err_size)
 {
@@ -124,7 +124,7 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
                  "data-parallel ranks", global_batch, gpus / (tp * pp));
         return -1;
     }
-    perf_profile p = perf_default_profile(d);
+    perf_profile p = profile ? *profile : perf_default_profile(d);
     training_estimate e;
     if (!estimate(m, d, &p, prec, gpus, tp, pp, seq_len, global_batch, &e)) {
         unsigned fit = 0;

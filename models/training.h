@@ -20,6 +20,7 @@
 
 #include "models/device.h"
 #include "models/llm.h"
+#include "models/perf.h"
 #include "sim/dist.h"
 
 typedef struct checkpoint_spec {
@@ -114,8 +115,9 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
  * "llama-3-70b on 8 H100-SXM: needs 137.4 GB per GPU, 72.0 GB usable ...; the smallest
  * that fits is 32 GPUs". */
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
-                            precision prec, unsigned gpus, unsigned tp, unsigned pp,
-                            unsigned seq_len, unsigned global_batch, double tokens,
-                            double steps, char *err, size_t err_size);
+                            const perf_profile *profile, precision prec, unsigned gpus,
+                            unsigned tp, unsigned pp, unsigned seq_len,
+                            unsigned global_batch, double tokens, double steps, char *err,
+                            size_t err_size);
 
 #endif

@@ -22,6 +22,8 @@
 #include "output/results.h"
 #include "output/scenario_text.h"
 #include "output/sweep.h"
+#include "kernels/calibrate_cli.h"
+#include "lua/profile_load.h"
 #include "sim/mpi_tasks.h"
 #include "sim/rng.h"
 #include "sim/version.h"
@@ -38,6 +40,8 @@ static const char usage[] =
     "                   and rewrite its report.html\n"
     "  estimate         memory, latency, throughput and training time of a model on a\n"
     "                   device (fleetsim help estimate)\n"
+    "  calibrate        measure this machine's GPU (or CPU) and write a profile\n"
+    "                   (fleetsim help calibrate)\n"
     "  version          print the version and what this build can use\n"
     "  help [COMMAND]   print this message, or a command's options\n"
     "\n"
@@ -90,15 +94,16 @@ static const char usage_estimate[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
-    "                         [--global-batch G] [--csv]\n"
+    "                         [--global-batch G] [--profile FILE] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
     "offline throughput on --gpus devices, and training step time, MFU, days and\n"
     "GPU-hours for --train-tokens (default 20 per parameter).  Defaults: --gpus 1,\n"
     "--precision fp16, --batch 1, --prompt 512, --output 256; --tp the smallest that\n"
-    "fits.  --gpu takes any catalog device, CPUs included.  --csv prints\n"
-    "metric,value,unit rows.\n";
+    "fits.  --gpu takes any catalog device, CPUs included.  --profile takes a calibration\n"
+    "profile (fleetsim calibrate) whose measured figures replace the device's datasheet\n"
+    "ones.  --csv prints metric,value,unit rows.\n";
 
 typedef struct cli_options {
     const char *file;
@@ -145,6 +150,8 @@ static int cmd_help(const char *command)
         fputs(usage_estimate, stdout);
     else if (!strcmp(command, "plot"))
         fputs(usage_plot, stdout);
+    else if (!strcmp(command, "calibrate"))
+        fputs(calibrate_usage, stdout);
     else if (!strcmp(command, "version") || !strcmp(command, "help"))
         fputs(usage, stdout);
     else {
@@ -643,7 +650,7 @@ static int option_count(const char *option, const char *value, double min, doubl
 static int cmd_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
-           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV };
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -654,9 +661,10 @@ static int cmd_estimate(int argc, char **argv)
         { "seq", required_argument, NULL, O_SEQ },
         { "global-batch", required_argument, NULL, O_GLOBAL },
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
+        { "profile", required_argument, NULL, O_PROFILE },
         { NULL, 0, NULL, 0 },
     };
-    const char *model_name = NULL, *gpu_name = NULL;
+    const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL;
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     double x;
@@ -684,6 +692,7 @@ static int cmd_estimate(int argc, char **argv)
             }
             break;
         case O_CSV: csv = true; break;
+        case O_PROFILE: profile_path = optarg; break;
         case 'h': fputs(usage_estimate, stdout); return 0;
         case ':':
             fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
@@ -724,6 +733,17 @@ static int cmd_estimate(int argc, char **argv)
                 catalog_device_names(&cat, names, sizeof names));
         status = EXIT_BAD_INPUT;
     } else {
+        device_spec calibrated = *d; /* shares the catalog's strings: not released */
+        perf_profile perf = perf_default_profile(d);
+        if (profile_path) {
+            if (profile_apply_file(profile_path, &calibrated, &perf, err, sizeof err) != 0) {
+                fprintf(stderr, "fleetsim estimate: --profile: %s\n", err);
+                catalog_release(&cat);
+                return EXIT_BAD_INPUT;
+            }
+            d = &calibrated;
+            req.profile = &perf;
+        }
         estimate_result r;
         if (estimate_run(m, d, &req, &r, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim estimate: %s\n", err);
@@ -751,6 +771,8 @@ static int dispatch(int argc, char **argv)
         return cmd_check(argc, argv);
     if (!strcmp(command, "estimate"))
         return cmd_estimate(argc, argv);
+    if (!strcmp(command, "calibrate"))
+        return calibrate_main(argc, argv);
     if (!strcmp(command, "plot"))
         return cmd_plot(argc, argv);
     if (!strcmp(command, "version") || !strcmp(command, "--version"))

@@ -170,3 +170,16 @@ Test(pools_cli, buying_and_renting_are_billed_and_compared)
     cr_expect_float_eq(months, 280000 / (rented_month - owned_running), 1e-6 * months);
     free(s);
 }
+
+Test(pools_cli, a_calibration_profile_with_half_the_bandwidth_slows_decode)
+{
+    /* decode at batch 1 streams the weights: half the bandwidth doubles that part of a
+     * step; the kernel launches (32 layers x 8 x 4 us = 1.02 ms) stay */
+    char *s = run_summary("profile", "tests/data/profiles/half_bandwidth.lua --no-plots");
+    double plain = metric(s, "workload", "a", "tpot_mean_s");
+    double slow = metric(s, "workload", "b", "tpot_mean_s");
+    double launches = 32 * 8 * 4e-6;
+    cr_expect_float_eq((slow - launches) / (plain - launches), 2, 0.02,
+                       "plain %g s, half bandwidth %g s", plain, slow);
+    free(s);
+}

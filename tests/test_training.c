@@ -447,14 +447,14 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
     training_spec j = { 0 };
     /* 8B on 8 H100s, 4096-token sequences, 512 per step: 2M tokens a step, so 2e9 tokens
      * are ceil(2e9 / 2097152) = 954 steps */
-    cr_assert_eq(training_job_from_model(&j, m8, h100, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
+    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
                                          err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(j.tokens_per_step, 512 * 4096.0, 1e-9);
     cr_expect_float_eq(j.steps, 954.0, 1e-9);
     cr_expect(j.step_s > 0 && j.mfu > 0.1 && j.mfu < 1, "step %g s, mfu %g", j.step_s, j.mfu);
     /* 70B does not fit on 8: the message names the smallest power-of-two count that
      * does, which fits by the planner while half of it does not */
-    cr_expect_eq(training_job_from_model(&j, m70, h100, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
+    cr_expect_eq(training_job_from_model(&j, m70, h100, NULL, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
                                          err, sizeof err), -1);
     const char *smallest = strstr(err, "the smallest that fits is ");
     cr_assert_not_null(smallest, "%s", err);
@@ -538,7 +538,7 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
                "return { model = 'llama-3-70b', gpus = 8, tokens = 1e9, pool = 'p' }", &c,
                err, sizeof err, "workloads.big", &w);
     training_spec t;
-    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", &t), -1);
+    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1);
     cr_expect(strstr(err, "workloads.big.gpus: llama-3-70b on 8 H100-SXM: needs ") == err, "%s",
               err);
     training_spec_release(&t);
@@ -548,7 +548,7 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
                "return { model = 'llama-3-8b', gpus = 8, steps = 100, at = '1h',\n"
                "  checkpoint = { every = '30m' }, pool = 'p', mdoel = 1 }", &c, err,
                sizeof err, "workloads.ok", &w);
-    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", &t), -1, "a misspelt key");
+    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1, "a misspelt key");
     cr_expect(strstr(err, "mdoel") != NULL, "%s", err);
     training_spec_release(&t);
     sandbox_free(sb);
@@ -556,7 +556,7 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
                "return { model = 'llama-3-8b', gpus = 8, steps = 100, at = '1h',\n"
                "  checkpoint = { every = '30m' }, pool = 'p' }", &c, err, sizeof err,
                "workloads.ok", &w);
-    cr_assert_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", &t), 0, "%s", err);
+    cr_assert_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), 0, "%s", err);
     cr_expect_float_eq(t.steps, 100.0, 1e-12);
     cr_expect_float_eq(t.at_s, 3600.0, 1e-9);
     cr_expect_float_eq(t.checkpoint.every_s, 1800.0, 1e-9);

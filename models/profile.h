@@ -1,0 +1,52 @@
+/* A calibration profile: what a device was measured to achieve (fleetsim calibrate,
+ * kernels/), and how it replaces the datasheet figures the performance model uses.
+ *
+ * Achieved figures are absolute (FLOP/s, B/s, s).  The perf fields are relative to the
+ * datasheet of the catalog entry the calibration compared with (compute_efficiency =
+ * achieved large-GEMM FLOP/s / datasheet peak, and so on), so the profile also reads as
+ * "this device gets 72% of its datasheet".  lua/profile_load.h reads one from its Lua
+ * file; kernels/calib_profile.h writes one.
+ */
+#ifndef FLEETSIM_MODELS_PROFILE_H
+#define FLEETSIM_MODELS_PROFILE_H
+
+#include <stdbool.h>
+
+#include "models/device.h"
+#include "models/perf.h"
+
+#define PROFILE_TEXT_MAX 128
+
+typedef struct device_profile {
+    char device[PROFILE_TEXT_MAX];  /* what was measured ("NVIDIA H200") */
+    char kind[8];                   /* "gpu" or "cpu" */
+    char catalog[PROFILE_TEXT_MAX]; /* the catalog entry compared with, "" if none */
+    char host[PROFILE_TEXT_MAX], date[32];
+    /* achieved; 0 = not measured */
+    double flops[PREC_COUNT];       /* dense GEMM asymptote per precision, FLOP/s (OP/s) */
+    double fp64_flops;              /* CPUs: informative, the model has no fp64 */
+    double bandwidth_bytes_per_s;   /* streaming memory bandwidth */
+    double link_bytes_per_s;        /* between two devices, one direction (NCCL ring) */
+    double host_link_bytes_per_s;   /* pinned host-to-device copies */
+    double host_link_latency_s;
+    double launch_s;                /* empty kernel launch (GPU), tiny BLAS call (CPU) */
+    /* relative to the datasheet; NaN = absent (the device's default stays) */
+    perf_profile perf;
+} device_profile;
+
+/* A profile with nothing measured and every perf field absent. */
+void profile_init(device_profile *p);
+
+/* Replaces d's figures with p's achieved ones and fills perf from p:
+ *  - each measured precision's peak becomes its achieved FLOP/s; a precision d has but
+ *    the profile did not measure is scaled by p's compute_efficiency (its datasheet
+ *    share); compute_efficiency then becomes 1, since the peaks include it;
+ *  - a measured bandwidth replaces d's, and bandwidth_efficiency becomes 1;
+ *  - a measured device link sets the NVLink total (2 x one direction), a measured host
+ *    link the PCIe rate;
+ *  - every other perf field p has (tokens_half, kernel_launch_s, link_latency_s, ...)
+ *    replaces the one in perf, which the caller fills first (perf_default_profile).
+ * Only numbers change: d's strings stay the caller's. */
+void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf);
+
+#endif
