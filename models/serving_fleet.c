@@ -1,13 +1,14 @@
 /* The replicas of a serving workload (see serving_internal.h): each runs on GPUs a pool
- * grants it; the set grows and shrinks with an autoscaler, loses members to spot
- * preemptions and failures (their requests go back to be routed again), and spills
- * requests into an overflow pool when every replica of its own is saturated.
+ * grants it; the group keeps `target` of them ordered or active, reorders after a loss
+ * (their requests go back to be routed again) and drains some on a scale-in or a spot
+ * notice.  Routing is in serving_route.c, autoscaling in serving_autoscale.c, the
+ * statistics in serving_fleet_stats.c.
  *
  * A slot's life: ORDERED (asked the pool for tp GPUs) -> ACTIVE when granted ->
  * DRAINING (scale-in or a preemption notice: it finishes what it holds) -> gone when
- * empty (its GPUs released) or when the pool takes its GPUs (lost).  The group keeps
- * `target` slots ordered or active and reorders after a loss, at once or, when the pool
- * has nothing to give, after its retry interval.
+ * empty (its GPUs released) or when the pool takes its GPUs (lost).  After a loss the
+ * group orders again at once or, when the pool has nothing to give, after its retry
+ * interval.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,9 +17,6 @@
 
 #include "models/serving_internal.h"
 #include "sim/fatal.h"
-
-/* Event priorities at equal times: releases and retries after the model's own events. */
-enum { PRIORITY_FLEET = 5 };
 
 static double retry_interval_s(const serving_group *g)
 {
@@ -122,7 +120,6 @@ static void slot_remove(serving_slot *sl)
 }
 
 static void on_done(void *context, llm_request *q, bool dropped);
-static void flush_pending(serving *s);
 
 /* ---- shared and noisy GPUs ------------------------------------------------------- */
 
@@ -219,18 +216,17 @@ static void slot_activate(serving_slot *sl, unsigned unit)
     sl->tick_from_s = now;
     rebuild_active(g);
     set_ready(g, now);
-    flush_pending(g->s);
+    fleet_flush_pending(g->s);
 }
 
 /* ---- keeping the target ----------------------------------------------------------- */
 
-static void reconcile(serving_group *g);
 
 static void on_retry(sim_engine *e, void *data)
 {
     serving_group *g = data;
     g->retry_scheduled = false;
-    reconcile(g);
+    fleet_reconcile(g);
 }
 
 static void granted(void *context, const unsigned *gpus, unsigned n)
@@ -245,7 +241,7 @@ static void warned(void *context, double lost_at_s)
     serving_slot *sl = context;
     if (sl->state == SLOT_ACTIVE) {
         drain(sl); /* no new requests; a replacement is ordered now */
-        reconcile(sl->group);
+        fleet_reconcile(sl->group);
     }
 }
 
@@ -260,7 +256,7 @@ static void lost(void *context, gpu_loss why)
     llm_request *evicted = sl->r ? replica_evict(sl->r) : NULL;
     sl->request = -1;
     slot_remove(sl);
-    reconcile(g);
+    fleet_reconcile(g);
     while (evicted) {
         llm_request *next = evicted->next;
         fleet_route(s, evicted);
@@ -276,7 +272,7 @@ static unsigned wanted_now(const serving_group *g)
 }
 
 /* Orders or gives back slots until ordered + active equals the target. */
-static void reconcile(serving_group *g)
+void fleet_reconcile(serving_group *g)
 {
     if (!g->config.pool)
         return;
@@ -288,7 +284,7 @@ static void reconcile(serving_group *g)
             if (!g->retry_scheduled) {
                 g->retry_scheduled = true;
                 sim_event_schedule(g->s->engine, sim_engine_now(g->s->engine)
-                                   + retry_interval_s(g), PRIORITY_FLEET, on_retry, g);
+                                   + retry_interval_s(g), FLEET_PRIORITY, on_retry, g);
             }
             return;
         }
@@ -317,7 +313,7 @@ static void schedule_release_check(serving_slot *sl)
 {
     if (!sl->release_check)
         sl->release_check = sim_event_schedule(sl->s->engine, sim_engine_now(sl->s->engine),
-                                               PRIORITY_FLEET, on_release_check, sl);
+                                               FLEET_PRIORITY, on_release_check, sl);
 }
 
 static void drain(serving_slot *sl)
@@ -339,7 +335,7 @@ static void on_release_check(sim_engine *e, void *data)
     if (g->config.pool && sl->request >= 0)
         gpu_pool_release(g->config.pool, sl->request);
     slot_remove(sl);
-    reconcile(g); /* a replacement for a warned replica may now get its GPUs */
+    fleet_reconcile(g); /* a replacement for a warned replica may now get its GPUs */
 }
 
 static void on_done(void *context, llm_request *q, bool dropped)
@@ -351,210 +347,6 @@ static void on_done(void *context, llm_request *q, bool dropped)
     serving_record(s, q, dropped, sl->group);
     if (sl->state == SLOT_DRAINING)
         schedule_release_check(sl);
-}
-
-/* ---- autoscaling -------------------------------------------------------------------- */
-
-static autoscale_view observe(serving_group *g, double now)
-{
-    serving *s = g->s;
-    autoscale_view v = { .now_s = now, .min = g->config.min, .max = g->config.max,
-                         .pending = s->npending };
-    double busy = 0, kv = 0, span = 0;
-    for (size_t i = 0; i < g->nslots; i++) {
-        serving_slot *sl = g->slots[i];
-        if (sl->state == SLOT_ORDERED) {
-            v.provisioning++;
-            continue;
-        }
-        const replica_stats *st = replica_get_stats(sl->r);
-        double integral = sim_timeavg_integral(&st->life_busy, now);
-        double kv_integral = sim_timeavg_integral(&st->life_kv, now);
-        if (sl->state == SLOT_ACTIVE) { /* the metric is of the replicas that stay */
-            v.active++;
-            busy += integral - sl->tick_mark;
-            kv += kv_integral - sl->tick_kv_mark;
-            span += now - sl->tick_from_s;
-        } else {
-            v.draining++;
-        }
-        sl->tick_mark = integral;
-        sl->tick_kv_mark = kv_integral;
-        sl->tick_from_s = now;
-        v.outstanding += replica_outstanding(sl->r);
-    }
-    v.outstanding += s->npending;
-    v.utilization = span > 0 ? busy / span : 0;
-    v.kv_cache = span > 0 ? kv / span : 0;
-    return v;
-}
-
-static unsigned clamp_replicas(const serving_group *g, double n)
-{
-    if (!(n >= g->config.min))
-        return g->config.min;
-    return n > g->config.max ? g->config.max : (unsigned)n;
-}
-
-/* Target tracking: the replicas that would bring the metric to its target. */
-static double desired_replicas(const serving_group *g, const autoscale_view *v)
-{
-    const autoscaler_spec *a = g->config.autoscaler;
-    if (v->active == 0)
-        return v->pending > 0 || v->provisioning > 0 || g->spilled > 0 ? fmax(1, v->provisioning)
-                                                                         : 0;
-    if (a->metric == AUTOSCALE_QUEUE)
-        return ceil(v->outstanding / a->target - 1e-9);
-    if (a->metric == AUTOSCALE_KV_CACHE)
-        return ceil(v->active * v->kv_cache / a->target - 1e-9);
-    return ceil(v->active * v->utilization / a->target - 1e-9);
-}
-
-static void on_autoscale(sim_engine *e, void *data)
-{
-    serving_group *g = data;
-    serving *s = g->s;
-    const autoscaler_spec *a = g->config.autoscaler;
-    double now = sim_engine_now(e);
-    autoscale_view v = observe(g, now);
-    unsigned current = v.active + v.provisioning;
-    if (a->custom) {
-        int wanted = a->custom(a->custom_context, &v, s->error, sizeof s->error);
-        if (wanted < 0) {
-            sim_engine_stop(e);
-            return;
-        }
-        g->target = clamp_replicas(g, wanted);
-    } else {
-        unsigned desired = clamp_replicas(g, desired_replicas(g, &v));
-        if (desired > current) {
-            if (isnan(g->last_scale_out_s) || now - g->last_scale_out_s >= a->cooldown_s) {
-                g->target = desired;
-                g->last_scale_out_s = now;
-            }
-            g->low_since_s = NAN;
-        } else if (desired < current) {
-            if (isnan(g->low_since_s))
-                g->low_since_s = now;
-            if (now - g->low_since_s >= a->scale_in_delay_s) {
-                g->target = desired;
-                g->low_since_s = NAN;
-            }
-        } else {
-            g->low_since_s = NAN;
-        }
-    }
-    g->spilled = 0;
-    reconcile(g);
-    sim_event_schedule(e, now + a->interval_s, PRIORITY_FLEET, on_autoscale, g);
-}
-
-/* ---- routing ------------------------------------------------------------------------ */
-
-static unsigned route_in(serving *s, serving_group *g, unsigned prompt, unsigned output)
-{
-    unsigned n = g->nactive;
-    serving_slot **a = g->active;
-    switch (s->config.routing) {
-    case ROUTE_CUSTOM: {
-        if (s->nloads < n) {
-            replica_load *loads = realloc(s->loads, n * sizeof *loads);
-            if (!loads)
-                sim_fatal("out of memory routing a request");
-            s->loads = loads;
-            s->nloads = n;
-        }
-        for (unsigned i = 0; i < n; i++)
-            s->loads[i] = (replica_load){ replica_outstanding(a[i]->r),
-                                          replica_outstanding_tokens(a[i]->r) };
-        int i = s->config.custom_route(s->config.route_context, s->loads, n, prompt, output,
-                                       sim_engine_now(s->engine), s->error, sizeof s->error);
-        if (i < 0 || (unsigned)i >= n) {
-            if (i >= 0)
-                snprintf(s->error, sizeof s->error, "workload %s: the routing function chose "
-                         "replica %d of %u", s->config.name, i + 1, n);
-            sim_engine_stop(s->engine);
-            return 0;
-        }
-        return (unsigned)i;
-    }
-    case ROUTE_ROUND_ROBIN: {
-        unsigned i = g->next_replica;
-        g->next_replica = (i + 1) % n;
-        return i;
-    }
-    case ROUTE_LEAST_OUTSTANDING: {
-        unsigned best = 0;
-        for (unsigned i = 1; i < n; i++)
-            if (replica_outstanding(a[i]->r) < replica_outstanding(a[best]->r))
-                best = i;
-        return best;
-    }
-    case ROUTE_SHORTEST_TOKENS: {
-        unsigned best = 0;
-        double least = replica_outstanding_tokens(a[0]->r);
-        for (unsigned i = 1; i < n; i++) {
-            double t = replica_outstanding_tokens(a[i]->r);
-            if (t < least) {
-                least = t;
-                best = i;
-            }
-        }
-        return best;
-    }
-    case ROUTE_POWER_OF_TWO: {
-        unsigned x = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
-        unsigned y = (unsigned)gsl_rng_uniform_int(s->route_rng, n);
-        return replica_outstanding(a[y]->r) < replica_outstanding(a[x]->r) ? y : x;
-    }
-    }
-    return 0;
-}
-
-static bool saturated(const serving *s, const serving_group *g)
-{
-    for (unsigned i = 0; i < g->nactive; i++)
-        if (replica_outstanding(g->active[i]->r) < s->config.overflow_threshold)
-            return false;
-    return true;
-}
-
-void fleet_route(serving *s, llm_request *q)
-{
-    serving_group *own = &s->groups[0], *chosen = NULL;
-    bool spill = s->ngroups > 1 && saturated(s, own);
-    if (spill && s->groups[1].nactive > 0)
-        chosen = &s->groups[1];
-    else if (own->nactive > 0)
-        chosen = own;
-    if (spill && s->groups[1].nactive == 0)
-        s->groups[1].spilled++; /* demand for an overflow pool that has no replica yet */
-    if (!chosen) { /* no replica ready: wait for one */
-        q->next = NULL;
-        if (s->pending_tail)
-            s->pending_tail->next = q;
-        else
-            s->pending_head = q;
-        s->pending_tail = q;
-        s->npending++;
-        return;
-    }
-    unsigned i = route_in(s, chosen, q->prompt, q->output);
-    if (!sim_engine_stopped(s->engine))
-        replica_enqueue(chosen->active[i]->r, q);
-}
-
-/* Hands the requests that waited for a replica to the replicas now ready. */
-static void flush_pending(serving *s)
-{
-    while (s->pending_head && (s->groups[0].nactive || (s->ngroups > 1 && s->groups[1].nactive))) {
-        llm_request *q = s->pending_head;
-        s->pending_head = q->next;
-        if (!s->pending_head)
-            s->pending_tail = NULL;
-        s->npending--;
-        fleet_route(s, q);
-    }
 }
 
 /* ---- life cycle and statistics ------------------------------------------------------- */
@@ -601,11 +393,11 @@ void fleet_start(serving *s)
                 slot_activate(slot_new(g), k * g->config.replica.tp);
             continue;
         }
-        reconcile(g);
+        fleet_reconcile(g);
         const autoscaler_spec *a = g->config.autoscaler;
         if (a && a->enabled)
             sim_event_schedule(s->engine, sim_engine_now(s->engine) + a->interval_s,
-                               PRIORITY_FLEET, on_autoscale, g);
+                               FLEET_PRIORITY, fleet_on_autoscale, g);
     }
 }
 
@@ -641,93 +433,3 @@ void fleet_restart_stats(serving *s, double now)
     }
 }
 
-void fleet_bucket_sums(serving *s, unsigned gi, double now, double sums[3], double *replica_s)
-{
-    serving_group *g = &s->groups[gi];
-    for (int k = 0; k < 3; k++) {
-        sums[k] = g->gone_bucket[k];
-        g->gone_bucket[k] = 0;
-    }
-    for (size_t i = 0; i < g->nslots; i++) {
-        serving_slot *sl = g->slots[i];
-        if (!sl->r)
-            continue;
-        const replica_stats *st = replica_get_stats(sl->r);
-        const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
-        for (int k = 0; k < 3; k++) {
-            double integral = sim_timeavg_integral(life[k], now);
-            sums[k] += integral - sl->marks[k];
-            sl->marks[k] = integral;
-        }
-    }
-    double ready = sim_timeavg_integral(&g->life_ready, now);
-    *replica_s = ready - g->ready_mark;
-    g->ready_mark = ready;
-}
-
-unsigned serving_groups(const serving *s) { return s->ngroups; }
-
-serving_group_stats serving_group_get_stats(const serving *s, unsigned gi, double end_s)
-{
-    const serving_group *g = &s->groups[gi];
-    serving_group_stats out = { .served = g->served, .replica_losses = g->losses,
-                                .kv_preemptions = g->gone_kv_preemptions,
-                                .replicas_max = g->ready.max };
-    double busy = g->gone_busy, batch = g->gone_batch, kv = g->gone_kv;
-    for (size_t i = 0; i < g->nslots; i++) {
-        const replica *r = g->slots[i]->r;
-        if (!r)
-            continue;
-        const replica_stats *st = replica_get_stats(r);
-        busy += sim_timeavg_integral(&st->busy, end_s);
-        batch += sim_timeavg_integral(&st->batch, end_s);
-        kv += sim_timeavg_integral(&st->kv, end_s);
-        out.kv_preemptions += st->preemptions;
-    }
-    double replica_s = sim_timeavg_integral(&g->ready, end_s);
-    out.replicas_mean = sim_timeavg_mean(&g->ready, end_s);
-    out.utilization = replica_s > 0 ? busy / replica_s : NAN;
-    out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
-    out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
-    return out;
-}
-
-/* Helpers for serving.c's whole-fleet queries. */
-double fleet_batch_max(const serving *s)
-{
-    double m = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        m = fmax(m, g->gone_batch_max);
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                m = fmax(m, replica_get_stats(g->slots[k]->r)->batch.max);
-    }
-    return m;
-}
-
-double fleet_kv_max(const serving *s)
-{
-    double m = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        m = fmax(m, g->gone_kv_max);
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                m = fmax(m, replica_get_stats(g->slots[k]->r)->life_kv.max);
-    }
-    return m;
-}
-
-uint64_t fleet_replica_events(const serving *s)
-{
-    uint64_t n = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        n += g->gone_events;
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                n += replica_get_stats(g->slots[k]->r)->iterations_events;
-    }
-    return n;
-}

@@ -108,6 +108,16 @@ struct serving {
 /* serving.c: a request ended (finished, or dropped) on a replica of group g. */
 void serving_record(serving *s, llm_request *q, bool dropped, const serving_group *g);
 
+/* Event priorities at equal times: releases, retries and evaluations after the model's
+ * own events. */
+enum { FLEET_PRIORITY = 5 };
+
+/* serving_fleet.c: slots, hosts, keeping the target */
+void fleet_reconcile(serving_group *g);     /* orders or gives back to the target */
+/* serving_autoscale.c: the group's evaluation, rescheduling itself */
+void fleet_on_autoscale(sim_engine *e, void *group);
+/* serving_route.c */
+void fleet_flush_pending(serving *s);       /* pending requests to the ready replicas */
 /* serving_fleet.c */
 void fleet_init(serving *s);                /* groups from the configuration */
 void fleet_start(serving *s);               /* initial replicas, autoscalers */
