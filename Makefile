@@ -8,11 +8,14 @@ CUDA       ?= auto            # auto | yes | no
 CUDA_HOME  ?= /usr/local/cuda
 SAN        ?=                 # 1: AddressSanitizer + UndefinedBehaviorSanitizer
 MPI        ?=                 # 1: with MPI, through mpicc (Open MPI), in build/mpi
+FUZZ       ?=                 # 1: clang, libFuzzer, ASan + UBSan, in build/fuzz (make fuzz)
+FUZZ_SECONDS ?= 20            # make fuzz: seconds per harness
 V          ?=
 
 # Debian packages the project needs (make deps installs what is missing).
 DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
-                libcriterion-dev gnuplot-nox openmpi-bin libopenmpi-dev libopenblas-dev
+                libcriterion-dev gnuplot-nox openmpi-bin libopenmpi-dev libopenblas-dev \
+                clang libclang-rt-dev valgrind
 
 # -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs.
 # -Wno-format-truncation: messages and key paths are cut to fixed buffers on purpose.
@@ -25,11 +28,24 @@ LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl lua5.4 2>/dev/null) -lcsv -lm
 CUDA := $(strip $(CUDA))
 SAN  := $(strip $(SAN))
 MPI  := $(strip $(MPI))
+FUZZ := $(strip $(FUZZ))
 BUILD := build
 ifeq ($(SAN),1)
   BUILD    := build/san
   CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDFLAGS  += -fsanitize=address,undefined
+endif
+# Fuzzing: every object instrumented for libFuzzer's coverage; only the harnesses link
+# its main.  The sandbox's instruction limit is lowered so an endless loop costs a
+# fuzzer milliseconds (lua/sandbox.h).
+ifeq ($(FUZZ),1)
+  CC       := clang
+  CUDA     := no
+  BUILD    := build/fuzz
+  CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=undefined -DSANDBOX_INSTRUCTION_LIMIT=2000000ull \
+              -Wno-unknown-warning-option
+  LDFLAGS  += -fsanitize=fuzzer,address,undefined
 endif
 # MPI: only sim/mpi_tasks.c uses it (FLEETSIM_MPI); mpicc adds Open MPI's flags.
 ifeq ($(MPI),1)
@@ -82,6 +98,10 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_MAIN := $(filter-out tests/fuzz/fuzz_support.c,$(FUZZ_SRC))
+FUZZERS   := $(FUZZ_MAIN:tests/fuzz/%.c=build/fuzz/%)
+
 LIB   := $(BUILD)/libfleetsim.a
 BIN   := $(BUILD)/fleetsim
 TESTS := $(BUILD)/fleetsim_tests
@@ -96,7 +116,7 @@ $(shell mkdir -p $(BUILD) && echo '$(BUILD_CONFIG)' | cmp -s - $(BUILD)/config \
           || echo '$(BUILD_CONFIG)' > $(BUILD)/config)
 
 # ---- rules ------------------------------------------------------------------
-.PHONY: all deps run test bench clean
+.PHONY: all deps run test bench claims clean fuzz fuzzers valgrind
 all: deps $(BIN)
 
 # Installs the missing Debian packages as root; otherwise prints the command.
@@ -113,10 +133,16 @@ deps:
 	  fi; \
 	fi
 
-# The main job: the default scenario (an M/M/8 queue checked against Erlang C).
-DEFAULT_SCENARIO ?= scenarios/mmc_queue.lua
+# The main job: the default scenario (a chatbot on dedicated or shared GPUs, a training
+# job beside it); its report is out/<name>/report.html.
+DEFAULT_SCENARIO ?= scenarios/default.lua
 run: all
-	$(Q)./$(BIN) run $(DEFAULT_SCENARIO)
+	$(Q)./$(BIN) run $(DEFAULT_SCENARIO) -o out/$(basename $(notdir $(DEFAULT_SCENARIO)))
+	$(Q)echo "report: out/$(basename $(notdir $(DEFAULT_SCENARIO)))/report.html"
+
+# The table of claims (docs/claims.md and README.md) from a real run of each claim scenario.
+claims: all
+	$(Q)sh scenarios/claims/table.sh ./$(BIN) README.md
 
 # Leaks do not change exit codes (LSAN exitcode=0): the log is searched for sanitizer
 # reports instead, which tells fleetsim's leaks from Criterion's own (see
@@ -129,6 +155,28 @@ test: deps $(TESTS) $(BIN)
 
 bench: deps $(BENCH) $(BIN)
 	$(Q)./$(BENCH)
+
+# Each harness for FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/<name>, replayed
+# first, so past findings kept there are checked again); new inputs go to
+# build/fuzz/corpus/<name>, crashes to build/fuzz/findings/ (tests/fuzz/run.sh).
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+fuzzers: $(FUZZERS)
+.SECONDARY: $(FUZZ_SRC:%.c=$(BUILD)/%.o)
+
+build/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/fuzz_support.o $(LIB)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Rewrites tests/reference/*/ from tests/reference/cases.txt: only when results are meant
+# to change (tests/test_golden.c compares fresh runs with them byte for byte).
+golden: all
+	$(Q)sh tests/golden.sh $(BIN)
+
+# A few small runs under valgrind's memcheck: no leak, no invalid access (tests/valgrind.sh).
+valgrind: all
+	$(Q)sh tests/valgrind.sh $(BIN)
 
 $(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -167,4 +215,5 @@ $(BUILD)/%.cu.o: %.cu $(BUILD)/config
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/sim/fleetsim.d
+-include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/sim/fleetsim.d \
+         $(FUZZ_SRC:%.c=$(BUILD)/%.d)

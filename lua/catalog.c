@@ -67,7 +67,7 @@ static char **sorted_keys(lua_State *L, int index, size_t *n)
 static int convert_device(load_context *c, const lua_object *o, const char *name, device_spec *d)
 {
     char *kind = NULL;
-    double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth;
+    double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth = 0;
     int status = object_check_keys(c, o, DEVICE_KEYS) || read_string(c, o, "kind", true, &kind)
                  || read_size(c, o, "memory", 1e15, &d->memory_bytes)
                  || read_number(c, o, "bandwidth_gbs", true, 0, 0, 1e6, false, &bandwidth)

@@ -17,8 +17,14 @@
 
 #include <lua.h>
 
+/* Overridable at build time only for the fuzzers (make fuzz), which lower the
+ * instruction limit so that an endless loop costs them milliseconds, not seconds. */
+#ifndef SANDBOX_MEMORY_LIMIT_BYTES
 #define SANDBOX_MEMORY_LIMIT_BYTES ((size_t)256 << 20)
+#endif
+#ifndef SANDBOX_INSTRUCTION_LIMIT
 #define SANDBOX_INSTRUCTION_LIMIT 200000000ull
+#endif
 
 typedef struct sandbox sandbox;
 

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/claim.h"
 #include "lua/experiment_load.h"
 #include "lua/gpu_tasks_load.h"
 #include "lua/training_load.h"
@@ -24,7 +25,7 @@
 
 static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
-    "workloads", "sweep", "search", NULL,
+    "workloads", "sweep", "search", "claim", NULL,
 };
 static const char *const WORKLOAD_KINDS[] = {
     "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
@@ -234,7 +235,7 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
     lua_object t;
     static const char *const kinds[] = { "trace", NULL };
     char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
-    double speedup;
+    double speedup = 1;
     int status = object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
                  || object_check_keys(c, &t, TRACE_KEYS)
                  || read_string(c, &t, "file", true, &file)
@@ -323,13 +324,14 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
     out->has_traffic = true;
     int status = object_open_field(c, w, "arrivals", TRAFFIC_KINDS, "an arrival process", &a) != 1;
     if (status == 0 && !strcmp(a.kind, "closed_loop")) {
-        int64_t users;
+        int64_t users = 0;
         t->kind = TRAFFIC_CLOSED_LOOP;
         t->think_s = sim_dist_constant(0);
         status = object_check_keys(c, &a, CLOSED_KEYS)
                  || read_integer(c, &a, "users", true, 0, 1, 10000000, &users)
                  || read_duration_dist(c, &a, "think", &t->think_s);
         t->users = (unsigned)users;
+        out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the users drive */
     } else if (status == 0 && !strcmp(a.kind, "profile")
                && (object_get(c, &a, "rate") == LUA_TFUNCTION ? (lua_pop(c->L, 1), true)
                                                               : (lua_pop(c->L, 1), false))) {
@@ -738,7 +740,8 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     experiment_spec_init(&unused);
     int read = experiment_spec_read(c, &s, experiment ? experiment : &unused);
     experiment_spec_release(&unused);
-    if (read != 0)
+    int has_claim = read == 0 ? claim_load(c, &s) : -1; /* judged after the run */
+    if (read != 0 || has_claim < 0)
         return -1;
     sc->seed = (uint64_t)seed;
     sc->replications = (unsigned)replications;
@@ -769,6 +772,8 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     }
     if (status == 0 && calls_lua)
         sc->runtime = sandbox_of(L); /* the run calls a scaling policy */
+    if (status == 0 && has_claim)
+        sc->runtime = sandbox_of(L); /* the verdict runs after the run */
     if (status == 0 && catalog_load_from(L, &sc->catalog, c->err, c->err_size) != 0)
         status = -1;
     if (status == 0)

@@ -65,6 +65,13 @@ static void on_row(int terminator, void *data)
     r->fields = 0;
     if (r->failed)
         return;
+    if (r->row > CLUSTER_MAX_ROWS + 1) { /* the arrays are kept whole: bound them */
+        snprintf(r->err, r->err_size, "%s:row %llu: more than %llu rows, the limit of a "
+                 "cluster trace", r->path, (unsigned long long)r->row,
+                 (unsigned long long)CLUSTER_MAX_ROWS);
+        r->failed = true;
+        return;
+    }
     if (!r->header_done) {
         r->header_done = true;
         r->header_fields = fields;

@@ -34,6 +34,7 @@
 
 #define CLUSTER_MAX_GPUS_PER_NODE 64 /* the placement keeps a node's GPUs in a 64-bit mask */
 #define CLUSTER_GPU_MILLI 1000       /* one whole GPU */
+#define CLUSTER_MAX_ROWS 20000000u   /* rows of a file (kept in memory: ~1.3 GB of tasks) */
 
 typedef struct cluster_node {
     char *name;           /* sn, or "row N" when the column is absent */

@@ -9,6 +9,7 @@
 
 #include "models/station.h"
 #include "sim/fatal.h"
+#include "sim/interrupt.h"
 
 const char *const run_timeseries_columns[] = {
     "utilization", "queue_length", "batch_size", "kv_cache_utilization", "arrivals",
@@ -442,7 +443,12 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     progress_state ps = { progress, context, { 0, sc->replications, 0, sc->duration_s, 0 },
                           0, sc->duration_s / 100 };
     int status = 0;
-    for (unsigned r = first; r < first + count && status == 0; r++) {
+    out->reached_s = 0;
+    for (unsigned r = first; r < first + count && status == 0 && !out->partial; r++) {
+        if (sim_interrupt_signal()) { /* between replications: none is started */
+            out->partial = true;
+            break;
+        }
         sim_engine *e = sim_engine_create();
         if (!e)
             sim_fatal("out of memory creating an engine");
@@ -503,7 +509,11 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             ps.p.replication = r;
             if (progress)
                 sim_event_schedule(e, ps.step_s, 32767, on_progress, &ps);
+            sim_interrupt_watch(e); /* only while events run: see sim/interrupt.h */
             sim_engine_run_until(e, sc->duration_s);
+            sim_interrupt_watch(NULL);
+            if (sim_engine_stopped(e) && sim_interrupt_signal())
+                out->partial = true;
             for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
                 const char *why = serving_error(inferences[i].sv);
                 if (why) {
@@ -511,36 +521,41 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
                     status = -1;
                 }
             }
-            if (status == 0 && sim_engine_stopped(e)) {
+            if (status == 0 && sim_engine_stopped(e) && !out->partial) {
                 snprintf(err, err_size, "the run stopped before its end");
                 status = -1;
             }
         }
+        /* an interrupted replication is measured up to the time it reached */
+        double end_s = out->partial ? sim_engine_now(e) : sc->duration_s;
         if (status == 0) {
+            out->reached_s = end_s;
+            if (!out->partial)
+                out->replications_completed++;
             uint64_t events = sim_engine_events_run(e);
             out->events += events;
             ps.events_before += events;
             sim_metrics_add(&out->metrics, "run", sc->name, "events", "events", (double)events);
             for (size_t p = 0; p < sc->npools; p++) {
                 if (runs[p].st)
-                    station_finish(runs[p].st, sc->duration_s);
+                    station_finish(runs[p].st, end_s);
                 if (!gpu_pools[p]) /* else its GPU accounting and workloads report it */
-                    record_metrics(&out->metrics, &runs[p], sc->duration_s);
+                    record_metrics(&out->metrics, &runs[p], end_s);
             }
             for (size_t i = 0; i < sc->ninferences; i++) {
-                record_inference_bucket(&inferences[i], sc->duration_s);
-                record_inference_metrics(&out->metrics, &inferences[i], sc->duration_s);
+                record_inference_bucket(&inferences[i], end_s);
+                record_inference_metrics(&out->metrics, &inferences[i], end_s);
             }
             for (size_t p = 0; p < sc->npools; p++)
                 if (gpu_runs[p].gp)
-                    pool_gpus_finish(&gpu_runs[p], sc->duration_s, &out->metrics);
+                    pool_gpus_finish(&gpu_runs[p], end_s, &out->metrics);
             for (size_t i = 0; i < sc->ninferences; i++)
                 record_inference_cost(&out->metrics, &inferences[i]);
-            run_cost_metrics(sc, gpu_runs, sc->duration_s, &out->metrics);
+            run_cost_metrics(sc, gpu_runs, end_s, &out->metrics);
             for (size_t i = 0; i < sc->ngpu_tasks; i++) {
-                record_tasks_bucket(&task_runs[i], sc->duration_s);
+                record_tasks_bucket(&task_runs[i], end_s);
                 gpu_tasks_record_metrics(&out->metrics, sc->gpu_tasks[i].name, task_runs[i].t,
-                                         sc->duration_s);
+                                         end_s);
             }
         }
         for (size_t i = 0; i < sc->ninferences; i++) {
@@ -558,6 +573,13 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             gpu_tasks_free(task_runs[i].t);
             task_runs[i].t = NULL;
         }
+    }
+    if (status == 0 && out->partial) {
+        sim_metrics_add(&out->metrics, "run", sc->name, "partial", "1", 1);
+        sim_metrics_add(&out->metrics, "run", sc->name, "sim_time_reached_s", "s",
+                        out->reached_s);
+        sim_metrics_add(&out->metrics, "run", sc->name, "replications_completed",
+                        "replications", out->replications_completed);
     }
     free_plan(runs, sc->npools);
     free(task_runs);

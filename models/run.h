@@ -7,6 +7,7 @@
 #ifndef FLEETSIM_MODELS_RUN_H
 #define FLEETSIM_MODELS_RUN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "models/job_scheduler.h"
@@ -29,6 +30,12 @@ typedef struct run_results {
     sim_metrics metrics;
     sim_timeseries *timeseries;
     uint64_t events;
+    /* Interrupted by SIGINT or SIGTERM (sim/interrupt.h): the replications run so far,
+     * the last one measured up to reached_s, and the metrics run/partial (1),
+     * run/sim_time_reached_s and run/replications_completed added. */
+    bool partial;
+    double reached_s;        /* simulated time reached in the last replication run */
+    unsigned replications_completed;
 } run_results;
 
 typedef struct run_options {
@@ -45,7 +52,9 @@ typedef struct run_options {
 } run_options;
 
 /* Runs sc.  Returns 0, or -1 with a message in err (a configuration the models refuse,
- * a trace that failed); out is then empty.  Release out with run_results_release. */
+ * a trace that failed); out is then empty.  Release out with run_results_release.
+ * After a signal (sim_interrupt_install) the replication running stops at its next
+ * event, is recorded up to there, no later one starts, and out->partial is set. */
 int scenario_run(const scenario *sc, const run_options *options, run_results *out,
                  char *err, size_t err_size);
 

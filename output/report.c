@@ -13,6 +13,7 @@
 #include "output/html_text.h"
 #include "output/plot_script.h"
 #include "output/plots.h"
+#include "output/verdict.h"
 #include "sim/version.h"
 
 static const char style[] =
@@ -228,6 +229,7 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         html_escape(out, description);
         fputs("</p>\n", out);
     }
+    output_verdict_html(out, dir); /* the claim first: it is what the run is for */
     fputs("<h2>Summary</h2>\n", out);
     write_summary(out, dir);
     size_t nsweep = 0;

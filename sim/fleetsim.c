@@ -10,8 +10,10 @@
 
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
+#include "lua/claim.h"
 #include "lua/experiment.h"
 #include "lua/scenario_load.h"
+#include "models/budget.h"
 #include "models/estimate.h"
 #include "models/run.h"
 #include "output/atomic_file.h"
@@ -22,8 +24,10 @@
 #include "output/results.h"
 #include "output/scenario_text.h"
 #include "output/sweep.h"
+#include "output/verdict.h"
 #include "kernels/calibrate_cli.h"
 #include "lua/profile_load.h"
+#include "sim/interrupt.h"
 #include "sim/mpi_tasks.h"
 #include "sim/rng.h"
 #include "sim/version.h"
@@ -66,6 +70,8 @@ static const char usage_run[] =
     "                         searches, --jobs or mpirun)\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "      --no-plots         no charts (plots/) and no report.html\n"
+    "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
+    "                         \"none\"; default half this machine's memory)\n"
     "\n"
     "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
     "timeseries.csv (one row per time bucket and pool or workload), each complete or\n"
@@ -117,6 +123,7 @@ typedef struct cli_options {
     bool unsafe;
     bool records;
     bool no_plots;              /* --no-plots */
+    double memory_limit_bytes;  /* --memory-limit; 0 when not given */
     char seed_set[48];          /* "seed=N", from --seed */
     char replications_set[48];  /* "replications=N", from --replications */
 } cli_options;
@@ -216,7 +223,7 @@ static int parse_jobs(const char *command, const char *value, unsigned *out)
 static int parse_options(int argc, char **argv, const char *command, cli_options *o)
 {
     enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
-           OPT_SWEEP };
+           OPT_SWEEP, OPT_MEMORY_LIMIT };
     static const struct option long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -227,6 +234,7 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         { "records", no_argument, NULL, OPT_RECORDS },
         { "no-plots", no_argument, NULL, OPT_NO_PLOTS },
         { "sweep", required_argument, NULL, OPT_SWEEP },
+        { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
         { "jobs", required_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -254,6 +262,13 @@ static int parse_options(int argc, char **argv, const char *command, cli_options
         case OPT_RECORDS: o->records = true; break;
         case OPT_NO_PLOTS: o->no_plots = true; break;
         case OPT_SWEEP: add_text(&o->sweeps, &o->nsweeps, optarg); break;
+        case OPT_MEMORY_LIMIT:
+            if (run_memory_parse(optarg, &o->memory_limit_bytes) != 0) {
+                fprintf(stderr, "fleetsim %s: --memory-limit expects a size such as 8GB or "
+                        "512MiB, or none, got '%s'\n", command, optarg);
+                return -1;
+            }
+            break;
         case 'j':
             if (parse_jobs(command, optarg, &o->jobs) != 0)
                 return -1;
@@ -370,6 +385,40 @@ static char *default_output_dir(const char *name)
     return dir;
 }
 
+/* The scenario's claim judged on its results (issue 9): the verdict line and
+ * verdict.csv; a folder keeps no verdict of an earlier run. */
+static int judge_claim(void *runtime, const claim_results *r, const char *dir)
+{
+    output_verdict_forget(dir);
+    if (!claim_present(runtime))
+        return 0;
+    char err[2048];
+    claim_verdict v;
+    if (claim_judge(runtime, r, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return EXIT_BAD_INPUT;
+    }
+    output_verdict_line(stdout, v.text, v.figure, v.word);
+    if (output_verdict_csv(dir, v.text, v.word, v.score, v.figure, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        return EXIT_RUN_FAILURE;
+    }
+    return 0;
+}
+
+/* After a failed write (a full disk): the run's files go, so that nothing left in the
+ * folder, not even an earlier run's summary, passes for this run's results. */
+static void forget_results(const char *dir)
+{
+    static const char *const names[] = { "summary.csv", "timeseries.csv", "requests.csv",
+                                         "jobs.csv" };
+    char path[4096];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+}
+
 /* One scenario, its replications in this process, with progress and records. */
 static int run_single(const cli_options *o, scenario *sc)
 {
@@ -409,26 +458,40 @@ static int run_single(const cli_options *o, scenario *sc)
         if ((records && records_commit(records, err, sizeof err) != 0)
             || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
+            forget_results(dir);
             status = EXIT_RUN_FAILURE;
         }
         if (display.printed)
             fputs("\r\033[K", stderr);
+        int sig = sim_interrupt_signal();
+        if (status == 0 && results.partial)
+            fprintf(stderr, "fleetsim: interrupted by %s at simulated time %g s (%u of %u "
+                    "replications complete): writing what was measured, marked partial\n",
+                    sim_interrupt_name(sig), results.reached_s,
+                    results.replications_completed, sc->replications);
         if (status == 0 && (output_summary_csv(dir, &results.metrics, err, sizeof err) != 0
             || output_timeseries_csv(dir, results.timeseries, sc->duration_s, err,
                                      sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
+            forget_results(dir);
             status = EXIT_RUN_FAILURE;
         } else if (status == 0) {
             printf("%s: %u replication%s of %g s, %llu events\n\n", sc->name, sc->replications,
                    sc->replications == 1 ? "" : "s", sc->duration_s,
                    (unsigned long long)results.events);
             output_summary_table(stdout, &results.metrics);
+            claim_point point = { NULL, &results.metrics, sc->replications };
+            claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
+            status = sig ? 0 : judge_claim(sc->runtime, &one, dir); /* none on a part */
             printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
             /* pictures (issue 7): plots/ and report.html after the CSVs */
-            if (!o->no_plots && output_pictures(dir, sc->name, sc->description, true, stderr) != 0)
+            if (status == 0 && !sig && !o->no_plots /* interrupted: the user wants out */
+                && output_pictures(dir, sc->name, sc->description, true, stderr) != 0)
                 status = EXIT_RUN_FAILURE;
         }
+        if (sig && status == 0)
+            status = sim_interrupt_exit_status(sig);
         run_results_release(&results);
     }
     free(dir);
@@ -546,10 +609,28 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
     return 0;
 }
 
-/* Sweeps, searches, and runs spread over processes: every (point, replication) a task. */
-static int run_experiment(const cli_options *o, const char *name, const char *description,
-                          experiment_spec *spec)
+/* judge_claim on every point of an experiment (a search's probes in the order run). */
+static int judge_experiment(void *runtime, const experiment *x, const char *dir)
 {
+    claim_point *points = calloc(x->npoints, sizeof *points);
+    if (!points) {
+        fprintf(stderr, "fleetsim: out of memory\n");
+        return EXIT_RUN_FAILURE;
+    }
+    for (size_t p = 0; p < x->npoints; p++)
+        points[p] = (claim_point){ (const char *const *)x->points[p].values,
+                                   &x->points[p].results.metrics, x->points[p].replications };
+    claim_results r = { x->name, x->keys, x->nkeys, points, x->npoints, x->spec.has_search,
+                        x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer };
+    int status = judge_claim(runtime, &r, dir);
+    free(points);
+    return status;
+}
+
+/* Sweeps, searches, and runs spread over processes: every (point, replication) a task. */
+static int run_experiment(const cli_options *o, const scenario *sc, experiment_spec *spec)
+{
+    const char *name = sc->name, *description = sc->description;
     char err[4096];
     bool mpi = sim_mpi_size() > 1;
     if (o->records) {
@@ -583,19 +664,55 @@ static int run_experiment(const cli_options *o, const char *name, const char *de
         status = experiment_run(&x, err, sizeof err);
     if (display.printed)
         fputs("\r\033[K", stderr);
+    int sig = sim_interrupt_signal();
+    if (sig) { /* results of several points or processes: nothing partial is written */
+        fprintf(stderr, "fleetsim: interrupted by %s: a sweep, a search or a run over "
+                "several processes writes nothing when interrupted\n", sim_interrupt_name(sig));
+        free(dir);
+        experiment_release(&x);
+        return sim_interrupt_exit_status(sig);
+    }
     bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
     if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
         status = EXPERIMENT_FAILED;
     if (status != EXPERIMENT_OK)
         fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
     /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
-    if (writes && status == EXPERIMENT_OK && !o->no_plots
+    int verdict = writes && status == EXPERIMENT_OK ? judge_experiment(sc->runtime, &x, dir) : 0;
+    if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
         && output_pictures(dir, x.name, description, true, stderr) != 0)
         status = EXPERIMENT_FAILED;
     free(dir);
     experiment_release(&x);
+    if (verdict)
+        return verdict;
     return status == EXPERIMENT_OK ? 0 : status == EXPERIMENT_BAD_INPUT ? EXIT_BAD_INPUT
                                                                         : EXIT_RUN_FAILURE;
+}
+
+/* Refuses, before anything runs, a run estimated to need more memory than the budget
+ * (models/budget.h); -1 after saying why. */
+static int check_memory(const cli_options *o, const scenario *sc, const experiment_spec *spec)
+{
+    size_t points = 1;
+    for (size_t a = 0; a < spec->naxes; a++)
+        points = points * spec->axes[a].nvalues > EXPERIMENT_MAX_POINTS
+                     ? EXPERIMENT_MAX_POINTS : points * spec->axes[a].nvalues;
+    if (spec->has_search) /* low, high, then bisection */
+        points = 2 + (size_t)ceil(log2(fmax(2.0, (double)(spec->search.high
+                                                           - spec->search.low))));
+    unsigned processes = o->jobs > 1 ? o->jobs : 1;
+    if (processes > sc->replications * points)
+        processes = (unsigned)(sc->replications * points);
+    run_memory m;
+    run_memory_estimate(sc, points, processes, &m);
+    double budget = o->memory_limit_bytes > 0 ? o->memory_limit_bytes
+                                              : run_memory_default_budget_bytes();
+    char err[1024];
+    if (run_memory_check(&m, budget, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s; --memory-limit raises the budget\n", o->file, err);
+    return -1;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -620,10 +737,14 @@ static int cmd_run(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             status = EXIT_BAD_INPUT;
         }
+    if (status == 0 && check_memory(&o, &sc, &spec) != 0)
+        status = EXIT_BAD_INPUT;
+    if (status == 0)
+        sim_interrupt_install(); /* from here a signal stops at an event boundary */
     if (status == 0 && !spec.naxes && !spec.has_search && o.jobs <= 1 && sim_mpi_size() == 1)
         status = run_single(&o, &sc);
     else if (status == 0)
-        status = run_experiment(&o, sc.name, sc.description, &spec);
+        status = run_experiment(&o, &sc, &spec);
     scenario_release(&sc);
     experiment_spec_release(&spec);
     release_options(&o);

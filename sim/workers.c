@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sim/fatal.h"
+#include "sim/interrupt.h"
 
 typedef struct worker {
     pid_t pid;
@@ -148,6 +149,7 @@ static int start_workers(worker *w, unsigned n, sim_task_run_fn run, void *conte
             close(tasks[1]);
             close(results[0]);
             signal(SIGPIPE, SIG_DFL);
+            sim_interrupt_reset_in_child();
             worker_main(tasks[0], results[1], run, context);
         }
         close(tasks[0]);
@@ -280,11 +282,21 @@ sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &saved);
 
+    sim_interrupt_defer(true); /* a signal is forwarded to the workers below */
     if (start_workers(r.w, n, run, context, err, err_size) != 0)
         r.status = SIM_TASKS_WORKER_FAILED;
     for (unsigned i = 0; i < n && r.status == SIM_TASKS_OK; i++)
         dispatch(&r, i);
     while (r.status == SIM_TASKS_OK && r.next_merge < ntasks) {
+        int sig = sim_interrupt_signal();
+        if (sig) { /* forwarded; finish() then reaps them */
+            for (unsigned i = 0; i < n; i++)
+                if (r.w[i].pid > 0)
+                    kill(r.w[i].pid, sig);
+            snprintf(err, err_size, "interrupted by %s", sim_interrupt_name(sig));
+            r.status = SIM_TASKS_WORKER_FAILED;
+            break;
+        }
         unsigned nfds = 0;
         for (unsigned i = 0; i < n; i++)
             if (r.w[i].busy) {
@@ -306,6 +318,7 @@ sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe
         merge_ready(&r, merge);
     }
     finish(&r);
+    sim_interrupt_defer(false);
     sigaction(SIGPIPE, &saved, NULL);
     for (size_t t = 0; t < ntasks; t++)
         free(r.results[t].data);

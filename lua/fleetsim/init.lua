@@ -23,6 +23,9 @@ local constructor = C.constructor
 fs.scenario = constructor("scenario")
 -- The smallest value of a key that meets a target: key, target, low, high, subject, scope.
 fs.search = constructor("search")
+-- What the scenario tests, judged after the run: text, and verdict = function(r) that
+-- returns "holds", "qualified" or "refuted" and a figure (README.md, "Claims").
+fs.claim = constructor("claim")
 
 -- Pools of servers, and where they sit.
 fs.dedicated = constructor("dedicated")

@@ -1,0 +1,231 @@
+/* Claims and their verdicts (see claim.h). */
+#include "lua/claim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/sandbox.h"
+#include "sim/stat.h"
+
+/* Registry entry: { text = ..., verdict = function, where = "file.lua:12: " }. */
+#define CLAIM_REGISTRY_KEY "fleetsim.claim"
+
+static const char *const CLAIM_KINDS[] = { "claim", NULL };
+static const char *const CLAIM_KEYS[] = { "text", "verdict", NULL };
+static const char *const WORDS[] = { "holds", "qualified", "refuted", NULL };
+static const double SCORES[] = { 1, 0.5, 0 };
+
+int claim_load(load_context *c, const lua_object *s)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    lua_object o;
+    int found = object_open_field(c, s, "claim", CLAIM_KINDS, "a claim such as fs.claim { text "
+                                  "= \"...\", verdict = function(r) ... end }", &o);
+    if (found <= 0)
+        return found;
+    char *text = NULL, got[96];
+    int status = object_check_keys(c, &o, CLAIM_KEYS) || read_string(c, &o, "text", true, &text);
+    if (status == 0 && !*text)
+        status = field_fail(c, o.where, "claim.text", "is empty (say what the scenario tests)");
+    if (status == 0 && object_get(c, &o, "verdict") != LUA_TFUNCTION) {
+        field_describe(L, -1, got, sizeof got);
+        status = field_fail(c, o.where, "claim.verdict", "expected a function(r) that returns "
+                            "\"holds\", \"qualified\" or \"refuted\" and a figure, got %s", got);
+    }
+    if (status == 0) { /* the function is on top */
+        lua_createtable(L, 0, 3);
+        lua_insert(L, -2);
+        lua_setfield(L, -2, "verdict");
+        lua_pushstring(L, text);
+        lua_setfield(L, -2, "text");
+        lua_pushstring(L, o.where);
+        lua_setfield(L, -2, "where");
+        lua_setfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
+    }
+    free(text);
+    lua_settop(L, top);
+    return status ? -1 : 1;
+}
+
+bool claim_present(void *runtime)
+{
+    if (!runtime)
+        return false;
+    lua_State *L = sandbox_state(runtime);
+    bool yes = lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY) == LUA_TTABLE;
+    lua_pop(L, 1);
+    return yes;
+}
+
+/* t[key] (a table), made when missing; left on the stack. */
+static void subtable(lua_State *L, int t, const char *key)
+{
+    if (lua_getfield(L, t, key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, t, key);
+    }
+}
+
+/* into.<scope>.<subject>.<name> = value, for a non-NaN value. */
+static void put_metric(lua_State *L, int into, const sim_metric *m, double value)
+{
+    if (isnan(value))
+        return;
+    subtable(L, into, m->scope);
+    subtable(L, lua_gettop(L), m->subject);
+    lua_pushnumber(L, value);
+    lua_setfield(L, -2, m->name);
+    lua_pop(L, 2);
+}
+
+/* A point's table: metrics by scope, their bounds, values and replications. */
+static void push_point(lua_State *L, const claim_results *r, const claim_point *p)
+{
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    subtable(L, t, "ci95_lo");
+    subtable(L, t, "ci95_hi");
+    int lo = t + 1, hi = t + 2;
+    for (size_t i = 0; i < p->metrics->count; i++) {
+        const sim_metric *m = &p->metrics->items[i];
+        sim_ci ci = sim_ci_student(&m->replications, 0.95);
+        put_metric(L, t, m, ci.mean);
+        put_metric(L, lo, m, ci.low);
+        put_metric(L, hi, m, ci.high);
+    }
+    lua_settop(L, t);
+    lua_newtable(L);
+    for (size_t k = 0; k < r->nkeys; k++) {
+        if (!p->values[k] || !lua_stringtonumber(L, p->values[k]))
+            lua_pushstring(L, p->values[k] ? p->values[k] : "");
+        lua_setfield(L, -2, r->keys[k]);
+    }
+    lua_setfield(L, t, "values");
+    lua_pushinteger(L, (lua_Integer)p->replications);
+    lua_setfield(L, t, "replications");
+    lua_pushstring(L, r->name);
+    lua_setfield(L, t, "name");
+}
+
+/* The argument table; the first point doubles as the top level. */
+static void push_results(lua_State *L, const claim_results *r)
+{
+    lua_createtable(L, (int)r->npoints, 0);
+    int points = lua_gettop(L);
+    for (size_t i = 0; i < r->npoints; i++) {
+        push_point(L, r, &r->points[i]);
+        lua_rawseti(L, points, (lua_Integer)i + 1);
+    }
+    lua_rawgeti(L, points, 1);
+    int top = lua_gettop(L);
+    lua_pushvalue(L, points);
+    lua_setfield(L, top, "points");
+    lua_createtable(L, (int)r->nkeys, 0);
+    for (size_t k = 0; k < r->nkeys; k++) {
+        lua_pushstring(L, r->keys[k]);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, top, "keys");
+    if (r->has_search) {
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, r->keys[0]);
+        lua_setfield(L, -2, "key");
+        lua_pushstring(L, r->search_target ? r->search_target : "");
+        lua_setfield(L, -2, "target");
+        lua_pushboolean(L, r->found);
+        lua_setfield(L, -2, "found");
+        if (r->found) {
+            char answer[32];
+            snprintf(answer, sizeof answer, "%lld", r->answer);
+            lua_pushinteger(L, r->answer);
+            lua_setfield(L, -2, "answer");
+            for (size_t i = r->npoints; i-- > 0;) /* the last probe of the answer */
+                if (r->points[i].values[0] && !strcmp(r->points[i].values[0], answer)) {
+                    lua_rawgeti(L, points, (lua_Integer)i + 1);
+                    lua_setfield(L, -2, "point");
+                    break;
+                }
+        }
+        lua_setfield(L, top, "search");
+    }
+    lua_remove(L, points);
+}
+
+typedef struct judge_call {
+    const claim_results *r;
+} judge_call;
+
+/* Under lua_pcall: builds r and calls verdict(r), leaving its two results. */
+static int call_protected(lua_State *L)
+{
+    judge_call *call = lua_touserdata(L, 1);
+    lua_settop(L, 0);
+    lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
+    lua_getfield(L, 1, "verdict");
+    push_results(L, call->r);
+    lua_call(L, 1, 2);
+    return 2;
+}
+
+int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char *err,
+                size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    lua_State *L = sandbox_state(runtime);
+    int top = lua_gettop(L);
+    if (!lua_checkstack(L, 16)) {
+        snprintf(err, err_size, "claim.verdict: no Lua stack left");
+        return -1;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
+    lua_getfield(L, -1, "where");
+    char where[FIELD_PATH_MAX];
+    snprintf(where, sizeof where, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
+    lua_getfield(L, -2, "text");
+    snprintf(out->text, sizeof out->text, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
+    lua_settop(L, top);
+
+    judge_call call = { r };
+    sandbox_set_instruction_budget(runtime, CLAIM_CALL_INSTRUCTIONS);
+    lua_pushcfunction(L, call_protected);
+    lua_pushlightuserdata(L, &call);
+    int status = lua_pcall(L, 1, 2, 0);
+    sandbox_set_instruction_budget(runtime, 0);
+    if (status != LUA_OK) {
+        const char *message = lua_tostring(L, -1);
+        if (status == LUA_ERRMEM && sandbox_memory_exhausted(runtime))
+            message = "the sandbox's memory is spent";
+        snprintf(err, err_size, "%sclaim.verdict: %s", where, message ? message : "(no message)");
+        lua_settop(L, top);
+        return -1;
+    }
+    const char *word = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    int which = -1;
+    for (int i = 0; word && WORDS[i]; i++)
+        if (!strcmp(word, WORDS[i]))
+            which = i;
+    char got[96];
+    if (which < 0 || lua_type(L, -1) != LUA_TSTRING) {
+        field_describe(L, which < 0 ? -2 : -1, got, sizeof got);
+        snprintf(err, err_size, "%sclaim.verdict: must return \"holds\", \"qualified\" or "
+                 "\"refuted\" and a figure text, got %s%s", where, got,
+                 which < 0 ? "" : " for the figure");
+        lua_settop(L, top);
+        return -1;
+    }
+    snprintf(out->word, sizeof out->word, "%s", WORDS[which]);
+    out->score = SCORES[which];
+    snprintf(out->figure, sizeof out->figure, "%s", lua_tostring(L, -1));
+    for (char *ch = out->figure; *ch; ch++) /* one line */
+        if (*ch == '\n' || *ch == '\r')
+            *ch = ' ';
+    lua_settop(L, top);
+    return 0;
+}

@@ -1,0 +1,196 @@
+/* The claim scenarios (scenarios/claims/) end to end, through the binary: each prints one
+ * verdict line whose word is holds, qualified or refuted and writes verdict.csv; a few
+ * figures are checked against what theory or the reference figures say they must be.
+ * Also the verdict mechanism's own mistakes: located, and exit 2. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/scratch.h"
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(claims, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Runs a scenario into dir/sub; returns the verdict word (in out, which it points into). */
+static const char *run_verdict(const char *sub, const char *args)
+{
+    char command[2048];
+    free(out);
+    free(err);
+    snprintf(command, sizeof command, "%s run %s -o %s/%s -q --no-plots", FLEETSIM_BIN, args,
+             dir, sub);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s: %s", command, err);
+    char *line = strstr(out, "\nverdict: ");
+    cr_assert_not_null(line, "no verdict line in:\n%s", out);
+    char *end = strchr(line + 1, '\n');
+    if (end)
+        *end = '\0';
+    char *word = strrchr(line, ' ');
+    cr_assert_not_null(word);
+    word++;
+    cr_assert(!strcmp(word, "holds") || !strcmp(word, "qualified") || !strcmp(word, "refuted"),
+              "verdict word '%s' in %s", word, line);
+    cr_assert_not_null(strstr(line, " -- "), "claim -- figure -- word: %s", line);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s/verdict.csv", dir, sub);
+    char *csv = scratch_read(path);
+    cr_assert_not_null(csv, "no %s", path);
+    cr_expect(strstr(csv, word) != NULL, "verdict.csv has the word %s: %s", word, csv);
+    free(csv);
+    return word;
+}
+
+static double metric(const char *sub, const char *scope, const char *subject, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s/summary.csv", dir, sub);
+    char *csv = scratch_read(path);
+    cr_assert_not_null(csv, "no %s", path);
+    summary_row row = scratch_summary_row(csv, scope, subject, name);
+    free(csv);
+    cr_assert(row.found, "no row %s,%s,%s", scope, subject, name);
+    return row.value;
+}
+
+Test(claims, cpu_training_is_slower_by_the_ratio_of_peak_flops)
+{
+    run_verdict("c01", "scenarios/claims/01_cpu_vs_gpu_training.lua");
+    double cpu = metric("c01", "job", "on_cpu", "end_s") - metric("c01", "job", "on_cpu", "start_s");
+    double gpu = metric("c01", "job", "on_gpu", "end_s") - metric("c01", "job", "on_gpu", "start_s");
+    /* both plans run at the same share of peak (no parallelism penalty on either at this
+     * size), so the ratio is 8 x 989.5 bf16 TFLOP/s over 2 x 7.4 fp32 (devices.csv) */
+    double peaks = 8 * 989.5 / (2 * 7.4);
+    cr_expect(cpu / gpu > 0.85 * peaks && cpu / gpu < 1.15 * peaks, "ratio %g, peaks %g",
+              cpu / gpu, peaks);
+}
+
+Test(claims, batch_one_decode_energy_follows_bandwidth_per_watt)
+{
+    run_verdict("c02", "scenarios/claims/02_energy_gpu_vs_cpu.lua --set duration=4d");
+    double cpu = metric("c02", "pool", "cpu_serve", "energy_kwh")
+                 / metric("c02", "workload", "serve_cpu", "output_tokens");
+    double gpu = metric("c02", "pool", "gpu_serve", "energy_kwh")
+                 / metric("c02", "workload", "serve_gpu", "output_tokens");
+    /* (3350 GB/s x 0.85 / 700 W) / (460.8 GB/s x 0.7 / 360 W) = 4.5 when busy; the GPU's
+     * launches and both devices' prefill move it a little */
+    cr_expect(cpu / gpu > 3 && cpu / gpu < 6, "energy per token ratio %g", cpu / gpu);
+}
+
+Test(claims, memory_batch_and_edge) /* quick ones: a verdict each */
+{
+    run_verdict("c03", "scenarios/claims/03_7b_memory.lua");
+    run_verdict("c04", "scenarios/claims/04_batch_size.lua --set duration=1h");
+    run_verdict("c05", "scenarios/claims/05_edge_latency.lua --replications 1");
+}
+
+Test(claims, int4_decodes_at_most_four_times_faster_than_fp16)
+{
+    run_verdict("c06", "scenarios/claims/06_quantization.lua");
+    double speedup = metric("c06", "workload", "fp16_1", "tpot_mean_s")
+                     / metric("c06", "workload", "int4_1", "tpot_mean_s");
+    /* a quarter of the weight bytes; the cache and the launches do not shrink */
+    cr_expect(speedup > 2 && speedup < 4, "int4 speedup %g", speedup);
+}
+
+Test(claims, noisy_mig_and_dedicated_vs_cloud)
+{
+    run_verdict("c07", "scenarios/claims/07_noisy_and_mig.lua --replications 1 --set duration=20m");
+    run_verdict("c08", "scenarios/claims/08_dedicated_vs_cloud.lua");
+}
+
+Test(claims, egress_and_gpt3)
+{
+    run_verdict("c09", "scenarios/claims/09_egress.lua --set duration=1h");
+    run_verdict("c10", "scenarios/claims/10_gpt3_cost.lua");
+    double hours = metric("c10", "job", "gpt3", "gpu_hours");
+    double cost = metric("c10", "job", "gpt3", "cost_usd");
+    cr_expect_float_eq(cost, hours * 2.74, 1e-6 * cost, "cost %g for %g GPU-hours", cost, hours);
+    /* 3.14e23 FLOPs (the public estimate) at 30-60% of 1,024 x 312 TFLOP/s */
+    double low = 3.14e23 / (0.6 * 312e12) / 3600, high = 3.14e23 / (0.3 * 312e12) / 3600;
+    cr_expect(hours > low && hours < high, "GPT-3 GPU-hours %g, expected %g to %g", hours, low,
+              high);
+    cr_expect(cost > 0.5e6 && cost < 4.6e6, "GPT-3 cost %g", cost);
+}
+
+Test(claims, capacity_search_and_procurement)
+{
+    run_verdict("c11", "scenarios/claims/11_capacity_planning.lua --replications 1");
+    cr_expect(strstr(out, "is the smallest value") != NULL, "the search found a fleet: %s", out);
+    cr_expect_str_eq(run_verdict("c12", "scenarios/claims/12_procurement.lua --replications 1 "
+                                        "--set duration=6h"), "holds");
+}
+
+Test(claims, the_default_scenario_runs_without_a_claim)
+{
+    free(out);
+    free(err);
+    char command[1024];
+    snprintf(command, sizeof command, "%s run scenarios/default.lua -o %s/d -q --no-plots "
+             "--replications 1 --set duration=30m --set warmup=5m", FLEETSIM_BIN, dir);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_expect(strstr(out, "verdict:") == NULL);
+    cr_expect(strstr(out, "ttft_p99_s") != NULL);
+}
+
+static const char base[] =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario { duration = \"1h\", pools = { s = fs.dedicated { count = 2 } },\n"
+    "  workloads = { q = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+    "    service = fs.exponential { mean = 1 }, pool = \"s\" } },\n";
+
+/* Runs base + tail; returns the exit status. */
+static int run_text(const char *tail, const char *args)
+{
+    char text[2048], command[1024];
+    snprintf(text, sizeof text, "%s%s}\n", base, tail);
+    char *path = scratch_file(dir, "c.lua", text);
+    free(out);
+    free(err);
+    snprintf(command, sizeof command, "%s run %s -o %s/o -q --no-plots %s", FLEETSIM_BIN, path,
+             dir, args);
+    int status = scratch_run(command, &out, &err);
+    free(path);
+    return status;
+}
+
+Test(claims, a_verdict_sees_metrics_intervals_and_sweep_points)
+{
+    cr_assert_eq(run_text("  replications = 3,\n"
+                          "  claim = fs.claim { text = \"waits are short\", verdict = function(r)\n"
+                          "    local w = r.workload.q\n"
+                          "    assert(r.ci95_lo.workload.q.response_mean_s <= w.response_mean_s)\n"
+                          "    return \"holds\", string.format(\"%d points, rate %s\", #r.points,\n"
+                          "      tostring(r.points[#r.points].values[\"workloads.q.arrivals.rate\"]))\n"
+                          "  end },\n", "--sweep workloads.q.arrivals.rate=0.5,1.5"), 0, "%s", err);
+    cr_expect(strstr(out, "verdict: waits are short -- 2 points, rate 1.5 -- holds\n") != NULL,
+              "%s", out);
+}
+
+Test(claims, verdict_mistakes_are_located_and_exit_2)
+{
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return r.workload.nope.x end },\n", ""), 2);
+    cr_expect(strstr(err, "c.lua:5: claim.verdict: ") != NULL, "%s", err);
+    cr_expect(strstr(err, "field 'nope'") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return \"maybe\", \"y\" end },\n", ""), 2);
+    cr_expect(strstr(err, "must return \"holds\", \"qualified\" or \"refuted\"") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = 3 },\n", ""), 2);
+    cr_expect(strstr(err, "c.lua:5: claim.verdict: expected a function") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { txt = \"x\" },\n", ""), 2);
+    cr_expect(strstr(err, "did you mean 'text'") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    while true do end end },\n", ""), 2);
+    cr_expect(strstr(err, "instructions") != NULL, "%s", err);
+}

@@ -1,0 +1,192 @@
+/* Scenario files are untrusted: a list of escape attempts, each run through the fleetsim
+ * binary and each refused with a clear message and exit status 2 (nothing written).
+ * tests/test_sandbox.c checks the sandbox's parts from C; this is the whole path. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/scratch.h"
+
+#ifndef FLEETSIM_BIN
+#define FLEETSIM_BIN "build/fleetsim"
+#endif
+
+static char *dir, *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(escape, .init = setup, .fini = teardown, .timeout = 120);
+
+/* `fleetsim COMMAND DIR/s.lua -o DIR/out -q --no-plots` on a plain scenario with the
+ * attempt as its first statement; returns the exit status. */
+static int attempt(const char *command, const char *code)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n%s\n"
+             "return fs.scenario { duration = \"2h\",\n"
+             "  pools = { q = fs.dedicated { count = 2 } },\n"
+             "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n", code);
+    free(scratch_file(dir, "s.lua", text));
+    char line[1024];
+    snprintf(line, sizeof line, "%s %s %s/s.lua%s%s%s", FLEETSIM_BIN, command, dir,
+             strcmp(command, "run") ? "" : " -q --no-plots -o ", strcmp(command, "run") ? "" : dir,
+             strcmp(command, "run") ? "" : "/out");
+    free(out);
+    free(err);
+    return scratch_run(line, &out, &err);
+}
+
+static void expect_refused(const char *code, const char *fragment)
+{
+    cr_expect_eq(attempt("check", code), 2, "%s: %s", code, err);
+    cr_expect(strstr(err, fragment), "%s: expected \"%s\" in: %s", code, fragment, err);
+}
+
+Test(escape, file_writes)
+{
+    expect_refused("io.open('/tmp/fleetsim-escape', 'w')", "global 'io'");
+    expect_refused("_ENV.io.open('/tmp/fleetsim-escape', 'w')", "nil value");
+    expect_refused("require 'io'", "module 'io' is not available in the sandbox");
+    cr_expect(access("/tmp/fleetsim-escape", F_OK) != 0);
+}
+
+Test(escape, binary_chunks)
+{
+    /* string.dump works, but nothing will load what it makes: binary chunks can crash
+     * the interpreter */
+    expect_refused("assert(load(string.dump(function() end)))", "attempt to load a binary chunk");
+    expect_refused("assert(load(string.dump(function() end), 'x', 'b'))",
+                   "attempt to load a binary chunk");
+    expect_refused("local s, done = string.dump(function() end)\n"
+                   "assert(load(function() if done then return nil end done = true return s end))",
+                   "attempt to load a binary chunk");
+}
+
+Test(escape, process_spawning)
+{
+    expect_refused("os.execute('touch /tmp/fleetsim-escape')", "global 'os'");
+    expect_refused("io.popen('touch /tmp/fleetsim-escape')", "global 'io'");
+    expect_refused("require('os').execute('touch /tmp/fleetsim-escape')",
+                   "module 'os' is not available in the sandbox");
+    expect_refused("getmetatable('').__index.os.execute('true')", "nil value");
+    cr_expect(access("/tmp/fleetsim-escape", F_OK) != 0);
+}
+
+Test(escape, native_code)
+{
+    expect_refused("package.loadlib('libc.so.6', 'system')", "global 'package'");
+    expect_refused("require 'socket.core'", "module 'socket.core' is not available in the sandbox");
+    expect_refused("require 'debug'", "module 'debug' is not available in the sandbox");
+    expect_refused("debug.sethook()", "global 'debug'");
+}
+
+/* Traces and other files a scenario names must be plain files inside its folder. */
+static void expect_file_refused(const char *file, const char *fragment)
+{
+    char text[1024], line[1024];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { duration = \"1h\",\n"
+             "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+             "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+             "    arrivals = fs.trace { file = \"%s\" } } } }\n", file);
+    free(scratch_file(dir, "t.lua", text));
+    snprintf(line, sizeof line, "%s check %s/t.lua", FLEETSIM_BIN, dir);
+    free(out);
+    free(err);
+    cr_expect_eq(scratch_run(line, &out, &err), 2, "%s: %s", file, err);
+    cr_expect(strstr(err, fragment), "%s: expected \"%s\" in: %s", file, fragment, err);
+}
+
+Test(escape, reading_outside_the_folder)
+{
+    expect_file_refused("../passwd", "is outside the scenario's folder");
+    expect_file_refused("traces/../../passwd", "is outside the scenario's folder");
+    expect_file_refused("/etc/passwd", "is outside the scenario's folder");
+    char path[512];
+    snprintf(path, sizeof path, "%s/link.csv", dir);
+    cr_assert_eq(symlink("/etc/passwd", path), 0);
+    expect_file_refused("link.csv", "leads outside the scenario's folder");
+    snprintf(path, sizeof path, "%s/self.csv", dir);
+    cr_assert_eq(symlink("/proc/self/environ", path), 0);
+    expect_file_refused("self.csv", "leads outside the scenario's folder");
+    snprintf(path, sizeof path, "%s/fifo.csv", dir); /* would block the reader for ever */
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_file_refused("fifo.csv", "is not a plain file");
+}
+
+Test(escape, exhausting_memory)
+{
+    expect_refused("local t = {} for i = 1, 1e9 do t[i] = i end", "256 MiB of memory");
+    expect_refused("local s = string.rep('x', 1e9, 'y')", "256 MiB of memory");
+    expect_refused("local s = string.rep('x', 2^40)", "string too large");
+    expect_refused("collectgarbage('stop') local t = {} for i = 1, 1e8 do t[#t + 1] = {} end",
+                   "256 MiB of memory");
+    expect_refused("local function f() return 1 + f() end f()", "stack overflow");
+    expect_refused("assert(load('return ' .. ('{'):rep(1e6) .. ('}'):rep(1e6)))",
+                   "stack overflow");
+}
+
+Test(escape, exhausting_time)
+{
+    expect_refused("while true do end", "million Lua instructions");
+    expect_refused("while true do pcall(function() while true do end end) end",
+                   "million Lua instructions");
+    expect_refused("coroutine.wrap(function() while true do end end)()",
+                   "million Lua instructions");
+    expect_refused("local co = coroutine.create(function() while true do coroutine.yield() end end)\n"
+                   "while true do coroutine.resume(co) end", "million Lua instructions");
+    expect_refused("string.find(('a'):rep(1e5), 'a*a*a*a*a*a*a*b')", "repetition items");
+    expect_refused("setmetatable({}, { __gc = function() while true do end end })",
+                   "finalizers (__gc) are not allowed");
+    /* a finalizer added after setmetatable is never armed (Lua's rule): the file loads */
+    cr_expect_eq(attempt("check", "local mt = {} setmetatable({}, mt)\n"
+                                  "mt.__gc = function() while true do end end"), 0, "%s", err);
+}
+
+/* Functions handed to the run: a million instructions a call, then exit 2. */
+static void expect_run_refused(const char *pools, const char *workload, const char *fragment)
+{
+    char text[2048], line[1024];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { duration = \"1h\", pools = { %s },\n"
+             "  workloads = { chat = fs.inference { model = \"llama-3-8b\", max_wait = \"30s\",\n"
+             "    prompt = 100, output = 20, %s } } }\n", pools, workload);
+    free(scratch_file(dir, "f.lua", text));
+    snprintf(line, sizeof line, "%s run %s/f.lua -q --no-plots -o %s/out", FLEETSIM_BIN, dir,
+             dir);
+    free(out);
+    free(err);
+    cr_expect_eq(scratch_run(line, &out, &err), 2, "%s", err);
+    cr_expect(strstr(err, fragment) && strstr(err, "million Lua instructions"),
+              "expected \"%s\" in: %s", fragment, err);
+    snprintf(line, sizeof line, "%s/out/summary.csv", dir);
+    cr_expect(access(line, F_OK) != 0, "a summary was written");
+}
+
+Test(escape, endless_loops_in_functions_the_run_calls)
+{
+    expect_run_refused("g = fs.dedicated { gpu = \"H100-SXM\", count = 2 }",
+                       "pool = \"g\", arrivals = fs.poisson { rate = 2 },\n"
+                       "    routing = function(replicas, request) while true do end end",
+                       "the routing function failed");
+    expect_run_refused("c = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 4,\n"
+                       "  autoscaler = fs.autoscaler { policy = function(pool) while true do end end } }",
+                       "pool = \"c\", arrivals = fs.poisson { rate = 2 }",
+                       "the scaling policy failed");
+    expect_run_refused("g = fs.dedicated { gpu = \"H100-SXM\", count = 1 }",
+                       "pool = \"g\", arrivals = fs.profile { rate = function(t) while true do end end, peak = 5 }",
+                       "the rate function failed");
+}

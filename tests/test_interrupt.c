@@ -1,0 +1,172 @@
+/* Interrupted and failed runs end to end: SIGINT and SIGTERM stop at an event boundary
+ * and write what was measured marked partial (exit 130, 143); --jobs writes nothing;
+ * an unwritable folder or a full disk exits 1 leaving nothing that looks complete. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/scratch.h"
+
+#ifndef FLEETSIM_BIN
+#define FLEETSIM_BIN "build/fleetsim"
+#endif
+
+static char *dir, *out, *err;
+
+static void setup(void) { dir = scratch_dir(); out = err = NULL; }
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(interrupt, .init = setup, .fini = teardown);
+
+/* An M/M/8 queue long enough (about a billion events a replication) never to end by
+ * itself within a test. */
+static const char *const LONG_RUN =
+    "run scenarios/mmc_queue.lua -q --no-plots --set duration=3000d --set bucket=10d "
+    "--replications 3";
+
+/* Starts `fleetsim ARGS -o DIR/out`, sends it the signal after delay_s and returns its
+ * exit status. */
+static int interrupted_run(const char *args, const char *signal_name, double delay_s)
+{
+    char command[2048];
+    snprintf(command, sizeof command,
+             "{ %s %s -o %s/out & p=$!; sleep %g; kill -%s $p; wait $p; }", FLEETSIM_BIN, args,
+             dir, delay_s, signal_name);
+    free(out);
+    free(err);
+    return scratch_run(command, &out, &err);
+}
+
+/* Every file in DIR/out is a whole CSV (a header, then rows of as many fields, each
+ * ending with a newline), and no temporary file is left; returns how many files. */
+static int check_files_complete(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int files = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        cr_expect_neq(e->d_name[0], '.', "a temporary file was left: %s", e->d_name);
+        snprintf(path, sizeof path, "%s/out/%s", dir, e->d_name);
+        char *text = scratch_read(path);
+        cr_assert(text, "%s unreadable", path);
+        size_t n = strlen(text);
+        cr_expect(n > 0 && text[n - 1] == '\n', "%s does not end with a newline", path);
+        int header = -1, line = 0;
+        for (char *row = text; *row; line++) {
+            char *end = strchr(row, '\n');
+            int commas = 0;
+            for (char *c = row; c < (end ? end : row + strlen(row)); c++)
+                commas += *c == ',';
+            if (header < 0)
+                header = commas;
+            cr_expect_eq(commas, header, "%s line %d: %d fields, the header has %d", path,
+                         line + 1, commas + 1, header + 1);
+            row = end ? end + 1 : row + strlen(row);
+        }
+        free(text);
+        files++;
+    }
+    closedir(d);
+    return files;
+}
+
+static summary_row row(const char *metric)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out/summary.csv", dir);
+    char *summary = scratch_read(path);
+    cr_assert(summary, "no summary.csv: %s", err);
+    summary_row r = scratch_summary_row(summary, "run", "mmc_queue", metric);
+    free(summary);
+    return r;
+}
+
+Test(interrupt, sigint_writes_a_partial_summary_and_exits_130, .timeout = 120)
+{
+    cr_assert_eq(interrupted_run(LONG_RUN, "INT", 1.5), 130, "%s", err);
+    cr_expect(strstr(err, "interrupted by SIGINT"), "%s", err);
+    cr_expect_eq(check_files_complete(), 2);
+    summary_row partial = row("partial"), reached = row("sim_time_reached_s"),
+                done = row("replications_completed");
+    cr_assert(partial.found && partial.value == 1);
+    cr_expect(reached.found && reached.value > 0 && reached.value < 3000 * 86400.0,
+              "reached %g s", reached.value);
+    cr_expect(done.found && done.value == 0);
+    summary_row events = row("events");
+    cr_expect(events.found && events.value > 0);
+}
+
+Test(interrupt, sigterm_exits_143, .timeout = 120)
+{
+    cr_assert_eq(interrupted_run(LONG_RUN, "TERM", 1.5), 143, "%s", err);
+    cr_expect(strstr(err, "interrupted by SIGTERM"), "%s", err);
+    cr_expect_eq(check_files_complete(), 2);
+    cr_expect_eq(row("partial").value, 1);
+}
+
+/* Workers: the parent forwards the signal, exits with its code and writes nothing. */
+Test(interrupt, workers_forward_the_signal_and_write_nothing, .timeout = 120)
+{
+    char args[512];
+    snprintf(args, sizeof args, "%s --jobs 2", LONG_RUN);
+    cr_assert_eq(interrupted_run(args, "TERM", 1.5), 143, "%s", err);
+    cr_expect(strstr(err, "writes nothing"), "%s", err);
+    cr_expect_eq(check_files_complete(), 0);
+}
+
+/* A completed run has no partial row. */
+Test(interrupt, a_whole_run_is_not_marked_partial)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
+             "--set duration=2h -o %s/out", FLEETSIM_BIN, dir);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_expect(!row("partial").found);
+    cr_expect_eq(check_files_complete(), 2);
+}
+
+Test(interrupt, an_unwritable_folder_exits_1)
+{
+    char command[1024];
+    free(scratch_file(dir, "taken", "a file where a folder should be\n"));
+    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
+             "--set duration=2h -o %s/taken/out", FLEETSIM_BIN, dir);
+    cr_assert_eq(scratch_run(command, &out, &err), 1, "%s", err);
+    cr_expect(strstr(err, "cannot create folder"), "%s", err);
+}
+
+/* A full disk: a 32 KiB tmpfs, which only root may mount (skipped otherwise).  The time
+ * series does not fit: exit 1 and neither file left, not even the summary that fit. */
+Test(interrupt, a_full_disk_exits_1_and_leaves_nothing_complete)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    if (geteuid() != 0 || mount("tmpfs", path, "tmpfs", 0, "size=32k") != 0)
+        cr_skip_test("mounting a small tmpfs needs root");
+    char command[1024];
+    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
+             "--set duration=2d --set bucket=30s -o %s", FLEETSIM_BIN, path);
+    int status = scratch_run(command, &out, &err);
+    int files = check_files_complete();
+    umount(path);
+    cr_assert_eq(status, 1, "%s", err);
+    cr_expect(strstr(err, "No space left on device"), "%s", err);
+    cr_expect_eq(files, 0);
+}
