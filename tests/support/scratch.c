@@ -69,9 +69,65 @@ int scratch_run(const char *command, char **out, char **err)
     snprintf(path, sizeof path, "%s/err", dir);
     *err = scratch_read(path);
     scratch_remove_dir(dir);
+    if (*err) {
+        char *noise = scratch_take_sanitizer_lines(*err);
+        if (*noise)
+            fprintf(stderr, "[sanitizer output of `%s`]\n%s", command, noise);
+        free(noise);
+    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* "==123==" at the start of a line: the sanitizer runtime's own prefix. */
+static int sanitizer_prefixed(const char *line)
+{
+    if (line[0] != '=' || line[1] != '=')
+        return 0;
+    const char *p = line + 2;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p > line + 2 && p[0] == '=' && p[1] == '=';
+}
+
+static int all_equal_signs(const char *line, size_t n)
+{
+    if (n < 10)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (line[i] != '=')
+            return 0;
+    return 1;
+}
+
+char *scratch_take_sanitizer_lines(char *text)
+{
+    size_t n = strlen(text);
+    char *taken = malloc(n + 1), *kept = text;
+    size_t t = 0;
+    int in_report = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+        size_t body = end ? len - 1 : len;
+        int noise = in_report || sanitizer_prefixed(line) || all_equal_signs(line, body);
+        if (sanitizer_prefixed(line) && strstr(line, "ERROR:") && strstr(line, "ERROR:") < line + body)
+            in_report = 1;
+        if (in_report && !strncmp(line, "SUMMARY:", 8))
+            in_report = 0;
+        if (noise) {
+            memcpy(taken + t, line, len);
+            t += len;
+        } else {
+            memmove(kept, line, len); /* kept never passes line */
+            kept += len;
+        }
+        line += len;
+    }
+    *kept = '\0';
+    taken[t] = '\0';
+    return taken;
 }
 
 summary_row scratch_summary_row(const char *csv, const char *scope, const char *subject,
