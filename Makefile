@@ -86,7 +86,7 @@ endif
 
 # ---- sources ----------------------------------------------------------------
 CORE_SRC  := $(wildcard sim/*.c models/*.c output/*.c lua/*.c kernels/*.c)
-CORE_SRC  := $(filter-out sim/fleetsim.c lua/embed.c kernels/%_absent.c,$(CORE_SRC))
+CORE_SRC  := $(filter-out lua/cli.c lua/embed.c kernels/%_absent.c,$(CORE_SRC))
 LUA_API   := $(sort $(wildcard lua/fleetsim/*.lua))
 LUA_GEN   := $(BUILD)/generated/lua_modules.c
 CUDA_SRC  := $(if $(filter 1,$(HAVE_CUDA)),$(wildcard kernels/*.cu))
@@ -178,7 +178,7 @@ golden: all
 valgrind: all
 	$(Q)sh tests/valgrind.sh $(BIN)
 
-$(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
+$(BIN): $(BUILD)/lua/cli.o $(LIB)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB): $(CORE_OBJ)
@@ -215,5 +215,5 @@ $(BUILD)/%.cu.o: %.cu $(BUILD)/config
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/sim/fleetsim.d \
+-include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/lua/cli.d \
          $(FUZZ_SRC:%.c=$(BUILD)/%.d)

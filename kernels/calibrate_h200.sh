@@ -23,21 +23,7 @@ if ! make CUDA=yes NVCCFLAGS="$NVCCFLAGS" -j"$(nproc)" build/fleetsim build/libf
     exit 1
 fi
 
-# Until sim/fleetsim.c dispatches `calibrate`, a two-line driver over the library does.
 FLEETSIM="build/fleetsim"
-if ! build/fleetsim calibrate --help > /dev/null 2>&1; then
-    say "build/fleetsim has no calibrate command yet: using build/calibrate_driver"
-    cat > build/calibrate_driver.c <<'C'
-#include "kernels/calibrate_cli.h"
-#include "sim/rng.h"
-int main(int argc, char **argv) { sim_gsl_quiet(); return calibrate_main(argc, argv); }
-C
-    CUDA_ROOT=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
-    cc -std=c11 -I. -o build/calibrate_driver build/calibrate_driver.c build/libfleetsim.a \
-        $(pkg-config --libs gsl lua5.4) -lcsv -lm -L"$CUDA_ROOT/lib64" -lcudart_static \
-        -ldl -lrt -lpthread -lstdc++ >> "$OUT/build.log" 2>&1 || { say "driver build failed"; exit 1; }
-    FLEETSIM="build/calibrate_driver"
-fi
 
 say "== calibrate --device cuda --quick"
 timeout 420 "$FLEETSIM" calibrate --device cuda --quick -o kernels/profiles/h200.lua \

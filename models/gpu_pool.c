@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
@@ -126,7 +127,7 @@ static void hazard_refresh(gpu_pool *p, sim_event_id *ev, double rate_per_gpu, g
     if (p->held.n > 0) {
         double at = sim_engine_now(p->engine)
                     + gsl_ran_exponential(rng, 1 / (rate_per_gpu * (double)p->held.n));
-        *ev = sim_event_schedule(p->engine, at, 0, fn, p);
+        *ev = sim_event_schedule(p->engine, at, EVENT_MODEL, fn, p);
     }
 }
 
@@ -176,7 +177,7 @@ static void on_notify(sim_engine *e, void *data)
 static void notify(gpu_pool *p)
 {
     if (p->listener && !p->notify_event)
-        p->notify_event = sim_event_schedule_in(p->engine, 0, GPU_POOL_NOTIFY_PRIORITY,
+        p->notify_event = sim_event_schedule_in(p->engine, 0, EVENT_POOL_NOTIFY,
                                                 on_notify, p);
 }
 
@@ -251,7 +252,7 @@ static void gpu_to_repair(gpu_pool *p, gpu *g)
     g->request = -1;
     g->doomed = false;
     double repair = fmax(0, sim_dist_sample(&p->cap.repair_s, p->failure_rng));
-    g->event = sim_event_schedule_in(p->engine, repair, 0, on_repaired, g);
+    g->event = sim_event_schedule_in(p->engine, repair, EVENT_MODEL, on_repaired, g);
 }
 
 /* A GPU its holder gave back: free again (dedicated) or returned (cloud, spot). */
@@ -281,13 +282,13 @@ static void attempt(gpu_pool *p, gpu *g)
     if (refused) {
         p->stats.provision_failures++;
         g->state = GPU_ORDERED;
-        g->event = sim_event_schedule_in(p->engine, c->retry_s, 0, on_retry, g);
+        g->event = sim_event_schedule_in(p->engine, c->retry_s, EVENT_MODEL, on_retry, g);
         return;
     }
     g->state = GPU_PROVISIONING;
     p->renting++;
     double delay = fmax(0, sim_dist_sample(&c->provision_s, p->provision_rng));
-    g->event = sim_event_schedule_in(p->engine, delay, 0, on_ready, g);
+    g->event = sim_event_schedule_in(p->engine, delay, EVENT_MODEL, on_ready, g);
 }
 
 static void on_retry(sim_engine *e, void *data)
@@ -423,7 +424,7 @@ static void preempt(gpu_pool *p, gpu *g)
         if (r->loss)
             return; /* goes with the loss already announced */
         double at = sim_engine_now(p->engine) + p->cap.notice_s;
-        r->loss = sim_event_schedule(p->engine, at, 0, on_loss, r);
+        r->loss = sim_event_schedule(p->engine, at, EVENT_MODEL, on_loss, r);
         if (r->holder->warned)
             r->holder->warned(r->context, at);
     }
@@ -484,7 +485,7 @@ static void on_trace_preemption(sim_engine *e, void *data)
     p->next_trace++;
     if (p->next_trace < p->cap.npreemption_times)
         p->trace_event = sim_event_schedule(p->engine, p->cap.preemption_times_s[p->next_trace],
-                                            0, on_trace_preemption, p);
+                                            EVENT_MODEL, on_trace_preemption, p);
     gpu *g = pick_held(p, p->preemption_rng);
     if (g)
         preempt(p, g);
@@ -572,7 +573,7 @@ gpu_pool *gpu_pool_create(sim_engine *engine, const pool_capacity *capacity, con
     hazards_refresh(p);
     if (capacity->kind == POOL_SPOT && capacity->npreemption_times > 0)
         p->trace_event = sim_event_schedule(engine, fmax(now, capacity->preemption_times_s[0]),
-                                            0, on_trace_preemption, p);
+                                            EVENT_MODEL, on_trace_preemption, p);
     return p;
 }
 

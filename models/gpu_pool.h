@@ -119,9 +119,8 @@ unsigned gpu_pool_capacity_gpus(const gpu_pool *p);
 
 /* Calls changed(context) when GPUs may have become available (a release, a loss, a
  * repair, a cancelled order), from an event at the same instant after the change
- * (priority GPU_POOL_NOTIFY_PRIORITY, at most one pending), never from inside a
- * gpu_pool_* call: a scheduler retries its queue there.  NULL clears it. */
-#define GPU_POOL_NOTIFY_PRIORITY 10
+ * (EVENT_POOL_NOTIFY of models/event_order.h, at most one pending), never from inside
+ * a gpu_pool_* call: a scheduler retries its queue there.  NULL clears it. */
 void gpu_pool_set_listener(gpu_pool *p, void (*changed)(void *context), void *context);
 
 /* Statistics since creation or the last restart (warm-up); gpu_seconds is brought up to

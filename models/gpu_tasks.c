@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "sim/fatal.h"
 
 #define NONE (-1)
-#define PRIORITY_DEPARTURE (-1) /* resources freed at a time serve arrivals at that time */
-#define PRIORITY_ARRIVAL 0
 
 typedef struct task_state {
     gpu_tasks *owner;
@@ -248,7 +247,7 @@ static void place(gpu_tasks *t, size_t i, gpu_slot slot)
     t->stats.placed++;
     sim_stat_add(&t->stats.pending_s, now - s->arrival_s);
     sim_histogram_add(&t->stats.pending_hist_s, now - s->arrival_s);
-    sim_event_schedule(t->engine, now + s->duration_s, PRIORITY_DEPARTURE, on_departure, s);
+    sim_event_schedule(t->engine, now + s->duration_s, EVENT_RELEASE, on_departure, s);
 }
 
 static void enqueue(gpu_tasks *t, size_t i)
@@ -306,7 +305,7 @@ static void on_arrival(sim_engine *engine, void *data)
     }
     if (t->next_arrival < t->norder)
         sim_event_schedule(engine, t->tasks[t->order[t->next_arrival]].arrival_s,
-                           PRIORITY_ARRIVAL, on_arrival, t);
+                           EVENT_MODEL, on_arrival, t);
     observe(t);
 }
 
@@ -334,7 +333,7 @@ void gpu_tasks_start(gpu_tasks *t)
 {
     if (t->norder > 0) {
         double first_s = t->tasks[t->order[0]].arrival_s;
-        sim_event_schedule(t->engine, sim_engine_now(t->engine) + first_s, PRIORITY_ARRIVAL,
+        sim_event_schedule(t->engine, sim_engine_now(t->engine) + first_s, EVENT_MODEL,
                            on_arrival, t);
     }
 }

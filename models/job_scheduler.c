@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "models/job_internal.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
@@ -15,7 +16,6 @@
 
 /* The end of an evacuation runs before a preemption's loss at the same instant, so the
  * checkpoint written in the notice counts. */
-#define EVACUATION_PRIORITY (-1)
 
 static void dispatch(job_scheduler *s);
 
@@ -87,7 +87,7 @@ static void on_dispatch(sim_engine *e, void *data)
 static void dispatch_soon(job_scheduler *s)
 {
     if (!s->dispatch_event)
-        s->dispatch_event = sim_event_schedule_in(s->engine, 0, GPU_POOL_NOTIFY_PRIORITY,
+        s->dispatch_event = sim_event_schedule_in(s->engine, 0, EVENT_POOL_NOTIFY,
                                                   on_dispatch, s);
 }
 
@@ -115,7 +115,7 @@ static void on_granted(void *context, const unsigned *gpus, unsigned n)
     running_add(s, j);
     double length = training_segment_s(&j->checkpoint, j->segment_restart_s,
                                        j->work_s - j->saved_s);
-    j->event = sim_event_schedule(s->engine, now + length, 0, on_segment_end, j);
+    j->event = sim_event_schedule(s->engine, now + length, EVENT_MODEL, on_segment_end, j);
 }
 
 /* Work done and saved in the current segment by now. */
@@ -193,7 +193,7 @@ static void on_warned(void *context, double lost_at_s)
     j->evacuated_s = j->saved_s + done;
     j->evacuation_fallback_s = j->saved_s + saved;
     sim_event_cancel(s->engine, j->event);
-    j->event = sim_event_schedule(s->engine, now + j->checkpoint.write_s, EVACUATION_PRIORITY,
+    j->event = sim_event_schedule(s->engine, now + j->checkpoint.write_s, EVENT_RELEASE,
                                   on_evacuated, j);
     j->state = JOB_EVACUATING;
 }
@@ -393,11 +393,11 @@ static void stream_schedule_next(job_stream *st)
     sim_engine *e = st->s->engine;
     if (sp->has_trace) {
         if (st->arrived < sp->trace.n)
-            sim_event_schedule(e, fmax(sim_engine_now(e), sp->trace.at_s[st->arrived]), 0,
+            sim_event_schedule(e, fmax(sim_engine_now(e), sp->trace.at_s[st->arrived]), EVENT_MODEL,
                                on_stream_arrival, st);
     } else if (sp->count == 0 || st->arrived < sp->count) {
         double gap = fmax(0, sim_dist_sample(&sp->interarrival_s, st->arrival_rng));
-        sim_event_schedule_in(e, gap, 0, on_stream_arrival, st);
+        sim_event_schedule_in(e, gap, EVENT_MODEL, on_stream_arrival, st);
     }
 }
 
@@ -513,7 +513,7 @@ int job_scheduler_add_job(job_scheduler *s, const training_spec *spec, char *err
     j->restart_s = spec->restart_s;
     j->mfu = spec->mfu;
     j->arrival_s = spec->at_s;
-    sim_event_schedule(s->engine, fmax(spec->at_s, sim_engine_now(s->engine)), 0,
+    sim_event_schedule(s->engine, fmax(spec->at_s, sim_engine_now(s->engine)), EVENT_MODEL,
                        on_job_arrival, j);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "models/event_order.h"
 #include "sim/timeavg.h"
 
 struct noisy_process {
@@ -105,7 +106,7 @@ static void enter(noisy_process *p, bool contended)
     } else {
         set_factors(p, 1, 1);
     }
-    p->event = sim_event_schedule(p->engine, now + dwell, 0, on_change, p);
+    p->event = sim_event_schedule(p->engine, now + dwell, EVENT_MODEL, on_change, p);
 }
 
 static void on_change(sim_engine *e, void *data)

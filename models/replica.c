@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "models/event_order.h"
 #include "sim/fatal.h"
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
@@ -237,7 +238,7 @@ static void start_prefill(replica *r, double now)
     perf_time t = perf_iteration(c->model, c->device, &c->profile, c->prec, c->tp, decoders,
                                  context, prefill, attention);
     set_phase(r, now, PREFILL);
-    r->event = sim_event_schedule(r->engine, now + t.total_s, 0, on_iteration_end, r);
+    r->event = sim_event_schedule(r->engine, now + t.total_s, EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
 }
 
@@ -267,7 +268,7 @@ static void start_decode(replica *r, double now)
     r->run_start_s = now;
     set_phase(r, now, DECODE);
     r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
-                                  0, on_iteration_end, r);
+                                  EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "models/station.h"
 #include "sim/fatal.h"
 #include "sim/interrupt.h"
@@ -220,7 +221,7 @@ static void on_inference_bucket(sim_engine *e, void *data)
     inference_run *ir = data;
     double now = sim_engine_now(e);
     record_inference_bucket(ir, now);
-    sim_event_schedule(e, now + ir->sc->bucket_s, -2, on_inference_bucket, ir);
+    sim_event_schedule(e, now + ir->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
 }
 
 static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
@@ -316,7 +317,7 @@ static void on_tasks_bucket(sim_engine *e, void *data)
     gpu_tasks_run *tr = data;
     double now = sim_engine_now(e);
     record_tasks_bucket(tr, now);
-    sim_event_schedule(e, now + tr->sc->bucket_s, -2, on_tasks_bucket, tr);
+    sim_event_schedule(e, now + tr->sc->bucket_s, EVENT_BUCKET, on_tasks_bucket, tr);
 }
 
 static void on_tasks_warmup(sim_engine *e, void *data) { gpu_tasks_reset_stats(data); }
@@ -338,7 +339,7 @@ static void on_progress(sim_engine *e, void *data)
     ps->fn(ps->context, &ps->p);
     double next = sim_engine_now(e) + ps->step_s;
     if (next < ps->p.duration_s)
-        sim_event_schedule(e, next, 32767, on_progress, ps);
+        sim_event_schedule(e, next, EVENT_PROGRESS, on_progress, ps);
 }
 
 /* Builds the per-pool runs (classes, subjects); they outlive the replications. */
@@ -486,8 +487,8 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             tr->bucket_start_s = 0;
             gpu_tasks_start(tr->t);
             if (sc->warmup_s > 0)
-                sim_event_schedule(e, sc->warmup_s, -1, on_tasks_warmup, tr->t);
-            sim_event_schedule(e, sc->bucket_s, -2, on_tasks_bucket, tr);
+                sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_tasks_warmup, tr->t);
+            sim_event_schedule(e, sc->bucket_s, EVENT_BUCKET, on_tasks_bucket, tr);
         }
         for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
             inference_run *ir = &inferences[i];
@@ -503,12 +504,12 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             }
             ir->bucket_start_s = 0;
             serving_start(ir->sv);
-            sim_event_schedule(e, sc->bucket_s, -2, on_inference_bucket, ir);
+            sim_event_schedule(e, sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
         }
         if (status == 0) {
             ps.p.replication = r;
             if (progress)
-                sim_event_schedule(e, ps.step_s, 32767, on_progress, &ps);
+                sim_event_schedule(e, ps.step_s, EVENT_PROGRESS, on_progress, &ps);
             sim_interrupt_watch(e); /* only while events run: see sim/interrupt.h */
             sim_engine_run_until(e, sc->duration_s);
             sim_interrupt_watch(NULL);

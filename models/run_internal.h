@@ -18,9 +18,6 @@ enum {
     COL_GPU_ALLOCATION, COL_FRAGMENTATION, COL_TASKS_PENDING, COL_COST, NCOLUMNS
 };
 
-/* Event priorities of the bucket and warm-up events. */
-enum { PRIORITY_BUCKET = -2, PRIORITY_WARMUP = -1 };
-
 /* A pool's GPUs in one replication: the pool, its job scheduler, its cost meter, and its
  * time-series marks. */
 typedef struct pool_gpus {

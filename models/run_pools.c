@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "models/run_internal.h"
 #include "sim/fatal.h"
 
@@ -64,7 +65,7 @@ static void on_bucket(sim_engine *e, void *data)
     pool_gpus *pg = data;
     double now = sim_engine_now(e);
     record_bucket(pg, now);
-    sim_event_schedule(e, now + pg->sc->bucket_s, PRIORITY_BUCKET, on_bucket, pg);
+    sim_event_schedule(e, now + pg->sc->bucket_s, EVENT_BUCKET, on_bucket, pg);
 }
 
 static void on_warmup(sim_engine *e, void *data)
@@ -119,8 +120,8 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
         sim_fatal("out of memory creating a cost meter");
     gpu_pool_set_meter(pg->gp, pg->meter);
     if (sc->warmup_s > 0)
-        sim_event_schedule(e, sc->warmup_s, PRIORITY_WARMUP, on_warmup, pg);
-    sim_event_schedule(e, sc->bucket_s, PRIORITY_BUCKET, on_bucket, pg);
+        sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_warmup, pg);
+    sim_event_schedule(e, sc->bucket_s, EVENT_BUCKET, on_bucket, pg);
     return has_jobs(sc, pg->pool) ? start_jobs(pg, e, r, options, err, err_size) : 0;
 }
 

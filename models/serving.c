@@ -1,13 +1,61 @@
-/* Inference serving on a fleet of replicas (see serving.h). */
-#include "models/serving_internal.h"
+/* Inference serving (see serving.h): requests arrive (a distribution, a traffic
+ * process, a trace, closed-loop users), go to the workload's own fleet of replicas or,
+ * when it is saturated, to its overflow fleet (models/serving_fleet.h), wait while no
+ * replica is ready, and are recorded as users saw them.  Every autoscaled fleet is
+ * evaluated here each interval (models/autoscale.h). */
+#include "models/serving.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/arrivals.h"
+#include "models/event_order.h"
+#include "models/serving_fleet.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
+
+/* Requests in flight come from a free list: memory follows the requests in the system,
+ * not the number served. */
+typedef struct request_block {
+    struct request_block *next;
+    llm_request items[256];
+} request_block;
+
+enum { MAX_FLEETS = 2 }; /* the workload's own pool, and its overflow pool */
+
+struct serving {
+    sim_engine *engine;
+    serving_config config;
+    serving_group_config own;  /* fleet 0's configuration, gathered from config */
+    serving_fleet *fleets[MAX_FLEETS];
+    unsigned nfleets;
+    autoscale_memory scaling[MAX_FLEETS];
+    struct fleet_tick { serving *s; unsigned index; } ticks[MAX_FLEETS]; /* autoscaler events */
+    unsigned spilled[MAX_FLEETS]; /* requests that found the own pool saturated while this
+                                     (overflow) fleet had no replica, since its last
+                                     evaluation: they call for a first replica */
+    llm_request *pending_head, *pending_tail; /* no replica ready to take them */
+    unsigned npending;
+    arrivals *arrivals;
+    gsl_rng *route_rng, *rtt_rng;
+    char error[512];
+    llm_request *free_list;
+    request_block *blocks;
+    size_t nblocks;
+    uint64_t next_id;
+    serving_stats stats;
+    serving_bucket bucket;
+    serving_bucket view;      /* the last closed bucket, handed out */
+    double bucket_start_s;
+};
+
+/* The configuration of fleet i (0: own, 1: overflow). */
+static const serving_group_config *fleet_config(const serving *s, unsigned i)
+{
+    return i == 0 ? &s->own : s->config.overflow;
+}
 
 static const char *const ROUTING_NAMES[] = {
     "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
@@ -51,15 +99,6 @@ static void request_give(serving *s, llm_request *q)
     s->free_list = q;
 }
 
-static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
-{
-    double x = round(sim_dist_sample(d, rng));
-    return x < 1 ? 1 : x > 1e7 ? 10000000u : (unsigned)x;
-}
-
-static bool closed_loop(const serving *s);
-static void schedule_user(serving *s, double now);
-
 static void bucket_clear(serving_bucket *b)
 {
     b->arrived = b->completed = b->dropped = 0;
@@ -93,12 +132,14 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
         sim_stat_add(&b->tpot_s, tpot);
 }
 
-void serving_record(serving *s, llm_request *q, bool dropped, const serving_group *g)
+/* fleet_events.done: a request ended (finished, or dropped) on a replica of a fleet. */
+static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned fleet)
 {
+    serving *s = owner;
     serving_stats *st = &s->stats;
     double ttft = NAN, tpot = NAN, e2e = NAN, rtt = NAN;
     if (!dropped) {
-        const serving_group_config *where = &g->config;
+        const serving_group_config *where = fleet_config(s, fleet);
         rtt = sim_dist_sample(&where->rtt_s, s->rtt_rng);
         if (where->spike_probability > 0
             && gsl_rng_uniform(s->rtt_rng) < where->spike_probability)
@@ -108,7 +149,7 @@ void serving_record(serving *s, llm_request *q, bool dropped, const serving_grou
         if (q->output > 1)
             tpot = (q->finish_s - q->first_token_s) / (q->output - 1);
     }
-    record_bucket(s, q, dropped, ttft, tpot, e2e, g->index);
+    record_bucket(s, q, dropped, ttft, tpot, e2e, fleet);
     if (s->config.on_request) {
         request_record r = {
             s->config.name, s->config.replication, q->id, q->arrival_s,
@@ -141,125 +182,102 @@ void serving_record(serving *s, llm_request *q, bool dropped, const serving_grou
         }
     }
     request_give(s, q);
-    if (closed_loop(s))
-        schedule_user(s, sim_engine_now(s->engine));
+    arrivals_request_ended(s->arrivals);
 }
 
-static void on_trace_arrival(sim_engine *e, void *data);
+/* ---- routing between fleets --------------------------------------------------------- */
 
-/* Reads the next kept trace row (looping if asked) and schedules its arrival; at the
- * end, or on an error (kept in s->error; the run stops), schedules nothing. */
-static void schedule_trace_row(serving *s)
+/* To the own fleet, or to the overflow fleet when every own replica is saturated, or
+ * to the pending queue while no replica is ready. */
+static void route(serving *s, llm_request *q)
 {
-    trace_record r;
-    for (;;) {
-        int got = trace_next(s->trace, &r, s->error, sizeof s->error);
-        if (got < 0) {
-            sim_engine_stop(s->engine);
+    serving_fleet *own = s->fleets[0], *chosen = NULL;
+    serving_fleet *overflow = s->nfleets > 1 ? s->fleets[1] : NULL;
+    bool spill = overflow && serving_fleet_saturated(own, s->config.overflow_threshold);
+    if (spill && serving_fleet_active(overflow) > 0)
+        chosen = overflow;
+    else if (serving_fleet_active(own) > 0)
+        chosen = own;
+    if (spill && serving_fleet_active(overflow) == 0)
+        s->spilled[1]++; /* demand for an overflow pool that has no replica yet */
+    if (!chosen) { /* no replica ready: wait for one */
+        q->next = NULL;
+        if (s->pending_tail)
+            s->pending_tail->next = q;
+        else
+            s->pending_head = q;
+        s->pending_tail = q;
+        s->npending++;
+        return;
+    }
+    if (serving_fleet_route(chosen, q, s->error, sizeof s->error) < 0)
+        sim_engine_stop(s->engine);
+}
+
+static bool any_replica_ready(const serving *s)
+{
+    for (unsigned i = 0; i < s->nfleets; i++)
+        if (serving_fleet_active(s->fleets[i]) > 0)
+            return true;
+    return false;
+}
+
+/* fleet_events.ready: the requests that waited for a replica go to those now ready. */
+static void on_fleet_ready(void *owner)
+{
+    serving *s = owner;
+    while (s->pending_head && any_replica_ready(s)) {
+        llm_request *q = s->pending_head;
+        s->pending_head = q->next;
+        if (!s->pending_head)
+            s->pending_tail = NULL;
+        s->npending--;
+        route(s, q);
+    }
+}
+
+/* fleet_events.reroute: a lost replica's request, routed again. */
+static void on_reroute(void *owner, llm_request *q) { route(owner, q); }
+
+/* ---- autoscaling ------------------------------------------------------------------- */
+
+/* Every interval: the fleet's view, completed with what waits here, then the policy's
+ * target (a scenario's function, or the built-in target tracking). */
+static void on_autoscale(sim_engine *e, void *data)
+{
+    const struct fleet_tick *tick = data;
+    serving *s = tick->s;
+    unsigned i = tick->index;
+    serving_fleet *f = s->fleets[i];
+    const autoscaler_spec *a = fleet_config(s, i)->autoscaler;
+    double now = sim_engine_now(e);
+    autoscale_view v = serving_fleet_observe(f, now);
+    v.pending = s->npending;
+    v.outstanding += s->npending;
+    v.spilled = s->spilled[i];
+    unsigned target = serving_fleet_target(f);
+    if (a->custom) {
+        int wanted = a->custom(a->custom_context, &v, s->error, sizeof s->error);
+        if (wanted < 0) {
+            sim_engine_stop(e);
             return;
         }
-        if (got == 0) {
-            if (!s->config.loop || s->trace_last_s <= s->trace_offset_s)
-                return;
-            trace_close(s->trace);
-            s->trace = trace_open(s->config.trace, s->error, sizeof s->error);
-            if (!s->trace) {
-                sim_engine_stop(s->engine);
-                return;
-            }
-            /* the next pass starts one mean gap after this one ended, so that the two
-             * rows do not fall on the same instant */
-            double span = s->trace_last_s - s->trace_offset_s;
-            double gap = s->trace_pass_rows > 1 ? span / (double)(s->trace_pass_rows - 1) : span;
-            s->trace_offset_s = s->trace_last_s + gap;
-            s->trace_pass_rows = 0;
-            continue;
-        }
-        r.time_s += s->trace_offset_s;
-        s->trace_last_s = r.time_s;
-        s->trace_pass_rows++;
-        if (s->config.sample > 0 && s->config.sample < 1
-            && gsl_rng_uniform(s->sample_rng) >= s->config.sample)
-            continue;
-        break;
+        target = autoscale_clamp(&v, wanted);
+    } else {
+        target = autoscale_decide(a, &v, target, &s->scaling[i]);
     }
-    s->next_record = r;
+    s->spilled[i] = 0;
+    serving_fleet_set_target(f, target);
+    sim_event_schedule(e, now + a->interval_s, EVENT_FLEET, on_autoscale, data);
+}
+
+/* ---- life cycle -------------------------------------------------------------------- */
+
+/* arrivals_config.arrive: a request joins the workload. */
+static void admit_request(void *owner, unsigned prompt, unsigned output)
+{
+    serving *s = owner;
     double now = sim_engine_now(s->engine);
-    sim_event_schedule(s->engine, r.time_s > now ? r.time_s : now, 0, on_trace_arrival, s);
-}
-
-static void admit_request(serving *s, double now, unsigned prompt, unsigned output);
-
-static void on_trace_arrival(sim_engine *e, void *data)
-{
-    serving *s = data;
-    trace_record r = s->next_record;
-    unsigned prompt = r.prompt ? r.prompt : 1, output = r.output ? r.output : 1;
-    if (!s->config.lengths_from_trace) {
-        prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
-        output = draw_tokens(&s->config.output_tokens, s->length_rng);
-    }
-    s->generated++;
-    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals)
-        schedule_trace_row(s);
-    admit_request(s, sim_engine_now(e), prompt, output);
-}
-
-/* The next arrival of an open process after now. */
-static double next_arrival(serving *s, double now)
-{
-    if (s->config.traffic) {
-        double next = traffic_next(&s->traffic, now, s->error, sizeof s->error);
-        if (isnan(next)) {
-            sim_engine_stop(s->engine);
-            return INFINITY;
-        }
-        return next;
-    }
-    return now + sim_dist_sample(&s->config.interarrival, s->arrival_rng);
-}
-
-static void on_arrival(sim_engine *e, void *data)
-{
-    serving *s = data;
-    double now = sim_engine_now(e);
-    s->generated++;
-    if (!s->config.max_arrivals || s->generated < s->config.max_arrivals) {
-        double next = next_arrival(s, now);
-        if (isfinite(next))
-            sim_event_schedule(e, next, 0, on_arrival, s);
-    }
-    unsigned prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
-    unsigned output = draw_tokens(&s->config.output_tokens, s->length_rng);
-    admit_request(s, now, prompt, output);
-}
-
-static bool closed_loop(const serving *s)
-{
-    return s->config.traffic && s->config.traffic->kind == TRAFFIC_CLOSED_LOOP;
-}
-
-/* A closed-loop user's request: the next one follows its answer and a think time. */
-static void on_user_request(sim_engine *e, void *data)
-{
-    serving *s = data;
-    s->generated++;
-    unsigned prompt = draw_tokens(&s->config.prompt_tokens, s->length_rng);
-    unsigned output = draw_tokens(&s->config.output_tokens, s->length_rng);
-    admit_request(s, sim_engine_now(e), prompt, output);
-}
-
-static void schedule_user(serving *s, double now)
-{
-    if (s->config.max_arrivals && s->users_scheduled >= s->config.max_arrivals)
-        return;
-    s->users_scheduled++; /* counted when scheduled, so the limit holds exactly */
-    double think = sim_dist_sample(&s->config.traffic->think_s, s->arrival_rng);
-    sim_event_schedule(s->engine, now + think, 0, on_user_request, s);
-}
-
-static void admit_request(serving *s, double now, unsigned prompt, unsigned output)
-{
     llm_request *q = request_take(s);
     q->id = s->next_id++;
     q->arrival_s = now;
@@ -268,12 +286,14 @@ static void admit_request(serving *s, double now, unsigned prompt, unsigned outp
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
-    fleet_route(s, q);
+    route(s, q);
 }
 
 static void on_warmup_end(sim_engine *e, void *data)
 {
-    fleet_restart_stats(data, sim_engine_now(e));
+    serving *s = data;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        serving_fleet_restart_stats(s->fleets[i], sim_engine_now(e));
 }
 
 serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
@@ -309,15 +329,42 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     s->config = *config;
     if (!s->config.overflow_threshold)
         s->config.overflow_threshold = config->replica.max_batch;
-    fleet_init(s);
     const char *name = config->name ? config->name : "inference";
     char stream[256];
-    gsl_rng **rngs[] = { &s->arrival_rng, &s->length_rng, &s->route_rng, &s->rtt_rng,
-                         &s->sample_rng };
-    const char *suffix[] = { "arrivals", "lengths", "routing", "network", "sample" };
-    for (int i = 0; i < 5; i++) {
+    gsl_rng **rngs[] = { &s->route_rng, &s->rtt_rng };
+    const char *suffix[] = { "routing", "network" };
+    for (int i = 0; i < 2; i++) {
         snprintf(stream, sizeof stream, "%s.%s", name, suffix[i]);
         *rngs[i] = sim_rng_stream(config->seed, config->replication, stream);
+    }
+    const serving_config *c = config;
+    arrivals_config ac = {
+        .name = name, .seed = c->seed, .replication = c->replication,
+        .interarrival = c->interarrival, .prompt_tokens = c->prompt_tokens,
+        .output_tokens = c->output_tokens, .trace = c->trace,
+        .lengths_from_trace = c->lengths_from_trace, .loop = c->loop, .sample = c->sample,
+        .traffic = c->traffic, .max_arrivals = c->max_arrivals,
+        .arrive = admit_request, .owner = s,
+    };
+    s->arrivals = arrivals_create(engine, &ac);
+    s->own = (serving_group_config){
+        .pool_name = c->pool_name, .replica = c->replica, .replicas = c->replicas,
+        .min = c->min_replicas, .max = c->max_replicas ? c->max_replicas : c->replicas,
+        .pool = c->pool, .autoscaler = c->autoscaler, .rtt_s = c->rtt_s,
+        .spike_probability = c->spike_probability, .spike_s = c->spike_s,
+        .sharing = c->sharing, .noisy = c->noisy, .units_per_gpu = c->units_per_gpu,
+    };
+    s->nfleets = c->overflow ? 2 : 1;
+    for (unsigned i = 0; i < s->nfleets; i++) {
+        serving_fleet_config fc = {
+            .group = *fleet_config(s, i), .index = i,
+            .routing = { c->routing, c->custom_route, c->route_context, s->route_rng, name },
+            .events = { s, on_request_done, on_fleet_ready, on_reroute },
+            .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
+        };
+        s->fleets[i] = serving_fleet_create(engine, &fc);
+        s->scaling[i] = autoscale_memory_start();
+        s->ticks[i] = (struct fleet_tick){ s, i };
     }
     serving_stats *st = &s->stats;
     sim_stat_reset(&st->ttft_s);
@@ -340,9 +387,9 @@ const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
     double sums[3], replica_s, other[3] = { 0, 0, 0 }, other_s = 0;
-    fleet_bucket_sums(s, 0, now, sums, &replica_s);
-    if (s->ngroups > 1)
-        fleet_bucket_sums(s, 1, now, other, &other_s);
+    serving_fleet_bucket_sums(s->fleets[0], now, sums, &replica_s);
+    if (s->nfleets > 1)
+        serving_fleet_bucket_sums(s->fleets[1], now, other, &other_s);
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
@@ -363,47 +410,36 @@ void serving_start(serving *s)
 {
     double now = sim_engine_now(s->engine);
     if (s->config.warmup_s > now)
-        sim_event_schedule(s->engine, s->config.warmup_s, -1, on_warmup_end, s);
-    fleet_start(s);
-    if (s->config.trace) {
-        s->trace = trace_open(s->config.trace, s->error, sizeof s->error);
-        if (!s->trace) {
-            sim_engine_stop(s->engine);
-            return;
-        }
-        schedule_trace_row(s);
-        return;
+        sim_event_schedule(s->engine, s->config.warmup_s, EVENT_WARMUP, on_warmup_end, s);
+    for (unsigned i = 0; i < s->nfleets; i++) {
+        serving_fleet_start(s->fleets[i]);
+        const serving_group_config *c = fleet_config(s, i);
+        if (c->pool && c->autoscaler && c->autoscaler->enabled)
+            sim_event_schedule(s->engine, now + c->autoscaler->interval_s, EVENT_FLEET,
+                               on_autoscale, &s->ticks[i]);
     }
-    if (closed_loop(s)) {
-        for (unsigned u = 0; u < s->config.traffic->users; u++)
-            schedule_user(s, now);
-        return;
-    }
-    if (s->config.traffic)
-        traffic_start(&s->traffic, s->config.traffic, s->arrival_rng, now);
-    double first = next_arrival(s, now);
-    if (isfinite(first))
-        sim_event_schedule(s->engine, first, 0, on_arrival, s);
+    arrivals_start(s->arrivals);
 }
 
-const char *serving_error(const serving *s) { return s->error[0] ? s->error : NULL; }
+const char *serving_error(const serving *s)
+{
+    return s->error[0] ? s->error : arrivals_error(s->arrivals);
+}
 
 void serving_free(serving *s)
 {
     if (!s)
         return;
-    fleet_free(s); /* pending requests live in the blocks freed below */
+    for (unsigned i = 0; i < s->nfleets; i++) /* requests live in the blocks freed below */
+        serving_fleet_free(s->fleets[i]);
     while (s->blocks) {
         request_block *next = s->blocks->next;
         free(s->blocks);
         s->blocks = next;
     }
-    gsl_rng_free(s->arrival_rng);
-    gsl_rng_free(s->length_rng);
+    arrivals_free(s->arrivals);
     gsl_rng_free(s->route_rng);
     gsl_rng_free(s->rtt_rng);
-    gsl_rng_free(s->sample_rng);
-    trace_close(s->trace);
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);
     sim_histogram_release(&s->stats.e2e_hist_s);
@@ -411,7 +447,6 @@ void serving_free(serving *s)
     sim_histogram_release(&s->bucket.e2e_hist_s);
     sim_histogram_release(&s->view.ttft_hist_s);
     sim_histogram_release(&s->view.e2e_hist_s);
-    free(s->loads);
     free(s);
 }
 
@@ -432,18 +467,44 @@ double serving_kv_utilization(const serving *s, double end_s)
     return serving_group_get_stats(s, 0, end_s).kv_mean;
 }
 
-double serving_batch_max(const serving *s) { return fleet_batch_max(s); }
-double serving_kv_max(const serving *s) { return fleet_kv_max(s); }
+double serving_batch_max(const serving *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        m = fmax(m, serving_fleet_batch_max(s->fleets[i]));
+    return m;
+}
+
+double serving_kv_max(const serving *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        m = fmax(m, serving_fleet_kv_max(s->fleets[i]));
+    return m;
+}
+
+unsigned serving_groups(const serving *s) { return s->nfleets; }
+
+serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s)
+{
+    return serving_fleet_stats(s->fleets[group], end_s);
+}
 
 uint64_t serving_preemptions(const serving *s)
 {
     uint64_t n = 0;
-    for (unsigned g = 0; g < s->ngroups; g++)
+    for (unsigned g = 0; g < s->nfleets; g++)
         n += serving_group_get_stats(s, g, sim_engine_now(s->engine)).kv_preemptions;
     return n;
 }
 
-uint64_t serving_replica_events(const serving *s) { return fleet_replica_events(s); }
+uint64_t serving_replica_events(const serving *s)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        n += serving_fleet_replica_events(s->fleets[i]);
+    return n;
+}
 
 size_t serving_memory_bytes(const serving *s)
 {

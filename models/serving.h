@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "models/autoscale.h"
 #include "models/gpu_pool.h"
 #include "models/gpu_share.h"
 #include "models/noisy.h"
@@ -51,39 +52,6 @@ typedef struct request_record {
 } request_record;
 
 typedef void (*request_record_fn)(void *context, const request_record *record);
-
-/* How an elastic pool follows its load: fs.autoscaler { metric, target, interval,
- * cooldown, scale_in_delay } or a scenario function. */
-typedef enum autoscale_metric {
-    AUTOSCALE_UTILIZATION,   /* busy fraction of the replicas over the last interval */
-    AUTOSCALE_QUEUE,         /* requests waiting or running per replica, now */
-    AUTOSCALE_KV_CACHE,      /* share of the key-value cache committed, over the interval */
-} autoscale_metric;
-
-/* What a scaling policy sees at each evaluation. */
-typedef struct autoscale_view {
-    double now_s;
-    unsigned active, provisioning, draining; /* replicas */
-    unsigned min, max;
-    double utilization;      /* busy fraction of the replicas over the last interval */
-    double kv_cache;         /* cache committed over the last interval */
-    double outstanding;      /* requests waiting or running, pending ones included */
-    unsigned pending;        /* requests no replica could take yet */
-} autoscale_view;
-
-/* A custom policy: the number of replicas wanted, or -1 with a message in err. */
-typedef int (*scale_fn)(void *context, const autoscale_view *view, char *err, size_t err_size);
-
-typedef struct autoscaler_spec {
-    bool enabled;
-    autoscale_metric metric;
-    double target;           /* of the metric */
-    double interval_s;       /* between evaluations */
-    double cooldown_s;       /* after a scale-out, before the next one */
-    double scale_in_delay_s; /* the metric must stay low this long before a scale-in */
-    scale_fn custom;         /* or NULL; its context lives in scenario.runtime */
-    void *custom_context;
-} autoscaler_spec;
 
 /* Replicas drawing their GPUs from one pool: the workload's own, or the overflow pool it
  * spills into when its own replicas are all saturated. */

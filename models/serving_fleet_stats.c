@@ -1,21 +1,17 @@
-/* What a serving workload's replicas did, live and gone (see serving_internal.h). */
+/* What a fleet's replicas did, live and gone, and the fleet as its autoscaler sees it
+ * (see serving_fleet.h). */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "models/serving_internal.h"
-#include "sim/fatal.h"
+#include "models/serving_fleet_internal.h"
 
-void fleet_bucket_sums(serving *s, unsigned gi, double now, double sums[3], double *replica_s)
+void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s)
 {
-    serving_group *g = &s->groups[gi];
     for (int k = 0; k < 3; k++) {
-        sums[k] = g->gone_bucket[k];
-        g->gone_bucket[k] = 0;
+        sums[k] = f->gone_bucket[k];
+        f->gone_bucket[k] = 0;
     }
-    for (size_t i = 0; i < g->nslots; i++) {
-        serving_slot *sl = g->slots[i];
+    for (size_t i = 0; i < f->nslots; i++) {
+        serving_slot *sl = f->slots[i];
         if (!sl->r)
             continue;
         const replica_stats *st = replica_get_stats(sl->r);
@@ -26,23 +22,19 @@ void fleet_bucket_sums(serving *s, unsigned gi, double now, double sums[3], doub
             sl->marks[k] = integral;
         }
     }
-    double ready = sim_timeavg_integral(&g->life_ready, now);
-    *replica_s = ready - g->ready_mark;
-    g->ready_mark = ready;
+    double ready = sim_timeavg_integral(&f->life_ready, now);
+    *replica_s = ready - f->ready_mark;
+    f->ready_mark = ready;
 }
 
-
-unsigned serving_groups(const serving *s) { return s->ngroups; }
-
-serving_group_stats serving_group_get_stats(const serving *s, unsigned gi, double end_s)
+serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
 {
-    const serving_group *g = &s->groups[gi];
-    serving_group_stats out = { .served = g->served, .replica_losses = g->losses,
-                                .kv_preemptions = g->gone_kv_preemptions,
-                                .replicas_max = g->ready.max };
-    double busy = g->gone_busy, batch = g->gone_batch, kv = g->gone_kv;
-    for (size_t i = 0; i < g->nslots; i++) {
-        const replica *r = g->slots[i]->r;
+    serving_group_stats out = { .served = f->served, .replica_losses = f->losses,
+                                .kv_preemptions = f->gone_kv_preemptions,
+                                .replicas_max = f->ready.max };
+    double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
+    for (size_t i = 0; i < f->nslots; i++) {
+        const replica *r = f->slots[i]->r;
         if (!r)
             continue;
         const replica_stats *st = replica_get_stats(r);
@@ -51,49 +43,80 @@ serving_group_stats serving_group_get_stats(const serving *s, unsigned gi, doubl
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
     }
-    double replica_s = sim_timeavg_integral(&g->ready, end_s);
-    out.replicas_mean = sim_timeavg_mean(&g->ready, end_s);
+    double replica_s = sim_timeavg_integral(&f->ready, end_s);
+    out.replicas_mean = sim_timeavg_mean(&f->ready, end_s);
     out.utilization = replica_s > 0 ? busy / replica_s : NAN;
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
     out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
     return out;
 }
 
-double fleet_batch_max(const serving *s)
+double serving_fleet_batch_max(const serving_fleet *f)
 {
-    double m = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        m = fmax(m, g->gone_batch_max);
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                m = fmax(m, replica_get_stats(g->slots[k]->r)->batch.max);
-    }
+    double m = f->gone_batch_max;
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->r)
+            m = fmax(m, replica_get_stats(f->slots[k]->r)->batch.max);
     return m;
 }
 
-double fleet_kv_max(const serving *s)
+double serving_fleet_kv_max(const serving_fleet *f)
 {
-    double m = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        m = fmax(m, g->gone_kv_max);
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                m = fmax(m, replica_get_stats(g->slots[k]->r)->life_kv.max);
-    }
+    double m = f->gone_kv_max;
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->r)
+            m = fmax(m, replica_get_stats(f->slots[k]->r)->life_kv.max);
     return m;
 }
 
-uint64_t fleet_replica_events(const serving *s)
+uint64_t serving_fleet_replica_events(const serving_fleet *f)
 {
-    uint64_t n = 0;
-    for (unsigned i = 0; i < s->ngroups; i++) {
-        const serving_group *g = &s->groups[i];
-        n += g->gone_events;
-        for (size_t k = 0; k < g->nslots; k++)
-            if (g->slots[k]->r)
-                n += replica_get_stats(g->slots[k]->r)->iterations_events;
-    }
+    uint64_t n = f->gone_events;
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->r)
+            n += replica_get_stats(f->slots[k]->r)->iterations_events;
     return n;
+}
+
+void serving_fleet_restart_stats(serving_fleet *f, double now)
+{
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->r)
+            replica_restart_stats(f->slots[k]->r, now);
+    sim_timeavg_restart(&f->ready, now);
+    f->gone_busy = f->gone_batch = f->gone_kv = 0;
+    f->gone_kv_preemptions = 0;
+    f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
+    f->losses = 0;
+}
+
+autoscale_view serving_fleet_observe(serving_fleet *f, double now)
+{
+    autoscale_view v = { .now_s = now, .min = f->group.min, .max = f->group.max };
+    double busy = 0, kv = 0, span = 0;
+    for (size_t i = 0; i < f->nslots; i++) {
+        serving_slot *sl = f->slots[i];
+        if (sl->state == SLOT_ORDERED) {
+            v.provisioning++;
+            continue;
+        }
+        const replica_stats *st = replica_get_stats(sl->r);
+        double integral = sim_timeavg_integral(&st->life_busy, now);
+        double kv_integral = sim_timeavg_integral(&st->life_kv, now);
+        if (sl->state == SLOT_ACTIVE) { /* the metric is of the replicas that stay */
+            v.active++;
+            busy += integral - sl->tick_mark;
+            kv += kv_integral - sl->tick_kv_mark;
+            span += now - sl->tick_from_s;
+        } else {
+            v.draining++;
+        }
+        sl->tick_mark = integral;
+        sl->tick_kv_mark = kv_integral;
+        sl->tick_from_s = now;
+        v.outstanding += replica_outstanding(sl->r);
+    }
+    v.utilization = span > 0 ? busy / span : 0;
+    v.kv_cache = span > 0 ? kv / span : 0;
+    return v;
 }

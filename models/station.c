@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/event_order.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -131,7 +132,7 @@ static void on_departure(sim_engine *engine, void *data);
 static void begin_service(station *st, class_state *c, double now, double arrived_s)
 {
     double service_s = sim_dist_sample(&c->config->service, c->service_rng);
-    sim_event_schedule(st->engine, now + service_s, 0, on_departure, c);
+    sim_event_schedule(st->engine, now + service_s, EVENT_MODEL, on_departure, c);
     double wait_s = now - arrived_s;
     if (st->on_bucket)
         record_start(&c->bucket, wait_s, wait_s + service_s);
@@ -148,7 +149,7 @@ static void on_arrival(sim_engine *engine, void *data)
     if (c->config->max_arrivals == 0 || c->generated < c->config->max_arrivals)
         sim_event_schedule(engine, now + sim_dist_sample(&c->config->interarrival,
                                                          c->arrival_rng),
-                           0, on_arrival, c);
+                           EVENT_MODEL, on_arrival, c);
     bool counted = now >= st->config.warmup_s;
     station_class_stats *s = &st->stats.classes[c->index];
     s->arrivals += counted;
@@ -217,7 +218,7 @@ static void on_bucket_end(sim_engine *engine, void *data)
     station *st = data;
     double now = sim_engine_now(engine);
     close_bucket(st, now);
-    sim_event_schedule(engine, now + st->config.bucket_s, -2, on_bucket_end, st);
+    sim_event_schedule(engine, now + st->config.bucket_s, EVENT_BUCKET, on_bucket_end, st);
 }
 
 static int check_config(const station_config *config, char *err, size_t err_size)
@@ -303,14 +304,14 @@ void station_start(station *st)
 {
     double now = sim_engine_now(st->engine);
     if (st->config.warmup_s > now)
-        sim_event_schedule(st->engine, st->config.warmup_s, -1, on_warmup_end, st);
+        sim_event_schedule(st->engine, st->config.warmup_s, EVENT_WARMUP, on_warmup_end, st);
     if (st->on_bucket)
-        sim_event_schedule(st->engine, now + st->config.bucket_s, -2, on_bucket_end, st);
+        sim_event_schedule(st->engine, now + st->config.bucket_s, EVENT_BUCKET, on_bucket_end, st);
     for (size_t i = 0; i < st->config.nclasses; i++) {
         class_state *c = &st->classes[i];
         sim_event_schedule(st->engine, now + sim_dist_sample(&c->config->interarrival,
                                                              c->arrival_rng),
-                           0, on_arrival, c);
+                           EVENT_MODEL, on_arrival, c);
     }
 }
 

@@ -13,7 +13,7 @@
 #include "kernels/calib_fit.h"
 #include "kernels/calib_profile.h"
 #include "kernels/calib_sample.h"
-#include "kernels/calibrate_cli.h"
+#include "lua/cli.h"
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
 #include "lua/profile_load.h"
@@ -319,7 +319,7 @@ static int run_calibrate(const char **args, int n)
     char *argv[16] = { "fleetsim", "calibrate" };
     for (int i = 0; i < n; i++)
         argv[2 + i] = (char *)args[i];
-    return calibrate_main(2 + n, argv);
+    return cli_calibrate(2 + n, argv);
 }
 
 static bool stderr_has(const char *text)

@@ -1,5 +1,8 @@
-/* The calibrate command (see calibrate_cli.h). */
-#include "kernels/calibrate_cli.h"
+/* `fleetsim calibrate`: measure this machine's GPU (or CPU), fit, and write a profile
+ * (Lua) beside its raw samples (CSV); or refit a samples file.  Prints the comparison
+ * with the catalog on stdout, progress on stderr; exit 1 for a run-time failure (no
+ * such device, an unwritable file, a failed kernel), 2 for bad usage or a bad samples
+ * file. */
 
 #include <ctype.h>
 #include <getopt.h>
@@ -14,11 +17,10 @@
 #include "kernels/calib_profile.h"
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
+#include "lua/cli.h"
 #include "output/atomic_file.h"
 
-enum { EXIT_RUN_FAILURE = 1, EXIT_BAD_INPUT = 2 };
-
-const char calibrate_usage[] =
+const char cli_calibrate_usage[] =
     "usage: fleetsim calibrate [--device cuda[:N]|cpu] [--quick] [-o FILE.lua]\n"
     "       fleetsim calibrate --refit SAMPLES.csv [-o FILE.lua]\n"
     "\n"
@@ -75,7 +77,7 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
             break;
         }
         case 'q': o->quiet = true; break;
-        case 'h': fputs(calibrate_usage, stdout); return 1;
+        case 'h': fputs(cli_calibrate_usage, stdout); return 1;
         case ':':
             fprintf(stderr, "fleetsim calibrate: %s needs a value\n", argv[optind - 1]);
             return -1;
@@ -280,12 +282,12 @@ static int measure(calibrate_options *o, calib_samples *samples, calib_meta *met
         if (count > 0 && o->bench.cuda_device >= count) {
             fprintf(stderr, "fleetsim calibrate: --device %s: there %s %d CUDA device%s\n",
                     o->device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
-            return EXIT_RUN_FAILURE;
+            return CLI_EXIT_RUN_FAILURE;
         }
         if (count == 0 && want_cuda) {
             fprintf(stderr, "fleetsim calibrate: --device %s: no CUDA device to calibrate (%s); "
                     "--device cpu calibrates the CPU\n", o->device, why);
-            return EXIT_RUN_FAILURE;
+            return CLI_EXIT_RUN_FAILURE;
         }
         if (count == 0) {
             if (!o->quiet)
@@ -293,24 +295,24 @@ static int measure(calibrate_options *o, calib_samples *samples, calib_meta *met
                         why);
         } else if (calib_cuda_run(&o->bench, samples, meta, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s\n", err);
-            return EXIT_RUN_FAILURE;
+            return CLI_EXIT_RUN_FAILURE;
         } else {
             return 0;
         }
     }
     if (calib_cpu_run(&o->bench, samples, meta, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim calibrate: %s\n", err);
-        return EXIT_RUN_FAILURE;
+        return CLI_EXIT_RUN_FAILURE;
     }
     return 0;
 }
 
-int calibrate_main(int argc, char **argv)
+int cli_calibrate(int argc, char **argv)
 {
     calibrate_options o = { 0 };
     int parsed = parse_options(argc, argv, &o);
     if (parsed != 0)
-        return parsed > 0 ? 0 : EXIT_BAD_INPUT;
+        return parsed > 0 ? 0 : CLI_EXIT_BAD_INPUT;
     char output[4096], samples_path[4096], err[1024], note[512];
     if (o.output)
         snprintf(output, sizeof output, "%s", o.output);
@@ -325,23 +327,23 @@ int calibrate_main(int argc, char **argv)
     catalog cat;
     if (catalog_load(&cat, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);
-        return EXIT_RUN_FAILURE;
+        return CLI_EXIT_RUN_FAILURE;
     }
     if (o.catalog_name && !catalog_device(&cat, o.catalog_name)) {
         char names[1024];
         fprintf(stderr, "fleetsim calibrate: unknown device '%s' for --catalog (known: %s)\n",
                 o.catalog_name, catalog_device_names(&cat, names, sizeof names));
         catalog_release(&cat);
-        return EXIT_BAD_INPUT;
+        return CLI_EXIT_BAD_INPUT;
     }
     calib_samples samples = { 0 };
     calib_meta meta = { 0 };
     calib_result *r = calloc(1, sizeof *r);
-    int status = r ? 0 : EXIT_RUN_FAILURE;
+    int status = r ? 0 : CLI_EXIT_RUN_FAILURE;
     if (status == 0 && o.refit) {
         if (calib_samples_read(o.refit, &meta, &samples, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s\n", err);
-            status = EXIT_BAD_INPUT;
+            status = CLI_EXIT_BAD_INPUT;
         }
     } else if (status == 0) {
         stamp(&meta);
@@ -352,7 +354,7 @@ int calibrate_main(int argc, char **argv)
         datasheet = match_catalog(&cat, &meta, o.catalog_name, note, sizeof note);
         if (calib_result_build(&samples, &meta, datasheet, r, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s%s\n", o.refit ? "refitting: " : "", err);
-            status = o.refit ? EXIT_BAD_INPUT : EXIT_RUN_FAILURE;
+            status = o.refit ? CLI_EXIT_BAD_INPUT : CLI_EXIT_RUN_FAILURE;
         }
     }
     const char *samples_name = strrchr(samples_path, '/') ? strrchr(samples_path, '/') + 1
@@ -360,9 +362,9 @@ int calibrate_main(int argc, char **argv)
     csv_job csv = { &meta, &samples };
     lua_job lua = { r, &meta, datasheet, samples_name };
     if (status == 0 && !o.refit && write_file(samples_path, write_csv, &csv) != 0)
-        status = EXIT_RUN_FAILURE;
+        status = CLI_EXIT_RUN_FAILURE;
     if (status == 0 && write_file(output, write_lua, &lua) != 0)
-        status = EXIT_RUN_FAILURE;
+        status = CLI_EXIT_RUN_FAILURE;
     if (status == 0) {
         calib_result_print(stdout, r, &meta, datasheet, note);
         printf("\nprofile: %s\nsamples: %s\n", output, samples_path);

@@ -1,0 +1,153 @@
+/* `fleetsim estimate`: the analytic answer for one model on one kind of device. */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lua/catalog.h"
+#include "lua/cli.h"
+#include "lua/profile_load.h"
+#include "models/estimate.h"
+#include "output/estimate_text.h"
+
+const char cli_estimate_usage[] =
+    "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
+    "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
+    "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
+    "                         [--global-batch G] [--profile FILE] [--csv]\n"
+    "\n"
+    "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
+    "training state), time to first token, time per output token at --batch, the best\n"
+    "offline throughput on --gpus devices, and training step time, MFU, days and\n"
+    "GPU-hours for --train-tokens (default 20 per parameter).  Defaults: --gpus 1,\n"
+    "--precision fp16, --batch 1, --prompt 512, --output 256; --tp the smallest that\n"
+    "fits.  --gpu takes any catalog device, CPUs included.  --profile takes a calibration\n"
+    "profile (fleetsim calibrate) whose measured figures replace the device's datasheet\n"
+    "ones.  --csv prints metric,value,unit rows.\n";
+
+/* A whole number in [min, max] from an option, or -1 after saying why. */
+static int option_count(const char *option, const char *value, double min, double max,
+                        double *out)
+{
+    char *end;
+    double x = strtod(value, &end);
+    if (!*value || *end || !(x >= min && x <= max) || x != floor(x)) {
+        fprintf(stderr, "fleetsim estimate: --%s expects a whole number from %g to %g, got "
+                "'%s'\n", option, min, max, value);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_estimate(int argc, char **argv)
+{
+    enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE };
+    static const struct option options[] = {
+        { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
+        { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
+        { "pp", required_argument, NULL, O_PP }, { "precision", required_argument, NULL, O_PREC },
+        { "batch", required_argument, NULL, O_BATCH }, { "prompt", required_argument, NULL, O_PROMPT },
+        { "output", required_argument, NULL, O_OUTPUT },
+        { "train-tokens", required_argument, NULL, O_TOKENS },
+        { "seq", required_argument, NULL, O_SEQ },
+        { "global-batch", required_argument, NULL, O_GLOBAL },
+        { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
+        { "profile", required_argument, NULL, O_PROFILE },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL;
+    bool csv = false;
+    estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
+    double x;
+    int opt, bad = 0;
+    opterr = 0;
+    optind = 2;
+    while (!bad && (opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (opt) {
+        case O_MODEL: model_name = optarg; break;
+        case O_GPU: gpu_name = optarg; break;
+        case O_GPUS: bad = option_count("gpus", optarg, 1, 1 << 20, &x); req.gpus = (unsigned)x; break;
+        case O_TP: bad = option_count("tp", optarg, 1, 1 << 20, &x); req.tp = (unsigned)x; break;
+        case O_PP: bad = option_count("pp", optarg, 1, 1 << 20, &x); req.pp = (unsigned)x; break;
+        case O_BATCH: bad = option_count("batch", optarg, 1, 1 << 20, &x); req.batch = (unsigned)x; break;
+        case O_PROMPT: bad = option_count("prompt", optarg, 1, 1 << 24, &req.prompt); break;
+        case O_OUTPUT: bad = option_count("output", optarg, 1, 1 << 24, &req.output); break;
+        case O_TOKENS: bad = option_count("train-tokens", optarg, 1, 1e18, &req.train_tokens); break;
+        case O_SEQ: bad = option_count("seq", optarg, 1, 1 << 24, &x); req.seq_len = (unsigned)x; break;
+        case O_GLOBAL: bad = option_count("global-batch", optarg, 1, 1 << 30, &x); req.global_batch = (unsigned)x; break;
+        case O_PREC:
+            if (precision_parse(optarg, &req.prec) != 0) {
+                fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
+                        "fp16, bf16, fp8, int8, int4)\n", optarg);
+                bad = -1;
+            }
+            break;
+        case O_CSV: csv = true; break;
+        case O_PROFILE: profile_path = optarg; break;
+        case 'h': fputs(cli_estimate_usage, stdout); return 0;
+        case ':':
+            fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
+            bad = -1;
+            break;
+        default:
+            fprintf(stderr, "fleetsim estimate: unknown option '%s' (see fleetsim help "
+                    "estimate)\n", argv[optind - 1]);
+            bad = -1;
+        }
+    }
+    if (bad)
+        return CLI_EXIT_BAD_INPUT;
+    if (optind != argc || !model_name || !gpu_name) {
+        fprintf(stderr, "fleetsim estimate: --model and --gpu are required (see fleetsim help "
+                "estimate)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    catalog cat;
+    char err[1024], names[1024];
+    if (catalog_load(&cat, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        return CLI_EXIT_RUN_FAILURE;
+    }
+    const model_spec *m = catalog_model(&cat, model_name);
+    const device_spec *d = catalog_device(&cat, gpu_name);
+    int status = 0;
+    if (!m) {
+        const char *hint = catalog_closest_model(&cat, model_name);
+        fprintf(stderr, "fleetsim estimate: unknown model '%s'%s%s%s (known: %s)\n", model_name,
+                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                catalog_model_names(&cat, names, sizeof names));
+        status = CLI_EXIT_BAD_INPUT;
+    } else if (!d) {
+        const char *hint = catalog_closest_device(&cat, gpu_name);
+        fprintf(stderr, "fleetsim estimate: unknown device '%s'%s%s%s (known: %s)\n", gpu_name,
+                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                catalog_device_names(&cat, names, sizeof names));
+        status = CLI_EXIT_BAD_INPUT;
+    } else {
+        device_spec calibrated = *d; /* shares the catalog's strings: not released */
+        perf_profile perf = perf_default_profile(d);
+        if (profile_path) {
+            if (profile_apply_file(profile_path, &calibrated, &perf, err, sizeof err) != 0) {
+                fprintf(stderr, "fleetsim estimate: --profile: %s\n", err);
+                catalog_release(&cat);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            d = &calibrated;
+            req.profile = &perf;
+        }
+        estimate_result r;
+        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim estimate: %s\n", err);
+            status = CLI_EXIT_BAD_INPUT;
+        } else if (csv) {
+            output_estimate_csv(stdout, m, d, &req, &r);
+        } else {
+            output_estimate_text(stdout, m, d, &req, &r);
+        }
+    }
+    catalog_release(&cat);
+    return status;
+}

@@ -1,0 +1,144 @@
+/* Options of run and check (see cli_options.h). */
+#include "lua/cli_options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/cli.h"
+#include "lua/scenario_load.h"
+#include "models/budget.h"
+
+/* Appends text to a list of option values (the strings live as long as the process). */
+static void add_text(const char ***list, size_t *n, const char *text)
+{
+    const char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "fleetsim: out of memory\n");
+        exit(CLI_EXIT_RUN_FAILURE);
+    }
+    *list = grown;
+    grown[(*n)++] = text;
+}
+
+/* Adds "KEY=VALUE" to the overrides. */
+static void add_set(cli_options *o, const char *text) { add_text(&o->sets, &o->nsets, text); }
+
+void cli_release_options(cli_options *o)
+{
+    free(o->sets);
+    free(o->sweeps);
+}
+
+/* --seed N and --replications N are overrides of the scenario's own keys, written into
+ * buf (which lives in the options). */
+static int add_integer_set(cli_options *o, const char *key, const char *value, char *buf,
+                           size_t size)
+{
+    char *end;
+    unsigned long long n = strtoull(value, &end, 10);
+    if (!*value || *end || value[0] == '-') {
+        fprintf(stderr, "fleetsim: --%s expects a whole number, got '%s'\n", key, value);
+        return -1;
+    }
+    snprintf(buf, size, "%s=%llu", key, n);
+    add_set(o, buf);
+    return 0;
+}
+
+/* --jobs N: 1 to 1024 processes. */
+static int parse_jobs(const char *command, const char *value, unsigned *out)
+{
+    char *end;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!*value || *end || value[0] == '-' || n < 1 || n > 1024) {
+        fprintf(stderr, "fleetsim %s: --jobs expects a whole number from 1 to 1024, got '%s'\n",
+                command, value);
+        return -1;
+    }
+    *out = (unsigned)n;
+    return 0;
+}
+
+int cli_parse_options(int argc, char **argv, const char *command, cli_options *o)
+{
+    enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
+           OPT_SWEEP, OPT_MEMORY_LIMIT };
+    static const struct option long_options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "seed", required_argument, NULL, OPT_SEED },
+        { "replications", required_argument, NULL, OPT_REPLICATIONS },
+        { "set", required_argument, NULL, OPT_SET },
+        { "quiet", no_argument, NULL, 'q' },
+        { "unsafe", no_argument, NULL, OPT_UNSAFE },
+        { "records", no_argument, NULL, OPT_RECORDS },
+        { "no-plots", no_argument, NULL, OPT_NO_PLOTS },
+        { "sweep", required_argument, NULL, OPT_SWEEP },
+        { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+        { "jobs", required_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    optind = 2;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":o:j:qh", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': o->output_dir = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'h': cli_help(command); exit(CLI_EXIT_OK);
+        case OPT_SEED:
+            if (add_integer_set(o, "seed", optarg, o->seed_set, sizeof o->seed_set) != 0)
+                return -1;
+            break;
+        case OPT_REPLICATIONS:
+            if (add_integer_set(o, "replications", optarg, o->replications_set,
+                                sizeof o->replications_set) != 0)
+                return -1;
+            break;
+        case OPT_SET: add_set(o, optarg); break;
+        case OPT_UNSAFE: o->unsafe = true; break;
+        case OPT_RECORDS: o->records = true; break;
+        case OPT_NO_PLOTS: o->no_plots = true; break;
+        case OPT_SWEEP: add_text(&o->sweeps, &o->nsweeps, optarg); break;
+        case OPT_MEMORY_LIMIT:
+            if (run_memory_parse(optarg, &o->memory_limit_bytes) != 0) {
+                fprintf(stderr, "fleetsim %s: --memory-limit expects a size such as 8GB or "
+                        "512MiB, or none, got '%s'\n", command, optarg);
+                return -1;
+            }
+            break;
+        case 'j':
+            if (parse_jobs(command, optarg, &o->jobs) != 0)
+                return -1;
+            break;
+        case ':':
+            fprintf(stderr, "fleetsim %s: %s needs a value\n", command, argv[optind - 1]);
+            return -1;
+        default:
+            fprintf(stderr, "fleetsim %s: unknown option '%s' (see fleetsim help %s)\n",
+                    command, argv[optind - 1], command);
+            return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "fleetsim %s: expected one scenario file (see fleetsim help %s)\n",
+                command, command);
+        return -1;
+    }
+    o->file = argv[optind];
+    return 0;
+}
+
+int cli_load(const cli_options *o, scenario *sc)
+{
+    char err[2048];
+    scenario_load_options lo = { o->unsafe, o->sets, o->nsets };
+    if (scenario_load(o->file, &lo, sc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* The options that run and check share (--set, --seed, --sweep, -o, ...), and the
+ * scenario they load. */
+#ifndef FLEETSIM_LUA_CLI_OPTIONS_H
+#define FLEETSIM_LUA_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/scenario.h"
+
+typedef struct cli_options {
+    const char *file;
+    const char *output_dir;
+    const char **sets;          /* "KEY=VALUE" overrides, in order (the strings are argv's) */
+    size_t nsets;
+    const char **sweeps;        /* --sweep KEY=V1,V2,... */
+    size_t nsweeps;
+    unsigned jobs;              /* --jobs N; 0 when not given */
+    bool quiet;
+    bool unsafe;
+    bool records;
+    bool no_plots;              /* --no-plots */
+    double memory_limit_bytes;  /* --memory-limit; 0 when not given */
+    char seed_set[48];          /* "seed=N", from --seed */
+    char replications_set[48];  /* "replications=N", from --replications */
+} cli_options;
+
+/* Parses argv[2..] of `fleetsim COMMAND`; -1 after printing the mistake on stderr.
+ * --help prints the command's help and exits 0.  Release the options either way. */
+int cli_parse_options(int argc, char **argv, const char *command, cli_options *o);
+
+/* Frees the lists (NULL-safe members; the options themselves are the caller's). */
+void cli_release_options(cli_options *o);
+
+/* Loads o->file with the overrides; -1 after printing the message. */
+int cli_load(const cli_options *o, scenario *sc);
+
+#endif

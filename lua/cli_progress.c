@@ -1,0 +1,89 @@
+/* Progress lines and the default folder (see cli_progress.h). */
+#include "lua/cli_progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double cli_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+cli_progress cli_progress_start(void)
+{
+    double now = cli_wall_s();
+    return (cli_progress){ now, now, false };
+}
+
+void cli_progress_clear(cli_progress *d)
+{
+    if (d->printed)
+        fputs("\r\033[K", stderr);
+    d->printed = false;
+}
+
+/* "12.5 d", "3.2 h", "45 s": a duration a person reads at a glance. */
+static const char *human_duration(double s, char *buf, size_t size)
+{
+    if (s >= 2 * 86400)
+        snprintf(buf, size, "%.1f d", s / 86400);
+    else if (s >= 2 * 3600)
+        snprintf(buf, size, "%.1f h", s / 3600);
+    else if (s >= 120)
+        snprintf(buf, size, "%.1f min", s / 60);
+    else
+        snprintf(buf, size, "%.3g s", s);
+    return buf;
+}
+
+void cli_progress_show_run(void *context, const run_progress *p)
+{
+    cli_progress *d = context;
+    double now = cli_wall_s();
+    if (now - d->last_print_s < 0.5)
+        return;
+    d->last_print_s = now;
+    d->printed = true;
+    double elapsed = now - d->started_s;
+    double done = (p->replication + p->sim_time_s / p->duration_s) / p->replications;
+    double eta = done > 0 ? elapsed * (1 - done) / done : 0;
+    char reached[32], total[32], left[32];
+    fprintf(stderr, "\r  replication %u/%u  simulated %s of %s  %.3g events/s  %3.0f%%  "
+            "ETA %s   ", p->replication + 1, p->replications,
+            human_duration(p->sim_time_s, reached, sizeof reached),
+            human_duration(p->duration_s, total, sizeof total),
+            elapsed > 0 ? (double)p->events / elapsed : 0, 100 * done,
+            human_duration(eta, left, sizeof left));
+}
+
+char *cli_default_output_dir(const char *name)
+{
+    size_t n = strlen(name);
+    char *dir = malloc(n + 5);
+    if (!dir)
+        return NULL;
+    memcpy(dir, "out/", 4);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+                    || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+        dir[4 + i] = safe && !(i == 0 && ch == '.') ? ch : '_';
+    }
+    dir[4 + n] = '\0';
+    return dir;
+}
+
+void cli_progress_show_points(void *context, size_t done, size_t points)
+{
+    cli_progress *d = context;
+    double now = cli_wall_s();
+    if (done < points && now - d->last_print_s < 0.5)
+        return;
+    d->last_print_s = now;
+    d->printed = true;
+    fprintf(stderr, "\r  point %zu/%zu done   ", done, points);
+}

@@ -1,0 +1,380 @@
+/* `fleetsim run`: one scenario's replications in this process, or an experiment (a
+ * sweep, a search, a run over --jobs processes or MPI ranks); its files, the printed
+ * summary, the claim's verdict, then the pictures. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua/claim.h"
+#include "lua/cli.h"
+#include "lua/cli_options.h"
+#include "lua/cli_progress.h"
+#include "lua/experiment.h"
+#include "lua/scenario_load.h"
+#include "models/budget.h"
+#include "models/run.h"
+#include "output/atomic_file.h"
+#include "output/jobs.h"
+#include "output/pictures.h"
+#include "output/records.h"
+#include "output/results.h"
+#include "output/run_files.h"
+#include "output/sweep.h"
+#include "output/verdict.h"
+#include "sim/interrupt.h"
+#include "sim/mpi_tasks.h"
+
+const char cli_run_usage[] =
+    "usage: fleetsim run FILE.lua [options]\n"
+    "\n"
+    "  -o, --output DIR       write results here (default out/<scenario name>)\n"
+    "      --seed N           override the scenario's seed\n"
+    "      --replications N   override the number of replications\n"
+    "      --set KEY=VALUE    override any value by its dotted path, e.g.\n"
+    "                         --set pools.q.count=6 --set workloads.mm.arrivals.rate=5.5\n"
+    "                         (repeatable; values take units: --set duration=2h)\n"
+    "      --sweep KEY=V1,V2  run every combination of the swept values (repeatable;\n"
+    "                         replaces the scenario's sweep values of KEY)\n"
+    "  -j, --jobs N           run replications and sweep points in N processes (1)\n"
+    "  -q, --quiet            no progress line\n"
+    "      --records          also write requests.csv, one row per inference request, and\n"
+    "                         jobs.csv, one row per training job (not with sweeps,\n"
+    "                         searches, --jobs or mpirun)\n"
+    "      --unsafe           lift the sandbox, for trusted files only\n"
+    "      --no-plots         no charts (plots/) and no report.html\n"
+    "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
+    "                         \"none\"; default half this machine's memory)\n"
+    "\n"
+    "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
+    "timeseries.csv (one row per time bucket and pool or workload), each complete or\n"
+    "not at all, and prints the summary; then gnuplot scripts with their SVG and PNG\n"
+    "renders in plots/ (scripts only when gnuplot is missing) and report.html.\n"
+    "A sweep (the scenario's sweep table, or --sweep) writes sweep.csv, sweep_diff.csv\n"
+    "(paired differences from the first point) and points/<k>/ instead of the summary;\n"
+    "a search (fs.search) writes search.csv, sweep.csv and points/<k>/.  Under mpirun\n"
+    "(a build with MPI=1) the replications are spread over the ranks.\n";
+
+/* The scenario's claim judged on its results (issue 9): the verdict line and
+ * verdict.csv; a folder keeps no verdict of an earlier run. */
+static int judge_claim(void *runtime, const claim_results *r, const char *dir)
+{
+    output_verdict_forget(dir);
+    if (!claim_present(runtime))
+        return 0;
+    char err[2048];
+    claim_verdict v;
+    if (claim_judge(runtime, r, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    output_verdict_line(stdout, v.text, v.figure, v.word);
+    if (output_verdict_csv(dir, v.text, v.word, v.score, v.figure, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        return CLI_EXIT_RUN_FAILURE;
+    }
+    return 0;
+}
+
+/* One scenario, its replications in this process, with progress and records. */
+static int run_single(const cli_options *o, scenario *sc)
+{
+    char err[1024];
+    int status = 0;
+    char *dir = o->output_dir ? strdup(o->output_dir) : cli_default_output_dir(sc->name);
+    if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
+        status = CLI_EXIT_RUN_FAILURE;
+    }
+    cli_progress display = cli_progress_start();
+    bool show = !o->quiet && isatty(STDERR_FILENO);
+    run_results results;
+    records_writer *records = NULL;
+    if (status == 0 && o->records && sc->ninferences > 0
+        && !(records = records_open(dir, err, sizeof err))) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        status = CLI_EXIT_RUN_FAILURE;
+    }
+    jobs_writer *jobs = NULL;
+    bool has_jobs = sc->ntrainings + sc->njob_streams > 0;
+    if (status == 0 && o->records && has_jobs && !(jobs = jobs_open(dir, err, sizeof err))) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        status = CLI_EXIT_RUN_FAILURE;
+    }
+    run_options ro = {
+        .progress = show ? cli_progress_show_run : NULL, .progress_context = &display,
+        .on_request = records ? records_write : NULL, .request_context = records,
+        .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
+    };
+    if (status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", o->file, err);
+        records_abort(records);
+        jobs_abort(jobs);
+        status = CLI_EXIT_BAD_INPUT;
+    } else if (status == 0) {
+        if ((records && records_commit(records, err, sizeof err) != 0)
+            || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
+            fprintf(stderr, "fleetsim: %s\n", err);
+            output_forget_run_files(dir);
+            status = CLI_EXIT_RUN_FAILURE;
+        }
+        cli_progress_clear(&display);
+        int sig = sim_interrupt_signal();
+        if (status == 0 && results.partial)
+            fprintf(stderr, "fleetsim: interrupted by %s at simulated time %g s (%u of %u "
+                    "replications complete): writing what was measured, marked partial\n",
+                    sim_interrupt_name(sig), results.reached_s,
+                    results.replications_completed, sc->replications);
+        if (status == 0 && output_run_files(dir, &results.metrics, results.timeseries,
+                                            sc->duration_s, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim: %s\n", err);
+            status = CLI_EXIT_RUN_FAILURE;
+        } else if (status == 0) {
+            printf("%s: %u replication%s of %g s, %llu events\n\n", sc->name, sc->replications,
+                   sc->replications == 1 ? "" : "s", sc->duration_s,
+                   (unsigned long long)results.events);
+            output_summary_table(stdout, &results.metrics);
+            claim_point point = { NULL, &results.metrics, sc->replications };
+            claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
+            status = sig ? 0 : judge_claim(sc->runtime, &one, dir); /* none on a part */
+            printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
+                   records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
+            /* pictures (issue 7): plots/ and report.html after the CSVs */
+            if (status == 0 && !sig && !o->no_plots /* interrupted: the user wants out */
+                && output_pictures(dir, sc->name, sc->description, true, stderr) != 0)
+                status = CLI_EXIT_RUN_FAILURE;
+        }
+        if (sig && status == 0)
+            status = sim_interrupt_exit_status(sig);
+        run_results_release(&results);
+    }
+    free(dir);
+    return status;
+}
+/* ---- experiments ----------------------------------------------------------------- */
+
+static sweep_point_view view_of(const experiment_point *pt)
+{
+    return (sweep_point_view){ (const char *const *)pt->values, &pt->results.metrics,
+                               pt->samples, pt->samples_metrics, pt->replications };
+}
+
+/* The files and the printed lines of an experiment that ran. */
+static int write_experiment(const experiment *x, const char *dir, char *err, size_t err_size)
+{
+    for (size_t p = 0; p < x->npoints && x->nkeys; p++) {
+        const experiment_point *pt = &x->points[p];
+        if (output_point_dir(dir, p + 1, &pt->results.metrics, pt->results.timeseries,
+                             pt->duration_s, err, err_size) != 0)
+            return -1;
+    }
+    if (x->nkeys == 0) { /* one point: the files of a plain run */
+        const experiment_point *pt = &x->points[0];
+        if (output_run_files(dir, &pt->results.metrics, pt->results.timeseries,
+                             pt->duration_s, err, err_size) != 0)
+            return -1;
+        printf("%s: %u replication%s of %g s, %llu events\n\n", x->name, pt->replications,
+               pt->replications == 1 ? "" : "s", pt->duration_s,
+               (unsigned long long)pt->results.events);
+        output_summary_table(stdout, &pt->results.metrics);
+        printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
+        return 0;
+    }
+    sweep_point_view *views = calloc(x->npoints, sizeof *views);
+    search_probe_view *probes = calloc(x->npoints, sizeof *probes);
+    if (!views || !probes) {
+        free(views);
+        free(probes);
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    for (size_t p = 0; p < x->npoints; p++) {
+        const experiment_point *pt = &x->points[p];
+        views[p] = view_of(pt);
+        probes[p] = (search_probe_view){ pt->values[0],
+            sim_metrics_find(&pt->results.metrics, x->target_scope, x->target_subject,
+                             x->spec.has_search ? x->spec.search.metric : ""), pt->meets };
+    }
+    int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
+    if (status == 0 && x->spec.has_search)
+        status = output_search_csv(dir, x->keys[0], x->spec.search.target, probes, x->npoints,
+                                   x->found, x->answer, err, err_size);
+    else if (status == 0)
+        status = output_sweep_diff_csv(dir, x->keys, x->nkeys, views, x->npoints, err,
+                                       err_size);
+    free(views);
+    free(probes);
+    if (status != 0)
+        return -1;
+    char label[1024];
+    for (size_t p = 0; p < x->npoints; p++) {
+        const experiment_point *pt = &x->points[p];
+        experiment_point_label(x, p, label, sizeof label);
+        printf("%s %zu: %s: %u replication%s, %llu events", x->spec.has_search ? "probe" : "point",
+               p + 1, label, pt->replications, pt->replications == 1 ? "" : "s",
+               (unsigned long long)pt->results.events);
+        if (x->spec.has_search)
+            printf(": %s = %.6g, %s", x->spec.search.metric, pt->measured,
+                   pt->meets ? "meets the target" : "misses it");
+        printf("\n");
+    }
+    if (x->spec.has_search) {
+        const search_spec *s = &x->spec.search;
+        if (x->found)
+            printf("\n%s=%lld is the smallest value in [%lld, %lld] with %s %s\n", s->key,
+                   x->answer, (long long)s->low, (long long)s->high, x->target_subject,
+                   s->target);
+        else
+            printf("\nno value of %s in [%lld, %lld] gives %s %s\n", s->key, (long long)s->low,
+                   (long long)s->high, x->target_subject, s->target);
+        printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
+               x->npoints);
+    } else {
+        printf("\nwrote %s/sweep.csv, %s/sweep_diff.csv and %s/points/1..%zu/\n", dir, dir, dir,
+               x->npoints);
+    }
+    return 0;
+}
+
+/* judge_claim on every point of an experiment (a search's probes in the order run). */
+static int judge_experiment(void *runtime, const experiment *x, const char *dir)
+{
+    claim_point *points = calloc(x->npoints, sizeof *points);
+    if (!points) {
+        fprintf(stderr, "fleetsim: out of memory\n");
+        return CLI_EXIT_RUN_FAILURE;
+    }
+    for (size_t p = 0; p < x->npoints; p++)
+        points[p] = (claim_point){ (const char *const *)x->points[p].values,
+                                   &x->points[p].results.metrics, x->points[p].replications };
+    claim_results r = { x->name, x->keys, x->nkeys, points, x->npoints, x->spec.has_search,
+                        x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer };
+    int status = judge_claim(runtime, &r, dir);
+    free(points);
+    return status;
+}
+
+/* Sweeps, searches, and runs spread over processes: every (point, replication) a task. */
+static int run_experiment(const cli_options *o, const scenario *sc, experiment_spec *spec)
+{
+    const char *name = sc->name, *description = sc->description;
+    char err[4096];
+    bool mpi = sim_mpi_size() > 1;
+    if (o->records) {
+        fprintf(stderr, "fleetsim run: --records writes one stream in run order: it does not "
+                "combine with sweeps, searches, --jobs or mpirun\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (mpi && o->jobs > 1) {
+        fprintf(stderr, "fleetsim run: --jobs %u under mpirun: the ranks are the workers; "
+                "leave --jobs out\n", o->jobs);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    cli_progress display = cli_progress_start();
+    bool show = !o->quiet && isatty(STDERR_FILENO);
+    experiment_options eo = {
+        .file = o->file, .unsafe = o->unsafe, .sets = o->sets, .nsets = o->nsets,
+        .tasks = { .jobs = o->jobs ? o->jobs : 1, .mpi = mpi },
+        .progress = show ? cli_progress_show_points : NULL, .progress_context = &display,
+    };
+    experiment x;
+    experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
+    char *dir = NULL;
+    if (status == EXPERIMENT_OK) {
+        dir = o->output_dir ? strdup(o->output_dir) : cli_default_output_dir(name);
+        if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
+            snprintf(err, sizeof err, "%s", dir ? err : "out of memory");
+            status = EXPERIMENT_FAILED;
+        }
+    }
+    if (status == EXPERIMENT_OK)
+        status = experiment_run(&x, err, sizeof err);
+    cli_progress_clear(&display);
+    int sig = sim_interrupt_signal();
+    if (sig) { /* results of several points or processes: nothing partial is written */
+        fprintf(stderr, "fleetsim: interrupted by %s: a sweep, a search or a run over "
+                "several processes writes nothing when interrupted\n", sim_interrupt_name(sig));
+        free(dir);
+        experiment_release(&x);
+        return sim_interrupt_exit_status(sig);
+    }
+    bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
+    if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
+        status = EXPERIMENT_FAILED;
+    if (status != EXPERIMENT_OK)
+        fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
+    /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
+    int verdict = writes && status == EXPERIMENT_OK ? judge_experiment(sc->runtime, &x, dir) : 0;
+    if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
+        && output_pictures(dir, x.name, description, true, stderr) != 0)
+        status = EXPERIMENT_FAILED;
+    free(dir);
+    experiment_release(&x);
+    if (verdict)
+        return verdict;
+    return status == EXPERIMENT_OK ? 0 : status == EXPERIMENT_BAD_INPUT ? CLI_EXIT_BAD_INPUT
+                                                                        : CLI_EXIT_RUN_FAILURE;
+}
+
+/* Refuses, before anything runs, a run estimated to need more memory than the budget
+ * (models/budget.h); -1 after saying why. */
+static int check_memory(const cli_options *o, const scenario *sc, const experiment_spec *spec)
+{
+    size_t points = 1;
+    for (size_t a = 0; a < spec->naxes; a++)
+        points = points * spec->axes[a].nvalues > EXPERIMENT_MAX_POINTS
+                     ? EXPERIMENT_MAX_POINTS : points * spec->axes[a].nvalues;
+    if (spec->has_search) /* low, high, then bisection */
+        points = 2 + (size_t)ceil(log2(fmax(2.0, (double)(spec->search.high
+                                                           - spec->search.low))));
+    unsigned processes = o->jobs > 1 ? o->jobs : 1;
+    if (processes > sc->replications * points)
+        processes = (unsigned)(sc->replications * points);
+    run_memory m;
+    run_memory_estimate(sc, points, processes, &m);
+    double budget = o->memory_limit_bytes > 0 ? o->memory_limit_bytes
+                                              : run_memory_default_budget_bytes();
+    char err[1024];
+    if (run_memory_check(&m, budget, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s; --memory-limit raises the budget\n", o->file, err);
+    return -1;
+}
+
+int cli_run(int argc, char **argv)
+{
+    cli_options o;
+    if (cli_parse_options(argc, argv, "run", &o) != 0) {
+        cli_release_options(&o);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    char err[2048];
+    scenario sc;
+    experiment_spec spec;
+    scenario_load_options lo = { o.unsafe, o.sets, o.nsets };
+    if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        cli_release_options(&o);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    int status = 0;
+    for (size_t i = 0; i < o.nsweeps && status == 0; i++)
+        if (experiment_spec_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = CLI_EXIT_BAD_INPUT;
+        }
+    if (status == 0 && check_memory(&o, &sc, &spec) != 0)
+        status = CLI_EXIT_BAD_INPUT;
+    if (status == 0)
+        sim_interrupt_install(); /* from here a signal stops at an event boundary */
+    if (status == 0 && !spec.naxes && !spec.has_search && o.jobs <= 1 && sim_mpi_size() == 1)
+        status = run_single(&o, &sc);
+    else if (status == 0)
+        status = run_experiment(&o, &sc, &spec);
+    scenario_release(&sc);
+    experiment_spec_release(&spec);
+    cli_release_options(&o);
+    return status;
+}

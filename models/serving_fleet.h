@@ -1,0 +1,103 @@
+/* A fleet: the replicas of one model that draw their GPUs from one pool, and the routing
+ * of a request to one of them.  A serving workload (serving.c) owns one fleet for its
+ * own pool and one for its overflow pool; it decides which fleet a request goes to and
+ * how many replicas each should have, and hears back through fleet_events.  The fleet
+ * keeps that many replicas ordered or running, reorders after a loss, drains replicas on
+ * a scale-in or a spot notice, and runs replicas on shared or noisy GPUs.
+ *
+ * Another kind of fleet (prefill and decode replicas apart, several models on one
+ * pool) is another type behind these same calls: the owner never sees a replica.
+ */
+#ifndef FLEETSIM_MODELS_SERVING_FLEET_H
+#define FLEETSIM_MODELS_SERVING_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/serving.h"
+
+typedef struct serving_fleet serving_fleet;
+
+/* What a fleet tells its owner, always from inside an engine event. */
+typedef struct fleet_events {
+    void *owner;
+    /* A request ended on one of the fleet's replicas: finished, or dropped by it. */
+    void (*done)(void *owner, llm_request *q, bool dropped, unsigned fleet);
+    /* A replica became ready to take requests. */
+    void (*ready)(void *owner);
+    /* A request that was on a replica the pool took away (its cache is lost): it keeps
+     * its arrival time, and the owner routes it again. */
+    void (*reroute)(void *owner, llm_request *q);
+} fleet_events;
+
+/* How a fleet picks a replica for a request. */
+typedef struct fleet_routing {
+    routing_policy policy;
+    route_fn custom;           /* with ROUTE_CUSTOM */
+    void *custom_context;
+    gsl_rng *rng;              /* the power-of-two choices' stream; the owner's */
+    const char *workload;      /* names the workload in messages */
+} fleet_routing;
+
+typedef struct serving_fleet_config {
+    serving_group_config group; /* its pool, replicas, bounds, sharing, round trips */
+    unsigned index;             /* 0: the workload's own pool; 1: its overflow pool */
+    fleet_routing routing;
+    fleet_events events;
+    double warmup_s;            /* requests arriving before it are not counted served */
+    uint64_t seed, replication; /* the noisy hosts' random streams */
+} serving_fleet_config;
+
+/* A fleet with no replica yet (serving_fleet_start orders them).  Never NULL: out of
+ * memory is fatal, like every allocation of a run. */
+serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_config *config);
+
+/* Its first replicas: at once without a pool, else ordered from it. */
+void serving_fleet_start(serving_fleet *f);
+
+/* Frees the fleet and its replicas (NULL is fine).  Requests still on them live in the
+ * owner's memory and are not touched. */
+void serving_fleet_free(serving_fleet *f);
+
+/* Replicas taking requests now. */
+unsigned serving_fleet_active(const serving_fleet *f);
+
+/* True when every replica taking requests holds at least `threshold` of them. */
+bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);
+
+/* Gives the request to a replica chosen by the routing policy.  1 when enqueued; 0 with
+ * no replica active (the request stays the caller's); -1 when a custom policy failed,
+ * with the message in err (the caller stops the run). */
+int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size);
+
+/* The replicas wanted, ordered or running, clamped by nothing: the caller applies the
+ * bounds (autoscale_decide).  Orders or drains at once to meet it. */
+void serving_fleet_set_target(serving_fleet *f, unsigned replicas);
+unsigned serving_fleet_target(const serving_fleet *f);
+
+/* The fleet as an autoscaler sees it at now: replicas by state, its bounds, and the
+ * busy and cache shares of its active replicas since the previous call (which starts
+ * the next interval).  pending and spilled are the owner's to fill; outstanding counts
+ * the requests on the replicas. */
+autoscale_view serving_fleet_observe(serving_fleet *f, double now);
+
+/* ---- statistics ---- */
+
+/* Starts the fleet's statistics afresh at the end of the warm-up. */
+void serving_fleet_restart_stats(serving_fleet *f, double now);
+
+/* Sums over the fleet's replicas (gone ones included) of the busy, batch and kv
+ * integrals since the previous call, and the replica-seconds (ready replicas) over the
+ * same span: one time bucket. */
+void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s);
+
+/* The fleet over the run, after the warm-up, to end_s. */
+serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s);
+
+/* Largest batch since the warm-up, largest cache share over the run, and the events
+ * its replicas' iterations took, over every replica it had. */
+double serving_fleet_batch_max(const serving_fleet *f);
+double serving_fleet_kv_max(const serving_fleet *f);
+uint64_t serving_fleet_replica_events(const serving_fleet *f);
+
+#endif

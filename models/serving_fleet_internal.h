@@ -1,0 +1,73 @@
+/* The private state of a fleet, shared by the files of the fleet module only:
+ * serving_fleet.c (replicas and the target), serving_fleet_route.c (choosing a
+ * replica) and serving_fleet_stats.c (what the replicas did).  Everyone else uses
+ * models/serving_fleet.h. */
+#ifndef FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
+#define FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
+
+#include "models/serving_fleet.h"
+#include "sim/rng.h"
+
+typedef enum slot_state {
+    SLOT_ORDERED,   /* GPUs asked for, not ready yet */
+    SLOT_ACTIVE,    /* takes requests */
+    SLOT_DRAINING,  /* finishes what it holds, takes nothing new (scale-in, spot notice) */
+} slot_state;
+
+/* A physical GPU whose units (MIG slices, time-slicing tenants) are shared, or whose
+ * host is noisy: created when a replica first runs on it, freed with its last one. */
+typedef struct gpu_host {
+    unsigned gpu;          /* the pool's unit number / units_per_gpu */
+    gpu_share *share;
+    noisy_process *noise;  /* NULL without noisy neighbours */
+    gsl_rng *rng;
+    unsigned attached;     /* replicas on it now */
+} gpu_host;
+
+/* One replica and the GPUs it runs on. */
+typedef struct serving_slot {
+    serving_fleet *fleet;
+    slot_state state;
+    replica *r;            /* NULL while ordered */
+    int64_t request;       /* the pool's request number; -1 without a pool */
+    double marks[3];       /* life busy, batch, kv integrals at the bucket's start */
+    double tick_mark;      /* life busy integral at the last autoscaler evaluation */
+    double tick_kv_mark;   /* life kv integral, the same */
+    double tick_from_s;    /* ... and when it was taken (or the replica started) */
+    uint64_t serial;       /* creation order: scale-in drains the newest first */
+    gpu_host *host;        /* NULL when the GPU is neither shared nor noisy */
+    unsigned member;       /* the replica's unit on its host */
+    sim_event_id release_check; /* pending on_release_check, or 0 */
+} serving_slot;
+
+struct serving_fleet {
+    sim_engine *engine;
+    serving_group_config group; /* the configuration (serving_fleet_config's fields) */
+    unsigned index;
+    fleet_routing routing;
+    fleet_events events;
+    double warmup_s;
+    uint64_t seed, replication;
+    serving_slot **slots;  /* every slot, in creation order */
+    size_t nslots, cap;
+    serving_slot **active; /* the slots taking requests, for routing */
+    unsigned nactive;
+    unsigned next_replica; /* round robin */
+    uint64_t next_serial;
+    unsigned target;       /* replicas wanted, ordered or active */
+    bool retry_scheduled;
+    sim_timeavg ready, life_ready;        /* replicas active or draining */
+    double ready_mark;                    /* life_ready's integral at the bucket's start */
+    /* replicas that are gone: their areas since the warm-up, and since the bucket began */
+    double gone_busy, gone_batch, gone_kv, gone_bucket[3];
+    uint64_t gone_kv_preemptions, gone_events;
+    double gone_batch_max, gone_kv_max;
+    uint64_t served, losses;
+    gpu_host **hosts;      /* by physical GPU number; NULL where none is in use */
+    size_t nhosts;
+    uint64_t host_opens;   /* hosts opened so far: names their noise streams */
+    replica_load *loads;   /* for a custom routing policy */
+    size_t nloads;
+};
+
+#endif

@@ -1,0 +1,21 @@
+/* The files of one run in its folder: summary.csv and timeseries.csv, each whole or not
+ * at all (output/atomic_file.h). */
+#ifndef FLEETSIM_OUTPUT_RUN_FILES_H
+#define FLEETSIM_OUTPUT_RUN_FILES_H
+
+#include <stddef.h>
+
+#include "sim/metrics.h"
+#include "sim/timeseries.h"
+
+/* Writes DIR/summary.csv and DIR/timeseries.csv (the buckets of a run of duration_s).
+ * On a failure (a full disk) every file of a run is removed, the per-item records
+ * (requests.csv, jobs.csv) too, so nothing left in the folder, not even an earlier
+ * run's summary, passes for this run's results; -1 with the reason in err. */
+int output_run_files(const char *dir, const sim_metrics *metrics, const sim_timeseries *ts,
+                     double duration_s, char *err, size_t err_size);
+
+/* Removes a run's files from DIR (those above); missing ones are no error. */
+void output_forget_run_files(const char *dir);
+
+#endif
