@@ -1,5 +1,5 @@
 /* Training jobs on a GPU pool: queue, policies, losses and job streams (see
- * job_scheduler.h).  Records and metrics are in job_results.c. */
+ * job_scheduler.h).  Records and metrics are in job_scheduler_results.c. */
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "models/event_order.h"
-#include "models/job_internal.h"
+#include "models/job_scheduler_internal.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"

@@ -57,22 +57,6 @@ static const serving_group_config *fleet_config(const serving *s, unsigned i)
     return i == 0 ? &s->own : s->config.overflow;
 }
 
-static const char *const ROUTING_NAMES[] = {
-    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
-};
-
-const char *routing_policy_name(routing_policy p) { return ROUTING_NAMES[p]; }
-
-int routing_policy_parse(const char *name, routing_policy *out)
-{
-    for (int i = 0; i < 4; i++) /* "custom" is not a name a scenario gives */
-        if (!strcmp(name, ROUTING_NAMES[i])) {
-            *out = (routing_policy)i;
-            return 0;
-        }
-    return -1;
-}
-
 static llm_request *request_take(serving *s)
 {
     if (!s->free_list) {

@@ -7,38 +7,12 @@
 
 #include <stdint.h>
 
-#include "models/autoscale.h"
-#include "models/gpu_pool.h"
-#include "models/gpu_share.h"
-#include "models/noisy.h"
-#include "models/replica.h"
+#include "models/serving_fleet.h"
 #include "models/trace.h"
 #include "models/traffic.h"
 #include "sim/dist.h"
 #include "sim/histogram.h"
 #include "sim/stat.h"
-
-typedef enum routing_policy {
-    ROUTE_ROUND_ROBIN,
-    ROUTE_LEAST_OUTSTANDING,   /* fewest requests waiting or running */
-    ROUTE_SHORTEST_TOKENS,     /* fewest remaining tokens (join the shortest queue by work) */
-    ROUTE_POWER_OF_TWO,        /* the less loaded (by requests) of two chosen at random */
-    ROUTE_CUSTOM,              /* a function of the caller's (a scenario's Lua function) */
-} routing_policy;
-
-/* What a custom routing policy sees of each replica. */
-typedef struct replica_load {
-    unsigned outstanding;      /* requests waiting or running */
-    double tokens;             /* their remaining prompt and output tokens */
-} replica_load;
-
-/* A custom policy: the index of the replica for a request of prompt + output tokens
- * arriving at now_s, or -1 with a message in err (the run then stops with it). */
-typedef int (*route_fn)(void *context, const replica_load *loads, unsigned n, unsigned prompt,
-                        unsigned output, double now_s, char *err, size_t err_size);
-
-const char *routing_policy_name(routing_policy p);
-int routing_policy_parse(const char *name, routing_policy *out);
 
 /* One finished or dropped request, as users saw it (times in seconds; NaN where they do
  * not apply: a dropped request has no first token). */
@@ -52,28 +26,6 @@ typedef struct request_record {
 } request_record;
 
 typedef void (*request_record_fn)(void *context, const request_record *record);
-
-/* Replicas drawing their GPUs from one pool: the workload's own, or the overflow pool it
- * spills into when its own replicas are all saturated. */
-typedef struct serving_group_config {
-    const char *pool_name;     /* for messages and stream names */
-    replica_config replica;
-    unsigned replicas;         /* at the start */
-    unsigned min, max;         /* the autoscaler's bounds (max 0: replicas) */
-    gpu_pool *pool;            /* NULL: the replicas exist from the start, never lost */
-    const autoscaler_spec *autoscaler; /* NULL or disabled: the count stays (losses are
-                                          replaced) */
-    sim_dist rtt_s;            /* client round trip, added to what users see */
-    double spike_probability;  /* a request's round trip also meets a spike ... */
-    sim_dist spike_s;          /* ... of this extra delay (rare congestion, retransmits) */
-    /* Sharing of the pool's GPUs (NULL: none): each physical GPU holds units_per_gpu of
-     * the pool's units (MIG slices, time-slicing tenants), and a replica runs on the
-     * unit numbered first among its GPUs; a noisy host slows every unit on it.  Random
-     * streams "<pool>.noisy.<gpu>". */
-    const sharing_spec *sharing;
-    const noisy_spec *noisy;
-    unsigned units_per_gpu;
-} serving_group_config;
 
 typedef struct serving_config {
     const char *name;          /* names the random streams "<name>.arrivals", ... */
@@ -159,14 +111,7 @@ double serving_kv_utilization(const serving *s, double end_s);
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
 /* A group's replicas over the run (after the warm-up): group 0 is the workload's own
- * pool, group 1 the overflow pool. */
-typedef struct serving_group_stats {
-    double utilization;        /* busy replica time / replica time */
-    double batch_mean, kv_mean;
-    double replicas_mean, replicas_max; /* ready (serving or draining) */
-    uint64_t served;           /* requests that finished there */
-    uint64_t kv_preemptions, replica_losses;
-} serving_group_stats;
+ * pool, group 1 the overflow pool (serving_group_stats: models/serving_fleet.h). */
 unsigned serving_groups(const serving *s);
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
 

@@ -3,9 +3,26 @@
  * function. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/serving_fleet_internal.h"
 #include "sim/fatal.h"
+
+static const char *const ROUTING_NAMES[] = {
+    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
+};
+
+const char *routing_policy_name(routing_policy p) { return ROUTING_NAMES[p]; }
+
+int routing_policy_parse(const char *name, routing_policy *out)
+{
+    for (int i = 0; i < 4; i++) /* "custom" is not a name a scenario gives */
+        if (!strcmp(name, ROUTING_NAMES[i])) {
+            *out = (routing_policy)i;
+            return 0;
+        }
+    return -1;
+}
 
 /* The index of the active replica for a request; -1 with the message in err when a
  * custom policy failed. */

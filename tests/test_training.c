@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "lua/catalog.h"
-#include "models/job_internal.h"
+#include "models/job_scheduler_internal.h"
 #include "models/perf.h"
 
 TestSuite(training);

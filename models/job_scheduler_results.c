@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "models/job_internal.h"
+#include "models/job_scheduler_internal.h"
 #include "sim/histogram.h"
 
 job_record job_snapshot(const job *j, double end_s)

@@ -1,7 +1,7 @@
-/* What job_scheduler.c (queue, policies, losses, streams) and job_results.c (records
+/* What job_scheduler.c (queue, policies, losses, streams) and job_scheduler_results.c (records
  * and metrics) share: the state of a job and of a scheduler.  Not for other modules. */
-#ifndef FLEETSIM_MODELS_JOB_INTERNAL_H
-#define FLEETSIM_MODELS_JOB_INTERNAL_H
+#ifndef FLEETSIM_MODELS_JOB_SCHEDULER_INTERNAL_H
+#define FLEETSIM_MODELS_JOB_SCHEDULER_INTERNAL_H
 
 #include <gsl/gsl_rng.h>
 
