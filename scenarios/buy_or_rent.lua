@@ -3,7 +3,7 @@
 --
 -- Bought: one 8-GPU server at $280,000, depreciated over 4 years to a 10% residual,
 -- $2,500 a month of colocation, paying its own power (PUE 1.4, $0.08/kWh).  Rented: the
--- AWS p5 price after the 2025 cut ($6.88 per GPU-hour, shared/reference/prices.csv),
+-- AWS p5 price after the 2025 cut ($6.88 per GPU-hour, AWS's price page, 2026-11),
 -- per-second billing, AWS egress tiers, an autoscaler between 2 and 8 GPUs.  The
 -- traffic follows the clock (fs.diurnal), so the bought server idles at night while
 -- the rented pool shrinks.  Read cost_usd per pool, cost_per_mtok_usd and ttft_p99_s

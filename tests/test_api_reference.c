@@ -1,8 +1,9 @@
-/* README.md's scenario API reference against the code: every key a loader accepts (the
- * NULL-ended _KEYS arrays and _KEYS macros of the loaders in lua/) and every constructor of
- * lua/fleetsim/init.lua must appear in code spans between the api-reference markers, so
- * the reference cannot fall behind the loaders.  Calibration profiles are files of their
- * own (README.md, "Calibration"), so lua/profile_load.c is left out. */
+/* The scenario API reference (docs/api.md) against the code: every key a loader accepts
+ * (the NULL-ended _KEYS arrays and _KEYS macros of the loaders in lua/) and every
+ * constructor of lua/fleetsim/init.lua must appear in code spans between the
+ * api-reference markers, so the reference cannot fall behind the loaders.  Calibration
+ * profiles are files of their own (docs/calibration.md), so lua/profile_load.c is left
+ * out. */
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "tests/support/scratch.h"
+
+#define API_REFERENCE "docs/api.md"
 
 /* " tok1 tok2 ... ": every identifier inside a `code span` of text[begin, end). */
 static char *code_words(const char *begin, const char *end)
@@ -64,8 +67,8 @@ static int check_literals(const char *file, const char *begin, const char *end,
             break;
         char key[128];
         snprintf(key, sizeof key, "%.*s", (int)(close - p - 1), p + 1);
-        cr_expect(has_word(words, key), "%s: key '%s' is not in README.md's API reference",
-                  file, key);
+        cr_expect(has_word(words, key), "%s: key '%s' is not in the API reference (%s)",
+                  file, key, API_REFERENCE);
         checked++;
         p = close;
     }
@@ -74,11 +77,11 @@ static int check_literals(const char *file, const char *begin, const char *end,
 
 Test(api_reference, every_loader_key_and_constructor_is_documented)
 {
-    char *readme = scratch_read("README.md");
-    cr_assert_not_null(readme, "run from the repository root");
-    const char *begin = strstr(readme, "<!-- api-reference:begin -->");
-    const char *end = strstr(readme, "<!-- api-reference:end -->");
-    cr_assert(begin && end && begin < end, "README.md has no api-reference markers");
+    char *reference = scratch_read(API_REFERENCE);
+    cr_assert_not_null(reference, "no %s: run from the repository root", API_REFERENCE);
+    const char *begin = strstr(reference, "<!-- api-reference:begin -->");
+    const char *end = strstr(reference, "<!-- api-reference:end -->");
+    cr_assert(begin && end && begin < end, "%s has no api-reference markers", API_REFERENCE);
     char *words = code_words(begin, end);
 
     int keys = 0;
@@ -122,11 +125,12 @@ Test(api_reference, every_loader_key_and_constructor_is_documented)
             continue;
         char dotted[80];
         snprintf(dotted, sizeof dotted, "fs.%s", name);
-        cr_expect(has_word(words, dotted), "constructor %s is not in the API reference", dotted);
+        cr_expect(has_word(words, dotted), "constructor %s is not in the API reference (%s)",
+                  dotted, API_REFERENCE);
         constructors++;
     }
     cr_expect_gt(constructors, 30);
     free(init);
     free(words);
-    free(readme);
+    free(reference);
 }

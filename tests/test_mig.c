@@ -29,7 +29,7 @@ static device_spec slice(const char *device, const char *profile, unsigned *n)
 
 Test(mig, a100_80gb_1g_10gb_is_a_seventh_with_an_eighth_of_the_memory)
 {
-    /* shared/reference: 1g.10gb (1/7 SMs, 1/8 memory, up to 7) */
+    /* NVIDIA's MIG user guide: 1g.10gb (1/7 SMs, 1/8 memory, up to 7) */
     unsigned n;
     device_spec d = slice("A100-80GB-SXM", "1g.10gb", &n);
     const device_spec *whole = catalog_device(&cat, "A100-80GB-SXM");

@@ -1,5 +1,6 @@
-/* The device and model catalogs and the memory and performance models, against the
- * published facts of shared/reference/README.md (each assertion names its source). */
+/* The device and model catalogs and the memory and performance models, against
+ * published facts: datasheets, model cards and papers (each assertion names its source;
+ * docs/accuracy.md lists them). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -57,7 +58,7 @@ Test(models, mixtral_active_parameters_are_two_experts_of_eight)
 
 Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures)
 {
-    /* shared/reference/devices.csv: name, fp16 TFLOPS (dense), memory GB, bandwidth GB/s, TDP */
+    /* NVIDIA's datasheets: name, fp16 TFLOPS (dense), memory GB, bandwidth GB/s, TDP W */
     const struct { const char *name; double fp16, mem_gb, bw, tdp; } rows[] = {
         { "T4", 65, 16, 320, 70 }, { "L4", 121, 24, 300, 72 },
         { "A100-40GB-SXM", 312, 40, 1555, 400 }, { "A100-80GB-SXM", 312, 80, 2039, 400 },
@@ -105,7 +106,7 @@ Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
 Test(models, kv_cache_per_token_follows_layers_and_kv_heads)
 {
     /* 2 (K and V) x layers x kv_heads x head size x 2 bytes: Llama-2-70B 320 KB per token
-     * (the public analysis in shared/reference), Llama-2-7B 512 KB (no grouped query) */
+     * (2 x 80 x 8 x 128 x 2 bytes), Llama-2-7B 512 KB (no grouped query) */
     cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-70b"), PREC_FP16), 327680, 0);
     cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-7b"), PREC_FP16), 524288, 0);
 }

@@ -1,4 +1,6 @@
-/* The closed forms against the published figures in shared/reference/README.md. */
+/* The closed forms (Erlang C, Erlang 1917; Pollaczek-Khinchine; Kingman 1961) against
+ * figures that follow from them by hand, and a call-centre example often used for
+ * Erlang C (docs/accuracy.md, "Sources"). */
 #include <criterion/criterion.h>
 #include <math.h>
 

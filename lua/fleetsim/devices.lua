@@ -1,17 +1,18 @@
 -- The device catalog: data-centre GPUs and two server CPUs.
 --
 -- Peak throughput is dense (no structured sparsity), in TFLOP/s (TOP/s for int8 and
--- int4), from NVIDIA's datasheets as reproduced in shared/reference/devices.csv, and for
--- CPUs from AMD's and Intel's specification pages (fp32 derived at base clock: cores x
--- GHz x FLOP per cycle).  A precision a device lacks is absent: a model in that
+-- int4), from NVIDIA's product datasheets (half the sparse figures where a datasheet
+-- quotes sparsity; for B200, whose published figures disagree, 180 GB and 7.7 TB/s),
+-- and for CPUs from AMD's and Intel's specification pages (fp32 derived at base clock:
+-- cores x GHz x FLOP per cycle).  A precision a device lacks is absent: a model in that
 -- precision then runs at the next wider one it has (int8 weights on a V100 compute in
 -- fp16).  Bandwidths in GB/s (10^9 bytes/s).  nvlink_gbs is the datasheet's total
 -- (both directions); pcie_gen sets the host link (x16).  Idle power is a typical reading
--- of an idle device, an estimate; TDP is the datasheet's.  CPUs list fp32 only (the
--- figures behind shared/reference); their memory is a typical configuration (12 or 8
--- channels of DDR5 at 64 GB); Xeon's AMX bf16 units are not modelled.  Prices are on-demand dollars
--- per GPU-hour with their date and source (shared/reference/prices.csv); prices move,
--- so a scenario should name its own.
+-- of an idle device, an estimate; TDP is the datasheet's.  CPUs list fp32 only (derived
+-- as above); their memory is a typical configuration (12 or 8 channels of DDR5 at
+-- 64 GB); Xeon's AMX bf16 units are not modelled.  Prices are on-demand dollars per
+-- GPU-hour with their date and source (price_source names the offer, whose public price
+-- page gave the price on price_date); prices move, so a scenario should name its own.
 --
 -- Change a device in a scenario before it returns:  fs.devices["H100-SXM"].memory = "94GB",
 -- or add a whole new entry with the same fields:  fs.devices["my-gpu"] = { ... }.

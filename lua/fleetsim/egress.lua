@@ -1,6 +1,7 @@
 -- Data-transfer-out prices per GB, in monthly tiers: { from = GB per month, usd_per_gb }.
--- From the providers' public price pages as collected in shared/reference/egress.csv
--- (dated there: AWS and Azure 2026, GCP 2026-04); the last tier runs on without end.
+-- From the providers' public price pages for data transfer out to the internet: AWS
+-- EC2 and Azure bandwidth pricing (2026), Google Cloud network pricing, premium and
+-- standard tiers (2026-04); the last tier runs on without end.
 -- A pool's cost takes one by name (egress = "AWS"), a table of the same shape, or a
 -- flat price per GB (egress = 0.09).
 return {

@@ -1,10 +1,10 @@
 -- Claim 3: "A 7B-parameter model needs about 28 GB for its weights in fp16, and over
 -- 112 GB to train; what that means for H100 (80 GB) vs H200 (141 GB)."
 --
--- The arithmetic (shared/reference/README.md): weights are parameters x bytes per
--- parameter (fp32 4, fp16 2, int8 1, int4 0.5), so Llama-2-7B (6.74e9 parameters) is
--- 27 GB in fp32, 13.5 GB in fp16, 6.7 in int8, 3.4 in int4; mixed-precision Adam keeps
--- 16 bytes a parameter (ZeRO, arXiv 1910.02054): 108 GB before activations.
+-- The arithmetic: weights are parameters x bytes per parameter (fp32 4, fp16 2, int8 1,
+-- int4 0.5), so Llama-2-7B (6.74e9 parameters) is 27 GB in fp32, 13.5 GB in fp16, 6.7
+-- in int8, 3.4 in int4; mixed-precision Adam keeps 16 bytes a parameter (ZeRO, arXiv
+-- 1910.02054): 108 GB before activations.
 -- `fleetsim estimate --model llama-2-7b --gpu H200-SXM` gives 108.9 GB per GPU to
 -- train on one H200 (activations recomputed), and on an H100 train_min_gpus = 2.
 --

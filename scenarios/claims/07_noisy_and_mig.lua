@@ -8,7 +8,8 @@
 -- Part 2, MIG: Llama 3.2 1B on two A100-80GB cut into seven 1g.10gb slices each, with
 -- the slices of a GPU contending for its memory bandwidth (bandwidth_interference 0.15:
 -- an assumption, half of the ~30% a study of MPS and MIG measured under memory
--- contention, shared/reference/README.md) and without (0: perfect isolation).
+-- contention, a published comparison of MPS and MIG on arXiv) and without (0: perfect
+-- isolation).
 --
 -- The verdict: the claim holds when the shared pool's p99 time per token is at least
 -- 15% above the dedicated one's (spikes) and the contending slices' mean time per token

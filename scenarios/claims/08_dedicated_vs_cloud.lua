@@ -7,7 +7,7 @@
 --   bought    $280,000 per 8-GPU server (a typical 2024-25 HGX H100 quote), depreciated
 --             over the claim's 3 years to a 10% residual, $2,500 a month of colocation,
 --             its own power at PUE 1.4 and $0.08/kWh
---   on demand $6.88 per GPU-hour (AWS p5 after the 2025 cut, shared/reference/prices.csv;
+--   on demand $6.88 per GPU-hour (AWS p5 after the 2025 cut, AWS's price page, 2026-11;
 --             try --set pools.cloud.cost.usd_per_hour=3.99 for Lambda's price),
 --             per-second billing
 -- Costs accrue at a steady rate under a steady load, so the 5.5 measured hours (6 h

@@ -2,7 +2,7 @@
 --
 -- Eight on-demand H100s ($6.88 per GPU-hour, AWS p5 after the 2025 cut) serve
 -- Llama-3-8B at 30 requests/s for 6 hours; what leaves the cloud is priced by AWS's
--- tiers ($0.09/GB after the first 100 GB a month, shared/reference/egress.csv).  What
+-- tiers ($0.09/GB after the first 100 GB a month, AWS's price page, 2026).  What
 -- "data-heavy" means is the question, so the bytes sent per output token are swept:
 -- 4 (plain text), 1,000 (token log-probabilities), 3,000 and 6,000 (audio, structured
 -- data) and 10,000 (images, embeddings).  The bill is per the pool: cost_egress_usd against

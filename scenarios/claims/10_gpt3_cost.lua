@@ -5,12 +5,12 @@
 -- 2,048-token sequences, a global batch of 1,536 sequences (3.2M tokens, the paper's),
 -- bf16 mixed precision:
 --   gpt3        on 1,024 A100-40GB rented on demand at $2.74 per GPU-hour (AWS p4d,
---               shared/reference/prices.csv); the planner picks tp 4, pp 8, dp 32
+--               AWS's price page, 2026-11); the planner picks tp 4, pp 8, dp 32
 --   on_25k      the same job on 24,576 A100-80GB (the claim's "25,000"), to see how
 --               long such a fleet needs for GPT-3
--- The public estimate (shared/reference/README.md): 3.14e23 FLOPs, ~355 V100-years at
--- 28 TFLOP/s sustained, ~$4.6M at $1.50 per GPU-hour.  FLOPs = 6 x parameters x
--- tokens (Kaplan et al. 2020).
+-- The public estimate: 3.14e23 FLOPs (the GPT-3 paper, Brown et al. 2020, arXiv
+-- 2005.14165), ~355 V100-years at 28 TFLOP/s sustained, ~$4.6M at $1.50 per GPU-hour.
+-- FLOPs = 6 x parameters x tokens (Kaplan et al. 2020).
 --
 -- The verdict: the cost part holds if the simulated cost of the 1,024-GPU run lies in
 -- $0.5M to $4.6M; the scale part holds if GPT-3 would keep 25,000 A100s busy for

@@ -12,7 +12,7 @@
 --              assumed 3-year commitment price, about 55% off on-demand), extra GPUs at
 --              the on-demand price
 --   on_demand  cloud H100s at $6.88 per GPU-hour (AWS p5 after the 2025 cut,
---              shared/reference/prices.csv): the chatbot's pool autoscales between 2
+--              AWS's price page, 2026-11): the chatbot's pool autoscales between 2
 --              and 8, the training pool holds GPUs only while jobs run (up to 16)
 -- One simulated day stands for the three years: the chatbot's day repeats and the job
 -- stream is steady, so every cost is cost_usd x 1,095 days (change duration here, not
