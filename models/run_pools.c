@@ -1,10 +1,11 @@
-/* GPU pools in a run: their accounting, training jobs and costs (see run_internal.h). */
+/* GPU pools in a run: their accounting, training jobs and costs (see run_part.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "models/event_order.h"
-#include "models/run_internal.h"
+#include "models/run.h"
+#include "models/run_part.h"
 #include "sim/fatal.h"
 
 bool pool_gpus_needed(const scenario *sc, size_t p)
@@ -222,3 +223,40 @@ void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, 
         }
     }
 }
+
+/* ---- the part kind (run_part.h): the run owns the pool_gpus array in rs->gpus ---- */
+
+static void *plan(run_shared *rs) { return rs->gpus; }
+
+static int start(void *parts, run_shared *rs, char *err, size_t err_size)
+{
+    pool_gpus *gpus = parts;
+    for (size_t p = 0; p < rs->sc->npools; p++)
+        if (pool_gpus_needed(rs->sc, p)
+            && pool_gpus_start(&gpus[p], rs->engine, rs->replication, rs->options, err,
+                               err_size) != 0)
+            return -1;
+    return 0;
+}
+
+static void record_pools(void *parts, run_shared *rs, double end_s, sim_metrics *m)
+{
+    pool_gpus *gpus = parts;
+    for (size_t p = 0; p < rs->sc->npools; p++)
+        if (gpus[p].gp)
+            pool_gpus_finish(&gpus[p], end_s, m);
+}
+
+static void stop(void *parts, run_shared *rs)
+{
+    pool_gpus *gpus = parts;
+    for (size_t p = 0; p < rs->sc->npools; p++)
+        pool_gpus_stop(&gpus[p]);
+}
+
+static void release(void *parts) {}
+
+const run_part_kind run_pool_gpus = {
+    .what = "pools", .plan = plan, .start = start,
+    .record = { [RUN_STAGE_POOLS] = record_pools }, .stop = stop, .release = release,
+};

@@ -1,0 +1,270 @@
+/* LLM inference workloads in a run: each one's serving (models/serving.h) on its pool's
+ * GPUs, its buckets, its metrics, and its cost per token (see run_part.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/event_order.h"
+#include "models/memory.h"
+#include "models/run.h"
+#include "models/run_part.h"
+#include "models/serving.h"
+#include "sim/fatal.h"
+
+typedef struct inference_run {
+    const scenario *sc;
+    serving_group_config overflow; /* the serving's overflow pool, while it runs */
+    const inference_spec *spec;
+    pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
+    serving *sv;
+    sim_timeseries *ts;
+    size_t pool_subject, workload_subject;
+    double bucket_start_s;
+} inference_run;
+
+static replica_config replica_config_of(const scenario *sc, const inference_spec *w,
+                                        size_t pool, size_t device, unsigned tp)
+{
+    const model_spec *m = &sc->catalog.models[w->model];
+    const device_spec *d = &sc->catalog.devices[device];
+    const pool_spec *p = &sc->pools[pool];
+    return (replica_config){
+        .model = m, .device = d, .prec = w->prec,
+        .profile = p->has_profile ? p->profile : perf_default_profile(d),
+        .tp = tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
+        .chunked_prefill = w->chunked_prefill,
+        .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
+                                               tp).kv_capacity_tokens,
+        .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
+    };
+}
+
+static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r,
+                                        const pool_gpus *gpus,
+                                        serving_group_config *overflow)
+{
+    const pool_spec *pool = &sc->pools[w->pool];
+    serving_config c = {
+        .name = w->name, .replicas = w->replicas, .routing = w->routing,
+        .pool = gpus[w->pool].gp, .pool_name = pool->name,
+        .min_replicas = pool->min / w->tp, .max_replicas = pool->capacity.max / w->tp,
+        .autoscaler = &pool->autoscaler, .overflow_threshold = w->overflow_threshold,
+        .sharing = &pool->sharing, .noisy = pool->has_noisy ? &pool->noisy : NULL,
+        .units_per_gpu = pool->units_per_gpu,
+        .custom_route = w->custom_route, .route_context = w->route_context,
+        .interarrival = arrival_interarrival(&w->arrivals), .prompt_tokens = w->prompt_tokens,
+        .output_tokens = w->output_tokens, .warmup_s = sc->warmup_s,
+        .rtt_s = w->has_rtt ? w->rtt_s : sc->pools[w->pool].site.rtt_s,
+        .spike_probability = sc->pools[w->pool].site.spike_probability,
+        .spike_s = sc->pools[w->pool].site.spike_s,
+        .slo_ttft_s = w->slo_ttft_s, .slo_tpot_s = w->slo_tpot_s, .slo_e2e_s = w->slo_e2e_s,
+        .seed = sc->seed, .replication = r,
+        .trace = w->has_trace ? &w->trace : NULL, .lengths_from_trace = w->lengths_from_trace,
+        .loop = w->loop, .sample = w->sample,
+        .traffic = w->has_traffic ? &w->traffic : NULL,
+    };
+    c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
+    if (w->has_overflow) {
+        const pool_spec *o = &sc->pools[w->overflow_pool];
+        *overflow = (serving_group_config){
+            .pool_name = o->name,
+            .replica = replica_config_of(sc, w, w->overflow_pool, w->overflow_device,
+                                         w->overflow_tp),
+            .replicas = o->count / w->overflow_tp, .min = o->min / w->overflow_tp,
+            .max = o->capacity.max / w->overflow_tp, .pool = gpus[w->overflow_pool].gp,
+            .autoscaler = &o->autoscaler, .rtt_s = o->site.rtt_s,
+            .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
+            .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
+            .units_per_gpu = o->units_per_gpu,
+        };
+        c.overflow = overflow;
+    }
+    return c;
+}
+
+static void record_inference_bucket(inference_run *ir, double end_s)
+{
+    double span = end_s - ir->bucket_start_s;
+    if (!(span > 0))
+        return;
+    const serving_bucket *b = serving_bucket_close(ir->sv, end_s);
+    size_t bucket = run_bucket_index(ir->sc, ir->bucket_start_s);
+    size_t p = ir->pool_subject, w = ir->workload_subject;
+    sim_timeseries *ts = ir->ts;
+    sim_timeseries_add(ts, bucket, p, COL_UTILIZATION, b->busy);
+    sim_timeseries_add(ts, bucket, p, COL_BATCH, b->batch);
+    sim_timeseries_add(ts, bucket, p, COL_KV, b->kv);
+    sim_timeseries_add(ts, bucket, p, COL_REPLICAS, b->replicas);
+    sim_timeseries_add(ts, bucket, w, COL_ARRIVALS, (double)b->arrived);
+    sim_timeseries_add(ts, bucket, w, COL_COMPLETED, (double)b->completed);
+    sim_timeseries_add(ts, bucket, w, COL_DROPPED, (double)b->dropped);
+    sim_timeseries_add(ts, bucket, w, COL_THROUGHPUT, (double)b->completed / span);
+    sim_timeseries_add(ts, bucket, w, COL_TOKENS_PER_S, b->output_tokens / span);
+    sim_timeseries_add(ts, bucket, w, COL_WAIT_MEAN, sim_stat_mean(&b->queue_wait_s));
+    sim_timeseries_add(ts, bucket, w, COL_TTFT_MEAN, sim_stat_mean(&b->ttft_s));
+    sim_timeseries_add(ts, bucket, w, COL_TTFT_P99, sim_histogram_quantile(&b->ttft_hist_s, 0.99));
+    sim_timeseries_add(ts, bucket, w, COL_TPOT_MEAN, sim_stat_mean(&b->tpot_s));
+    sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
+    sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
+    const inference_spec *spec = ir->spec;
+    size_t where[2] = { spec->pool, spec->overflow_pool };
+    unsigned tp[2] = { spec->tp, spec->overflow_tp };
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++)
+        if (ir->pools[where[g]].gp)
+            pool_gpus_add_work(&ir->pools[where[g]], b->group_busy_s[g] * tp[g],
+                               b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
+    ir->bucket_start_s = end_s;
+}
+
+static void on_inference_bucket(sim_engine *e, void *data)
+{
+    inference_run *ir = data;
+    double now = sim_engine_now(e);
+    record_inference_bucket(ir, now);
+    sim_event_schedule(e, now + ir->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
+}
+
+static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
+{
+    const scenario *sc = ir->sc;
+    const inference_spec *w = ir->spec;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    const char *pool = sc->pools[w->pool].name, *name = w->name;
+    double measured_s = end_s - sc->warmup_s;
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
+        serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
+        const char *where = g == 0 ? pool : sc->pools[w->overflow_pool].name;
+        sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
+        sim_metrics_add(m, "pool", where, "replicas_max", "replicas", gs.replicas_max);
+        sim_metrics_add(m, "pool", where, "utilization_mean", "1", gs.utilization);
+        sim_metrics_add(m, "pool", where, "batch_size_mean", "requests", gs.batch_mean);
+        sim_metrics_add(m, "pool", where, "kv_cache_utilization_mean", "1", gs.kv_mean);
+        sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
+                        (double)gs.kv_preemptions);
+        sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
+        if (g == 1)
+            sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
+                            st->completed ? (double)gs.served / (double)st->completed : NAN);
+    }
+    struct { const char *metric; const sim_histogram *h; double q; } quantiles[] = {
+        { "ttft_p50_s", &st->ttft_hist_s, 0.5 }, { "ttft_p95_s", &st->ttft_hist_s, 0.95 },
+        { "ttft_p99_s", &st->ttft_hist_s, 0.99 }, { "tpot_p50_s", &st->tpot_hist_s, 0.5 },
+        { "tpot_p99_s", &st->tpot_hist_s, 0.99 }, { "e2e_p50_s", &st->e2e_hist_s, 0.5 },
+        { "e2e_p99_s", &st->e2e_hist_s, 0.99 },
+    };
+    sim_metrics_add(m, "workload", name, "requests_arrived", "requests", (double)st->arrived);
+    sim_metrics_add(m, "workload", name, "requests_completed", "requests", (double)st->completed);
+    sim_metrics_add(m, "workload", name, "requests_dropped", "requests", (double)st->dropped);
+    sim_metrics_add(m, "workload", name, "ttft_mean_s", "s", sim_stat_mean(&st->ttft_s));
+    sim_metrics_add(m, "workload", name, "tpot_mean_s", "s", sim_stat_mean(&st->tpot_s));
+    sim_metrics_add(m, "workload", name, "e2e_mean_s", "s", sim_stat_mean(&st->e2e_s));
+    for (size_t i = 0; i < sizeof quantiles / sizeof quantiles[0]; i++)
+        sim_metrics_add(m, "workload", name, quantiles[i].metric, "s",
+                        sim_histogram_quantile(quantiles[i].h, quantiles[i].q));
+    sim_metrics_add(m, "workload", name, "queue_wait_mean_s", "s", sim_stat_mean(&st->queue_wait_s));
+    sim_metrics_add(m, "workload", name, "slo_attainment", "1",
+                    st->completed + st->dropped
+                        ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);
+    sim_metrics_add(m, "workload", name, "throughput_tokens_per_s", "tokens/s",
+                    measured_s > 0 ? st->output_tokens / measured_s : NAN);
+    sim_metrics_add(m, "workload", name, "prompt_tokens", "tokens", st->prompt_tokens);
+    sim_metrics_add(m, "workload", name, "output_tokens", "tokens", st->output_tokens);
+    sim_metrics_add(m, "workload", name, "egress_gb", "GB",
+                    st->output_tokens * w->response_bytes_per_token / 1e9);
+}
+
+/* Cost per million output tokens: what the workload's pools cost after the warm-up
+ * (its own and its overflow pool, each serving it alone). */
+static void record_inference_cost(sim_metrics *m, const inference_run *ir)
+{
+    const inference_spec *w = ir->spec;
+    const pool_spec *own = &ir->sc->pools[w->pool];
+    if (!own->has_cost && !(w->has_overflow && ir->sc->pools[w->overflow_pool].has_cost))
+        return;
+    double usd = ir->pools[w->pool].measured.total_usd;
+    if (w->has_overflow)
+        usd += ir->pools[w->overflow_pool].measured.total_usd;
+    double tokens = serving_get_stats(ir->sv)->output_tokens;
+    sim_metrics_add(m, "workload", w->name, "cost_per_mtok_usd", "USD/Mtok",
+                    tokens > 0 ? usd / (tokens / 1e6) : NAN);
+}
+
+/* The workloads, in scenario order, with their subjects; ends with an empty one. */
+static void *plan(run_shared *rs)
+{
+    const scenario *sc = rs->sc;
+    inference_run *runs = calloc(sc->ninferences + 1, sizeof *runs);
+    if (!runs)
+        sim_fatal("out of memory planning a run");
+    for (size_t i = 0; i < sc->ninferences; i++)
+        runs[i] = (inference_run){
+            .sc = sc, .spec = &sc->inferences[i], .ts = rs->ts, .pools = rs->gpus,
+            .pool_subject = rs->pool_subjects[sc->inferences[i].pool],
+            .workload_subject = sim_timeseries_add_subject(rs->ts, "workload",
+                                                           sc->inferences[i].name),
+        };
+    return runs;
+}
+
+static int start(void *parts, run_shared *rs, char *err, size_t err_size)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; i < rs->sc->ninferences; i++) {
+        inference_run *ir = &runs[i];
+        serving_config config = serving_config_of(rs->sc, ir->spec, rs->replication, rs->gpus,
+                                                  &ir->overflow);
+        if (rs->options) {
+            config.on_request = rs->options->on_request;
+            config.request_context = rs->options->request_context;
+        }
+        ir->sv = serving_create(rs->engine, &config, err, err_size);
+        if (!ir->sv)
+            return -1;
+        ir->bucket_start_s = 0;
+        serving_start(ir->sv);
+        sim_event_schedule(rs->engine, rs->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
+    }
+    return 0;
+}
+
+static const char *failure(void *parts)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; runs[i].sc; i++) {
+        const char *why = runs[i].sv ? serving_error(runs[i].sv) : NULL;
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+static void record_workloads(void *parts, run_shared *rs, double end_s, sim_metrics *m)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; i < rs->sc->ninferences; i++) {
+        record_inference_bucket(&runs[i], end_s);
+        record_inference_metrics(m, &runs[i], end_s);
+    }
+}
+
+static void record_costs(void *parts, run_shared *rs, double end_s, sim_metrics *m)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; i < rs->sc->ninferences; i++)
+        record_inference_cost(m, &runs[i]);
+}
+
+static void stop(void *parts, run_shared *rs)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; i < rs->sc->ninferences; i++) {
+        serving_free(runs[i].sv);
+        runs[i].sv = NULL;
+    }
+}
+
+const run_part_kind run_inference = {
+    .what = "inference", .plan = plan, .start = start, .failure = failure,
+    .record = { [RUN_STAGE_WORKLOADS] = record_workloads, [RUN_STAGE_COSTS] = record_costs },
+    .stop = stop, .release = free,
+};
