@@ -135,6 +135,9 @@ BIN   := $(BUILD)/fleetsim
 TESTS := $(BUILD)/fleetsim_tests
 BENCH := $(BUILD)/fleetsim_bench
 
+# Written by hand; make test checks it against `fleetsim help` (tests/man_page.sh).
+MAN_PAGE  := docs/fleetsim.1
+
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's
 # (a removed test file must leave the test binary too).
@@ -204,12 +207,13 @@ run: $(BIN)
 
 # Leaks do not change exit codes (LSAN exitcode=0): the log is searched for sanitizer
 # reports instead, which tells fleetsim's leaks from Criterion's own (see
-# tests/sanitizer_report.sh).
+# tests/sanitizer_report.sh).  Then the man page is checked against `fleetsim help`.
 test: $(TESTS) $(BIN)
 	$(Q)ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 LSAN_OPTIONS=exitcode=0 \
 	  ./$(TESTS) --jobs 2 \
 	  > $(BUILD)/test.log 2>&1; status=$$?; cat $(BUILD)/test.log; \
 	sh tests/sanitizer_report.sh $(BUILD)/test.log || exit 1; exit $$status
+	$(Q)sh tests/man_page.sh ./$(BIN) $(MAN_PAGE)
 
 bench: $(BENCH) $(BIN)
 	$(Q)./$(BENCH)
