@@ -1,4 +1,4 @@
-# fleetsim: build, test and benchmark.  Read top to bottom: settings, then
+# fleetsim: build, test, install and benchmark.  Read top to bottom: settings, then
 # flags, then sources, then rules.  `make V=1` shows the commands.
 #
 # `make` only builds.  The targets that run something (run, test, bench, claims, golden,
@@ -24,6 +24,16 @@ CFLAGS     ?= -O2 -g
 LDFLAGS    ?=
 LDLIBS     ?=
 NVCCFLAGS  ?= -O2
+
+# make install: DESTDIR stages (packaging), PREFIX is where fleetsim will live.
+DESTDIR    ?=
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+INSTALL    ?= install
+INSTALL_PROGRAM ?= $(INSTALL) -m 755
+INSTALL_DATA    ?= $(INSTALL) -m 644
 
 # Debian packages the project needs (make deps installs what is missing).
 DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
@@ -138,6 +148,16 @@ BENCH := $(BUILD)/fleetsim_bench
 # Written by hand; make test checks it against `fleetsim help` (tests/man_page.sh).
 MAN_PAGE  := docs/fleetsim.1
 
+# What make install copies besides the binary (the Lua API and catalogs are compiled
+# into it): the man page and the example scenarios with the traces they replay, under
+# $(PKGDATADIR) with the same paths as here (trace paths are relative to a scenario).
+# DATA_DIRS: the folders it makes there, the deepest first.
+MAN1DIR    := $(MANDIR)/man1
+PKGDATADIR := $(DATADIR)/fleetsim
+DATA_DIRS  := scenarios/claims scenarios/traces scenarios
+DATA_FILES := $(sort $(wildcard scenarios/*.lua scenarios/claims/*.lua \
+                                scenarios/traces/*.csv scenarios/traces/README.md))
+
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's
 # (a removed test file must leave the test binary too).
@@ -152,8 +172,8 @@ endif
 # ---- rules ------------------------------------------------------------------
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
-.PHONY: all deps run test bench claims golden valgrind fuzz fuzzers clean \
-        need-libraries need-criterion
+.PHONY: all deps run test bench claims golden valgrind fuzz fuzzers install uninstall \
+        clean need-libraries need-criterion
 all: $(BIN)
 
 # Installs the missing Debian packages as root; otherwise prints the command.
@@ -244,6 +264,24 @@ fuzzers: $(FUZZERS)
 
 build/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/fuzz_support.o $(LIB)
 	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS)
+
+# The binary, its man page (the installed copy names the installed scenarios' folder)
+# and the example scenarios; uninstall removes exactly these, and the folders install
+# made under $(PKGDATADIR) once they are empty.
+install: $(BIN)
+	$(call say,INSTALL,$(DESTDIR)$(PREFIX))$(INSTALL) -d $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MAN1DIR) $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_DIRS))
+	$(Q)$(INSTALL_PROGRAM) $(BIN) $(DESTDIR)$(BINDIR)/fleetsim
+	$(Q)sed 's|/usr/local/share/fleetsim|$(PKGDATADIR)|g' $(MAN_PAGE) \
+	  > $(DESTDIR)$(MAN1DIR)/fleetsim.1 && chmod 644 $(DESTDIR)$(MAN1DIR)/fleetsim.1
+	$(Q)for f in $(DATA_FILES); do \
+	  $(INSTALL_DATA) $$f $(DESTDIR)$(PKGDATADIR)/$$f || exit 1; done
+
+uninstall:
+	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/fleetsim \
+	  $(DESTDIR)$(MAN1DIR)/fleetsim.1 $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_FILES))
+	$(Q)for d in $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_DIRS)) $(DESTDIR)$(PKGDATADIR); do \
+	  [ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d || exit 1; done
 
 $(BIN): $(BUILD)/sim/fleetsim.o $(LIB)
 	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS)
