@@ -160,13 +160,16 @@ DATA_FILES := $(sort $(wildcard scenarios/*.lua scenarios/claims/*.lua \
 
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's
-# (a removed test file must leave the test binary too).
+# (a removed test file must leave the test binary too).  Goals that build nothing leave
+# it alone (`sudo make deps` makes no build folder that root owns).
 BUILD_CONFIG := cuda=$(HAVE_CUDA) cc=$(CC) compile=$(COMPILE) link=$(LINK) libs=$(LIBS) \
                 nvcc=$(NVCC) $(FLEETSIM_NVCCFLAGS) $(NVCCFLAGS) \
                 sources=$(CORE_SRC) $(TEST_SRC) $(BENCH_SRC) $(LUA_API)
-ifneq ($(file <$(BUILD)/config),$(BUILD_CONFIG))
-  $(shell mkdir -p $(BUILD))
-  $(file >$(BUILD)/config,$(BUILD_CONFIG))
+ifneq ($(filter-out deps clean uninstall,$(or $(MAKECMDGOALS),all)),)
+  ifneq ($(file <$(BUILD)/config),$(BUILD_CONFIG))
+    $(shell mkdir -p $(BUILD))
+    $(file >$(BUILD)/config,$(BUILD_CONFIG))
+  endif
 endif
 
 # ---- rules ------------------------------------------------------------------
