@@ -1,5 +1,11 @@
-# fleetsim: build, test and benchmark.  Read top to bottom: settings, then sources,
-# then rules.  `make V=1` shows the commands.
+# fleetsim: build, test, install and benchmark.  Read top to bottom: settings, then
+# flags, then sources, then rules.  `make V=1` shows the commands.
+#
+# `make` only builds.  The targets that run something (run, test, bench, claims, golden,
+# valgrind, fuzz) first install the missing Debian packages (make deps), as the README
+# promises.  CPPFLAGS, CFLAGS, LDFLAGS and LDLIBS are the user's: they are appended to
+# the project's own flags (FLEETSIM_*), never replace them, so `make CFLAGS=-O0` keeps
+# -I., dependency tracking and -ffp-contract=off.
 
 # ---- settings ---------------------------------------------------------------
 CC         ?= cc
@@ -12,18 +18,44 @@ FUZZ       ?=                 # 1: clang, libFuzzer, ASan + UBSan, in build/fuzz
 FUZZ_SECONDS ?= 20            # make fuzz: seconds per harness
 V          ?=
 
+# The user's flags (make's conventions): defaults only, appended after the project's.
+CPPFLAGS   ?=
+CFLAGS     ?= -O2 -g
+LDFLAGS    ?=
+LDLIBS     ?=
+NVCCFLAGS  ?= -O2
+
+# make install: DESTDIR stages (packaging), PREFIX is where fleetsim will live.
+DESTDIR    ?=
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+INSTALL    ?= install
+INSTALL_PROGRAM ?= $(INSTALL) -m 755
+INSTALL_DATA    ?= $(INSTALL) -m 644
+
 # Debian packages the project needs (make deps installs what is missing).
 DEB_PACKAGES := build-essential pkg-config libgsl-dev libcsv-dev liblua5.4-dev \
                 libcriterion-dev gnuplot-nox openmpi-bin libopenmpi-dev libopenblas-dev \
                 clang libclang-rt-dev valgrind
 
-# -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs.
+# ---- the project's flags ----------------------------------------------------
+# -ffp-contract=off: no fused multiply-add, so results are bit-identical across CPUs
+# (tests/test_golden.c compares outputs byte for byte).  It comes after the user's
+# CFLAGS, so no CFLAGS can turn it off.
 # -Wno-format-truncation: messages and key paths are cut to fixed buffers on purpose.
-OPTFLAGS ?= -O2 -g
-CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) -Wall -Wextra -Wshadow \
-            -Wno-unused-parameter -Wno-format-truncation -ffp-contract=off -MMD -MP -I.
-CFLAGS   += $(shell $(PKG_CONFIG) --cflags lua5.4 2>/dev/null)
-LDLIBS   += $(shell $(PKG_CONFIG) --libs gsl lua5.4 2>/dev/null) -lcsv -lm
+# Libraries missing here are reported, naming their package, before anything compiles
+# (need-libraries below), so these lookups stay quiet.
+FP_FLAGS          := -ffp-contract=off
+FLEETSIM_CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L \
+                     $(shell $(PKG_CONFIG) --cflags gsl lua5.4 2>/dev/null)
+FLEETSIM_CFLAGS   := -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
+                     -Wno-format-truncation
+DEPFLAGS          := -MMD -MP
+FLEETSIM_LDFLAGS  :=
+FLEETSIM_LDLIBS   := $(shell $(PKG_CONFIG) --libs gsl lua5.4 2>/dev/null) -lcsv -lm
+FLEETSIM_NVCCFLAGS := -std=c++17 -I.
 
 CUDA := $(strip $(CUDA))
 SAN  := $(strip $(SAN))
@@ -31,27 +63,28 @@ MPI  := $(strip $(MPI))
 FUZZ := $(strip $(FUZZ))
 BUILD := build
 ifeq ($(SAN),1)
-  BUILD    := build/san
-  CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-  LDFLAGS  += -fsanitize=address,undefined
+  BUILD            := build/san
+  FLEETSIM_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer \
+                      -fno-sanitize-recover=undefined
+  FLEETSIM_LDFLAGS += -fsanitize=address,undefined
 endif
 # Fuzzing: every object instrumented for libFuzzer's coverage; only the harnesses link
 # its main.  The sandbox's instruction limit is lowered so an endless loop costs a
 # fuzzer milliseconds (lua/sandbox.h).
 ifeq ($(FUZZ),1)
-  CC       := clang
-  CUDA     := no
-  BUILD    := build/fuzz
-  CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
-              -fno-sanitize-recover=undefined -DSANDBOX_INSTRUCTION_LIMIT=2000000ull \
-              -Wno-unknown-warning-option
-  LDFLAGS  += -fsanitize=fuzzer,address,undefined
+  CC                := clang
+  CUDA              := no
+  BUILD             := build/fuzz
+  FLEETSIM_CPPFLAGS += -DSANDBOX_INSTRUCTION_LIMIT=2000000ull
+  FLEETSIM_CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+                       -fno-sanitize-recover=undefined -Wno-unknown-warning-option
+  FLEETSIM_LDFLAGS  += -fsanitize=fuzzer,address,undefined
 endif
 # MPI: only sim/mpi_tasks.c uses it (FLEETSIM_MPI); mpicc adds Open MPI's flags.
 ifeq ($(MPI),1)
-  CC       := mpicc
-  BUILD    := $(BUILD)/mpi
-  CFLAGS   += -DFLEETSIM_MPI
+  CC                := mpicc
+  BUILD             := $(BUILD)/mpi
+  FLEETSIM_CPPFLAGS += -DFLEETSIM_MPI
 endif
 
 # CUDA: nvcc from $(CUDA_HOME)/bin, else from PATH.
@@ -68,20 +101,25 @@ else
 endif
 ifeq ($(HAVE_CUDA),1)
   CUDA_ROOT := $(patsubst %/bin/nvcc,%,$(NVCC))
-  NVCCFLAGS ?= -O2 -std=c++17
   # The static runtime: the binary runs where no CUDA library is installed.
-  LDLIBS    += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+  FLEETSIM_LDLIBS += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
   # cuBLAS, cuBLASLt and NCCL are opened at run time by the calibration (kernels/
   # calib_cuda_blas.cu says why), from the loader's path or from here.
-  CUDA_DEFS := -DFLEETSIM_CUDA_LIBDIR='"$(CUDA_ROOT)/lib64"'
+  FLEETSIM_NVCCFLAGS += -DFLEETSIM_CUDA_LIBDIR='"$(CUDA_ROOT)/lib64"'
 endif
+
+# What every compile and link runs: the project's flags, then the user's.
+COMPILE  = $(CC) $(FLEETSIM_CPPFLAGS) $(CPPFLAGS) $(FLEETSIM_CFLAGS) $(CFLAGS) $(FP_FLAGS) \
+           $(DEPFLAGS)
+LINK     = $(CC) $(FLEETSIM_LDFLAGS) $(LDFLAGS)
+LIBS     = $(FLEETSIM_LDLIBS) $(LDLIBS)
 
 ifeq ($(V),1)
   Q :=
   say :=
 else
   Q := @
-  say = @printf '  %-6s %s\n' $(1) $(2);
+  say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 # ---- sources ----------------------------------------------------------------
@@ -107,17 +145,39 @@ BIN   := $(BUILD)/fleetsim
 TESTS := $(BUILD)/fleetsim_tests
 BENCH := $(BUILD)/fleetsim_bench
 
+# Written by hand; make test checks it against `fleetsim help` (tests/man_page.sh).
+MAN_PAGE  := docs/fleetsim.1
+
+# What make install copies besides the binary (the Lua API and catalogs are compiled
+# into it): the man page and the example scenarios with the traces they replay, under
+# $(PKGDATADIR) with the same paths as here (trace paths are relative to a scenario).
+# DATA_DIRS: the folders it makes there, the deepest first.
+MAN1DIR    := $(MANDIR)/man1
+PKGDATADIR := $(DATADIR)/fleetsim
+DATA_DIRS  := scenarios/claims scenarios/traces scenarios
+DATA_FILES := $(sort $(wildcard scenarios/*.lua scenarios/claims/*.lua \
+                                scenarios/traces/*.csv scenarios/traces/README.md))
+
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's
-# (a removed test file must leave the test binary too).
-BUILD_CONFIG := cuda=$(HAVE_CUDA) cc=$(CC) cflags=$(CFLAGS) nvcc=$(NVCC) $(NVCCFLAGS) \
+# (a removed test file must leave the test binary too).  Goals that build nothing leave
+# it alone (`sudo make deps` makes no build folder that root owns).
+BUILD_CONFIG := cuda=$(HAVE_CUDA) cc=$(CC) compile=$(COMPILE) link=$(LINK) libs=$(LIBS) \
+                nvcc=$(NVCC) $(FLEETSIM_NVCCFLAGS) $(NVCCFLAGS) \
                 sources=$(CORE_SRC) $(TEST_SRC) $(BENCH_SRC) $(LUA_API)
-$(shell mkdir -p $(BUILD) && echo '$(BUILD_CONFIG)' | cmp -s - $(BUILD)/config \
-          || echo '$(BUILD_CONFIG)' > $(BUILD)/config)
+ifneq ($(filter-out deps clean uninstall,$(or $(MAKECMDGOALS),all)),)
+  ifneq ($(file <$(BUILD)/config),$(BUILD_CONFIG))
+    $(shell mkdir -p $(BUILD))
+    $(file >$(BUILD)/config,$(BUILD_CONFIG))
+  endif
+endif
 
 # ---- rules ------------------------------------------------------------------
-.PHONY: all deps run test bench claims clean fuzz fuzzers valgrind
-all: deps $(BIN)
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+.PHONY: all deps run test bench claims docs golden valgrind fuzz fuzzers install uninstall \
+        clean need-libraries need-criterion
+all: $(BIN)
 
 # Installs the missing Debian packages as root; otherwise prints the command.
 deps:
@@ -133,28 +193,72 @@ deps:
 	  fi; \
 	fi
 
+# A library missing is a loud error naming its Debian package, before anything
+# compiles; only targets that compile ask (make deps and make clean work without them).
+# libcsv has no .pc file: a two-line program must compile and link (\043 is '#').
+have_pc = $(shell $(PKG_CONFIG) --exists $(1) 2>/dev/null && echo yes)
+have_csv = $(shell printf '\043include <csv.h>\nint main(void) { return csv_init(0, 0); }\n' \
+             | $(CC) $(CPPFLAGS) $(LDFLAGS) -x c -o /dev/null - -x none -lcsv >/dev/null 2>&1 \
+             && echo yes)
+missing = $(error $(1) not found: install the Debian package $(2) (make deps installs everything))
+need-libraries:
+	$(if $(shell command -v $(PKG_CONFIG)),,$(call missing,$(PKG_CONFIG),pkg-config))
+	$(if $(call have_pc,gsl),,$(call missing,GSL (gsl.pc),libgsl-dev))
+	$(if $(call have_pc,lua5.4),,$(call missing,Lua 5.4 (lua5.4.pc),liblua5.4-dev))
+	$(if $(have_csv),,$(call missing,libcsv (csv.h and -lcsv),libcsv-dev))
+need-criterion: need-libraries
+	$(if $(call have_pc,criterion),,$(call missing,Criterion (criterion.pc),libcriterion-dev))
+
+# The targets that run something: `make deps` first, then the same goal in a second
+# make, which reads this file again and so finds the libraries deps installed.
+RUN_GOALS := run test bench claims docs golden valgrind
+# One goal at a time there: two second makes must not build the same files at once.
+ifndef FLEETSIM_DEPS_DONE
+ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
+$(RUN_GOALS): deps
+	$(Q)$(MAKE) --no-print-directory FLEETSIM_DEPS_DONE=1 $@
+else
+
 # The main job: the default scenario (a chatbot on dedicated or shared GPUs, a training
 # job beside it); its report is out/<name>/report.html.
 DEFAULT_SCENARIO ?= scenarios/default.lua
-run: all
+run: $(BIN)
 	$(Q)./$(BIN) run $(DEFAULT_SCENARIO) -o out/$(basename $(notdir $(DEFAULT_SCENARIO)))
 	$(Q)echo "report: out/$(basename $(notdir $(DEFAULT_SCENARIO)))/report.html"
 
-# The table of claims (docs/claims.md and README.md) from a real run of each claim scenario.
-claims: all
-	$(Q)sh scenarios/claims/table.sh ./$(BIN) README.md
-
 # Leaks do not change exit codes (LSAN exitcode=0): the log is searched for sanitizer
 # reports instead, which tells fleetsim's leaks from Criterion's own (see
-# tests/sanitizer_report.sh).
-test: deps $(TESTS) $(BIN)
+# tests/sanitizer_report.sh).  Then the man page is checked against `fleetsim help`.
+test: $(TESTS) $(BIN)
 	$(Q)ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 LSAN_OPTIONS=exitcode=0 \
 	  ./$(TESTS) --jobs 2 \
 	  > $(BUILD)/test.log 2>&1; status=$$?; cat $(BUILD)/test.log; \
 	sh tests/sanitizer_report.sh $(BUILD)/test.log || exit 1; exit $$status
+	$(Q)sh tests/man_page.sh ./$(BIN) $(MAN_PAGE)
 
-bench: deps $(BENCH) $(BIN)
+bench: $(BENCH) $(BIN)
 	$(Q)./$(BENCH)
+
+# The table of claims (docs/claims.md) from a real run of each claim scenario.
+claims: $(BIN)
+	$(Q)sh scenarios/claims/table.sh ./$(BIN)
+
+# The figure blocks of README.md and docs/*.md, rerun and rewritten (tests/test_docs.c
+# checks the quick ones on every make test).
+docs: $(BIN)
+	$(Q)sh docs/figures.sh ./$(BIN)
+
+# Rewrites tests/reference/*/ from tests/reference/cases.txt: only when results are meant
+# to change (tests/test_golden.c compares fresh runs with them byte for byte).
+golden: $(BIN)
+	$(Q)sh tests/golden.sh $(BIN)
+
+# A few small runs under valgrind's memcheck: no leak, no invalid access (tests/valgrind.sh).
+valgrind: $(BIN)
+	$(Q)sh tests/valgrind.sh $(BIN)
+endif
 
 # Each harness for FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/<name>, replayed
 # first, so past findings kept there are checked again); new inputs go to
@@ -167,30 +271,41 @@ fuzzers: $(FUZZERS)
 .SECONDARY: $(FUZZ_SRC:%.c=$(BUILD)/%.o)
 
 build/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/fuzz_support.o $(LIB)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS)
 
-# Rewrites tests/reference/*/ from tests/reference/cases.txt: only when results are meant
-# to change (tests/test_golden.c compares fresh runs with them byte for byte).
-golden: all
-	$(Q)sh tests/golden.sh $(BIN)
+# The binary, its man page (the installed copy names the installed scenarios' folder)
+# and the example scenarios; uninstall removes exactly these, and the folders install
+# made under $(PKGDATADIR) once they are empty.
+install: $(BIN)
+	$(call say,INSTALL,$(DESTDIR)$(PREFIX))$(INSTALL) -d $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MAN1DIR) $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_DIRS))
+	$(Q)$(INSTALL_PROGRAM) $(BIN) $(DESTDIR)$(BINDIR)/fleetsim
+	$(Q)sed 's|/usr/local/share/fleetsim|$(PKGDATADIR)|g' $(MAN_PAGE) \
+	  > $(DESTDIR)$(MAN1DIR)/fleetsim.1 && chmod 644 $(DESTDIR)$(MAN1DIR)/fleetsim.1
+	$(Q)for f in $(DATA_FILES); do \
+	  $(INSTALL_DATA) $$f $(DESTDIR)$(PKGDATADIR)/$$f || exit 1; done
 
-# A few small runs under valgrind's memcheck: no leak, no invalid access (tests/valgrind.sh).
-valgrind: all
-	$(Q)sh tests/valgrind.sh $(BIN)
+uninstall:
+	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/fleetsim \
+	  $(DESTDIR)$(MAN1DIR)/fleetsim.1 $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_FILES))
+	$(Q)for d in $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_DIRS)) $(DESTDIR)$(PKGDATADIR); do \
+	  [ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d || exit 1; done
 
 $(BIN): $(BUILD)/lua/cli.o $(LIB)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS)
 
 $(LIB): $(CORE_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(TEST_OBJ) $(BENCH_OBJ): CFLAGS += -DFLEETSIM_BIN='"$(BIN)"'
+$(TEST_OBJ) $(BENCH_OBJ): FLEETSIM_CPPFLAGS += -DFLEETSIM_BIN='"$(BIN)"'
+$(TEST_OBJ): FLEETSIM_CPPFLAGS += $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
+$(TEST_OBJ): | need-criterion
 
 $(TESTS): $(TEST_OBJ) $(LIB)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell $(PKG_CONFIG) --libs criterion)
+	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS) $(shell $(PKG_CONFIG) --libs criterion)
 
 $(BENCH): $(BENCH_OBJ) $(LIB)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LINK,$@)$(LINK) -o $@ $^ $(LIBS)
 
 # The API's Lua files are compiled into the binary (lua/modules.h).
 $(BUILD)/embed: lua/embed.c
@@ -201,16 +316,16 @@ $(LUA_GEN): $(BUILD)/embed $(LUA_API)
 	@mkdir -p $(dir $@)
 	$(call say,EMBED,$@)$(BUILD)/embed $@ $(LUA_API)
 
-$(LUA_GEN:.c=.o): $(LUA_GEN) $(BUILD)/config
-	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+$(LUA_GEN:.c=.o): $(LUA_GEN) $(BUILD)/config | need-libraries
+	$(call say,CC,$<)$(COMPILE) -c -o $@ $<
 
-$(BUILD)/%.o: %.c $(BUILD)/config
+$(BUILD)/%.o: %.c $(BUILD)/config | need-libraries
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(COMPILE) -c -o $@ $<
 
 $(BUILD)/%.cu.o: %.cu $(BUILD)/config
 	@mkdir -p $(dir $@)
-	$(call say,NVCC,$<)$(NVCC) $(NVCCFLAGS) $(CUDA_DEFS) -I. -c -o $@ $<
+	$(call say,NVCC,$<)$(NVCC) $(FLEETSIM_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
 
 clean:
 	rm -rf build
