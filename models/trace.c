@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/fatal.h"
 
@@ -20,11 +21,14 @@ typedef struct raw_row {
     char time[MAX_FIELD], prompt[MAX_FIELD], output[MAX_FIELD];
     size_t fields;
     uint64_t row;
+    bool nul;              /* a field held a NUL byte */
 } raw_row;
 
 struct trace_reader {
     trace_options options;
-    FILE *file;
+    FILE *file;            /* opened by name; NULL when reading options.fd */
+    int64_t offset;        /* in options.fd, read with pread: the descriptor's own offset
+                              is shared with every copy of it (forked workers) */
     struct csv_parser parser;
     bool header_done, eof;
     int time_col, prompt_col, output_col;
@@ -52,8 +56,14 @@ static void on_field(void *s, size_t len, void *data)
 {
     trace_reader *t = data;
     size_t i = t->current.fields++;
+    if (memchr(s, '\0', len))
+        t->current.nul = true;
     if (!t->header_done) {
         char name[MAX_FIELD];
+        if (i == 0 && len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) { /* a UTF-8 byte-order mark */
+            s = (char *)s + 3;
+            len -= 3;
+        }
         copy_field(name, s, len);
         if (!strcmp(name, t->options.time_column))
             t->time_col = (int)i;
@@ -104,12 +114,27 @@ static bool feed(trace_reader *t)
     if (t->eof)
         return false;
     char buf[CHUNK];
-    size_t n = fread(buf, 1, sizeof buf, t->file);
+    size_t n;
+    bool end;
+    if (t->file) {
+        n = fread(buf, 1, sizeof buf, t->file);
+        if (n < sizeof buf && ferror(t->file))
+            t->read_errno = errno ? errno : EIO;
+        end = n < sizeof buf;
+    } else {
+        ssize_t got;
+        do
+            got = pread(t->options.fd, buf, sizeof buf, (off_t)t->offset);
+        while (got < 0 && errno == EINTR);
+        if (got < 0)
+            t->read_errno = errno;
+        n = got > 0 ? (size_t)got : 0;
+        t->offset += (int64_t)n;
+        end = got <= 0;
+    }
     if (n > 0 && csv_parse(&t->parser, buf, n, on_field, on_row, t) != n)
         t->read_errno = EINVAL; /* libcsv out of memory or a strict-mode error */
-    if (n < sizeof buf && ferror(t->file))
-        t->read_errno = errno ? errno : EIO;
-    if (n < sizeof buf) {
+    if (end) {
         csv_fini(&t->parser, on_field, on_row, t);
         t->eof = true;
     }
@@ -125,8 +150,7 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
     if (!(t->options.speedup > 0))
         t->options.speedup = 1;
     t->time_col = t->prompt_col = t->output_col = -1;
-    t->file = fopen(options->path, "rb");
-    if (!t->file) {
+    if (options->fd <= 0 && !(t->file = fopen(options->path, "rb"))) {
         snprintf(err, err_size, "%s: cannot read the trace: %s", options->path, strerror(errno));
         free(t);
         return NULL;
@@ -199,6 +223,11 @@ static int parse_count(const char *text, unsigned *out)
 static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *err, size_t n)
 {
     const trace_options *o = &t->options;
+    if (r->nul) {
+        snprintf(err, n, "%s:row %llu: a field holds a NUL byte", o->path,
+                 (unsigned long long)r->row);
+        return -1;
+    }
     if (r->fields != t->header_fields) {
         snprintf(err, n, "%s:row %llu: %zu fields where the header has %zu", o->path,
                  (unsigned long long)r->row, r->fields, t->header_fields);

@@ -5,8 +5,9 @@
  * "YYYY-MM-DD HH:MM:SS[.fraction]"; the first row is time 0.
  *
  * Every row is checked: a malformed row, a missing, negative or non-integer length, a
- * timestamp that goes backwards, or a missing column is an error "file:row N: ..." (the
- * header is row 1), unless skip_bad is set, in which case the row is skipped and counted.
+ * timestamp that goes backwards, a NUL byte in a field, or a missing column is an error
+ * "file:row N: ..." (the header is row 1), unless skip_bad is set, in which case the row
+ * is skipped and counted.  A UTF-8 byte-order mark before the header is skipped.
  */
 #ifndef FLEETSIM_MODELS_TRACE_H
 #define FLEETSIM_MODELS_TRACE_H
@@ -16,10 +17,15 @@
 #include <stdint.h>
 
 typedef struct trace_options {
-    const char *path;
+    const char *path;   /* the file, and its name in messages */
     const char *time_column, *prompt_column, *output_column;
     double speedup;  /* > 0: times are divided by it */
     bool skip_bad;
+    /* > 0: an open descriptor of the file, read from its start (with pread, so copies
+     * of it in other processes do not disturb each other); path is then not opened
+     * again, and a link or a rename after the descriptor was opened changes nothing.
+     * 0: open path.  The caller owns the descriptor. */
+    int fd;
 } trace_options;
 
 typedef struct trace_record {

@@ -1,6 +1,13 @@
+/* Atomic files (see atomic_file.h).  The temporary file is created in the folder's own
+ * descriptor with O_CREAT | O_EXCL | O_NOFOLLOW, so nothing planted under its name (a
+ * link to another file) is ever followed or written through, and renamed with renameat
+ * in the same folder, which replaces whatever has the final name (a link too) without
+ * following it. */
+#define _GNU_SOURCE /* O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC, openat, renameat, unlinkat */
 #include "output/atomic_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,8 +15,10 @@
 
 struct atomic_file {
     FILE *stream;
-    char *temp_path;
-    char *final_path;
+    int dir_fd;            /* the folder, opened once: every name below is inside it */
+    char *temp_name;       /* ".<name>.tmp-<pid>-<n>" */
+    char *final_name;
+    char *final_path;      /* "<dir>/<name>", for messages */
 };
 
 static char *join(const char *dir, const char *prefix, const char *name, const char *suffix)
@@ -23,21 +32,47 @@ static char *join(const char *dir, const char *prefix, const char *name, const c
 
 atomic_file *atomic_file_open(const char *dir, const char *name, char *err, size_t err_size)
 {
-    char suffix[32];
-    snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
+    static unsigned long opened; /* names differ within a process as well */
     atomic_file *f = calloc(1, sizeof *f);
     if (f) {
-        f->temp_path = join(dir, ".", name, suffix);
+        f->dir_fd = -1;
+        f->final_name = strdup(name);
         f->final_path = join(dir, "", name, "");
     }
-    if (!f || !f->temp_path || !f->final_path) {
+    if (!f || !f->final_name || !f->final_path) {
         snprintf(err, err_size, "out of memory opening %s/%s", dir, name);
         atomic_file_abort(f);
         return NULL;
     }
-    f->stream = fopen(f->temp_path, "w");
-    if (!f->stream) {
+    f->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f->dir_fd < 0) {
         snprintf(err, err_size, "cannot write %s: %s", f->final_path, strerror(errno));
+        atomic_file_abort(f);
+        return NULL;
+    }
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        size_t n = strlen(name) + 64;
+        free(f->temp_name);
+        if (!(f->temp_name = malloc(n))) {
+            snprintf(err, err_size, "out of memory opening %s/%s", dir, name);
+            atomic_file_abort(f);
+            return NULL;
+        }
+        snprintf(f->temp_name, n, ".%s.tmp-%ld-%lu", name, (long)getpid(), opened++);
+        fd = openat(f->dir_fd, f->temp_name,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break; /* taken names are skipped; anything else is final */
+    }
+    if (fd < 0 || !(f->stream = fdopen(fd, "w"))) {
+        snprintf(err, err_size, "cannot write %s: %s", f->final_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        else {
+            free(f->temp_name); /* nothing of ours to remove */
+            f->temp_name = NULL;
+        }
         atomic_file_abort(f);
         return NULL;
     }
@@ -48,7 +83,10 @@ FILE *atomic_file_stream(atomic_file *f) { return f->stream; }
 
 static void release(atomic_file *f)
 {
-    free(f->temp_path);
+    if (f->dir_fd >= 0)
+        close(f->dir_fd);
+    free(f->temp_name);
+    free(f->final_name);
     free(f->final_path);
     free(f);
 }
@@ -61,14 +99,14 @@ int atomic_file_commit(atomic_file *f, char *err, size_t err_size)
     if (!failed)
         saved = errno;
     f->stream = NULL;
-    if (!failed && rename(f->temp_path, f->final_path) != 0) {
+    if (!failed && renameat(f->dir_fd, f->temp_name, f->dir_fd, f->final_name) != 0) {
         failed = 1;
         saved = errno;
     }
     if (failed) {
         snprintf(err, err_size, "cannot write %s: %s", f->final_path,
                  strerror(saved ? saved : EIO));
-        unlink(f->temp_path);
+        unlinkat(f->dir_fd, f->temp_name, 0);
     }
     release(f);
     return failed ? -1 : 0;
@@ -80,8 +118,8 @@ void atomic_file_abort(atomic_file *f)
         return;
     if (f->stream)
         fclose(f->stream);
-    if (f->temp_path)
-        unlink(f->temp_path);
+    if (f->temp_name && f->dir_fd >= 0)
+        unlinkat(f->dir_fd, f->temp_name, 0);
     release(f);
 }
 

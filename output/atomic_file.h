@@ -9,7 +9,8 @@
 
 typedef struct atomic_file atomic_file;
 
-/* Opens "<dir>/.<name>.tmp-<pid>" for writing; NULL with a message in err on failure. */
+/* Opens a new "<dir>/.<name>.tmp-<pid>-<n>" for writing (created, never an existing
+ * file or a link followed); NULL with a message in err on failure. */
 atomic_file *atomic_file_open(const char *dir, const char *name, char *err, size_t err_size);
 
 /* The stream to write to. */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "models/trace.h"
 #include "support/scratch.h"
@@ -15,7 +17,7 @@ TestSuite(trace, .init = setup, .fini = teardown);
 
 static trace_options azure(const char *path)
 {
-    return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false };
+    return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false, 0 };
 }
 
 Test(trace, the_azure_conversation_trace_streams_whole)
@@ -49,7 +51,7 @@ Test(trace, the_code_trace_too)
 static void expect_trace_error(const char *text, const char *message)
 {
     char *path = scratch_file(dir, "t.csv", text), err[512], expected[512];
-    trace_options o = { path, "t", "in", "out", 1, false };
+    trace_options o = { path, "t", "in", "out", 1, false, 0 };
     trace_summary s;
     cr_expect_eq(trace_scan(&o, &s, err, sizeof err), -1, "accepted: %s", text);
     snprintf(expected, sizeof expected, "%s:%s", path, message);
@@ -72,7 +74,7 @@ Test(trace, bad_rows_are_reported_with_file_and_row)
 Test(trace, skip_bad_skips_and_counts)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n0,10,5\n1,x,5\n2,10\n3,7,1\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, true };
+    trace_options o = { path, "t", "in", "out", 1, true, 0 };
     trace_summary s;
     cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
     cr_expect_eq(s.rows, 2);
@@ -85,7 +87,7 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n\"2023-11-16 23:59:59.5\",1,1\n"
                                           "2023-11-17 00:00:01.25,2,3\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, false };
+    trace_options o = { path, "t", "in", "out", 1, false, 0 };
     trace_reader *t = trace_open(&o, err, sizeof err);
     cr_assert_not_null(t, "%s", err);
     trace_record r;
@@ -98,5 +100,54 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
     cr_expect_eq(r.row, 3);
     cr_expect_eq(trace_next(t, &r, err, sizeof err), 0);
     trace_close(t);
+    free(path);
+}
+
+/* Issue 17, finding 16: a header behind a UTF-8 byte-order mark is read (spreadsheets
+ * write one), and a NUL byte inside a field is refused with its row instead of cutting
+ * the field short ("37\0 4" once read as 37). */
+Test(trace, a_byte_order_mark_is_skipped_and_a_nul_byte_refused)
+{
+    char *path = scratch_file(dir, "bom.csv", "\xEF\xBB\xBFTIMESTAMP,in,out\n0,10,5\n"), err[512];
+    trace_options o = { path, "TIMESTAMP", "in", "out", 1, false, 0 };
+    trace_summary s;
+    cr_expect_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.rows, 1);
+    free(path);
+    char text[] = "t,in,out\n0,10,5\n1,37\0 4,5\n";
+    char nul_path[1024];
+    snprintf(nul_path, sizeof nul_path, "%s/nul.csv", dir);
+    FILE *f = fopen(nul_path, "wb");
+    cr_assert_not_null(f);
+    fwrite(text, 1, sizeof text - 1, f);
+    fclose(f);
+    trace_options n = { nul_path, "t", "in", "out", 1, false, 0 };
+    cr_expect_eq(trace_scan(&n, &s, err, sizeof err), -1);
+    char expected[1100];
+    snprintf(expected, sizeof expected, "%s:row 3: a field holds a NUL byte", nul_path);
+    cr_expect_str_eq(err, expected);
+}
+
+/* Issue 17, finding 7: a trace read through the descriptor opened at load reads that
+ * file, whatever the name points to later, and readers one after the other (a looped
+ * trace, the next replication) each read it from its start. */
+Test(trace, a_descriptor_reads_the_file_opened_whatever_the_name_becomes)
+{
+    char *path = scratch_file(dir, "t.csv", "t,in,out\n0,10,5\n1,20,5\n"), err[512];
+    int fd = open(path, O_RDONLY);
+    cr_assert(fd > 0);
+    free(scratch_file(dir, "other.csv", "t,in,out\n0,99,1\n"));
+    char other[1024];
+    snprintf(other, sizeof other, "%s/other.csv", dir);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(other, path), 0, "the name now points elsewhere");
+    trace_options o = { path, "t", "in", "out", 1, false, fd };
+    for (int pass = 0; pass < 2; pass++) {
+        trace_summary s;
+        cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
+        cr_expect_eq(s.rows, 2, "pass %d", pass);
+        cr_expect_float_eq(s.prompt_tokens, 30, 0, "pass %d read the other file", pass);
+    }
+    close(fd);
     free(path);
 }
