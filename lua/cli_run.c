@@ -114,6 +114,7 @@ static int run_single(const cli_options *o, scenario *sc)
         jobs_abort(jobs);
         status = CLI_EXIT_BAD_INPUT;
     } else if (status == 0) {
+        output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
         if ((records && records_commit(records, err, sizeof err) != 0)
             || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
@@ -301,6 +302,8 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         return sim_interrupt_exit_status(sig);
     }
     bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
+    if (writes)
+        output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
     if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
         status = EXPERIMENT_FAILED;
     if (status != EXPERIMENT_OK)

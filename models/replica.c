@@ -395,9 +395,39 @@ static void on_iteration_end(sim_engine *e, void *data)
     plan(r, now);
 }
 
+/* Drops, at an arrival, the waiting requests that are past their deadline: without it
+ * they would stay until the next iteration boundary, which on a slow enough device is
+ * so far away that the queue outgrows any memory (issue 17).  A preempted request
+ * never expires; the others wait in arrival order behind them, so the walk stops at
+ * the first that has time left. */
+static void drop_expired(replica *r, double now)
+{
+    llm_request *prev = NULL, *q = r->waiting_head;
+    while (q && q->preemptions) {
+        prev = q;
+        q = q->next;
+    }
+    while (q && now - q->arrival_s > r->config.max_wait_s) {
+        llm_request *next = q->next;
+        if (prev)
+            prev->next = next;
+        else
+            r->waiting_head = next;
+        if (r->waiting_tail == q)
+            r->waiting_tail = prev;
+        q->next = NULL;
+        r->waiting_count--;
+        r->waiting_tokens -= remaining_tokens(q);
+        r->done(r->context, q, true);
+        q = next;
+    }
+}
+
 void replica_enqueue(replica *r, llm_request *q)
 {
     double now = sim_engine_now(r->engine);
+    if (r->config.max_wait_s > 0)
+        drop_expired(r, now);
     q->next = NULL;
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
     q->target = q->prompt;

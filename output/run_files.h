@@ -18,4 +18,12 @@ int output_run_files(const char *dir, const sim_metrics *metrics, const sim_time
 /* Removes a run's files from DIR (those above); missing ones are no error. */
 void output_forget_run_files(const char *dir);
 
+/* Removes from DIR every file any earlier run could have written there: the CSVs of a
+ * run, a sweep or a search (summary, timeseries, requests, jobs, sweep, sweep_diff,
+ * search, verdict), report.html, the charts in plots/ (.gp, .svg, .png) and the point
+ * folders points/<k>/, then those folders if they are left empty.  Nothing else is
+ * touched (a folder given with -o may hold the user's own files), so a run that writes
+ * next leaves the folder holding one run's results only. */
+void output_clear_run_folder(const char *dir);
+
 #endif

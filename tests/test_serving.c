@@ -285,3 +285,31 @@ Test(serving, preemption_never_overfills_the_cache, .timeout = 120)
         cr_expect_gt(r.stats.completed, 100);
     }
 }
+
+/* Issue 17, finding 5: on a device so slow that one iteration outlasts the run, the
+ * requests past max_wait are dropped as later ones arrive, so what waits stays near
+ * rate x max_wait (it once grew to every arrival, and out of memory). */
+Test(serving, max_wait_bounds_the_queue_when_an_iteration_never_ends)
+{
+    device_spec slow = *h100;
+    slow.bandwidth_bytes_per_s = 1e3;
+    serving_config c = base_config(1e4, 1);
+    c.replica.device = &slow;
+    c.replica.profile = perf_default_profile(&slow);
+    c.replica.max_wait_s = 1;
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 30);
+    const serving_stats *st = serving_get_stats(s);
+    double waiting = (double)(st->arrived - st->completed - st->dropped);
+    cr_expect_eq(st->completed, 0, "no iteration ends within the run");
+    cr_expect(st->arrived > 290000, "%llu arrived", (unsigned long long)st->arrived);
+    /* 1e4/s x 1 s, the batch that started, and Poisson noise */
+    cr_expect(waiting < 1.05e4 + 128, "%g still in the system", waiting);
+    cr_expect(serving_memory_bytes(s) < 8e6, "%zu bytes", serving_memory_bytes(s));
+    serving_free(s);
+    sim_engine_free(e);
+}

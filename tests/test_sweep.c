@@ -393,3 +393,37 @@ Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
     }
     free(file);
 }
+
+/* Issue 17, finding 12: a run owns its folder.  A sweep into a folder that held a plain
+ * run leaves no summary.csv of the old run (report.html showed it above the sweep's
+ * charts), and a plain run after a sweep leaves no sweep.csv, points/ or sweep charts;
+ * files the run does not write (the user's own) stay. */
+Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 120)
+{
+    char *file = mmc_file("m.lua", "2h", 2, "");
+    free(scratch_file(dir, "notes.txt", "mine\n"));
+    char own[1024];
+    snprintf(own, sizeof own, "%s/f", dir);
+    cr_assert_eq(fleetsim("run %s -o %s -q", file, own), 0, "%s", err);
+    char *kept = read_in("f", "summary.csv");
+    cr_assert_not_null(kept, "the plain run wrote its summary");
+    free(kept);
+    free(scratch_file(own, "notes.txt", "mine\n"));
+    cr_assert_eq(fleetsim("run %s -o %s -q --sweep pools.q.count=4,5", file, own), 0, "%s", err);
+    char *old = read_in("f", "summary.csv"), *sweep = read_in("f", "sweep.csv");
+    cr_expect_null(old, "the plain run's summary.csv is left beside the sweep");
+    cr_expect_not_null(sweep);
+    free(old), free(sweep);
+    cr_assert_eq(fleetsim("run %s -o %s -q", file, own), 0, "%s", err);
+    const char *gone[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
+                           "plots/sweep_pool_q_utilization_mean.gp" };
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
+        char *left = read_in("f", gone[i]);
+        cr_expect_null(left, "%s is left from the sweep", gone[i]);
+        free(left);
+    }
+    char *notes = read_in("f", "notes.txt");
+    cr_expect_str_eq(notes ? notes : "", "mine\n", "the user's own file stays");
+    free(notes);
+    free(file);
+}
