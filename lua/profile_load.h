@@ -24,7 +24,7 @@ int profile_apply_file(const char *path, device_spec *device, perf_profile *perf
                        size_t err_size);
 
 /* A pool's `profile = "profiles/x.lua"` key: the file, relative to the scenario and
- * inside its folder unless the scenario is trusted (field_resolve_path), applied to
+ * inside its folder unless the scenario is trusted (fields_resolve_path), applied to
  * *device and *perf as above.  1 when the pool names a profile, 0 when it does not
  * (device and perf untouched), -1 on a mistake (the message, located at the pool's
  * key, in c->err). */

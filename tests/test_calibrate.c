@@ -289,7 +289,7 @@ Test(calibrate, pool_profile_key)
     load_context c = { L, err, sizeof err, NULL, 0, scenario, false, 0 };
     cr_assert_eq(luaL_dostring(L, "return { gpu = 'H200-SXM', profile = 'h200.lua' }"), LUA_OK);
     lua_object pool;
-    cr_assert_eq(object_open(&c, -1, "pools.a", "fleet.lua:3: ", NULL, "a pool", &pool), 0);
+    cr_assert_eq(fields_object_open(&c, -1, "pools.a", "fleet.lua:3: ", NULL, "a pool", &pool), 0);
     snprintf(pool.where, sizeof pool.where, "fleet.lua:3: ");
     device_spec d = { 0 };
     perf_profile perf = { 0.7, 32, 128, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8 };
@@ -299,13 +299,13 @@ Test(calibrate, pool_profile_key)
     cr_expect_eq(perf.width_half, 128);
     lua_settop(L, 0);
     cr_assert_eq(luaL_dostring(L, "return { profile = '../elsewhere.lua' }"), LUA_OK);
-    cr_assert_eq(object_open(&c, -1, "pools.b", "fleet.lua:5: ", NULL, "a pool", &pool), 0);
+    cr_assert_eq(fields_object_open(&c, -1, "pools.b", "fleet.lua:5: ", NULL, "a pool", &pool), 0);
     snprintf(pool.where, sizeof pool.where, "fleet.lua:5: ");
     cr_expect_eq(convert_profile(&c, &pool, &d, &perf), -1);
     cr_expect(strstr(err, "fleet.lua:5: pools.b.profile"), "%s", err);
     lua_settop(L, 0);
     cr_assert_eq(luaL_dostring(L, "return { gpu = 'H200-SXM' }"), LUA_OK);
-    cr_assert_eq(object_open(&c, -1, "pools.c", "", NULL, "a pool", &pool), 0);
+    cr_assert_eq(fields_object_open(&c, -1, "pools.c", "", NULL, "a pool", &pool), 0);
     cr_expect_eq(convert_profile(&c, &pool, &d, &perf), 0, "no profile key");
     sandbox_free(sb);
     unlink(path);

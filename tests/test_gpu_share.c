@@ -255,7 +255,8 @@ static load_context pool_of(const char *source, lua_object *pool)
     load_context c = { .L = L, .err = load_err, .err_size = sizeof load_err };
     cr_assert_eq(luaL_loadbuffer(L, source, strlen(source), "@pool.lua"), LUA_OK);
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
-    cr_assert_eq(object_open(&c, -1, "pools.cloud", "", NULL, "a pool", pool), 0, "%s", load_err);
+    cr_assert_eq(fields_object_open(&c, -1, "pools.cloud", "", NULL, "a pool", pool), 0, "%s",
+                 load_err);
     return c;
 }
 

@@ -485,7 +485,7 @@ static lua_State *load_table(sandbox **sb, const char *code, load_context *c, ch
     cr_assert_eq(luaL_loadstring(L, code), LUA_OK, "%s", lua_tostring(L, -1));
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
     *c = (load_context){ .L = L, .err = err, .err_size = err_size };
-    cr_assert_eq(object_open(c, -1, path, "", NULL, "a table", out), 0, "%s", err);
+    cr_assert_eq(fields_object_open(c, -1, path, "", NULL, "a table", out), 0, "%s", err);
     return L;
 }
 
