@@ -203,7 +203,7 @@ static int read_owned(load_context *c, const lua_object *o, cost_spec *out)
     return 0;
 }
 
-int convert_cost(load_context *c, const lua_object *pool, cost_spec *out, bool *found)
+int cost_load_convert(load_context *c, const lua_object *pool, cost_spec *out, bool *found)
 {
     int top = lua_gettop(c->L);
     lua_object o;
@@ -231,8 +231,8 @@ int convert_cost(load_context *c, const lua_object *pool, cost_spec *out, bool *
     return status ? -1 : 0;
 }
 
-int resolve_cost_price(load_context *c, const lua_object *pool, cost_spec *spec,
-                       const device_spec *device)
+int cost_load_resolve_price(load_context *c, const lua_object *pool, cost_spec *spec,
+                            const device_spec *device)
 {
     double *slots[] = { &spec->usd_per_hour, &spec->above_usd_per_hour };
     for (int i = 0; i < 2; i++) {

@@ -178,7 +178,7 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
     memset(x, 0, sizeof *x);
     x->options = *options;
     x->spec = *spec;
-    experiment_spec_init(spec);
+    experiment_load_init(spec);
     if (x->spec.naxes && x->spec.has_search) {
         snprintf(err, err_size, "%s%s: a scenario takes a sweep or a search, not both",
                  x->spec.search.where, "search");
@@ -210,7 +210,7 @@ void experiment_release(experiment *x)
     free(x->points);
     free(x->keys);
     free(x->name);
-    experiment_spec_release(&x->spec);
+    experiment_load_release(&x->spec);
     memset(x, 0, sizeof *x);
 }
 
@@ -418,7 +418,8 @@ static experiment_status probe(experiment *x, size_t p, char *err, size_t err_si
     const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
                                            x->target_subject, x->spec.search.metric);
     pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
-    pt->meets = search_meets(x->spec.search.op, pt->measured, x->spec.search.threshold);
+    pt->meets = experiment_load_search_meets(x->spec.search.op, pt->measured,
+                                             x->spec.search.threshold);
     return EXPERIMENT_OK;
 }
 

@@ -15,7 +15,7 @@ static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "subj
 /* Integers a search may probe: exactly representable doubles. */
 #define SEARCH_MAX_VALUE 9007199254740992.0
 
-void experiment_spec_init(experiment_spec *spec) { memset(spec, 0, sizeof *spec); }
+void experiment_load_init(experiment_spec *spec) { memset(spec, 0, sizeof *spec); }
 
 static void axis_release(sweep_axis *a)
 {
@@ -27,7 +27,7 @@ static void axis_release(sweep_axis *a)
     memset(a, 0, sizeof *a);
 }
 
-void experiment_spec_release(experiment_spec *spec)
+void experiment_load_release(experiment_spec *spec)
 {
     if (!spec)
         return;
@@ -40,7 +40,7 @@ void experiment_spec_release(experiment_spec *spec)
     free(s->metric);
     free(s->subject);
     free(s->scope);
-    experiment_spec_init(spec);
+    experiment_load_init(spec);
 }
 
 static int by_key(const void *a, const void *b)
@@ -234,7 +234,7 @@ static int read_search(load_context *c, const lua_object *s, experiment_spec *ou
     return status ? -1 : 0;
 }
 
-int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *out)
+int experiment_load_read(load_context *c, const lua_object *s, experiment_spec *out)
 {
     if (read_sweep(c, s, out) != 0 || read_search(c, s, out) != 0)
         return -1;
@@ -244,7 +244,7 @@ int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *
     return 0;
 }
 
-int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err,
+int experiment_load_add_sweep(experiment_spec *spec, const char *text, char *err,
                               size_t err_size)
 {
     const char *eq = strchr(text, '=');
@@ -281,13 +281,13 @@ int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err
     return 0;
 }
 
-const char *search_op_text(search_op op)
+const char *experiment_load_search_op_text(search_op op)
 {
     static const char *const text[] = { "<=", "<", ">=", ">" };
     return text[op];
 }
 
-bool search_meets(search_op op, double value, double threshold)
+bool experiment_load_search_meets(search_op op, double value, double threshold)
 {
     switch (op) {
     case SEARCH_LE: return value <= threshold;

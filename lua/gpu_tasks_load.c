@@ -27,7 +27,7 @@ static int read_file_key(load_context *c, const lua_object *o, const char *key, 
     return status;
 }
 
-int convert_gpu_tasks(load_context *c, const lua_object *w, gpu_tasks_spec *out)
+int gpu_tasks_load_convert(load_context *c, const lua_object *w, gpu_tasks_spec *out)
 {
     memset(out, 0, sizeof *out);
     out->options = gpu_tasks_options_default();

@@ -201,7 +201,7 @@ static int refuse_elastic_keys(load_context *c, const lua_object *p)
     return 0;
 }
 
-int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua)
+int pool_load_convert(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua)
 {
     bool dedicated = !strcmp(p->kind, "dedicated");
     if (dedicated && refuse_elastic_keys(c, p) != 0)
@@ -222,10 +222,10 @@ int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *cal
     free(profile);
     if (bad)
         return -1;
-    if (convert_cost(c, p, &out->cost, &out->has_cost) != 0
-        || convert_scheduler(c, p, &out->scheduler) != 0
-        || convert_noisy(c, p, &out->noisy, &out->has_noisy) != 0
-        || convert_sharing(c, p, &out->sharing) != 0)
+    if (cost_load_convert(c, p, &out->cost, &out->has_cost) != 0
+        || training_load_convert_scheduler(c, p, &out->scheduler) != 0
+        || sharing_load_convert_noisy(c, p, &out->noisy, &out->has_noisy) != 0
+        || sharing_load_convert(c, p, &out->sharing) != 0)
         return -1;
     if (!out->gpu && (out->has_noisy || out->sharing.mode != SHARE_NONE))
         return fields_fail(c, p->where, p->path, "noisy neighbours, MIG and time-slicing are "
@@ -314,7 +314,8 @@ static int resolve_profile(load_context *c, const lua_object *p, pool_spec *out,
     if (device_copy(whole, name, &calibrated) != 0)
         return fields_fail(c, p->where, key, "out of memory");
     out->profile = perf_default_profile(whole);
-    if (profile_apply_file(out->profile_path, &calibrated, &out->profile, why, sizeof why) != 0) {
+    if (profile_load_apply_file(out->profile_path, &calibrated, &out->profile, why,
+                                sizeof why) != 0) {
         device_release(&calibrated);
         return fields_fail(c, p->where, key, "%s", why);
     }
@@ -330,10 +331,10 @@ static int resolve_profile(load_context *c, const lua_object *p, pool_spec *out,
     return 0;
 }
 
-int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat)
+int pool_load_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat)
 {
     const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
-    if (out->has_cost && resolve_cost_price(c, p, &out->cost, whole) != 0)
+    if (out->has_cost && cost_load_resolve_price(c, p, &out->cost, whole) != 0)
         return -1;
     if (whole && resolve_profile(c, p, out, cat, whole) != 0)
         return -1;
@@ -348,7 +349,7 @@ int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, cat
     unsigned units;
     if (out->sharing.mode == SHARE_MIG) {
         char why[512];
-        if (check_mig_profile(c, p, &out->sharing, whole) != 0)
+        if (sharing_load_check_mig_profile(c, p, &out->sharing, whole) != 0)
             return -1;
         if (mig_slice_device(whole, out->sharing.mig_profile, &unit, &units, why, sizeof why) != 0)
             return fields_fail(c, p->where, p->path, "%s", why);

@@ -160,8 +160,8 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
     return status;
 }
 
-int profile_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
-                       size_t err_size)
+int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
+                            size_t err_size)
 {
     device_profile p;
     if (profile_load_file(path, &p, err, err_size) != 0)
@@ -170,8 +170,8 @@ int profile_apply_file(const char *path, device_spec *device, perf_profile *perf
     return 0;
 }
 
-int convert_profile(load_context *c, const lua_object *pool, device_spec *device,
-                    perf_profile *perf)
+int profile_load_convert(load_context *c, const lua_object *pool, device_spec *device,
+                         perf_profile *perf)
 {
     char *file = NULL, *resolved = NULL, path[FIELD_PATH_MAX], message[768];
     if (fields_read_string(c, pool, "profile", false, &file) != 0)
@@ -179,7 +179,8 @@ int convert_profile(load_context *c, const lua_object *pool, device_spec *device
     if (!file)
         return 0;
     int status = fields_resolve_path(c, pool, "profile", file, &resolved);
-    if (status == 0 && profile_apply_file(resolved, device, perf, message, sizeof message) != 0) {
+    if (status == 0 && profile_load_apply_file(resolved, device, perf, message,
+                                               sizeof message) != 0) {
         snprintf(path, sizeof path, "%s%sprofile", pool->path, *pool->path ? "." : "");
         status = fields_fail(c, pool->where, path, "%s", message);
     }

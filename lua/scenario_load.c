@@ -653,10 +653,10 @@ static int convert_job_workload(load_context *c, const lua_object *w, scenario *
     }
     const char *gpu = p->unit_device ? p->unit_device : p->gpu;
     if (!strcmp(w->kind, "training"))
-        return convert_training(c, w, &sc->catalog, pool, gpu,
-                                p->has_profile ? &p->profile : NULL,
-                                &sc->trainings[sc->ntrainings++]);
-    return convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
+        return training_load_convert(c, w, &sc->catalog, pool, gpu,
+                                     p->has_profile ? &p->profile : NULL,
+                                     &sc->trainings[sc->ntrainings++]);
+    return training_load_convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }
 
 /* An inference workload has its pool to itself (its own or its overflow pool): its
@@ -748,9 +748,9 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         return fields_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
                            "%g s", sc->warmup_s, sc->duration_s);
     experiment_spec unused;
-    experiment_spec_init(&unused);
-    int read = experiment_spec_read(c, &s, experiment ? experiment : &unused);
-    experiment_spec_release(&unused);
+    experiment_load_init(&unused);
+    int read = experiment_load_read(c, &s, experiment ? experiment : &unused);
+    experiment_load_release(&unused);
     int has_claim = read == 0 ? claim_load(c, &s) : -1; /* judged after the run */
     if (read != 0 || has_claim < 0)
         return -1;
@@ -778,7 +778,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         }
         status = open_entry(c, &pools_table, pools.names[i], POOL_KINDS,
                             "a pool such as fs.dedicated { count = 4 }", &pool_objects[i])
-                 || convert_pool(c, &pool_objects[i], p, &calls_lua);
+                 || pool_load_convert(c, &pool_objects[i], p, &calls_lua);
         lua_settop(L, top);
     }
     if (status == 0 && calls_lua)
@@ -790,7 +790,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     if (status == 0)
         status = check_devices(c, sc, pool_objects);
     for (size_t i = 0; i < sc->npools && status == 0; i++)
-        status = pool_resolve_units(c, &pool_objects[i], &sc->pools[i], &sc->catalog);
+        status = pool_load_resolve_units(c, &pool_objects[i], &sc->pools[i], &sc->catalog);
     if (status == 0 && list_names(c, &s, "workloads", false, &workloads_table, &workloads) == 0) {
         sc->services = calloc(workloads.count, sizeof *sc->services);
         sc->inferences = calloc(workloads.count, sizeof *sc->inferences);
@@ -810,7 +810,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
             } else if (status == 0 && !strcmp(w.kind, "gpu_tasks")) {
                 gpu_tasks_workload *t = &sc->gpu_tasks[sc->ngpu_tasks++];
                 status = (t->name = strdup(workloads.names[i]))
-                             ? convert_gpu_tasks(c, &w, &t->spec)
+                             ? gpu_tasks_load_convert(c, &w, &t->spec)
                              : fields_fail(c, s.where, "workloads", "out of memory");
             } else if (status == 0 && !strcmp(w.kind, "inference")) {
                 inference_spec *inf = &sc->inferences[sc->ninferences++];
@@ -985,7 +985,7 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
 {
     scenario_init(out);
     if (experiment)
-        experiment_spec_init(experiment);
+        experiment_load_init(experiment);
     sandbox *sb = sandbox_create(options->unsafe);
     if (!sb) {
         snprintf(err, err_size, "out of memory creating the Lua state");
@@ -1016,7 +1016,7 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
     }
     if (status != 0) {
         scenario_release(out);
-        experiment_spec_release(experiment);
+        experiment_load_release(experiment);
     }
     return status;
 }

@@ -50,7 +50,8 @@ static int read_slowdown(load_context *c, const lua_object *o, sim_dist *out)
     return 0;
 }
 
-int convert_noisy(load_context *c, const lua_object *pool, noisy_spec *out, bool *present)
+int sharing_load_convert_noisy(load_context *c, const lua_object *pool, noisy_spec *out,
+                               bool *present)
 {
     static const char *const kinds[] = { "noisy", NULL };
     int top = lua_gettop(c->L);
@@ -105,7 +106,7 @@ static int convert_time_slicing(load_context *c, const lua_object *pool, sharing
     return status ? -1 : 0;
 }
 
-int convert_sharing(load_context *c, const lua_object *pool, sharing_spec *out)
+int sharing_load_convert(load_context *c, const lua_object *pool, sharing_spec *out)
 {
     memset(out, 0, sizeof *out);
     out->mode = SHARE_NONE;
@@ -136,8 +137,8 @@ int convert_sharing(load_context *c, const lua_object *pool, sharing_spec *out)
                                  &out->bandwidth_interference) ? -1 : 0;
 }
 
-int check_mig_profile(load_context *c, const lua_object *pool, const sharing_spec *spec,
-                      const device_spec *whole)
+int sharing_load_check_mig_profile(load_context *c, const lua_object *pool,
+                                   const sharing_spec *spec, const device_spec *whole)
 {
     if (spec->mode != SHARE_MIG)
         return 0;

@@ -140,8 +140,8 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
     return 0;
 }
 
-int convert_training(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
-                     const char *pool_gpu, const perf_profile *profile, training_spec *out)
+int training_load_convert(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
+                          const char *pool_gpu, const perf_profile *profile, training_spec *out)
 {
     *out = (training_spec){ .pool = pool, .mfu = NAN };
     if (!(out->name = name_from_path(w->path)))
@@ -228,8 +228,8 @@ static int convert_stream_trace(load_context *c, const lua_object *w, job_stream
     return status ? -1 : 0;
 }
 
-int convert_job_stream(load_context *c, const lua_object *w, size_t pool,
-                       job_stream_spec *out)
+int training_load_convert_job_stream(load_context *c, const lua_object *w, size_t pool,
+                                     job_stream_spec *out)
 {
     *out = (job_stream_spec){ .pool = pool };
     out->interarrival_s = out->gpus = out->duration_s = sim_dist_constant(0);
@@ -255,7 +255,7 @@ int convert_job_stream(load_context *c, const lua_object *w, size_t pool,
     return 0;
 }
 
-int convert_scheduler(load_context *c, const lua_object *pool, scheduler_spec *out)
+int training_load_convert_scheduler(load_context *c, const lua_object *pool, scheduler_spec *out)
 {
     static const char *const policies[] = { "fifo", "priority", "backfill", NULL };
     int policy;

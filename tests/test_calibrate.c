@@ -293,7 +293,7 @@ Test(calibrate, pool_profile_key)
     snprintf(pool.where, sizeof pool.where, "fleet.lua:3: ");
     device_spec d = { 0 };
     perf_profile perf = { 0.7, 32, 128, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8 };
-    cr_expect_eq(convert_profile(&c, &pool, &d, &perf), 1, "%s", err);
+    cr_expect_eq(profile_load_convert(&c, &pool, &d, &perf), 1, "%s", err);
     cr_expect_eq(d.bandwidth_bytes_per_s, 2e12);
     cr_expect_eq(perf.tokens_half, 7);
     cr_expect_eq(perf.width_half, 128);
@@ -301,12 +301,12 @@ Test(calibrate, pool_profile_key)
     cr_assert_eq(luaL_dostring(L, "return { profile = '../elsewhere.lua' }"), LUA_OK);
     cr_assert_eq(fields_object_open(&c, -1, "pools.b", "fleet.lua:5: ", NULL, "a pool", &pool), 0);
     snprintf(pool.where, sizeof pool.where, "fleet.lua:5: ");
-    cr_expect_eq(convert_profile(&c, &pool, &d, &perf), -1);
+    cr_expect_eq(profile_load_convert(&c, &pool, &d, &perf), -1);
     cr_expect(strstr(err, "fleet.lua:5: pools.b.profile"), "%s", err);
     lua_settop(L, 0);
     cr_assert_eq(luaL_dostring(L, "return { gpu = 'H200-SXM' }"), LUA_OK);
     cr_assert_eq(fields_object_open(&c, -1, "pools.c", "", NULL, "a pool", &pool), 0);
-    cr_expect_eq(convert_profile(&c, &pool, &d, &perf), 0, "no profile key");
+    cr_expect_eq(profile_load_convert(&c, &pool, &d, &perf), 0, "no profile key");
     sandbox_free(sb);
     unlink(path);
     rmdir(dir);

@@ -422,7 +422,7 @@ static int convert_source(const char *scenario, const char *source, gpu_tasks_sp
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
     lua_object w;
     cr_assert_eq(fields_object_open(&c, -1, "workloads.openb", "", NULL, "a workload", &w), 0);
-    int status = convert_gpu_tasks(&c, &w, spec);
+    int status = gpu_tasks_load_convert(&c, &w, spec);
     sandbox_free(sb);
     return status;
 }
