@@ -104,8 +104,8 @@ static int convert_autoscaler(load_context *c, const lua_object *p, const char *
     if (status == 0) {
         int type = fields_object_get(c, &a, "policy");
         if (type == LUA_TFUNCTION) {
-            out->custom_context = lua_scaler_create(c->L, -1, pool_name);
-            out->custom = lua_scaler_decide;
+            out->custom_context = scaler_create(c->L, -1, pool_name);
+            out->custom = scaler_decide;
             *calls_lua = true;
         } else if (type != LUA_TNIL) {
             char path[FIELD_PATH_MAX], got[64];

@@ -346,9 +346,9 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
                                        &t->peak);
         if (status == 0) {
             fields_object_get(c, &a, "rate");
-            t->rate_context = lua_rate_function_create(c->L, -1, out->name);
+            t->rate_context = rate_function_create(c->L, -1, out->name);
             lua_pop(c->L, 1);
-            t->rate = lua_rate_function_call;
+            t->rate = rate_function_call;
             out->arrivals = (arrival_spec){ ARRIVALS_POISSON, t->peak };
         }
     } else if (status == 0) {
@@ -571,9 +571,9 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
         fields_object_get(c, w, "routing");
-        out->route_context = lua_router_create(c->L, -1, out->replicas, out->name);
+        out->route_context = router_create(c->L, -1, out->replicas, out->name);
         lua_pop(c->L, 1);
-        out->custom_route = lua_router_route;
+        out->custom_route = router_route;
         sc->runtime = sandbox_of(c->L); /* the run calls into this state */
     }
     if (status == 0 && out->max_wait_s == 0 && !out->has_trace
