@@ -64,7 +64,7 @@ static char **sorted_keys(lua_State *L, int index, size_t *n)
     return keys;
 }
 
-static int convert_device(load_context *c, const lua_object *o, const char *name, device_spec *d)
+static int convert_device(load_context *c, const fields_object *o, const char *name, device_spec *d)
 {
     char *kind = NULL;
     double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth = 0;
@@ -99,7 +99,7 @@ static int convert_device(load_context *c, const lua_object *o, const char *name
         lua_pop(c->L, 1);
         return fields_fail(c, o->where, o->path, "tflops: expected a table such as { fp16 = 312 }");
     }
-    lua_object t = { .index = lua_gettop(c->L) };
+    fields_object t = { .index = lua_gettop(c->L) };
     snprintf(t.where, sizeof t.where, "%s", o->where);
     snprintf(t.path, sizeof t.path, "%s.tflops", o->path);
     const char *names[PREC_COUNT + 1];
@@ -118,7 +118,7 @@ static int convert_device(load_context *c, const lua_object *o, const char *name
     return status ? -1 : 0;
 }
 
-static int read_unsigned(load_context *c, const lua_object *o, const char *key, bool required,
+static int read_unsigned(load_context *c, const fields_object *o, const char *key, bool required,
                          unsigned *out)
 {
     int64_t v;
@@ -127,7 +127,7 @@ static int read_unsigned(load_context *c, const lua_object *o, const char *key, 
     return status;
 }
 
-static int convert_model(load_context *c, const lua_object *o, const char *name, model_spec *m)
+static int convert_model(load_context *c, const fields_object *o, const char *name, model_spec *m)
 {
     if (!(m->name = strdup(name)))
         return fields_fail(c, o->where, o->path, "out of memory");
@@ -194,7 +194,7 @@ static int load_protected(lua_State *L)
         else
             out->models = calloc(n + 1, sizeof *out->models);
         for (size_t i = 0; i < n && job->status == 0; i++) {
-            lua_object o;
+            fields_object o;
             char path[FIELD_PATH_MAX], where[FIELD_PATH_MAX];
             snprintf(path, sizeof path, "%s.%s", sections[k], names[i]);
             snprintf(where, sizeof where, "fleetsim/%s.lua: ", sections[k]);

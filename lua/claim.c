@@ -19,11 +19,11 @@ static const char *const CLAIM_KEYS[] = { "text", "verdict", NULL };
 static const char *const WORDS[] = { "holds", "qualified", "refuted", NULL };
 static const double SCORES[] = { 1, 0.5, 0 };
 
-int claim_load(load_context *c, const lua_object *s)
+int claim_load(load_context *c, const fields_object *s)
 {
     lua_State *L = c->L;
     int top = lua_gettop(L);
-    lua_object o;
+    fields_object o;
     int found = fields_object_open_field(c, s, "claim", CLAIM_KINDS, "a claim such as "
                                          "fs.claim { text = \"...\", verdict = function(r) ... "
                                          "end }", &o);

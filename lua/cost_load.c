@@ -21,7 +21,7 @@ static const char *const TIER_KEYS[] = { "from", "usd_per_gb", NULL };
 
 #define MAX_USD 1e12
 
-static int present(load_context *c, const lua_object *o, const char *key)
+static int present(load_context *c, const fields_object *o, const char *key)
 {
     int type = fields_object_get(c, o, key);
     lua_pop(c->L, 1);
@@ -42,7 +42,7 @@ static void push_provider(lua_State *L, const char *name)
 }
 
 /* A list of { from, usd_per_gb } tables at the top of the stack, into out. */
-static int read_tiers(load_context *c, const lua_object *o, const char *path, cost_spec *out)
+static int read_tiers(load_context *c, const fields_object *o, const char *path, cost_spec *out)
 {
     lua_State *L = c->L;
     int list = lua_gettop(L);
@@ -58,7 +58,7 @@ static int read_tiers(load_context *c, const lua_object *o, const char *path, co
         char at[FIELD_PATH_MAX];
         snprintf(at, sizeof at, "%s[%zu]", path, i + 1);
         lua_rawgeti(L, list, (lua_Integer)i + 1);
-        lua_object tier = { .index = lua_gettop(L) };
+        fields_object tier = { .index = lua_gettop(L) };
         snprintf(tier.where, sizeof tier.where, "%s", o->where);
         snprintf(tier.path, sizeof tier.path, "%s", at);
         if (!lua_istable(L, -1))
@@ -81,7 +81,8 @@ static int read_tiers(load_context *c, const lua_object *o, const char *path, co
 }
 
 /* egress = "AWS" | 0.09 | { tiers }; absent: fallback (a provider name, or NULL). */
-static int read_egress(load_context *c, const lua_object *o, const char *fallback, cost_spec *out)
+static int read_egress(load_context *c, const fields_object *o, const char *fallback,
+                       cost_spec *out)
 {
     lua_State *L = c->L;
     int top = lua_gettop(L);
@@ -121,7 +122,7 @@ static int read_egress(load_context *c, const lua_object *o, const char *fallbac
     return status;
 }
 
-static int read_power(load_context *c, const lua_object *o, cost_spec *out)
+static int read_power(load_context *c, const fields_object *o, cost_spec *out)
 {
     out->pays_power = true;
     return fields_read_number(c, o, "pue", false, COST_DEFAULT_PUE, 1, 5, true, &out->pue)
@@ -129,7 +130,7 @@ static int read_power(load_context *c, const lua_object *o, cost_spec *out)
                                  &out->usd_per_kwh);
 }
 
-static int read_rented(load_context *c, const lua_object *o, cost_spec *out)
+static int read_rented(load_context *c, const fields_object *o, cost_spec *out)
 {
     static const char *const billings[] = { "per_second", "per_hour", NULL };
     int billing = 0;
@@ -151,7 +152,7 @@ static int read_rented(load_context *c, const lua_object *o, cost_spec *out)
     return 0;
 }
 
-static int read_reserved(load_context *c, const lua_object *o, cost_spec *out)
+static int read_reserved(load_context *c, const fields_object *o, cost_spec *out)
 {
     int64_t gpus;
     out->above_usd_per_hour = NAN;
@@ -169,7 +170,7 @@ static int read_reserved(load_context *c, const lua_object *o, cost_spec *out)
     return 0;
 }
 
-static int read_monthly(load_context *c, const lua_object *o, cost_spec *out)
+static int read_monthly(load_context *c, const fields_object *o, cost_spec *out)
 {
     int64_t per_server;
     if (fields_object_check_keys(c, o, MONTHLY_KEYS) != 0
@@ -186,7 +187,7 @@ static int read_monthly(load_context *c, const lua_object *o, cost_spec *out)
     return 0;
 }
 
-static int read_owned(load_context *c, const lua_object *o, cost_spec *out)
+static int read_owned(load_context *c, const fields_object *o, cost_spec *out)
 {
     int64_t per_server;
     if (fields_object_check_keys(c, o, OWNED_KEYS) != 0
@@ -203,10 +204,10 @@ static int read_owned(load_context *c, const lua_object *o, cost_spec *out)
     return 0;
 }
 
-int cost_load_convert(load_context *c, const lua_object *pool, cost_spec *out, bool *found)
+int cost_load_convert(load_context *c, const fields_object *pool, cost_spec *out, bool *found)
 {
     int top = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     *found = false;
     int got = fields_object_open_field(c, pool, "cost", COST_KINDS,
                                        "a price such as fs.on_demand { usd_per_hour = 3.99 }", &o);
@@ -231,7 +232,7 @@ int cost_load_convert(load_context *c, const lua_object *pool, cost_spec *out, b
     return status ? -1 : 0;
 }
 
-int cost_load_resolve_price(load_context *c, const lua_object *pool, cost_spec *spec,
+int cost_load_resolve_price(load_context *c, const fields_object *pool, cost_spec *spec,
                             const device_spec *device)
 {
     double *slots[] = { &spec->usd_per_hour, &spec->above_usd_per_hour };

@@ -85,7 +85,7 @@ static void number_text(lua_State *L, int index, char *buf, size_t size)
 }
 
 /* sweep[key] = { v1, v2, ... } at the top of the stack, into axis. */
-static int read_axis(load_context *c, const lua_object *s, const char *key, sweep_axis *axis)
+static int read_axis(load_context *c, const fields_object *s, const char *key, sweep_axis *axis)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96], text[64];
@@ -124,7 +124,7 @@ static int read_axis(load_context *c, const lua_object *s, const char *key, swee
     return 0;
 }
 
-static int read_sweep(load_context *c, const lua_object *s, experiment_spec *out)
+static int read_sweep(load_context *c, const fields_object *s, experiment_spec *out)
 {
     lua_State *L = c->L;
     char got[96];
@@ -200,10 +200,10 @@ static int parse_target(const char *text, search_spec *s)
     return s->metric ? 0 : -1;
 }
 
-static int read_search(load_context *c, const lua_object *s, experiment_spec *out)
+static int read_search(load_context *c, const fields_object *s, experiment_spec *out)
 {
     int top = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     int found = fields_object_open_field(c, s, "search", SEARCH_KINDS, "fs.search { key = ..., "
                                          "target = ..., low = ..., high = ... }", &o);
     if (found <= 0)
@@ -234,7 +234,7 @@ static int read_search(load_context *c, const lua_object *s, experiment_spec *ou
     return status ? -1 : 0;
 }
 
-int experiment_load_read(load_context *c, const lua_object *s, experiment_spec *out)
+int experiment_load_read(load_context *c, const fields_object *s, experiment_spec *out)
 {
     if (read_sweep(c, s, out) != 0 || read_search(c, s, out) != 0)
         return -1;

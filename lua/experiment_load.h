@@ -53,7 +53,7 @@ void experiment_load_init(experiment_spec *spec);
 void experiment_load_release(experiment_spec *spec);
 
 /* Reads the sweep and search keys of the scenario object s (absent: nothing to do). */
-int experiment_load_read(load_context *c, const lua_object *s, experiment_spec *out);
+int experiment_load_read(load_context *c, const fields_object *s, experiment_spec *out);
 
 /* --sweep KEY=v1,v2,...: replaces the axis of KEY or adds one, keeping the axes sorted.
  * 0, or -1 with "--sweep TEXT: ..." in err. */

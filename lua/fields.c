@@ -78,7 +78,7 @@ static void join_path(char *out, const char *parent, const char *key)
 }
 
 int fields_object_open(load_context *c, int index, const char *path, const char *parent_where,
-                       const char *const *kinds, const char *what, lua_object *out)
+                       const char *const *kinds, const char *what, fields_object *out)
 {
     lua_State *L = c->L;
     char got[96];
@@ -112,8 +112,8 @@ int fields_object_open(load_context *c, int index, const char *path, const char 
                        what, got);
 }
 
-int fields_object_open_field(load_context *c, const lua_object *parent, const char *key,
-                             const char *const *kinds, const char *what, lua_object *out)
+int fields_object_open_field(load_context *c, const fields_object *parent, const char *key,
+                             const char *const *kinds, const char *what, fields_object *out)
 {
     int top = lua_gettop(c->L);
     if (fields_object_get(c, parent, key) == LUA_TNIL) {
@@ -136,7 +136,7 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int fields_object_check_keys(load_context *c, const lua_object *o, const char *const *known)
+int fields_object_check_keys(load_context *c, const fields_object *o, const char *const *known)
 {
     lua_State *L = c->L;
     char got[96];
@@ -191,7 +191,7 @@ int fields_object_check_keys(load_context *c, const lua_object *o, const char *c
     return status;
 }
 
-int fields_object_get(load_context *c, const lua_object *o, const char *key)
+int fields_object_get(load_context *c, const fields_object *o, const char *key)
 {
     lua_pushstring(c->L, key);
     return lua_rawget(c->L, o->index); /* raw: a scenario's metatables are not consulted */
@@ -199,7 +199,7 @@ int fields_object_get(load_context *c, const lua_object *o, const char *key)
 
 /* ---- scalars ------------------------------------------------------------------------ */
 
-int fields_read_integer(load_context *c, const lua_object *o, const char *key, bool required,
+int fields_read_integer(load_context *c, const fields_object *o, const char *key, bool required,
                         int64_t fallback, int64_t min, int64_t max, int64_t *out)
 {
     lua_State *L = c->L;
@@ -265,7 +265,7 @@ static int convert_number(load_context *c, const char *where, const char *path, 
     return 0;
 }
 
-int fields_read_number(load_context *c, const lua_object *o, const char *key, bool required,
+int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
                        double fallback, double min, double max, bool allow_min, double *out)
 {
     char path[FIELD_PATH_MAX];
@@ -319,7 +319,7 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     return 0;
 }
 
-static int read_with_unit(load_context *c, const lua_object *o, const char *key,
+static int read_with_unit(load_context *c, const fields_object *o, const char *key,
                           const char *parser, const char *noun, const char *unit,
                           bool required, double fallback, double min, double max,
                           bool allow_min, double *out)
@@ -339,24 +339,26 @@ static int read_with_unit(load_context *c, const lua_object *o, const char *key,
     return status;
 }
 
-int fields_read_duration(load_context *c, const lua_object *o, const char *key, bool required,
+int fields_read_duration(load_context *c, const fields_object *o, const char *key, bool required,
                          double fallback, double min_s, double max_s, bool allow_min, double *out)
 {
     return read_with_unit(c, o, key, "duration", "duration", "s", required, fallback, min_s,
                           max_s, allow_min, out);
 }
 
-int fields_read_size(load_context *c, const lua_object *o, const char *key, double max, double *out)
+int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out)
 {
     return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, 0, max, false, out);
 }
 
-int fields_read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out)
+int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out)
 {
     return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);
 }
 
-int fields_read_string(load_context *c, const lua_object *o, const char *key, bool required,
+int fields_read_string(load_context *c, const fields_object *o, const char *key, bool required,
                        char **out)
 {
     lua_State *L = c->L;
@@ -386,7 +388,7 @@ static const char *const DIST_KINDS[] = {
 };
 
 /* An array of durations (values) or numbers (weights) under key, into a new array. */
-int fields_read_list(load_context *c, const lua_object *o, const char *key, bool durations,
+int fields_read_list(load_context *c, const fields_object *o, const char *key, bool durations,
                      bool required, double **out, size_t *n)
 {
     lua_State *L = c->L;
@@ -442,7 +444,7 @@ int fields_read_list(load_context *c, const lua_object *o, const char *key, bool
     return 0;
 }
 
-static int read_empirical(load_context *c, const lua_object *d, bool durations, sim_dist *out)
+static int read_empirical(load_context *c, const fields_object *d, bool durations, sim_dist *out)
 {
     static const char *const keys[] = { "values", "weights", "interpolate", NULL };
     if (fields_object_check_keys(c, d, keys) != 0)
@@ -470,7 +472,7 @@ static int read_empirical(load_context *c, const lua_object *d, bool durations, 
 }
 
 /* What a distribution's parameters are: durations (with units) or plain numbers. */
-typedef int (*value_reader)(load_context *c, const lua_object *o, const char *key, bool required,
+typedef int (*value_reader)(load_context *c, const fields_object *o, const char *key, bool required,
                             double fallback, double min, double max, bool allow_min, double *out);
 
 typedef struct dist_unit {
@@ -480,7 +482,7 @@ typedef struct dist_unit {
     const char *plural;
 } dist_unit;
 
-static int read_dist(load_context *c, const lua_object *o, const char *key, const dist_unit *u,
+static int read_dist(load_context *c, const fields_object *o, const char *key, const dist_unit *u,
                      sim_dist *out)
 {
     lua_State *L = c->L;
@@ -501,7 +503,7 @@ static int read_dist(load_context *c, const lua_object *o, const char *key, cons
         return fields_fail(c, o->where, path, "missing (expected %s or a distribution such as "
                            "fs.lognormal { median = ..., sigma = ... })", u->noun);
     }
-    lua_object d;
+    fields_object d;
     char what[128];
     snprintf(what, sizeof what, "%s or a distribution such as fs.lognormal { ... }", u->noun);
     if (fields_object_open(c, -1, path, o->where, DIST_KINDS, what, &d) != 0) {
@@ -584,20 +586,21 @@ static int read_dist(load_context *c, const lua_object *o, const char *key, cons
     return status ? -1 : 0;
 }
 
-int fields_read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+int fields_read_duration_dist(load_context *c, const fields_object *o, const char *key,
+                              sim_dist *out)
 {
     static const dist_unit durations = { fields_read_duration, true, "a duration", "durations" };
     return read_dist(c, o, key, &durations, out);
 }
 
-int fields_read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+int fields_read_count_dist(load_context *c, const fields_object *o, const char *key, sim_dist *out)
 {
     static const dist_unit counts = { fields_read_number, false, "a token count", "token counts" };
     return read_dist(c, o, key, &counts, out);
 }
 
 /* A string field restricted to a list of words, with a default. */
-int fields_read_choice(load_context *c, const lua_object *o, const char *key,
+int fields_read_choice(load_context *c, const fields_object *o, const char *key,
                        const char *const *choices, int fallback, int *out)
 {
     char *word = NULL;
@@ -623,7 +626,7 @@ int fields_read_choice(load_context *c, const lua_object *o, const char *key,
     return status;
 }
 
-int fields_read_flag(load_context *c, const lua_object *o, const char *key, bool fallback,
+int fields_read_flag(load_context *c, const fields_object *o, const char *key, bool fallback,
                      bool *out)
 {
     int type = fields_object_get(c, o, key);
@@ -639,7 +642,7 @@ int fields_read_flag(load_context *c, const lua_object *o, const char *key, bool
 
 /* A file a scenario names: relative to the scenario's folder, and inside it unless the
  * sandbox is lifted. */
-int fields_resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
+int fields_resolve_path(load_context *c, const fields_object *o, const char *key, const char *file,
                         char **out)
 {
     char path[FIELD_PATH_MAX];

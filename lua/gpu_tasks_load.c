@@ -16,7 +16,7 @@ static const char *const PLACEMENTS[] = {
 };
 
 /* o[key], a file relative to the scenario, into *out (NULL on failure). */
-static int read_file_key(load_context *c, const lua_object *o, const char *key, char **out)
+static int read_file_key(load_context *c, const fields_object *o, const char *key, char **out)
 {
     char *file = NULL;
     *out = NULL;
@@ -27,7 +27,7 @@ static int read_file_key(load_context *c, const lua_object *o, const char *key, 
     return status;
 }
 
-int gpu_tasks_load_convert(load_context *c, const lua_object *w, gpu_tasks_spec *out)
+int gpu_tasks_load_convert(load_context *c, const fields_object *w, gpu_tasks_spec *out)
 {
     memset(out, 0, sizeof *out);
     out->options = gpu_tasks_options_default();

@@ -36,12 +36,12 @@ static const char *const AUTOSCALER_KEYS[] = {
 #define DEFAULT_REPAIR_S 4 * 3600.0
 
 /* site = fs.site { rtt = dist, spike_probability = p, spike = dist } */
-static int convert_site(load_context *c, const lua_object *p, site_spec *out)
+static int convert_site(load_context *c, const fields_object *p, site_spec *out)
 {
     out->rtt_s = sim_dist_constant(0);
     out->spike_s = sim_dist_constant(0);
     int top = lua_gettop(c->L);
-    lua_object s;
+    fields_object s;
     static const char *const kinds[] = { "site", NULL };
     int found = fields_object_open_field(c, p, "site", kinds, "fs.site { rtt = ... }", &s);
     if (found <= 0)
@@ -62,7 +62,7 @@ static int convert_site(load_context *c, const lua_object *p, site_spec *out)
 }
 
 /* A distribution of durations, or a constant default when the key is absent. */
-static int read_dist_or(load_context *c, const lua_object *o, const char *key, double fallback_s,
+static int read_dist_or(load_context *c, const fields_object *o, const char *key, double fallback_s,
                         sim_dist *out)
 {
     int type = fields_object_get(c, o, key);
@@ -76,11 +76,11 @@ static int read_dist_or(load_context *c, const lua_object *o, const char *key, d
 
 /* autoscaler = fs.autoscaler { metric, target, interval, cooldown, scale_in_delay,
  * policy = function(pool) ... end } */
-static int convert_autoscaler(load_context *c, const lua_object *p, const char *pool_name,
+static int convert_autoscaler(load_context *c, const fields_object *p, const char *pool_name,
                               autoscaler_spec *out, bool *calls_lua)
 {
     int top = lua_gettop(c->L);
-    lua_object a;
+    fields_object a;
     static const char *const kinds[] = { "autoscaler", NULL };
     static const char *const metrics[] = { "utilization", "queue", "kv_cache", NULL };
     int found = fields_object_open_field(c, p, "autoscaler", kinds,
@@ -120,7 +120,7 @@ static int convert_autoscaler(load_context *c, const lua_object *p, const char *
     return status ? -1 : 0;
 }
 
-static int convert_failures(load_context *c, const lua_object *p, pool_spec *out)
+static int convert_failures(load_context *c, const fields_object *p, pool_spec *out)
 {
     if (fields_read_duration(c, p, "mtbf", false, 0, 0, 1e12, true, &out->capacity.mtbf_s) != 0)
         return -1;
@@ -128,7 +128,7 @@ static int convert_failures(load_context *c, const lua_object *p, pool_spec *out
 }
 
 /* fs.cloud and fs.spot: min <= count <= max, provisioning, availability, preemptions. */
-static int convert_elastic(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua)
+static int convert_elastic(load_context *c, const fields_object *p, pool_spec *out, bool *calls_lua)
 {
     pool_capacity *cap = &out->capacity;
     int64_t min, max, count, ceiling;
@@ -183,7 +183,7 @@ static int convert_elastic(load_context *c, const lua_object *p, pool_spec *out,
 }
 
 /* A dedicated pool given a cloud pool's key: say what to use instead. */
-static int refuse_elastic_keys(load_context *c, const lua_object *p)
+static int refuse_elastic_keys(load_context *c, const fields_object *p)
 {
     static const char *const elastic[] = { "min", "max", "provision", "autoscaler", "unavailable",
                                            "ceiling", "retry", NULL };
@@ -201,7 +201,7 @@ static int refuse_elastic_keys(load_context *c, const lua_object *p)
     return 0;
 }
 
-int pool_load_convert(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua)
+int pool_load_convert(load_context *c, const fields_object *p, pool_spec *out, bool *calls_lua)
 {
     bool dedicated = !strcmp(p->kind, "dedicated");
     if (dedicated && refuse_elastic_keys(c, p) != 0)
@@ -297,7 +297,7 @@ static int tenant_device(const device_spec *whole, unsigned tenants, device_spec
 /* profile = "file.lua": the pool's GPUs become a device of their own with the measured
  * peaks (named after the file), modelled with the profile's efficiencies.  The file
  * was located when the pool was read (its table is gone from the stack by now). */
-static int resolve_profile(load_context *c, const lua_object *p, pool_spec *out, catalog *cat,
+static int resolve_profile(load_context *c, const fields_object *p, pool_spec *out, catalog *cat,
                            const device_spec *whole)
 {
     if (!out->profile_path)
@@ -331,7 +331,7 @@ static int resolve_profile(load_context *c, const lua_object *p, pool_spec *out,
     return 0;
 }
 
-int pool_load_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat)
+int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *out, catalog *cat)
 {
     const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
     if (out->has_cost && cost_load_resolve_price(c, p, &out->cost, whole) != 0)

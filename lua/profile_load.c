@@ -25,7 +25,7 @@ static const char *const PERF_KEYS[] = {
 };
 
 /* A string key into a fixed buffer ("" when absent). */
-static int read_text(load_context *c, const lua_object *o, const char *key, char *buf,
+static int read_text(load_context *c, const fields_object *o, const char *key, char *buf,
                      size_t size)
 {
     char *s = NULL;
@@ -36,11 +36,11 @@ static int read_text(load_context *c, const lua_object *o, const char *key, char
     return 0;
 }
 
-static int read_achieved(load_context *c, const lua_object *top, device_profile *p)
+static int read_achieved(load_context *c, const fields_object *top, device_profile *p)
 {
     lua_State *L = c->L;
     int base = lua_gettop(L);
-    lua_object a, f;
+    fields_object a, f;
     int present = fields_object_open_field(c, top, "achieved", NULL, "a table of achieved figures",
                                            &a);
     if (present <= 0)
@@ -73,10 +73,10 @@ static int read_achieved(load_context *c, const lua_object *top, device_profile 
     return status ? -1 : 0;
 }
 
-static int read_perf(load_context *c, const lua_object *top, perf_profile *perf)
+static int read_perf(load_context *c, const fields_object *top, perf_profile *perf)
 {
     int base = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     int present = fields_object_open_field(c, top, "perf", NULL, "a table of perf_profile fields",
                                            &o);
     if (present <= 0)
@@ -107,7 +107,7 @@ static int read_perf(load_context *c, const lua_object *top, perf_profile *perf)
 /* Reads the table the chunk returned (on top of the stack). */
 static int read_profile(load_context *c, const char *where, device_profile *p)
 {
-    lua_object top;
+    fields_object top;
     char got[96];
     if (!lua_istable(c->L, -1)) {
         snprintf(c->err, c->err_size, "%sexpected the file to return a table (return { ... }), "
@@ -170,7 +170,7 @@ int profile_load_apply_file(const char *path, device_spec *device, perf_profile 
     return 0;
 }
 
-int profile_load_convert(load_context *c, const lua_object *pool, device_spec *device,
+int profile_load_convert(load_context *c, const fields_object *pool, device_spec *device,
                          perf_profile *perf)
 {
     char *file = NULL, *resolved = NULL, path[FIELD_PATH_MAX], message[768];

@@ -28,7 +28,7 @@ int profile_load_apply_file(const char *path, device_spec *device, perf_profile 
  * *device and *perf as above.  1 when the pool names a profile, 0 when it does not
  * (device and perf untouched), -1 on a mistake (the message, located at the pool's
  * key, in c->err). */
-int profile_load_convert(load_context *c, const lua_object *pool, device_spec *device,
+int profile_load_convert(load_context *c, const fields_object *pool, device_spec *device,
                          perf_profile *perf);
 
 #endif

@@ -72,8 +72,8 @@ static void named_list_release(named_list *l)
 
 /* The names of a table of named objects, sorted, so every run sees the same order
  * (Lua's own table order varies from run to run). */
-static int list_names(load_context *c, const lua_object *o, const char *key, bool optional,
-                      lua_object *table, named_list *out)
+static int list_names(load_context *c, const fields_object *o, const char *key, bool optional,
+                      fields_object *table, named_list *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
@@ -91,7 +91,7 @@ static int list_names(load_context *c, const lua_object *o, const char *key, boo
         return fields_fail(c, o->where, path, "%s (expected a table of named %s, as in "
                            "%s = { name = ... })", type == LUA_TNIL ? "missing" : got, key, key);
     }
-    *table = (lua_object){ .index = lua_gettop(L) };
+    *table = (fields_object){ .index = lua_gettop(L) };
     snprintf(table->where, sizeof table->where, "%s", o->where);
     snprintf(table->path, sizeof table->path, "%s", path);
     lua_pushnil(L);
@@ -128,8 +128,8 @@ static int list_names(load_context *c, const lua_object *o, const char *key, boo
 }
 
 /* Opens entry `name` of a named table as an object of one of `kinds`. */
-static int open_entry(load_context *c, const lua_object *table, const char *name,
-                      const char *const *kinds, const char *what, lua_object *out)
+static int open_entry(load_context *c, const fields_object *table, const char *name,
+                      const char *const *kinds, const char *what, fields_object *out)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.%s", table->path, name);
@@ -140,13 +140,13 @@ static int open_entry(load_context *c, const lua_object *table, const char *name
 
 /* ---- pools and workloads ------------------------------------------------------------ */
 
-static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *out)
+static int convert_arrivals(load_context *c, const fields_object *w, arrival_spec *out)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
     int top = lua_gettop(c->L);
     fields_object_get(c, w, "arrivals");
-    lua_object a;
+    fields_object a;
     int status = fields_object_open(c, -1, path, w->where, ARRIVAL_KINDS,
                                     "an arrival process such as fs.poisson { rate = 5 }", &a);
     if (status == 0)
@@ -159,7 +159,7 @@ static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *
 }
 
 /* Finds a pool by name for a workload; -1 with a did-you-mean when there is none. */
-static int find_pool_at(load_context *c, const lua_object *w, const char *key,
+static int find_pool_at(load_context *c, const fields_object *w, const char *key,
                         const scenario *sc, const named_list *pools, const char *pool,
                         size_t *out)
 {
@@ -182,13 +182,13 @@ static int find_pool_at(load_context *c, const lua_object *w, const char *key,
                        pools->names[0], pools->count > 1 ? ", ..." : "");
 }
 
-static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
+static int find_pool(load_context *c, const fields_object *w, const scenario *sc,
                      const named_list *pools, const char *pool, size_t *out)
 {
     return find_pool_at(c, w, "pool", sc, pools, pool, out);
 }
 
-static int convert_service(load_context *c, const lua_object *w, const scenario *sc,
+static int convert_service(load_context *c, const fields_object *w, const scenario *sc,
                            const named_list *pools, service_spec *out)
 {
     char *pool = NULL;
@@ -208,10 +208,10 @@ static int convert_service(load_context *c, const lua_object *w, const scenario 
     return status;
 }
 
-static int convert_slo(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_slo(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
-    lua_object slo;
+    fields_object slo;
     int found = fields_object_open_field(c, w, "slo", NULL, "a table such as { ttft = \"200ms\" }",
                                          &slo);
     if (found <= 0)
@@ -230,12 +230,12 @@ static char *dup_or_default(char *value, const char *fallback)
 }
 
 /* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
-static int convert_trace(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    lua_object t;
+    fields_object t;
     static const char *const kinds[] = { "trace", NULL };
     char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
     double speedup = 1;
@@ -273,7 +273,7 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
 
 /* prompt and output: distributions, or (with a trace, when both are left out) the
  * trace's own columns. */
-static int read_lengths(load_context *c, const lua_object *w, inference_spec *out)
+static int read_lengths(load_context *c, const fields_object *w, inference_spec *out)
 {
     bool has_prompt = fields_object_get(c, w, "prompt") != LUA_TNIL;
     bool has_output = fields_object_get(c, w, "output") != LUA_TNIL;
@@ -291,11 +291,11 @@ static int read_lengths(load_context *c, const lua_object *w, inference_spec *ou
 }
 
 /* Whether the workload's arrivals are one of kinds. */
-static bool arrivals_are(load_context *c, const lua_object *w, const char *const *kinds)
+static bool arrivals_are(load_context *c, const fields_object *w, const char *const *kinds)
 {
     int top = lua_gettop(c->L);
     fields_object_get(c, w, "arrivals");
-    lua_object a;
+    fields_object a;
     char scratch[16];
     char *saved = c->err;
     size_t saved_size = c->err_size;
@@ -317,12 +317,12 @@ static const char *const CLOSED_KEYS[] = { "users", "think", NULL };
 
 /* arrivals = fs.profile { rates, step } | fs.diurnal { rates } (24 hourly rates) |
  * fs.mmpp { rates, dwell } | fs.closed_loop { users, think } */
-static int convert_traffic(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_traffic(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    lua_object a;
+    fields_object a;
     traffic_spec *t = &out->traffic;
     out->has_traffic = true;
     int status = fields_object_open_field(c, w, "arrivals", TRAFFIC_KINDS, "an arrival process",
@@ -390,7 +390,7 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
 }
 
 /* The arrivals of an inference workload: a renewal process, a trace or a traffic model. */
-static int convert_inference_arrivals(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_inference_arrivals(load_context *c, const fields_object *w, inference_spec *out)
 {
     if (arrivals_are(c, w, TRACE_KIND))
         return convert_trace(c, w, out);
@@ -408,7 +408,7 @@ static void *sandbox_of(lua_State *L)
 
 static void free_runtime(void *runtime) { sandbox_free(runtime); }
 
-static bool routing_is_function(load_context *c, const lua_object *w)
+static bool routing_is_function(load_context *c, const fields_object *w)
 {
     bool yes = fields_object_get(c, w, "routing") == LUA_TFUNCTION;
     lua_pop(c->L, 1);
@@ -418,7 +418,7 @@ static bool routing_is_function(load_context *c, const lua_object *w)
 /* The tensor parallelism of replicas of model m on pool p's device d: the one given
  * (tp_given), else the smallest that fits a mean request; it must divide the pool's
  * GPUs (its count, min and max). */
-static int size_replicas(load_context *c, const lua_object *w, const char *key,
+static int size_replicas(load_context *c, const fields_object *w, const char *key,
                          const pool_spec *p, const model_spec *m, const device_spec *d,
                          const inference_spec *spec, unsigned tp_given, unsigned *tp)
 {
@@ -448,7 +448,7 @@ static int size_replicas(load_context *c, const lua_object *w, const char *key,
 }
 
 /* overflow = "pool", overflow_tp, overflow_threshold */
-static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
+static int convert_overflow(load_context *c, const fields_object *w, scenario *sc,
                             const named_list *pools, const model_spec *m, inference_spec *out)
 {
     char *name = NULL;
@@ -479,7 +479,7 @@ static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
                          p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp);
 }
 
-static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
+static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
@@ -589,7 +589,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
 
 /* A pool whose queue would grow without bound for the whole run could exhaust memory. */
 static int check_queues_stay_bounded(load_context *c, const scenario *sc,
-                                     const lua_object *pool_objects)
+                                     const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         double load = scenario_offered_load(sc, p), rate = 0;
@@ -615,7 +615,7 @@ static int check_queues_stay_bounded(load_context *c, const scenario *sc,
 
 /* Every gpu a pool names must be in the device catalog, as the scenario left it (a file
  * may add devices to fs.devices before it returns). */
-static int check_devices(load_context *c, const scenario *sc, const lua_object *pool_objects)
+static int check_devices(load_context *c, const scenario *sc, const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         const char *gpu = sc->pools[p].gpu;
@@ -634,7 +634,7 @@ static int check_devices(load_context *c, const scenario *sc, const lua_object *
 }
 
 /* fs.training and fs.job_stream: jobs on a pool of GPUs. */
-static int convert_job_workload(load_context *c, const lua_object *w, scenario *sc,
+static int convert_job_workload(load_context *c, const fields_object *w, scenario *sc,
                                 const named_list *pools)
 {
     char *name = NULL;
@@ -661,12 +661,13 @@ static int convert_job_workload(load_context *c, const lua_object *w, scenario *
 
 /* An inference workload has its pool to itself (its own or its overflow pool): its
  * replicas are the pool's GPUs.  Queueing services run on fixed servers. */
-static int check_pool_sharing(load_context *c, const scenario *sc, const lua_object *pool_objects)
+static int check_pool_sharing(load_context *c, const scenario *sc,
+                              const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         size_t inference = 0, services = 0;
         const pool_spec *pool = &sc->pools[p];
-        const lua_object *o = &pool_objects[p];
+        const fields_object *o = &pool_objects[p];
         for (size_t i = 0; i < sc->ninferences; i++)
             inference += sc->inferences[i].pool == p
                          || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p);
@@ -722,7 +723,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                             experiment_spec *experiment)
 {
     lua_State *L = c->L;
-    lua_object s;
+    fields_object s;
     static const char *const kinds[] = { "scenario", NULL };
     if (!lua_istable(L, root) || fields_object_open(c, root, "", "", kinds, "", &s) != 0) {
         snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end with "
@@ -760,12 +761,12 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         return fields_fail(c, s.where, "name", "out of memory");
 
     named_list pools, workloads;
-    lua_object pools_table, workloads_table;
+    fields_object pools_table, workloads_table;
     if (list_names(c, &s, "pools", true, &pools_table, &pools) != 0)
         return -1;
     int status = 0;
     bool calls_lua = false;
-    lua_object *pool_objects = calloc(pools.count + 1, sizeof *pool_objects);
+    fields_object *pool_objects = calloc(pools.count + 1, sizeof *pool_objects);
     sc->pools = calloc(pools.count + 1, sizeof *sc->pools);
     if (!pool_objects || !sc->pools)
         status = fields_fail(c, s.where, "pools", "out of memory");
@@ -802,7 +803,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
             status = fields_fail(c, s.where, "workloads", "out of memory");
         for (size_t i = 0; i < workloads.count && status == 0; i++) {
             int top = lua_gettop(L);
-            lua_object w;
+            fields_object w;
             status = open_entry(c, &workloads_table, workloads.names[i], WORKLOAD_KINDS,
                                 "a workload such as fs.service { ... } or fs.inference { ... }", &w);
             if (status == 0 && (!strcmp(w.kind, "training") || !strcmp(w.kind, "job_stream"))) {
@@ -850,7 +851,7 @@ static int convert_protected(lua_State *L)
     load_context *c = job->c;
     static const char *const kinds[] = { "scenario", NULL };
     for (size_t i = 0; i < c->nsets; i++) {
-        lua_object s;
+        fields_object s;
         if (!lua_istable(L, 1) || fields_object_open(c, 1, "", "", kinds, "", &s) != 0) {
             snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end "
                      "with return fs.scenario { ... })", job->path);

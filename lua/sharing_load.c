@@ -16,7 +16,7 @@ static const char *const TIME_SLICING_KEYS[] = { "tenants", "slice", "switch", N
 
 /* A dwell time: a plain duration is an exponential's mean (0: no spells), else a
  * distribution of durations. */
-static int read_dwell(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+static int read_dwell(load_context *c, const fields_object *o, const char *key, sim_dist *out)
 {
     int type = fields_object_get(c, o, key);
     lua_pop(c->L, 1);
@@ -30,7 +30,7 @@ static int read_dwell(load_context *c, const lua_object *o, const char *key, sim
 }
 
 /* A slowdown factor >= 1, or a distribution of them. */
-static int read_slowdown(load_context *c, const lua_object *o, sim_dist *out)
+static int read_slowdown(load_context *c, const fields_object *o, sim_dist *out)
 {
     int type = fields_object_get(c, o, "slowdown");
     char got[96], path[FIELD_PATH_MAX];
@@ -50,12 +50,12 @@ static int read_slowdown(load_context *c, const lua_object *o, sim_dist *out)
     return 0;
 }
 
-int sharing_load_convert_noisy(load_context *c, const lua_object *pool, noisy_spec *out,
+int sharing_load_convert_noisy(load_context *c, const fields_object *pool, noisy_spec *out,
                                bool *present)
 {
     static const char *const kinds[] = { "noisy", NULL };
     int top = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     *present = false;
     int found = fields_object_open_field(c, pool, "noisy", kinds, "noisy neighbours such as "
                                          "fs.noisy { calm = \"20m\", contended = \"5m\", "
@@ -84,11 +84,11 @@ int sharing_load_convert_noisy(load_context *c, const lua_object *pool, noisy_sp
     return 0;
 }
 
-static int convert_time_slicing(load_context *c, const lua_object *pool, sharing_spec *out)
+static int convert_time_slicing(load_context *c, const fields_object *pool, sharing_spec *out)
 {
     static const char *const kinds[] = { "time_slicing", NULL };
     int top = lua_gettop(c->L);
-    lua_object t;
+    fields_object t;
     int64_t tenants = 0;
     int status = fields_object_open_field(c, pool, "time_slicing", kinds,
                                           "fs.time_slicing { tenants = 2 }", &t) != 1
@@ -106,7 +106,7 @@ static int convert_time_slicing(load_context *c, const lua_object *pool, sharing
     return status ? -1 : 0;
 }
 
-int sharing_load_convert(load_context *c, const lua_object *pool, sharing_spec *out)
+int sharing_load_convert(load_context *c, const fields_object *pool, sharing_spec *out)
 {
     memset(out, 0, sizeof *out);
     out->mode = SHARE_NONE;
@@ -137,7 +137,7 @@ int sharing_load_convert(load_context *c, const lua_object *pool, sharing_spec *
                                  &out->bandwidth_interference) ? -1 : 0;
 }
 
-int sharing_load_check_mig_profile(load_context *c, const lua_object *pool,
+int sharing_load_check_mig_profile(load_context *c, const fields_object *pool,
                                    const sharing_spec *spec, const device_spec *whole)
 {
     if (spec->mode != SHARE_MIG)

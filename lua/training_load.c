@@ -31,7 +31,7 @@ static char *name_from_path(const char *path)
     return strdup(dot ? dot + 1 : path);
 }
 
-static int key_path_fail(load_context *c, const lua_object *o, const char *key,
+static int key_path_fail(load_context *c, const fields_object *o, const char *key,
                          const char *message)
 {
     char path[FIELD_PATH_MAX];
@@ -40,14 +40,14 @@ static int key_path_fail(load_context *c, const lua_object *o, const char *key,
 }
 
 /* checkpoint = { every = "1h", write = "2m" } and restart = "10m" */
-static int convert_checkpoint(load_context *c, const lua_object *w, checkpoint_spec *ck,
+static int convert_checkpoint(load_context *c, const fields_object *w, checkpoint_spec *ck,
                               double *restart_s)
 {
     *ck = (checkpoint_spec){ 0, 0 };
     if (fields_read_duration(c, w, "restart", false, 0, 0, MAX_DURATION_S, true, restart_s) != 0)
         return -1;
     int top = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     int found = fields_object_open_field(c, w, "checkpoint", NULL,
                                          "a table such as { every = \"1h\", write = \"1m\" }", &o);
     if (found <= 0)
@@ -61,7 +61,7 @@ static int convert_checkpoint(load_context *c, const lua_object *w, checkpoint_s
     return status ? -1 : 0;
 }
 
-static int read_priority(load_context *c, const lua_object *w, int *out)
+static int read_priority(load_context *c, const fields_object *w, int *out)
 {
     int64_t priority;
     if (fields_read_integer(c, w, "priority", false, 0, -MAX_PRIORITY, MAX_PRIORITY,
@@ -72,11 +72,11 @@ static int read_priority(load_context *c, const lua_object *w, int *out)
 }
 
 /* parallelism = { tp = 8, pp = 4 } (absent: 0 and 0, the planner's choice) */
-static int convert_parallelism(load_context *c, const lua_object *w, int64_t *tp, int64_t *pp)
+static int convert_parallelism(load_context *c, const fields_object *w, int64_t *tp, int64_t *pp)
 {
     *tp = *pp = 0;
     int top = lua_gettop(c->L);
-    lua_object o;
+    fields_object o;
     int found = fields_object_open_field(c, w, "parallelism", NULL,
                                          "a table such as { tp = 8, pp = 2 }", &o);
     if (found <= 0)
@@ -88,7 +88,7 @@ static int convert_parallelism(load_context *c, const lua_object *w, int64_t *tp
     return status ? -1 : 0;
 }
 
-static int find_model(load_context *c, const lua_object *w, const catalog *cat,
+static int find_model(load_context *c, const fields_object *w, const catalog *cat,
                       const char *name, const model_spec **out)
 {
     char path[FIELD_PATH_MAX], names[1024];
@@ -105,7 +105,7 @@ static int find_model(load_context *c, const lua_object *w, const catalog *cat,
 }
 
 /* The work of a job with a model: its step time from the performance model. */
-static int training_from_model(load_context *c, const lua_object *w, const catalog *cat,
+static int training_from_model(load_context *c, const fields_object *w, const catalog *cat,
                                const char *model, const char *pool_gpu,
                                const perf_profile *profile, training_spec *out)
 {
@@ -140,7 +140,7 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
     return 0;
 }
 
-int training_load_convert(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
+int training_load_convert(load_context *c, const fields_object *w, const catalog *cat, size_t pool,
                           const char *pool_gpu, const perf_profile *profile, training_spec *out)
 {
     *out = (training_spec){ .pool = pool, .mfu = NAN };
@@ -177,14 +177,14 @@ int training_load_convert(load_context *c, const lua_object *w, const catalog *c
 }
 
 /* arrivals = fs.poisson { rate }, fs.constant_rate { rate }, or a distribution of gaps */
-static int convert_stream_arrivals(load_context *c, const lua_object *w, sim_dist *out)
+static int convert_stream_arrivals(load_context *c, const fields_object *w, sim_dist *out)
 {
     static const char *const rate_keys[] = { "rate", NULL };
     int top = lua_gettop(c->L);
     if (fields_object_get(c, w, "arrivals") == LUA_TTABLE) {
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.arrivals", w->path);
-        lua_object a;
+        fields_object a;
         int status = fields_object_open(c, -1, path, w->where, NULL, "an arrival process such as "
                                         "fs.poisson { rate = \"2/h\" }", &a);
         bool poisson = status == 0 && !strcmp(a.kind, "poisson");
@@ -206,7 +206,7 @@ static int convert_stream_arrivals(load_context *c, const lua_object *w, sim_dis
     return fields_read_duration_dist(c, w, "arrivals", out);
 }
 
-static int convert_stream_trace(load_context *c, const lua_object *w, job_stream_spec *out)
+static int convert_stream_trace(load_context *c, const fields_object *w, job_stream_spec *out)
 {
     static const char *const drawn[] = { "arrivals", "gpus", "duration", "count", NULL };
     for (int i = 0; drawn[i]; i++) {
@@ -228,7 +228,7 @@ static int convert_stream_trace(load_context *c, const lua_object *w, job_stream
     return status ? -1 : 0;
 }
 
-int training_load_convert_job_stream(load_context *c, const lua_object *w, size_t pool,
+int training_load_convert_job_stream(load_context *c, const fields_object *w, size_t pool,
                                      job_stream_spec *out)
 {
     *out = (job_stream_spec){ .pool = pool };
@@ -255,7 +255,7 @@ int training_load_convert_job_stream(load_context *c, const lua_object *w, size_
     return 0;
 }
 
-int training_load_convert_scheduler(load_context *c, const lua_object *pool, scheduler_spec *out)
+int training_load_convert_scheduler(load_context *c, const fields_object *pool, scheduler_spec *out)
 {
     static const char *const policies[] = { "fifo", "priority", "backfill", NULL };
     int policy;

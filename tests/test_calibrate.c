@@ -288,7 +288,7 @@ Test(calibrate, pool_profile_key)
     lua_State *L = sandbox_state(sb);
     load_context c = { L, err, sizeof err, NULL, 0, scenario, false, 0 };
     cr_assert_eq(luaL_dostring(L, "return { gpu = 'H200-SXM', profile = 'h200.lua' }"), LUA_OK);
-    lua_object pool;
+    fields_object pool;
     cr_assert_eq(fields_object_open(&c, -1, "pools.a", "fleet.lua:3: ", NULL, "a pool", &pool), 0);
     snprintf(pool.where, sizeof pool.where, "fleet.lua:3: ");
     device_spec d = { 0 };

@@ -249,7 +249,7 @@ static void close_sandbox(void) { sandbox_free(sb); }
 TestSuite(sharing_load, .init = open_sandbox, .fini = close_sandbox);
 
 /* Runs `return { ... }` (a pool's table) and opens it as pools.cloud. */
-static load_context pool_of(const char *source, lua_object *pool)
+static load_context pool_of(const char *source, fields_object *pool)
 {
     lua_State *L = sandbox_state(sb);
     load_context c = { .L = L, .err = load_err, .err_size = sizeof load_err };
@@ -262,7 +262,7 @@ static load_context pool_of(const char *source, lua_object *pool)
 
 Test(sharing_load, noisy_plain_durations_are_exponential_means)
 {
-    lua_object pool;
+    fields_object pool;
     load_context c = pool_of("return { noisy = noisy { calm = '20m', contended = '5m',\n"
                              "  slowdown = uniform { low = 1.2, high = 2 } } }", &pool);
     noisy_spec s;
@@ -296,7 +296,7 @@ Test(sharing_load, noisy_mistakes_name_the_line_and_key)
         { "return { noisy = noisy { calm = '20m', contendd = '5m', slowdown = 2 } }", NULL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        lua_object pool;
+        fields_object pool;
         lua_settop(sandbox_state(sb), 0);
         load_context c = pool_of(cases[i].source, &pool);
         noisy_spec s;
@@ -312,7 +312,7 @@ Test(sharing_load, noisy_mistakes_name_the_line_and_key)
 
 Test(sharing_load, mig_and_time_slicing)
 {
-    lua_object pool;
+    fields_object pool;
     sharing_spec s;
     load_context c = pool_of("return { mig = '1g.10gb', bandwidth_interference = 0.1 }", &pool);
     cr_assert_eq(sharing_load_convert(&c, &pool, &s), 0, "%s", load_err);

@@ -477,7 +477,7 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
 /* Runs a chunk returning a table in a sandbox; the table is left on the stack as an
  * object at path. */
 static lua_State *load_table(sandbox **sb, const char *code, load_context *c, char *err,
-                             size_t err_size, const char *path, lua_object *out)
+                             size_t err_size, const char *path, fields_object *out)
 {
     *sb = sandbox_create(false);
     cr_assert_not_null(*sb);
@@ -493,7 +493,7 @@ Test(training, a_job_stream_and_a_scheduler_from_a_scenario_table)
 {
     sandbox *sb;
     load_context c;
-    lua_object w;
+    fields_object w;
     char err[512] = "";
     load_table(&sb, "local fs = require 'fleetsim'\n"
                "return { pool = 'gpus', arrivals = fs.poisson { rate = 2 / 3600 },\n"
@@ -533,7 +533,7 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     sandbox *sb;
     load_context c;
-    lua_object w;
+    fields_object w;
     load_table(&sb, "local fs = require 'fleetsim'\n"
                "return { model = 'llama-3-70b', gpus = 8, tokens = 1e9, pool = 'p' }", &c,
                err, sizeof err, "workloads.big", &w);
