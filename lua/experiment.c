@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua/scenario_load.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/results_wire.h"
 
@@ -44,14 +45,8 @@ void experiment_point_label(const experiment *x, size_t point, char *buf, size_t
 /* A new point with the given values of x's keys. */
 static experiment_point *add_point(experiment *x, const char *const *values)
 {
-    if (x->npoints == x->capacity) {
-        size_t cap = x->capacity ? 2 * x->capacity : 8;
-        experiment_point *grown = realloc(x->points, cap * sizeof *grown);
-        if (!grown)
-            sim_fatal("out of memory planning an experiment");
-        x->points = grown;
-        x->capacity = cap;
-    }
+    x->points = sim_array_grow(x->points, &x->capacity, x->npoints + 1, sizeof *x->points,
+                               "an experiment's points");
     experiment_point *pt = &x->points[x->npoints++];
     memset(pt, 0, sizeof *pt);
     pt->values = allocate(x->nkeys, sizeof *pt->values);
@@ -280,17 +275,12 @@ static void keep_sample(void *context, size_t index, double value)
     sample_sink *s = context;
     experiment_point *pt = s->pt;
     size_t reps = pt->replications;
-    if (index >= pt->samples_metrics) {
-        size_t cap = pt->samples_metrics ? 2 * pt->samples_metrics : 64;
-        while (cap <= index)
-            cap *= 2;
-        double *grown = realloc(pt->samples, cap * reps * sizeof *grown);
-        if (!grown)
-            sim_fatal("out of memory keeping replication values");
-        for (size_t i = pt->samples_metrics * reps; i < cap * reps; i++)
-            grown[i] = NAN;
-        pt->samples = grown;
-        pt->samples_metrics = cap;
+    if (index >= pt->samples_metrics) { /* a row of reps values per metric */
+        size_t old = pt->samples_metrics;
+        pt->samples = sim_array_grow(pt->samples, &pt->samples_metrics, index + 1,
+                                     reps * sizeof *pt->samples, "replication values");
+        for (size_t i = old * reps; i < pt->samples_metrics * reps; i++)
+            pt->samples[i] = NAN; /* none yet */
     }
     pt->samples[index * reps + s->replication] = value;
 }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "lua/sandbox.h"
+#include "sim/array.h"
 #include "sim/closest.h"
 
 /* ---- messages ------------------------------------------------------------------ */
@@ -140,11 +142,11 @@ int fields_object_check_keys(load_context *c, const fields_object *o, const char
 {
     lua_State *L = c->L;
     char got[96];
-    size_t n = 0, cap = 16;
-    const char **keys = malloc(cap * sizeof *keys);
+    size_t n = 0, cap = 0;
+    const char **keys = NULL;
     int status = 0;
     lua_pushnil(L);
-    while (keys && lua_next(L, o->index)) {
+    while (lua_next(L, o->index)) {
         if (lua_type(L, -2) != LUA_TSTRING) {
             fields_describe(L, -1, got, sizeof got);
             lua_pop(L, 2);
@@ -152,19 +154,17 @@ int fields_object_check_keys(load_context *c, const fields_object *o, const char
                                  "are named, as in key = value)", got);
             break;
         }
-        if (n == cap) {
-            const char **grown = realloc(keys, (cap *= 2) * sizeof *keys);
-            if (!grown)
-                break;
-            keys = grown;
+        const char **grown = sim_array_try_grow(keys, &cap, n + 1, sizeof *keys, SIZE_MAX);
+        if (!grown) {
+            lua_pop(L, 2);
+            status = fields_fail(c, o->where, o->path, "out of memory");
+            break;
         }
+        keys = grown;
         keys[n++] = lua_tostring(L, -2); /* the table holds the string while we look */
         lua_pop(L, 1);
     }
-    if (!keys) {
-        return fields_fail(c, o->where, o->path, "out of memory");
-    }
-    if (status == 0) {
+    if (status == 0 && n > 0) {
         qsort(keys, n, sizeof *keys, by_string); /* the same message on every run */
         for (size_t i = 0; i < n && status == 0; i++) {
             bool ok = false;
