@@ -8,13 +8,8 @@
 #include "lua/sandbox.h"
 
 static sandbox *sb;
-static lua_State *L;
 
-static void setup(void)
-{
-    sb = sandbox_create(false);
-    L = sandbox_state(sb);
-}
+static void setup(void) { sb = sandbox_create(false); }
 static void teardown(void) { sandbox_free(sb); }
 
 TestSuite(callback, .init = setup, .fini = teardown);
@@ -22,6 +17,7 @@ TestSuite(callback, .init = setup, .fini = teardown);
 /* A callback for the function the chunk returns; the stack is empty after. */
 static callback *wrap(const char *chunk)
 {
+    lua_State *L = sandbox_state(sb);
     cr_assert_eq(luaL_loadbuffer(L, chunk, strlen(chunk), "@fleet.lua"), LUA_OK);
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
     callback *cb = callback_create(L, -1, sizeof(callback), "workload", "chat", "test function");
@@ -30,14 +26,15 @@ static callback *wrap(const char *chunk)
     return cb;
 }
 
-static int push_number(lua_State *state, void *arg)
+static int push_number(lua_State *L, void *arg)
 {
-    lua_pushnumber(state, *(const double *)arg);
+    lua_pushnumber(L, *(const double *)arg);
     return 1;
 }
 
 Test(callback, the_result_is_left_on_top_for_the_caller)
 {
+    lua_State *L = sandbox_state(sb);
     callback *cb = wrap("return function(x) return 2 * x end");
     double x = 21;
     char err[256] = "";
@@ -48,6 +45,7 @@ Test(callback, the_result_is_left_on_top_for_the_caller)
 
 Test(callback, an_error_names_the_owner_and_the_function_and_leaves_the_stack)
 {
+    lua_State *L = sandbox_state(sb);
     callback *cb = wrap("return function(x) error('no replica for ' .. x) end");
     lua_pushinteger(L, 7); /* something of the caller's */
     double x = 3;
@@ -61,6 +59,7 @@ Test(callback, an_error_names_the_owner_and_the_function_and_leaves_the_stack)
 
 Test(callback, each_call_has_a_budget_of_its_own)
 {
+    lua_State *L = sandbox_state(sb);
     callback *slow = wrap("return function(n) local s = 0 for i = 1, n do s = s + i end "
                           "return s end");
     char err[256];
@@ -81,6 +80,7 @@ Test(callback, each_call_has_a_budget_of_its_own)
 
 Test(callback, describes_a_wrong_result)
 {
+    lua_State *L = sandbox_state(sb);
     char buf[64];
     lua_pushnumber(L, 2.5);
     cr_expect_str_eq(callback_describe(L, -1, buf, sizeof buf), "2.5");
