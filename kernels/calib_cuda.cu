@@ -36,9 +36,7 @@ double cuda_median(std::vector<double> v)
     return calib_median(v.data(), v.size(), nullptr);
 }
 
-static void progress(const cuda_ctx *c, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const cuda_ctx *c, const char *format, ...)
+void cuda_progress(const cuda_ctx *c, const char *format, ...)
 {
     if (!c->o->progress)
         return;
@@ -107,8 +105,8 @@ static int bandwidth(cuda_ctx *c)
                 if (cuda_sample(c, kernel == 0 ? "copy" : "triad", "fp32", 1, 0, 0, 0,
                                 (double)size, moved, 0, r, seconds[r]) != 0)
                     return -1;
-            progress(c, "  %-5s %12zu KB  %10.1f GB/s\n", kernel == 0 ? "copy" : "triad",
-                     size >> 10, moved / cuda_median(seconds) / 1e9);
+            cuda_progress(c, "  %-5s %12zu KB  %10.1f GB/s\n", kernel == 0 ? "copy" : "triad",
+                          size >> 10, moved / cuda_median(seconds) / 1e9);
         }
     }
     return 0;
@@ -172,7 +170,8 @@ static int fma_series(cuda_ctx *c, const char *name, double flops_per_fma, T x, 
     for (unsigned r = 0; r < seconds.size(); r++)
         if (cuda_sample(c, "fma", name, 1, 0, 0, 0, 0, 0, flops, r, seconds[r]) != 0)
             return -1;
-    progress(c, "  fma   %-5s %10.2f TFLOP/s\n", name, flops / cuda_median(seconds) / 1e12);
+    cuda_progress(c, "  fma   %-5s %10.2f TFLOP/s\n", name,
+                  flops / cuda_median(seconds) / 1e12);
     return 0;
 }
 
@@ -223,8 +222,8 @@ static int launches(cuda_ctx *c)
             || cuda_sample(c, "launch_sync", "-", 1, 0, 0, 0, 0, 0, 0, r, round_trip) != 0)
             return -1;
     }
-    progress(c, "  launch %.2f us, with synchronisation %.2f us\n", cuda_median(async_s) * 1e6,
-             cuda_median(sync_s) * 1e6);
+    cuda_progress(c, "  launch %.2f us, with synchronisation %.2f us\n",
+                  cuda_median(async_s) * 1e6, cuda_median(sync_s) * 1e6);
     return 0;
 }
 
@@ -264,8 +263,8 @@ static int transfers(cuda_ctx *c)
                 if (cuda_sample(c, name, "-", 1, 0, 0, 0, (double)size, (double)size, 0, r,
                                 seconds[r]) != 0)
                     return -1;
-            progress(c, "  %-12s %10zu KB  %8.2f GB/s\n", name, size >> 10,
-                     size / cuda_median(seconds) / 1e9);
+            cuda_progress(c, "  %-12s %10zu KB  %8.2f GB/s\n", name, size >> 10,
+                          size / cuda_median(seconds) / 1e9);
         }
     }
     return 0;
@@ -291,9 +290,9 @@ extern "C" int calib_cuda_run(const calib_options *o, calib_samples *out, calib_
     snprintf(meta->kind, sizeof meta->kind, "gpu");
     meta->threads = (unsigned)count;
     meta->quick = o->quick;
-    progress(c, "calibrating %s (compute capability %d.%d, %d SMs, %.0f GB), device %d of %d\n",
-             c->prop.name, c->prop.major, c->prop.minor, c->prop.multiProcessorCount,
-             c->prop.totalGlobalMem / 1e9, c->device, count);
+    cuda_progress(c, "calibrating %s (compute capability %d.%d, %d SMs, %.0f GB), "
+                  "device %d of %d\n", c->prop.name, c->prop.major, c->prop.minor,
+                  c->prop.multiProcessorCount, c->prop.totalGlobalMem / 1e9, c->device, count);
     if (bandwidth(c) != 0 || fma_all(c) != 0 || launches(c) != 0 || transfers(c) != 0
         || calib_cuda_gemm(c) != 0)
         return -1;

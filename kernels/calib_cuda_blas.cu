@@ -7,7 +7,6 @@
 #include "kernels/calib_cuda_internal.h"
 
 #include <chrono>
-#include <cstdarg>
 #include <cstdint>
 #include <cstring>
 
@@ -28,18 +27,6 @@
 #endif
 #define CALIB_STR2(x) #x
 #define CALIB_STR(x) CALIB_STR2(x)
-
-static void progress(const cuda_ctx *c, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const cuda_ctx *c, const char *format, ...)
-{
-    if (!c->o->progress)
-        return;
-    va_list args;
-    va_start(args, format);
-    vfprintf(c->o->progress, format, args);
-    va_end(args);
-}
 
 // The library by its soname from the loader's path, else from the toolkit's lib64.
 static void *open_library(cuda_ctx *c, const char *soname)
@@ -264,8 +251,8 @@ static int gemm_shape(cuda_ctx *c, const blas_api *api, cublasHandle_t h, cublas
                         (double)g.ab_bytes * ((double)n * k + (double)k * tokens), flops, r,
                         seconds[r]) != 0)
             return -1;
-    progress(c, "  gemm  %-4s %5d x %5d x %5d  %9.1f TFLOP/s\n", g.name, tokens, n, k,
-             flops / cuda_median(seconds) / 1e12);
+    cuda_progress(c, "  gemm  %-4s %5d x %5d x %5d  %9.1f TFLOP/s\n", g.name, tokens, n, k,
+                  flops / cuda_median(seconds) / 1e12);
     return 0;
 }
 
@@ -308,8 +295,8 @@ int calib_cuda_gemm(cuda_ctx *c)
     CUDA_TRY(c, cudaMalloc(&buf.workspace.p, buf.workspace_bytes));
     bool fp8 = c->prop.major * 10 + c->prop.minor >= 89;
     if (!fp8)
-        progress(c, "  gemm  fp8: needs compute capability 8.9, this device has %d.%d\n",
-                 c->prop.major, c->prop.minor);
+        cuda_progress(c, "  gemm  fp8: needs compute capability 8.9, this device has %d.%d\n",
+                      c->prop.major, c->prop.minor);
     for (int t = 0; t < GEMM_TYPES; t++) {
         gemm_type type = (gemm_type)t;
         if (type == GEMM_FP8 && !fp8)
@@ -339,8 +326,8 @@ int calib_cuda_gemm(cuda_ctx *c)
             if (status == -1)
                 return -1;
             if (status == -2) // unsupported here: say so and go on
-                progress(c, "  gemm  %-4s %5d x %5d x %5d  skipped: %s\n", GEMM_KINDS[t].name, m,
-                         n, n, c->err);
+                cuda_progress(c, "  gemm  %-4s %5d x %5d x %5d  skipped: %s\n",
+                              GEMM_KINDS[t].name, m, n, n, c->err);
         }
     }
     c->err[0] = '\0';
@@ -400,7 +387,7 @@ int calib_cuda_allreduce(cuda_ctx *c, int devices)
 {
     nccl_api api;
     if (!(api.h = open_library(c, "libnccl.so.2"))) {
-        progress(c, "  allreduce skipped: %s\n", c->err);
+        cuda_progress(c, "  allreduce skipped: %s\n", c->err);
         c->err[0] = '\0';
         return 0;
     }
@@ -445,9 +432,9 @@ int calib_cuda_allreduce(cuda_ctx *c, int devices)
                             (double)bytes, 0, r, s) != 0)
                 return -1;
         }
-        progress(c, "  allreduce %d devices %10zu KB  %8.1f us  %8.2f GB/s (algorithm)\n",
-                 devices, bytes >> 10, cuda_median(seconds) * 1e6,
-                 bytes / cuda_median(seconds) / 1e9);
+        cuda_progress(c, "  allreduce %d devices %10zu KB  %8.1f us  %8.2f GB/s (algorithm)\n",
+                      devices, bytes >> 10, cuda_median(seconds) * 1e6,
+                      bytes / cuda_median(seconds) / 1e9);
     }
     CUDA_TRY(c, cudaSetDevice(c->device));
     return 0;
@@ -455,7 +442,7 @@ int calib_cuda_allreduce(cuda_ctx *c, int devices)
 #else
 int calib_cuda_allreduce(cuda_ctx *c, int devices)
 {
-    progress(c, "  allreduce over %d devices skipped: built without nccl.h\n", devices);
+    cuda_progress(c, "  allreduce over %d devices skipped: built without nccl.h\n", devices);
     return 0;
 }
 #endif

@@ -90,6 +90,10 @@ template <typename Op> int cuda_time(cuda_ctx *c, Op op, std::vector<double> *se
 // The median of a series, for progress lines.
 double cuda_median(std::vector<double> v);
 
+// A progress line on the calibration's progress stream (none when it is NULL).
+void cuda_progress(const cuda_ctx *c, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
 // cuBLAS GEMM (fp16, bf16, int8; fp8 through cuBLASLt from compute capability 8.9) over
 // decode-like shapes and squares.
 int calib_cuda_gemm(cuda_ctx *c);

@@ -3,22 +3,22 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/array.h"
 
 static const char HEADER[] = "kind,precision,threads,m,n,k,size_bytes,bytes,flops,repeat,seconds";
 enum { FIELDS = 11 };
 
 int calib_samples_add(calib_samples *list, const calib_sample *s)
 {
-    if (list->count == list->capacity) {
-        size_t capacity = list->capacity ? 2 * list->capacity : 256;
-        calib_sample *items = realloc(list->items, capacity * sizeof *items);
-        if (!items)
-            return -1;
-        list->items = items;
-        list->capacity = capacity;
-    }
+    calib_sample *items = sim_array_try_grow(list->items, &list->capacity, list->count + 1,
+                                             sizeof *items, SIZE_MAX);
+    if (!items)
+        return -1;
+    list->items = items;
     list->items[list->count++] = *s;
     return 0;
 }

@@ -64,25 +64,28 @@ static char **sorted_keys(lua_State *L, int index, size_t *n)
     return keys;
 }
 
-static int convert_device(load_context *c, const lua_object *o, const char *name, device_spec *d)
+static int convert_device(load_context *c, const fields_object *o, const char *name, device_spec *d)
 {
     char *kind = NULL;
     double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth = 0;
-    int status = object_check_keys(c, o, DEVICE_KEYS) || read_string(c, o, "kind", true, &kind)
-                 || read_size(c, o, "memory", 1e15, &d->memory_bytes)
-                 || read_number(c, o, "bandwidth_gbs", true, 0, 0, 1e6, false, &bandwidth)
-                 || read_number(c, o, "nvlink_gbs", false, 0, 0, 1e6, true, &nvlink)
-                 || read_number(c, o, "pcie_gen", false, 4, 1, 7, true, &pcie_gen)
-                 || read_number(c, o, "idle_w", true, 0, 0, 1e5, true, &d->idle_w)
-                 || read_number(c, o, "tdp_w", true, 0, d->idle_w, 1e5, true, &d->tdp_w)
-                 || read_number(c, o, "usd_per_hour", false, NAN, 0, 1e6, true, &d->usd_per_hour)
-                 || read_string(c, o, "price_date", false, &d->price_date)
-                 || read_string(c, o, "price_source", false, &d->price_source)
-                 || read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
+    int status = fields_object_check_keys(c, o, DEVICE_KEYS)
+                 || fields_read_string(c, o, "kind", true, &kind)
+                 || fields_read_size(c, o, "memory", 1e15, &d->memory_bytes)
+                 || fields_read_number(c, o, "bandwidth_gbs", true, 0, 0, 1e6, false, &bandwidth)
+                 || fields_read_number(c, o, "nvlink_gbs", false, 0, 0, 1e6, true, &nvlink)
+                 || fields_read_number(c, o, "pcie_gen", false, 4, 1, 7, true, &pcie_gen)
+                 || fields_read_number(c, o, "idle_w", true, 0, 0, 1e5, true, &d->idle_w)
+                 || fields_read_number(c, o, "tdp_w", true, 0, d->idle_w, 1e5, true, &d->tdp_w)
+                 || fields_read_number(c, o, "usd_per_hour", false, NAN, 0, 1e6, true,
+                                       &d->usd_per_hour)
+                 || fields_read_string(c, o, "price_date", false, &d->price_date)
+                 || fields_read_string(c, o, "price_source", false, &d->price_source)
+                 || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
     if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
-        status = field_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"", kind);
+        status = fields_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"",
+                             kind);
     if (!(d->name = strdup(name)) && status == 0)
-        status = field_fail(c, o->where, o->path, "out of memory");
+        status = fields_fail(c, o->where, o->path, "out of memory");
     d->is_cpu = kind && !strcmp(kind, "cpu");
     d->bandwidth_bytes_per_s = bandwidth * 1e9;
     d->nvlink_bytes_per_s = nvlink * 1e9;
@@ -92,43 +95,43 @@ static int convert_device(load_context *c, const lua_object *o, const char *name
     if (status)
         return -1;
     /* tflops = { fp32 = ..., fp16 = ... } */
-    if (object_get(c, o, "tflops") != LUA_TTABLE) {
+    if (fields_object_get(c, o, "tflops") != LUA_TTABLE) {
         lua_pop(c->L, 1);
-        return field_fail(c, o->where, o->path, "tflops: expected a table such as { fp16 = 312 }");
+        return fields_fail(c, o->where, o->path, "tflops: expected a table such as { fp16 = 312 }");
     }
-    lua_object t = { .index = lua_gettop(c->L) };
+    fields_object t = { .index = lua_gettop(c->L) };
     snprintf(t.where, sizeof t.where, "%s", o->where);
     snprintf(t.path, sizeof t.path, "%s.tflops", o->path);
     const char *names[PREC_COUNT + 1];
     for (int i = 0; i < PREC_COUNT; i++)
         names[i] = precision_name((precision)i);
     names[PREC_COUNT] = NULL;
-    status = object_check_keys(c, &t, names);
+    status = fields_object_check_keys(c, &t, names);
     for (int i = 0; i < PREC_COUNT && status == 0; i++) {
         double tf;
-        status = read_number(c, &t, names[i], false, 0, 0, 1e7, true, &tf);
+        status = fields_read_number(c, &t, names[i], false, 0, 0, 1e7, true, &tf);
         d->peak_flops[i] = tf * 1e12;
     }
     lua_pop(c->L, 1);
     if (status == 0 && !(d->peak_flops[PREC_FP32] > 0))
-        status = field_fail(c, o->where, o->path, "tflops.fp32 is required");
+        status = fields_fail(c, o->where, o->path, "tflops.fp32 is required");
     return status ? -1 : 0;
 }
 
-static int read_unsigned(load_context *c, const lua_object *o, const char *key, bool required,
+static int read_unsigned(load_context *c, const fields_object *o, const char *key, bool required,
                          unsigned *out)
 {
     int64_t v;
-    int status = read_integer(c, o, key, required, 0, required ? 1 : 0, 100000000, &v);
+    int status = fields_read_integer(c, o, key, required, 0, required ? 1 : 0, 100000000, &v);
     *out = (unsigned)v;
     return status;
 }
 
-static int convert_model(load_context *c, const lua_object *o, const char *name, model_spec *m)
+static int convert_model(load_context *c, const fields_object *o, const char *name, model_spec *m)
 {
     if (!(m->name = strdup(name)))
-        return field_fail(c, o->where, o->path, "out of memory");
-    int status = object_check_keys(c, o, MODEL_KEYS)
+        return fields_fail(c, o->where, o->path, "out of memory");
+    int status = fields_object_check_keys(c, o, MODEL_KEYS)
                  || read_unsigned(c, o, "layers", true, &m->layers)
                  || read_unsigned(c, o, "hidden", true, &m->hidden)
                  || read_unsigned(c, o, "heads", true, &m->heads)
@@ -139,19 +142,21 @@ static int convert_model(load_context *c, const lua_object *o, const char *name,
                  || read_unsigned(c, o, "experts", false, &m->experts)
                  || read_unsigned(c, o, "experts_active", false, &m->experts_active)
                  || read_unsigned(c, o, "context", false, &m->context)
-                 || read_flag(c, o, "gated", false, &m->gated) || read_flag(c, o, "tied", false, &m->tied)
-                 || read_number(c, o, "params", false, 0, 0, 1e15, true, &m->published_params)
-                 || read_number(c, o, "params_active", false, 0, 0, 1e15, true,
-                                &m->published_active_params);
+                 || fields_read_flag(c, o, "gated", false, &m->gated)
+                 || fields_read_flag(c, o, "tied", false, &m->tied)
+                 || fields_read_number(c, o, "params", false, 0, 0, 1e15, true,
+                                       &m->published_params)
+                 || fields_read_number(c, o, "params_active", false, 0, 0, 1e15, true,
+                                       &m->published_active_params);
     if (status == 0 && m->hidden % m->heads)
-        status = field_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u)",
-                            m->hidden, m->heads);
+        status = fields_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u)",
+                             m->hidden, m->heads);
     if (status == 0 && (m->kv_heads > m->heads || m->heads % m->kv_heads))
-        status = field_fail(c, o->where, o->path, "kv_heads (%u) must divide heads (%u)",
-                            m->kv_heads, m->heads);
+        status = fields_fail(c, o->where, o->path, "kv_heads (%u) must divide heads (%u)",
+                             m->kv_heads, m->heads);
     if (status == 0 && (m->experts_active > m->experts || (m->experts && !m->experts_active)))
-        status = field_fail(c, o->where, o->path, "experts_active (%u) must be between 1 and "
-                            "experts (%u)", m->experts_active, m->experts);
+        status = fields_fail(c, o->where, o->path, "experts_active (%u) must be between 1 and "
+                             "experts (%u)", m->experts_active, m->experts);
     if (status == 0 && !m->context)
         m->context = 4096;
     return status ? -1 : 0;
@@ -189,12 +194,12 @@ static int load_protected(lua_State *L)
         else
             out->models = calloc(n + 1, sizeof *out->models);
         for (size_t i = 0; i < n && job->status == 0; i++) {
-            lua_object o;
+            fields_object o;
             char path[FIELD_PATH_MAX], where[FIELD_PATH_MAX];
             snprintf(path, sizeof path, "%s.%s", sections[k], names[i]);
             snprintf(where, sizeof where, "fleetsim/%s.lua: ", sections[k]);
             lua_getfield(L, table, names[i]);
-            if (object_open(c, -1, path, where, NULL, "a table", &o) != 0) {
+            if (fields_object_open(c, -1, path, where, NULL, "a table", &o) != 0) {
                 job->status = -1;
                 break;
             }

@@ -19,23 +19,25 @@ static const char *const CLAIM_KEYS[] = { "text", "verdict", NULL };
 static const char *const WORDS[] = { "holds", "qualified", "refuted", NULL };
 static const double SCORES[] = { 1, 0.5, 0 };
 
-int claim_load(load_context *c, const lua_object *s)
+int claim_load(load_context *c, const fields_object *s)
 {
     lua_State *L = c->L;
     int top = lua_gettop(L);
-    lua_object o;
-    int found = object_open_field(c, s, "claim", CLAIM_KINDS, "a claim such as fs.claim { text "
-                                  "= \"...\", verdict = function(r) ... end }", &o);
+    fields_object o;
+    int found = fields_object_open_field(c, s, "claim", CLAIM_KINDS, "a claim such as "
+                                         "fs.claim { text = \"...\", verdict = function(r) ... "
+                                         "end }", &o);
     if (found <= 0)
         return found;
     char *text = NULL, got[96];
-    int status = object_check_keys(c, &o, CLAIM_KEYS) || read_string(c, &o, "text", true, &text);
+    int status = fields_object_check_keys(c, &o, CLAIM_KEYS)
+                 || fields_read_string(c, &o, "text", true, &text);
     if (status == 0 && !*text)
-        status = field_fail(c, o.where, "claim.text", "is empty (say what the scenario tests)");
-    if (status == 0 && object_get(c, &o, "verdict") != LUA_TFUNCTION) {
-        field_describe(L, -1, got, sizeof got);
-        status = field_fail(c, o.where, "claim.verdict", "expected a function(r) that returns "
-                            "\"holds\", \"qualified\" or \"refuted\" and a figure, got %s", got);
+        status = fields_fail(c, o.where, "claim.text", "is empty (say what the scenario tests)");
+    if (status == 0 && fields_object_get(c, &o, "verdict") != LUA_TFUNCTION) {
+        fields_describe(L, -1, got, sizeof got);
+        status = fields_fail(c, o.where, "claim.verdict", "expected a function(r) that returns "
+                             "\"holds\", \"qualified\" or \"refuted\" and a figure, got %s", got);
     }
     if (status == 0) { /* the function is on top */
         lua_createtable(L, 0, 3);
@@ -213,7 +215,7 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
             which = i;
     char got[96];
     if (which < 0 || lua_type(L, -1) != LUA_TSTRING) {
-        field_describe(L, which < 0 ? -2 : -1, got, sizeof got);
+        fields_describe(L, which < 0 ? -2 : -1, got, sizeof got);
         snprintf(err, err_size, "%sclaim.verdict: must return \"holds\", \"qualified\" or "
                  "\"refuted\" and a figure text, got %s%s", where, got,
                  which < 0 ? "" : " for the figure");

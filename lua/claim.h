@@ -37,7 +37,7 @@
 
 /* Reads scenario.claim from the object s: 1 when there is one (kept in the state), 0
  * when there is none, -1 on a mistake (the message in c). */
-int claim_load(load_context *c, const lua_object *s);
+int claim_load(load_context *c, const fields_object *s);
 
 /* Whether the scenario's runtime (scenario.runtime, a sandbox, or NULL) holds a claim. */
 bool claim_present(void *runtime);

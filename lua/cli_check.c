@@ -16,15 +16,15 @@ const char cli_check_usage[] =
 int cli_check(int argc, char **argv)
 {
     cli_options o;
-    if (cli_parse_options(argc, argv, "check", &o) != 0) {
-        cli_release_options(&o);
+    if (cli_options_parse(argc, argv, "check", &o) != 0) {
+        cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
     scenario sc;
-    int status = cli_load(&o, &sc) == 0 ? 0 : CLI_EXIT_BAD_INPUT;
+    int status = cli_options_load(&o, &sc) == 0 ? 0 : CLI_EXIT_BAD_INPUT;
     if (status == 0)
         output_scenario_text(stdout, &sc);
     scenario_release(&sc);
-    cli_release_options(&o);
+    cli_options_release(&o);
     return status;
 }

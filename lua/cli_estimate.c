@@ -130,7 +130,7 @@ int cli_estimate(int argc, char **argv)
         device_spec calibrated = *d; /* shares the catalog's strings: not released */
         perf_profile perf = perf_default_profile(d);
         if (profile_path) {
-            if (profile_apply_file(profile_path, &calibrated, &perf, err, sizeof err) != 0) {
+            if (profile_load_apply_file(profile_path, &calibrated, &perf, err, sizeof err) != 0) {
                 fprintf(stderr, "fleetsim estimate: --profile: %s\n", err);
                 catalog_release(&cat);
                 return CLI_EXIT_BAD_INPUT;

@@ -25,7 +25,7 @@ static void add_text(const char ***list, size_t *n, const char *text)
 /* Adds "KEY=VALUE" to the overrides. */
 static void add_set(cli_options *o, const char *text) { add_text(&o->sets, &o->nsets, text); }
 
-void cli_release_options(cli_options *o)
+void cli_options_release(cli_options *o)
 {
     free(o->sets);
     free(o->sweeps);
@@ -61,7 +61,7 @@ static int parse_jobs(const char *command, const char *value, unsigned *out)
     return 0;
 }
 
-int cli_parse_options(int argc, char **argv, const char *command, cli_options *o)
+int cli_options_parse(int argc, char **argv, const char *command, cli_options *o)
 {
     enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
            OPT_SWEEP, OPT_MEMORY_LIMIT };
@@ -132,7 +132,7 @@ int cli_parse_options(int argc, char **argv, const char *command, cli_options *o
     return 0;
 }
 
-int cli_load(const cli_options *o, scenario *sc)
+int cli_options_load(const cli_options *o, scenario *sc)
 {
     char err[2048];
     scenario_load_options lo = { o->unsafe, o->sets, o->nsets };
@@ -141,4 +141,21 @@ int cli_load(const cli_options *o, scenario *sc)
         return -1;
     }
     return 0;
+}
+
+char *cli_options_default_output_dir(const char *name)
+{
+    size_t n = strlen(name);
+    char *dir = malloc(n + 5);
+    if (!dir)
+        return NULL;
+    memcpy(dir, "out/", 4);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+                    || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+        dir[4 + i] = safe && !(i == 0 && ch == '.') ? ch : '_';
+    }
+    dir[4 + n] = '\0';
+    return dir;
 }

@@ -1,5 +1,5 @@
-/* The options that run and check share (--set, --seed, --sweep, -o, ...), and the
- * scenario they load. */
+/* The options that run and check share (--set, --seed, --sweep, -o, ...), the
+ * scenario they load and the folder -o defaults to. */
 #ifndef FLEETSIM_LUA_CLI_OPTIONS_H
 #define FLEETSIM_LUA_CLI_OPTIONS_H
 
@@ -27,12 +27,16 @@ typedef struct cli_options {
 
 /* Parses argv[2..] of `fleetsim COMMAND`; -1 after printing the mistake on stderr.
  * --help prints the command's help and exits 0.  Release the options either way. */
-int cli_parse_options(int argc, char **argv, const char *command, cli_options *o);
+int cli_options_parse(int argc, char **argv, const char *command, cli_options *o);
 
 /* Frees the lists (NULL-safe members; the options themselves are the caller's). */
-void cli_release_options(cli_options *o);
+void cli_options_release(cli_options *o);
 
 /* Loads o->file with the overrides; -1 after printing the message. */
-int cli_load(const cli_options *o, scenario *sc);
+int cli_options_load(const cli_options *o, scenario *sc);
+
+/* The folder when -o is not given: "out/<name>" with characters unsafe in file names
+ * replaced by '_' (malloc'd; NULL when out of memory). */
+char *cli_options_default_output_dir(const char *name);
 
 #endif

@@ -1,12 +1,11 @@
-/* Progress lines and the default folder (see cli_progress.h). */
+/* Progress lines (see cli_progress.h). */
 #include "lua/cli_progress.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-double cli_wall_s(void)
+/* Now, on a monotonic clock. */
+static double wall_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -15,7 +14,7 @@ double cli_wall_s(void)
 
 cli_progress cli_progress_start(void)
 {
-    double now = cli_wall_s();
+    double now = wall_s();
     return (cli_progress){ now, now, false };
 }
 
@@ -43,7 +42,7 @@ static const char *human_duration(double s, char *buf, size_t size)
 void cli_progress_show_run(void *context, const run_progress *p)
 {
     cli_progress *d = context;
-    double now = cli_wall_s();
+    double now = wall_s();
     if (now - d->last_print_s < 0.5)
         return;
     d->last_print_s = now;
@@ -60,27 +59,10 @@ void cli_progress_show_run(void *context, const run_progress *p)
             human_duration(eta, left, sizeof left));
 }
 
-char *cli_default_output_dir(const char *name)
-{
-    size_t n = strlen(name);
-    char *dir = malloc(n + 5);
-    if (!dir)
-        return NULL;
-    memcpy(dir, "out/", 4);
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-                    || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
-        dir[4 + i] = safe && !(i == 0 && ch == '.') ? ch : '_';
-    }
-    dir[4 + n] = '\0';
-    return dir;
-}
-
 void cli_progress_show_points(void *context, size_t done, size_t points)
 {
     cli_progress *d = context;
-    double now = cli_wall_s();
+    double now = wall_s();
     if (done < points && now - d->last_print_s < 0.5)
         return;
     d->last_print_s = now;

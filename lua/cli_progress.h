@@ -1,5 +1,4 @@
-/* The progress line of a run on stderr (only on a terminal, at most twice a second),
- * and the default output folder. */
+/* The progress line of a run on stderr (only on a terminal, at most twice a second). */
 #ifndef FLEETSIM_LUA_CLI_PROGRESS_H
 #define FLEETSIM_LUA_CLI_PROGRESS_H
 
@@ -14,9 +13,6 @@ typedef struct cli_progress {
     bool printed;           /* a line is on the terminal: cli_progress_clear removes it */
 } cli_progress;
 
-/* Now, on a monotonic clock. */
-double cli_wall_s(void);
-
 /* A display started now. */
 cli_progress cli_progress_start(void);
 
@@ -28,9 +24,5 @@ void cli_progress_show_points(void *display, size_t done, size_t points);
 
 /* Erases the line if one was printed. */
 void cli_progress_clear(cli_progress *d);
-
-/* "out/<name>" with characters unsafe in file names replaced by '_' (malloc'd; NULL
- * when out of memory). */
-char *cli_default_output_dir(const char *name);
 
 #endif

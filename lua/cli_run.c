@@ -83,7 +83,7 @@ static int run_single(const cli_options *o, scenario *sc)
 {
     char err[1024];
     int status = 0;
-    char *dir = o->output_dir ? strdup(o->output_dir) : cli_default_output_dir(sc->name);
+    char *dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(sc->name);
     if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
         status = CLI_EXIT_RUN_FAILURE;
@@ -284,7 +284,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
     char *dir = NULL;
     if (status == EXPERIMENT_OK) {
-        dir = o->output_dir ? strdup(o->output_dir) : cli_default_output_dir(name);
+        dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(name);
         if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
             snprintf(err, sizeof err, "%s", dir ? err : "out of memory");
             status = EXPERIMENT_FAILED;
@@ -349,8 +349,8 @@ static int check_memory(const cli_options *o, const scenario *sc, const experime
 int cli_run(int argc, char **argv)
 {
     cli_options o;
-    if (cli_parse_options(argc, argv, "run", &o) != 0) {
-        cli_release_options(&o);
+    if (cli_options_parse(argc, argv, "run", &o) != 0) {
+        cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
     char err[2048];
@@ -359,12 +359,12 @@ int cli_run(int argc, char **argv)
     scenario_load_options lo = { o.unsafe, o.sets, o.nsets };
     if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        cli_release_options(&o);
+        cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
     int status = 0;
     for (size_t i = 0; i < o.nsweeps && status == 0; i++)
-        if (experiment_spec_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
+        if (experiment_load_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             status = CLI_EXIT_BAD_INPUT;
         }
@@ -377,7 +377,7 @@ int cli_run(int argc, char **argv)
     else if (status == 0)
         status = run_experiment(&o, &sc, &spec);
     scenario_release(&sc);
-    experiment_spec_release(&spec);
-    cli_release_options(&o);
+    experiment_load_release(&spec);
+    cli_options_release(&o);
     return status;
 }

@@ -28,11 +28,11 @@
 #define COST_DEFAULT_USD_PER_KWH 0.08  /* US industrial average, EIA, 2024 */
 
 /* pool.cost, if present (*present true); NaN usd_per_hour means "the device's catalog
- * price", resolved by resolve_cost_price.  Release *out with cost_spec_release. */
-int convert_cost(load_context *c, const lua_object *pool, cost_spec *out, bool *present);
+ * price", resolved by cost_load_resolve_price.  Release *out with cost_spec_release. */
+int cost_load_convert(load_context *c, const fields_object *pool, cost_spec *out, bool *present);
 
 /* Fills a price left to the catalog from the pool's device, or refuses when it has none. */
-int resolve_cost_price(load_context *c, const lua_object *pool, cost_spec *spec,
-                       const device_spec *device);
+int cost_load_resolve_price(load_context *c, const fields_object *pool, cost_spec *spec,
+                            const device_spec *device);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua/scenario_load.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/results_wire.h"
 
@@ -44,14 +45,8 @@ void experiment_point_label(const experiment *x, size_t point, char *buf, size_t
 /* A new point with the given values of x's keys. */
 static experiment_point *add_point(experiment *x, const char *const *values)
 {
-    if (x->npoints == x->capacity) {
-        size_t cap = x->capacity ? 2 * x->capacity : 8;
-        experiment_point *grown = realloc(x->points, cap * sizeof *grown);
-        if (!grown)
-            sim_fatal("out of memory planning an experiment");
-        x->points = grown;
-        x->capacity = cap;
-    }
+    x->points = sim_array_grow(x->points, &x->capacity, x->npoints + 1, sizeof *x->points,
+                               "an experiment's points");
     experiment_point *pt = &x->points[x->npoints++];
     memset(pt, 0, sizeof *pt);
     pt->values = allocate(x->nkeys, sizeof *pt->values);
@@ -178,7 +173,7 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
     memset(x, 0, sizeof *x);
     x->options = *options;
     x->spec = *spec;
-    experiment_spec_init(spec);
+    experiment_load_init(spec);
     if (x->spec.naxes && x->spec.has_search) {
         snprintf(err, err_size, "%s%s: a scenario takes a sweep or a search, not both",
                  x->spec.search.where, "search");
@@ -210,7 +205,7 @@ void experiment_release(experiment *x)
     free(x->points);
     free(x->keys);
     free(x->name);
-    experiment_spec_release(&x->spec);
+    experiment_load_release(&x->spec);
     memset(x, 0, sizeof *x);
 }
 
@@ -280,17 +275,12 @@ static void keep_sample(void *context, size_t index, double value)
     sample_sink *s = context;
     experiment_point *pt = s->pt;
     size_t reps = pt->replications;
-    if (index >= pt->samples_metrics) {
-        size_t cap = pt->samples_metrics ? 2 * pt->samples_metrics : 64;
-        while (cap <= index)
-            cap *= 2;
-        double *grown = realloc(pt->samples, cap * reps * sizeof *grown);
-        if (!grown)
-            sim_fatal("out of memory keeping replication values");
-        for (size_t i = pt->samples_metrics * reps; i < cap * reps; i++)
-            grown[i] = NAN;
-        pt->samples = grown;
-        pt->samples_metrics = cap;
+    if (index >= pt->samples_metrics) { /* a row of reps values per metric */
+        size_t old = pt->samples_metrics;
+        pt->samples = sim_array_grow(pt->samples, &pt->samples_metrics, index + 1,
+                                     reps * sizeof *pt->samples, "replication values");
+        for (size_t i = old * reps; i < pt->samples_metrics * reps; i++)
+            pt->samples[i] = NAN; /* none yet */
     }
     pt->samples[index * reps + s->replication] = value;
 }
@@ -418,7 +408,8 @@ static experiment_status probe(experiment *x, size_t p, char *err, size_t err_si
     const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
                                            x->target_subject, x->spec.search.metric);
     pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
-    pt->meets = search_meets(x->spec.search.op, pt->measured, x->spec.search.threshold);
+    pt->meets = experiment_load_search_meets(x->spec.search.op, pt->measured,
+                                             x->spec.search.threshold);
     return EXPERIMENT_OK;
 }
 

@@ -15,7 +15,7 @@ static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "subj
 /* Integers a search may probe: exactly representable doubles. */
 #define SEARCH_MAX_VALUE 9007199254740992.0
 
-void experiment_spec_init(experiment_spec *spec) { memset(spec, 0, sizeof *spec); }
+void experiment_load_init(experiment_spec *spec) { memset(spec, 0, sizeof *spec); }
 
 static void axis_release(sweep_axis *a)
 {
@@ -27,7 +27,7 @@ static void axis_release(sweep_axis *a)
     memset(a, 0, sizeof *a);
 }
 
-void experiment_spec_release(experiment_spec *spec)
+void experiment_load_release(experiment_spec *spec)
 {
     if (!spec)
         return;
@@ -40,7 +40,7 @@ void experiment_spec_release(experiment_spec *spec)
     free(s->metric);
     free(s->subject);
     free(s->scope);
-    experiment_spec_init(spec);
+    experiment_load_init(spec);
 }
 
 static int by_key(const void *a, const void *b)
@@ -85,24 +85,24 @@ static void number_text(lua_State *L, int index, char *buf, size_t size)
 }
 
 /* sweep[key] = { v1, v2, ... } at the top of the stack, into axis. */
-static int read_axis(load_context *c, const lua_object *s, const char *key, sweep_axis *axis)
+static int read_axis(load_context *c, const fields_object *s, const char *key, sweep_axis *axis)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96], text[64];
     snprintf(path, sizeof path, "sweep[\"%s\"]", key);
     if (!*key || strchr(key, '='))
-        return field_fail(c, s->where, "sweep", "keys are dotted paths such as "
-                          "\"pools.q.count\", got \"%s\"", key);
+        return fields_fail(c, s->where, "sweep", "keys are dotted paths such as "
+                           "\"pools.q.count\", got \"%s\"", key);
     size_t n = lua_istable(L, -1) ? (size_t)lua_rawlen(L, -1) : 0;
     if (n == 0)
-        return field_fail(c, s->where, path, "expected a list of values such as { 4, 8, 16 }, "
-                          "got %s", field_describe(L, -1, got, sizeof got));
+        return fields_fail(c, s->where, path, "expected a list of values such as { 4, 8, 16 }, "
+                           "got %s", fields_describe(L, -1, got, sizeof got));
     axis->key = strdup(key);
     axis->values = calloc(n, sizeof *axis->values);
     size_t wlen = strlen(s->where);
     axis->origin = malloc(wlen + 8);
     if (!axis->key || !axis->values || !axis->origin)
-        return field_fail(c, s->where, path, "out of memory");
+        return fields_fail(c, s->where, path, "out of memory");
     snprintf(axis->origin, wlen + 8, "%ssweep", s->where);
     for (size_t i = 0; i < n; i++) {
         int type = lua_rawgeti(L, -1, (lua_Integer)(i + 1));
@@ -114,30 +114,30 @@ static int read_axis(load_context *c, const lua_object *s, const char *key, swee
         else if (type == LUA_TSTRING)
             value = lua_tostring(L, -1);
         else
-            return field_fail(c, s->where, path, "value %zu: expected a number, a string or "
-                              "a boolean, got %s", i + 1, field_describe(L, -1, got, sizeof got));
+            return fields_fail(c, s->where, path, "value %zu: expected a number, a string or "
+                               "a boolean, got %s", i + 1, fields_describe(L, -1, got, sizeof got));
         if (!(axis->values[axis->nvalues] = strdup(value)))
-            return field_fail(c, s->where, path, "out of memory");
+            return fields_fail(c, s->where, path, "out of memory");
         axis->nvalues++;
         lua_pop(L, 1);
     }
     return 0;
 }
 
-static int read_sweep(load_context *c, const lua_object *s, experiment_spec *out)
+static int read_sweep(load_context *c, const fields_object *s, experiment_spec *out)
 {
     lua_State *L = c->L;
     char got[96];
     int top = lua_gettop(L);
-    int type = object_get(c, s, "sweep");
+    int type = fields_object_get(c, s, "sweep");
     if (type == LUA_TNIL) {
         lua_settop(L, top);
         return 0;
     }
     if (type != LUA_TTABLE) {
-        field_fail(c, s->where, "sweep", "expected a table of lists, as in sweep = { "
-                   "[\"pools.q.count\"] = { 4, 8 } }, got %s",
-                   field_describe(L, -1, got, sizeof got));
+        fields_fail(c, s->where, "sweep", "expected a table of lists, as in sweep = { "
+                    "[\"pools.q.count\"] = { 4, 8 } }, got %s",
+                    fields_describe(L, -1, got, sizeof got));
         lua_settop(L, top);
         return -1;
     }
@@ -146,14 +146,14 @@ static int read_sweep(load_context *c, const lua_object *s, experiment_spec *out
     lua_pushnil(L);
     while (status == 0 && lua_next(L, table)) {
         if (lua_type(L, -2) != LUA_TSTRING) {
-            status = field_fail(c, s->where, "sweep", "keys are dotted paths such as "
-                                "[\"pools.q.count\"], got the key %s",
-                                field_describe(L, -2, got, sizeof got));
+            status = fields_fail(c, s->where, "sweep", "keys are dotted paths such as "
+                                 "[\"pools.q.count\"], got the key %s",
+                                 fields_describe(L, -2, got, sizeof got));
             break;
         }
         sweep_axis axis = { 0 };
         if (!grow_axes(out))
-            status = field_fail(c, s->where, "sweep", "out of memory");
+            status = fields_fail(c, s->where, "sweep", "out of memory");
         else if ((status = read_axis(c, s, lua_tostring(L, -2), &axis)) == 0)
             put_axis(out, &axis);
         else
@@ -200,51 +200,51 @@ static int parse_target(const char *text, search_spec *s)
     return s->metric ? 0 : -1;
 }
 
-static int read_search(load_context *c, const lua_object *s, experiment_spec *out)
+static int read_search(load_context *c, const fields_object *s, experiment_spec *out)
 {
     int top = lua_gettop(c->L);
-    lua_object o;
-    int found = object_open_field(c, s, "search", SEARCH_KINDS, "fs.search { key = ..., "
-                                  "target = ..., low = ..., high = ... }", &o);
+    fields_object o;
+    int found = fields_object_open_field(c, s, "search", SEARCH_KINDS, "fs.search { key = ..., "
+                                         "target = ..., low = ..., high = ... }", &o);
     if (found <= 0)
         return found;
     search_spec *sp = &out->search;
     out->has_search = true;
     snprintf(sp->where, sizeof sp->where, "%s", o.where);
-    int status = object_check_keys(c, &o, SEARCH_KEYS)
-                 || read_string(c, &o, "key", true, &sp->key)
-                 || read_string(c, &o, "target", true, &sp->target)
-                 || read_string(c, &o, "subject", false, &sp->subject)
-                 || read_string(c, &o, "scope", false, &sp->scope)
-                 || read_integer(c, &o, "low", true, 0, -(int64_t)SEARCH_MAX_VALUE,
-                                 (int64_t)SEARCH_MAX_VALUE, &sp->low)
-                 || read_integer(c, &o, "high", true, 0, -(int64_t)SEARCH_MAX_VALUE,
-                                 (int64_t)SEARCH_MAX_VALUE, &sp->high);
+    int status = fields_object_check_keys(c, &o, SEARCH_KEYS)
+                 || fields_read_string(c, &o, "key", true, &sp->key)
+                 || fields_read_string(c, &o, "target", true, &sp->target)
+                 || fields_read_string(c, &o, "subject", false, &sp->subject)
+                 || fields_read_string(c, &o, "scope", false, &sp->scope)
+                 || fields_read_integer(c, &o, "low", true, 0, -(int64_t)SEARCH_MAX_VALUE,
+                                        (int64_t)SEARCH_MAX_VALUE, &sp->low)
+                 || fields_read_integer(c, &o, "high", true, 0, -(int64_t)SEARCH_MAX_VALUE,
+                                        (int64_t)SEARCH_MAX_VALUE, &sp->high);
     if (status == 0 && (!*sp->key || strchr(sp->key, '=')))
-        status = field_fail(c, o.where, "search.key", "expected a dotted path such as "
-                            "\"pools.q.count\", got \"%s\"", sp->key);
+        status = fields_fail(c, o.where, "search.key", "expected a dotted path such as "
+                             "\"pools.q.count\", got \"%s\"", sp->key);
     if (status == 0 && parse_target(sp->target, sp) != 0)
-        status = field_fail(c, o.where, "search.target", "expected \"METRIC OP NUMBER\" such as "
-                            "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), got \"%s\"",
-                            sp->target);
+        status = fields_fail(c, o.where, "search.target", "expected \"METRIC OP NUMBER\" such as "
+                             "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), got \"%s\"",
+                             sp->target);
     if (status == 0 && sp->high < sp->low)
-        status = field_fail(c, o.where, "search.high", "%lld is below low (%lld)",
-                            (long long)sp->high, (long long)sp->low);
+        status = fields_fail(c, o.where, "search.high", "%lld is below low (%lld)",
+                             (long long)sp->high, (long long)sp->low);
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }
 
-int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *out)
+int experiment_load_read(load_context *c, const fields_object *s, experiment_spec *out)
 {
     if (read_sweep(c, s, out) != 0 || read_search(c, s, out) != 0)
         return -1;
     if (out->naxes && out->has_search)
-        return field_fail(c, s->where, "search", "a scenario takes a sweep or a search, not "
-                          "both");
+        return fields_fail(c, s->where, "search", "a scenario takes a sweep or a search, not "
+                           "both");
     return 0;
 }
 
-int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err,
+int experiment_load_add_sweep(experiment_spec *spec, const char *text, char *err,
                               size_t err_size)
 {
     const char *eq = strchr(text, '=');
@@ -281,13 +281,13 @@ int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err
     return 0;
 }
 
-const char *search_op_text(search_op op)
+const char *experiment_load_search_op_text(search_op op)
 {
     static const char *const text[] = { "<=", "<", ">=", ">" };
     return text[op];
 }
 
-bool search_meets(search_op op, double value, double threshold)
+bool experiment_load_search_meets(search_op op, double value, double threshold)
 {
     switch (op) {
     case SEARCH_LE: return value <= threshold;

@@ -48,20 +48,20 @@ typedef struct experiment_spec {
     search_spec search;
 } experiment_spec;
 
-/* Empty; release with experiment_spec_release (NULL-safe, frees every string). */
-void experiment_spec_init(experiment_spec *spec);
-void experiment_spec_release(experiment_spec *spec);
+/* Empty; release with experiment_load_release (NULL-safe, frees every string). */
+void experiment_load_init(experiment_spec *spec);
+void experiment_load_release(experiment_spec *spec);
 
 /* Reads the sweep and search keys of the scenario object s (absent: nothing to do). */
-int experiment_spec_read(load_context *c, const lua_object *s, experiment_spec *out);
+int experiment_load_read(load_context *c, const fields_object *s, experiment_spec *out);
 
 /* --sweep KEY=v1,v2,...: replaces the axis of KEY or adds one, keeping the axes sorted.
  * 0, or -1 with "--sweep TEXT: ..." in err. */
-int experiment_spec_add_sweep(experiment_spec *spec, const char *text, char *err,
+int experiment_load_add_sweep(experiment_spec *spec, const char *text, char *err,
                               size_t err_size);
 
 /* "<=", "<", ">=", ">"; and whether value meets op threshold (NaN never does). */
-const char *search_op_text(search_op op);
-bool search_meets(search_op op, double value, double threshold);
+const char *experiment_load_search_op_text(search_op op);
+bool experiment_load_search_meets(search_op op, double value, double threshold);
 
 #endif

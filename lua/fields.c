@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "lua/sandbox.h"
+#include "sim/array.h"
 #include "sim/closest.h"
 
 /* ---- messages ------------------------------------------------------------------ */
@@ -31,7 +33,7 @@ static const char *set_for(const load_context *c, const char *path)
     return NULL;
 }
 
-int field_fail(load_context *c, const char *where, const char *path, const char *format, ...)
+int fields_fail(load_context *c, const char *where, const char *path, const char *format, ...)
 {
     char message[512];
     va_list args;
@@ -48,7 +50,7 @@ int field_fail(load_context *c, const char *where, const char *path, const char 
     return -1;
 }
 
-const char *field_describe(lua_State *L, int index, char *buf, size_t size)
+const char *fields_describe(lua_State *L, int index, char *buf, size_t size)
 {
     switch (lua_type(L, index)) {
     case LUA_TNIL: snprintf(buf, size, "nothing"); break;
@@ -77,8 +79,8 @@ static void join_path(char *out, const char *parent, const char *key)
     snprintf(out, FIELD_PATH_MAX, "%s%s%s", parent, *parent ? "." : "", key);
 }
 
-int object_open(load_context *c, int index, const char *path, const char *parent_where,
-                const char *const *kinds, const char *what, lua_object *out)
+int fields_object_open(load_context *c, int index, const char *path, const char *parent_where,
+                       const char *const *kinds, const char *what, fields_object *out)
 {
     lua_State *L = c->L;
     char got[96];
@@ -87,8 +89,8 @@ int object_open(load_context *c, int index, const char *path, const char *parent
     out->index = index;
     snprintf(out->path, sizeof out->path, "%s", path);
     if (!lua_istable(L, index))
-        return field_fail(c, parent_where, path, "expected %s, got %s", what,
-                          field_describe(L, index, got, sizeof got));
+        return fields_fail(c, parent_where, path, "expected %s, got %s", what,
+                           fields_describe(L, index, got, sizeof got));
     lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
     lua_pushvalue(L, index);
     if (lua_rawget(L, -2) == LUA_TTABLE) {
@@ -108,21 +110,21 @@ int object_open(load_context *c, int index, const char *path, const char *parent
         snprintf(got, sizeof got, "fs.%s { ... }", out->kind);
     else
         snprintf(got, sizeof got, "a plain table");
-    return field_fail(c, *out->where ? out->where : parent_where, path, "expected %s, got %s",
-                      what, got);
+    return fields_fail(c, *out->where ? out->where : parent_where, path, "expected %s, got %s",
+                       what, got);
 }
 
-int object_open_field(load_context *c, const lua_object *parent, const char *key,
-                      const char *const *kinds, const char *what, lua_object *out)
+int fields_object_open_field(load_context *c, const fields_object *parent, const char *key,
+                             const char *const *kinds, const char *what, fields_object *out)
 {
     int top = lua_gettop(c->L);
-    if (object_get(c, parent, key) == LUA_TNIL) {
+    if (fields_object_get(c, parent, key) == LUA_TNIL) {
         lua_settop(c->L, top);
         return 0;
     }
     char path[FIELD_PATH_MAX];
     join_path(path, parent->path, key);
-    if (object_open(c, -1, path, parent->where, kinds, what, out) != 0) {
+    if (fields_object_open(c, -1, path, parent->where, kinds, what, out) != 0) {
         lua_settop(c->L, top);
         return -1;
     }
@@ -136,35 +138,33 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int object_check_keys(load_context *c, const lua_object *o, const char *const *known)
+int fields_object_check_keys(load_context *c, const fields_object *o, const char *const *known)
 {
     lua_State *L = c->L;
     char got[96];
-    size_t n = 0, cap = 16;
-    const char **keys = malloc(cap * sizeof *keys);
+    size_t n = 0, cap = 0;
+    const char **keys = NULL;
     int status = 0;
     lua_pushnil(L);
-    while (keys && lua_next(L, o->index)) {
+    while (lua_next(L, o->index)) {
         if (lua_type(L, -2) != LUA_TSTRING) {
-            field_describe(L, -1, got, sizeof got);
+            fields_describe(L, -1, got, sizeof got);
             lua_pop(L, 2);
-            status = field_fail(c, o->where, o->path, "unexpected unnamed value %s (fields "
-                                "are named, as in key = value)", got);
+            status = fields_fail(c, o->where, o->path, "unexpected unnamed value %s (fields "
+                                 "are named, as in key = value)", got);
             break;
         }
-        if (n == cap) {
-            const char **grown = realloc(keys, (cap *= 2) * sizeof *keys);
-            if (!grown)
-                break;
-            keys = grown;
+        const char **grown = sim_array_try_grow(keys, &cap, n + 1, sizeof *keys, SIZE_MAX);
+        if (!grown) {
+            lua_pop(L, 2);
+            status = fields_fail(c, o->where, o->path, "out of memory");
+            break;
         }
+        keys = grown;
         keys[n++] = lua_tostring(L, -2); /* the table holds the string while we look */
         lua_pop(L, 1);
     }
-    if (!keys) {
-        return field_fail(c, o->where, o->path, "out of memory");
-    }
-    if (status == 0) {
+    if (status == 0 && n > 0) {
         qsort(keys, n, sizeof *keys, by_string); /* the same message on every run */
         for (size_t i = 0; i < n && status == 0; i++) {
             bool ok = false;
@@ -180,18 +180,18 @@ int object_check_keys(load_context *c, const lua_object *o, const char *const *k
             char path[FIELD_PATH_MAX];
             join_path(path, o->path, keys[i]);
             if (hint)
-                status = field_fail(c, o->where, path, "unknown key '%s' (did you mean '%s'?)",
-                                    keys[i], hint);
+                status = fields_fail(c, o->where, path, "unknown key '%s' (did you mean '%s'?)",
+                                     keys[i], hint);
             else
-                status = field_fail(c, o->where, path, "unknown key '%s' (known keys: %s)",
-                                    keys[i], list);
+                status = fields_fail(c, o->where, path, "unknown key '%s' (known keys: %s)",
+                                     keys[i], list);
         }
     }
     free(keys);
     return status;
 }
 
-int object_get(load_context *c, const lua_object *o, const char *key)
+int fields_object_get(load_context *c, const fields_object *o, const char *key)
 {
     lua_pushstring(c->L, key);
     return lua_rawget(c->L, o->index); /* raw: a scenario's metatables are not consulted */
@@ -199,8 +199,8 @@ int object_get(load_context *c, const lua_object *o, const char *key)
 
 /* ---- scalars ------------------------------------------------------------------------ */
 
-int read_integer(load_context *c, const lua_object *o, const char *key, bool required,
-                 int64_t fallback, int64_t min, int64_t max, int64_t *out)
+int fields_read_integer(load_context *c, const fields_object *o, const char *key, bool required,
+                        int64_t fallback, int64_t min, int64_t max, int64_t *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96], expected[96];
@@ -211,15 +211,15 @@ int read_integer(load_context *c, const lua_object *o, const char *key, bool req
         snprintf(expected, sizeof expected, "an integer >= 0");
     else
         snprintf(expected, sizeof expected, "an integer from %lld", (long long)min);
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     int status = 0;
     if (type == LUA_TNIL) {
         if (required)
-            status = field_fail(c, o->where, path, "missing (expected %s)", expected);
+            status = fields_fail(c, o->where, path, "missing (expected %s)", expected);
         *out = fallback;
     } else if (type != LUA_TNUMBER) {
-        status = field_fail(c, o->where, path, "expected %s, got %s", expected,
-                            field_describe(L, -1, got, sizeof got));
+        status = fields_fail(c, o->where, path, "expected %s, got %s", expected,
+                             fields_describe(L, -1, got, sizeof got));
     } else {
         lua_Integer i;
         double x = lua_tonumber(L, -1);
@@ -228,15 +228,16 @@ int read_integer(load_context *c, const lua_object *o, const char *key, bool req
         else if (isfinite(x) && x == floor(x) && fabs(x) < 9.2e18)
             i = (lua_Integer)x;
         else {
-            field_describe(L, -1, got, sizeof got);
+            fields_describe(L, -1, got, sizeof got);
             lua_pop(L, 1);
-            return field_fail(c, o->where, path, "expected %s, got %s", expected, got);
+            return fields_fail(c, o->where, path, "expected %s, got %s", expected, got);
         }
         if (i < min)
-            status = field_fail(c, o->where, path, "expected %s, got %lld", expected, (long long)i);
+            status = fields_fail(c, o->where, path, "expected %s, got %lld", expected,
+                                 (long long)i);
         else if (i > max)
-            status = field_fail(c, o->where, path, "%lld is over the limit of %lld", (long long)i,
-                                (long long)max);
+            status = fields_fail(c, o->where, path, "%lld is over the limit of %lld", (long long)i,
+                                 (long long)max);
         *out = i;
     }
     lua_pop(L, 1);
@@ -249,32 +250,32 @@ static int convert_number(load_context *c, const char *where, const char *path, 
 {
     char got[96];
     if (lua_type(c->L, index) != LUA_TNUMBER)
-        return field_fail(c, where, path, "expected a number, got %s",
-                          field_describe(c->L, index, got, sizeof got));
+        return fields_fail(c, where, path, "expected a number, got %s",
+                           fields_describe(c->L, index, got, sizeof got));
     double x = lua_tonumber(c->L, index);
     if (!isfinite(x))
-        return field_fail(c, where, path, "expected a finite number, got %s",
-                          isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
+        return fields_fail(c, where, path, "expected a finite number, got %s",
+                           isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
     if (x < min || (!allow_min && x == min))
-        return field_fail(c, where, path, "expected a number %s %g, got %g",
-                          allow_min ? ">=" : ">", min, x);
+        return fields_fail(c, where, path, "expected a number %s %g, got %g",
+                           allow_min ? ">=" : ">", min, x);
     if (x > max)
-        return field_fail(c, where, path, "%g is over the limit of %g", x, max);
+        return fields_fail(c, where, path, "%g is over the limit of %g", x, max);
     *out = x;
     return 0;
 }
 
-int read_number(load_context *c, const lua_object *o, const char *key, bool required,
-                double fallback, double min, double max, bool allow_min, double *out)
+int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
+                       double fallback, double min, double max, bool allow_min, double *out)
 {
     char path[FIELD_PATH_MAX];
     join_path(path, o->path, key);
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     int status = 0;
     *out = fallback;
     if (type == LUA_TNIL) {
         if (required)
-            status = field_fail(c, o->where, path, "missing (expected a number)");
+            status = fields_fail(c, o->where, path, "missing (expected a number)");
     } else {
         status = convert_number(c, o->where, path, -1, min, max, allow_min, out);
     }
@@ -293,32 +294,32 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     index = lua_absindex(L, index);
     if (lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.parsers") != LUA_TTABLE) {
         lua_settop(L, top);
-        return field_fail(c, where, path, "the fleetsim module was not loaded");
+        return fields_fail(c, where, path, "the fleetsim module was not loaded");
     }
     lua_pushstring(L, parser);
     lua_rawget(L, -2);
     lua_pushvalue(L, index);
     if (lua_pcall(L, 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TNUMBER) {
         const char *why = lua_tostring(L, -1);
-        int status = field_fail(c, where, path, "%s", why ? why : "not a value with a unit");
+        int status = fields_fail(c, where, path, "%s", why ? why : "not a value with a unit");
         lua_settop(L, top);
         return status;
     }
     double x = lua_tonumber(L, -2);
     lua_settop(L, top);
     if (!isfinite(x))
-        return field_fail(c, where, path, "expected a finite %s, got %s", noun,
-                          isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
+        return fields_fail(c, where, path, "expected a finite %s, got %s", noun,
+                           isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
     if (x < min || (!allow_min && x == min))
-        return field_fail(c, where, path, "expected a %s %s %g %s, got %g %s", noun,
-                          allow_min ? ">=" : ">", min, unit, x, unit);
+        return fields_fail(c, where, path, "expected a %s %s %g %s, got %g %s", noun,
+                           allow_min ? ">=" : ">", min, unit, x, unit);
     if (x > max)
-        return field_fail(c, where, path, "%g %s is over the limit of %g %s", x, unit, max, unit);
+        return fields_fail(c, where, path, "%g %s is over the limit of %g %s", x, unit, max, unit);
     *out = x;
     return 0;
 }
 
-static int read_with_unit(load_context *c, const lua_object *o, const char *key,
+static int read_with_unit(load_context *c, const fields_object *o, const char *key,
                           const char *parser, const char *noun, const char *unit,
                           bool required, double fallback, double min, double max,
                           bool allow_min, double *out)
@@ -327,9 +328,9 @@ static int read_with_unit(load_context *c, const lua_object *o, const char *key,
     join_path(path, o->path, key);
     *out = fallback;
     int status = 0;
-    if (object_get(c, o, key) == LUA_TNIL) {
+    if (fields_object_get(c, o, key) == LUA_TNIL) {
         if (required)
-            status = field_fail(c, o->where, path, "missing (expected a %s)", noun);
+            status = fields_fail(c, o->where, path, "missing (expected a %s)", noun);
     } else {
         status = convert_with_unit(c, o->where, path, -1, parser, noun, unit, min, max,
                                    allow_min, out);
@@ -338,40 +339,42 @@ static int read_with_unit(load_context *c, const lua_object *o, const char *key,
     return status;
 }
 
-int read_duration(load_context *c, const lua_object *o, const char *key, bool required,
-                  double fallback, double min_s, double max_s, bool allow_min, double *out)
+int fields_read_duration(load_context *c, const fields_object *o, const char *key, bool required,
+                         double fallback, double min_s, double max_s, bool allow_min, double *out)
 {
     return read_with_unit(c, o, key, "duration", "duration", "s", required, fallback, min_s,
                           max_s, allow_min, out);
 }
 
-int read_size(load_context *c, const lua_object *o, const char *key, double max, double *out)
+int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out)
 {
     return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, 0, max, false, out);
 }
 
-int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out)
+int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out)
 {
     return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);
 }
 
-int read_string(load_context *c, const lua_object *o, const char *key, bool required,
-                char **out)
+int fields_read_string(load_context *c, const fields_object *o, const char *key, bool required,
+                       char **out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
     join_path(path, o->path, key);
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     int status = 0;
     *out = NULL;
     if (type == LUA_TNIL) {
         if (required)
-            status = field_fail(c, o->where, path, "missing (expected a string)");
+            status = fields_fail(c, o->where, path, "missing (expected a string)");
     } else if (type != LUA_TSTRING) {
-        status = field_fail(c, o->where, path, "expected a string, got %s",
-                            field_describe(L, -1, got, sizeof got));
+        status = fields_fail(c, o->where, path, "expected a string, got %s",
+                             fields_describe(L, -1, got, sizeof got));
     } else if (!(*out = strdup(lua_tostring(L, -1)))) {
-        status = field_fail(c, o->where, path, "out of memory");
+        status = fields_fail(c, o->where, path, "out of memory");
     }
     lua_pop(L, 1);
     return status;
@@ -385,39 +388,39 @@ static const char *const DIST_KINDS[] = {
 };
 
 /* An array of durations (values) or numbers (weights) under key, into a new array. */
-int read_list(load_context *c, const lua_object *o, const char *key, bool durations,
-              bool required, double **out, size_t *n)
+int fields_read_list(load_context *c, const fields_object *o, const char *key, bool durations,
+                     bool required, double **out, size_t *n)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
     join_path(path, o->path, key);
     *out = NULL;
     *n = 0;
-    if (object_get(c, o, key) != LUA_TTABLE) {
+    if (fields_object_get(c, o, key) != LUA_TTABLE) {
         int absent = lua_isnil(L, -1);
-        field_describe(L, -1, got, sizeof got);
+        fields_describe(L, -1, got, sizeof got);
         lua_pop(L, 1);
         return absent && !required ? 0
-                                    : field_fail(c, o->where, path, "expected a list such as "
-                                                 "{ 1, 2, 3 }, got %s", got);
+                                    : fields_fail(c, o->where, path, "expected a list such as "
+                                                  "{ 1, 2, 3 }, got %s", got);
     }
     int list = lua_gettop(L);
     size_t len = (size_t)lua_rawlen(L, list);
     if (len == 0 || len > LOAD_MAX_LIST_VALUES) {
         lua_pop(L, 1);
-        return field_fail(c, o->where, path, "expected a list of 1 to %u values, got %zu",
-                          LOAD_MAX_LIST_VALUES, len);
+        return fields_fail(c, o->where, path, "expected a list of 1 to %u values, got %zu",
+                           LOAD_MAX_LIST_VALUES, len);
     }
     if (c->list_values + len > LOAD_MAX_LIST_VALUES) {
         lua_pop(L, 1);
-        return field_fail(c, o->where, path, "the scenario's lists hold over %u values in all",
-                          LOAD_MAX_LIST_VALUES);
+        return fields_fail(c, o->where, path, "the scenario's lists hold over %u values in all",
+                           LOAD_MAX_LIST_VALUES);
     }
     c->list_values += len;
     double *values = malloc(len * sizeof *values);
     if (!values) {
         lua_pop(L, 1);
-        return field_fail(c, o->where, path, "out of memory for %zu values", len);
+        return fields_fail(c, o->where, path, "out of memory for %zu values", len);
     }
     int status = 0;
     for (size_t i = 0; i < len && status == 0; i++) {
@@ -441,35 +444,35 @@ int read_list(load_context *c, const lua_object *o, const char *key, bool durati
     return 0;
 }
 
-static int read_empirical(load_context *c, const lua_object *d, bool durations, sim_dist *out)
+static int read_empirical(load_context *c, const fields_object *d, bool durations, sim_dist *out)
 {
     static const char *const keys[] = { "values", "weights", "interpolate", NULL };
-    if (object_check_keys(c, d, keys) != 0)
+    if (fields_object_check_keys(c, d, keys) != 0)
         return -1;
     double *values = NULL, *weights = NULL;
     size_t n = 0, nw = 0;
-    if (read_list(c, d, "values", durations, true, &values, &n) != 0)
+    if (fields_read_list(c, d, "values", durations, true, &values, &n) != 0)
         return -1;
-    if (read_list(c, d, "weights", false, false, &weights, &nw) != 0) {
+    if (fields_read_list(c, d, "weights", false, false, &weights, &nw) != 0) {
         free(values);
         return -1;
     }
-    object_get(c, d, "interpolate");
+    fields_object_get(c, d, "interpolate");
     bool interpolate = lua_toboolean(c->L, -1);
     lua_pop(c->L, 1);
     int status = 0;
     char why[200];
     if (weights && nw != n)
-        status = field_fail(c, d->where, d->path, "has %zu weights for %zu values", nw, n);
+        status = fields_fail(c, d->where, d->path, "has %zu weights for %zu values", nw, n);
     else if (sim_dist_empirical(out, values, weights, n, interpolate, why, sizeof why) != 0)
-        status = field_fail(c, d->where, d->path, "%s", why);
+        status = fields_fail(c, d->where, d->path, "%s", why);
     free(values);
     free(weights);
     return status;
 }
 
 /* What a distribution's parameters are: durations (with units) or plain numbers. */
-typedef int (*value_reader)(load_context *c, const lua_object *o, const char *key, bool required,
+typedef int (*value_reader)(load_context *c, const fields_object *o, const char *key, bool required,
                             double fallback, double min, double max, bool allow_min, double *out);
 
 typedef struct dist_unit {
@@ -479,14 +482,14 @@ typedef struct dist_unit {
     const char *plural;
 } dist_unit;
 
-static int read_dist(load_context *c, const lua_object *o, const char *key, const dist_unit *u,
+static int read_dist(load_context *c, const fields_object *o, const char *key, const dist_unit *u,
                      sim_dist *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX];
     join_path(path, o->path, key);
     int top = lua_gettop(L);
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     if (type == LUA_TNUMBER || (type == LUA_TSTRING && u->durations)) { /* a constant */
         lua_settop(L, top);
         double value;
@@ -497,13 +500,13 @@ static int read_dist(load_context *c, const lua_object *o, const char *key, cons
     }
     if (type == LUA_TNIL) {
         lua_settop(L, top);
-        return field_fail(c, o->where, path, "missing (expected %s or a distribution such as "
-                          "fs.lognormal { median = ..., sigma = ... })", u->noun);
+        return fields_fail(c, o->where, path, "missing (expected %s or a distribution such as "
+                           "fs.lognormal { median = ..., sigma = ... })", u->noun);
     }
-    lua_object d;
+    fields_object d;
     char what[128];
     snprintf(what, sizeof what, "%s or a distribution such as fs.lognormal { ... }", u->noun);
-    if (object_open(c, -1, path, o->where, DIST_KINDS, what, &d) != 0) {
+    if (fields_object_open(c, -1, path, o->where, DIST_KINDS, what, &d) != 0) {
         lua_settop(L, top);
         return -1;
     }
@@ -513,56 +516,62 @@ static int read_dist(load_context *c, const lua_object *o, const char *key, cons
     const double inf = INFINITY;
     if (!strcmp(kind, "constant")) {
         static const char *const keys[] = { "value", NULL };
-        status = object_check_keys(c, &d, keys) || u->read(c, &d, "value", true, 0, 0, inf, true, &a);
+        status = fields_object_check_keys(c, &d, keys)
+                 || u->read(c, &d, "value", true, 0, 0, inf, true, &a);
         *out = sim_dist_constant(a);
     } else if (!strcmp(kind, "exponential")) {
         static const char *const keys[] = { "mean", NULL };
-        status = object_check_keys(c, &d, keys) || u->read(c, &d, "mean", true, 0, 0, inf, false, &a);
+        status = fields_object_check_keys(c, &d, keys)
+                 || u->read(c, &d, "mean", true, 0, 0, inf, false, &a);
         *out = sim_dist_exponential(a);
     } else if (!strcmp(kind, "uniform")) {
         static const char *const keys[] = { "low", "high", NULL };
-        status = object_check_keys(c, &d, keys) || u->read(c, &d, "low", true, 0, 0, inf, true, &a)
+        status = fields_object_check_keys(c, &d, keys)
+                 || u->read(c, &d, "low", true, 0, 0, inf, true, &a)
                  || u->read(c, &d, "high", true, 0, a, inf, false, &b);
         *out = sim_dist_uniform(a, b);
     } else if (!strcmp(kind, "normal")) {
-        status = field_fail(c, d.where, path, "a normal distribution can draw negative values, "
-                            "and %s cannot be negative: use fs.lognormal or fs.gamma", u->plural);
+        status = fields_fail(c, d.where, path, "a normal distribution can draw negative values, "
+                             "and %s cannot be negative: use fs.lognormal or fs.gamma", u->plural);
     } else if (!strcmp(kind, "lognormal")) {
         static const char *const keys[] = { "median", "sigma", "p99", NULL };
-        status = object_check_keys(c, &d, keys) || u->read(c, &d, "median", true, 0, 0, inf, false, &a);
-        int has_sigma = object_get(c, &d, "sigma") != LUA_TNIL;
-        int has_p99 = object_get(c, &d, "p99") != LUA_TNIL;
+        status = fields_object_check_keys(c, &d, keys)
+                 || u->read(c, &d, "median", true, 0, 0, inf, false, &a);
+        int has_sigma = fields_object_get(c, &d, "sigma") != LUA_TNIL;
+        int has_p99 = fields_object_get(c, &d, "p99") != LUA_TNIL;
         lua_pop(L, 2);
         if (status == 0 && has_sigma == has_p99)
-            status = field_fail(c, d.where, path, "give either sigma or p99 with the median");
+            status = fields_fail(c, d.where, path, "give either sigma or p99 with the median");
         else if (status == 0 && has_sigma)
-            status = read_number(c, &d, "sigma", true, 0, 0, 100, false, &b);
+            status = fields_read_number(c, &d, "sigma", true, 0, 0, 100, false, &b);
         else if (status == 0)
             status = u->read(c, &d, "p99", true, 0, a, inf, false, &b);
         if (status == 0)
             *out = has_sigma ? sim_dist_lognormal(a, b) : sim_dist_lognormal_p99(a, b);
     } else if (!strcmp(kind, "gamma")) {
         static const char *const keys[] = { "shape", "scale", "mean", "cv", NULL };
-        status = object_check_keys(c, &d, keys);
-        int has_mean = object_get(c, &d, "mean") != LUA_TNIL;
+        status = fields_object_check_keys(c, &d, keys);
+        int has_mean = fields_object_get(c, &d, "mean") != LUA_TNIL;
         lua_pop(L, 1);
         if (status == 0 && has_mean) { /* mean and coefficient of variation */
             status = u->read(c, &d, "mean", true, 0, 0, inf, false, &a)
-                     || read_number(c, &d, "cv", true, 0, 0, 1e6, false, &b);
+                     || fields_read_number(c, &d, "cv", true, 0, 0, 1e6, false, &b);
             *out = sim_dist_gamma(1 / (b * b), a * b * b);
         } else if (status == 0) {
-            status = read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
+            status = fields_read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
                      || u->read(c, &d, "scale", true, 0, 0, inf, false, &b);
             *out = sim_dist_gamma(a, b);
         }
     } else if (!strcmp(kind, "weibull")) {
         static const char *const keys[] = { "scale", "shape", NULL };
-        status = object_check_keys(c, &d, keys) || u->read(c, &d, "scale", true, 0, 0, inf, false, &a)
-                 || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &b);
+        status = fields_object_check_keys(c, &d, keys)
+                 || u->read(c, &d, "scale", true, 0, 0, inf, false, &a)
+                 || fields_read_number(c, &d, "shape", true, 0, 0, 1e9, false, &b);
         *out = sim_dist_weibull(a, b);
     } else if (!strcmp(kind, "pareto")) {
         static const char *const keys[] = { "shape", "minimum", NULL };
-        status = object_check_keys(c, &d, keys) || read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
+        status = fields_object_check_keys(c, &d, keys)
+                 || fields_read_number(c, &d, "shape", true, 0, 0, 1e9, false, &a)
                  || u->read(c, &d, "minimum", true, 0, 0, inf, false, &b);
         *out = sim_dist_pareto(a, b);
     } else {
@@ -571,30 +580,31 @@ static int read_dist(load_context *c, const lua_object *o, const char *key, cons
     char why[200];
     if (status == 0 && sim_dist_check(out, why, sizeof why) != 0) {
         sim_dist_release(out);
-        status = field_fail(c, d.where, path, "%s", why);
+        status = fields_fail(c, d.where, path, "%s", why);
     }
     lua_settop(L, top);
     return status ? -1 : 0;
 }
 
-int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+int fields_read_duration_dist(load_context *c, const fields_object *o, const char *key,
+                              sim_dist *out)
 {
-    static const dist_unit durations = { read_duration, true, "a duration", "durations" };
+    static const dist_unit durations = { fields_read_duration, true, "a duration", "durations" };
     return read_dist(c, o, key, &durations, out);
 }
 
-int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out)
+int fields_read_count_dist(load_context *c, const fields_object *o, const char *key, sim_dist *out)
 {
-    static const dist_unit counts = { read_number, false, "a token count", "token counts" };
+    static const dist_unit counts = { fields_read_number, false, "a token count", "token counts" };
     return read_dist(c, o, key, &counts, out);
 }
 
 /* A string field restricted to a list of words, with a default. */
-int read_choice(load_context *c, const lua_object *o, const char *key,
+int fields_read_choice(load_context *c, const fields_object *o, const char *key,
                        const char *const *choices, int fallback, int *out)
 {
     char *word = NULL;
-    if (read_string(c, o, key, false, &word) != 0)
+    if (fields_read_string(c, o, key, false, &word) != 0)
         return -1;
     *out = fallback;
     if (!word)
@@ -611,28 +621,28 @@ int read_choice(load_context *c, const lua_object *o, const char *key,
     for (int i = 0; choices[i]; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "",
                  choices[i]);
-    int status = field_fail(c, o->where, path, "expected one of %s, got \"%s\"", list, word);
+    int status = fields_fail(c, o->where, path, "expected one of %s, got \"%s\"", list, word);
     free(word);
     return status;
 }
 
-int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback,
+int fields_read_flag(load_context *c, const fields_object *o, const char *key, bool fallback,
                      bool *out)
 {
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     *out = type == LUA_TNIL ? fallback : lua_toboolean(c->L, -1);
     lua_pop(c->L, 1);
     if (type != LUA_TNIL && type != LUA_TBOOLEAN) {
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.%s", o->path, key);
-        return field_fail(c, o->where, path, "expected true or false");
+        return fields_fail(c, o->where, path, "expected true or false");
     }
     return 0;
 }
 
 /* A file a scenario names: relative to the scenario's folder, and inside it unless the
  * sandbox is lifted. */
-int field_resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
+int fields_resolve_path(load_context *c, const fields_object *o, const char *key, const char *file,
                         char **out)
 {
     char path[FIELD_PATH_MAX];
@@ -640,14 +650,15 @@ int field_resolve_path(load_context *c, const lua_object *o, const char *key, co
     bool escapes = file[0] == '/' || !strcmp(file, "..") || !strncmp(file, "../", 3)
                    || strstr(file, "/../") || (strlen(file) >= 3 && !strcmp(file + strlen(file) - 3, "/.."));
     if (escapes && !c->unsafe)
-        return field_fail(c, o->where, path, "\"%s\" is outside the scenario's folder; a "
-                          "scenario reads files beside it (a trusted file can use --unsafe)", file);
+        return fields_fail(c, o->where, path, "\"%s\" is outside the scenario's folder; a "
+                           "scenario reads files beside it (a trusted file can use --unsafe)",
+                           file);
     const char *slash = strrchr(c->scenario_path, '/');
     size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - c->scenario_path) + 1;
     size_t n = dir + strlen(file) + 1;
     *out = malloc(n);
     if (!*out)
-        return field_fail(c, o->where, path, "out of memory");
+        return fields_fail(c, o->where, path, "out of memory");
     snprintf(*out, n, "%.*s%s", (int)dir, c->scenario_path, file);
     if (c->unsafe)
         return 0;
@@ -658,13 +669,13 @@ int field_resolve_path(load_context *c, const lua_object *o, const char *key, co
     struct stat st;
     int status = 0;
     if (!realpath(folder, real_folder) || !realpath(*out, real_file))
-        status = field_fail(c, o->where, path, "cannot find \"%s\": %s", file, strerror(errno));
+        status = fields_fail(c, o->where, path, "cannot find \"%s\": %s", file, strerror(errno));
     else if (strncmp(real_file, real_folder, strlen(real_folder))
              || real_file[strlen(real_folder)] != '/')
-        status = field_fail(c, o->where, path, "\"%s\" leads outside the scenario's folder "
-                            "(a link?); a trusted file can use --unsafe", file);
+        status = fields_fail(c, o->where, path, "\"%s\" leads outside the scenario's folder "
+                             "(a link?); a trusted file can use --unsafe", file);
     else if (stat(real_file, &st) != 0 || !S_ISREG(st.st_mode))
-        status = field_fail(c, o->where, path, "\"%s\" is not a plain file", file);
+        status = fields_fail(c, o->where, path, "\"%s\" is not a plain file", file);
     if (status != 0) {
         free(*out);
         *out = NULL;

@@ -35,88 +35,92 @@ typedef struct load_context {
 #define LOAD_MAX_LIST_VALUES 10000000u
 
 /* A table made by an API constructor, on the Lua stack. */
-typedef struct lua_object {
+typedef struct fields_object {
     int index;                 /* absolute stack index */
     char kind[32];             /* "dedicated", "poisson", ... ("" if untagged) */
     char where[FIELD_PATH_MAX]; /* "file.lua:12: " ("" if untagged) */
     char path[FIELD_PATH_MAX];  /* "pools.q" */
-} lua_object;
+} fields_object;
 
 /* Writes the message for a mistake at path (in an object built at `where`, which is
  * "file.lua:12: " or ""). */
 __attribute__((format(printf, 4, 5)))
-int field_fail(load_context *c, const char *where, const char *path, const char *format, ...);
+int fields_fail(load_context *c, const char *where, const char *path, const char *format, ...);
 
 /* Describes the value at index for a message: "\"eight\"", "2.5", "true", "a table",
  * "nothing". */
-const char *field_describe(lua_State *L, int index, char *buf, size_t size);
+const char *fields_describe(lua_State *L, int index, char *buf, size_t size);
 
 /* Takes the table at `index` as an object of one of the kinds in `kinds` (NULL-ended;
  * NULL accepts any tagged table).  what names the expectation in messages, e.g. "a pool
  * such as fs.dedicated { ... }".  parent_where locates the mistake if it is not a table. */
-int object_open(load_context *c, int index, const char *path, const char *parent_where,
-                const char *const *kinds, const char *what, lua_object *out);
+int fields_object_open(load_context *c, int index, const char *path, const char *parent_where,
+                       const char *const *kinds, const char *what, fields_object *out);
 
-/* The table under parent[key] as an object (kinds and what as for object_open; a plain
+/* The table under parent[key] as an object (kinds and what as for fields_object_open; a plain
  * table takes its parent's place for messages): 1 when present (pushed on the stack),
  * 0 when absent (nothing pushed), -1 on a mistake (nothing pushed). */
-int object_open_field(load_context *c, const lua_object *parent, const char *key,
-                      const char *const *kinds, const char *what, lua_object *out);
+int fields_object_open_field(load_context *c, const fields_object *parent, const char *key,
+                             const char *const *kinds, const char *what, fields_object *out);
 
 /* Refuses keys not in known (NULL-ended), suggesting the closest known one. */
-int object_check_keys(load_context *c, const lua_object *o, const char *const *known);
+int fields_object_check_keys(load_context *c, const fields_object *o, const char *const *known);
 
 /* Pushes the field's value (nil if absent) and returns its Lua type. */
-int object_get(load_context *c, const lua_object *o, const char *key);
+int fields_object_get(load_context *c, const fields_object *o, const char *key);
 
 /* Integer in [min, max]; absent: *out = fallback, or an error when required. */
-int read_integer(load_context *c, const lua_object *o, const char *key, bool required,
-                 int64_t fallback, int64_t min, int64_t max, int64_t *out);
+int fields_read_integer(load_context *c, const fields_object *o, const char *key, bool required,
+                        int64_t fallback, int64_t min, int64_t max, int64_t *out);
 
 /* A duration in seconds, in [min_s, max_s], finite (strings through fleetsim.units). */
-int read_duration(load_context *c, const lua_object *o, const char *key, bool required,
-                  double fallback, double min_s, double max_s, bool allow_min, double *out);
+int fields_read_duration(load_context *c, const fields_object *o, const char *key, bool required,
+                         double fallback, double min_s, double max_s, bool allow_min, double *out);
 
 /* A size in bytes in (0, max] (strings such as "80GB" through fleetsim.units). */
-int read_size(load_context *c, const lua_object *o, const char *key, double max, double *out);
+int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out);
 
 /* A rate per second in (0, max]. */
-int read_rate(load_context *c, const lua_object *o, const char *key, double max, double *out);
+int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
+                     double *out);
 
 /* A finite number in [min, max] (or (min, max] without allow_min). */
-int read_number(load_context *c, const lua_object *o, const char *key, bool required,
-                double fallback, double min, double max, bool allow_min, double *out);
+int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
+                       double fallback, double min, double max, bool allow_min, double *out);
 
 /* A list of non-negative numbers (or durations, through the unit parser) into a new
  * array (*out, *n; the caller frees *out); absent: *out NULL and *n 0, or an error when
  * required. */
-int read_list(load_context *c, const lua_object *o, const char *key, bool durations,
-              bool required, double **out, size_t *n);
+int fields_read_list(load_context *c, const fields_object *o, const char *key, bool durations,
+                     bool required, double **out, size_t *n);
 
 /* A string (copied with strdup into *out, NULL if absent and not required). */
-int read_string(load_context *c, const lua_object *o, const char *key, bool required,
-                char **out);
+int fields_read_string(load_context *c, const fields_object *o, const char *key, bool required,
+                       char **out);
 
 /* A distribution of durations: a number or duration string (a constant) or a
  * distribution constructor.  Durations are never negative, so distributions that can
  * draw negative values are refused. */
-int read_duration_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
+int fields_read_duration_dist(load_context *c, const fields_object *o, const char *key,
+                              sim_dist *out);
 
 /* The same for token counts: plain numbers, no units. */
-int read_count_dist(load_context *c, const lua_object *o, const char *key, sim_dist *out);
+int fields_read_count_dist(load_context *c, const fields_object *o, const char *key, sim_dist *out);
 
 /* A string field restricted to a list of words (NULL-ended): *out is the index of the
  * word given, or fallback when absent. */
-int read_choice(load_context *c, const lua_object *o, const char *key,
-                const char *const *choices, int fallback, int *out);
+int fields_read_choice(load_context *c, const fields_object *o, const char *key,
+                       const char *const *choices, int fallback, int *out);
 
 /* true or false; absent: fallback. */
-int read_flag(load_context *c, const lua_object *o, const char *key, bool fallback, bool *out);
+int fields_read_flag(load_context *c, const fields_object *o, const char *key, bool fallback,
+                     bool *out);
 
 /* A file the scenario names in o[key] (its text in file): relative to the scenario's
  * folder, and inside it (through links too) unless c->unsafe; a plain file.  *out is a
  * new string (the caller frees it). */
-int field_resolve_path(load_context *c, const lua_object *o, const char *key, const char *file,
-                       char **out);
+int fields_resolve_path(load_context *c, const fields_object *o, const char *key, const char *file,
+                        char **out);
 
 #endif

@@ -20,6 +20,6 @@ extern const char *const GPU_TASKS_KEYS[];
 
 /* Converts the workload object w into out (zeroed first).  0, or -1 with the message in
  * the context; either way the caller releases out with gpu_tasks_spec_release. */
-int convert_gpu_tasks(load_context *c, const lua_object *w, gpu_tasks_spec *out);
+int gpu_tasks_load_convert(load_context *c, const fields_object *w, gpu_tasks_spec *out);
 
 #endif

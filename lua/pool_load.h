@@ -13,10 +13,10 @@ extern const char *const POOL_KINDS[];
 
 /* Converts the pool object p into out (its name already set).  *calls_lua is set when
  * the pool keeps a Lua function (a scaling policy) that the run will call. */
-int convert_pool(load_context *c, const lua_object *p, pool_spec *out, bool *calls_lua);
+int pool_load_convert(load_context *c, const fields_object *p, pool_spec *out, bool *calls_lua);
 
 /* After the catalog is loaded: a pool whose GPUs are shared (MIG slices, time-slicing
  * tenants) gets the device one unit is (added to cat) and counts in units. */
-int pool_resolve_units(load_context *c, const lua_object *p, pool_spec *out, catalog *cat);
+int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *out, catalog *cat);
 
 #endif

@@ -25,75 +25,80 @@ static const char *const PERF_KEYS[] = {
 };
 
 /* A string key into a fixed buffer ("" when absent). */
-static int read_text(load_context *c, const lua_object *o, const char *key, char *buf,
+static int read_text(load_context *c, const fields_object *o, const char *key, char *buf,
                      size_t size)
 {
     char *s = NULL;
-    if (read_string(c, o, key, false, &s) != 0)
+    if (fields_read_string(c, o, key, false, &s) != 0)
         return -1;
     snprintf(buf, size, "%s", s ? s : "");
     free(s);
     return 0;
 }
 
-static int read_achieved(load_context *c, const lua_object *top, device_profile *p)
+static int read_achieved(load_context *c, const fields_object *top, device_profile *p)
 {
     lua_State *L = c->L;
     int base = lua_gettop(L);
-    lua_object a, f;
-    int present = object_open_field(c, top, "achieved", NULL, "a table of achieved figures", &a);
+    fields_object a, f;
+    int present = fields_object_open_field(c, top, "achieved", NULL, "a table of achieved figures",
+                                           &a);
     if (present <= 0)
         return present;
-    int status = object_check_keys(c, &a, ACHIEVED_KEYS)
-                 || read_number(c, &a, "fp64_flops", false, 0, 0, 1e20, true, &p->fp64_flops)
-                 || read_number(c, &a, "bandwidth_bytes_per_s", false, 0, 0, 1e16, true,
-                                &p->bandwidth_bytes_per_s)
-                 || read_number(c, &a, "link_bytes_per_s", false, 0, 0, 1e16, true,
-                                &p->link_bytes_per_s)
-                 || read_number(c, &a, "host_link_bytes_per_s", false, 0, 0, 1e16, true,
-                                &p->host_link_bytes_per_s)
-                 || read_number(c, &a, "host_link_latency_s", false, 0, 0, 1, true,
-                                &p->host_link_latency_s)
-                 || read_number(c, &a, "launch_s", false, 0, 0, 1, true, &p->launch_s);
+    int status = fields_object_check_keys(c, &a, ACHIEVED_KEYS)
+                 || fields_read_number(c, &a, "fp64_flops", false, 0, 0, 1e20, true, &p->fp64_flops)
+                 || fields_read_number(c, &a, "bandwidth_bytes_per_s", false, 0, 0, 1e16, true,
+                                       &p->bandwidth_bytes_per_s)
+                 || fields_read_number(c, &a, "link_bytes_per_s", false, 0, 0, 1e16, true,
+                                       &p->link_bytes_per_s)
+                 || fields_read_number(c, &a, "host_link_bytes_per_s", false, 0, 0, 1e16, true,
+                                       &p->host_link_bytes_per_s)
+                 || fields_read_number(c, &a, "host_link_latency_s", false, 0, 0, 1, true,
+                                       &p->host_link_latency_s)
+                 || fields_read_number(c, &a, "launch_s", false, 0, 0, 1, true, &p->launch_s);
     if (status == 0
-        && (present = object_open_field(c, &a, "flops", NULL, "a table such as { bf16 = 7e14 }",
-                                        &f)) < 0)
+        && (present = fields_object_open_field(c, &a, "flops", NULL,
+                                               "a table such as { bf16 = 7e14 }", &f)) < 0)
         status = -1;
     if (status == 0 && present == 1) {
         const char *names[PREC_COUNT + 1];
         for (int i = 0; i < PREC_COUNT; i++)
             names[i] = precision_name((precision)i);
         names[PREC_COUNT] = NULL;
-        status = object_check_keys(c, &f, names);
+        status = fields_object_check_keys(c, &f, names);
         for (int i = 0; i < PREC_COUNT && status == 0; i++)
-            status = read_number(c, &f, names[i], false, 0, 0, 1e20, true, &p->flops[i]);
+            status = fields_read_number(c, &f, names[i], false, 0, 0, 1e20, true, &p->flops[i]);
     }
     lua_settop(L, base);
     return status ? -1 : 0;
 }
 
-static int read_perf(load_context *c, const lua_object *top, perf_profile *perf)
+static int read_perf(load_context *c, const fields_object *top, perf_profile *perf)
 {
     int base = lua_gettop(c->L);
-    lua_object o;
-    int present = object_open_field(c, top, "perf", NULL, "a table of perf_profile fields", &o);
+    fields_object o;
+    int present = fields_object_open_field(c, top, "perf", NULL, "a table of perf_profile fields",
+                                           &o);
     if (present <= 0)
         return present;
     int64_t per_node = 0;
-    int status = object_check_keys(c, &o, PERF_KEYS)
-        || read_number(c, &o, "compute_efficiency", false, NAN, 0, 10, false, &perf->compute_efficiency)
-        || read_number(c, &o, "tokens_half", false, NAN, 0, 1e9, true, &perf->tokens_half)
-        || read_number(c, &o, "width_half", false, NAN, 0, 1e9, true, &perf->width_half)
-        || read_number(c, &o, "bandwidth_efficiency", false, NAN, 0, 10, false,
-                       &perf->bandwidth_efficiency)
-        || read_number(c, &o, "kernel_launch_s", false, NAN, 0, 1, true, &perf->kernel_launch_s)
-        || read_number(c, &o, "kernels_per_layer", false, NAN, 0, 1e4, true,
-                       &perf->kernels_per_layer)
-        || read_number(c, &o, "link_latency_s", false, NAN, 0, 1, true, &perf->link_latency_s)
-        || read_number(c, &o, "network_bytes_per_s", false, NAN, 0, 1e16, false,
-                       &perf->network_bytes_per_s)
-        || read_integer(c, &o, "devices_per_node", false, 0, 1, 1000000, &per_node)
-        || read_number(c, &o, "dp_overlap", false, NAN, 0, 1, true, &perf->dp_overlap);
+    int status = fields_object_check_keys(c, &o, PERF_KEYS)
+        || fields_read_number(c, &o, "compute_efficiency", false, NAN, 0, 10, false,
+                              &perf->compute_efficiency)
+        || fields_read_number(c, &o, "tokens_half", false, NAN, 0, 1e9, true, &perf->tokens_half)
+        || fields_read_number(c, &o, "width_half", false, NAN, 0, 1e9, true, &perf->width_half)
+        || fields_read_number(c, &o, "bandwidth_efficiency", false, NAN, 0, 10, false,
+                              &perf->bandwidth_efficiency)
+        || fields_read_number(c, &o, "kernel_launch_s", false, NAN, 0, 1, true,
+                              &perf->kernel_launch_s)
+        || fields_read_number(c, &o, "kernels_per_layer", false, NAN, 0, 1e4, true,
+                              &perf->kernels_per_layer)
+        || fields_read_number(c, &o, "link_latency_s", false, NAN, 0, 1, true,
+                              &perf->link_latency_s)
+        || fields_read_number(c, &o, "network_bytes_per_s", false, NAN, 0, 1e16, false,
+                              &perf->network_bytes_per_s)
+        || fields_read_integer(c, &o, "devices_per_node", false, 0, 1, 1000000, &per_node)
+        || fields_read_number(c, &o, "dp_overlap", false, NAN, 0, 1, true, &perf->dp_overlap);
     perf->devices_per_node = (unsigned)per_node;
     lua_settop(c->L, base);
     return status ? -1 : 0;
@@ -102,19 +107,19 @@ static int read_perf(load_context *c, const lua_object *top, perf_profile *perf)
 /* Reads the table the chunk returned (on top of the stack). */
 static int read_profile(load_context *c, const char *where, device_profile *p)
 {
-    lua_object top;
+    fields_object top;
     char got[96];
     if (!lua_istable(c->L, -1)) {
         snprintf(c->err, c->err_size, "%sexpected the file to return a table (return { ... }), "
-                 "got %s", where, field_describe(c->L, -1, got, sizeof got));
+                 "got %s", where, fields_describe(c->L, -1, got, sizeof got));
         return -1;
     }
-    if (object_open(c, -1, "", where, NULL, "a table", &top) != 0)
+    if (fields_object_open(c, -1, "", where, NULL, "a table", &top) != 0)
         return -1;
     snprintf(top.where, sizeof top.where, "%s", where);
     int64_t format = 1;
-    int status = object_check_keys(c, &top, TOP_KEYS)
-                 || read_integer(c, &top, "format", false, 1, 1, 1, &format)
+    int status = fields_object_check_keys(c, &top, TOP_KEYS)
+                 || fields_read_integer(c, &top, "format", false, 1, 1, 1, &format)
                  || read_text(c, &top, "device", p->device, sizeof p->device)
                  || read_text(c, &top, "kind", p->kind, sizeof p->kind)
                  || read_text(c, &top, "catalog", p->catalog, sizeof p->catalog)
@@ -122,7 +127,7 @@ static int read_profile(load_context *c, const char *where, device_profile *p)
                  || read_text(c, &top, "date", p->date, sizeof p->date)
                  || read_achieved(c, &top, p) || read_perf(c, &top, &p->perf);
     if (status == 0 && *p->kind && strcmp(p->kind, "gpu") && strcmp(p->kind, "cpu"))
-        status = field_fail(c, where, "kind", "expected \"gpu\" or \"cpu\", got \"%s\"", p->kind);
+        status = fields_fail(c, where, "kind", "expected \"gpu\" or \"cpu\", got \"%s\"", p->kind);
     return status ? -1 : 0;
 }
 
@@ -155,8 +160,8 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
     return status;
 }
 
-int profile_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
-                       size_t err_size)
+int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
+                            size_t err_size)
 {
     device_profile p;
     if (profile_load_file(path, &p, err, err_size) != 0)
@@ -165,18 +170,19 @@ int profile_apply_file(const char *path, device_spec *device, perf_profile *perf
     return 0;
 }
 
-int convert_profile(load_context *c, const lua_object *pool, device_spec *device,
-                    perf_profile *perf)
+int profile_load_convert(load_context *c, const fields_object *pool, device_spec *device,
+                         perf_profile *perf)
 {
     char *file = NULL, *resolved = NULL, path[FIELD_PATH_MAX], message[768];
-    if (read_string(c, pool, "profile", false, &file) != 0)
+    if (fields_read_string(c, pool, "profile", false, &file) != 0)
         return -1;
     if (!file)
         return 0;
-    int status = field_resolve_path(c, pool, "profile", file, &resolved);
-    if (status == 0 && profile_apply_file(resolved, device, perf, message, sizeof message) != 0) {
+    int status = fields_resolve_path(c, pool, "profile", file, &resolved);
+    if (status == 0 && profile_load_apply_file(resolved, device, perf, message,
+                                               sizeof message) != 0) {
         snprintf(path, sizeof path, "%s%sprofile", pool->path, *pool->path ? "." : "");
-        status = field_fail(c, pool->where, path, "%s", message);
+        status = fields_fail(c, pool->where, path, "%s", message);
     }
     free(file);
     free(resolved);

@@ -20,15 +20,15 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
 /* Reads path and applies it (profile_apply) to *device and *perf, which the caller fills
  * first (a copy of the catalog's device and perf_default_profile of it): `fleetsim
  * estimate --profile FILE`.  0, or -1 with a message in err (device and perf untouched). */
-int profile_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
-                       size_t err_size);
+int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
+                            size_t err_size);
 
 /* A pool's `profile = "profiles/x.lua"` key: the file, relative to the scenario and
- * inside its folder unless the scenario is trusted (field_resolve_path), applied to
+ * inside its folder unless the scenario is trusted (fields_resolve_path), applied to
  * *device and *perf as above.  1 when the pool names a profile, 0 when it does not
  * (device and perf untouched), -1 on a mistake (the message, located at the pool's
  * key, in c->err). */
-int convert_profile(load_context *c, const lua_object *pool, device_spec *device,
-                    perf_profile *perf);
+int profile_load_convert(load_context *c, const fields_object *pool, device_spec *device,
+                         perf_profile *perf);
 
 #endif

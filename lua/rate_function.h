@@ -1,7 +1,7 @@
 /* A traffic rate written in Lua: arrivals = fs.profile { rate = function(t) ... end,
  * peak = r }.  The run calls it (models/traffic.h: rate_fn) at candidate arrival times
  * t (seconds since the start), each call with its own instruction budget; an error
- * stops the run with its message. */
+ * stops the run with its message (lua/callback.h). */
 #ifndef FLEETSIM_LUA_RATE_FUNCTION_H
 #define FLEETSIM_LUA_RATE_FUNCTION_H
 
@@ -9,12 +9,13 @@
 
 #include <lua.h>
 
-typedef struct lua_rate_function lua_rate_function;
+typedef struct rate_function rate_function;
 
-/* Wraps the function at fn_index; it lives in the state (freed with it). */
-lua_rate_function *lua_rate_function_create(lua_State *L, int fn_index, const char *workload);
+/* Wraps the function at fn_index; it lives in the state (freed with it).  Out of memory
+ * raises a Lua error. */
+rate_function *rate_function_create(lua_State *L, int fn_index, const char *workload);
 
 /* The rate_fn to give the traffic model, with the wrapper as its context. */
-double lua_rate_function_call(void *function, double time_s, char *err, size_t err_size);
+double rate_function_call(void *context, double time_s, char *err, size_t err_size);
 
 #endif

@@ -28,7 +28,7 @@
 
 typedef struct sandbox sandbox;
 
-/* A new state; NULL if out of memory. */
+/* A new state; NULL if out of memory.  sandbox_free closes it (NULL is fine). */
 sandbox *sandbox_create(bool unsafe);
 void sandbox_free(sandbox *sb);
 lua_State *sandbox_state(sandbox *sb);

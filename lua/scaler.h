@@ -3,7 +3,7 @@
  * pool = { time, active, provisioning, draining, min, max, utilization, kv_cache,
  * outstanding, pending } and uses the number of replicas it returns (clamped to min..max).  The
  * table is reused from call to call, each call has its own instruction budget, and an
- * error stops the run with its message. */
+ * error stops the run with its message (lua/callback.h). */
 #ifndef FLEETSIM_LUA_SCALER_H
 #define FLEETSIM_LUA_SCALER_H
 
@@ -13,14 +13,13 @@
 
 #include "models/scenario.h"
 
-#define SCALER_CALL_INSTRUCTIONS 1000000u
+typedef struct scaler scaler;
 
-typedef struct lua_scaler lua_scaler;
-
-/* Wraps the function at fn_index for a pool; lives in the state (freed with it). */
-lua_scaler *lua_scaler_create(lua_State *L, int fn_index, const char *pool);
+/* Wraps the function at fn_index for a pool; lives in the state (freed with it).  Out of
+ * memory raises a Lua error. */
+scaler *scaler_create(lua_State *L, int fn_index, const char *pool);
 
 /* The scale_fn to give the serving model, with the scaler as its context. */
-int lua_scaler_decide(void *scaler, const autoscale_view *view, char *err, size_t err_size);
+int scaler_decide(void *context, const autoscale_view *view, char *err, size_t err_size);
 
 #endif

@@ -72,37 +72,37 @@ static void named_list_release(named_list *l)
 
 /* The names of a table of named objects, sorted, so every run sees the same order
  * (Lua's own table order varies from run to run). */
-static int list_names(load_context *c, const lua_object *o, const char *key, bool optional,
-                      lua_object *table, named_list *out)
+static int list_names(load_context *c, const fields_object *o, const char *key, bool optional,
+                      fields_object *table, named_list *out)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96];
     snprintf(path, sizeof path, "%s", key);
     memset(out, 0, sizeof *out);
-    int type = object_get(c, o, key);
+    int type = fields_object_get(c, o, key);
     if (type == LUA_TNIL && optional) { /* an empty table stands in for it */
         lua_pop(L, 1);
         lua_newtable(L);
         type = LUA_TTABLE;
     }
     if (type != LUA_TTABLE) {
-        field_describe(L, -1, got, sizeof got);
+        fields_describe(L, -1, got, sizeof got);
         lua_pop(L, 1);
-        return field_fail(c, o->where, path, "%s (expected a table of named %s, as in "
-                          "%s = { name = ... })", type == LUA_TNIL ? "missing" : got, key, key);
+        return fields_fail(c, o->where, path, "%s (expected a table of named %s, as in "
+                           "%s = { name = ... })", type == LUA_TNIL ? "missing" : got, key, key);
     }
-    *table = (lua_object){ .index = lua_gettop(L) };
+    *table = (fields_object){ .index = lua_gettop(L) };
     snprintf(table->where, sizeof table->where, "%s", o->where);
     snprintf(table->path, sizeof table->path, "%s", path);
     lua_pushnil(L);
     while (lua_next(L, table->index)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING) {
-            field_describe(L, -1, got, sizeof got);
+            fields_describe(L, -1, got, sizeof got);
             lua_pop(L, 1);
             named_list_release(out);
-            return field_fail(c, o->where, path, "entries need names, as in %s = { name = ... }, "
-                              "got the key %s", key, got);
+            return fields_fail(c, o->where, path, "entries need names, as in %s = { name = ... }, "
+                               "got the key %s", key, got);
         }
         char **grown = realloc(out->names, (out->count + 2) * sizeof *grown);
         char *name = strdup(lua_tostring(L, -1));
@@ -112,7 +112,7 @@ static int list_names(load_context *c, const lua_object *o, const char *key, boo
                 out->names = grown;
             lua_pop(L, 1);
             named_list_release(out);
-            return field_fail(c, o->where, path, "out of memory");
+            return fields_fail(c, o->where, path, "out of memory");
         }
         out->names = grown;
         out->names[out->count++] = name;
@@ -120,7 +120,7 @@ static int list_names(load_context *c, const lua_object *o, const char *key, boo
     }
     if (out->count == 0 && !optional) {
         named_list_release(out);
-        return field_fail(c, o->where, path, "is empty (expected at least one entry)");
+        return fields_fail(c, o->where, path, "is empty (expected at least one entry)");
     }
     if (out->count > 1)
         qsort(out->names, out->count, sizeof *out->names, by_name);
@@ -128,38 +128,38 @@ static int list_names(load_context *c, const lua_object *o, const char *key, boo
 }
 
 /* Opens entry `name` of a named table as an object of one of `kinds`. */
-static int open_entry(load_context *c, const lua_object *table, const char *name,
-                      const char *const *kinds, const char *what, lua_object *out)
+static int open_entry(load_context *c, const fields_object *table, const char *name,
+                      const char *const *kinds, const char *what, fields_object *out)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.%s", table->path, name);
     lua_pushstring(c->L, name);
     lua_rawget(c->L, table->index);
-    return object_open(c, -1, path, table->where, kinds, what, out);
+    return fields_object_open(c, -1, path, table->where, kinds, what, out);
 }
 
 /* ---- pools and workloads ------------------------------------------------------------ */
 
-static int convert_arrivals(load_context *c, const lua_object *w, arrival_spec *out)
+static int convert_arrivals(load_context *c, const fields_object *w, arrival_spec *out)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
     int top = lua_gettop(c->L);
-    object_get(c, w, "arrivals");
-    lua_object a;
-    int status = object_open(c, -1, path, w->where, ARRIVAL_KINDS,
-                             "an arrival process such as fs.poisson { rate = 5 }", &a);
+    fields_object_get(c, w, "arrivals");
+    fields_object a;
+    int status = fields_object_open(c, -1, path, w->where, ARRIVAL_KINDS,
+                                    "an arrival process such as fs.poisson { rate = 5 }", &a);
     if (status == 0)
-        status = object_check_keys(c, &a, ARRIVAL_KEYS);
+        status = fields_object_check_keys(c, &a, ARRIVAL_KEYS);
     if (status == 0)
-        status = read_rate(c, &a, "rate", SCENARIO_MAX_RATE_PER_S, &out->rate_per_s);
+        status = fields_read_rate(c, &a, "rate", SCENARIO_MAX_RATE_PER_S, &out->rate_per_s);
     out->kind = !strcmp(a.kind, "poisson") ? ARRIVALS_POISSON : ARRIVALS_CONSTANT_RATE;
     lua_settop(c->L, top);
     return status;
 }
 
 /* Finds a pool by name for a workload; -1 with a did-you-mean when there is none. */
-static int find_pool_at(load_context *c, const lua_object *w, const char *key,
+static int find_pool_at(load_context *c, const fields_object *w, const char *key,
                         const scenario *sc, const named_list *pools, const char *pool,
                         size_t *out)
 {
@@ -172,31 +172,33 @@ static int find_pool_at(load_context *c, const lua_object *w, const char *key,
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.%s", w->path, key);
     if (pools->count == 0)
-        return field_fail(c, w->where, path, "no pool named \"%s\" (the scenario has no pools)",
-                          pool);
+        return fields_fail(c, w->where, path, "no pool named \"%s\" (the scenario has no pools)",
+                           pool);
     const char *hint = closest_name(pool, (const char *const *)pools->names);
     if (hint)
-        return field_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
-                          pool, hint);
-    return field_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
-                      pools->names[0], pools->count > 1 ? ", ..." : "");
+        return fields_fail(c, w->where, path, "no pool named \"%s\" (did you mean \"%s\"?)",
+                           pool, hint);
+    return fields_fail(c, w->where, path, "no pool named \"%s\" (pools: %s%s)", pool,
+                       pools->names[0], pools->count > 1 ? ", ..." : "");
 }
 
-static int find_pool(load_context *c, const lua_object *w, const scenario *sc,
+static int find_pool(load_context *c, const fields_object *w, const scenario *sc,
                      const named_list *pools, const char *pool, size_t *out)
 {
     return find_pool_at(c, w, "pool", sc, pools, pool, out);
 }
 
-static int convert_service(load_context *c, const lua_object *w, const scenario *sc,
+static int convert_service(load_context *c, const fields_object *w, const scenario *sc,
                            const named_list *pools, service_spec *out)
 {
     char *pool = NULL;
     int64_t queue_limit;
-    if (object_check_keys(c, w, SERVICE_KEYS) != 0 || convert_arrivals(c, w, &out->arrivals) != 0
-        || read_duration_dist(c, w, "service", &out->service) != 0
-        || read_integer(c, w, "queue_limit", false, 0, 1, SCENARIO_MAX_QUEUE_LIMIT, &queue_limit) != 0
-        || read_string(c, w, "pool", true, &pool) != 0) {
+    if (fields_object_check_keys(c, w, SERVICE_KEYS) != 0
+        || convert_arrivals(c, w, &out->arrivals) != 0
+        || fields_read_duration_dist(c, w, "service", &out->service) != 0
+        || fields_read_integer(c, w, "queue_limit", false, 0, 1, SCENARIO_MAX_QUEUE_LIMIT,
+                               &queue_limit) != 0
+        || fields_read_string(c, w, "pool", true, &pool) != 0) {
         free(pool);
         return -1;
     }
@@ -206,17 +208,18 @@ static int convert_service(load_context *c, const lua_object *w, const scenario 
     return status;
 }
 
-static int convert_slo(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_slo(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
-    lua_object slo;
-    int found = object_open_field(c, w, "slo", NULL, "a table such as { ttft = \"200ms\" }", &slo);
+    fields_object slo;
+    int found = fields_object_open_field(c, w, "slo", NULL, "a table such as { ttft = \"200ms\" }",
+                                         &slo);
     if (found <= 0)
         return found;
-    int status = object_check_keys(c, &slo, SLO_KEYS)
-                 || read_duration(c, &slo, "ttft", false, 0, 0, 1e9, false, &out->slo_ttft_s)
-                 || read_duration(c, &slo, "tpot", false, 0, 0, 1e9, false, &out->slo_tpot_s)
-                 || read_duration(c, &slo, "e2e", false, 0, 0, 1e9, false, &out->slo_e2e_s);
+    int status = fields_object_check_keys(c, &slo, SLO_KEYS)
+                 || fields_read_duration(c, &slo, "ttft", false, 0, 0, 1e9, false, &out->slo_ttft_s)
+                 || fields_read_duration(c, &slo, "tpot", false, 0, 0, 1e9, false, &out->slo_tpot_s)
+                 || fields_read_duration(c, &slo, "e2e", false, 0, 0, 1e9, false, &out->slo_e2e_s);
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }
@@ -227,28 +230,28 @@ static char *dup_or_default(char *value, const char *fallback)
 }
 
 /* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
-static int convert_trace(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    lua_object t;
+    fields_object t;
     static const char *const kinds[] = { "trace", NULL };
     char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
     double speedup = 1;
-    int status = object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
-                 || object_check_keys(c, &t, TRACE_KEYS)
-                 || read_string(c, &t, "file", true, &file)
-                 || read_string(c, &t, "time", false, &time)
-                 || read_string(c, &t, "prompt", false, &prompt)
-                 || read_string(c, &t, "output", false, &output)
-                 || read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
-                 || read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
-                 || read_flag(c, &t, "loop", false, &out->loop)
-                 || read_flag(c, &t, "skip_bad", false, &out->trace.skip_bad);
+    int status = fields_object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
+                 || fields_object_check_keys(c, &t, TRACE_KEYS)
+                 || fields_read_string(c, &t, "file", true, &file)
+                 || fields_read_string(c, &t, "time", false, &time)
+                 || fields_read_string(c, &t, "prompt", false, &prompt)
+                 || fields_read_string(c, &t, "output", false, &output)
+                 || fields_read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
+                 || fields_read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
+                 || fields_read_flag(c, &t, "loop", false, &out->loop)
+                 || fields_read_flag(c, &t, "skip_bad", false, &out->trace.skip_bad);
     char *resolved = NULL;
     if (status == 0)
-        status = field_resolve_path(c, &t, "file", file, &resolved);
+        status = fields_resolve_path(c, &t, "file", file, &resolved);
     out->has_trace = true;
     out->trace.path = resolved;
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");
@@ -256,7 +259,7 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
     out->trace.output_column = dup_or_default(output, "GeneratedTokens");
     if (status == 0 && (!out->trace.time_column || !out->trace.prompt_column
                         || !out->trace.output_column))
-        status = field_fail(c, t.where, path, "out of memory");
+        status = fields_fail(c, t.where, path, "out of memory");
     out->trace.speedup = speedup;
     out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the trace drives */
     if (status == 0 && trace_scan(&out->trace, &out->trace_summary, c->err, c->err_size) != 0)
@@ -270,10 +273,10 @@ static int convert_trace(load_context *c, const lua_object *w, inference_spec *o
 
 /* prompt and output: distributions, or (with a trace, when both are left out) the
  * trace's own columns. */
-static int read_lengths(load_context *c, const lua_object *w, inference_spec *out)
+static int read_lengths(load_context *c, const fields_object *w, inference_spec *out)
 {
-    bool has_prompt = object_get(c, w, "prompt") != LUA_TNIL;
-    bool has_output = object_get(c, w, "output") != LUA_TNIL;
+    bool has_prompt = fields_object_get(c, w, "prompt") != LUA_TNIL;
+    bool has_output = fields_object_get(c, w, "output") != LUA_TNIL;
     lua_pop(c->L, 2);
     if (out->has_trace && !has_prompt && !has_output) {
         out->lengths_from_trace = true;
@@ -282,23 +285,23 @@ static int read_lengths(load_context *c, const lua_object *w, inference_spec *ou
         out->output_tokens = sim_dist_constant(out->trace_summary.output_tokens / rows);
         return 0;
     }
-    if (read_count_dist(c, w, "prompt", &out->prompt_tokens) != 0)
+    if (fields_read_count_dist(c, w, "prompt", &out->prompt_tokens) != 0)
         return -1;
-    return read_count_dist(c, w, "output", &out->output_tokens);
+    return fields_read_count_dist(c, w, "output", &out->output_tokens);
 }
 
 /* Whether the workload's arrivals are one of kinds. */
-static bool arrivals_are(load_context *c, const lua_object *w, const char *const *kinds)
+static bool arrivals_are(load_context *c, const fields_object *w, const char *const *kinds)
 {
     int top = lua_gettop(c->L);
-    object_get(c, w, "arrivals");
-    lua_object a;
+    fields_object_get(c, w, "arrivals");
+    fields_object a;
     char scratch[16];
     char *saved = c->err;
     size_t saved_size = c->err_size;
     c->err = scratch; /* a probe: its failure is not the user's mistake */
     c->err_size = sizeof scratch;
-    bool yes = lua_istable(c->L, -1) && object_open(c, -1, "", "", kinds, "", &a) == 0;
+    bool yes = lua_istable(c->L, -1) && fields_object_open(c, -1, "", "", kinds, "", &a) == 0;
     c->err = saved;
     c->err_size = saved_size;
     lua_settop(c->L, top);
@@ -314,67 +317,71 @@ static const char *const CLOSED_KEYS[] = { "users", "think", NULL };
 
 /* arrivals = fs.profile { rates, step } | fs.diurnal { rates } (24 hourly rates) |
  * fs.mmpp { rates, dwell } | fs.closed_loop { users, think } */
-static int convert_traffic(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_traffic(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
-    lua_object a;
+    fields_object a;
     traffic_spec *t = &out->traffic;
     out->has_traffic = true;
-    int status = object_open_field(c, w, "arrivals", TRAFFIC_KINDS, "an arrival process", &a) != 1;
+    int status = fields_object_open_field(c, w, "arrivals", TRAFFIC_KINDS, "an arrival process",
+                                          &a) != 1;
     if (status == 0 && !strcmp(a.kind, "closed_loop")) {
         int64_t users = 0;
         t->kind = TRAFFIC_CLOSED_LOOP;
         t->think_s = sim_dist_constant(0);
-        status = object_check_keys(c, &a, CLOSED_KEYS)
-                 || read_integer(c, &a, "users", true, 0, 1, 10000000, &users)
-                 || read_duration_dist(c, &a, "think", &t->think_s);
+        status = fields_object_check_keys(c, &a, CLOSED_KEYS)
+                 || fields_read_integer(c, &a, "users", true, 0, 1, 10000000, &users)
+                 || fields_read_duration_dist(c, &a, "think", &t->think_s);
         t->users = (unsigned)users;
         out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the users drive */
     } else if (status == 0 && !strcmp(a.kind, "profile")
-               && (object_get(c, &a, "rate") == LUA_TFUNCTION ? (lua_pop(c->L, 1), true)
-                                                              : (lua_pop(c->L, 1), false))) {
+               && (fields_object_get(c, &a, "rate") == LUA_TFUNCTION ? (lua_pop(c->L, 1), true)
+                                                                     : (lua_pop(c->L, 1), false))) {
         /* a rate given by a Lua function of time, thinned against its declared peak */
         t->kind = TRAFFIC_FUNCTION;
-        status = object_check_keys(c, &a, PROFILE_KEYS)
-                 || read_number(c, &a, "peak", true, 0, 0, SCENARIO_MAX_RATE_PER_S, false, &t->peak);
+        status = fields_object_check_keys(c, &a, PROFILE_KEYS)
+                 || fields_read_number(c, &a, "peak", true, 0, 0, SCENARIO_MAX_RATE_PER_S, false,
+                                       &t->peak);
         if (status == 0) {
-            object_get(c, &a, "rate");
-            t->rate_context = lua_rate_function_create(c->L, -1, out->name);
+            fields_object_get(c, &a, "rate");
+            t->rate_context = rate_function_create(c->L, -1, out->name);
             lua_pop(c->L, 1);
-            t->rate = lua_rate_function_call;
+            t->rate = rate_function_call;
             out->arrivals = (arrival_spec){ ARRIVALS_POISSON, t->peak };
         }
     } else if (status == 0) {
         bool mmpp = !strcmp(a.kind, "mmpp"), diurnal = !strcmp(a.kind, "diurnal");
         t->kind = mmpp ? TRAFFIC_MMPP : TRAFFIC_PROFILE;
-        status = object_check_keys(c, &a, mmpp ? MMPP_KEYS : diurnal ? DIURNAL_KEYS : PROFILE_KEYS)
-                 || read_list(c, &a, "rates", false, true, &t->rates, &t->n);
+        status = fields_object_check_keys(c, &a,
+                                          mmpp ? MMPP_KEYS : diurnal ? DIURNAL_KEYS : PROFILE_KEYS)
+                 || fields_read_list(c, &a, "rates", false, true, &t->rates, &t->n);
         if (status == 0 && mmpp) {
             size_t nd = 0;
-            status = read_list(c, &a, "dwell", true, true, &t->dwell_s, &nd);
+            status = fields_read_list(c, &a, "dwell", true, true, &t->dwell_s, &nd);
             if (status == 0 && nd != t->n)
-                status = field_fail(c, a.where, path, "has %zu dwell times for %zu rates", nd, t->n);
+                status = fields_fail(c, a.where, path, "has %zu dwell times for %zu rates", nd,
+                                     t->n);
             for (size_t i = 0; status == 0 && i < nd; i++)
                 if (!(t->dwell_s[i] > 0))
-                    status = field_fail(c, a.where, path, "dwell time %zu must be > 0", i + 1);
+                    status = fields_fail(c, a.where, path, "dwell time %zu must be > 0", i + 1);
         } else if (status == 0 && diurnal) {
             t->step_s = 3600;
             if (t->n != 24)
-                status = field_fail(c, a.where, path, "fs.diurnal takes 24 hourly rates, got %zu "
-                                    "(fs.profile takes any number with a step)", t->n);
+                status = fields_fail(c, a.where, path, "fs.diurnal takes 24 hourly rates, got %zu "
+                                     "(fs.profile takes any number with a step)", t->n);
         } else if (status == 0) {
-            status = read_duration(c, &a, "step", true, 0, 0, 1e9, false, &t->step_s);
+            status = fields_read_duration(c, &a, "step", true, 0, 0, 1e9, false, &t->step_s);
         }
         double peak = 0;
         for (size_t i = 0; status == 0 && i < t->n; i++)
             peak = fmax(peak, t->rates[i]);
         if (status == 0 && !(peak > 0))
-            status = field_fail(c, a.where, path, "every rate is 0: nothing would arrive");
+            status = fields_fail(c, a.where, path, "every rate is 0: nothing would arrive");
         if (status == 0 && peak > SCENARIO_MAX_RATE_PER_S)
-            status = field_fail(c, a.where, path, "a rate of %g/s is over the limit of %g/s",
-                                peak, SCENARIO_MAX_RATE_PER_S);
+            status = fields_fail(c, a.where, path, "a rate of %g/s is over the limit of %g/s",
+                                 peak, SCENARIO_MAX_RATE_PER_S);
         if (status == 0)
             out->arrivals = (arrival_spec){ ARRIVALS_POISSON, traffic_mean_rate(t) };
     }
@@ -383,7 +390,7 @@ static int convert_traffic(load_context *c, const lua_object *w, inference_spec 
 }
 
 /* The arrivals of an inference workload: a renewal process, a trace or a traffic model. */
-static int convert_inference_arrivals(load_context *c, const lua_object *w, inference_spec *out)
+static int convert_inference_arrivals(load_context *c, const fields_object *w, inference_spec *out)
 {
     if (arrivals_are(c, w, TRACE_KIND))
         return convert_trace(c, w, out);
@@ -401,9 +408,9 @@ static void *sandbox_of(lua_State *L)
 
 static void free_runtime(void *runtime) { sandbox_free(runtime); }
 
-static bool routing_is_function(load_context *c, const lua_object *w)
+static bool routing_is_function(load_context *c, const fields_object *w)
 {
-    bool yes = object_get(c, w, "routing") == LUA_TFUNCTION;
+    bool yes = fields_object_get(c, w, "routing") == LUA_TFUNCTION;
     lua_pop(c->L, 1);
     return yes;
 }
@@ -411,7 +418,7 @@ static bool routing_is_function(load_context *c, const lua_object *w)
 /* The tensor parallelism of replicas of model m on pool p's device d: the one given
  * (tp_given), else the smallest that fits a mean request; it must divide the pool's
  * GPUs (its count, min and max). */
-static int size_replicas(load_context *c, const lua_object *w, const char *key,
+static int size_replicas(load_context *c, const fields_object *w, const char *key,
                          const pool_spec *p, const model_spec *m, const device_spec *d,
                          const inference_spec *spec, unsigned tp_given, unsigned *tp)
 {
@@ -425,29 +432,30 @@ static int size_replicas(load_context *c, const lua_object *w, const char *key,
     inference_memory mem = memory_inference(m, d, spec->prec, kv, *tp);
     if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
         return p->capacity.kind == POOL_DEDICATED
-                   ? field_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
-                                "\"%s\"", *tp, p->count, p->name)
-                   : field_fail(c, w->where, path, "%u does not divide the GPUs of pool \"%s\" "
-                                "(count %u, min %u, max %u)", *tp, p->name, p->count, p->min, most);
+                   ? fields_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
+                                 "\"%s\"", *tp, p->count, p->name)
+                   : fields_fail(c, w->where, path, "%u does not divide the GPUs of pool \"%s\" "
+                                 "(count %u, min %u, max %u)", *tp, p->name, p->count, p->min,
+                                 most);
     if (mem.kv_capacity_tokens < context)
-        return field_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
-                          "weights per GPU and %.0f tokens of cache for a mean request, with "
-                          "%.1f GB usable; %s", m->name, precision_name(spec->prec), *tp,
-                          d->name, mem.weights_bytes / 1e9, context, mem.usable_bytes / 1e9,
-                          fit ? "a smaller tp is not enough either"
-                              : "the pool has too few GPUs for any tensor parallelism that fits");
+        return fields_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
+                           "weights per GPU and %.0f tokens of cache for a mean request, with "
+                           "%.1f GB usable; %s", m->name, precision_name(spec->prec), *tp,
+                           d->name, mem.weights_bytes / 1e9, context, mem.usable_bytes / 1e9,
+                           fit ? "a smaller tp is not enough either"
+                               : "the pool has too few GPUs for any tensor parallelism that fits");
     return 0;
 }
 
 /* overflow = "pool", overflow_tp, overflow_threshold */
-static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
+static int convert_overflow(load_context *c, const fields_object *w, scenario *sc,
                             const named_list *pools, const model_spec *m, inference_spec *out)
 {
     char *name = NULL;
     int64_t tp, threshold;
-    if (read_string(c, w, "overflow", false, &name) != 0
-        || read_integer(c, w, "overflow_tp", false, 0, 1, 1024, &tp) != 0
-        || read_integer(c, w, "overflow_threshold", false, 0, 1, 100000000, &threshold) != 0)
+    if (fields_read_string(c, w, "overflow", false, &name) != 0
+        || fields_read_integer(c, w, "overflow_tp", false, 0, 1, 1024, &tp) != 0
+        || fields_read_integer(c, w, "overflow_threshold", false, 0, 1, 100000000, &threshold) != 0)
         return -1;
     out->overflow_threshold = (unsigned)threshold;
     if (!name)
@@ -460,10 +468,10 @@ static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
     snprintf(path, sizeof path, "%s.overflow", w->path);
     const pool_spec *p = &sc->pools[out->overflow_pool];
     if (out->overflow_pool == out->pool)
-        return field_fail(c, w->where, path, "\"%s\" is the workload's own pool; name another",
-                          p->name);
+        return fields_fail(c, w->where, path, "\"%s\" is the workload's own pool; name another",
+                           p->name);
     if (!p->gpu)
-        return field_fail(c, w->where, path, "pool \"%s\" names no gpu", p->name);
+        return fields_fail(c, w->where, path, "pool \"%s\" names no gpu", p->name);
     const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
     out->has_overflow = true;
     out->overflow_device = (size_t)(d - sc->catalog.devices);
@@ -471,7 +479,7 @@ static int convert_overflow(load_context *c, const lua_object *w, scenario *sc,
                          p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp);
 }
 
-static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
+static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
@@ -484,29 +492,30 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
     int64_t tp = 0, max_batch, max_tokens;
     int prec, routing, mode, full;
     out->rtt_s = sim_dist_constant(0);
-    int status = object_check_keys(c, w, INFERENCE_KEYS)
-                 || read_string(c, w, "model", true, &model)
-                 || read_string(c, w, "pool", true, &pool)
-                 || read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
-                 || read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
+    int status = fields_object_check_keys(c, w, INFERENCE_KEYS)
+                 || fields_read_string(c, w, "model", true, &model)
+                 || fields_read_string(c, w, "pool", true, &pool)
+                 || fields_read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
+                 || fields_read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
                  || convert_inference_arrivals(c, w, out)
                  || read_lengths(c, w, out)
-                 || read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
-                 || read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
-                 || read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
+                 || fields_read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
+                 || fields_read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
+                 || fields_read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
                  || (routing_is_function(c, w) ? (routing = ROUTE_CUSTOM, 0)
-                                               : read_choice(c, w, "routing", routings,
-                                                             ROUTE_LEAST_OUTSTANDING, &routing))
-                 || read_duration(c, w, "max_wait", false, 0, 0, 1e9, true, &out->max_wait_s)
+                                               : fields_read_choice(c, w, "routing", routings,
+                                                                    ROUTE_LEAST_OUTSTANDING,
+                                                                    &routing))
+                 || fields_read_duration(c, w, "max_wait", false, 0, 0, 1e9, true, &out->max_wait_s)
                  || convert_slo(c, w, out)
-                 || read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
-                                &out->response_bytes_per_token)
-                 || read_choice(c, w, "mode", modes, 0, &mode)
-                 || read_choice(c, w, "when_full", when_full, 0, &full);
-    if (status == 0 && object_get(c, w, "rtt") != LUA_TNIL) {
+                 || fields_read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
+                                       &out->response_bytes_per_token)
+                 || fields_read_choice(c, w, "mode", modes, 0, &mode)
+                 || fields_read_choice(c, w, "when_full", when_full, 0, &full);
+    if (status == 0 && fields_object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
         out->has_rtt = true;
-        status = read_duration_dist(c, w, "rtt", &out->rtt_s);
+        status = fields_read_duration_dist(c, w, "rtt", &out->rtt_s);
     } else if (status == 0) {
         lua_pop(c->L, 1);
     }
@@ -520,18 +529,19 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         if (!m) {
             const char *hint = catalog_closest_model(&sc->catalog, model);
             char names[1024];
-            status = hint ? field_fail(c, w->where, path, "unknown model \"%s\" (did you mean "
-                                       "\"%s\"?)", model, hint)
-                          : field_fail(c, w->where, path, "unknown model \"%s\" (known: %s)",
-                                       model, catalog_model_names(&sc->catalog, names, sizeof names));
+            status = hint ? fields_fail(c, w->where, path, "unknown model \"%s\" (did you mean "
+                                        "\"%s\"?)", model, hint)
+                          : fields_fail(c, w->where, path, "unknown model \"%s\" (known: %s)",
+                                        model,
+                                        catalog_model_names(&sc->catalog, names, sizeof names));
         }
     }
     const pool_spec *p = status == 0 ? &sc->pools[out->pool] : NULL;
     if (status == 0 && !p->gpu) {
         snprintf(path, sizeof path, "%s.pool", w->path);
-        status = field_fail(c, w->where, path, "pool \"%s\" names no gpu; an inference workload "
-                            "runs on a pool such as fs.dedicated { gpu = \"H100-SXM\", count = 8 }",
-                            p->name);
+        status = fields_fail(c, w->where, path, "pool \"%s\" names no gpu; an inference "
+                             "workload runs on a pool such as fs.dedicated { gpu = \"H100-SXM\", "
+                             "count = 8 }", p->name);
     }
     if (status == 0) {
         /* checked by check_devices; a unit of a shared GPU is a device of its own */
@@ -547,8 +557,8 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
     }
     if (status == 0 && d && p->units_per_gpu > 1 && tp > 1) {
         snprintf(path, sizeof path, "%s.tp", w->path);
-        status = field_fail(c, w->where, path, "a replica on shared GPUs runs on one MIG slice "
-                            "or time-slicing share: tp must be 1, got %lld", (long long)tp);
+        status = fields_fail(c, w->where, path, "a replica on shared GPUs runs on one MIG slice "
+                             "or time-slicing share: tp must be 1, got %lld", (long long)tp);
     }
     if (status == 0 && d)
         status = size_replicas(c, w, "tp", p, m, d, out,
@@ -560,18 +570,18 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
-        object_get(c, w, "routing");
-        out->route_context = lua_router_create(c->L, -1, out->replicas, out->name);
+        fields_object_get(c, w, "routing");
+        out->route_context = router_create(c->L, -1, out->replicas, out->name);
         lua_pop(c->L, 1);
-        out->custom_route = lua_router_route;
+        out->custom_route = router_route;
         sc->runtime = sandbox_of(c->L); /* the run calls into this state */
     }
     if (status == 0 && out->max_wait_s == 0 && !out->has_trace
         && !(out->has_traffic && out->traffic.kind == TRAFFIC_CLOSED_LOOP)
         && out->arrivals.rate_per_s * sc->duration_s > UNBOUNDED_INFERENCE_REQUESTS)
-        status = field_fail(c, w->where, w->path, "%.3g requests over the run with no max_wait "
-                            "could all wait at once; set max_wait (e.g. \"30s\")",
-                            out->arrivals.rate_per_s * sc->duration_s);
+        status = fields_fail(c, w->where, w->path, "%.3g requests over the run with no max_wait "
+                             "could all wait at once; set max_wait (e.g. \"30s\")",
+                             out->arrivals.rate_per_s * sc->duration_s);
     free(model);
     free(pool);
     return status ? -1 : 0;
@@ -579,7 +589,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
 
 /* A pool whose queue would grow without bound for the whole run could exhaust memory. */
 static int check_queues_stay_bounded(load_context *c, const scenario *sc,
-                                     const lua_object *pool_objects)
+                                     const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         double load = scenario_offered_load(sc, p), rate = 0;
@@ -594,18 +604,18 @@ static int check_queues_stay_bounded(load_context *c, const scenario *sc,
             continue;
         double excess = rate * (1 - sc->pools[p].count / load) * sc->duration_s;
         if (excess > UNBOUNDED_QUEUE_REQUESTS || isnan(excess))
-            return field_fail(c, pool_objects[p].where, pool_objects[p].path,
-                              "its offered load of %.4g Erlangs is not below its %u servers, so "
-                              "its queue grows without bound: about %.2g requests over the run; "
-                              "add servers, shorten the run, or set queue_limit on its workloads",
-                              load, sc->pools[p].count, excess);
+            return fields_fail(c, pool_objects[p].where, pool_objects[p].path,
+                               "its offered load of %.4g Erlangs is not below its %u servers, so "
+                               "its queue grows without bound: about %.2g requests over the run; "
+                               "add servers, shorten the run, or set queue_limit on its workloads",
+                               load, sc->pools[p].count, excess);
     }
     return 0;
 }
 
 /* Every gpu a pool names must be in the device catalog, as the scenario left it (a file
  * may add devices to fs.devices before it returns). */
-static int check_devices(load_context *c, const scenario *sc, const lua_object *pool_objects)
+static int check_devices(load_context *c, const scenario *sc, const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         const char *gpu = sc->pools[p].gpu;
@@ -615,21 +625,21 @@ static int check_devices(load_context *c, const scenario *sc, const lua_object *
         snprintf(path, sizeof path, "%s.gpu", pool_objects[p].path);
         const char *hint = catalog_closest_device(&sc->catalog, gpu);
         if (hint)
-            return field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did you "
-                              "mean \"%s\"?)", gpu, hint);
-        return field_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (known: %s)",
-                          gpu, catalog_device_names(&sc->catalog, names, sizeof names));
+            return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did you "
+                               "mean \"%s\"?)", gpu, hint);
+        return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (known: %s)",
+                           gpu, catalog_device_names(&sc->catalog, names, sizeof names));
     }
     return 0;
 }
 
 /* fs.training and fs.job_stream: jobs on a pool of GPUs. */
-static int convert_job_workload(load_context *c, const lua_object *w, scenario *sc,
+static int convert_job_workload(load_context *c, const fields_object *w, scenario *sc,
                                 const named_list *pools)
 {
     char *name = NULL;
     size_t pool = 0;
-    int status = read_string(c, w, "pool", true, &name)
+    int status = fields_read_string(c, w, "pool", true, &name)
                  || find_pool(c, w, sc, pools, name, &pool);
     free(name);
     if (status != 0)
@@ -638,25 +648,26 @@ static int convert_job_workload(load_context *c, const lua_object *w, scenario *
     if (!p->gpu) {
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.pool", w->path);
-        return field_fail(c, w->where, path, "pool \"%s\" names no gpu; training runs on a "
-                          "pool such as fs.dedicated { gpu = \"H100-SXM\", count = 64 }", p->name);
+        return fields_fail(c, w->where, path, "pool \"%s\" names no gpu; training runs on a "
+                           "pool such as fs.dedicated { gpu = \"H100-SXM\", count = 64 }", p->name);
     }
     const char *gpu = p->unit_device ? p->unit_device : p->gpu;
     if (!strcmp(w->kind, "training"))
-        return convert_training(c, w, &sc->catalog, pool, gpu,
-                                p->has_profile ? &p->profile : NULL,
-                                &sc->trainings[sc->ntrainings++]);
-    return convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
+        return training_load_convert(c, w, &sc->catalog, pool, gpu,
+                                     p->has_profile ? &p->profile : NULL,
+                                     &sc->trainings[sc->ntrainings++]);
+    return training_load_convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }
 
 /* An inference workload has its pool to itself (its own or its overflow pool): its
  * replicas are the pool's GPUs.  Queueing services run on fixed servers. */
-static int check_pool_sharing(load_context *c, const scenario *sc, const lua_object *pool_objects)
+static int check_pool_sharing(load_context *c, const scenario *sc,
+                              const fields_object *pool_objects)
 {
     for (size_t p = 0; p < sc->npools; p++) {
         size_t inference = 0, services = 0;
         const pool_spec *pool = &sc->pools[p];
-        const lua_object *o = &pool_objects[p];
+        const fields_object *o = &pool_objects[p];
         for (size_t i = 0; i < sc->ninferences; i++)
             inference += sc->inferences[i].pool == p
                          || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p);
@@ -668,19 +679,19 @@ static int check_pool_sharing(load_context *c, const scenario *sc, const lua_obj
         for (size_t i = 0; i < sc->njob_streams; i++)
             jobs += sc->job_streams[i].pool == p;
         if (jobs && (inference || services))
-            return field_fail(c, o->where, o->path, "runs training jobs and %s; give the jobs a "
-                              "pool of their own", inference ? "an inference workload"
+            return fields_fail(c, o->where, o->path, "runs training jobs and %s; give the jobs a "
+                               "pool of their own", inference ? "an inference workload"
                                                              : "queueing services");
         if (inference > 1 || (inference && services))
-            return field_fail(c, o->where, o->path, "is used by %zu workloads, one of them an "
-                              "inference workload, which needs its pool to itself",
-                              inference + services);
+            return fields_fail(c, o->where, o->path, "is used by %zu workloads, one of them an "
+                               "inference workload, which needs its pool to itself",
+                               inference + services);
         if (services && pool->capacity.kind != POOL_DEDICATED)
-            return field_fail(c, o->where, o->path, "a queueing service (fs.service) runs on "
-                              "fixed servers: use fs.dedicated for it");
+            return fields_fail(c, o->where, o->path, "a queueing service (fs.service) runs on "
+                               "fixed servers: use fs.dedicated for it");
         if (inference && pool->count == 0 && !pool->autoscaler.enabled)
-            return field_fail(c, o->where, o->path, "starts with no GPUs and has no autoscaler, "
-                              "so its workload would never be served: set count or autoscaler");
+            return fields_fail(c, o->where, o->path, "starts with no GPUs and has no autoscaler, "
+                               "so its workload would never be served: set count or autoscaler");
     }
     return 0;
 }
@@ -712,62 +723,63 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                             experiment_spec *experiment)
 {
     lua_State *L = c->L;
-    lua_object s;
+    fields_object s;
     static const char *const kinds[] = { "scenario", NULL };
-    if (!lua_istable(L, root) || object_open(c, root, "", "", kinds, "", &s) != 0) {
+    if (!lua_istable(L, root) || fields_object_open(c, root, "", "", kinds, "", &s) != 0) {
         snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end with "
                  "return fs.scenario { ... })", path);
         return -1;
     }
     int64_t seed, replications;
-    if (object_check_keys(c, &s, SCENARIO_KEYS) != 0
-        || read_string(c, &s, "name", false, &sc->name) != 0
-        || read_string(c, &s, "description", false, &sc->description) != 0
-        || read_duration(c, &s, "duration", true, 0, 0, SCENARIO_MAX_DURATION_S, false,
-                         &sc->duration_s) != 0
-        || read_duration(c, &s, "warmup", false, 0, 0, sc->duration_s, true, &sc->warmup_s) != 0
-        || read_integer(c, &s, "seed", false, 1, 0, INT64_MAX, &seed) != 0
-        || read_integer(c, &s, "replications", false, 1, 1, SCENARIO_MAX_REPLICATIONS,
-                        &replications) != 0
-        || read_duration(c, &s, "bucket", false, sc->duration_s / 100,
-                         sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
-                         &sc->bucket_s) != 0)
+    if (fields_object_check_keys(c, &s, SCENARIO_KEYS) != 0
+        || fields_read_string(c, &s, "name", false, &sc->name) != 0
+        || fields_read_string(c, &s, "description", false, &sc->description) != 0
+        || fields_read_duration(c, &s, "duration", true, 0, 0, SCENARIO_MAX_DURATION_S, false,
+                                &sc->duration_s) != 0
+        || fields_read_duration(c, &s, "warmup", false, 0, 0, sc->duration_s, true,
+                                &sc->warmup_s) != 0
+        || fields_read_integer(c, &s, "seed", false, 1, 0, INT64_MAX, &seed) != 0
+        || fields_read_integer(c, &s, "replications", false, 1, 1, SCENARIO_MAX_REPLICATIONS,
+                               &replications) != 0
+        || fields_read_duration(c, &s, "bucket", false, sc->duration_s / 100,
+                                sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
+                                &sc->bucket_s) != 0)
         return -1;
     if (sc->warmup_s >= sc->duration_s)
-        return field_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
-                          "%g s", sc->warmup_s, sc->duration_s);
+        return fields_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
+                           "%g s", sc->warmup_s, sc->duration_s);
     experiment_spec unused;
-    experiment_spec_init(&unused);
-    int read = experiment_spec_read(c, &s, experiment ? experiment : &unused);
-    experiment_spec_release(&unused);
+    experiment_load_init(&unused);
+    int read = experiment_load_read(c, &s, experiment ? experiment : &unused);
+    experiment_load_release(&unused);
     int has_claim = read == 0 ? claim_load(c, &s) : -1; /* judged after the run */
     if (read != 0 || has_claim < 0)
         return -1;
     sc->seed = (uint64_t)seed;
     sc->replications = (unsigned)replications;
     if (!sc->name && !(sc->name = default_name(path)))
-        return field_fail(c, s.where, "name", "out of memory");
+        return fields_fail(c, s.where, "name", "out of memory");
 
     named_list pools, workloads;
-    lua_object pools_table, workloads_table;
+    fields_object pools_table, workloads_table;
     if (list_names(c, &s, "pools", true, &pools_table, &pools) != 0)
         return -1;
     int status = 0;
     bool calls_lua = false;
-    lua_object *pool_objects = calloc(pools.count + 1, sizeof *pool_objects);
+    fields_object *pool_objects = calloc(pools.count + 1, sizeof *pool_objects);
     sc->pools = calloc(pools.count + 1, sizeof *sc->pools);
     if (!pool_objects || !sc->pools)
-        status = field_fail(c, s.where, "pools", "out of memory");
+        status = fields_fail(c, s.where, "pools", "out of memory");
     for (size_t i = 0; i < pools.count && status == 0; i++) {
         int top = lua_gettop(L);
         pool_spec *p = &sc->pools[sc->npools++];
         if (!(p->name = strdup(pools.names[i]))) {
-            status = field_fail(c, s.where, "pools", "out of memory");
+            status = fields_fail(c, s.where, "pools", "out of memory");
             break;
         }
         status = open_entry(c, &pools_table, pools.names[i], POOL_KINDS,
                             "a pool such as fs.dedicated { count = 4 }", &pool_objects[i])
-                 || convert_pool(c, &pool_objects[i], p, &calls_lua);
+                 || pool_load_convert(c, &pool_objects[i], p, &calls_lua);
         lua_settop(L, top);
     }
     if (status == 0 && calls_lua)
@@ -779,7 +791,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     if (status == 0)
         status = check_devices(c, sc, pool_objects);
     for (size_t i = 0; i < sc->npools && status == 0; i++)
-        status = pool_resolve_units(c, &pool_objects[i], &sc->pools[i], &sc->catalog);
+        status = pool_load_resolve_units(c, &pool_objects[i], &sc->pools[i], &sc->catalog);
     if (status == 0 && list_names(c, &s, "workloads", false, &workloads_table, &workloads) == 0) {
         sc->services = calloc(workloads.count, sizeof *sc->services);
         sc->inferences = calloc(workloads.count, sizeof *sc->inferences);
@@ -788,10 +800,10 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         sc->job_streams = calloc(workloads.count, sizeof *sc->job_streams);
         if (!sc->services || !sc->inferences || !sc->gpu_tasks || !sc->trainings
             || !sc->job_streams)
-            status = field_fail(c, s.where, "workloads", "out of memory");
+            status = fields_fail(c, s.where, "workloads", "out of memory");
         for (size_t i = 0; i < workloads.count && status == 0; i++) {
             int top = lua_gettop(L);
-            lua_object w;
+            fields_object w;
             status = open_entry(c, &workloads_table, workloads.names[i], WORKLOAD_KINDS,
                                 "a workload such as fs.service { ... } or fs.inference { ... }", &w);
             if (status == 0 && (!strcmp(w.kind, "training") || !strcmp(w.kind, "job_stream"))) {
@@ -799,18 +811,18 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
             } else if (status == 0 && !strcmp(w.kind, "gpu_tasks")) {
                 gpu_tasks_workload *t = &sc->gpu_tasks[sc->ngpu_tasks++];
                 status = (t->name = strdup(workloads.names[i]))
-                             ? convert_gpu_tasks(c, &w, &t->spec)
-                             : field_fail(c, s.where, "workloads", "out of memory");
+                             ? gpu_tasks_load_convert(c, &w, &t->spec)
+                             : fields_fail(c, s.where, "workloads", "out of memory");
             } else if (status == 0 && !strcmp(w.kind, "inference")) {
                 inference_spec *inf = &sc->inferences[sc->ninferences++];
                 status = (inf->name = strdup(workloads.names[i]))
                              ? convert_inference(c, &w, sc, &pools, inf)
-                             : field_fail(c, s.where, "workloads", "out of memory");
+                             : fields_fail(c, s.where, "workloads", "out of memory");
             } else if (status == 0) {
                 service_spec *sv = &sc->services[sc->nservices++];
                 status = (sv->name = strdup(workloads.names[i]))
                              ? convert_service(c, &w, sc, &pools, sv)
-                             : field_fail(c, s.where, "workloads", "out of memory");
+                             : fields_fail(c, s.where, "workloads", "out of memory");
             }
             lua_settop(L, top);
         }
@@ -839,8 +851,8 @@ static int convert_protected(lua_State *L)
     load_context *c = job->c;
     static const char *const kinds[] = { "scenario", NULL };
     for (size_t i = 0; i < c->nsets; i++) {
-        lua_object s;
-        if (!lua_istable(L, 1) || object_open(c, 1, "", "", kinds, "", &s) != 0) {
+        fields_object s;
+        if (!lua_istable(L, 1) || fields_object_open(c, 1, "", "", kinds, "", &s) != 0) {
             snprintf(c->err, c->err_size, "%s: the file returns no scenario (it should end "
                      "with return fs.scenario { ... })", job->path);
             job->status = -1;
@@ -974,7 +986,7 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
 {
     scenario_init(out);
     if (experiment)
-        experiment_spec_init(experiment);
+        experiment_load_init(experiment);
     sandbox *sb = sandbox_create(options->unsafe);
     if (!sb) {
         snprintf(err, err_size, "out of memory creating the Lua state");
@@ -1005,7 +1017,7 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
     }
     if (status != 0) {
         scenario_release(out);
-        experiment_spec_release(experiment);
+        experiment_load_release(experiment);
     }
     return status;
 }

@@ -25,7 +25,7 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
                   char *err, size_t err_size);
 
 /* The same, and the file's sweep and search into *experiment (release it with
- * experiment_spec_release; empty on failure). */
+ * experiment_load_release; empty on failure). */
 int scenario_load_experiment(const char *path, const scenario_load_options *options,
                              scenario *out, experiment_spec *experiment, char *err,
                              size_t err_size);

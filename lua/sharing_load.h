@@ -24,16 +24,17 @@
 
 /* pool.noisy, if present (*present then true, and *out to release with
  * noisy_spec_release); absent: *present false, *out untouched.  0 or -1. */
-int convert_noisy(load_context *c, const lua_object *pool, noisy_spec *out, bool *present);
+int sharing_load_convert_noisy(load_context *c, const fields_object *pool, noisy_spec *out,
+                               bool *present);
 
 /* pool.mig (with pool.bandwidth_interference) or pool.time_slicing; neither: SHARE_NONE.
  * *out is to be released with sharing_spec_release (also after an error).  The MIG
- * profile is checked against the pool's device by check_mig_profile. */
-int convert_sharing(load_context *c, const lua_object *pool, sharing_spec *out);
+ * profile is checked against the pool's device by sharing_load_check_mig_profile. */
+int sharing_load_convert(load_context *c, const fields_object *pool, sharing_spec *out);
 
 /* For a SHARE_MIG spec, that the profile exists for the pool's device (its catalog
  * entry), reported at pool.mig with the valid profiles; 0 for other modes. */
-int check_mig_profile(load_context *c, const lua_object *pool, const sharing_spec *spec,
-                      const device_spec *whole);
+int sharing_load_check_mig_profile(load_context *c, const fields_object *pool,
+                                   const sharing_spec *spec, const device_spec *whole);
 
 #endif

@@ -31,61 +31,64 @@ static char *name_from_path(const char *path)
     return strdup(dot ? dot + 1 : path);
 }
 
-static int key_path_fail(load_context *c, const lua_object *o, const char *key,
+static int key_path_fail(load_context *c, const fields_object *o, const char *key,
                          const char *message)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.%s", o->path, key);
-    return field_fail(c, o->where, path, "%s", message);
+    return fields_fail(c, o->where, path, "%s", message);
 }
 
 /* checkpoint = { every = "1h", write = "2m" } and restart = "10m" */
-static int convert_checkpoint(load_context *c, const lua_object *w, checkpoint_spec *ck,
+static int convert_checkpoint(load_context *c, const fields_object *w, checkpoint_spec *ck,
                               double *restart_s)
 {
     *ck = (checkpoint_spec){ 0, 0 };
-    if (read_duration(c, w, "restart", false, 0, 0, MAX_DURATION_S, true, restart_s) != 0)
+    if (fields_read_duration(c, w, "restart", false, 0, 0, MAX_DURATION_S, true, restart_s) != 0)
         return -1;
     int top = lua_gettop(c->L);
-    lua_object o;
-    int found = object_open_field(c, w, "checkpoint", NULL,
-                                  "a table such as { every = \"1h\", write = \"1m\" }", &o);
+    fields_object o;
+    int found = fields_object_open_field(c, w, "checkpoint", NULL,
+                                         "a table such as { every = \"1h\", write = \"1m\" }", &o);
     if (found <= 0)
         return found;
-    int status = object_check_keys(c, &o, CHECKPOINT_KEYS)
-                 || read_duration(c, &o, "every", true, 0, 0, MAX_DURATION_S, false, &ck->every_s)
-                 || read_duration(c, &o, "write", false, 0, 0, MAX_DURATION_S, true, &ck->write_s);
+    int status = fields_object_check_keys(c, &o, CHECKPOINT_KEYS)
+                 || fields_read_duration(c, &o, "every", true, 0, 0, MAX_DURATION_S, false,
+                                         &ck->every_s)
+                 || fields_read_duration(c, &o, "write", false, 0, 0, MAX_DURATION_S, true,
+                                         &ck->write_s);
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }
 
-static int read_priority(load_context *c, const lua_object *w, int *out)
+static int read_priority(load_context *c, const fields_object *w, int *out)
 {
     int64_t priority;
-    if (read_integer(c, w, "priority", false, 0, -MAX_PRIORITY, MAX_PRIORITY, &priority) != 0)
+    if (fields_read_integer(c, w, "priority", false, 0, -MAX_PRIORITY, MAX_PRIORITY,
+                            &priority) != 0)
         return -1;
     *out = (int)priority;
     return 0;
 }
 
 /* parallelism = { tp = 8, pp = 4 } (absent: 0 and 0, the planner's choice) */
-static int convert_parallelism(load_context *c, const lua_object *w, int64_t *tp, int64_t *pp)
+static int convert_parallelism(load_context *c, const fields_object *w, int64_t *tp, int64_t *pp)
 {
     *tp = *pp = 0;
     int top = lua_gettop(c->L);
-    lua_object o;
-    int found = object_open_field(c, w, "parallelism", NULL,
-                                  "a table such as { tp = 8, pp = 2 }", &o);
+    fields_object o;
+    int found = fields_object_open_field(c, w, "parallelism", NULL,
+                                         "a table such as { tp = 8, pp = 2 }", &o);
     if (found <= 0)
         return found;
-    int status = object_check_keys(c, &o, PARALLELISM_KEYS)
-                 || read_integer(c, &o, "tp", false, 1, 1, 1024, tp)
-                 || read_integer(c, &o, "pp", false, 1, 1, 1024, pp);
+    int status = fields_object_check_keys(c, &o, PARALLELISM_KEYS)
+                 || fields_read_integer(c, &o, "tp", false, 1, 1, 1024, tp)
+                 || fields_read_integer(c, &o, "pp", false, 1, 1, 1024, pp);
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }
 
-static int find_model(load_context *c, const lua_object *w, const catalog *cat,
+static int find_model(load_context *c, const fields_object *w, const catalog *cat,
                       const char *name, const model_spec **out)
 {
     char path[FIELD_PATH_MAX], names[1024];
@@ -95,14 +98,14 @@ static int find_model(load_context *c, const lua_object *w, const catalog *cat,
         return 0;
     const char *hint = catalog_closest_model(cat, name);
     if (hint)
-        return field_fail(c, w->where, path, "unknown model \"%s\" (did you mean \"%s\"?)",
-                          name, hint);
-    return field_fail(c, w->where, path, "unknown model \"%s\" (known: %s)", name,
-                      catalog_model_names(cat, names, sizeof names));
+        return fields_fail(c, w->where, path, "unknown model \"%s\" (did you mean \"%s\"?)",
+                           name, hint);
+    return fields_fail(c, w->where, path, "unknown model \"%s\" (known: %s)", name,
+                       catalog_model_names(cat, names, sizeof names));
 }
 
 /* The work of a job with a model: its step time from the performance model. */
-static int training_from_model(load_context *c, const lua_object *w, const catalog *cat,
+static int training_from_model(load_context *c, const fields_object *w, const catalog *cat,
                                const char *model, const char *pool_gpu,
                                const perf_profile *profile, training_spec *out)
 {
@@ -111,16 +114,16 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
     double tokens, steps;
     const model_spec *m;
     if (find_model(c, w, cat, model, &m) != 0 || convert_parallelism(c, w, &tp, &pp) != 0
-        || read_choice(c, w, "precision", PRECISIONS, PREC_BF16, &prec) != 0
-        || read_integer(c, w, "seq_len", false, 4096, 1, 10000000, &seq_len) != 0
-        || read_integer(c, w, "global_batch", false, 512, 1, 1000000000, &global_batch) != 0
-        || read_number(c, w, "tokens", false, 0, 0, 1e18, false, &tokens) != 0
-        || read_number(c, w, "steps", false, 0, 0, 1e15, false, &steps) != 0)
+        || fields_read_choice(c, w, "precision", PRECISIONS, PREC_BF16, &prec) != 0
+        || fields_read_integer(c, w, "seq_len", false, 4096, 1, 10000000, &seq_len) != 0
+        || fields_read_integer(c, w, "global_batch", false, 512, 1, 1000000000, &global_batch) != 0
+        || fields_read_number(c, w, "tokens", false, 0, 0, 1e18, false, &tokens) != 0
+        || fields_read_number(c, w, "steps", false, 0, 0, 1e15, false, &steps) != 0)
         return -1;
     if ((tokens > 0) == (steps > 0))
-        return field_fail(c, w->where, w->path, "give the work as tokens or as steps (one "
-                          "of them)");
-    if (object_get(c, w, "step") != LUA_TNIL) {
+        return fields_fail(c, w->where, w->path, "give the work as tokens or as steps (one "
+                           "of them)");
+    if (fields_object_get(c, w, "step") != LUA_TNIL) {
         lua_pop(c->L, 1);
         return key_path_fail(c, w, "step", "the step time comes from the model; leave it "
                              "out, or leave out the model");
@@ -137,18 +140,18 @@ static int training_from_model(load_context *c, const lua_object *w, const catal
     return 0;
 }
 
-int convert_training(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
-                     const char *pool_gpu, const perf_profile *profile, training_spec *out)
+int training_load_convert(load_context *c, const fields_object *w, const catalog *cat, size_t pool,
+                          const char *pool_gpu, const perf_profile *profile, training_spec *out)
 {
     *out = (training_spec){ .pool = pool, .mfu = NAN };
     if (!(out->name = name_from_path(w->path)))
-        return field_fail(c, w->where, w->path, "out of memory");
+        return fields_fail(c, w->where, w->path, "out of memory");
     char *model = NULL;
     int64_t gpus;
-    int status = object_check_keys(c, w, TRAINING_KEYS)
-                 || read_string(c, w, "model", false, &model)
-                 || read_integer(c, w, "gpus", true, 0, 1, SCENARIO_MAX_SERVERS, &gpus)
-                 || read_duration(c, w, "at", false, 0, 0, MAX_DURATION_S, true, &out->at_s)
+    int status = fields_object_check_keys(c, w, TRAINING_KEYS)
+                 || fields_read_string(c, w, "model", false, &model)
+                 || fields_read_integer(c, w, "gpus", true, 0, 1, SCENARIO_MAX_SERVERS, &gpus)
+                 || fields_read_duration(c, w, "at", false, 0, 0, MAX_DURATION_S, true, &out->at_s)
                  || read_priority(c, w, &out->priority)
                  || convert_checkpoint(c, w, &out->checkpoint, &out->restart_s);
     if (status == 0)
@@ -159,36 +162,37 @@ int convert_training(load_context *c, const lua_object *w, const catalog *cat, s
         static const char *const model_only[] = { "tokens", "parallelism", "precision",
                                                   "seq_len", "global_batch", NULL };
         for (int i = 0; model_only[i] && status == 0; i++) {
-            if (object_get(c, w, model_only[i]) != LUA_TNIL)
+            if (fields_object_get(c, w, model_only[i]) != LUA_TNIL)
                 status = key_path_fail(c, w, model_only[i], "needs a model (model = "
                                        "\"llama-3-8b\"); without one give steps and step");
             lua_pop(c->L, 1);
         }
         status = status
-                 || read_number(c, w, "steps", true, 0, 0, 1e15, false, &out->steps)
-                 || read_duration(c, w, "step", true, 0, 0, MAX_DURATION_S, false, &out->step_s);
+                 || fields_read_number(c, w, "steps", true, 0, 0, 1e15, false, &out->steps)
+                 || fields_read_duration(c, w, "step", true, 0, 0, MAX_DURATION_S, false,
+                                         &out->step_s);
     }
     free(model);
     return status ? -1 : 0;
 }
 
 /* arrivals = fs.poisson { rate }, fs.constant_rate { rate }, or a distribution of gaps */
-static int convert_stream_arrivals(load_context *c, const lua_object *w, sim_dist *out)
+static int convert_stream_arrivals(load_context *c, const fields_object *w, sim_dist *out)
 {
     static const char *const rate_keys[] = { "rate", NULL };
     int top = lua_gettop(c->L);
-    if (object_get(c, w, "arrivals") == LUA_TTABLE) {
+    if (fields_object_get(c, w, "arrivals") == LUA_TTABLE) {
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.arrivals", w->path);
-        lua_object a;
-        int status = object_open(c, -1, path, w->where, NULL, "an arrival process such as "
-                                 "fs.poisson { rate = \"2/h\" }", &a);
+        fields_object a;
+        int status = fields_object_open(c, -1, path, w->where, NULL, "an arrival process such as "
+                                        "fs.poisson { rate = \"2/h\" }", &a);
         bool poisson = status == 0 && !strcmp(a.kind, "poisson");
         bool even = status == 0 && !strcmp(a.kind, "constant_rate");
         if (status == 0 && (poisson || even)) {
             double rate;
-            status = object_check_keys(c, &a, rate_keys)
-                     || read_rate(c, &a, "rate", SCENARIO_MAX_RATE_PER_S, &rate);
+            status = fields_object_check_keys(c, &a, rate_keys)
+                     || fields_read_rate(c, &a, "rate", SCENARIO_MAX_RATE_PER_S, &rate);
             if (status == 0)
                 *out = poisson ? sim_dist_exponential(1 / rate) : sim_dist_constant(1 / rate);
             lua_settop(c->L, top);
@@ -199,22 +203,22 @@ static int convert_stream_arrivals(load_context *c, const lua_object *w, sim_dis
             return -1;
     }
     lua_settop(c->L, top);
-    return read_duration_dist(c, w, "arrivals", out);
+    return fields_read_duration_dist(c, w, "arrivals", out);
 }
 
-static int convert_stream_trace(load_context *c, const lua_object *w, job_stream_spec *out)
+static int convert_stream_trace(load_context *c, const fields_object *w, job_stream_spec *out)
 {
     static const char *const drawn[] = { "arrivals", "gpus", "duration", "count", NULL };
     for (int i = 0; drawn[i]; i++) {
-        int type = object_get(c, w, drawn[i]);
+        int type = fields_object_get(c, w, drawn[i]);
         lua_pop(c->L, 1);
         if (type != LUA_TNIL)
             return key_path_fail(c, w, drawn[i], "comes from the trace; leave it out, or "
                                  "leave out the trace");
     }
     char *file = NULL, *resolved = NULL;
-    int status = read_string(c, w, "trace", true, &file)
-                 || field_resolve_path(c, w, "trace", file, &resolved);
+    int status = fields_read_string(c, w, "trace", true, &file)
+                 || fields_resolve_path(c, w, "trace", file, &resolved);
     char err[600];
     if (status == 0 && job_trace_read(resolved, &out->trace, err, sizeof err) != 0)
         status = key_path_fail(c, w, "trace", err);
@@ -224,25 +228,26 @@ static int convert_stream_trace(load_context *c, const lua_object *w, job_stream
     return status ? -1 : 0;
 }
 
-int convert_job_stream(load_context *c, const lua_object *w, size_t pool,
-                       job_stream_spec *out)
+int training_load_convert_job_stream(load_context *c, const fields_object *w, size_t pool,
+                                     job_stream_spec *out)
 {
     *out = (job_stream_spec){ .pool = pool };
     out->interarrival_s = out->gpus = out->duration_s = sim_dist_constant(0);
     if (!(out->name = name_from_path(w->path)))
-        return field_fail(c, w->where, w->path, "out of memory");
-    if (object_check_keys(c, w, JOB_STREAM_KEYS) != 0 || read_priority(c, w, &out->priority) != 0
+        return fields_fail(c, w->where, w->path, "out of memory");
+    if (fields_object_check_keys(c, w, JOB_STREAM_KEYS) != 0
+        || read_priority(c, w, &out->priority) != 0
         || convert_checkpoint(c, w, &out->checkpoint, &out->restart_s) != 0)
         return -1;
-    int type = object_get(c, w, "trace");
+    int type = fields_object_get(c, w, "trace");
     lua_pop(c->L, 1);
     if (type != LUA_TNIL)
         return convert_stream_trace(c, w, out);
     int64_t count;
     if (convert_stream_arrivals(c, w, &out->interarrival_s) != 0
-        || read_count_dist(c, w, "gpus", &out->gpus) != 0
-        || read_duration_dist(c, w, "duration", &out->duration_s) != 0
-        || read_integer(c, w, "count", false, 0, 1, 1000000000, &count) != 0)
+        || fields_read_count_dist(c, w, "gpus", &out->gpus) != 0
+        || fields_read_duration_dist(c, w, "duration", &out->duration_s) != 0
+        || fields_read_integer(c, w, "count", false, 0, 1, 1000000000, &count) != 0)
         return -1;
     out->count = (uint64_t)count;
     if (sim_dist_quantile(&out->gpus, 0.999) > SCENARIO_MAX_SERVERS)
@@ -250,11 +255,11 @@ int convert_job_stream(load_context *c, const lua_object *w, size_t pool,
     return 0;
 }
 
-int convert_scheduler(load_context *c, const lua_object *pool, scheduler_spec *out)
+int training_load_convert_scheduler(load_context *c, const fields_object *pool, scheduler_spec *out)
 {
     static const char *const policies[] = { "fifo", "priority", "backfill", NULL };
     int policy;
-    if (read_choice(c, pool, "scheduler", policies, SCHED_FIFO, &policy) != 0)
+    if (fields_read_choice(c, pool, "scheduler", policies, SCHED_FIFO, &policy) != 0)
         return -1;
     out->policy = (scheduler_policy)policy;
     return 0;

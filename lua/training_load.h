@@ -24,8 +24,8 @@ extern const char *const JOB_STREAM_KEYS[];
  * resolve; profile (NULL: the device's defaults) is the pool's calibration.  Defaults: precision "bf16", seq_len 4096, global_batch 512, at 0, priority
  * 0, no checkpoints, restart 0.  out->name is the workload's name (the last part of
  * w->path).  Release out with training_spec_release, also after a failure. */
-int convert_training(load_context *c, const lua_object *w, const catalog *cat, size_t pool,
-                     const char *pool_gpu, const perf_profile *profile, training_spec *out);
+int training_load_convert(load_context *c, const fields_object *w, const catalog *cat, size_t pool,
+                          const char *pool_gpu, const perf_profile *profile, training_spec *out);
 
 /* fs.job_stream { pool, arrivals, gpus, duration, count, priority, checkpoint, restart }
  * or fs.job_stream { pool, trace = "jobs.csv", priority, checkpoint, restart }:
@@ -35,11 +35,12 @@ int convert_training(load_context *c, const lua_object *w, const catalog *cat, s
  * jobs in all (absent: until the run's end).  A trace is a CSV with columns at_s, gpus,
  * duration_s and optionally priority (see job_trace_read).  Release out with
  * job_stream_spec_release, also after a failure. */
-int convert_job_stream(load_context *c, const lua_object *w, size_t pool,
-                       job_stream_spec *out);
+int training_load_convert_job_stream(load_context *c, const fields_object *w, size_t pool,
+                                     job_stream_spec *out);
 
 /* A pool's scheduler = "fifo" | "priority" | "backfill" (default "fifo"); the pool's
  * own key list must admit "scheduler". */
-int convert_scheduler(load_context *c, const lua_object *pool, scheduler_spec *out);
+int training_load_convert_scheduler(load_context *c, const fields_object *pool,
+                                    scheduler_spec *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 #define CHUNK 65536
@@ -209,18 +210,6 @@ typedef struct list_context {
     size_t capacity;
 } list_context;
 
-static void *grow(void *items, size_t *capacity, size_t count, size_t size)
-{
-    if (count < *capacity)
-        return items;
-    size_t cap = *capacity ? 2 * *capacity : 1024;
-    void *grown = realloc(items, cap * size);
-    if (!grown)
-        sim_fatal("out of memory reading a cluster trace");
-    *capacity = cap;
-    return grown;
-}
-
 static int convert_node(void *context, const char *const *f, uint64_t row, char *err, size_t n)
 {
     list_context *c = context;
@@ -236,7 +225,8 @@ static int convert_node(void *context, const char *const *f, uint64_t row, char 
     node.name = dup_text(f[N_SN] ? f[N_SN] : name);
     node.model = dup_text(f[N_MODEL] ? f[N_MODEL] : "");
     cluster_trace *t = c->trace;
-    t->nodes = grow(t->nodes, &c->capacity, t->nnodes, sizeof *t->nodes);
+    t->nodes = sim_array_grow(t->nodes, &c->capacity, t->nnodes + 1, sizeof *t->nodes,
+                              "a cluster trace");
     t->nodes[t->nnodes++] = node;
     return 0;
 }
@@ -331,7 +321,8 @@ static int convert_task(void *context, const char *const *f, uint64_t row, char 
     t.duration_s = deleted - start;
     t.gpu_spec = f[T_SPEC] && *f[T_SPEC] ? dup_text(f[T_SPEC]) : NULL;
     cluster_trace *trace = c->trace;
-    trace->tasks = grow(trace->tasks, &c->capacity, trace->ntasks, sizeof *trace->tasks);
+    trace->tasks = sim_array_grow(trace->tasks, &c->capacity, trace->ntasks + 1,
+                                  sizeof *trace->tasks, "a cluster trace");
     trace->tasks[trace->ntasks++] = t;
     return 0;
 }

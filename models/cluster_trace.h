@@ -77,6 +77,7 @@ typedef struct cluster_trace {
  * without rows is refused. */
 int cluster_trace_read(const char *nodes_path, const char *tasks_path, cluster_trace *out,
                        char *err, size_t err_size);
+/* Frees the nodes and the tasks; NULL is fine. */
 void cluster_trace_release(cluster_trace *t);
 
 /* "Running", "Succeeded", "Failed", "Pending". */

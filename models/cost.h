@@ -57,6 +57,7 @@ typedef struct cost_spec {
     size_t negress;
 } cost_spec;
 
+/* Frees the egress tiers; NULL is fine. */
 void cost_spec_release(cost_spec *spec);
 
 /* "on_demand", "spot", ... */
@@ -80,6 +81,7 @@ typedef struct cost_meter cost_meter;
  * out of memory. */
 cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double idle_w,
                               double tdp_w, unsigned units_per_gpu, double now_s);
+/* NULL is fine. */
 void cost_meter_free(cost_meter *m);
 
 /* A unit joins the GPUs held (rented, repaired) or leaves them (returned, failed),

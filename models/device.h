@@ -43,6 +43,7 @@ double device_peak_flops(const device_spec *d, precision p, precision *used);
  * NVLink total, or the PCIe link when there is no NVLink. */
 double device_link_bytes_per_s(const device_spec *d);
 
+/* Frees the strings and zeroes the spec; NULL is fine. */
 void device_release(device_spec *d);
 
 #endif

@@ -93,6 +93,7 @@ typedef struct gpu_pool gpu_pool;
  * a kind that uses it...).  name names the random streams. */
 gpu_pool *gpu_pool_create(sim_engine *engine, const pool_capacity *capacity, const char *name,
                           uint64_t seed, uint64_t replication, char *err, size_t err_size);
+/* NULL is fine. */
 void gpu_pool_free(gpu_pool *p);
 
 /* Asks for n GPUs as one gang for a holder (context passed back in its calls).  Returns

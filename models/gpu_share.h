@@ -59,6 +59,7 @@ typedef struct gpu_share_member gpu_share_member;
  * tenants) with every member idle and no noise.  spec is copied (its mig_profile is not
  * used).  NULL if out of memory. */
 gpu_share *gpu_share_create(const sharing_spec *spec, unsigned members, gpu_share_apply_fn apply);
+/* NULL is fine. */
 void gpu_share_free(gpu_share *g);
 
 /* Names the context passed to apply for a member (e.g. its replica) and pushes the

@@ -546,9 +546,8 @@ int job_scheduler_add_stream(job_scheduler *s, const job_stream_spec *spec, char
     job_stream *st = calloc(1, sizeof *st);
     if (!st)
         sim_fatal("out of memory adding a job stream");
-    s->streams = realloc(s->streams, (s->nstreams + 1) * sizeof *s->streams);
-    if (!s->streams)
-        sim_fatal("out of memory adding a job stream");
+    s->streams = sim_array_grow(s->streams, &s->streams_cap, s->nstreams + 1,
+                                sizeof *s->streams, "the job streams");
     st->s = s;
     st->index = s->nstreams;
     st->spec = spec;

@@ -58,6 +58,7 @@ job_scheduler *job_scheduler_create(sim_engine *engine, gpu_pool *pool,
                                     const scheduler_spec *spec, const char *name,
                                     uint64_t seed, uint64_t replication, char *err,
                                     size_t err_size);
+/* NULL is fine. */
 void job_scheduler_free(job_scheduler *s);
 
 /* Called for each job when it completes, and by job_scheduler_finish for the others. */

@@ -67,7 +67,7 @@ struct job_scheduler {
     size_t nrunning, running_cap;
     int64_t head_order, tail_order;
     job_stream **streams;
-    size_t nstreams;
+    size_t nstreams, streams_cap;
     sim_event_id dispatch_event;
     bool dispatching;
     job_record_fn record;

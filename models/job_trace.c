@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "models/training.h"
-#include "sim/fatal.h"
+#include "sim/array.h"
 
 enum { COL_AT, COL_GPUS, COL_DURATION, COL_PRIORITY, NCOLS };
 static const char *const COLUMNS[NCOLS] = { "at_s", "gpus", "duration_s", "priority" };
@@ -72,6 +72,13 @@ static int parse_number(reader *r, int c, double *out)
     return 0;
 }
 
+/* A column grown to hold row n: every column grows from the same capacity, so to the
+ * same one (at_s last, which updates the reader's). */
+static void *grow_column(void *column, size_t cap, size_t n, size_t size)
+{
+    return sim_array_grow(column, &cap, n + 1, size, "a job trace");
+}
+
 static void add_row(reader *r)
 {
     double at, gpus, duration, priority = 0;
@@ -94,15 +101,11 @@ static void add_row(reader *r)
     if (r->failed)
         return;
     if (t->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 256;
-        t->at_s = realloc(t->at_s, r->cap * sizeof *t->at_s);
-        t->gpus = realloc(t->gpus, r->cap * sizeof *t->gpus);
-        t->duration_s = realloc(t->duration_s, r->cap * sizeof *t->duration_s);
+        t->gpus = grow_column(t->gpus, r->cap, t->n, sizeof *t->gpus);
+        t->duration_s = grow_column(t->duration_s, r->cap, t->n, sizeof *t->duration_s);
         if (r->column_at[COL_PRIORITY] >= 0)
-            t->priority = realloc(t->priority, r->cap * sizeof *t->priority);
-        if (!t->at_s || !t->gpus || !t->duration_s
-            || (r->column_at[COL_PRIORITY] >= 0 && !t->priority))
-            sim_fatal("out of memory reading a job trace");
+            t->priority = grow_column(t->priority, r->cap, t->n, sizeof *t->priority);
+        t->at_s = sim_array_grow(t->at_s, &r->cap, t->n + 1, sizeof *t->at_s, "a job trace");
     }
     t->at_s[t->n] = at;
     t->gpus[t->n] = (unsigned)gpus;

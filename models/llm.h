@@ -39,6 +39,7 @@ double model_forward_flops_per_token(const model_spec *m, double context);
  * picks experts_active of experts uniformly): what a decode step must read. */
 double model_experts_touched(const model_spec *m, double tokens);
 
+/* Frees the name and zeroes the spec; NULL is fine. */
 void model_release(model_spec *m);
 
 #endif

@@ -81,6 +81,7 @@ typedef struct gpu_fleet gpu_fleet;
 gpu_fleet *gpu_fleet_create(const cluster_node *const *nodes, size_t nnodes,
                             const gpu_demand *measure, size_t nmeasure, char *err,
                             size_t err_size);
+/* NULL is fine. */
 void gpu_fleet_free(gpu_fleet *f);
 
 /* The fleet's distinct GPU models (index m is bit m of gpu_demand.models). */

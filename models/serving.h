@@ -95,6 +95,7 @@ typedef struct serving serving;
 serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
                         size_t err_size);
 void serving_start(serving *s);
+/* NULL is fine. */
 void serving_free(serving *s);
 
 /* A trace that failed during the run ("file:row N: ..."), or NULL. */

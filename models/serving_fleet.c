@@ -17,6 +17,7 @@
 
 #include "models/event_order.h"
 #include "models/serving_fleet_internal.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 static double retry_interval_s(const serving_fleet *f)
@@ -56,15 +57,12 @@ static void set_ready(serving_fleet *f, double now)
 
 static serving_slot *slot_new(serving_fleet *f)
 {
-    if (f->nslots == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 8;
-        serving_slot **slots = realloc(f->slots, cap * sizeof *slots);
-        serving_slot **active = realloc(f->active, cap * sizeof *active);
-        if (!slots || !active)
-            sim_fatal("out of memory for replicas");
-        f->slots = slots;
-        f->active = active;
-        f->cap = cap;
+    if (f->nslots == f->cap) { /* both from the same capacity to the same one */
+        size_t cap = f->cap;
+        f->active = sim_array_grow(f->active, &cap, f->nslots + 1, sizeof *f->active,
+                                   "replicas");
+        f->slots = sim_array_grow(f->slots, &f->cap, f->nslots + 1, sizeof *f->slots,
+                                  "replicas");
     }
     serving_slot *sl = calloc(1, sizeof *sl);
     if (!sl)
@@ -136,17 +134,8 @@ static void apply_speed(void *member_context, double compute_factor, double memo
 
 static gpu_host *host_open(serving_fleet *f, unsigned gpu)
 {
-    if (gpu >= f->nhosts) {
-        size_t n = f->nhosts ? f->nhosts : 8;
-        while (n <= gpu)
-            n *= 2;
-        gpu_host **hosts = realloc(f->hosts, n * sizeof *hosts);
-        if (!hosts)
-            sim_fatal("out of memory for GPU hosts");
-        memset(hosts + f->nhosts, 0, (n - f->nhosts) * sizeof *hosts);
-        f->hosts = hosts;
-        f->nhosts = n;
-    }
+    f->hosts = sim_array_grow_zeroed(f->hosts, &f->nhosts, (size_t)gpu + 1, sizeof *f->hosts,
+                                     "GPU hosts"); /* NULL: no host open on that GPU yet */
     if (f->hosts[gpu])
         return f->hosts[gpu];
     gpu_host *h = calloc(1, sizeof *h);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "models/serving_fleet_internal.h"
-#include "sim/fatal.h"
+#include "sim/array.h"
 
 static const char *const ROUTING_NAMES[] = {
     "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
@@ -33,13 +33,8 @@ static int choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
     serving_slot **a = f->active;
     switch (f->routing.policy) {
     case ROUTE_CUSTOM: {
-        if (f->nloads < n) {
-            replica_load *loads = realloc(f->loads, n * sizeof *loads);
-            if (!loads)
-                sim_fatal("out of memory routing a request");
-            f->loads = loads;
-            f->nloads = n;
-        }
+        f->loads = sim_array_grow(f->loads, &f->nloads, n, sizeof *f->loads,
+                                  "the loads to route by");
         for (unsigned i = 0; i < n; i++)
             f->loads[i] = (replica_load){ replica_outstanding(a[i]->r),
                                           replica_outstanding_tokens(a[i]->r) };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/event_order.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -53,16 +54,12 @@ struct station {
 static void fifo_push(fifo *q, waiting w)
 {
     if (q->length == q->capacity) {
-        size_t cap = q->capacity ? q->capacity * 2 : 64;
-        waiting *grown = malloc(cap * sizeof *grown);
-        if (!grown)
-            sim_fatal("out of memory growing a queue to %zu customers", cap);
-        for (size_t i = 0; i < q->length; i++)
-            grown[i] = q->items[(q->head + i) % q->capacity];
-        free(q->items);
-        q->items = grown;
-        q->capacity = cap;
-        q->head = 0;
+        size_t old = q->capacity;
+        q->items = sim_array_grow(q->items, &q->capacity, old < 64 ? 64 : old + 1,
+                                  sizeof *q->items, "a station's queue");
+        /* the ring's wrapped part, before head, moves past the old end: at least doubled,
+         * the array has room for it there and the order runs on from head */
+        memcpy(q->items + old, q->items, q->head * sizeof *q->items);
     }
     q->items[(q->head + q->length++) % q->capacity] = w;
 }

@@ -43,6 +43,7 @@ typedef struct training_spec {
     double restart_s;      /* reload after a loss, paid at the next start */
 } training_spec;
 
+/* Frees the name; NULL is fine. */
 void training_spec_release(training_spec *s);
 
 /* Rows of a job trace (fs.job_stream { trace = "jobs.csv" }), in arrival order. */
@@ -59,6 +60,7 @@ typedef struct job_trace {
  * (the header is row 1): a missing column, a value that is not a number, gpus not a
  * positive integer, a negative time or duration, arrivals out of order. */
 int job_trace_read(const char *path, job_trace *out, char *err, size_t err_size);
+/* Frees the columns and empties the trace; NULL is fine. */
 void job_trace_release(job_trace *t);
 
 /* fs.job_stream: jobs arriving at random, or replayed from a trace. */
@@ -76,6 +78,7 @@ typedef struct job_stream_spec {
     job_trace trace;       /* owned; replaces the three distributions */
 } job_stream_spec;
 
+/* Frees the name, the distributions and the trace; NULL is fine. */
 void job_stream_spec_release(job_stream_spec *s);
 
 typedef enum scheduler_policy {

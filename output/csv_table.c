@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/array.h"
 
 /* Fields of the row being read, and every row so far (a flat list of strings). */
 typedef struct reader {
@@ -24,17 +27,14 @@ static bool push(reader *r, char *field)
         r->failed = true;
         return false;
     }
-    if (r->nfields == r->capacity) {
-        size_t capacity = r->capacity ? 2 * r->capacity : 256;
-        char **grown = realloc(r->fields, capacity * sizeof *grown);
-        if (!grown) {
-            free(field);
-            r->failed = true;
-            return false;
-        }
-        r->fields = grown;
-        r->capacity = capacity;
+    char **grown = sim_array_try_grow(r->fields, &r->capacity, r->nfields + 1, sizeof *grown,
+                                      SIZE_MAX);
+    if (!grown) {
+        free(field);
+        r->failed = true;
+        return false;
     }
+    r->fields = grown;
     r->fields[r->nfields++] = field;
     return true;
 }

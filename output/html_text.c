@@ -1,8 +1,11 @@
 #include "output/html_text.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/array.h"
 
 void html_escape(FILE *out, const char *text)
 {
@@ -33,11 +36,9 @@ char *html_read_file(const char *path)
     while (text && (got = fread(text + n, 1, cap - n - 1, f)) > 0) {
         n += got;
         if (cap - n < 2) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown) {
+            char *grown = sim_array_try_grow(text, &cap, n + 2, 1, SIZE_MAX);
+            if (!grown)
                 free(text);
-                text = NULL;
-            }
             text = grown;
         }
     }

@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "sim/array.h"
 
 extern char **environ;
 
@@ -22,14 +25,11 @@ typedef struct argv_list {
 
 static int argv_add(argv_list *a, const char *text)
 {
-    if (a->count + 2 > a->capacity) {
-        size_t capacity = a->capacity ? 2 * a->capacity : 64;
-        char **grown = realloc(a->items, capacity * sizeof *grown);
-        if (!grown)
-            return -1;
-        a->items = grown;
-        a->capacity = capacity;
-    }
+    char **grown = sim_array_try_grow(a->items, &a->capacity, a->count + 2, sizeof *grown,
+                                      SIZE_MAX);
+    if (!grown)
+        return -1;
+    a->items = grown;
     if (!(a->items[a->count] = strdup(text)))
         return -1;
     a->items[++a->count] = NULL;
@@ -119,13 +119,12 @@ static int spawn(const char *program, char **argv, char **text)
         }
         n += (size_t)got;
         if (cap - n < 2) {
-            char *grown = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!grown) {
+            char *grown = sim_array_try_grow(buf, &cap, n + 2, 1, 64u << 20);
+            if (!grown) { /* over 64 MiB or out of memory */
                 n = 0;  /* drain without keeping: the marks are lost, not the process */
                 continue;
             }
             buf = grown;
-            cap *= 2;
         }
     }
     close(fds[0]);

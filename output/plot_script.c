@@ -1,9 +1,11 @@
 #include "output/plot_script.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output/atomic_file.h"
+#include "sim/array.h"
 
 void plot_script_quote(FILE *out, const char *text)
 {
@@ -80,14 +82,11 @@ int plot_script_write(const char *dir, const char *name,
 
 int plot_list_add(plot_list *l, const char *name)
 {
-    if (l->count == l->capacity) {
-        size_t capacity = l->capacity ? 2 * l->capacity : 16;
-        char **grown = realloc(l->names, capacity * sizeof *grown);
-        if (!grown)
-            return -1;
-        l->names = grown;
-        l->capacity = capacity;
-    }
+    char **grown = sim_array_try_grow(l->names, &l->capacity, l->count + 1, sizeof *grown,
+                                      SIZE_MAX);
+    if (!grown)
+        return -1;
+    l->names = grown;
     char *copy = strdup(name);
     if (!copy)
         return -1;

@@ -6,24 +6,28 @@
 #include "output/atomic_file.h"
 #include "output/csv_write.h"
 
+void output_summary_fields(FILE *out, const sim_metric *m, sim_ci ci, bool first)
+{
+    csv_write_text(out, m->scope, first);
+    csv_write_text(out, m->subject, false);
+    csv_write_text(out, m->name, false);
+    csv_write_number(out, ci.mean, false);
+    csv_write_text(out, m->unit, false);
+    csv_write_number(out, ci.low, false);
+    csv_write_number(out, ci.high, false);
+    csv_write_number(out, (double)ci.n, false);
+}
+
 int output_summary_csv(const char *dir, const sim_metrics *metrics, char *err, size_t err_size)
 {
     atomic_file *f = atomic_file_open(dir, "summary.csv", err, err_size);
     if (!f)
         return -1;
     FILE *out = atomic_file_stream(f);
-    fputs("scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n", out);
+    fputs(OUTPUT_SUMMARY_COLUMNS "\n", out);
     for (size_t i = 0; i < metrics->count; i++) {
         const sim_metric *m = &metrics->items[i];
-        sim_ci ci = sim_ci_student(&m->replications, 0.95);
-        csv_write_text(out, m->scope, true);
-        csv_write_text(out, m->subject, false);
-        csv_write_text(out, m->name, false);
-        csv_write_number(out, ci.mean, false);
-        csv_write_text(out, m->unit, false);
-        csv_write_number(out, ci.low, false);
-        csv_write_number(out, ci.high, false);
-        csv_write_number(out, (double)m->replications.n, false);
+        output_summary_fields(out, m, sim_ci_student(&m->replications, 0.95), true);
         fputc('\n', out);
     }
     return atomic_file_commit(f, err, err_size);

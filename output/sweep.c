@@ -19,14 +19,7 @@ static void write_row(FILE *out, const sweep_point_view *p, size_t nkeys, const 
 {
     for (size_t k = 0; k < nkeys; k++)
         csv_write_text(out, p->values[k], k == 0);
-    csv_write_text(out, m->scope, nkeys == 0);
-    csv_write_text(out, m->subject, false);
-    csv_write_text(out, m->name, false);
-    csv_write_number(out, ci.mean, false);
-    csv_write_text(out, m->unit, false);
-    csv_write_number(out, ci.low, false);
-    csv_write_number(out, ci.high, false);
-    csv_write_number(out, (double)ci.n, false);
+    output_summary_fields(out, m, ci, nkeys == 0);
     fputc('\n', out);
 }
 
@@ -40,7 +33,7 @@ int output_sweep_csv(const char *dir, const char *const *keys, size_t nkeys,
     FILE *out = atomic_file_stream(f);
     write_keys_header(out, keys, nkeys);
     fputs(nkeys ? "," : "", out);
-    fputs("scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n", out);
+    fputs(OUTPUT_SUMMARY_COLUMNS "\n", out);
     for (size_t p = 0; p < npoints; p++)
         for (size_t i = 0; i < points[p].metrics->count; i++) {
             const sim_metric *m = &points[p].metrics->items[i];
@@ -100,7 +93,7 @@ int output_search_csv(const char *dir, const char *key, const char *target,
     FILE *out = atomic_file_stream(f);
     fputs("probe", out);
     csv_write_text(out, key, false);
-    fputs(",scope,subject,metric,value,unit,ci95_lo,ci95_hi,n,target,meets\n", out);
+    fputs("," OUTPUT_SUMMARY_COLUMNS ",target,meets\n", out);
     const search_probe_view *chosen = NULL;
     char answer_text[32];
     snprintf(answer_text, sizeof answer_text, "%lld", answer);
@@ -116,19 +109,10 @@ int output_search_csv(const char *dir, const char *key, const char *target,
             csv_write_text(out, found ? answer_text : "", false);
         }
         const sim_metric *m = p ? p->metric : NULL;
-        if (m) {
-            sim_ci ci = sim_ci_student(&m->replications, 0.95);
-            csv_write_text(out, m->scope, false);
-            csv_write_text(out, m->subject, false);
-            csv_write_text(out, m->name, false);
-            csv_write_number(out, ci.mean, false);
-            csv_write_text(out, m->unit, false);
-            csv_write_number(out, ci.low, false);
-            csv_write_number(out, ci.high, false);
-            csv_write_number(out, (double)ci.n, false);
-        } else {
-            fputs(",,,,,,,,", out);
-        }
+        if (m)
+            output_summary_fields(out, m, sim_ci_student(&m->replications, 0.95), false);
+        else
+            fputs(",,,,,,,,", out); /* the summary's eight fields, empty */
         csv_write_text(out, target, false);
         csv_write_text(out, p ? (p->meets ? "true" : "false") : "", false);
         fputc('\n', out);

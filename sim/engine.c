@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 /* A heap entry carries its whole sort key, so sifting reads the heap array alone.  The
@@ -175,16 +176,13 @@ static void mark_stale(sim_engine *e)
 
 /* ---- slots ------------------------------------------------------------------------ */
 
+/* Doubles an array of the event list from 64 (slots are numbered in 32 bits). */
 static void *grow_array(void *array, size_t *capacity, size_t elem_size, const char *what)
 {
-    size_t new_cap = *capacity ? *capacity * 2 : 64;
-    if (new_cap > UINT32_MAX - 1)
+    if (*capacity * 2 > UINT32_MAX - 1)
         sim_fatal("event list full: more than %zu %s", *capacity, what);
-    void *grown = realloc(array, new_cap * elem_size);
-    if (!grown)
-        sim_fatal("out of memory growing the event list to %zu %s", new_cap, what);
-    *capacity = new_cap;
-    return grown;
+    return sim_array_grow(array, capacity, *capacity < 64 ? 64 : *capacity + 1, elem_size,
+                          "the event list");
 }
 
 static uint32_t slot_take(sim_engine *e)

@@ -28,7 +28,7 @@ typedef struct sim_histogram {
 
 #define SIM_HISTOGRAM_REL_ERROR (1.0 / 128)
 
-/* An empty histogram; release with sim_histogram_release. */
+/* An empty histogram; release with sim_histogram_release (NULL is fine). */
 void sim_histogram_init(sim_histogram *h);
 void sim_histogram_release(sim_histogram *h);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 void sim_metrics_init(sim_metrics *m) { *m = (sim_metrics){ 0 }; }
@@ -44,14 +45,8 @@ void sim_metrics_add(sim_metrics *m, const char *scope, const char *subject,
 {
     sim_metric *x = (sim_metric *)sim_metrics_find(m, scope, subject, name);
     if (!x) {
-        if (m->count == m->capacity) {
-            size_t cap = m->capacity ? 2 * m->capacity : 32;
-            sim_metric *grown = realloc(m->items, cap * sizeof *grown);
-            if (!grown)
-                sim_fatal("out of memory recording a metric");
-            m->items = grown;
-            m->capacity = cap;
-        }
+        m->items = sim_array_grow(m->items, &m->capacity, m->count + 1, sizeof *m->items,
+                                  "the metrics");
         x = &m->items[m->count++];
         *x = (sim_metric){ copy(scope), copy(subject), copy(name), copy(unit), { 0 } };
         sim_stat_reset(&x->replications);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 typedef struct cell {
@@ -23,7 +24,7 @@ struct sim_timeseries {
     char **columns;
     size_t ncolumns;
     ts_subject *subjects;
-    size_t nsubjects;
+    size_t nsubjects, subjects_cap;
 };
 
 size_t sim_timeseries_cells_needed(size_t nbuckets, size_t nsubjects, size_t ncolumns)
@@ -79,10 +80,8 @@ size_t sim_timeseries_add_subject(sim_timeseries *ts, const char *scope, const c
         > SIM_TIMESERIES_MAX_CELLS)
         sim_fatal("timeseries over %zu cells: the caller must check the size first",
                   SIM_TIMESERIES_MAX_CELLS);
-    ts_subject *grown = realloc(ts->subjects, (ts->nsubjects + 1) * sizeof *grown);
-    if (!grown)
-        sim_fatal("out of memory adding a timeseries subject");
-    ts->subjects = grown;
+    ts->subjects = sim_array_grow(ts->subjects, &ts->subjects_cap, ts->nsubjects + 1,
+                                  sizeof *ts->subjects, "a timeseries' subjects");
     ts_subject *s = &ts->subjects[ts->nsubjects];
     s->scope = strdup(scope);
     s->name = strdup(name);

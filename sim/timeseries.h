@@ -19,6 +19,7 @@ typedef struct sim_timeseries sim_timeseries;
  * NULL if out of memory or over SIM_TIMESERIES_MAX_CELLS once subjects are added. */
 sim_timeseries *sim_timeseries_create(size_t nbuckets, double bucket_s,
                                       const char *const *columns, size_t ncolumns);
+/* NULL is fine. */
 void sim_timeseries_free(sim_timeseries *ts);
 
 /* Adds a subject, as (scope, name); returns its index.  Aborts if out of memory or over

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "sim/fatal.h"
+#include "sim/array.h"
 
 void sim_wire_release(sim_wire *w)
 {
@@ -13,16 +13,8 @@ void sim_wire_release(sim_wire *w)
 
 void sim_wire_put_bytes(sim_wire *w, const void *bytes, size_t n)
 {
-    if (w->capacity - w->size < n) {
-        size_t cap = w->capacity ? w->capacity : 256;
-        while (cap - w->size < n)
-            cap *= 2;
-        unsigned char *grown = realloc(w->data, cap);
-        if (!grown)
-            sim_fatal("out of memory packing results (%zu bytes)", cap);
-        w->data = grown;
-        w->capacity = cap;
-    }
+    if (w->capacity - w->size < n)
+        w->data = sim_array_grow(w->data, &w->capacity, w->size + n, 1, "packed results");
     if (n)
         memcpy(w->data + w->size, bytes, n);
     w->size += n;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/cli.h"
 #include "tests/support/scratch.h"
 
 static char *dir;
@@ -25,12 +26,8 @@ TestSuite(claims, .init = setup, .fini = teardown, .timeout = 240);
 /* Runs a scenario into dir/sub; returns the verdict word (in out, which it points into). */
 static const char *run_verdict(const char *sub, const char *args)
 {
-    char command[2048];
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s run %s -o %s/%s -q --no-plots", FLEETSIM_BIN, args,
-             dir, sub);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s: %s", command, err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/%s -q --no-plots", args, dir, sub), 0,
+                 "%s: %s", args, err);
     char *line = strstr(out, "\nverdict: ");
     cr_assert_not_null(line, "no verdict line in:\n%s", out);
     char *end = strchr(line + 1, '\n');
@@ -133,12 +130,9 @@ Test(claims, capacity_search_and_procurement)
 
 Test(claims, the_default_scenario_runs_without_a_claim)
 {
-    free(out);
-    free(err);
-    char command[1024];
-    snprintf(command, sizeof command, "%s run scenarios/default.lua -o %s/d -q --no-plots "
-             "--replications 1 --set duration=30m --set warmup=5m", FLEETSIM_BIN, dir);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/default.lua -o %s/d -q --no-plots "
+                         "--replications 1 --set duration=30m --set warmup=5m", dir), 0, "%s",
+                 err);
     cr_expect(strstr(out, "verdict:") == NULL);
     cr_expect(strstr(out, "ttft_p99_s") != NULL);
 }
@@ -152,14 +146,10 @@ static const char base[] =
 /* Runs base + tail; returns the exit status. */
 static int run_text(const char *tail, const char *args)
 {
-    char text[2048], command[1024];
+    char text[2048];
     snprintf(text, sizeof text, "%s%s}\n", base, tail);
     char *path = scratch_file(dir, "c.lua", text);
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s run %s -o %s/o -q --no-plots %s", FLEETSIM_BIN, path,
-             dir, args);
-    int status = scratch_run(command, &out, &err);
+    int status = cli_run(&out, &err, "run %s -o %s/o -q --no-plots %s", path, dir, args);
     free(path);
     return status;
 }

@@ -8,11 +8,8 @@
 #include <string.h>
 
 #include "sim/queueing_theory.h"
+#include "support/cli.h"
 #include "support/scratch.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir;
 static char *out, *err;
@@ -40,22 +37,13 @@ static const char *const MM4 =
     "  },\n"
     "}\n";
 
-static int fleetsim(const char *args)
-{
-    char command[2048];
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
-    return scratch_run(command, &out, &err);
-}
-
 /* Runs `fleetsim run ARGS -o DIR/SUB -q`, which must succeed, and returns the text of
  * its summary.csv (the caller frees it). */
 static char *run_summary(const char *sub, const char *args)
 {
     char command[1536], path[512];
     snprintf(command, sizeof command, "run %s -o %s/%s -q", args, dir, sub);
-    cr_assert_eq(fleetsim(command), 0, "%s: %s", command, err);
+    cr_assert_eq(cli_run(&out, &err, "%s", command), 0, "%s: %s", command, err);
     snprintf(path, sizeof path, "%s/%s/summary.csv", dir, sub);
     char *summary = scratch_read(path);
     cr_assert_not_null(summary, "no %s", path);
@@ -87,7 +75,7 @@ Test(cli, mmc_scenario_matches_erlang_c, .timeout = 120)
 {
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out --quiet", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "stderr: %s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "stderr: %s", err);
     char *summary = result_file("summary.csv");
     cr_assert_not_null(summary);
     cr_expect(strncmp(summary, "scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n", 50) == 0);
@@ -127,7 +115,7 @@ Test(cli, set_and_seed_change_the_run)
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out -q --set pools.q.count=5 "
              "--set duration=20h --replications 4 --seed 9", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *summary = result_file("summary.csv");
     summary_row servers = scratch_summary_row(summary, "pool", "q", "servers");
     summary_row util = scratch_summary_row(summary, "pool", "q", "utilization_mean");
@@ -161,7 +149,7 @@ Test(cli, a_bad_scenario_exits_2_with_file_and_line_and_writes_nothing)
                               "  workloads = {},\n}\n");
     char args[1024], expected[512];
     snprintf(args, sizeof args, "run %s -o %s/out", file, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     snprintf(expected, sizeof expected, "%s:4: pools.q.count: expected a positive integer, got -1\n",
              file);
     cr_expect_str_eq(err, expected);
@@ -174,7 +162,7 @@ Test(cli, a_bad_set_exits_2)
 {
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out --set workloads.mm.arrivals.rate=-1", file, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect_str_eq(err, "--set workloads.mm.arrivals.rate=-1: workloads.mm.arrivals.rate: "
                      "expected a rate > 0 /s, got -1 /s\n");
     expect_no_results();
@@ -186,7 +174,7 @@ Test(cli, an_unwritable_output_folder_exits_1)
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024], expected[512];
     char *blocker = scratch_file(dir, "blocker", "a file, not a folder\n");
     snprintf(args, sizeof args, "run %s -q -o %s/sub", file, blocker);
-    cr_expect_eq(fleetsim(args), 1);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 1);
     snprintf(expected, sizeof expected, "fleetsim: cannot create folder %s: a file of that name "
              "exists\n", blocker);
     cr_expect_str_eq(err, expected);
@@ -198,7 +186,7 @@ Test(cli, check_prints_the_resolved_scenario_and_runs_nothing)
 {
     char *file = scratch_file(dir, "mm4.lua", MM4), args[1024];
     snprintf(args, sizeof args, "check %s --set workloads.mm.service.mean=250ms", file);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     cr_expect(strstr(out, "duration      180000 s\n") != NULL, "%s", out);
     cr_expect(strstr(out, "q: dedicated, 4 servers, offered load 0.8 Erlangs\n") != NULL, "%s", out);
     cr_expect(strstr(out, "exponential { mean = 0.25 }") != NULL, "%s", out);
@@ -207,24 +195,24 @@ Test(cli, check_prints_the_resolved_scenario_and_runs_nothing)
 
 Test(cli, usage_mistakes_exit_2)
 {
-    cr_expect_eq(fleetsim("frobnicate"), 2);
+    cr_expect_eq(cli_run(&out, &err, "frobnicate"), 2);
     cr_expect(strstr(err, "fleetsim: unknown command 'frobnicate'") == err, "%s", err);
-    cr_expect_eq(fleetsim("run"), 2);
+    cr_expect_eq(cli_run(&out, &err, "run"), 2);
     cr_expect_str_eq(err, "fleetsim run: expected one scenario file (see fleetsim help run)\n");
-    cr_expect_eq(fleetsim("run x.lua --bogus"), 2);
+    cr_expect_eq(cli_run(&out, &err, "run x.lua --bogus"), 2);
     cr_expect_str_eq(err, "fleetsim run: unknown option '--bogus' (see fleetsim help run)\n");
-    cr_expect_eq(fleetsim("run x.lua --seed abc"), 2);
+    cr_expect_eq(cli_run(&out, &err, "run x.lua --seed abc"), 2);
     cr_expect_str_eq(err, "fleetsim: --seed expects a whole number, got 'abc'\n");
-    cr_expect_eq(fleetsim("help run"), 0);
+    cr_expect_eq(cli_run(&out, &err, "help run"), 0);
     cr_expect(strstr(out, "--set KEY=VALUE") != NULL);
-    cr_expect_eq(fleetsim("--version"), 0);
+    cr_expect_eq(cli_run(&out, &err, "--version"), 0);
     cr_expect(strncmp(out, "fleetsim 0.1.0\n", 15) == 0, "%s", out);
 }
 
 Test(cli, estimate_csv_has_every_documented_metric)
 {
-    cr_assert_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --gpus 8 --batch 16 --csv"),
-                 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --gpus 8 "
+                         "--batch 16 --csv"), 0, "%s", err);
     const char *metrics[] = {
         "params", "weights_gb", "kv_gb_per_token", "fits", "max_batch", "prefill_s", "ttft_s",
         "tpot_s", "decode_tokens_per_s", "throughput_tokens_per_s", "train_memory_per_gpu_gb",
@@ -242,21 +230,23 @@ Test(cli, estimate_csv_has_every_documented_metric)
 
 Test(cli, estimate_names_the_known_models_and_devices)
 {
-    cr_expect_eq(fleetsim("estimate --model llama-3-9b --gpu H100-SXM"), 2);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-9b --gpu H100-SXM"), 2);
     cr_expect(strstr(err, "unknown model 'llama-3-9b' (did you mean 'llama-3-8b'?) (known: "
                      "gpt-3-175b, llama-2-13b") == strstr(err, "unknown"), "%s", err);
-    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H300"), 2);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H300"), 2);
     cr_expect(strstr(err, "unknown device 'H300'") != NULL, "%s", err);
     cr_expect(strstr(err, "EPYC-9654") != NULL, "the list includes CPUs: %s", err);
-    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --precision fp6"), 2);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM "
+                         "--precision fp6"), 2);
     cr_expect(strstr(err, "unknown precision 'fp6'") != NULL, "%s", err);
-    cr_expect_eq(fleetsim("estimate --model llama-3-8b --gpu H100-SXM --gpus 8 --tp 3"), 2);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --gpus 8 "
+                         "--tp 3"), 2);
     cr_expect_str_eq(err, "fleetsim estimate: --tp 3 does not divide --gpus 8\n");
 }
 
 Test(cli, estimate_runs_on_a_cpu)
 {
-    cr_assert_eq(fleetsim("estimate --model llama-2-7b --gpu EPYC-9654"), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-2-7b --gpu EPYC-9654"), 0, "%s", err);
     cr_expect(strstr(out, "llama-2-7b on 1 x EPYC-9654, fp16") == out, "%s", out);
     cr_expect(strstr(out, "memory bandwidth-bound") != NULL, "batch-1 decode on a CPU: %s", out);
 }
@@ -275,7 +265,7 @@ Test(cli, an_inference_scenario_runs_and_reports_the_serving_metrics, .timeout =
         "}\n");
     char args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out -q", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *summary = result_file("summary.csv");
     const char *metrics[] = {
         "requests_completed", "requests_dropped", "ttft_mean_s", "ttft_p50_s", "ttft_p95_s",
@@ -306,7 +296,7 @@ Test(cli, trace_replay_reproduces_the_trace_exactly, .timeout = 60)
     char args[1024];
     snprintf(args, sizeof args, "run scenarios/azure_chat.lua -o %s/out -q --set duration=2h "
              "--set pools.gpus.count=16", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *summary = result_file("summary.csv");
     cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "requests_arrived").value, 19366, 0);
     cr_expect_float_eq(scratch_summary_row(summary, "workload", "chat", "requests_completed").value, 19366, 0);
@@ -326,7 +316,7 @@ Test(cli, a_bad_trace_row_exits_2_before_running)
         "    arrivals = fs.trace { file = \"t.csv\" } } } }\n");
     char args[1024], expected[512];
     snprintf(args, sizeof args, "run %s -o %s/out", file, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     snprintf(expected, sizeof expected, "%s:row 3: GeneratedTokens: expected a whole number of "
              "tokens >= 0, got \"-2\"\n", trace);
     cr_expect_str_eq(err, expected);
@@ -345,7 +335,7 @@ Test(cli, a_sandboxed_scenario_reads_no_file_outside_its_folder)
         "    arrivals = fs.trace { file = \"../../etc/passwd\" } } } }\n");
     char args[1024], expected[512];
     snprintf(args, sizeof args, "check %s", file);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     snprintf(expected, sizeof expected, "%s:5: workloads.w.arrivals.file: \"../../etc/passwd\" is "
              "outside the scenario's folder; a scenario reads files beside it (a trusted file "
              "can use --unsafe)\n", file);
@@ -357,7 +347,7 @@ Test(cli, records_write_one_row_per_request, .timeout = 60)
 {
     char args[1024];
     snprintf(args, sizeof args, "run scenarios/azure_code.lua -o %s/out -q --records", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *records = result_file("requests.csv");
     cr_assert_not_null(records);
     cr_expect(strncmp(records, "replication,workload,id,arrival_s,", 34) == 0);
@@ -421,13 +411,13 @@ Test(cli, a_failing_routing_function_stops_the_run_with_its_message, .timeout = 
     char *bad = routing_scenario("bad.lua", "function(r, q) return #r + 1 end");
     char args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out -q", bad, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect(strstr(err, "workload chat: the routing function must return a replica number "
                      "from 1 to 4, got 5") != NULL, "%s", err);
     expect_no_results();
     char *loop = routing_scenario("loop.lua", "function(r, q) while true do end end");
     snprintf(args, sizeof args, "run %s -o %s/out -q", loop, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect(strstr(err, "the routing function failed") && strstr(err, "million Lua instructions"),
               "%s", err);
     free(bad);
@@ -455,7 +445,7 @@ Test(cli, a_lua_rate_function_drives_arrivals_by_thinning, .timeout = 60)
                                            "return 10 else return 30 end end, peak = 30 }");
     char args[1024];
     snprintf(args, sizeof args, "run %s -o %s/out -q", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *summary = result_file("summary.csv");
     double arrived = scratch_summary_row(summary, "workload", "chat", "requests_arrived").value;
     double expected = 10 * 1800 + 30 * 1800;
@@ -465,7 +455,7 @@ Test(cli, a_lua_rate_function_drives_arrivals_by_thinning, .timeout = 60)
     free(file);
     char *bad = rate_scenario("bad.lua", "fs.profile { rate = function(t) return 50 end, peak = 30 }");
     snprintf(args, sizeof args, "run %s -o %s/out2 -q", bad, dir);
-    cr_expect_eq(fleetsim(args), 2);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect(strstr(err, "the rate function gave 50/s at t = ") && strstr(err, "above its peak of 30/s"),
               "%s", err);
     free(bad);
@@ -499,7 +489,7 @@ Test(cli, every_shipped_scenario_loads)
             continue;
         char args[512];
         snprintf(args, sizeof args, "check scenarios/%s", entry->d_name);
-        cr_expect_eq(fleetsim(args), 0, "%s: %s", entry->d_name, err);
+        cr_expect_eq(cli_run(&out, &err, "%s", args), 0, "%s: %s", entry->d_name, err);
         checked++;
     }
     closedir(d);

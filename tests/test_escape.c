@@ -8,11 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/cli.h"
 #include "support/scratch.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir, *out, *err;
 
@@ -38,13 +35,9 @@ static int attempt(const char *command, const char *code)
              "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
              "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n", code);
     free(scratch_file(dir, "s.lua", text));
-    char line[1024];
-    snprintf(line, sizeof line, "%s %s %s/s.lua%s%s%s", FLEETSIM_BIN, command, dir,
-             strcmp(command, "run") ? "" : " -q --no-plots -o ", strcmp(command, "run") ? "" : dir,
-             strcmp(command, "run") ? "" : "/out");
-    free(out);
-    free(err);
-    return scratch_run(line, &out, &err);
+    return cli_run(&out, &err, "%s %s/s.lua%s%s%s", command, dir,
+                   strcmp(command, "run") ? "" : " -q --no-plots -o ",
+                   strcmp(command, "run") ? "" : dir, strcmp(command, "run") ? "" : "/out");
 }
 
 static void expect_refused(const char *code, const char *fragment)
@@ -94,7 +87,7 @@ Test(escape, native_code)
 /* Traces and other files a scenario names must be plain files inside its folder. */
 static void expect_file_refused(const char *file, const char *fragment)
 {
-    char text[1024], line[1024];
+    char text[1024];
     snprintf(text, sizeof text,
              "local fs = require \"fleetsim\"\n"
              "return fs.scenario { duration = \"1h\",\n"
@@ -102,10 +95,7 @@ static void expect_file_refused(const char *file, const char *fragment)
              "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
              "    arrivals = fs.trace { file = \"%s\" } } } }\n", file);
     free(scratch_file(dir, "t.lua", text));
-    snprintf(line, sizeof line, "%s check %s/t.lua", FLEETSIM_BIN, dir);
-    free(out);
-    free(err);
-    cr_expect_eq(scratch_run(line, &out, &err), 2, "%s: %s", file, err);
+    cr_expect_eq(cli_run(&out, &err, "check %s/t.lua", dir), 2, "%s: %s", file, err);
     cr_expect(strstr(err, fragment), "%s: expected \"%s\" in: %s", file, fragment, err);
 }
 
@@ -165,11 +155,8 @@ static void expect_run_refused(const char *pools, const char *workload, const ch
              "  workloads = { chat = fs.inference { model = \"llama-3-8b\", max_wait = \"30s\",\n"
              "    prompt = 100, output = 20, %s } } }\n", pools, workload);
     free(scratch_file(dir, "f.lua", text));
-    snprintf(line, sizeof line, "%s run %s/f.lua -q --no-plots -o %s/out", FLEETSIM_BIN, dir,
-             dir);
-    free(out);
-    free(err);
-    cr_expect_eq(scratch_run(line, &out, &err), 2, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "run %s/f.lua -q --no-plots -o %s/out", dir, dir), 2, "%s",
+                 err);
     cr_expect(strstr(err, fragment) && strstr(err, "million Lua instructions"),
               "expected \"%s\" in: %s", fragment, err);
     snprintf(line, sizeof line, "%s/out/summary.csv", dir);

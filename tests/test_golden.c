@@ -7,11 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cli.h"
 #include "support/scratch.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir;
 
@@ -60,12 +57,11 @@ static int run_cases(const char *extra)
         char name[128];
         int at = 0;
         cr_assert_eq(sscanf(line, "%127s %n", name, &at), 1);
-        char out[512], command[2048], *o = NULL, *e = NULL;
+        char out[512], args[2048], *o = NULL, *e = NULL;
         snprintf(out, sizeof out, "%s/%s", dir, name);
-        snprintf(command, sizeof command, "%s run %s %s -q --no-plots -o %s", FLEETSIM_BIN,
-                 line + at, extra, out);
-        int status = scratch_run(command, &o, &e);
-        cr_expect_eq(status, 0, "%s: %s", command, e);
+        snprintf(args, sizeof args, "run %s %s -q --no-plots -o %s", line + at, extra, out);
+        int status = cli_run(&o, &e, "%s", args);
+        cr_expect_eq(status, 0, "%s: %s", args, e);
         free(o);
         free(e);
         if (status == 0)

@@ -249,24 +249,25 @@ static void close_sandbox(void) { sandbox_free(sb); }
 TestSuite(sharing_load, .init = open_sandbox, .fini = close_sandbox);
 
 /* Runs `return { ... }` (a pool's table) and opens it as pools.cloud. */
-static load_context pool_of(const char *source, lua_object *pool)
+static load_context pool_of(const char *source, fields_object *pool)
 {
     lua_State *L = sandbox_state(sb);
     load_context c = { .L = L, .err = load_err, .err_size = sizeof load_err };
     cr_assert_eq(luaL_loadbuffer(L, source, strlen(source), "@pool.lua"), LUA_OK);
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
-    cr_assert_eq(object_open(&c, -1, "pools.cloud", "", NULL, "a pool", pool), 0, "%s", load_err);
+    cr_assert_eq(fields_object_open(&c, -1, "pools.cloud", "", NULL, "a pool", pool), 0, "%s",
+                 load_err);
     return c;
 }
 
 Test(sharing_load, noisy_plain_durations_are_exponential_means)
 {
-    lua_object pool;
+    fields_object pool;
     load_context c = pool_of("return { noisy = noisy { calm = '20m', contended = '5m',\n"
                              "  slowdown = uniform { low = 1.2, high = 2 } } }", &pool);
     noisy_spec s;
     bool present;
-    cr_assert_eq(convert_noisy(&c, &pool, &s, &present), 0, "%s", load_err);
+    cr_assert_eq(sharing_load_convert_noisy(&c, &pool, &s, &present), 0, "%s", load_err);
     cr_expect(present);
     cr_expect_eq(s.calm_s.kind, SIM_DIST_EXPONENTIAL);
     cr_expect_float_eq(s.calm_s.a, 1200, 1e-9);
@@ -277,7 +278,7 @@ Test(sharing_load, noisy_plain_durations_are_exponential_means)
 
     lua_settop(c.L, 0);
     c = pool_of("return { }", &pool);
-    cr_assert_eq(convert_noisy(&c, &pool, &s, &present), 0);
+    cr_assert_eq(sharing_load_convert_noisy(&c, &pool, &s, &present), 0);
     cr_expect(!present);
 }
 
@@ -295,12 +296,13 @@ Test(sharing_load, noisy_mistakes_name_the_line_and_key)
         { "return { noisy = noisy { calm = '20m', contendd = '5m', slowdown = 2 } }", NULL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        lua_object pool;
+        fields_object pool;
         lua_settop(sandbox_state(sb), 0);
         load_context c = pool_of(cases[i].source, &pool);
         noisy_spec s;
         bool present;
-        cr_expect_eq(convert_noisy(&c, &pool, &s, &present), -1, "%s", cases[i].source);
+        cr_expect_eq(sharing_load_convert_noisy(&c, &pool, &s, &present), -1, "%s",
+                     cases[i].source);
         if (cases[i].message)
             cr_expect_str_eq(load_err, cases[i].message);
         else
@@ -310,18 +312,20 @@ Test(sharing_load, noisy_mistakes_name_the_line_and_key)
 
 Test(sharing_load, mig_and_time_slicing)
 {
-    lua_object pool;
+    fields_object pool;
     sharing_spec s;
     load_context c = pool_of("return { mig = '1g.10gb', bandwidth_interference = 0.1 }", &pool);
-    cr_assert_eq(convert_sharing(&c, &pool, &s), 0, "%s", load_err);
+    cr_assert_eq(sharing_load_convert(&c, &pool, &s), 0, "%s", load_err);
     cr_expect_eq(s.mode, SHARE_MIG);
     cr_expect_str_eq(s.mig_profile, "1g.10gb");
     cr_expect_float_eq(s.bandwidth_interference, 0.1, 0);
     catalog cat2;
     char err[512];
     cr_assert_eq(catalog_load(&cat2, err, sizeof err), 0, "%s", err);
-    cr_expect_eq(check_mig_profile(&c, &pool, &s, catalog_device(&cat2, "H100-SXM")), 0);
-    cr_expect_eq(check_mig_profile(&c, &pool, &s, catalog_device(&cat2, "H200-SXM")), -1);
+    cr_expect_eq(sharing_load_check_mig_profile(&c, &pool, &s, catalog_device(&cat2, "H100-SXM")),
+                 0);
+    cr_expect_eq(sharing_load_check_mig_profile(&c, &pool, &s, catalog_device(&cat2, "H200-SXM")),
+                 -1);
     cr_expect_str_eq(load_err, "pools.cloud.mig: unknown MIG profile \"1g.10gb\" for H200-SXM "
                                "(profiles: 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb)");
     catalog_release(&cat2);
@@ -329,7 +333,7 @@ Test(sharing_load, mig_and_time_slicing)
 
     lua_settop(c.L, 0);
     c = pool_of("return { time_slicing = time_slicing { tenants = 3, slice = '4ms' } }", &pool);
-    cr_assert_eq(convert_sharing(&c, &pool, &s), 0, "%s", load_err);
+    cr_assert_eq(sharing_load_convert(&c, &pool, &s), 0, "%s", load_err);
     cr_expect_eq(s.mode, SHARE_TIME_SLICING);
     cr_expect_eq(s.tenants, 3);
     cr_expect_float_eq(s.slice_s, 4e-3, 1e-15);
@@ -338,18 +342,18 @@ Test(sharing_load, mig_and_time_slicing)
 
     lua_settop(c.L, 0);
     c = pool_of("return { mig = '1g.10gb', time_slicing = time_slicing { tenants = 2 } }", &pool);
-    cr_expect_eq(convert_sharing(&c, &pool, &s), -1);
+    cr_expect_eq(sharing_load_convert(&c, &pool, &s), -1);
     cr_expect(strstr(load_err, "not both"), "%s", load_err);
     sharing_spec_release(&s);
 
     lua_settop(c.L, 0);
     c = pool_of("return { time_slicing = time_slicing { tenants = 1 } }", &pool);
-    cr_expect_eq(convert_sharing(&c, &pool, &s), -1);
+    cr_expect_eq(sharing_load_convert(&c, &pool, &s), -1);
     cr_expect(strstr(load_err, "pools.cloud.time_slicing.tenants"), "%s", load_err);
     sharing_spec_release(&s);
 
     lua_settop(c.L, 0);
     c = pool_of("return { }", &pool);
-    cr_assert_eq(convert_sharing(&c, &pool, &s), 0);
+    cr_assert_eq(sharing_load_convert(&c, &pool, &s), 0);
     cr_expect_eq(s.mode, SHARE_NONE);
 }

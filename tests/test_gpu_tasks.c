@@ -420,9 +420,9 @@ static int convert_source(const char *scenario, const char *source, gpu_tasks_sp
     load_context c = { .L = L, .err = err, .err_size = err_size, .scenario_path = scenario };
     cr_assert_eq(luaL_loadbuffer(L, source, strlen(source), "@s.lua"), LUA_OK);
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
-    lua_object w;
-    cr_assert_eq(object_open(&c, -1, "workloads.openb", "", NULL, "a workload", &w), 0);
-    int status = convert_gpu_tasks(&c, &w, spec);
+    fields_object w;
+    cr_assert_eq(fields_object_open(&c, -1, "workloads.openb", "", NULL, "a workload", &w), 0);
+    int status = gpu_tasks_load_convert(&c, &w, spec);
     sandbox_free(sb);
     return status;
 }

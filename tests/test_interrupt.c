@@ -10,11 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/cli.h"
 #include "support/scratch.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir, *out, *err;
 
@@ -136,21 +133,17 @@ Test(interrupt, workers_forward_the_signal_and_write_nothing, .timeout = 120)
 /* A completed run has no partial row. */
 Test(interrupt, a_whole_run_is_not_marked_partial)
 {
-    char command[1024];
-    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
-             "--set duration=2h -o %s/out", FLEETSIM_BIN, dir);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/mmc_queue.lua -q --no-plots "
+                         "--set duration=2h -o %s/out", dir), 0, "%s", err);
     cr_expect(!row("partial").found);
     cr_expect_eq(check_files_complete(), 2);
 }
 
 Test(interrupt, an_unwritable_folder_exits_1)
 {
-    char command[1024];
     free(scratch_file(dir, "taken", "a file where a folder should be\n"));
-    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
-             "--set duration=2h -o %s/taken/out", FLEETSIM_BIN, dir);
-    cr_assert_eq(scratch_run(command, &out, &err), 1, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/mmc_queue.lua -q --no-plots "
+                         "--set duration=2h -o %s/taken/out", dir), 1, "%s", err);
     cr_expect(strstr(err, "cannot create folder"), "%s", err);
 }
 
@@ -163,10 +156,8 @@ Test(interrupt, a_full_disk_exits_1_and_leaves_nothing_complete)
     cr_assert_eq(mkdir(path, 0777), 0);
     if (geteuid() != 0 || mount("tmpfs", path, "tmpfs", 0, "size=32k") != 0)
         cr_skip_test("mounting a small tmpfs needs root");
-    char command[1024];
-    snprintf(command, sizeof command, "%s run scenarios/mmc_queue.lua -q --no-plots "
-             "--set duration=2d --set bucket=30s -o %s", FLEETSIM_BIN, path);
-    int status = scratch_run(command, &out, &err);
+    int status = cli_run(&out, &err, "run scenarios/mmc_queue.lua -q --no-plots "
+                         "--set duration=2d --set bucket=30s -o %s", path);
     int files = check_files_complete();
     umount(path);
     cr_assert_eq(status, 1, "%s", err);

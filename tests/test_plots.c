@@ -11,12 +11,9 @@
 #include "output/csv_table.h"
 #include "output/plots.h"
 #include "output/report.h"
+#include "support/cli.h"
 #include "support/scratch.h"
 #include "support/xml_check.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir;
 static char *out, *err;
@@ -129,15 +126,6 @@ static int series_points(const char *svg, const char *title)
     for (const char *p = d + 4; *p && *p != '\''; p++)
         points += *p == 'M' || *p == 'L';
     return points - 2;
-}
-
-static int fleetsim(const char *args)
-{
-    char command[2048];
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
-    return scratch_run(command, &out, &err);
 }
 
 /* No temporary file of a render is left in plots/. */
@@ -257,7 +245,7 @@ Test(plots, plot_renders_an_edited_script_and_keeps_it)
     write_in("summary.csv", SUMMARY);
     char args[1024];
     snprintf(args, sizeof args, "plot %s", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     char *script = read_in("plots/latency.gp");
     char *at = strstr(script, "set title 'Latency quantiles over time'");
     cr_assert_not_null(at);
@@ -266,7 +254,7 @@ Test(plots, plot_renders_an_edited_script_and_keeps_it)
             at + strlen("set title 'Latency quantiles over time'"));
     fclose(f);
     free(script);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     script = read_in("plots/latency.gp");
     cr_expect(strstr(script, "Tail latency, edited") != NULL, "the edit is kept");
     char *svg = read_in("plots/latency.svg"), *png = read_in("plots/latency.png");
@@ -288,10 +276,10 @@ Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
     write_in("timeseries.csv", TIMESERIES);
     char args[1024];
     snprintf(args, sizeof args, "plot %s", dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     unlink(path_in("plots/latency.svg"));
     write_in("plots/broken.gp", "set output 'plots/broken.svg'\nplot no_such_function(x)\n");
-    cr_expect_eq(fleetsim(args), 1);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 1);
     cr_expect(strstr(err, "plots/broken.gp: gnuplot failed") != NULL, "%s", err);
     cr_expect(strstr(err, "no_such_function") != NULL, "gnuplot's own words: %s", err);
     cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
@@ -315,11 +303,7 @@ Test(plots, without_gnuplot_a_run_writes_scripts_and_says_how_to_draw_them)
 {
     char *file = scratch_file(dir, "tiny.lua", SCENARIO), args[2048], expected[1024];
     snprintf(args, sizeof args, "run %s -q -o %s/out", file, dir);
-    char command[2300];
-    snprintf(command, sizeof command, "PATH=/nonexistent %s %s", FLEETSIM_BIN, args);
-    free(out);
-    free(err);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_assert_eq(cli_run_env(&out, &err, "PATH=/nonexistent ", "%s", args), 0, "%s", err);
     snprintf(expected, sizeof expected, "fleetsim: gnuplot not found: %s/out/plots/*.gp "
              "written; install gnuplot-nox (make deps) and run fleetsim plot %s/out\n", dir, dir);
     cr_expect_str_eq(err, expected);
@@ -329,7 +313,7 @@ Test(plots, without_gnuplot_a_run_writes_scripts_and_says_how_to_draw_them)
     cr_expect(strstr(report, "No chart rendered") != NULL);
     free(report);
     snprintf(args, sizeof args, "run %s -q --no-plots -o %s/bare", file, dir);
-    cr_expect_eq(fleetsim(args), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     cr_expect(exists("bare/summary.csv"));
     cr_expect(!exists("bare/plots") && !exists("bare/report.html"), "--no-plots");
     free(file);
@@ -341,7 +325,7 @@ Test(plots, the_report_is_one_self_contained_page)
         cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
     char *file = scratch_file(dir, "tiny.lua", SCENARIO), args[2048];
     snprintf(args, sizeof args, "run %s -q -o %s/out", file, dir);
-    cr_assert_eq(fleetsim(args), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     cr_expect_str_eq(err, "");
     expect_well_formed("out/report.html");
     char *report = read_in("out/report.html"), *summary = read_in("out/summary.csv");

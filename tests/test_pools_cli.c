@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tests/support/cli.h"
 #include "tests/support/scratch.h"
 
 static char *dir;
@@ -22,11 +23,9 @@ TestSuite(pools_cli, .init = setup, .fini = teardown, .timeout = 120);
 
 static char *run_summary(const char *sub, const char *args)
 {
-    char command[1536], path[512];
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s run %s -o %s/%s -q", FLEETSIM_BIN, args, dir, sub);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s: %s", command, err);
+    char path[512];
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/%s -q", args, dir, sub), 0, "%s: %s", args,
+                 err);
     snprintf(path, sizeof path, "%s/%s/summary.csv", dir, sub);
     char *summary = scratch_read(path);
     cr_assert_not_null(summary, "no %s", path);

@@ -4,17 +4,13 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/queueing_theory.h"
+#include "support/cli.h"
 #include "support/scratch.h"
-
-#ifndef FLEETSIM_BIN
-#define FLEETSIM_BIN "build/fleetsim"
-#endif
 
 static char *dir;
 static char *out, *err;
@@ -48,20 +44,6 @@ static char *mmc_file(const char *name, const char *duration, int replications,
     char text[4096];
     snprintf(text, sizeof text, MMC_HEAD "%s\n}\n", duration, replications, extra);
     return scratch_file(dir, name, text);
-}
-
-static int fleetsim(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int fleetsim(const char *format, ...)
-{
-    char args[8192], command[8400];
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(args, sizeof args, format, ap);
-    va_end(ap);
-    free(out);
-    free(err);
-    snprintf(command, sizeof command, "%s %s", FLEETSIM_BIN, args);
-    return scratch_run(command, &out, &err);
 }
 
 static char *read_in(const char *sub, const char *name)
@@ -121,7 +103,8 @@ Test(sweep, cross_product_in_key_order_with_a_column_per_key, .timeout = 60)
     char *file = mmc_file("mmc.lua", "3h", 3,
                           "  sweep = { [\"workloads.mm.arrivals.rate\"] = { 3, 3.2 },\n"
                           "            [\"pools.q.count\"] = { 5, 4 } },");
-    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots", file, dir), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/s -q --no-plots", file, dir), 0, "%s",
+                 err);
     char *csv = read_in("s", "sweep.csv");
     cr_assert_not_null(csv);
     cr_expect(starts_with(csv, "pools.q.count,workloads.mm.arrivals.rate,scope,subject,metric,"
@@ -140,8 +123,8 @@ Test(sweep, cross_product_in_key_order_with_a_column_per_key, .timeout = 60)
     free_rows(rows, n);
     /* point k's folder holds what a plain run with the same --set values writes */
     char *plain = mmc_file("plain.lua", "3h", 3, "");
-    cr_assert_eq(fleetsim("run %s -o %s/p -q --no-plots --set pools.q.count=4 "
-                          "--set workloads.mm.arrivals.rate=3", plain, dir), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/p -q --no-plots --set pools.q.count=4 "
+                         "--set workloads.mm.arrivals.rate=3", plain, dir), 0, "%s", err);
     char *point = read_in("s/points/3", "summary.csv"), *single = read_in("p", "summary.csv");
     cr_assert(point && single);
     cr_expect_str_eq(point, single, "points/3 is pools.q.count=4, rate 3");
@@ -151,8 +134,8 @@ Test(sweep, cross_product_in_key_order_with_a_column_per_key, .timeout = 60)
     cr_expect_null(read_in("s/points/5", "summary.csv"));
     cr_expect_null(read_in("s", "summary.csv"), "a sweep writes no top-level summary");
     /* --sweep replaces the file's values of its key */
-    cr_assert_eq(fleetsim("run %s -o %s/r -q --no-plots --sweep pools.q.count=6", file, dir), 0,
-                 "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/r -q --no-plots --sweep pools.q.count=6",
+                         file, dir), 0, "%s", err);
     char *replaced = read_in("r", "sweep.csv");
     n = rows_where(replaced, 4, "servers", rows, 8);
     cr_expect_eq(n, 2);
@@ -184,8 +167,8 @@ static void interval_at(const char *csv, const char *key_value, const char *metr
 Test(sweep, common_random_numbers_make_paired_intervals_narrower, .timeout = 60)
 {
     char *file = mmc_file("mmc.lua", "20h", 10, "");
-    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots --sweep workloads.mm.arrivals.rate=3,3.2",
-                          file, dir), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/s -q --no-plots "
+                         "--sweep workloads.mm.arrivals.rate=3,3.2", file, dir), 0, "%s", err);
     char *csv = read_in("s", "sweep.csv"), *diff = read_in("s", "sweep_diff.csv");
     cr_assert(csv && diff);
     cr_expect(starts_with(diff, "workloads.mm.arrivals.rate,scope,subject,metric,diff,unit,"
@@ -233,8 +216,8 @@ Test(sweep, intervals_cover_the_erlang_c_mean_at_the_stated_rate, .timeout = 120
     char seeds[2048] = "";
     for (int s = 1; s <= 200; s++)
         snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%d", s > 1 ? "," : "", s);
-    cr_assert_eq(fleetsim("run %s -o %s/c -q --no-plots --jobs 2 --sweep seed=%s", file, dir,
-                          seeds), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/c -q --no-plots --jobs 2 --sweep seed=%s",
+                         file, dir, seeds), 0, "%s", err);
     char *csv = read_in("c", "sweep.csv");
     cr_assert_not_null(csv);
     double theory = queueing_mmc_wait_mean_s(1, 0.5, 1);
@@ -261,8 +244,8 @@ Test(sweep, jobs_1_and_2_write_the_same_bytes, .timeout = 120)
                               { "run %s -o %s/%s -q --no-plots --jobs %d", "plain" } };
     for (int r = 0; r < 2; r++) {
         const char *f = r == 0 ? file : plain;
-        cr_assert_eq(fleetsim(runs[r][0], f, dir, "one", 1), 0, "%s", err);
-        cr_assert_eq(fleetsim(runs[r][0], f, dir, "two", 2), 0, "%s", err);
+        cr_assert_eq(cli_run(&out, &err, runs[r][0], f, dir, "one", 1), 0, "%s", err);
+        cr_assert_eq(cli_run(&out, &err, runs[r][0], f, dir, "two", 2), 0, "%s", err);
         /* every file, charts included; report.html names its own folder */
         char command[2048];
         snprintf(command, sizeof command, "diff -r -x report.html %s/one %s/two", dir, dir);
@@ -290,7 +273,8 @@ Test(sweep, search_finds_the_erlang_c_server_count, .timeout = 120)
     char *file = mmc_file("mmc.lua", "20h", 10,
                           "  search = fs.search { key = \"pools.q.count\", low = 1, high = 16,\n"
                           "                       target = \"queue_wait_mean_s <= 0.1\" },");
-    cr_assert_eq(fleetsim("run %s -o %s/s -q --no-plots --jobs 2", file, dir), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/s -q --no-plots --jobs 2", file, dir), 0,
+                 "%s", err);
     char *csv = read_in("s", "search.csv");
     cr_assert_not_null(csv);
     cr_expect(starts_with(csv, "probe,pools.q.count,scope,subject,metric,value,unit,ci95_lo,"
@@ -319,7 +303,7 @@ Test(sweep, search_finds_the_erlang_c_server_count, .timeout = 120)
  * folder. */
 static void expect_refused(const char *message, const char *args)
 {
-    int status = fleetsim("run %s -o %s/never -q --no-plots", args, dir);
+    int status = cli_run(&out, &err, "run %s -o %s/never -q --no-plots", args, dir);
     cr_expect_eq(status, 2, "%s: status %d, stderr %s", args, status, err);
     cr_expect(starts_with(err, message), "%s:\n got      %s expected %s", args, err, message);
     char *none = read_in("never", "sweep.csv");
@@ -356,7 +340,7 @@ Test(sweep, mistakes_name_the_file_line_or_option)
     /* a target on an unknown metric: refused with the metric names, after the first probe */
     snprintf(expected, sizeof expected, "%s:10: search.target: unknown metric "
              "'queue_wiat_mean_s' (metrics: ", unknown);
-    cr_expect_eq(fleetsim("run %s -o %s/u -q --no-plots", unknown, dir), 2);
+    cr_expect_eq(cli_run(&out, &err, "run %s -o %s/u -q --no-plots", unknown, dir), 2);
     cr_expect(starts_with(err, expected), "got %s", err);
     cr_expect(strstr(err, "queue_wait_mean_s") != NULL, "the list names the right one: %s", err);
     cr_expect_null(read_in("u", "search.csv"));
@@ -378,11 +362,8 @@ Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
         "  sweep = { [\"workloads.chat.output\"] = { 10, 20 } },\n"
         "}\n");
     /* the worker leaves by exit(): no leak check there (tests/support/scratch.h) */
-    char command[2048];
-    snprintf(command, sizeof command, SCRATCH_NO_LEAK_CHECK "%s run %s --unsafe -o %s/d -q "
-             "--no-plots --jobs 2", FLEETSIM_BIN, file, dir);
-    free(out), free(err);
-    cr_expect_eq(scratch_run(command, &out, &err), 1, "stderr: %s", err);
+    cr_expect_eq(cli_run_env(&out, &err, SCRATCH_NO_LEAK_CHECK, "run %s --unsafe -o %s/d -q "
+                             "--no-plots --jobs 2", file, dir), 1, "stderr: %s", err);
     cr_expect(starts_with(err, "fleetsim: a worker process exited with status 7 while running "
                           "replication "), "%s", err);
     const char *files[] = { "sweep.csv", "summary.csv", "timeseries.csv" };

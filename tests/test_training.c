@@ -477,7 +477,7 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
 /* Runs a chunk returning a table in a sandbox; the table is left on the stack as an
  * object at path. */
 static lua_State *load_table(sandbox **sb, const char *code, load_context *c, char *err,
-                             size_t err_size, const char *path, lua_object *out)
+                             size_t err_size, const char *path, fields_object *out)
 {
     *sb = sandbox_create(false);
     cr_assert_not_null(*sb);
@@ -485,7 +485,7 @@ static lua_State *load_table(sandbox **sb, const char *code, load_context *c, ch
     cr_assert_eq(luaL_loadstring(L, code), LUA_OK, "%s", lua_tostring(L, -1));
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
     *c = (load_context){ .L = L, .err = err, .err_size = err_size };
-    cr_assert_eq(object_open(c, -1, path, "", NULL, "a table", out), 0, "%s", err);
+    cr_assert_eq(fields_object_open(c, -1, path, "", NULL, "a table", out), 0, "%s", err);
     return L;
 }
 
@@ -493,7 +493,7 @@ Test(training, a_job_stream_and_a_scheduler_from_a_scenario_table)
 {
     sandbox *sb;
     load_context c;
-    lua_object w;
+    fields_object w;
     char err[512] = "";
     load_table(&sb, "local fs = require 'fleetsim'\n"
                "return { pool = 'gpus', arrivals = fs.poisson { rate = 2 / 3600 },\n"
@@ -501,7 +501,7 @@ Test(training, a_job_stream_and_a_scheduler_from_a_scenario_table)
                "  duration = fs.exponential { mean = '3h' }, count = 100, priority = 2,\n"
                "  checkpoint = { every = '1h', write = '2m' }, restart = '10m' }", &c, err, sizeof err, "workloads.sweep", &w);
     job_stream_spec s;
-    cr_assert_eq(convert_job_stream(&c, &w, 3, &s), 0, "%s", err);
+    cr_assert_eq(training_load_convert_job_stream(&c, &w, 3, &s), 0, "%s", err);
     cr_expect_str_eq(s.name, "sweep");
     cr_expect_eq(s.pool, 3);
     /* 2 per hour: exponential gaps of 1800 s; gpus 1, 2, 4, 8 equally: mean 3.75 */
@@ -517,11 +517,11 @@ Test(training, a_job_stream_and_a_scheduler_from_a_scenario_table)
     sandbox_free(sb);
     scheduler_spec sched;
     load_table(&sb, "return { scheduler = 'backfill' }", &c, err, sizeof err, "pools.p", &w);
-    cr_expect_eq(convert_scheduler(&c, &w, &sched), 0, "%s", err);
+    cr_expect_eq(training_load_convert_scheduler(&c, &w, &sched), 0, "%s", err);
     cr_expect_eq(sched.policy, SCHED_BACKFILL);
     sandbox_free(sb);
     load_table(&sb, "return { scheduler = 'fair' }", &c, err, sizeof err, "pools.p", &w);
-    cr_expect_eq(convert_scheduler(&c, &w, &sched), -1);
+    cr_expect_eq(training_load_convert_scheduler(&c, &w, &sched), -1);
     cr_expect(strstr(err, "pools.p.scheduler") == err, "%s", err);
     sandbox_free(sb);
 }
@@ -533,12 +533,12 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     sandbox *sb;
     load_context c;
-    lua_object w;
+    fields_object w;
     load_table(&sb, "local fs = require 'fleetsim'\n"
                "return { model = 'llama-3-70b', gpus = 8, tokens = 1e9, pool = 'p' }", &c,
                err, sizeof err, "workloads.big", &w);
     training_spec t;
-    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1);
+    cr_expect_eq(training_load_convert(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1);
     cr_expect(strstr(err, "workloads.big.gpus: llama-3-70b on 8 H100-SXM: needs ") == err, "%s",
               err);
     training_spec_release(&t);
@@ -548,7 +548,8 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
                "return { model = 'llama-3-8b', gpus = 8, steps = 100, at = '1h',\n"
                "  checkpoint = { every = '30m' }, pool = 'p', mdoel = 1 }", &c, err,
                sizeof err, "workloads.ok", &w);
-    cr_expect_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1, "a misspelt key");
+    cr_expect_eq(training_load_convert(&c, &w, &cat, 0, "H100-SXM", NULL, &t), -1,
+                 "a misspelt key");
     cr_expect(strstr(err, "mdoel") != NULL, "%s", err);
     training_spec_release(&t);
     sandbox_free(sb);
@@ -556,7 +557,7 @@ Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
                "return { model = 'llama-3-8b', gpus = 8, steps = 100, at = '1h',\n"
                "  checkpoint = { every = '30m' }, pool = 'p' }", &c, err, sizeof err,
                "workloads.ok", &w);
-    cr_assert_eq(convert_training(&c, &w, &cat, 0, "H100-SXM", NULL, &t), 0, "%s", err);
+    cr_assert_eq(training_load_convert(&c, &w, &cat, 0, "H100-SXM", NULL, &t), 0, "%s", err);
     cr_expect_float_eq(t.steps, 100.0, 1e-12);
     cr_expect_float_eq(t.at_s, 3600.0, 1e-9);
     cr_expect_float_eq(t.checkpoint.every_s, 1800.0, 1e-9);

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (sink)
             output_scenario_text(sink, &sc);
         scenario_release(&sc);
-        experiment_spec_release(&spec);
+        experiment_load_release(&spec);
     } else if (getenv("FUZZ_VERBOSE")) {
         fprintf(stderr, "%s\n", err);
     }
