@@ -385,17 +385,17 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     free(scratch_file(dir, "notes.txt", "mine\n"));
     char own[1024];
     snprintf(own, sizeof own, "%s/f", dir);
-    cr_assert_eq(fleetsim("run %s -o %s -q", file, own), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
     char *kept = read_in("f", "summary.csv");
     cr_assert_not_null(kept, "the plain run wrote its summary");
     free(kept);
     free(scratch_file(own, "notes.txt", "mine\n"));
-    cr_assert_eq(fleetsim("run %s -o %s -q --sweep pools.q.count=4,5", file, own), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q --sweep pools.q.count=4,5", file, own), 0, "%s", err);
     char *old = read_in("f", "summary.csv"), *sweep = read_in("f", "sweep.csv");
     cr_expect_null(old, "the plain run's summary.csv is left beside the sweep");
     cr_expect_not_null(sweep);
     free(old), free(sweep);
-    cr_assert_eq(fleetsim("run %s -o %s -q", file, own), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
     const char *gone[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
                            "plots/sweep_pool_q_utilization_mean.gp" };
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
