@@ -390,7 +390,8 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     cr_assert_not_null(kept, "the plain run wrote its summary");
     free(kept);
     free(scratch_file(own, "notes.txt", "mine\n"));
-    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q --sweep pools.q.count=4,5", file, own), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q --sweep pools.q.count=4,5", file, own), 0,
+                 "%s", err);
     char *old = read_in("f", "summary.csv"), *sweep = read_in("f", "sweep.csv");
     cr_expect_null(old, "the plain run's summary.csv is left beside the sweep");
     cr_expect_not_null(sweep);
