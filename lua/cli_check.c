@@ -1,17 +1,57 @@
-/* `fleetsim check`: a scenario loaded with every check of run, printed as resolved. */
+/* `fleetsim check`: a scenario loaded, and checked as run checks it before its first
+ * event (every sweep point or search probe loaded, the memory estimate, the time series'
+ * size, every model of a replication made), then printed as resolved.  Runs nothing. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lua/cli.h"
 #include "lua/cli_options.h"
+#include "lua/experiment.h"
+#include "lua/scenario_load.h"
+#include "models/run.h"
 #include "models/scenario.h"
 #include "output/scenario_text.h"
 
 const char cli_check_usage[] =
-    "usage: fleetsim check FILE.lua [--set KEY=VALUE]... [--seed N] [--replications N]\n"
-    "                      [--unsafe]\n"
+    "usage: fleetsim check FILE.lua [--set KEY=VALUE]... [--sweep KEY=V1,V2]... [--seed N]\n"
+    "                      [--replications N] [--memory-limit SIZE] [--unsafe]\n"
     "\n"
-    "Loads the scenario with the same checks as run, prints every value as the run would\n"
-    "use it (base units: seconds, per second), and runs nothing.\n";
+    "Loads the scenario and checks it as run would before its first event: every sweep\n"
+    "point (or the search's first probes) loaded, the memory estimate, every model of a\n"
+    "replication made.  Prints every value as the run would use it (base units: seconds,\n"
+    "per second), the sweep's points and what loading them cost, and runs nothing.\n";
+
+/* The run's own checks of one loaded scenario; at a point, the message names it. */
+static int check_run(const char *file, const scenario *sc, const experiment *x, size_t point)
+{
+    char err[2048], label[1024];
+    if (scenario_run_check(sc, err, sizeof err) == 0)
+        return 0;
+    if (x && x->nkeys) {
+        experiment_point_label(x, point, label, sizeof label);
+        fprintf(stderr, "%s: at %s %s: %s\n", file,
+                x->spec.has_search ? "search probe" : "sweep point", label, err);
+    } else {
+        fprintf(stderr, "%s: %s\n", file, err);
+    }
+    return -1;
+}
+
+static void print_points(const experiment *x)
+{
+    printf("\n%s: %zu %s over", x->spec.has_search ? "search" : "sweep", x->npoints,
+           x->spec.has_search ? "first probes" : x->npoints == 1 ? "point" : "points");
+    for (size_t k = 0; k < x->nkeys; k++)
+        printf(" %s", x->keys[k]);
+    char label[1024];
+    for (size_t p = 0; p < x->npoints; p++) {
+        experiment_point_label(x, p, label, sizeof label);
+        printf("\n  %zu: %s", p + 1, label);
+    }
+    printf("\nloading them ran %.3g million Lua instructions (a sweep or search may spend %.0f "
+           "million)\n", (double)x->load_instructions / 1e6,
+           (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);
+}
 
 int cli_check(int argc, char **argv)
 {
@@ -20,10 +60,48 @@ int cli_check(int argc, char **argv)
         cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
+    char err[4096];
     scenario sc;
-    int status = cli_options_load(&o, &sc) == 0 ? 0 : CLI_EXIT_BAD_INPUT;
-    if (status == 0)
+    experiment_spec spec;
+    scenario_load_options lo = { .unsafe = o.unsafe, .sets = o.sets, .nsets = o.nsets };
+    if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        cli_options_release(&o);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    int status = 0;
+    for (size_t i = 0; i < o.nsweeps && status == 0; i++)
+        if (experiment_load_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = CLI_EXIT_BAD_INPUT;
+        }
+    if (status == 0 && cli_options_check_memory(&o, &sc, &spec) != 0)
+        status = CLI_EXIT_BAD_INPUT;
+    bool varies = spec.naxes || spec.has_search;
+    experiment x = { 0 };
+    bool planned = status == 0 && varies; /* the plan takes the spec */
+    if (planned) {
+        experiment_options eo = { .file = o.file, .unsafe = o.unsafe, .sets = o.sets,
+                                  .nsets = o.nsets, .tasks = { .jobs = 1 } };
+        if (experiment_plan(&x, &eo, &spec, err, sizeof err) != EXPERIMENT_OK) {
+            fprintf(stderr, "%s\n", err);
+            status = CLI_EXIT_BAD_INPUT;
+        }
+        for (size_t p = 0; p < x.npoints && status == 0; p++)
+            if (x.points[p].loaded && check_run(o.file, &x.points[p].sc, &x, p) != 0)
+                status = CLI_EXIT_BAD_INPUT;
+    } else if (status == 0 && check_run(o.file, &sc, NULL, 0) != 0) {
+        status = CLI_EXIT_BAD_INPUT;
+    }
+    if (status == 0) {
         output_scenario_text(stdout, &sc);
+        if (varies)
+            print_points(&x);
+    }
+    if (planned)
+        experiment_release(&x);
+    else
+        experiment_load_release(&spec);
     scenario_release(&sc);
     cli_options_release(&o);
     return status;

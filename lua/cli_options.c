@@ -2,11 +2,13 @@
 #include "lua/cli_options.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lua/cli.h"
+#include "lua/experiment.h"
 #include "lua/scenario_load.h"
 #include "models/budget.h"
 
@@ -135,7 +137,7 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
 int cli_options_load(const cli_options *o, scenario *sc)
 {
     char err[2048];
-    scenario_load_options lo = { o->unsafe, o->sets, o->nsets };
+    scenario_load_options lo = { .unsafe = o->unsafe, .sets = o->sets, .nsets = o->nsets };
     if (scenario_load(o->file, &lo, sc, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
@@ -158,4 +160,28 @@ char *cli_options_default_output_dir(const char *name)
     }
     dir[4 + n] = '\0';
     return dir;
+}
+
+int cli_options_check_memory(const cli_options *o, const scenario *sc,
+                             const experiment_spec *spec)
+{
+    size_t points = 1;
+    for (size_t a = 0; a < spec->naxes; a++)
+        points = points * spec->axes[a].nvalues > EXPERIMENT_MAX_POINTS
+                     ? EXPERIMENT_MAX_POINTS : points * spec->axes[a].nvalues;
+    if (spec->has_search) /* low, high, then bisection */
+        points = 2 + (size_t)ceil(log2(fmax(2.0, (double)(spec->search.high
+                                                           - spec->search.low))));
+    unsigned processes = o->jobs > 1 ? o->jobs : 1;
+    if (processes > sc->replications * points)
+        processes = (unsigned)(sc->replications * points);
+    run_memory m;
+    run_memory_estimate(sc, points, processes, &m);
+    double budget = o->memory_limit_bytes > 0 ? o->memory_limit_bytes
+                                              : run_memory_default_budget_bytes();
+    char err[1024];
+    if (run_memory_check(&m, budget, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s; --memory-limit raises the budget\n", o->file, err);
+    return -1;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lua/experiment_load.h"
 #include "models/scenario.h"
 
 typedef struct cli_options {
@@ -38,5 +39,10 @@ int cli_options_load(const cli_options *o, scenario *sc);
 /* The folder when -o is not given: "out/<name>" with characters unsafe in file names
  * replaced by '_' (malloc'd; NULL when out of memory). */
 char *cli_options_default_output_dir(const char *name);
+
+/* Refuses, before anything runs, a run estimated to need more memory than the budget
+ * (models/budget.h) at the experiment's points and processes; -1 after saying why. */
+int cli_options_check_memory(const cli_options *o, const scenario *sc,
+                             const experiment_spec *spec);
 
 #endif

@@ -321,31 +321,6 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
                                                                         : CLI_EXIT_RUN_FAILURE;
 }
 
-/* Refuses, before anything runs, a run estimated to need more memory than the budget
- * (models/budget.h); -1 after saying why. */
-static int check_memory(const cli_options *o, const scenario *sc, const experiment_spec *spec)
-{
-    size_t points = 1;
-    for (size_t a = 0; a < spec->naxes; a++)
-        points = points * spec->axes[a].nvalues > EXPERIMENT_MAX_POINTS
-                     ? EXPERIMENT_MAX_POINTS : points * spec->axes[a].nvalues;
-    if (spec->has_search) /* low, high, then bisection */
-        points = 2 + (size_t)ceil(log2(fmax(2.0, (double)(spec->search.high
-                                                           - spec->search.low))));
-    unsigned processes = o->jobs > 1 ? o->jobs : 1;
-    if (processes > sc->replications * points)
-        processes = (unsigned)(sc->replications * points);
-    run_memory m;
-    run_memory_estimate(sc, points, processes, &m);
-    double budget = o->memory_limit_bytes > 0 ? o->memory_limit_bytes
-                                              : run_memory_default_budget_bytes();
-    char err[1024];
-    if (run_memory_check(&m, budget, err, sizeof err) == 0)
-        return 0;
-    fprintf(stderr, "%s: %s; --memory-limit raises the budget\n", o->file, err);
-    return -1;
-}
-
 int cli_run(int argc, char **argv)
 {
     cli_options o;
@@ -356,7 +331,7 @@ int cli_run(int argc, char **argv)
     char err[2048];
     scenario sc;
     experiment_spec spec;
-    scenario_load_options lo = { o.unsafe, o.sets, o.nsets };
+    scenario_load_options lo = { .unsafe = o.unsafe, .sets = o.sets, .nsets = o.nsets };
     if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         cli_options_release(&o);
@@ -368,7 +343,7 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             status = CLI_EXIT_BAD_INPUT;
         }
-    if (status == 0 && check_memory(&o, &sc, &spec) != 0)
+    if (status == 0 && cli_options_check_memory(&o, &sc, &spec) != 0)
         status = CLI_EXIT_BAD_INPUT;
     if (status == 0)
         sim_interrupt_install(); /* from here a signal stops at an event boundary */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua/sandbox.h"
 #include "lua/scenario_load.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
@@ -79,9 +80,23 @@ static experiment_status load_point(experiment *x, size_t p, char *err, size_t e
         sets[i] = o->sets[i];
     for (size_t k = 0; k < x->nkeys; k++)
         sets[o->nsets + k] = pt->sets[k];
-    scenario_load_options lo = { o->unsafe, sets, o->nsets + x->nkeys };
+    /* every point runs the file again: together they share one budget */
+    if (x->load_instructions + 10000 >= EXPERIMENT_LOAD_INSTRUCTIONS) { /* the hook's step */
+        free(sets);
+        snprintf(err, err_size, "%s: loading %zu points ran the %.0f million Lua instructions "
+                 "a sweep or search may spend loading its points", o->file, x->points_loaded,
+                 (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);
+        return EXPERIMENT_BAD_INPUT;
+    }
+    uint64_t left = EXPERIMENT_LOAD_INSTRUCTIONS - x->load_instructions, run = 0;
+    scenario_load_options lo = { .unsafe = o->unsafe, .sets = sets,
+                                 .nsets = o->nsets + x->nkeys,
+                                 .instruction_budget = left < SANDBOX_INSTRUCTION_LIMIT ? left : 0,
+                                 .instructions_run = &run };
     char message[2048];
     int status = scenario_load(o->file, &lo, &pt->sc, message, sizeof message);
+    x->load_instructions += run;
+    x->points_loaded++;
     free(sets);
     if (status == 0) {
         pt->loaded = true;
@@ -153,8 +168,21 @@ static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
     }
     free(values);
     experiment_status status = EXPERIMENT_OK;
-    for (size_t i = 0; i < x->npoints && status == EXPERIMENT_OK; i++)
+    for (size_t i = 0; i < x->npoints && status == EXPERIMENT_OK; i++) {
         status = load_point(x, i, err, err_size);
+        /* from the first point's cost, what loading them all would: refused at once
+         * rather than after hours of loading */
+        double all = (double)x->load_instructions * (double)x->npoints;
+        if (status == EXPERIMENT_OK && i == 0 && all > EXPERIMENT_LOAD_INSTRUCTIONS) {
+            snprintf(err, err_size, "%s: the sweep has %zu points and loading one ran %.3g "
+                     "million Lua instructions: all of them would run about %.3g million, over "
+                     "the %.0f million a sweep may spend loading its points; sweep fewer points "
+                     "or make the file cheaper to run", x->options.file, x->npoints,
+                     (double)x->load_instructions / 1e6, all / 1e6,
+                     (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);
+            status = EXPERIMENT_BAD_INPUT;
+        }
+    }
     return status;
 }
 

@@ -15,12 +15,19 @@
 #include <stddef.h>
 
 #include "lua/experiment_load.h"
+#include "lua/sandbox.h"
 #include "models/run.h"
 #include "models/scenario.h"
 #include "sim/tasks.h"
 
 /* Points a sweep may have (its cross product). */
 #define EXPERIMENT_MAX_POINTS 100000u
+
+/* Lua instructions the scenario file may run in all, over the loads of every point of a
+ * sweep or search (each loads the file again): five files' worth of the sandbox's own
+ * limit, some seconds of Lua.  A sweep whose first point shows it would need more is
+ * refused before the others load. */
+#define EXPERIMENT_LOAD_INSTRUCTIONS (5 * SANDBOX_INSTRUCTION_LIMIT)
 
 typedef struct experiment_point {
     char **values;         /* each swept key's value as text (the search key's for a probe) */
@@ -66,6 +73,8 @@ typedef struct experiment {
     experiment_point *points;      /* in sweep order, or in probe order for a search */
     size_t npoints;
     size_t capacity;
+    uint64_t load_instructions;    /* run loading the points so far */
+    size_t points_loaded;
     /* search: the answer */
     bool found;
     long long answer;

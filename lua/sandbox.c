@@ -321,3 +321,5 @@ void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 }
 
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }
+
+uint64_t sandbox_instructions_run(const sandbox *sb) { return sb->instructions; }

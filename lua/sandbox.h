@@ -37,6 +37,10 @@ lua_State *sandbox_state(sandbox *sb);
  * scenario's functions during a run, each with a budget of its own. */
 void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions);
 
+/* Instructions run since the budget was last set (counted in steps of the hook's
+ * interval, so to about 10,000). */
+uint64_t sandbox_instructions_run(const sandbox *sb);
+
 /* Whether the last error came from the memory cap (Lua only says "not enough memory"). */
 bool sandbox_memory_exhausted(const sandbox *sb);
 

@@ -994,6 +994,8 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
     }
     lua_State *L = sandbox_state(sb);
     load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe, 0 };
+    if (options->instruction_budget)
+        sandbox_set_instruction_budget(sb, options->instruction_budget);
     int status = run_file(sb, path, err, err_size);
     int root = lua_gettop(L);
     if (status == 0) {
@@ -1008,6 +1010,8 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
         }
         status = job.status;
     }
+    if (options->instructions_run)
+        *options->instructions_run = sandbox_instructions_run(sb);
     if (status == 0 && out->runtime == sb) {
         out->runtime_free = free_runtime; /* a routing function runs with the scenario */
         sandbox_set_instruction_budget(sb, 0);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lua/experiment_load.h"
 #include "models/scenario.h"
@@ -18,6 +19,10 @@ typedef struct scenario_load_options {
     bool unsafe;              /* lift the sandbox (trusted files only) */
     const char *const *sets;  /* "KEY=VALUE" overrides, applied in order */
     size_t nsets;
+    /* The instructions the file may run (0: the sandbox's own limit), and where to say
+     * how many it ran (NULL: nowhere); an experiment shares one budget over its points. */
+    uint64_t instruction_budget;
+    uint64_t *instructions_run;
 } scenario_load_options;
 
 /* 0 with *out filled (release with scenario_release), or -1 with the message in err. */

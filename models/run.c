@@ -53,9 +53,10 @@ size_t run_bucket_index(const scenario *sc, double start_s)
     return (size_t)floor(start_s / sc->bucket_s + 0.5);
 }
 
-/* One replication on an engine of its own: start, events, records, stop.  0, or -1 with
- * the message. */
-static int run_replication(run_shared *rs, void *const *parts, progress_state *ps,
+/* One replication on an engine of its own: start, events, records, stop (dry: start
+ * and stop only, the checks a run makes before its first event).  0, or -1 with the
+ * message. */
+static int run_replication(run_shared *rs, void *const *parts, progress_state *ps, bool dry,
                            run_results *out, char *err, size_t err_size)
 {
     const scenario *sc = rs->sc;
@@ -66,7 +67,7 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
     int status = 0;
     for (size_t k = 0; k < NKINDS && status == 0; k++)
         status = KINDS[k]->start(parts[k], rs, err, err_size);
-    if (status == 0) {
+    if (status == 0 && !dry) {
         ps->p.replication = rs->replication;
         if (ps->fn)
             sim_event_schedule(e, ps->step_s, EVENT_PROGRESS, on_progress, ps);
@@ -87,7 +88,7 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
             status = -1;
         }
     }
-    if (status == 0) {
+    if (status == 0 && !dry) {
         /* an interrupted replication is measured up to the time it reached */
         double end_s = out->partial ? sim_engine_now(e) : sc->duration_s;
         out->reached_s = end_s;
@@ -112,8 +113,8 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
     return status;
 }
 
-int scenario_run(const scenario *sc, const run_options *options, run_results *out,
-                 char *err, size_t err_size)
+static int run(const scenario *sc, const run_options *options, bool dry, run_results *out,
+               char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     sim_metrics_init(&out->metrics);
@@ -163,7 +164,7 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
             break;
         }
         rs.replication = r;
-        status = run_replication(&rs, parts, &ps, out, err, err_size);
+        status = run_replication(&rs, parts, &ps, dry, out, err, err_size);
     }
     if (status == 0 && out->partial) {
         sim_metrics_add(&out->metrics, "run", sc->name, "partial", "1", 1);
@@ -178,6 +179,22 @@ int scenario_run(const scenario *sc, const run_options *options, run_results *ou
     free(rs.gpus);
     if (status != 0)
         run_results_release(out);
+    return status;
+}
+
+int scenario_run(const scenario *sc, const run_options *options, run_results *out,
+                 char *err, size_t err_size)
+{
+    return run(sc, options, false, out, err, err_size);
+}
+
+int scenario_run_check(const scenario *sc, char *err, size_t err_size)
+{
+    run_options first = { .replication_count = 1 };
+    run_results dry;
+    int status = run(sc, &first, true, &dry, err, err_size);
+    if (status == 0)
+        run_results_release(&dry);
     return status;
 }
 

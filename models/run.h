@@ -58,6 +58,12 @@ typedef struct run_options {
 int scenario_run(const scenario *sc, const run_options *options, run_results *out,
                  char *err, size_t err_size);
 
+/* What scenario_run checks before its first event, without running any: the time
+ * series fits its limit, and every part of replication 1 can be made (the models
+ * accept their configurations, traces open).  0, or -1 with the message in err, the
+ * same message scenario_run would give. */
+int scenario_run_check(const scenario *sc, char *err, size_t err_size);
+
 void run_results_release(run_results *results);
 
 /* The time-series columns, in order. */

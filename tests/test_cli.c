@@ -495,3 +495,65 @@ Test(cli, every_shipped_scenario_loads)
     closedir(d);
     cr_expect_geq(checked, 5);
 }
+
+/* Issue 17, finding 11: check applies every check run applies before its first event.
+ * A time series over its limit was refused only by run; a sweep value that run refuses
+ * (0 servers) and check --sweep were not looked at. */
+Test(cli, check_refuses_what_run_refuses_before_its_first_event)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "local pools, workloads = {}, {}\n"
+             "for i = 1, 200 do\n"
+             "  pools[\"p\" .. i] = fs.dedicated { count = 2 }\n"
+             "  workloads[\"w\" .. i] = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"p\" .. i }\n"
+             "end\n"
+             "return fs.scenario { name = \"wide\", duration = \"10d\", bucket = \"10m\",\n"
+             "  pools = pools, workloads = workloads }\n");
+    char *wide = scratch_file(dir, "wide.lua", text);
+    char expected[1200];
+    snprintf(expected, sizeof expected, "%s: the time series would need 1440 buckets for 400 "
+             "pools and workloads, over the limit of 4194304 cells", wide);
+    cr_expect_eq(cli_run(&out, &err, "check %s", wide), 2);
+    cr_expect(strstr(err, expected) == err, "%s", err);
+    cr_expect_str_eq(out, "", "nothing printed as if it were fine");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/w", wide, dir), 2);
+    cr_expect(strstr(err, expected) == err, "run says the same: %s", err);
+    char *mm4 = scratch_file(dir, "mm4.lua", MM4);
+    cr_expect_eq(cli_run(&out, &err, "check %s --sweep pools.q.count=4,0", mm4), 2);
+    cr_expect(strstr(err, "--sweep pools.q.count=0: pools.q.count: expected a positive "
+                          "integer") == err, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "check %s --sweep pools.q.count=4,5", mm4), 0, "%s", err);
+    cr_expect(strstr(out, "\nsweep: 2 points over pools.q.count\n  1: pools.q.count=4\n"
+                          "  2: pools.q.count=5\nloading them ran ") != NULL, "%s", out);
+    free(wide), free(mm4);
+}
+
+/* Issue 17, finding 4: every sweep point runs the file again; together they share one
+ * budget, and a sweep whose first point shows it would overspend is refused at once
+ * (a file spending 1e8 instructions over 10^5 seeds once loaded for hours). */
+Test(cli, a_sweep_whose_points_would_load_for_too_long_is_refused_at_once, .timeout = 60)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "local x = 0\n"
+             "for i = 1, 4000000 do x = x + i end\n"
+             "local seeds = {}\n"
+             "for i = 1, 2000 do seeds[i] = i end\n"
+             "return fs.scenario { name = \"slow\", duration = \"1h\",\n"
+             "  pools = { q = fs.dedicated { count = 2 } },\n"
+             "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+             "  sweep = { seed = seeds } }\n");
+    char *slow = scratch_file(dir, "slow.lua", text);
+    cr_expect_eq(cli_run(&out, &err, "check %s", slow), 2);
+    cr_expect(strstr(err, "the sweep has 2000 points and loading one ran ") != NULL, "%s", err);
+    cr_expect(strstr(err, "over the 1000 million a sweep may spend loading its points")
+              != NULL, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/s", slow, dir), 2);
+    cr_expect(strstr(err, "the sweep has 2000 points") != NULL, "%s", err);
+    free(slow);
+}

@@ -59,7 +59,7 @@ static int load_text(const char *text, const char *const *sets, size_t nsets, sc
                      char **path)
 {
     *path = scratch_file(dir, "s.lua", text);
-    scenario_load_options options = { false, sets, nsets };
+    scenario_load_options options = { .sets = sets, .nsets = nsets };
     return scenario_load(*path, &options, sc, err, sizeof err);
 }
 

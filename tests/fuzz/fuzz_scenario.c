@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += 6 + n + (end ? 1 : 0);
     }
     const char *path = fuzz_write("scenario.lua", data, size);
-    scenario_load_options options = { false, sets, nsets };
+    scenario_load_options options = { .sets = sets, .nsets = nsets };
     scenario sc;
     experiment_spec spec;
     char err[2048];

@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     char err[2048];
     for (size_t i = 0; i < 4; i++) {
-        scenario_load_options options = { false, &sets[i], 1 };
+        scenario_load_options options = { .sets = &sets[i], .nsets = 1 };
         scenario sc;
         if (scenario_load(scenario_path, &options, &sc, err, sizeof err) == 0)
             scenario_release(&sc);
