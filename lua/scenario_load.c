@@ -1,11 +1,16 @@
 /* Scenario files to checked scenarios (see scenario_load.h). */
+#define _GNU_SOURCE /* O_CLOEXEC, F_DUPFD_CLOEXEC */
 #include "lua/scenario_load.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -229,6 +234,57 @@ static char *dup_or_default(char *value, const char *fallback)
     return value ? value : strdup(fallback);
 }
 
+/* Opens the trace once, at load: every replication (and every worker forked later)
+ * reads this descriptor, so the file cannot be swapped for another between the check
+ * and the reads.  What is opened is checked, not only the name: a plain file, inside
+ * the scenario's folder (unless unsafe). */
+static int open_trace(load_context *c, const fields_object *t, const char *file,
+                      const char *resolved, int *out)
+{
+    char key[FIELD_PATH_MAX];
+    snprintf(key, sizeof key, "%s.file", t->path);
+    int fd = open(resolved, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fd < 3) { /* never 0 (read as "no descriptor"), nor a standard stream */
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        close(fd);
+        fd = moved;
+    }
+    if (fd < 0)
+        return fields_fail(c, t->where, key, "cannot read \"%s\": %s", file, strerror(errno));
+    struct stat st;
+    char link[64], opened[PATH_MAX], folder[PATH_MAX];
+    int status = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        status = fields_fail(c, t->where, key, "\"%s\" is not a plain file", file);
+    if (status == 0 && !c->unsafe) {
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, opened, sizeof opened - 1);
+        const char *slash = strrchr(c->scenario_path, '/');
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - c->scenario_path) : 1,
+                 slash ? c->scenario_path : ".");
+        if (slash == c->scenario_path)
+            snprintf(dir, sizeof dir, "/");
+        if (n < 0 || !realpath(dir, folder))
+            status = fields_fail(c, t->where, key, "cannot check \"%s\": %s", file,
+                                 strerror(errno));
+        else {
+            opened[n] = '\0';
+            size_t k = strlen(folder);
+            bool inside = !strncmp(opened, folder, k) && (opened[k] == '/' || k == 1);
+            if (!inside)
+                status = fields_fail(c, t->where, key, "\"%s\" leads outside the scenario's "
+                                     "folder (a link?); a trusted file can use --unsafe", file);
+        }
+    }
+    if (status != 0) {
+        close(fd);
+        return -1;
+    }
+    *out = fd;
+    return 0;
+}
+
 /* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
 static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
@@ -252,6 +308,8 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     char *resolved = NULL;
     if (status == 0)
         status = fields_resolve_path(c, &t, "file", file, &resolved);
+    if (status == 0)
+        status = open_trace(c, &t, file, resolved, &out->trace.fd);
     out->has_trace = true;
     out->trace.path = resolved;
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");

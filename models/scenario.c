@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void scenario_init(scenario *sc) { memset(sc, 0, sizeof *sc); }
 
@@ -33,6 +34,8 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);
         traffic_spec_release(&sc->inferences[i].traffic);
+        if (sc->inferences[i].trace.fd > 0)
+            close(sc->inferences[i].trace.fd);
         free((char *)sc->inferences[i].trace.path);
         free((char *)sc->inferences[i].trace.time_column);
         free((char *)sc->inferences[i].trace.prompt_column);

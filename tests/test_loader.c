@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lua/scenario_load.h"
+#include "models/run.h"
 #include "support/scratch.h"
 
 static char *dir;
@@ -592,4 +593,33 @@ Test(loader, cost_mistakes)
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.poisson { rate = 1 } },",
                            CHAT("p") " }"), 4,
                  "pools.p.cost: expected a price such as fs.on_demand { usd_per_hour = 3.99 }, got fs.poisson { ... }");
+}
+
+/* Issue 17, finding 7: the trace is opened once, at load, and every replication reads
+ * that file: swapped for a link to another file after the check, it is not read (it
+ * once was, each replication opening the name again). */
+Test(loader, a_trace_swapped_after_loading_is_not_read)
+{
+    char *trace = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                             "0,100,10\n1,100,10\n2,100,10\n");
+    char *other = scratch_file(dir, "other.csv", "not,a,trace\n1,2,3\n");
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text("local fs = require \"fleetsim\"\n"
+                           "return fs.scenario { name = \"t\", duration = \"1m\",\n"
+                           "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+                           "  workloads = { chat = fs.inference { model = \"llama-3-8b\",\n"
+                           "    pool = \"g\", arrivals = fs.trace { file = \"t.csv\" } } } }\n",
+                           NULL, 0, &sc, &path), 0, "%s", err);
+    cr_assert_eq(unlink(trace), 0);
+    cr_assert_eq(symlink(other, trace), 0);
+    run_results r;
+    cr_assert_eq(scenario_run(&sc, NULL, &r, err, sizeof err), 0, "%s", err);
+    const sim_metric *arrived = sim_metrics_find(&r.metrics, "workload", "chat",
+                                                 "requests_arrived");
+    cr_assert_not_null(arrived);
+    cr_expect_float_eq(sim_stat_mean(&arrived->replications), 3, 0, "the rows read at load");
+    run_results_release(&r);
+    scenario_release(&sc);
+    free(trace), free(other), free(path);
 }
