@@ -473,6 +473,32 @@ static bool routing_is_function(load_context *c, const fields_object *w)
     return yes;
 }
 
+/* A prompt that fills the model's context (no room for a token) is refused at load
+ * when the prompts can be that long for sure: a trace row (named), or a distribution
+ * whose largest value is finite.  Prompts drawn that long from an unbounded
+ * distribution are dropped as they arrive and counted (requests_over_context); an
+ * output that would run past the context ends there (requests_truncated). */
+static int check_context(load_context *c, const fields_object *w, const model_spec *m,
+                         const char *name, const inference_spec *spec)
+{
+    char path[FIELD_PATH_MAX];
+    if (spec->lengths_from_trace) {
+        if (spec->trace_summary.longest_prompt < m->context)
+            return 0;
+        snprintf(c->err, c->err_size, "%s:row %llu: a prompt of %.0f tokens fills the %u-token "
+                 "context of %s (workload %s)", spec->trace.path,
+                 (unsigned long long)spec->trace_summary.longest_prompt_row,
+                 spec->trace_summary.longest_prompt, m->context, name, spec->name);
+        return -1;
+    }
+    double most = fmax(1, round(sim_dist_max(&spec->prompt_tokens))); /* as drawn: serving.h */
+    if (most < m->context || !isfinite(most))
+        return 0;
+    snprintf(path, sizeof path, "%s.prompt", w->path);
+    return fields_fail(c, w->where, path, "prompts reach %.0f tokens, which fills the %u-token "
+                       "context of %s", most, m->context, name);
+}
+
 /* The tensor parallelism of replicas of model m on pool p's device d: the one given
  * (tp_given), else the smallest that fits a mean request; it must divide the pool's
  * GPUs (its count, min and max). */
@@ -623,6 +649,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp);
     if (status == 0)
         out->replicas = p->count / out->tp;
+    if (status == 0)
+        status = check_context(c, w, m, model, out);
     if (status == 0)
         status = convert_overflow(c, w, sc, pools, m, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)

@@ -155,6 +155,10 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     sim_metrics_add(m, "workload", name, "requests_arrived", "requests", (double)st->arrived);
     sim_metrics_add(m, "workload", name, "requests_completed", "requests", (double)st->completed);
     sim_metrics_add(m, "workload", name, "requests_dropped", "requests", (double)st->dropped);
+    sim_metrics_add(m, "workload", name, "requests_over_context", "requests",
+                    (double)st->over_context);
+    sim_metrics_add(m, "workload", name, "requests_truncated", "requests",
+                    (double)st->truncated);
     sim_metrics_add(m, "workload", name, "ttft_mean_s", "s", sim_stat_mean(&st->ttft_s));
     sim_metrics_add(m, "workload", name, "tpot_mean_s", "s", sim_stat_mean(&st->tpot_s));
     sim_metrics_add(m, "workload", name, "e2e_mean_s", "s", sim_stat_mean(&st->e2e_s));

@@ -270,6 +270,19 @@ static void admit_request(void *owner, unsigned prompt, unsigned output)
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
+    const model_spec *m = s->config.replica.model;
+    if (m && m->context && (uint64_t)prompt + output > m->context) {
+        /* an engine refuses a prompt that fills the context, and ends a generation
+         * where the context does */
+        bool counted = now >= s->config.warmup_s;
+        if (prompt >= m->context) {
+            s->stats.over_context += counted;
+            on_request_done(s, q, true, 0);
+            return;
+        }
+        q->output = m->context - prompt;
+        s->stats.truncated += counted;
+    }
     route(s, q);
 }
 

@@ -71,6 +71,10 @@ typedef struct serving_config {
 
 typedef struct serving_stats {
     uint64_t arrived, completed, dropped, slo_met;
+    uint64_t over_context;     /* dropped on arrival: a prompt that leaves no room in the
+                                  model's context for a token (counted in dropped too) */
+    uint64_t truncated;        /* whose output was cut where the context ends, as engines
+                                  end a generation at their maximum length */
     double output_tokens, prompt_tokens;
     sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
     sim_histogram ttft_hist_s, tpot_hist_s, e2e_hist_s;

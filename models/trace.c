@@ -303,6 +303,10 @@ int trace_scan(const trace_options *options, trace_summary *out, char *err, size
         out->prompt_tokens += r.prompt;
         out->output_tokens += r.output;
         out->duration_s = r.time_s;
+        if (r.prompt > out->longest_prompt) {
+            out->longest_prompt = r.prompt;
+            out->longest_prompt_row = r.row;
+        }
     }
     out->skipped = trace_skipped(t);
     trace_close(t);

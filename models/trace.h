@@ -52,6 +52,8 @@ typedef struct trace_summary {
     uint64_t rows, skipped;
     double prompt_tokens, output_tokens;
     double duration_s; /* time of the last row, after speedup */
+    double longest_prompt;       /* the longest prompt ... */
+    uint64_t longest_prompt_row; /* ... and its row (the header is row 1) */
 } trace_summary;
 int trace_scan(const trace_options *options, trace_summary *out, char *err, size_t err_size);
 

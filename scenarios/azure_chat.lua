@@ -17,7 +17,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference {
-      model = "llama-3-70b",
+      model = "llama-3.1-70b", -- the trace has prompts beyond llama-3-70b's 8,192-token context
       precision = "fp8",
       tp = 2,
       pool = "gpus",

@@ -26,7 +26,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference {
-      model = "llama-3-8b",
+      model = "llama-3.1-8b",
       pool = "cloud",
       arrivals = fs.profile { step = "1h", rates = { 10, 10, 40, 10 } },
       prompt = fs.lognormal { median = 1000, sigma = 1.0 },

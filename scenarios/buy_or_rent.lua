@@ -20,7 +20,7 @@ local day = {
 
 local function chat(pool)
   return fs.inference {
-    model = "llama-3-8b", pool = pool,
+    model = "llama-3.1-8b", pool = pool,
     arrivals = fs.diurnal { rates = day },
     prompt = fs.lognormal { median = 1000, sigma = 1.0 },
     output = fs.lognormal { median = 250, sigma = 0.8 },

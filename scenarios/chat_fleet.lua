@@ -20,7 +20,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference {
-      model = "llama-3-8b",
+      model = "llama-3.1-8b",
       precision = "fp16",
       pool = "gpus",
       arrivals = fs.poisson { rate = 40 },

@@ -14,7 +14,7 @@
 local fs = require "fleetsim"
 
 local function chat(pool)
-  return fs.inference { model = "llama-3-8b", pool = pool, arrivals = fs.poisson { rate = 20 },
+  return fs.inference { model = "llama-3.1-8b", pool = pool, arrivals = fs.poisson { rate = 20 },
                         prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                         output = fs.lognormal { median = 250, sigma = 0.8 },
                         rtt = fs.lognormal { median = "40ms", p99 = "120ms" },
@@ -45,7 +45,7 @@ return fs.scenario {
   workloads = {
     chat_dedicated = chat("dedicated"),
     chat_shared = chat("shared"),
-    finetune = fs.training { model = "llama-3-8b", precision = "bf16", tokens = 5e8, gpus = 8,
+    finetune = fs.training { model = "llama-3.1-8b", precision = "bf16", tokens = 5e8, gpus = 8,
                              pool = "training", checkpoint = { every = "30m", write = "1m" } },
   },
 }

@@ -14,7 +14,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference {
-      model = "llama-3-8b",
+      model = "llama-3.1-8b",
       pool = "gpus",
       arrivals = fs.diurnal { rates = {
         4, 3, 2, 2, 2, 3, 6, 12, 20, 28, 32, 34,

@@ -12,7 +12,7 @@ local fs = require "fleetsim"
 
 local function chat(pool)
   return fs.inference {
-    model = "llama-3-8b",
+    model = "llama-3.1-8b",
     pool = pool,
     arrivals = fs.poisson { rate = 30 },
     prompt = fs.lognormal { median = 1000, sigma = 1.0 },

@@ -306,6 +306,16 @@ double sim_dist_variance(const sim_dist *d)
     return NAN;
 }
 
+double sim_dist_max(const sim_dist *d)
+{
+    switch (d->kind) {
+    case SIM_DIST_CONSTANT: return d->a;
+    case SIM_DIST_UNIFORM: return d->b;
+    case SIM_DIST_EMPIRICAL: return d->empirical->values[d->empirical->n - 1];
+    default: return INFINITY; /* exponential, normal, lognormal, gamma, Weibull, Pareto */
+    }
+}
+
 double sim_dist_quantile(const sim_dist *d, double p)
 {
     if (!(p > 0 && p < 1))

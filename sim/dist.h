@@ -74,6 +74,9 @@ double sim_dist_sample(const sim_dist *dist, gsl_rng *rng);
 double sim_dist_mean(const sim_dist *dist);
 double sim_dist_variance(const sim_dist *dist);
 double sim_dist_quantile(const sim_dist *dist, double p);
+/* The largest value a draw can take: finite for a constant, a uniform and an empirical
+ * list, INFINITY for the others. */
+double sim_dist_max(const sim_dist *dist);
 
 /* "exponential", "lognormal", ... */
 const char *sim_dist_name(sim_dist_kind kind);

@@ -623,3 +623,36 @@ Test(loader, a_trace_swapped_after_loading_is_not_read)
     scenario_release(&sc);
     free(trace), free(other), free(path);
 }
+
+/* Issue 17, finding 13: a prompt that fills the model's context is refused at load when
+ * it surely comes (a trace row, named; a distribution with a finite largest value); it
+ * was served (100,000-token prompts on an 8,192-token model completed). */
+Test(loader, a_prompt_that_fills_the_models_context_is_refused)
+{
+    char *trace = scratch_file(dir, "long.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                                "0,100,10\n1,100000,10\n2,100,10\n");
+    scenario sc;
+    char *path;
+    cr_expect_eq(load_text("local fs = require \"fleetsim\"\n"
+                           "return fs.scenario { name = \"t\", duration = \"1m\",\n"
+                           "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+                           "  workloads = { chat = fs.inference { model = \"llama-3-8b\",\n"
+                           "    pool = \"g\", arrivals = fs.trace { file = \"long.csv\" } } } }\n",
+                           NULL, 0, &sc, &path), -1);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s:row 3: a prompt of 100000 tokens fills the "
+             "8192-token context of llama-3-8b (workload chat)", trace);
+    cr_expect_str_eq(err, expected);
+    free(path);
+    cr_expect_eq(load_text("local fs = require \"fleetsim\"\n"
+                           "return fs.scenario { name = \"t\", duration = \"1m\",\n"
+                           "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+                           "  workloads = { chat = fs.inference { model = \"llama-3-8b\",\n"
+                           "    pool = \"g\", arrivals = fs.poisson { rate = 1 },\n"
+                           "    prompt = fs.uniform { low = 100, high = 9000 }, output = 10 } } }\n",
+                           NULL, 0, &sc, &path), -1);
+    snprintf(expected, sizeof expected, "%s:4: workloads.chat.prompt: prompts reach 9000 tokens, "
+             "which fills the 8192-token context of llama-3-8b", path);
+    cr_expect_str_eq(err, expected);
+    free(path), free(trace);
+}

@@ -228,7 +228,9 @@ Test(serving, preemption_admits_more_and_still_finishes_everything, .timeout = 1
     cr_expect_gt(serving_preemptions(s), 0, "the cache fills, so sequences are preempted");
     cr_expect_gt(batch, reserve.batch_mean, "preemption %g vs reservation %g in the batch",
                  batch, reserve.batch_mean);
-    cr_expect_eq(serving_get_stats(s)->dropped, 0);
+    /* nothing is lost to preemption: the only drop, if any, is a prompt drawn longer
+     * than the model's context, refused as it arrives */
+    cr_expect_eq(serving_get_stats(s)->dropped, serving_get_stats(s)->over_context);
     serving_free(s);
     sim_engine_free(e);
 }
@@ -310,6 +312,35 @@ Test(serving, max_wait_bounds_the_queue_when_an_iteration_never_ends)
     /* 1e4/s x 1 s, the batch that started, and Poisson noise */
     cr_expect(waiting < 1.05e4 + 128, "%g still in the system", waiting);
     cr_expect(serving_memory_bytes(s) < 8e6, "%zu bytes", serving_memory_bytes(s));
+    serving_free(s);
+    sim_engine_free(e);
+}
+
+/* Issue 17, finding 13: prompts drawn from an unbounded distribution that fill the
+ * model's context are dropped as they arrive and counted; an output that would run
+ * past the context ends where it does, as an engine's generation ends at its maximum
+ * length. */
+Test(serving, prompts_beyond_the_context_are_dropped_and_long_outputs_cut)
+{
+    serving_config c = base_config(20, 2);
+    c.prompt_tokens = sim_dist_lognormal(6000, 0.3);  /* a quarter fill 8,192 tokens */
+    c.output_tokens = sim_dist_constant(1000);
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 300);
+    const serving_stats *st = serving_get_stats(s);
+    double over = (double)st->over_context / (double)st->arrived;
+    double cut = (double)st->truncated / (double)st->arrived;
+    /* P(prompt >= 8192) = P(z >= ln(8192/6000)/0.3 = 1.038) = 0.150; prompts in
+     * (7192, 8192) run past it with 1,000 output tokens: 0.275 - 0.150 = 0.125 */
+    cr_expect(fabs(over - 0.150) < 0.02, "%g dropped over the context", over);
+    cr_expect(fabs(cut - 0.125) < 0.02, "%g cut where the context ends", cut);
+    cr_expect_eq(st->dropped, st->over_context, "no other drops");
+    cr_expect_float_eq(st->output_tokens / (double)st->completed,
+                       1000 - 0.125 / 0.85 * 500, 40, "the cut outputs are shorter");
     serving_free(s);
     sim_engine_free(e);
 }

@@ -10,7 +10,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference {
-      model = "llama-3-8b", pool = "gpus",
+      model = "llama-3.1-8b", pool = "gpus",
       arrivals = fs.poisson { rate = 20 },                       -- requests per second
       prompt = fs.lognormal { median = 1000, sigma = 1.0 },      -- tokens
       output = fs.lognormal { median = 250, sigma = 0.8 },

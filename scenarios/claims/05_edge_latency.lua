@@ -15,7 +15,7 @@
 local fs = require "fleetsim"
 
 local function chat(pool)
-  return fs.inference { model = "llama-3-8b", precision = "fp16", pool = pool,
+  return fs.inference { model = "llama-3.1-8b", precision = "fp16", pool = pool,
                         arrivals = fs.poisson { rate = 20 },
                         prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                         output = fs.lognormal { median = 250, sigma = 0.8 },

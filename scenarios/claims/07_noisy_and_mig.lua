@@ -23,7 +23,7 @@ fs.models["llama-3.2-1b"] = {   -- Meta's model card: 1.24B parameters
 }
 
 local function chat(pool)
-  return fs.inference { model = "llama-3-8b", pool = pool, arrivals = fs.poisson { rate = 30 },
+  return fs.inference { model = "llama-3.1-8b", pool = pool, arrivals = fs.poisson { rate = 30 },
                         prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                         output = fs.lognormal { median = 250, sigma = 0.8 },
                         max_wait = "60s", when_full = "preempt" }

@@ -27,7 +27,7 @@ local duration, warmup = "6h", "30m"
 local years = 3 * 8760 * 3600 / (fs.seconds(duration) - fs.seconds(warmup))
 
 local function chat(pool)
-  return fs.inference { model = "llama-3-8b", pool = pool, arrivals = traffic,
+  return fs.inference { model = "llama-3.1-8b", pool = pool, arrivals = traffic,
                         prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                         output = fs.lognormal { median = 250, sigma = 0.8 },
                         max_wait = "60s", when_full = "preempt" }

@@ -24,7 +24,7 @@ return fs.scenario {
                        cost = fs.on_demand { usd_per_hour = 6.88, egress = "AWS" } },
   },
   workloads = {
-    api = fs.inference { model = "llama-3-8b", pool = "cloud", arrivals = fs.poisson { rate = 30 },
+    api = fs.inference { model = "llama-3.1-8b", pool = "cloud", arrivals = fs.poisson { rate = 30 },
                          prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                          output = fs.lognormal { median = 250, sigma = 0.8 },
                          max_wait = "60s", when_full = "preempt", response_bytes_per_token = 4 },

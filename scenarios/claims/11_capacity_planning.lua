@@ -29,7 +29,7 @@ return fs.scenario {
                           cost = fs.monthly { usd_per_gpu = 2500, pue = 1.4, usd_per_kwh = 0.08 } },
   },
   workloads = {
-    chat = fs.inference { model = "llama-3-8b", precision = "fp16", pool = "gpus",
+    chat = fs.inference { model = "llama-3.1-8b", precision = "fp16", pool = "gpus",
                           arrivals = fs.poisson { rate = 40 },
                           prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                           output = fs.lognormal { median = 250, sigma = 0.8 },

@@ -31,7 +31,7 @@ local scale = 3 * 365 * 86400 / fs.seconds(duration)
 local day = { 4, 3, 2, 2, 2, 3, 6, 12, 20, 28, 32, 34, 36, 38, 40, 40, 38, 34, 28, 22, 16, 12, 8, 6 }
 
 local function chat(pool)
-  return fs.inference { model = "llama-3-8b", pool = pool, arrivals = fs.diurnal { rates = day },
+  return fs.inference { model = "llama-3.1-8b", pool = pool, arrivals = fs.diurnal { rates = day },
                         prompt = fs.lognormal { median = 1000, sigma = 1.0 },
                         output = fs.lognormal { median = 250, sigma = 0.8 },
                         max_wait = "60s", when_full = "preempt", slo = { ttft = "500ms" } }

@@ -7,7 +7,7 @@ return fs.scenario {
                                    cooldown = "0s", scale_in_delay = "0s" } },
   },
   workloads = {
-    chat = fs.inference { model = "llama-3-8b", pool = "cloud", routing = "round_robin",
+    chat = fs.inference { model = "llama-3.1-8b", pool = "cloud", routing = "round_robin",
       arrivals = fs.trace { file = "two_long.csv", time = "time", prompt = "prompt", output = "output" },
       max_wait = "60s" },
   },
