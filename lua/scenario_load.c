@@ -24,6 +24,7 @@
 #include "lua/router.h"
 #include "models/memory.h"
 #include "models/trace.h"
+#include "output/plot_script.h"
 #include "lua/fields.h"
 #include "sim/closest.h"
 #include "lua/sandbox.h"
@@ -73,6 +74,47 @@ static void named_list_release(named_list *l)
     free(l->names);
     l->names = NULL;
     l->count = 0;
+}
+
+/* A name goes into CSV cells, file names, chart scripts and terminals: printable text
+ * without the characters that would break one of them, and not too long for a chart's
+ * file name.  The message shows the name with its control characters escaped. */
+static int check_name(load_context *c, const char *where, const char *path, const char *name)
+{
+    char shown[160] = "";
+    size_t n = 0;
+    bool bad = !*name;
+    for (const unsigned char *p = (const unsigned char *)name; *p && n + 5 < sizeof shown; p++) {
+        bool control = *p < 0x20 || *p == 0x7f;
+        bad |= control || *p == '"' || *p == ',' || *p == '\\';
+        n += (size_t)(control ? snprintf(shown + n, sizeof shown - n, "\\x%02x", *p)
+                              : snprintf(shown + n, sizeof shown - n, "%c", *p));
+    }
+    if (bad)
+        return fields_fail(c, where, path, "bad name \"%s\": a name is text without "
+                           "control characters, quotes, commas or backslashes", shown);
+    if (strlen(name) > 64)
+        return fields_fail(c, where, path, "the name \"%.64s...\" is longer than 64 bytes",
+                           name);
+    return 0;
+}
+
+/* Two names of one table must not give one chart file name (plots/<scope>_<name>...:
+ * the second chart would silently replace the first). */
+static int check_file_names(load_context *c, const char *where, const char *path,
+                            const named_list *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        for (size_t j = i + 1; j < l->count; j++) {
+            char a[160], b[160];
+            plot_script_name(a, sizeof a, l->names[i]);
+            plot_script_name(b, sizeof b, l->names[j]);
+            if (!strcmp(a, b))
+                return fields_fail(c, where, path, "\"%s\" and \"%s\" would have the same "
+                                   "file name, \"%s\", for their charts: rename one",
+                                   l->names[i], l->names[j], a);
+        }
+    return 0;
 }
 
 /* The names of a table of named objects, sorted, so every run sees the same order
@@ -129,6 +171,18 @@ static int list_names(load_context *c, const fields_object *o, const char *key, 
     }
     if (out->count > 1)
         qsort(out->names, out->count, sizeof *out->names, by_name);
+    for (size_t i = 0; i < out->count; i++) {
+        char entry[FIELD_PATH_MAX];
+        snprintf(entry, sizeof entry, "%s.%s", path, out->names[i]);
+        if (check_name(c, o->where, entry, out->names[i]) != 0) {
+            named_list_release(out);
+            return -1;
+        }
+    }
+    if (check_file_names(c, o->where, path, out) != 0) {
+        named_list_release(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -845,6 +899,8 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
     sc->replications = (unsigned)replications;
     if (!sc->name && !(sc->name = default_name(path)))
         return fields_fail(c, s.where, "name", "out of memory");
+    if (check_name(c, s.where, "name", sc->name) != 0)
+        return -1;
 
     named_list pools, workloads;
     fields_object pools_table, workloads_table;

@@ -656,3 +656,24 @@ Test(loader, a_prompt_that_fills_the_models_context_is_refused)
     cr_expect_str_eq(err, expected);
     free(path), free(trace);
 }
+
+/* Issue 17, findings 14 and 15: names that would collide as chart files ("x/y" and
+ * "x_y": the first chart was silently lost), names holding a newline or `,"` (they
+ * passed check, broke the CSVs, then gnuplot), and an empty name (it wrote into out/
+ * itself) are refused at load with the name shown. */
+Test(loader, names_that_break_files_or_collide_are_refused)
+{
+    expect_error(with_line(6, "    [\"x/y\"] = fs.dedicated { count = 4 }, "
+                              "x_y = fs.dedicated { count = 1 }, q = fs.dedicated { count = 4 },"),
+                 2, "pools: \"x/y\" and \"x_y\" would have the same file name, \"x_y\", for "
+                    "their charts: rename one");
+    expect_error(with_line(9, "    [\"m\\nm\"] = fs.service {"), 2,
+                 "workloads.m\nm: bad name \"m\\x0am\": a name is text without control "
+                 "characters, quotes, commas or backslashes");
+    expect_error(with_line(9, "    [\"a,\\\"b\"] = fs.service {"), 2,
+                 "workloads.a,\"b: bad name \"a,\"b\": a name is text without control "
+                 "characters, quotes, commas or backslashes");
+    expect_error(with_line(3, "  name = \"\", duration = \"2h\", warmup = \"10m\","), 2,
+                 "name: bad name \"\": a name is text without control characters, quotes, "
+                 "commas or backslashes");
+}
