@@ -1,6 +1,7 @@
 /* fleetsim's main program: the table of commands, help, and the process's set-up (GSL
  * without aborts, MPI ranks).  Each command lives in its own file (lua/cli.h). */
 #include "lua/cli.h"
+#include "lua/cli_terminal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
     if (sim_mpi_rank() != 0) { /* rank 0 speaks for the job */
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
             return CLI_EXIT_RUN_FAILURE;
+    } else {
+        cli_terminal_install(); /* scenario text never reaches the terminal raw */
     }
     int status;
     const cli_command *c = argc < 2 ? NULL : find_command(argv[1]);

@@ -1,5 +1,6 @@
 /* Progress lines (see cli_progress.h). */
 #include "lua/cli_progress.h"
+#include "lua/cli_terminal.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -21,7 +22,7 @@ cli_progress cli_progress_start(void)
 void cli_progress_clear(cli_progress *d)
 {
     if (d->printed)
-        fputs("\r\033[K", stderr);
+        fputs("\r\033[K", cli_terminal_raw_stderr());
     d->printed = false;
 }
 
@@ -51,7 +52,8 @@ void cli_progress_show_run(void *context, const run_progress *p)
     double done = (p->replication + p->sim_time_s / p->duration_s) / p->replications;
     double eta = done > 0 ? elapsed * (1 - done) / done : 0;
     char reached[32], total[32], left[32];
-    fprintf(stderr, "\r  replication %u/%u  simulated %s of %s  %.3g events/s  %3.0f%%  "
+    fprintf(cli_terminal_raw_stderr(), "\r  replication %u/%u  simulated %s of %s  %.3g "
+            "events/s  %3.0f%%  "
             "ETA %s   ", p->replication + 1, p->replications,
             human_duration(p->sim_time_s, reached, sizeof reached),
             human_duration(p->duration_s, total, sizeof total),
@@ -67,5 +69,5 @@ void cli_progress_show_points(void *context, size_t done, size_t points)
         return;
     d->last_print_s = now;
     d->printed = true;
-    fprintf(stderr, "\r  point %zu/%zu done   ", done, points);
+    fprintf(cli_terminal_raw_stderr(), "\r  point %zu/%zu done   ", done, points);
 }

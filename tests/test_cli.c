@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/queueing_theory.h"
+#include "lua/cli_terminal.h"
 #include "support/cli.h"
 #include "support/scratch.h"
 
@@ -556,4 +557,38 @@ Test(cli, a_sweep_whose_points_would_load_for_too_long_is_refused_at_once, .time
     cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/s", slow, dir), 2);
     cr_expect(strstr(err, "the sweep has 2000 points") != NULL, "%s", err);
     free(slow);
+}
+
+/* Issue 17, finding 8: text from a scenario reaches the terminal escaped.  A
+ * description and an error holding "\27[2J\27]0;pwned\7" cleared the screen and
+ * retitled the window; now no control byte but newline and tab is printed. */
+Test(cli, control_characters_from_a_scenario_are_printed_escaped)
+{
+    char *text = scratch_file(dir, "esc.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"esc\", duration = \"1h\",\n"
+        "  description = \"\\27[2J\\27]0;pwned\\7 and \\r over\",\n"
+        "  pools = { q = fs.dedicated { count = 2 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", text), 0, "%s", err);
+    cr_expect(strstr(out, "\\x1b[2J\\x1b]0;pwned\\x07 and \\x0d over") != NULL, "%s", out);
+    for (const char *p = out; *p; p++)
+        cr_expect(*p == '\n' || *p == '\t' || (unsigned char)*p >= 0x20, "byte 0x%02x printed",
+                  (unsigned char)*p);
+    char *raising = scratch_file(dir, "raise.lua", "error(\"\\27[2J gone\")\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", raising), 2);
+    cr_expect(strstr(err, ":1: \\x1b[2J gone") != NULL, "%s", err);
+    cr_expect(strchr(err, 27) == NULL, "an escape byte reached stderr: %s", err);
+    free(text), free(raising);
+}
+
+/* The escaping itself: C0 controls but newline and tab, DEL, and the UTF-8 C1 controls
+ * (0xC2 0x9B is CSI to some terminals) are written as \xNN; other UTF-8 stays. */
+Test(cli, the_terminal_escape_keeps_text_and_names_controls)
+{
+    char buf[256];
+    const char in[] = "a\tb\nc\x1b[0m\x7f\xc2\x9b\xc3\xa9\r";
+    cli_terminal_escape(buf, sizeof buf, in, sizeof in - 1);
+    cr_expect_str_eq(buf, "a\tb\nc\\x1b[0m\\x7f\xc2\\x9b\xc3\xa9\\x0d");
 }
