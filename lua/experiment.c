@@ -19,7 +19,7 @@ static char *copy(const char *s)
 {
     char *c = strdup(s);
     if (!c)
-        sim_fatal("out of memory planning an experiment");
+        sim_out_of_memory("out of memory planning an experiment");
     return c;
 }
 
@@ -27,7 +27,7 @@ static void *allocate(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     if (!p)
-        sim_fatal("out of memory planning an experiment");
+        sim_out_of_memory("out of memory planning an experiment");
     return p;
 }
 

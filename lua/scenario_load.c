@@ -1152,6 +1152,7 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
         }
         status = job.status;
     }
+    out->list_values = c.list_values;
     if (options->instructions_run)
         *options->instructions_run = sandbox_instructions_run(sb);
     if (status == 0 && out->runtime == sb) {

@@ -145,7 +145,7 @@ arrivals *arrivals_create(sim_engine *engine, const arrivals_config *config)
 {
     arrivals *a = calloc(1, sizeof *a);
     if (!a)
-        sim_fatal("out of memory creating arrivals");
+        sim_out_of_memory("out of memory creating arrivals");
     a->engine = engine;
     a->config = *config;
     const char *name = config->name ? config->name : "inference";

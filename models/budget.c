@@ -20,6 +20,8 @@
 #define REQUEST_BYTES 96.0        /* an inference request in flight (80, in blocks) */
 #define JOB_BYTES 320.0           /* a training job (240) and its place in the queues */
 #define TASK_BYTES 128.0          /* a replayed task: its row and its run state */
+#define LIST_VALUE_BYTES 40.0     /* a list's value: the C copy, its cumulative weight, the
+                                     alias table's entry (sim/dist.c), and the Lua table's */
 
 static void add(run_memory *m, double bytes, const char *what)
 {
@@ -95,6 +97,9 @@ void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
     add(out, cells * CELL_BYTES * tables, what);
     snprintf(what, sizeof what, "%zu sweep points loaded at once", points);
     add(out, (double)points * POINT_BYTES, what);
+    snprintf(what, sizeof what, "the scenario's lists (fs.empirical): %zu values x %zu sweep "
+             "points loaded at once", sc->list_values, points);
+    add(out, (double)sc->list_values * LIST_VALUE_BYTES * (double)points, what);
 
     /* one replication's state, held by each process at once */
     run_memory one = { 0 };

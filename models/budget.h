@@ -7,7 +7,8 @@
  * written), each GPU or unit of a pool, requests that can wait at once (a plain queue
  * growing under overload up to its queue_limit, inference requests up to max_wait's
  * worth of arrivals), every training job of a stream (the scheduler keeps them all),
- * a task replay's trace; times the processes that hold a replication at once (--jobs).
+ * a task replay's trace, the values of the scenario's lists (each sweep point holds its
+ * own); times the processes that hold a replication at once (--jobs).
  * It is rough by design (tens of percent), and errs high.
  */
 #ifndef FLEETSIM_MODELS_BUDGET_H

@@ -193,7 +193,7 @@ static char *dup_text(const char *s)
 {
     char *copy = strdup(s);
     if (!copy)
-        sim_fatal("out of memory reading a cluster trace");
+        sim_out_of_memory("out of memory reading a cluster trace");
     return copy;
 }
 

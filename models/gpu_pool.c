@@ -192,7 +192,7 @@ static gpu *gpu_new(gpu_pool *p, gpu_state state, int64_t owner)
         p->gpus = sim_array_grow(p->gpus, &p->gpus_cap, p->ngpus + 1,
                                  sizeof *p->gpus, "a GPU pool");
         if (!(g = malloc(sizeof *g)))
-            sim_fatal("out of memory adding a GPU");
+            sim_out_of_memory("out of memory adding a GPU");
         g->pool = p;
         g->slot = p->ngpus;
         p->gpus[p->ngpus++] = g;
@@ -327,7 +327,7 @@ static request *request_new(gpu_pool *p, unsigned n, const gpu_holder *holder, v
 {
     request *r = malloc(sizeof *r + n * sizeof r->slots[0]);
     if (!r)
-        sim_fatal("out of memory for a GPU request");
+        sim_out_of_memory("out of memory for a GPU request");
     p->requests = sim_array_grow(p->requests, &p->requests_cap, p->nrequests + 1,
                                  sizeof *p->requests, "a GPU pool");
     *r = (request){ .pool = p, .id = (int64_t)p->nrequests, .holder = holder,
@@ -348,7 +348,7 @@ static void grant(gpu_pool *p, request *r)
 {
     unsigned *ids = malloc(r->n * sizeof *ids);
     if (!ids)
-        sim_fatal("out of memory granting GPUs");
+        sim_out_of_memory("out of memory granting GPUs");
     for (unsigned i = 0; i < r->n; i++) {
         gpu *g = p->gpus[r->slots[i]];
         set_remove(p, &p->free, false, g);
@@ -549,7 +549,7 @@ gpu_pool *gpu_pool_create(sim_engine *engine, const pool_capacity *capacity, con
         return NULL;
     gpu_pool *p = calloc(1, sizeof *p);
     if (!p)
-        sim_fatal("out of memory creating a GPU pool");
+        sim_out_of_memory("out of memory creating a GPU pool");
     p->engine = engine;
     p->cap = *capacity;
     char stream[256];

@@ -76,7 +76,7 @@ static void sort_order(size_t *a, size_t n, const task_state *tasks)
 {
     size_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp)
-        sim_fatal("out of memory sorting tasks");
+        sim_out_of_memory("out of memory sorting tasks");
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
             size_t mid = lo + width < n ? lo + width : n;
@@ -131,7 +131,7 @@ static int keep_nodes(gpu_tasks *t, char *err, size_t n)
     const cluster_trace *c = t->trace;
     double f = t->options.nodes_fraction;
     if (!(t->kept = malloc((c->nnodes ? c->nnodes : 1) * sizeof *t->kept)))
-        sim_fatal("out of memory creating a GPU task replay");
+        sim_out_of_memory("out of memory creating a GPU task replay");
     for (size_t i = 0; i < c->nnodes; i++)
         if (f >= 1 || floor((double)(i + 1) * f) > floor((double)i * f))
             t->kept[t->nkept++] = i;
@@ -149,7 +149,7 @@ gpu_tasks *gpu_tasks_create(sim_engine *engine, const cluster_trace *trace,
         return NULL;
     gpu_tasks *t = calloc(1, sizeof *t);
     if (!t)
-        sim_fatal("out of memory creating a GPU task replay");
+        sim_out_of_memory("out of memory creating a GPU task replay");
     t->engine = engine;
     t->trace = trace;
     t->options = *options;
@@ -164,7 +164,7 @@ gpu_tasks *gpu_tasks_create(sim_engine *engine, const cluster_trace *trace,
     gpu_demand *measure = malloc((ntasks ? ntasks : 1) * sizeof *measure);
     const cluster_node **nodes = malloc(t->nkept * sizeof *nodes);
     if (!t->tasks || !t->order || !measure || !nodes)
-        sim_fatal("out of memory creating a GPU task replay");
+        sim_out_of_memory("out of memory creating a GPU task replay");
     double first_s = INFINITY;
     for (size_t i = 0; i < ntasks; i++)
         first_s = fmin(first_s, trace->tasks[i].arrival_s);

@@ -261,7 +261,7 @@ static bool preempt_for(job_scheduler *s, job *head)
         return false;
     victim *v = malloc((s->nrunning + 1) * sizeof *v);
     if (!v)
-        sim_fatal("out of memory choosing jobs to preempt");
+        sim_out_of_memory("out of memory choosing jobs to preempt");
     size_t n = 0;
     for (size_t i = 0; i < s->nrunning; i++)
         if (s->running[i]->state == JOB_RUNNING && s->running[i]->priority < head->priority)
@@ -299,7 +299,7 @@ static void backfill(job_scheduler *s)
     job *head = s->queue[0];
     victim *ends = malloc((s->nrunning + 1) * sizeof *ends);
     if (!ends)
-        sim_fatal("out of memory backfilling");
+        sim_out_of_memory("out of memory backfilling");
     for (size_t i = 0; i < s->nrunning; i++)
         ends[i] = (victim){ s->running[i], sim_event_time(s->engine, s->running[i]->event) };
     qsort(ends, s->nrunning, sizeof *ends, by_time);
@@ -359,7 +359,7 @@ static job *job_new(job_scheduler *s)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
-        sim_fatal("out of memory adding a job");
+        sim_out_of_memory("out of memory adding a job");
     s->jobs = sim_array_grow(s->jobs, &s->jobs_cap, s->njobs + 1,
                              sizeof *s->jobs, "a job scheduler");
     j->s = s;
@@ -545,7 +545,7 @@ int job_scheduler_add_stream(job_scheduler *s, const job_stream_spec *spec, char
     }
     job_stream *st = calloc(1, sizeof *st);
     if (!st)
-        sim_fatal("out of memory adding a job stream");
+        sim_out_of_memory("out of memory adding a job stream");
     s->streams = sim_array_grow(s->streams, &s->streams_cap, s->nstreams + 1,
                                 sizeof *s->streams, "the job streams");
     st->s = s;

@@ -126,7 +126,7 @@ gpu_fleet *gpu_fleet_create(const cluster_node *const *nodes, size_t nnodes,
     gpu_fleet *f = calloc(1, sizeof *f);
     if (!f || !(f->nodes = calloc(nnodes ? nnodes : 1, sizeof *f->nodes))
         || !(f->gpu_free = malloc((ngpus ? ngpus : 1) * sizeof *f->gpu_free)))
-        sim_fatal("out of memory creating a GPU fleet");
+        sim_out_of_memory("out of memory creating a GPU fleet");
     f->nnodes = nnodes;
     set_measure(f, measure, nmeasure);
     size_t next = 0;
@@ -144,7 +144,7 @@ gpu_fleet *gpu_fleet_create(const cluster_node *const *nodes, size_t nnodes,
                 return NULL;
             }
             if (!(f->models[f->nmodels++] = strdup(c->model)))
-                sim_fatal("out of memory creating a GPU fleet");
+                sim_out_of_memory("out of memory creating a GPU fleet");
         }
         *x = (fleet_node){ .cpu_free = c->cpu_milli, .mem_free = c->memory_mib,
                            .cpu_cap = c->cpu_milli, .mem_cap = c->memory_mib,

@@ -62,7 +62,7 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
     const scenario *sc = rs->sc;
     sim_engine *e = sim_engine_create();
     if (!e)
-        sim_fatal("out of memory creating an engine");
+        sim_out_of_memory("out of memory creating an engine");
     rs->engine = e;
     int status = 0;
     for (size_t k = 0; k < NKINDS && status == 0; k++)
@@ -138,12 +138,12 @@ static int run(const scenario *sc, const run_options *options, bool dry, run_res
     out->timeseries = sim_timeseries_create(nbuckets, sc->bucket_s, run_timeseries_columns,
                                             NCOLUMNS);
     if (!out->timeseries)
-        sim_fatal("out of memory creating the time series");
+        sim_out_of_memory("out of memory creating the time series");
     run_shared rs = { .sc = sc, .options = options, .ts = out->timeseries };
     rs.pool_subjects = calloc(sc->npools + 1, sizeof *rs.pool_subjects);
     rs.gpus = calloc(sc->npools + 1, sizeof *rs.gpus);
     if (!rs.pool_subjects || !rs.gpus)
-        sim_fatal("out of memory planning a run");
+        sim_out_of_memory("out of memory planning a run");
     for (size_t p = 0; p < sc->npools; p++) {
         rs.pool_subjects[p] = sim_timeseries_add_subject(out->timeseries, "pool",
                                                          sc->pools[p].name);

@@ -45,7 +45,7 @@ static void *plan(run_shared *rs)
     const scenario *sc = rs->sc;
     gpu_tasks_run *runs = calloc(sc->ngpu_tasks + 1, sizeof *runs);
     if (!runs)
-        sim_fatal("out of memory planning a run");
+        sim_out_of_memory("out of memory planning a run");
     for (size_t i = 0; i < sc->ngpu_tasks; i++)
         runs[i] = (gpu_tasks_run){
             .sc = sc, .ts = rs->ts,

@@ -199,7 +199,7 @@ static void *plan(run_shared *rs)
     const scenario *sc = rs->sc;
     inference_run *runs = calloc(sc->ninferences + 1, sizeof *runs);
     if (!runs)
-        sim_fatal("out of memory planning a run");
+        sim_out_of_memory("out of memory planning a run");
     for (size_t i = 0; i < sc->ninferences; i++)
         runs[i] = (inference_run){
             .sc = sc, .spec = &sc->inferences[i], .ts = rs->ts, .pools = rs->gpus,

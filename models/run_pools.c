@@ -118,7 +118,7 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
                                   p->capacity.count / p->units_per_gpu, d ? d->idle_w : 0,
                                   d ? d->tdp_w : 0, p->units_per_gpu, sim_engine_now(e));
     if (!pg->meter)
-        sim_fatal("out of memory creating a cost meter");
+        sim_out_of_memory("out of memory creating a cost meter");
     gpu_pool_set_meter(pg->gp, pg->meter);
     if (sc->warmup_s > 0)
         sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_warmup, pg);

@@ -104,7 +104,7 @@ static void *plan(run_shared *rs)
     pool_run *runs = calloc(sc->npools + 1, sizeof *runs); /* ends with an empty one */
     size_t *workload_subject = calloc(sc->nservices + 1, sizeof *workload_subject);
     if (!runs || !workload_subject)
-        sim_fatal("out of memory planning a run");
+        sim_out_of_memory("out of memory planning a run");
     for (size_t p = 0; p < sc->npools; p++)
         runs[p].pool_subject = rs->pool_subjects[p];
     for (size_t w = 0; w < sc->nservices; w++)
@@ -118,7 +118,7 @@ static void *plan(run_shared *rs)
         pr->services = calloc(sc->nservices + 1, sizeof *pr->services);
         pr->class_subjects = calloc(sc->nservices + 1, sizeof *pr->class_subjects);
         if (!pr->classes || !pr->services || !pr->class_subjects)
-            sim_fatal("out of memory planning a run");
+            sim_out_of_memory("out of memory planning a run");
         for (size_t w = 0; w < sc->nservices; w++) {
             const service_spec *sv = &sc->services[w];
             if (sv->pool != p)

@@ -149,6 +149,7 @@ typedef struct scenario {
     size_t ninferences;
     gpu_tasks_workload *gpu_tasks;
     size_t ngpu_tasks;
+    size_t list_values;        /* values its lists hold (fs.empirical), for the budget */
     training_spec *trainings;         /* fs.training: one job each */
     size_t ntrainings;
     job_stream_spec *job_streams;     /* fs.job_stream */

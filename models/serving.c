@@ -62,7 +62,7 @@ static llm_request *request_take(serving *s)
     if (!s->free_list) {
         request_block *b = calloc(1, sizeof *b);
         if (!b)
-            sim_fatal("out of memory for requests in flight");
+            sim_out_of_memory("out of memory for requests in flight");
         b->next = s->blocks;
         s->blocks = b;
         s->nblocks++;
@@ -321,7 +321,7 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     }
     serving *s = calloc(1, sizeof *s);
     if (!s)
-        sim_fatal("out of memory creating a serving workload");
+        sim_out_of_memory("out of memory creating a serving workload");
     s->engine = engine;
     s->config = *config;
     if (!s->config.overflow_threshold)

@@ -66,7 +66,7 @@ static serving_slot *slot_new(serving_fleet *f)
     }
     serving_slot *sl = calloc(1, sizeof *sl);
     if (!sl)
-        sim_fatal("out of memory for replicas");
+        sim_out_of_memory("out of memory for replicas");
     sl->fleet = f;
     sl->state = SLOT_ORDERED;
     sl->request = -1;
@@ -143,7 +143,7 @@ static gpu_host *host_open(serving_fleet *f, unsigned gpu)
     const sharing_spec *spec = f->group.sharing ? f->group.sharing : &whole;
     unsigned members = f->group.units_per_gpu ? f->group.units_per_gpu : 1;
     if (!h || !(h->share = gpu_share_create(spec, members, apply_speed)))
-        sim_fatal("out of memory for GPU hosts");
+        sim_out_of_memory("out of memory for GPU hosts");
     h->gpu = gpu;
     if (f->group.noisy) {
         char stream[256];
@@ -155,7 +155,7 @@ static gpu_host *host_open(serving_fleet *f, unsigned gpu)
         h->noise = noisy_create(f->engine, f->group.noisy, h->rng,
                                 gpu_share_noise_changed, h->share);
         if (!h->noise)
-            sim_fatal("out of memory for GPU hosts");
+            sim_out_of_memory("out of memory for GPU hosts");
         noisy_start(h->noise);
     }
     f->hosts[gpu] = h;
@@ -198,7 +198,7 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.busy_context = gpu_share_member_of(sl->host->share, sl->member);
     }
     if (!(sl->r = replica_create(f->engine, &config, on_done, sl)))
-        sim_fatal("out of memory creating a replica");
+        sim_out_of_memory("out of memory creating a replica");
     if (sl->host)
         gpu_share_attach(sl->host->share, sl->member, sl->r);
     sl->state = SLOT_ACTIVE;
@@ -344,7 +344,7 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
 {
     serving_fleet *f = calloc(1, sizeof *f);
     if (!f)
-        sim_fatal("out of memory creating a serving fleet");
+        sim_out_of_memory("out of memory creating a serving fleet");
     f->engine = engine;
     f->group = config->group;
     f->index = config->index;

@@ -265,7 +265,7 @@ station *station_create(sim_engine *engine, const station_config *config,
         st->bucket_view = calloc(n, sizeof *st->bucket_view);
     }
     if (!st || !st->classes || !st->stats.classes || !st->bucket_view)
-        sim_fatal("out of memory creating a station");
+        sim_out_of_memory("out of memory creating a station");
     st->engine = engine;
     st->config = *config;
     double now = sim_engine_now(engine);

@@ -95,7 +95,7 @@ static void on_row(int terminator, void *data)
             size_t cap = t->ready_cap ? 2 * t->ready_cap : 256;
             raw_row *grown = malloc(cap * sizeof *grown);
             if (!grown)
-                sim_fatal("out of memory reading a trace");
+                sim_out_of_memory("out of memory reading a trace");
             for (size_t k = 0; k < t->nready; k++)
                 grown[k] = t->ready[(t->ready_head + k) % t->ready_cap];
             free(t->ready);
@@ -145,7 +145,7 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
 {
     trace_reader *t = calloc(1, sizeof *t);
     if (!t)
-        sim_fatal("out of memory opening a trace");
+        sim_out_of_memory("out of memory opening a trace");
     t->options = *options;
     if (!(t->options.speedup > 0))
         t->options.speedup = 1;

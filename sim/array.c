@@ -29,7 +29,7 @@ void *sim_array_grow(void *items, size_t *cap, size_t need, size_t size, const c
 {
     void *p = sim_array_try_grow(items, cap, need, size, SIZE_MAX);
     if (!p && need > 0)
-        sim_fatal("out of memory growing %s", what);
+        sim_out_of_memory("out of memory growing %s", what);
     return p;
 }
 

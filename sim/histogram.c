@@ -64,7 +64,7 @@ static void cover(sim_histogram *h, uint32_t low, uint32_t high)
     }
     uint64_t *counts = calloc(high - low, sizeof *counts);
     if (!counts)
-        sim_fatal("out of memory growing a histogram to %u buckets", high - low);
+        sim_out_of_memory("out of memory growing a histogram to %u buckets", high - low);
     if (h->nkeys)
         memcpy(counts + (h->first_key - low), h->counts, h->nkeys * sizeof *counts);
     free(h->counts);

@@ -36,7 +36,7 @@ static char *copy(const char *s)
 {
     char *c = strdup(s);
     if (!c)
-        sim_fatal("out of memory recording a metric");
+        sim_out_of_memory("out of memory recording a metric");
     return c;
 }
 

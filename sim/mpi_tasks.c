@@ -47,7 +47,7 @@ sim_tasks_status sim_mpi_tasks_run(size_t ntasks, sim_task_run_fn run, sim_task_
     int rank = sim_mpi_rank(), size = sim_mpi_size();
     sim_wire *mine = calloc(ntasks + 1, sizeof *mine);
     if (!mine)
-        sim_fatal("out of memory for %zu task results", ntasks);
+        sim_out_of_memory("out of memory for %zu task results", ntasks);
     for (size_t t = (size_t)rank; t < ntasks; t += (size_t)size)
         run(context, t, &mine[t]);
     sim_tasks_status status = SIM_TASKS_OK;
@@ -57,7 +57,7 @@ sim_tasks_status sim_mpi_tasks_run(size_t ntasks, sim_task_run_fn run, sim_task_
         MPI_Bcast(&n, 1, MPI_UINT64_T, owner, MPI_COMM_WORLD);
         unsigned char *data = mine[t].data;
         if (owner != rank && n > 0 && !(data = malloc((size_t)n)))
-            sim_fatal("out of memory receiving a result of %llu bytes", (unsigned long long)n);
+            sim_out_of_memory("out of memory receiving a result of %llu bytes", (unsigned long long)n);
         broadcast_bytes(data, (size_t)n, owner);
         /* every rank merges the same bytes, so every rank stops at the same task */
         if (merge(context, t, data, (size_t)n, err, err_size) != 0)

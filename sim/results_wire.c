@@ -90,11 +90,11 @@ int sim_timeseries_unpack_add(sim_wire_reader *r, sim_timeseries **into)
         return -1;
     char **columns = calloc(nc + 1, sizeof *columns);
     if (!columns)
-        sim_fatal("out of memory unpacking a time series");
+        sim_out_of_memory("out of memory unpacking a time series");
     for (uint64_t c = 0; c < nc && !r->bad; c++) {
         sim_wire_get_string(r, name, sizeof name);
         if (!(columns[c] = strdup(name)))
-            sim_fatal("out of memory unpacking a time series");
+            sim_out_of_memory("out of memory unpacking a time series");
     }
     uint64_t ns = sim_wire_get_u64(r);
     bool created = false;
@@ -102,7 +102,7 @@ int sim_timeseries_unpack_add(sim_wire_reader *r, sim_timeseries **into)
         && sim_timeseries_cells_needed(nb, ns, nc) <= SIM_TIMESERIES_MAX_CELLS) {
         *into = sim_timeseries_create(nb, bucket_s, (const char *const *)columns, nc);
         if (!*into)
-            sim_fatal("out of memory unpacking a time series");
+            sim_out_of_memory("out of memory unpacking a time series");
         created = true;
     }
     sim_timeseries *ts = *into;

@@ -98,7 +98,7 @@ gsl_rng *sim_rng_stream_typed(const gsl_rng_type *type, uint64_t seed,
     sim_gsl_quiet();
     gsl_rng *r = gsl_rng_alloc(type);
     if (!r)
-        sim_fatal("out of memory allocating random stream '%s'", name);
+        sim_out_of_memory("out of memory allocating random stream '%s'", name);
     uint64_t key = sim_rng_key(seed, replication, name);
     gsl_rng_set(r, type == sim_rng_xoshiro256ss ? key : (unsigned long)(key ^ (key >> 32)));
     return r;

@@ -87,7 +87,7 @@ size_t sim_timeseries_add_subject(sim_timeseries *ts, const char *scope, const c
     s->name = strdup(name);
     s->cells = calloc(ts->nbuckets * ts->ncolumns + 1, sizeof *s->cells);
     if (!s->scope || !s->name || !s->cells)
-        sim_fatal("out of memory adding a timeseries subject");
+        sim_out_of_memory("out of memory adding a timeseries subject");
     return ts->nsubjects++;
 }
 

@@ -214,7 +214,7 @@ static void receive(task_round *r, unsigned i)
                  && header[1] < ((uint64_t)1 << 40);
     if (whole && header[1] > 0) {
         if (!(data = malloc((size_t)header[1])))
-            sim_fatal("out of memory receiving a result of %llu bytes",
+            sim_out_of_memory("out of memory receiving a result of %llu bytes",
                       (unsigned long long)header[1]);
         whole = read_all(w->result_fd, data, (size_t)header[1]) == 1;
     }
@@ -274,7 +274,7 @@ sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe
     struct pollfd *fds = calloc(n + 1, sizeof *fds);
     unsigned *which = calloc(n + 1, sizeof *which);
     if (!r.w || !r.results || !fds || !which)
-        sim_fatal("out of memory starting %u workers", n);
+        sim_out_of_memory("out of memory starting %u workers", n);
     for (unsigned i = 0; i < n; i++)
         r.w[i] = (worker){ -1, -1, -1, 0, false };
     /* A worker that dies must not kill the parent when it writes to its pipe. */

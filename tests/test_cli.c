@@ -592,3 +592,53 @@ Test(cli, the_terminal_escape_keeps_text_and_names_controls)
     cli_terminal_escape(buf, sizeof buf, in, sizeof in - 1);
     cr_expect_str_eq(buf, "a\tb\nc\\x1b[0m\\x7f\xc2\\x9b\xc3\xa9\\x0d");
 }
+
+/* Issue 17, finding 5: the memory budget counts the values of the scenario's lists,
+ * one copy per sweep point (a 1M-value fs.empirical over 40 points was estimated at
+ * 11 MB and took 1.36 GB). */
+Test(cli, the_memory_budget_counts_list_values_per_sweep_point, .timeout = 60)
+{
+    char *file = scratch_file(dir, "lists.lua",
+        "local fs = require \"fleetsim\"\n"
+        "local values = {}\n"
+        "for i = 1, 1000000 do values[i] = i % 97 + 1 end\n"
+        "local seeds = {}\n"
+        "for i = 1, 40 do seeds[i] = i end\n"
+        "return fs.scenario { name = \"lists\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 2 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.empirical { values = values }, pool = \"q\" } },\n"
+        "  sweep = { seed = seeds } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 1GB", file), 2);
+    cr_expect(strstr(err, "the scenario's lists (fs.empirical): 1000000 values x 40 sweep "
+                          "points loaded at once") != NULL, "%s", err);
+    free(file);
+}
+
+/* Issue 17, finding 5: out of memory is a run-time failure with a message, exit 1 and
+ * no result file, never an abort (it was SIGABRT).  The address-space limit cannot
+ * be used under AddressSanitizer, whose shadow memory needs more. */
+Test(cli, out_of_memory_exits_1_with_a_message_and_writes_nothing, .timeout = 60)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("ulimit -v and AddressSanitizer do not mix");
+#endif
+    char *file = scratch_file(dir, "oom.lua",
+        "local fs = require \"fleetsim\"\n"
+        "fs.devices[\"H100-SXM\"].bandwidth_gbs = 1e-6\n"
+        "return fs.scenario { name = \"oom\", duration = \"60s\", bucket = \"10s\",\n"
+        "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"gpus\",\n"
+        "    arrivals = fs.poisson { rate = 1e5 }, max_wait = \"1000000s\",\n"
+        "    prompt = 100, output = 10 } } }\n");
+    cr_expect_eq(cli_run_env(&out, &err, "ulimit -v 400000;",
+                             "run %s -q --no-plots --memory-limit none -o %s/o", file, dir), 1,
+                 "%s", err);
+    cr_expect(strstr(err, "fleetsim: out of memory ") == err, "%s", err);
+    cr_expect(strstr(err, "the run needs more memory than it could get") != NULL, "%s", err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/o/summary.csv", dir);
+    char *none = scratch_read(path);
+    cr_expect_null(none);
+    free(none), free(file);
+}
