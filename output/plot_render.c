@@ -60,19 +60,25 @@ static const char *quoted(char *buf, size_t size, const char *text)
     return buf;
 }
 
-static void temp_name(char *buf, size_t size, const char *name, const char *ext)
+/* gnuplot writes each render into a folder of this run's own, made by mkdtemp (mode
+ * 0700, a fresh name): nothing planted in plots/ beforehand can be at the name gnuplot
+ * opens, so it never writes through a link.  work is that folder, relative to the run
+ * folder ("plots/.render-XXXXXX"). */
+static void temp_name(char *buf, size_t size, const char *work, const char *name,
+                      const char *ext)
 {
-    snprintf(buf, size, "plots/.%s.%s.tmp-%ld", name, ext, (long)getpid());
+    snprintf(buf, size, "%s/%s.%s", work, name, ext);
 }
 
 /* The commands that render one chart to one format. */
-static int add_render(argv_list *a, const char *name, const char *term, const char *ext)
+static int add_render(argv_list *a, const char *work, const char *name, const char *term,
+                      const char *ext)
 {
     char line[2048], q[1024], path[700];
     int bad = argv_add(a, "-e") || argv_add(a, "reset session");
     snprintf(line, sizeof line, "term = %s", quoted(q, sizeof q, term));
     bad = bad || argv_add(a, "-e") || argv_add(a, line);
-    temp_name(path, sizeof path, name, ext);
+    temp_name(path, sizeof path, work, name, ext);
     snprintf(line, sizeof line, "out = %s", quoted(q, sizeof q, path));
     bad = bad || argv_add(a, "-e") || argv_add(a, line);
     snprintf(path, sizeof path, "plots/%s.gp", name);
@@ -147,14 +153,15 @@ static bool marked(const char *text, const char *name, const char *ext)
 
 /* Renames the chart's temporary outputs into place when gnuplot finished them all,
  * otherwise removes them; whether it was finished.  Paths relative to dir. */
-static bool settle(const char *dir, const char *name, bool png, const char *text,
+static bool settle(const char *dir, const char *work, const char *name, bool png,
+                   const char *text,
                    char *err, size_t err_size, bool *failed)
 {
     const char *exts[] = { "svg", "png" };
     bool done = marked(text, name, "svg") && (!png || marked(text, name, "png"));
     for (int i = 0; i < (png ? 2 : 1); i++) {
         char temp[800], final[800], tpath[4096], fpath[4096];
-        temp_name(temp, sizeof temp, name, exts[i]);
+        temp_name(temp, sizeof temp, work, name, exts[i]);
         snprintf(final, sizeof final, "plots/%s.%s", name, exts[i]);
         snprintf(tpath, sizeof tpath, "%s/%s", dir, temp);
         snprintf(fpath, sizeof fpath, "%s/%s", dir, final);
@@ -183,8 +190,8 @@ static void message(char *err, size_t err_size, const char *dir, const char *nam
     }
 }
 
-int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bool png,
-                char *err, size_t err_size)
+static int render_into(const char *dir, const char *work, const plot_list *names,
+                       const char *gnuplot, bool png, char *err, size_t err_size)
 {
     const char *program = gnuplot ? gnuplot : "gnuplot";
     bool failed = false;
@@ -195,8 +202,8 @@ int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bo
         snprintf(line, sizeof line, "cd %s", quoted(q, sizeof q, dir));
         int bad = argv_add(&a, program) || argv_add(&a, "-e") || argv_add(&a, line);
         for (size_t i = next; !bad && i < names->count; i++)
-            bad = add_render(&a, names->names[i], PLOT_TERM_SVG, "svg")
-                  || (png && add_render(&a, names->names[i], PLOT_TERM_PNG, "png"));
+            bad = add_render(&a, work, names->names[i], PLOT_TERM_SVG, "svg")
+                  || (png && add_render(&a, work, names->names[i], PLOT_TERM_PNG, "png"));
         if (bad) {
             argv_release(&a);
             snprintf(err, err_size, "out of memory");
@@ -216,7 +223,8 @@ int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bo
         char note[256];
         bool rename_failed = false;
         while (next < names->count
-               && settle(dir, names->names[next], png, text, note, sizeof note, &rename_failed))
+               && settle(dir, work, names->names[next], png, text, note, sizeof note,
+                         &rename_failed))
             next++;
         if (rename_failed && !failed) {
             snprintf(err, err_size, "%s", note);
@@ -231,4 +239,19 @@ int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bo
         free(text);
     }
     return failed ? -1 : 0;
+}
+
+int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bool png,
+                char *err, size_t err_size)
+{
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s/plots/.render-XXXXXX", dir);
+    if (!mkdtemp(folder)) {
+        snprintf(err, err_size, "cannot write %s/plots: %s", dir, strerror(errno));
+        return -1;
+    }
+    const char *work = folder + strlen(dir) + 1; /* "plots/.render-..." */
+    int status = render_into(dir, work, names, gnuplot, png, err, err_size);
+    rmdir(folder); /* every render in it was renamed into place or removed */
+    return status;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "output/csv_table.h"
+#include "output/pictures.h"
 #include "output/plots.h"
 #include "output/report.h"
 #include "support/cli.h"
@@ -376,4 +377,30 @@ Test(plots, the_xml_check_finds_what_is_not_well_formed)
     cr_expect_not_null(xml_check("<a>&nbsp;</a>", why, sizeof why));
     cr_expect_not_null(xml_check("<a></a><b></b>", why, sizeof why));
     cr_expect_not_null(xml_check("<a>", why, sizeof why));
+}
+
+/* Issue 17, finding 6: gnuplot's renders never go through a link planted in plots/.
+ * They were written to plots/.NAME.svg.tmp-PID, a name known in advance; now to a
+ * fresh folder of the run's own.  In process, so the planted names use this PID. */
+Test(plots, a_link_planted_in_plots_is_not_written_through)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("timeseries.csv", TIMESERIES);
+    write_in("summary.csv", SUMMARY);
+    cr_assert_eq(cli_run(&out, &err, "plot %s", dir), 0, "%s", err);
+    char *victim = scratch_file(dir, "victim", "precious\n");
+    const char *exts[] = { "svg", "png" };
+    for (int i = 0; i < 2; i++) {
+        char link_path[1024];
+        snprintf(link_path, sizeof link_path, "%s/plots/.latency.%s.tmp-%ld", dir, exts[i],
+                 (long)getpid());
+        cr_assert_eq(symlink(victim, link_path), 0);
+    }
+    cr_assert_eq(output_pictures(dir, NULL, NULL, false, stderr), 0);
+    char *kept = scratch_read(victim);
+    cr_expect_str_eq(kept, "precious\n", "gnuplot wrote through the planted link");
+    char *svg = read_in("plots/latency.svg");
+    cr_expect(svg && strstr(svg, "<svg") != NULL);
+    free(kept), free(svg), free(victim);
 }
