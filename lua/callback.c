@@ -18,6 +18,10 @@ void *callback_create(lua_State *L, int fn_index, size_t size, const char *kind,
     cb->kind = kind;
     cb->what = what;
     snprintf(cb->name, sizeof cb->name, "%s", name);
+    lua_Debug ar;
+    lua_pushvalue(L, fn_index);
+    if (lua_getinfo(L, ">S", &ar) && ar.source[0] == '@' && ar.linedefined > 0)
+        snprintf(cb->where, sizeof cb->where, "%.280s:%d: ", ar.source + 1, ar.linedefined);
     luaL_ref(L, LUA_REGISTRYINDEX); /* anchors the userdata for the state's life */
     lua_pushvalue(L, fn_index);
     cb->function_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -48,7 +52,8 @@ int callback_call(const callback *cb, callback_push_fn push, void *arg, char *er
     lua_getallocf(L, &sb); /* the sandbox is the allocator's context */
     sandbox_set_instruction_budget(sb, CALLBACK_CALL_INSTRUCTIONS);
     if (!lua_checkstack(L, 8)) {
-        snprintf(err, err_size, "%s %s: the %s has no stack left", cb->kind, cb->name, cb->what);
+        snprintf(err, err_size, "%s%s %s: the %s has no stack left", cb->where, cb->kind,
+                 cb->name, cb->what);
         return -1;
     }
     int top = lua_gettop(L);
@@ -56,7 +61,8 @@ int callback_call(const callback *cb, callback_push_fn push, void *arg, char *er
     lua_pushcfunction(L, call_protected);
     lua_pushlightuserdata(L, &call);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-        snprintf(err, err_size, "%s %s: the %s failed: %s", cb->kind, cb->name, cb->what,
+        snprintf(err, err_size, "%s%s %s: the %s failed: %s", cb->where, cb->kind, cb->name,
+                 cb->what,
                  lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
         lua_settop(L, top);
         return -1;

@@ -2,8 +2,8 @@
  * (lua/router.h), a scaling policy (lua/scaler.h), a rate function (lua/rate_function.h).
  * Each call has a budget of instructions of its own in the sandbox and runs under
  * lua_pcall, so that an error, an endless loop or a memory error stops the run with a
- * message that names the function's owner:
- * "workload chat: the routing function failed: fleet.lua:12: boom". */
+ * message that names where the function is defined and its owner:
+ * "fleet.lua:9: workload chat: the routing function failed: fleet.lua:12: boom". */
 #ifndef FLEETSIM_LUA_CALLBACK_H
 #define FLEETSIM_LUA_CALLBACK_H
 
@@ -20,6 +20,7 @@ typedef struct callback {
     const char *kind;  /* the owner's kind, "workload" or "pool" (a literal) */
     char name[64];     /* the owner's name ("chat"; longer names are cut) */
     const char *what;  /* "routing function" (a literal) */
+    char where[320];   /* "fleet.lua:12: ", the line that defines the function, or "" */
 } callback;
 
 /* A new userdata of `size` bytes, zero-filled, for a wrapper struct whose first member
@@ -36,8 +37,9 @@ typedef int (*callback_push_fn)(lua_State *L, void *arg);
 
 /* Calls the function with a fresh budget of CALLBACK_CALL_INSTRUCTIONS and the arguments
  * push(L, arg) pushes.  0 with its one result on top of the stack (the caller checks it
- * and pops it), or -1 with "<kind> <name>: the <what> failed: <Lua's message>" (or "...
- * has no stack left") in err and the stack as it was. */
+ * and pops it), or -1 with "<where><kind> <name>: the <what> failed: <Lua's message>"
+ * (or "... has no stack left") in err and the stack as it was.  Messages about a wrong
+ * result start with cb->where too. */
 int callback_call(const callback *cb, callback_push_fn push, void *arg, char *err,
                   size_t err_size);
 

@@ -166,6 +166,7 @@ typedef struct load_job {
     load_context *c;
     catalog *out;
     int status;
+    const char *edited_in; /* the scenario whose state this is, or NULL */
 } load_job;
 
 /* Reads fleetsim.devices and fleetsim.models (the module's tables, which a scenario may
@@ -197,7 +198,11 @@ static int load_protected(lua_State *L)
             fields_object o;
             char path[FIELD_PATH_MAX], where[FIELD_PATH_MAX];
             snprintf(path, sizeof path, "%s.%s", sections[k], names[i]);
-            snprintf(where, sizeof where, "fleetsim/%s.lua: ", sections[k]);
+            /* in a scenario's state every entry that fails is one the scenario edited */
+            if (job->edited_in)
+                snprintf(where, sizeof where, "%s: fs.", job->edited_in);
+            else
+                snprintf(where, sizeof where, "fleetsim/%s.lua: ", sections[k]);
             lua_getfield(L, table, names[i]);
             if (fields_object_open(c, -1, path, where, NULL, "a table", &o) != 0) {
                 job->status = -1;
@@ -217,11 +222,12 @@ static int load_protected(lua_State *L)
     return 0;
 }
 
-int catalog_load_from(lua_State *L, catalog *out, char *err, size_t err_size)
+int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *err,
+                      size_t err_size)
 {
     memset(out, 0, sizeof *out);
     load_context c = { L, err, err_size, NULL, 0, "", false, 0 };
-    load_job job = { &c, out, 0 };
+    load_job job = { &c, out, 0, edited_in };
     lua_pushcfunction(L, load_protected);
     lua_pushlightuserdata(L, &job);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
@@ -249,7 +255,7 @@ int catalog_load(catalog *out, char *err, size_t err_size)
         sandbox_free(sb);
         return -1;
     }
-    status = catalog_load_from(L, out, err, err_size);
+    status = catalog_load_from(L, NULL, out, err, err_size);
     sandbox_free(sb);
     return status;
 }

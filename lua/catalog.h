@@ -13,7 +13,10 @@
 int catalog_load(catalog *out, char *err, size_t err_size);
 
 /* Reads them from a state where `require "fleetsim"` works (e.g. a scenario's, whose
- * file may have changed or added entries through fs.devices / fs.models). */
-int catalog_load_from(lua_State *L, catalog *out, char *err, size_t err_size);
+ * file may have changed or added entries through fs.devices / fs.models): a mistake in
+ * an entry is then the scenario's, said as "<edited_in>: fs.devices.NAME.KEY: ..."
+ * (NULL: the built-in modules are named). */
+int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *err,
+                      size_t err_size);
 
 #endif

@@ -3,6 +3,7 @@
  * size, every model of a replication made), then printed as resolved.  Runs nothing. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lua/cli.h"
 #include "lua/cli_options.h"
@@ -32,7 +33,8 @@ static int check_run(const char *file, const scenario *sc, const experiment *x, 
         fprintf(stderr, "%s: at %s %s: %s\n", file,
                 x->spec.has_search ? "search probe" : "sweep point", label, err);
     } else {
-        fprintf(stderr, "%s: %s\n", file, err);
+        bool located = !strncmp(err, file, strlen(file));
+        fprintf(stderr, "%s%s%s\n", located ? "" : file, located ? "" : ": ", err);
     }
     return -1;
 }

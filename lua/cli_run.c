@@ -109,7 +109,8 @@ static int run_single(const cli_options *o, scenario *sc)
         .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
     };
     if (status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", o->file, err);
+        bool located = !strncmp(err, o->file, strlen(o->file)); /* "file:line: ..." already */
+        fprintf(stderr, "%s%s%s\n", located ? "" : o->file, located ? "" : ": ", err);
         records_abort(records);
         jobs_abort(jobs);
         status = CLI_EXIT_BAD_INPUT;

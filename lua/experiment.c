@@ -330,6 +330,8 @@ static int merge_task(void *context, size_t task, const unsigned char *data, siz
         if (r->x->nkeys)
             snprintf(err, err_size, "%s: replication %u at %s: %s", r->x->options.file, rep + 1,
                      label, message);
+        else if (!strncmp(message, r->x->options.file, strlen(r->x->options.file)))
+            snprintf(err, err_size, "%s", message); /* "file:line: ..." already */
         else
             snprintf(err, err_size, "%s: %s", r->x->options.file, message);
         r->failure = EXPERIMENT_BAD_INPUT;

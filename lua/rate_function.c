@@ -34,8 +34,8 @@ double rate_function_call(void *context, double time_s, char *err, size_t err_si
     double rate = -1;
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0)
         || !isfinite(lua_tonumber(L, -1)))
-        snprintf(err, err_size, "workload %s: the rate function must return a rate >= 0 per "
-                 "second, got %s at t = %g s", f->cb.name,
+        snprintf(err, err_size, "%sworkload %s: the rate function must return a rate >= 0 per "
+                 "second, got %s at t = %g s", f->cb.where, f->cb.name,
                  lua_type(L, -1) == LUA_TNUMBER ? "a negative or infinite number"
                                                 : luaL_typename(L, -1),
                  time_s);

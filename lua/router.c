@@ -79,8 +79,8 @@ int router_route(void *context, const replica_load *loads, unsigned n, unsigned 
     lua_Integer i = lua_tointegerx(L, -1, &exact);
     char got[64];
     if (!exact || i < 1 || i > (lua_Integer)n)
-        snprintf(err, err_size, "workload %s: the routing function must return a replica "
-                 "number from 1 to %u, got %s", r->cb.name, n,
+        snprintf(err, err_size, "%sworkload %s: the routing function must return a replica "
+                 "number from 1 to %u, got %s", r->cb.where, r->cb.name, n,
                  callback_describe(L, -1, got, sizeof got));
     else
         choice = (int)i - 1;

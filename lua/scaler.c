@@ -57,9 +57,14 @@ int scaler_decide(void *context, const autoscale_view *view, char *err, size_t e
     int exact, wanted = -1;
     lua_Integer n = lua_tointegerx(L, -1, &exact);
     char got[64];
-    if (!exact || n < 0 || n > 10000000)
-        snprintf(err, err_size, "pool %s: the scaling policy must return a whole number "
-                 "of replicas, got %s", s->cb.name, callback_describe(L, -1, got, sizeof got));
+    if (!exact)
+        snprintf(err, err_size, "%spool %s: the scaling policy must return a whole number "
+                 "of replicas, got %s", s->cb.where, s->cb.name,
+                 callback_describe(L, -1, got, sizeof got));
+    else if (n < 0 || n > view->max)
+        snprintf(err, err_size, "%spool %s: the scaling policy asked for %lld replicas; it "
+                 "may ask for 0 to %u (the pool's max)", s->cb.where, s->cb.name, (long long)n,
+                 view->max);
     else
         wanted = (int)n;
     lua_pop(L, 1);

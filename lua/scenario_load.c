@@ -928,7 +928,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         sc->runtime = sandbox_of(L); /* the run calls a scaling policy */
     if (status == 0 && has_claim)
         sc->runtime = sandbox_of(L); /* the verdict runs after the run */
-    if (status == 0 && catalog_load_from(L, &sc->catalog, c->err, c->err_size) != 0)
+    if (status == 0 && catalog_load_from(L, c->scenario_path, &sc->catalog, c->err, c->err_size) != 0)
         status = -1;
     if (status == 0)
         status = check_devices(c, sc, pool_objects);

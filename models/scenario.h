@@ -24,7 +24,7 @@
 /* Limits that keep a run within one machine; the loader refuses values past them. */
 #define SCENARIO_MAX_SERVERS 1000000u       /* servers in one pool */
 #define SCENARIO_MAX_REPLICATIONS 100000u
-#define SCENARIO_MAX_DURATION_S 3.2e9        /* about 100 years */
+#define SCENARIO_MAX_DURATION_S (100 * 365 * 86400.0) /* 100 years of 365 days ("100y") */
 #define SCENARIO_MAX_BUCKETS 1000000u        /* duration / bucket */
 #define SCENARIO_MAX_RATE_PER_S 1e9
 #define SCENARIO_MAX_QUEUE_LIMIT 1000000000u

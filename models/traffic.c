@@ -95,3 +95,9 @@ double traffic_next(traffic_state *s, double now, char *err, size_t err_size)
         s->state_until_s = time + gsl_ran_exponential(s->rng, t->dwell_s[s->state]);
     }
 }
+
+const char *traffic_kind_name(traffic_kind kind)
+{
+    static const char *const names[] = { "profile", "mmpp", "closed-loop", "rate function" };
+    return kind <= TRAFFIC_FUNCTION ? names[kind] : "?";
+}

@@ -17,6 +17,9 @@ typedef enum traffic_kind {
     TRAFFIC_FUNCTION,    /* Poisson with a rate given by a function of time, up to a peak */
 } traffic_kind;
 
+/* "profile", "mmpp", "closed-loop", "rate function". */
+const char *traffic_kind_name(traffic_kind kind);
+
 /* A rate function: the rate per second at time_s, or a negative value with a message in
  * err (the run then stops with it). */
 typedef double (*rate_fn)(void *context, double time_s, char *err, size_t err_size);

@@ -75,19 +75,39 @@ void output_scenario_text(FILE *out, const scenario *sc)
     }
     for (size_t i = 0; i < sc->ninferences; i++) {
         const inference_spec *w = &sc->inferences[i];
-        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u, %s arrivals at "
-                "%.10g/s, routing %s%s\n", w->name, sc->catalog.models[w->model].name,
-                precision_name(w->prec), sc->pools[w->pool].name, w->replicas, w->tp,
-                arrival_kind_name(w->arrivals.kind), w->arrivals.rate_per_s,
+        char arrivals[1400];
+        if (w->has_trace) /* the trace's rows, not a Poisson process of their mean rate */
+            snprintf(arrivals, sizeof arrivals, "the trace %s (%llu rows over %.6g s, %.6g/s "
+                     "on average%s%s)", w->trace.path,
+                     (unsigned long long)w->trace_summary.rows, w->trace_summary.duration_s,
+                     w->arrivals.rate_per_s, w->loop ? ", looped" : "",
+                     w->sample > 0 && w->sample < 1 ? ", sampled" : "");
+        else if (w->has_traffic)
+            snprintf(arrivals, sizeof arrivals, "%s traffic at %.10g/s on average",
+                     traffic_kind_name(w->traffic.kind), w->arrivals.rate_per_s);
+        else
+            snprintf(arrivals, sizeof arrivals, "%s arrivals at %.10g/s",
+                     arrival_kind_name(w->arrivals.kind), w->arrivals.rate_per_s);
+        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u, %s, routing "
+                "%s%s\n", w->name, sc->catalog.models[w->model].name, precision_name(w->prec),
+                sc->pools[w->pool].name, w->replicas, w->tp, arrivals,
                 routing_policy_name(w->routing), w->reference ? ", reference mode" : "");
-        fprintf(out, "    prompt tokens ");
-        output_dist_text(out, &w->prompt_tokens);
-        fprintf(out, " (mean %.6g), output tokens ", sim_dist_mean(&w->prompt_tokens));
-        output_dist_text(out, &w->output_tokens);
-        fprintf(out, " (mean %.6g)\n", sim_dist_mean(&w->output_tokens));
-        fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %g s\n",
+        if (w->lengths_from_trace) {
+            fprintf(out, "    prompt and output tokens from the trace's rows (mean %.6g and "
+                    "%.6g)\n", sim_dist_mean(&w->prompt_tokens), sim_dist_mean(&w->output_tokens));
+        } else {
+            fprintf(out, "    prompt tokens ");
+            output_dist_text(out, &w->prompt_tokens);
+            fprintf(out, " (mean %.6g), output tokens ", sim_dist_mean(&w->prompt_tokens));
+            output_dist_text(out, &w->output_tokens);
+            fprintf(out, " (mean %.6g)\n", sim_dist_mean(&w->output_tokens));
+        }
+        char wait[64] = "none";
+        if (w->max_wait_s > 0)
+            snprintf(wait, sizeof wait, "%g s", w->max_wait_s);
+        fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %s\n",
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
-                w->max_wait_s);
+                wait);
         if (w->has_overflow)
             fprintf(out, "    overflow to %s (replicas of tp %u)\n",
                     sc->pools[w->overflow_pool].name, w->overflow_tp);

@@ -51,8 +51,9 @@ Test(callback, an_error_names_the_owner_and_the_function_and_leaves_the_stack)
     double x = 3;
     char err[256];
     cr_expect_eq(callback_call(cb, push_number, &x, err, sizeof err), -1);
-    cr_expect_str_eq(err, "workload chat: the test function failed: fleet.lua:1: no replica "
-                          "for 3.0");
+    /* where the function is defined, then its owner, then Lua's own message */
+    cr_expect_str_eq(err, "fleet.lua:1: workload chat: the test function failed: fleet.lua:1: "
+                          "no replica for 3.0");
     cr_expect_eq(lua_gettop(L), 1);
     cr_expect_eq(lua_tointeger(L, 1), 7);
 }

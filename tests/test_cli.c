@@ -642,3 +642,59 @@ Test(cli, out_of_memory_exits_1_with_a_message_and_writes_nothing, .timeout = 60
     cr_expect_null(none);
     free(none), free(file);
 }
+
+/* Issue 17, finding 17: messages that pointed at the wrong place or said the wrong
+ * thing.  A catalog edit names the scenario, not the built-in module; a routing
+ * function's wrong answer names the line that defines it, once; a scaling policy over
+ * the pool's max says so (it read "not a whole number"); 101y passes no 100-year
+ * limit; check on a trace says the trace drives arrivals and an unset max_wait is
+ * none (it printed Poisson arrivals and "max wait 0 s"). */
+Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
+{
+    char *edit = scratch_file(dir, "edit.lua",
+        "local fs = require \"fleetsim\"\n"
+        "fs.devices[\"H100-SXM\"].memory = \"lots\"\n"
+        "return fs.scenario { name = \"e\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 1 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s: fs.devices.H100-SXM.memory: expected a size such "
+             "as \"80GB\", got \"lots\"\n", edit);
+    cr_expect_eq(cli_run(&out, &err, "check %s", edit), 2);
+    cr_expect_str_eq(err, expected);
+    char *route = scratch_file(dir, "route.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"r\", duration = \"10m\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+        "    arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 10,\n"
+        "    routing = function(replicas, request)\n"
+        "      return 99\n"
+        "    end } } }\n");
+    snprintf(expected, sizeof expected, "%s:6: workload chat: the routing function must return "
+             "a replica number from 1 to 2, got 99\n", route);
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/r", route, dir), 2);
+    cr_expect_str_eq(err, expected);
+    char *scale = scratch_file(dir, "scale.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"s\", duration = \"10m\",\n"
+        "  pools = { c = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 4, provision = \"1s\",\n"
+        "    autoscaler = fs.autoscaler { policy = function(view) return 9 end } } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"c\",\n"
+        "    arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 10 } } }\n");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/s", scale, dir), 2);
+    cr_expect(strstr(err, ":4: pool c: the scaling policy asked for 9 replicas; it may ask for "
+                          "0 to 4 (the pool's max)") != NULL, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check scenarios/mmc_queue.lua --set duration=101y "
+                                     "--set bucket=30d"), 2);
+    cr_expect(strstr(err, "--set duration=101y: duration: 3.18514e+09 s is over the limit of "
+                          "3.1536e+09 s") == err, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "check scenarios/azure_code.lua"), 0, "%s", err);
+    cr_expect(strstr(out, ", the trace scenarios/traces/azure_llm_2023_code.csv (8819 rows over ")
+              != NULL, "%s", out);
+    cr_expect(strstr(out, "poisson arrivals") == NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "check %s", route), 0, "%s", err);
+    cr_expect(strstr(out, ", max wait none\n") != NULL, "%s", out);
+    free(edit), free(route), free(scale);
+}
