@@ -34,7 +34,7 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", NULL,
+    "overflow_threshold", "kv_precision", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -417,7 +417,7 @@ static int size_replicas(load_context *c, const lua_object *w, const char *key,
 {
     char path[FIELD_PATH_MAX];
     double context = sim_dist_mean(&spec->prompt_tokens) + sim_dist_mean(&spec->output_tokens);
-    precision kv = precision_cache(spec->prec);
+    precision kv = spec->kv_prec;
     unsigned most = p->capacity.max;
     unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most);
     *tp = tp_given ? tp_given : (fit ? fit : 1);
@@ -480,14 +480,17 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
                                             "shortest_tokens", "power_of_two", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
     static const char *const when_full[] = { "queue", "preempt", NULL };
+    static const char *const caches[] = { "fp16", "bf16", "fp8", "fp32", NULL };
+    static const precision cache_precisions[] = { PREC_FP16, PREC_BF16, PREC_FP8, PREC_FP32 };
     char *model = NULL, *pool = NULL, path[FIELD_PATH_MAX];
     int64_t tp = 0, max_batch, max_tokens;
-    int prec, routing, mode, full;
+    int prec, routing, mode, full, cache = -1;
     out->rtt_s = sim_dist_constant(0);
     int status = object_check_keys(c, w, INFERENCE_KEYS)
                  || read_string(c, w, "model", true, &model)
                  || read_string(c, w, "pool", true, &pool)
                  || read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
+                 || read_choice(c, w, "kv_precision", caches, -1, &cache)
                  || read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
                  || convert_inference_arrivals(c, w, out)
                  || read_lengths(c, w, out)
@@ -539,6 +542,7 @@ static int convert_inference(load_context *c, const lua_object *w, scenario *sc,
         out->model = (size_t)(m - sc->catalog.models);
         out->device = d ? (size_t)(d - sc->catalog.devices) : 0;
         out->prec = (precision)prec;
+        out->kv_prec = cache >= 0 ? cache_precisions[cache] : precision_cache(out->prec);
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;
         out->kv_policy = full == 1 ? KV_PREEMPT : KV_RESERVE;
