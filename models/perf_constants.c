@@ -6,7 +6,9 @@
  *     python3 tools/fit_operators.py --c models/perf_constants.c \
  *             --sample tests/data/operators/sample.csv
  * The precision rows, the CPU family and the training rows are sourced constants of
- * that script (SOURCED there), copied here by the same run. */
+ * that script (SOURCED there), copied here by the same run.  RMS errors are relative
+ * (predicted / measured - 1), each power-of-two bucket of tokens (of bytes, for
+ * collectives) weighing alike, as in the fit; the splits by tokens are unweighted. */
 #include "models/perf_constants.h"
 
 #include <stddef.h>

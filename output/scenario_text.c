@@ -85,9 +85,9 @@ void output_scenario_text(FILE *out, const scenario *sc)
         fprintf(out, " (mean %.6g), output tokens ", sim_dist_mean(&w->prompt_tokens));
         output_dist_text(out, &w->output_tokens);
         fprintf(out, " (mean %.6g)\n", sim_dist_mean(&w->output_tokens));
-        fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %g s\n",
+        fprintf(out, "    batch up to %u sequences and %u tokens%s, cache in %s, max wait %g s\n",
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
-                w->max_wait_s);
+                precision_name(w->kv_prec), w->max_wait_s);
         if (w->has_overflow)
             fprintf(out, "    overflow to %s (replicas of tp %u)\n",
                     sc->pools[w->overflow_pool].name, w->overflow_tp);
