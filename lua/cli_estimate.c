@@ -15,16 +15,20 @@ const char cli_estimate_usage[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
-    "                         [--global-batch G] [--profile FILE] [--csv]\n"
+    "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
+    "                         [--profile FILE] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
     "offline throughput on --gpus devices, and training step time, MFU, days and\n"
     "GPU-hours for --train-tokens (default 20 per parameter).  Defaults: --gpus 1,\n"
     "--precision fp16, --batch 1, --prompt 512, --output 256; --tp the smallest that\n"
-    "fits.  --gpu takes any catalog device, CPUs included.  --profile takes a calibration\n"
-    "profile (fleetsim calibrate) whose measured figures replace the device's datasheet\n"
-    "ones.  --csv prints metric,value,unit rows.\n";
+    "fits.  --gpu takes any catalog device, CPUs included.  --kv-precision sets the\n"
+    "key-value cache's precision (16-bit by default, fp32 for fp32 weights).  --profile\n"
+    "takes a calibration profile (fleetsim calibrate) whose measured figures replace the\n"
+    "device's datasheet ones.  The text output breaks one prefill (the first token) and\n"
+    "one decode step down by operator (time, share, bound).  --csv prints\n"
+    "metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
 static int option_count(const char *option, const char *value, double min, double max,
@@ -44,7 +48,7 @@ static int option_count(const char *option, const char *value, double min, doubl
 int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
-           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE };
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -56,6 +60,7 @@ int cli_estimate(int argc, char **argv)
         { "global-batch", required_argument, NULL, O_GLOBAL },
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { "profile", required_argument, NULL, O_PROFILE },
+        { "kv-precision", required_argument, NULL, O_KV },
         { NULL, 0, NULL, 0 },
     };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL;
@@ -84,6 +89,14 @@ int cli_estimate(int argc, char **argv)
                         "fp16, bf16, fp8, int8, int4)\n", optarg);
                 bad = -1;
             }
+            break;
+        case O_KV:
+            if (precision_parse_cache(optarg, &req.kv_prec) != 0) {
+                fprintf(stderr, "fleetsim estimate: --kv-precision expects fp16, bf16, fp8 or "
+                        "fp32, got '%s'\n", optarg);
+                bad = -1;
+            }
+            req.kv_given = true;
             break;
         case O_CSV: csv = true; break;
         case O_PROFILE: profile_path = optarg; break;

@@ -21,7 +21,8 @@ static const char *const ACHIEVED_KEYS[] = {
 static const char *const PERF_KEYS[] = {
     "compute_efficiency", "tokens_half", "width_half", "bandwidth_efficiency",
     "kernel_launch_s", "kernels_per_layer", "link_latency_s", "network_bytes_per_s",
-    "devices_per_node", "dp_overlap", NULL,
+    "devices_per_node", "dp_overlap", "host_s", "host_per_seq_s", "host_tp_s",
+    "host_tp_per_seq_s", NULL,
 };
 
 /* A string key into a fixed buffer ("" when absent). */
@@ -98,7 +99,13 @@ static int read_perf(load_context *c, const fields_object *top, perf_profile *pe
         || fields_read_number(c, &o, "network_bytes_per_s", false, NAN, 0, 1e16, false,
                               &perf->network_bytes_per_s)
         || fields_read_integer(c, &o, "devices_per_node", false, 0, 1, 1000000, &per_node)
-        || fields_read_number(c, &o, "dp_overlap", false, NAN, 0, 1, true, &perf->dp_overlap);
+        || fields_read_number(c, &o, "dp_overlap", false, NAN, 0, 1, true, &perf->dp_overlap)
+        || fields_read_number(c, &o, "host_s", false, NAN, 0, 10, true, &perf->host_s)
+        || fields_read_number(c, &o, "host_per_seq_s", false, NAN, 0, 1, true,
+                              &perf->host_per_seq_s)
+        || fields_read_number(c, &o, "host_tp_s", false, NAN, 0, 10, true, &perf->host_tp_s)
+        || fields_read_number(c, &o, "host_tp_per_seq_s", false, NAN, 0, 1, true,
+                              &perf->host_tp_per_seq_s);
     perf->devices_per_node = (unsigned)per_node;
     lua_settop(c->L, base);
     return status ? -1 : 0;

@@ -40,7 +40,7 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", NULL,
+    "overflow_threshold", "kv_precision", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -562,7 +562,7 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
 {
     char path[FIELD_PATH_MAX];
     double context = sim_dist_mean(&spec->prompt_tokens) + sim_dist_mean(&spec->output_tokens);
-    precision kv = precision_cache(spec->prec);
+    precision kv = spec->kv_prec;
     unsigned most = p->capacity.max;
     unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most);
     *tp = tp_given ? tp_given : (fit ? fit : 1);
@@ -626,14 +626,17 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                             "shortest_tokens", "power_of_two", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
     static const char *const when_full[] = { "queue", "preempt", NULL };
+    static const char *const caches[] = { "fp16", "bf16", "fp8", "fp32", NULL };
+    static const precision cache_precisions[] = { PREC_FP16, PREC_BF16, PREC_FP8, PREC_FP32 };
     char *model = NULL, *pool = NULL, path[FIELD_PATH_MAX];
     int64_t tp = 0, max_batch, max_tokens;
-    int prec, routing, mode, full;
+    int prec, routing, mode, full, cache = -1;
     out->rtt_s = sim_dist_constant(0);
     int status = fields_object_check_keys(c, w, INFERENCE_KEYS)
                  || fields_read_string(c, w, "model", true, &model)
                  || fields_read_string(c, w, "pool", true, &pool)
                  || fields_read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
+                 || fields_read_choice(c, w, "kv_precision", caches, -1, &cache)
                  || fields_read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
                  || convert_inference_arrivals(c, w, out)
                  || read_lengths(c, w, out)
@@ -687,6 +690,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->model = (size_t)(m - sc->catalog.models);
         out->device = d ? (size_t)(d - sc->catalog.devices) : 0;
         out->prec = (precision)prec;
+        out->kv_prec = cache >= 0 ? cache_precisions[cache] : precision_cache(out->prec);
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;
         out->kv_policy = full == 1 ? KV_PREEMPT : KV_RESERVE;

@@ -12,11 +12,16 @@ double precision_bytes(precision p) { return BYTES[p]; }
 
 precision precision_cache(precision p)
 {
-    if (p == PREC_FP8)
-        return PREC_FP8;
-    if (p == PREC_FP32 || p == PREC_TF32)
-        return PREC_FP32;
-    return PREC_FP16;
+    return p == PREC_FP32 || p == PREC_TF32 ? PREC_FP32 : PREC_FP16;
+}
+
+int precision_parse_cache(const char *name, precision *out)
+{
+    precision p;
+    if (precision_parse(name, &p) != 0 || p == PREC_TF32 || p == PREC_INT8 || p == PREC_INT4)
+        return -1;
+    *out = p;
+    return 0;
 }
 
 int precision_parse(const char *name, precision *out)

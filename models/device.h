@@ -13,9 +13,12 @@ typedef enum precision {
 const char *precision_name(precision p);
 /* 0 and *out set, or -1 for an unknown name. */
 int precision_parse(const char *name, precision *out);
-/* The key-value cache's precision for weights in p: caches stay 16-bit under weight
- * quantization (int8, int4); fp8 models keep an fp8 cache, fp32 ones fp32. */
+/* The key-value cache's default precision for weights in p: 16-bit under every weight
+ * precision but fp32 (and tf32), whose models keep an fp32 cache; an fp8 cache is a
+ * choice of its own (kv_precision), as engines make it (vLLM's kv_cache_dtype). */
 precision precision_cache(precision weights);
+/* A cache precision by name: "fp32", "fp16", "bf16" or "fp8"; 0, or -1 for another. */
+int precision_parse_cache(const char *name, precision *out);
 
 /* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5. */
 double precision_bytes(precision p);

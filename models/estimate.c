@@ -18,7 +18,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     memset(r, 0, sizeof *r);
     perf_profile p = req->profile ? *req->profile : perf_default_profile(d);
     precision prec = req->prec;
-    r->kv_prec = precision_cache(prec);
+    r->kv_prec = req->kv_given ? req->kv_prec : precision_cache(prec);
     r->params = model_params(m);
     r->params_active = model_params_active(m);
     r->weights_bytes = r->params * precision_bytes(prec);
@@ -55,11 +55,17 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
         return -1;
     }
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
-    r->prefill = perf_prefill(m, d, &p, prec, r->tp, batch, req->prompt);
-    r->first_token = perf_prefill(m, d, &p, prec, r->tp, 1, req->prompt);
-    r->decode = perf_decode_step(m, d, &p, prec, r->tp, batch, req->prompt + req->output / 2);
+    r->batch = batch;
+    perf_setup setup = { m, d, &p, prec, r->kv_prec, r->tp };
+    r->prefill = perf_prefill(&setup, batch, req->prompt);
+    perf_batch one = { .prefill_tokens = req->prompt, .prefill_seqs = 1, .prefill_last = 1,
+                       .prefill_new_pairs = req->prompt * req->prompt / 2 };
+    r->first_token = perf_iteration(&setup, &one, &r->first_token_ops);
+    perf_batch step = { .decode_seqs = batch,
+                        .decode_context = batch * (req->prompt + req->output / 2) };
+    r->decode = perf_iteration(&setup, &step, &r->decode_ops);
     r->decode_tokens_per_s = batch / r->decode.total_s;
-    r->throughput = perf_best_throughput(m, d, &p, prec, req->gpus, req->prompt, req->output);
+    r->throughput = perf_best_throughput(&setup, req->gpus, req->prompt, req->output);
 
     /* ---- training ---- */
     precision tprec = training_precision(prec);

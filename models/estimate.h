@@ -16,7 +16,9 @@ typedef struct estimate_request {
     unsigned gpus;         /* devices available (>= 1) */
     unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
     unsigned pp;           /* pipeline parallelism for training; 0 = choose */
-    precision prec;
+    precision prec;        /* the weights' */
+    bool kv_given;         /* kv_prec is the cache's; else precision_cache(prec) */
+    precision kv_prec;
     unsigned batch;        /* sequences decoded together */
     double prompt, output; /* tokens per request */
     double train_tokens;   /* 0 = 20 per parameter (Chinchilla) */
@@ -34,6 +36,8 @@ typedef struct estimate_result {
     bool fits;
     double max_batch;             /* sequences of prompt + output tokens per replica */
     perf_time prefill, first_token, decode;
+    perf_breakdown first_token_ops, decode_ops; /* per operator, for the explanation */
+    unsigned batch;               /* the decode batch: --batch within max_batch */
     double decode_tokens_per_s;   /* batch / decode step */
     throughput_plan throughput;
     /* training */

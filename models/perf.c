@@ -1,18 +1,532 @@
-/* The performance model (see perf.h). */
+/* The performance model (see perf.h; the constants in perf_constants.c). */
 #include "models/perf.h"
 
 #include <math.h>
-#include <stddef.h>
+#include <string.h>
+
+/* ---- which measurements stand for a device --------------------------------------------- */
+
+/* Catalog devices by name prefix, first match wins (so "L40" before "L4"); a device of
+ * another name is placed by its figures (perf_family_of). */
+static const struct device_map {
+    const char *prefix;
+    perf_family_id family;
+    perf_node_id node;
+    const char *why;
+} DEVICE_MAP[] = {
+    { "H100-SXM", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: the profiled H100 SXM; all-reduce as measured on a DGX H100" },
+    { "H100-PCIe", PERF_FAMILY_H100, PERF_NODE_H100_PAIRS,
+      "h100: H100's shares of the PCIe card's own peaks; all-reduce as measured between "
+      "NVLink-bridged H100 pairs" },
+    { "H200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: the same die as H100, at H100's shares of its own peaks and larger bandwidth; "
+      "all-reduce as on a DGX H100" },
+    { "GH200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: H100's shares of its own peaks; all-reduce as on a DGX H100" },
+    { "B200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no Blackwell measurements, so H100's shares of B200's datasheet peaks; "
+      "all-reduce as on a DGX H100 at B200's NVLink rate" },
+    { "A100-40GB-PCIe", PERF_FAMILY_A100, PERF_NODE_A100_PAIRS,
+      "a100: the profiled A100; all-reduce as between NVLink-bridged A100 pairs" },
+    { "A100-80GB-PCIe", PERF_FAMILY_A100, PERF_NODE_A100_PAIRS,
+      "a100: the profiled A100; all-reduce as between NVLink-bridged A100 pairs" },
+    { "A100", PERF_FAMILY_A100, PERF_NODE_A100_DGX,
+      "a100: the profiled A100 80GB at the device's own peaks; all-reduce as on a DGX A100" },
+    { "V100", PERF_FAMILY_A100, PERF_NODE_A100_DGX,
+      "a100: no Volta measurements, so A100's shares of V100's datasheet peaks; all-reduce "
+      "as on a DGX A100 at V100's NVLink rate" },
+    { "A40", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: the profiled A40; all-reduce as between A100 pairs (no A40 all-reduce measured)" },
+    { "L40", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: a GDDR6 card like the profiled A40, at A40's shares of its own peaks; all-reduce "
+      "over PCIe as between A100 pairs" },
+    { "A10", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: a GDDR6 Ampere card like the profiled A40, at A40's shares of its own peaks" },
+    { "L4", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: a GDDR6 card like the profiled A40, at A40's shares of its own peaks; all-reduce "
+      "over PCIe as between A100 pairs" },
+    { "T4", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: a GDDR6 card like the profiled A40, at A40's shares of its own peaks; all-reduce "
+      "over PCIe as between A100 pairs" },
+};
+
+static const struct device_map *device_map_of(const device_spec *d)
+{
+    for (size_t i = 0; i < sizeof DEVICE_MAP / sizeof DEVICE_MAP[0]; i++)
+        if (d->name && !strncmp(d->name, DEVICE_MAP[i].prefix, strlen(DEVICE_MAP[i].prefix)))
+            return &DEVICE_MAP[i];
+    return NULL;
+}
+
+const perf_family *perf_family_of(const device_spec *d)
+{
+    if (d->is_cpu)
+        return perf_families[PERF_FAMILY_CPU];
+    const struct device_map *e = device_map_of(d);
+    if (e)
+        return perf_families[e->family];
+    if (d->peak_flops[PREC_FP8] > 0) /* an unknown GPU: by its generation's tell-tales */
+        return perf_families[PERF_FAMILY_H100];
+    return perf_families[d->bandwidth_bytes_per_s < 1e12 ? PERF_FAMILY_A40 : PERF_FAMILY_A100];
+}
+
+const perf_node *perf_node_of(const device_spec *d)
+{
+    const struct device_map *e = d->is_cpu ? NULL : device_map_of(d);
+    if (e)
+        return perf_nodes[e->node];
+    if (d->nvlink_bytes_per_s >= 900e9)
+        return perf_nodes[PERF_NODE_H100_DGX];
+    return perf_nodes[d->nvlink_bytes_per_s > 0 ? PERF_NODE_A100_DGX : PERF_NODE_A100_PAIRS];
+}
+
+const char *perf_family_reason(const device_spec *d)
+{
+    if (d->is_cpu)
+        return "cpu: no operator measurements; shares of the datasheet peaks";
+    const struct device_map *e = device_map_of(d);
+    if (e)
+        return e->why;
+    return "a device the table does not name: the family of its figures (fp8: h100; under "
+           "1 TB/s: a40; else a100) at its own peaks";
+}
 
 perf_profile perf_default_profile(const device_spec *d)
 {
-    if (d->is_cpu) /* BLAS near 60% of fp32 peak; STREAM near 70% of DDR5's */
-        return (perf_profile){ 0.6, 4, 16, 0.7, 0, 0, 5e-6, 12.5e9, 1, 0.5 };
-    /* large bf16 products reach ~70% of dense peak (so that the 38-55% MFU of published
-     * runs follows after communication and bubbles); decode streams at ~85% of peak
-     * bandwidth; 400 Gb/s per GPU between nodes; 8 GPUs a node */
-    return (perf_profile){ 0.70, 32, 128, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8 };
+    const perf_family *f = perf_family_of(d);
+    perf_profile p = {
+        .compute_efficiency = f->gemm.efficiency, .tokens_half = f->training.tokens_half,
+        .width_half = f->training.width_half, .bandwidth_efficiency = f->gemm.bandwidth_efficiency,
+        .kernel_launch_s = f->gemm.floor_s, .kernels_per_layer = 0,
+        .link_latency_s = f->cluster.link_latency_s,
+        .network_bytes_per_s = f->cluster.network_bytes_per_s,
+        .devices_per_node = f->cluster.devices_per_node, .dp_overlap = f->cluster.dp_overlap,
+        .host_s = f->host.base_s, .host_per_seq_s = f->host.per_seq_s,
+        .host_tp_s = f->host.tp_base_s, .host_tp_per_seq_s = f->host.tp_per_seq_s,
+        .family = f, .node = perf_node_of(d),
+    };
+    return p;
 }
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+const char *perf_bound_name(perf_bound b)
+{
+    static const char *const names[] = { "compute", "memory", "launch", "host", "communication" };
+    return (unsigned)b < sizeof names / sizeof names[0] ? names[b] : "?";
+}
+
+const char *perf_op_name(perf_op op)
+{
+    static const char *const names[OP_COUNT] = {
+        [OP_EMBED] = "embedding", [OP_NORM] = "norms", [OP_QKV] = "qkv_proj",
+        [OP_ROPE] = "rotary", [OP_ATTN_PREFILL] = "attention_prefill",
+        [OP_ATTN_DECODE] = "attention_decode", [OP_ATTN_COPY] = "attention_copies",
+        [OP_OUT_PROJ] = "out_proj", [OP_ROUTER] = "router", [OP_MLP_UP] = "mlp_up",
+        [OP_ACT] = "activation", [OP_MLP_DOWN] = "mlp_down", [OP_ADD] = "residual_adds",
+        [OP_ALLREDUCE] = "all_reduce", [OP_FINAL_NORM] = "final_norm", [OP_LM_HEAD] = "lm_head",
+        [OP_HOST] = "host",
+    };
+    return (unsigned)op < OP_COUNT ? names[op] : "?";
+}
+
+/* ---- one step, operator by operator ---------------------------------------------------- */
+
+static double sat(double x, double half) { return half > 0 ? x / (x + half) : 1; }
+
+/* What every operator of a step needs, derived once per step. */
+typedef struct step {
+    const model_spec *m;
+    const device_spec *d;
+    const perf_profile *p;
+    const perf_family *f;
+    const perf_node *node;
+    double tp, layers, hd, q_heads, kv_heads; /* heads per device */
+    double peak16;         /* attention's FLOP/s (the activations' precision) */
+    double gemm_peak;      /* the weights' GEMM FLOP/s, at the precision's share */
+    double stream;         /* share of the GEMM weight stream's bandwidth for these weights */
+    double cscale, mscale; /* the profile's anchors over the family's */
+    double floor_scale;    /* kernel floors: the profile's over the family's */
+    double wbytes, abytes, kvbytes;
+} step;
+
+static bool weights_only(const device_spec *d, precision w)
+{
+    return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0));
+}
+
+static void step_init(step *s, const perf_setup *setup)
+{
+    const model_spec *m = setup->model;
+    const device_spec *d = setup->device;
+    const perf_profile *p = setup->profile;
+    s->m = m;
+    s->d = d;
+    s->p = p;
+    s->f = p->family ? p->family : perf_family_of(d);
+    s->node = p->node ? p->node : perf_node_of(d);
+    s->tp = setup->tp ? setup->tp : 1;
+    s->layers = m->layers;
+    s->hd = (double)m->hidden / m->heads;
+    s->q_heads = m->heads / s->tp;
+    s->kv_heads = fmax(m->kv_heads / s->tp, 1); /* fewer heads than devices: replicated */
+    bool wide = setup->weights == PREC_FP32 || setup->weights == PREC_TF32;
+    precision act = wide ? setup->weights : PREC_FP16;
+    s->peak16 = device_peak_flops(d, act, NULL);
+    const perf_precision_row *pr = s->f->precision;
+    if (weights_only(d, setup->weights)) {
+        s->gemm_peak = s->peak16 * pr->weight_only_compute;
+        s->stream = pr->weight_only_stream;
+    } else {
+        s->gemm_peak = device_peak_flops(d, setup->weights, NULL) * pr->compute[setup->weights];
+        s->stream = 1;
+    }
+    s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
+    s->mscale = p->bandwidth_efficiency / s->f->gemm.bandwidth_efficiency;
+    s->floor_scale = s->f->gemm.floor_s > 0 ? p->kernel_launch_s / s->f->gemm.floor_s : 0;
+    s->wbytes = precision_bytes(setup->weights);
+    s->abytes = wide ? 4 : 2;
+    s->kvbytes = precision_bytes(setup->kv);
+}
+
+/* A kernel's floor: the family's, scaled to the profile (a CPU's: one launch). */
+static double floor_s(const step *s, double family_floor)
+{
+    return s->f->gemm.floor_s > 0 ? family_floor * s->floor_scale : s->p->kernel_launch_s;
+}
+
+/* Adds `kernels` kernels of t = floor + max(compute, memory) + overlap x min(compute,
+ * memory): the smaller side's exposed share counts as its own. */
+static void add_affine(perf_op_time *o, double kernels, double floor, double compute,
+                       double memory, double overlap)
+{
+    o->floor_s += kernels * floor;
+    if (compute >= memory) {
+        o->compute_s += kernels * compute;
+        o->memory_s += kernels * overlap * memory;
+    } else {
+        o->memory_s += kernels * memory;
+        o->compute_s += kernels * overlap * compute;
+    }
+    o->count += kernels;
+}
+
+/* Adds `kernels` kernels of t = max(floor, bytes at the pass's bandwidth for `tokens`). */
+static void add_pass(const step *s, perf_op_time *o, perf_pass_kind kind, double kernels,
+                     double tokens, double bytes)
+{
+    const perf_pass_constants *c = &s->f->pass[kind];
+    double memory = bytes / (s->d->bandwidth_bytes_per_s * c->efficiency * s->mscale
+                             * sat(tokens, c->tokens_half));
+    double fl = floor_s(s, c->floor_s);
+    if (fl >= memory)
+        o->floor_s += kernels * fl;
+    else
+        o->memory_s += kernels * memory;
+    o->count += kernels;
+}
+
+/* `kernels` launches (one per layer) of `products` products of T x K by K x N each. */
+static void add_gemm(const step *s, perf_op_time *o, double kernels, double products, double T,
+                     double K, double N)
+{
+    if (T <= 0)
+        return;
+    const perf_profile *p = s->p;
+    double compute = products * 2 * T * K * N / (s->gemm_peak * p->compute_efficiency);
+    double bytes_w = products * K * N * s->wbytes / s->stream;
+    double bytes_a = products * (T * K + T * N) * s->abytes;
+    double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * p->bandwidth_efficiency);
+    add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
+}
+
+/* Attention over the cache, per token of context (all sequences together) and layer:
+ * reading the cache, and its products (pairs of a query and a cached token). */
+static void decode_attention_per_token(const step *s, double seqs, double *compute,
+                                       double *memory)
+{
+    const perf_family *f = s->f;
+    double bw = s->d->bandwidth_bytes_per_s * f->attn_decode.efficiency * s->mscale
+                * sat(seqs * s->kv_heads, f->attn_decode.width_half);
+    *memory = 2 * s->kv_heads * s->hd * s->kvbytes / bw;
+    *compute = 4 * s->hd * s->q_heads / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale);
+}
+
+/* Two ring all-reduces a layer (after attention and after the MLP) and one after the
+ * vocabulary-parallel embedding, of the hidden state, at the node's measured rate. */
+static double allreduce_s(const step *s, double tokens)
+{
+    if (s->tp <= 1 || tokens <= 0)
+        return 0;
+    unsigned n = (unsigned)s->tp;
+    double link = s->node->pairs && n > 2 ? s->d->pcie_bytes_per_s
+                                          : device_link_bytes_per_s(s->d);
+    if (n > s->p->devices_per_node)
+        link = s->p->network_bytes_per_s;
+    return perf_node_allreduce_s(s->node, n, tokens * s->m->hidden * s->abytes, link);
+}
+
+double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
+                             double link_bytes_per_s)
+{
+    if (n <= 1)
+        return 0;
+    const perf_allreduce_constants *c = &node->allreduce[n <= 2 ? 0 : n <= 4 ? 1 : 2];
+    return c->alpha_s + 2.0 * (n - 1) / n * bytes / (c->efficiency * link_bytes_per_s);
+}
+
+/* ---- the table's classes alone, on their profiled devices --------------------------- */
+
+double perf_family_gemm_s(const perf_family *f, double tokens, double k, double n)
+{
+    perf_op_time o = { 0 };
+    double compute = 2 * tokens * k * n / (f->peak_flops * f->gemm.efficiency);
+    double memory = 2 * (k * n + tokens * k + tokens * n)
+                    / (f->bandwidth_bytes_per_s * f->gemm.bandwidth_efficiency);
+    add_affine(&o, 1, f->gemm.floor_s, compute, memory, f->gemm.overlap);
+    return o.compute_s + o.memory_s + o.floor_s;
+}
+
+double perf_family_pass_s(const perf_family *f, perf_pass_kind kind, double tokens,
+                          double bytes)
+{
+    const perf_pass_constants *c = &f->pass[kind];
+    return fmax(c->floor_s, bytes / (f->bandwidth_bytes_per_s * c->efficiency
+                                     * sat(tokens, c->tokens_half)));
+}
+
+double perf_family_attn_decode_s(const perf_family *f, double seqs_x_kv_heads,
+                                 double cache_bytes)
+{
+    const perf_attn_decode_constants *c = &f->attn_decode;
+    return c->floor_s + cache_bytes / (f->bandwidth_bytes_per_s * c->efficiency
+                                       * sat(seqs_x_kv_heads, c->width_half));
+}
+
+double perf_family_attn_prefill_s(const perf_family *f, double cached_flops, double new_flops)
+{
+    const perf_attn_prefill_constants *c = &f->attn_prefill;
+    return c->floor_s + cached_flops / (f->peak_flops * c->cached_efficiency)
+           + new_flops / (f->peak_flops * c->new_efficiency);
+}
+
+/* An operator's time from its parts, bound by the largest. */
+static void finish(perf_op_time *o)
+{
+    o->time_s = o->compute_s + o->memory_s + o->floor_s;
+    if (o->compute_s >= o->memory_s && o->compute_s >= o->floor_s)
+        o->bound = BOUND_COMPUTE;
+    else
+        o->bound = o->memory_s >= o->floor_s ? BOUND_MEMORY : BOUND_LAUNCH;
+}
+
+perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
+{
+    perf_breakdown local;
+    perf_breakdown *ops = out ? out : &local;
+    memset(ops, 0, sizeof *ops);
+    step st;
+    step_init(&st, setup);
+    const step *s = &st;
+    const model_spec *m = s->m;
+    const double L = s->layers, h = m->hidden, tp = s->tp;
+    double T = b->decode_seqs + b->prefill_tokens;
+    perf_op_time *o = ops->op;
+    if (T > 0) {
+        double qkv = (s->q_heads + 2 * s->kv_heads) * s->hd;
+        add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
+        add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
+        add_gemm(s, &o[OP_QKV], L, 1, T, h, qkv);
+        if (!m->positions)
+            add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T,
+                     2 * s->abytes * T * (s->q_heads + s->kv_heads) * s->hd);
+        add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);
+        add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * s->hd, h);
+        double up = (m->gated ? 2.0 : 1.0) * m->ffn / tp, ffn = m->ffn / tp;
+        double act_bytes = (m->gated ? 3.0 : 2.0) * s->abytes * T * ffn;
+        if (m->experts) { /* each token through experts_active of the experts it touches */
+            double touched = model_experts_touched(m, T);
+            double per_expert = T * m->experts_active / touched;
+            add_gemm(s, &o[OP_ROUTER], L, 1, T, h, m->experts);
+            add_gemm(s, &o[OP_MLP_UP], L, touched, per_expert, h, up);
+            add_gemm(s, &o[OP_MLP_DOWN], L, touched, per_expert, ffn, h);
+            act_bytes *= m->experts_active;
+        } else {
+            add_gemm(s, &o[OP_MLP_UP], L, 1, T, h, up);
+            add_gemm(s, &o[OP_MLP_DOWN], L, 1, T, ffn, h);
+        }
+        add_pass(s, &o[OP_ACT], PASS_ACT, L, T, act_bytes);
+        add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
+        add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
+        add_gemm(s, &o[OP_LM_HEAD], 1, 1, b->decode_seqs + b->prefill_last, h, m->vocab / tp);
+        double ar = allreduce_s(s, T);
+        if (ar > 0) {
+            o[OP_ALLREDUCE].time_s = (2 * L + 1) * ar;
+            o[OP_ALLREDUCE].count = 2 * L + 1;
+        }
+    }
+    o[OP_ALLREDUCE].bound = BOUND_COMMUNICATION;
+    const perf_family *f = s->f;
+    if (b->decode_seqs > 0) {
+        double compute, memory;
+        decode_attention_per_token(s, b->decode_seqs, &compute, &memory);
+        add_affine(&o[OP_ATTN_DECODE], L, floor_s(s, f->attn_decode.floor_s),
+                   compute * b->decode_context, memory * b->decode_context, 0);
+    }
+    if (b->prefill_tokens > 0) {
+        double flops = 4 * s->hd * s->q_heads;
+        double compute = flops * b->prefill_cached_pairs
+                             / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale)
+                         + flops * b->prefill_new_pairs
+                             / (s->peak16 * f->attn_prefill.new_efficiency * s->cscale);
+        add_affine(&o[OP_ATTN_PREFILL], L, floor_s(s, f->attn_prefill.floor_s), compute, 0, 0);
+    }
+    double seqs = b->decode_seqs + b->prefill_seqs;
+    if (seqs > 0) {
+        const perf_profile *p = s->p;
+        double host = p->host_s + p->host_per_seq_s * seqs;
+        if (tp > 1)
+            host += p->host_tp_s + p->host_tp_per_seq_s * seqs;
+        o[OP_HOST].time_s = host;
+        o[OP_HOST].count = host > 0;
+    }
+    o[OP_HOST].bound = BOUND_HOST;
+    perf_time t = { 0 };
+    for (int i = 0; i < OP_COUNT; i++) {
+        if (i == OP_ALLREDUCE || i == OP_HOST)
+            continue;
+        finish(&o[i]);
+        t.compute_s += o[i].compute_s;
+        t.memory_s += o[i].memory_s;
+        t.launch_s += o[i].floor_s;
+    }
+    t.comm_s = o[OP_ALLREDUCE].time_s;
+    t.host_s = o[OP_HOST].time_s;
+    t.total_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s + t.host_s;
+    t.compute_bound = t.compute_s >= t.memory_s;
+    return t;
+}
+
+perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)
+{
+    perf_batch b = { .prefill_tokens = batch * prompt, .prefill_seqs = batch,
+                     .prefill_last = batch, .prefill_new_pairs = batch * prompt * prompt / 2 };
+    return perf_iteration(s, &b, NULL);
+}
+
+perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context)
+{
+    perf_batch b = { .decode_seqs = batch, .decode_context = batch * context };
+    return perf_iteration(s, &b, NULL);
+}
+
+/* ---- pure-decode runs in closed form ----------------------------------------------------- */
+
+perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
+{
+    perf_batch b = { .decode_seqs = seqs, .decode_context = 0 };
+    step s;
+    step_init(&s, setup);
+    double compute, memory;
+    decode_attention_per_token(&s, seqs, &compute, &memory);
+    perf_decode_shape shape = { .fixed_s = perf_iteration(setup, &b, NULL).total_s,
+                                .attention_s_per_token = s.layers * fmax(compute, memory) };
+    return shape;
+}
+
+decode_cost perf_decode_cost_of(const perf_decode_shape *shape, double seqs, double context)
+{
+    decode_cost c = { 0, 0, shape->attention_s_per_token * context,
+                      shape->attention_s_per_token * seqs, shape->fixed_s };
+    return c;
+}
+
+decode_cost perf_decode_cost(const perf_setup *s, double seqs, double context)
+{
+    perf_decode_shape shape = perf_decode_shape_of(s, seqs);
+    return perf_decode_cost_of(&shape, seqs, context);
+}
+
+/* sum over k = from..to-1 of (a + b k) */
+static double linear_sum(double a, double b, double from, double to)
+{
+    double n = to - from;
+    return n <= 0 ? 0 : a * n + b * (from + to - 1) * n / 2;
+}
+
+double decode_cost_sum(const decode_cost *c, double n)
+{
+    if (n <= 0)
+        return 0;
+    double total = c->fixed * n;
+    double db = c->compute1 - c->memory1, da = c->memory0 - c->compute0;
+    /* compute(k) >= memory(k) exactly when db k >= da */
+    if (db == 0) {
+        total += da <= 0 ? linear_sum(c->compute0, c->compute1, 0, n)
+                         : linear_sum(c->memory0, c->memory1, 0, n);
+        return total;
+    }
+    double split = fmin(fmax(ceil(da / db), 0), n);
+    if (db > 0) { /* memory-bound first, compute-bound from split on */
+        total += linear_sum(c->memory0, c->memory1, 0, split);
+        total += linear_sum(c->compute0, c->compute1, split, n);
+    } else {      /* compute-bound first */
+        total += linear_sum(c->compute0, c->compute1, 0, split);
+        total += linear_sum(c->memory0, c->memory1, split, n);
+    }
+    return total;
+}
+
+double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n)
+{
+    double lo = 0, hi = max_n; /* largest n with sum(n) <= elapsed */
+    if (decode_cost_sum(c, hi) <= elapsed)
+        return hi;
+    while (hi - lo > 1) {
+        double mid = floor((lo + hi) / 2);
+        if (decode_cost_sum(c, mid) <= elapsed)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- offline throughput ----------------------------------------------------------------- */
+
+throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, double prompt,
+                                     double output)
+{
+    const model_spec *m = setup->model;
+    const device_spec *d = setup->device;
+    const perf_profile *p = setup->profile;
+    throughput_plan best = { 0, 0, 0, 0 };
+    unsigned max_tp = d->is_cpu ? 1 : (gpus < p->devices_per_node ? gpus : p->devices_per_node);
+    double context = prompt + output;
+    for (unsigned tp = 1; tp <= max_tp; tp *= 2) {
+        if (gpus % tp)
+            continue;
+        perf_setup s = *setup;
+        s.tp = tp;
+        inference_memory mem = memory_inference(m, d, s.weights, s.kv, tp);
+        double max_batch = floor(mem.kv_capacity_tokens / context);
+        if (max_batch < 1)
+            continue;
+        for (double b = 1; b <= max_batch && b <= 4096; b = b * 2 > max_batch && b < max_batch ? max_batch : b * 2) {
+            unsigned batch = (unsigned)b;
+            /* a wave: prefill the batch, then `output` decode steps at the mean context */
+            double t = perf_prefill(&s, batch, prompt).total_s
+                       + output * perf_decode_step(&s, batch, prompt + output / 2).total_s;
+            double rate = batch * output / t * (gpus / tp);
+            if (rate > best.tokens_per_s)
+                best = (throughput_plan){ rate, tp, batch, gpus / tp };
+        }
+    }
+    return best;
+}
+
+/* ---- training ------------------------------------------------------------------------- */
 
 double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s)
 {
@@ -21,71 +535,15 @@ double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, doubl
     return 2.0 * (n - 1) / n * bytes / link_bytes_per_s + 2.0 * (n - 1) * latency_s;
 }
 
-static double efficiency(const perf_profile *p, double tokens, double width)
+/* The training row's efficiency, scaled by the profile's compute anchor over the
+ * family's (1 by default, so the row's figures exactly), falling for few tokens and
+ * narrow shards along the profile's curve (the training row's by default). */
+static double training_efficiency(const device_spec *d, const perf_profile *p, double tokens,
+                                  double width)
 {
-    return p->compute_efficiency * tokens / (tokens + p->tokens_half)
-           * width / (width + p->width_half);
-}
-
-/* Weights a pass must read per device: all of a dense model, the experts touched of a
- * mixture of experts. */
-static double weight_bytes_read(const model_spec *m, precision prec, double tokens, unsigned tp)
-{
-    double params = model_params(m);
-    if (m->experts) {
-        double per_expert = (m->gated ? 3.0 : 2.0) * m->hidden * m->ffn * m->layers;
-        params -= (m->experts - model_experts_touched(m, tokens)) * per_expert;
-    }
-    return params * precision_bytes(prec) / tp;
-}
-
-static perf_time roofline(const device_spec *d, const perf_profile *p, precision prec,
-                          double flops, double bytes, double tokens, double width,
-                          double comm_s, double layers)
-{
-    perf_time t;
-    t.compute_s = flops / (device_peak_flops(d, prec, NULL) * efficiency(p, tokens, width));
-    t.memory_s = bytes / (d->bandwidth_bytes_per_s * p->bandwidth_efficiency);
-    t.comm_s = comm_s;
-    t.launch_s = layers * p->kernels_per_layer * p->kernel_launch_s;
-    t.compute_bound = t.compute_s >= t.memory_s;
-    t.total_s = fmax(t.compute_s, t.memory_s) + t.comm_s + t.launch_s;
-    return t;
-}
-
-/* Two all-reduces per layer (after attention and after the feed-forward block) of the
- * layer's 16-bit activations. */
-static double tp_comm_s(const model_spec *m, const device_spec *d, const perf_profile *p,
-                        unsigned tp, double tokens)
-{
-    double bytes = tokens * m->hidden * 2.0;
-    return 2.0 * m->layers * perf_allreduce_s(bytes, tp, device_link_bytes_per_s(d),
-                                              p->link_latency_s);
-}
-
-perf_time perf_prefill(const model_spec *m, const device_spec *d, const perf_profile *p,
-                       precision prec, unsigned tp, unsigned batch, double prompt)
-{
-    double tokens = batch * prompt;
-    /* causal attention: on average a token attends to half the prompt; logits are needed
-     * for the last token of each prompt only */
-    double head = 2.0 * m->vocab * m->hidden;
-    double flops = (tokens * (model_forward_flops_per_token(m, prompt / 2) - head)
-                    + batch * head) / tp;
-    double bytes = weight_bytes_read(m, prec, tokens, tp)
-                   + tokens * model_kv_bytes_per_token(m, prec) / tp;
-    return roofline(d, p, prec, flops, bytes, tokens, (double)m->hidden / tp,
-                    tp_comm_s(m, d, p, tp, tokens), m->layers);
-}
-
-perf_time perf_decode_step(const model_spec *m, const device_spec *d, const perf_profile *p,
-                           precision prec, unsigned tp, unsigned batch, double context)
-{
-    double flops = batch * model_forward_flops_per_token(m, context) / tp;
-    double bytes = weight_bytes_read(m, prec, batch, tp)
-                   + batch * context * model_kv_bytes_per_token(m, prec) / tp;
-    return roofline(d, p, prec, flops, bytes, batch, (double)m->hidden / tp,
-                    tp_comm_s(m, d, p, tp, batch), m->layers);
+    const perf_family *f = p->family ? p->family : perf_family_of(d);
+    double e = f->training.efficiency * (p->compute_efficiency / f->gemm.efficiency);
+    return e * tokens / (tokens + p->tokens_half) * width / (width + p->width_half);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -104,7 +562,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double flops_mb = passes * tokens_mb * model_forward_flops_per_token(m, s.seq_len / 2.0)
                       / ((double)s.tp * s.pp);
     double mb_compute = flops_mb / (device_peak_flops(d, prec, NULL)
-                                    * efficiency(p, tokens_mb, (double)m->hidden / s.tp));
+                                    * training_efficiency(d, p, tokens_mb,
+                                                          (double)m->hidden / s.tp));
     /* tensor parallelism: 4 all-reduces per layer (2 forward, 2 backward), on NVLink */
     double bytes = tokens_mb * m->hidden * 2.0;
     double link = s.tp <= p->devices_per_node ? device_link_bytes_per_s(d) : p->network_bytes_per_s;
@@ -159,111 +618,4 @@ bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_pr
     }
     *out = best;
     return found;
-}
-
-throughput_plan perf_best_throughput(const model_spec *m, const device_spec *d,
-                                     const perf_profile *p, precision prec, unsigned gpus,
-                                     double prompt, double output)
-{
-    throughput_plan best = { 0, 0, 0, 0 };
-    unsigned max_tp = d->is_cpu ? 1 : (gpus < p->devices_per_node ? gpus : p->devices_per_node);
-    double context = prompt + output;
-    for (unsigned tp = 1; tp <= max_tp; tp *= 2) {
-        if (gpus % tp)
-            continue;
-        inference_memory mem = memory_inference(m, d, prec, prec, tp);
-        double max_batch = floor(mem.kv_capacity_tokens / context);
-        if (max_batch < 1)
-            continue;
-        for (double b = 1; b <= max_batch && b <= 4096; b = b * 2 > max_batch && b < max_batch ? max_batch : b * 2) {
-            unsigned batch = (unsigned)b;
-            /* a wave: prefill the batch, then `output` decode steps at the mean context */
-            double t = perf_prefill(m, d, p, prec, tp, batch, prompt).total_s
-                       + output * perf_decode_step(m, d, p, prec, tp, batch,
-                                                   prompt + output / 2).total_s;
-            double rate = batch * output / t * (gpus / tp);
-            if (rate > best.tokens_per_s)
-                best = (throughput_plan){ rate, tp, batch, gpus / tp };
-        }
-    }
-    return best;
-}
-
-/* ---- continuous batching ------------------------------------------------------------ */
-
-perf_time perf_iteration(const model_spec *m, const device_spec *d, const perf_profile *p,
-                         precision prec, unsigned tp, double decode_seqs, double decode_context,
-                         double prefill_tokens, double prefill_attention)
-{
-    double tokens = decode_seqs + prefill_tokens;
-    double head = 2.0 * m->vocab * m->hidden;
-    double per_token = model_forward_flops_per_token(m, 0); /* weights only */
-    double attention = 4.0 * m->layers * m->hidden;         /* per token pair */
-    /* prompt tokens need no logits but the last of a prompt: counted as one per chunk
-     * would need chunk boundaries, so all prefill tokens skip the head and decode ones
-     * pay it */
-    double flops = (tokens * per_token - prefill_tokens * head
-                    + attention * (decode_context + prefill_attention)) / tp;
-    double kv = model_kv_bytes_per_token(m, prec);
-    double bytes = weight_bytes_read(m, prec, tokens, tp)
-                   + (decode_context + prefill_tokens) * kv / tp;
-    return roofline(d, p, prec, flops, bytes, tokens, (double)m->hidden / tp,
-                    tp_comm_s(m, d, p, tp, tokens), m->layers);
-}
-
-decode_cost perf_decode_cost(const model_spec *m, const device_spec *d, const perf_profile *p,
-                             precision prec, unsigned tp, double decode_seqs,
-                             double decode_context)
-{
-    perf_time at0 = perf_iteration(m, d, p, prec, tp, decode_seqs, decode_context, 0, 0);
-    perf_time at1 = perf_iteration(m, d, p, prec, tp, decode_seqs,
-                                   decode_context + decode_seqs, 0, 0);
-    decode_cost c = { at0.compute_s, at1.compute_s - at0.compute_s, at0.memory_s,
-                      at1.memory_s - at0.memory_s, at0.comm_s + at0.launch_s };
-    return c;
-}
-
-/* sum over k = from..to-1 of (a + b k) */
-static double linear_sum(double a, double b, double from, double to)
-{
-    double n = to - from;
-    return n <= 0 ? 0 : a * n + b * (from + to - 1) * n / 2;
-}
-
-double decode_cost_sum(const decode_cost *c, double n)
-{
-    if (n <= 0)
-        return 0;
-    double total = c->fixed * n;
-    double db = c->compute1 - c->memory1, da = c->memory0 - c->compute0;
-    /* compute(k) >= memory(k) exactly when db k >= da */
-    if (db == 0) {
-        total += da <= 0 ? linear_sum(c->compute0, c->compute1, 0, n)
-                         : linear_sum(c->memory0, c->memory1, 0, n);
-        return total;
-    }
-    double split = fmin(fmax(ceil(da / db), 0), n);
-    if (db > 0) { /* memory-bound first, compute-bound from split on */
-        total += linear_sum(c->memory0, c->memory1, 0, split);
-        total += linear_sum(c->compute0, c->compute1, split, n);
-    } else {      /* compute-bound first */
-        total += linear_sum(c->compute0, c->compute1, 0, split);
-        total += linear_sum(c->memory0, c->memory1, split, n);
-    }
-    return total;
-}
-
-double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n)
-{
-    double lo = 0, hi = max_n; /* largest n with sum(n) <= elapsed */
-    if (decode_cost_sum(c, hi) <= elapsed)
-        return hi;
-    while (hi - lo > 1) {
-        double mid = floor((lo + hi) / 2);
-        if (decode_cost_sum(c, mid) <= elapsed)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
 }

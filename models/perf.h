@@ -1,82 +1,186 @@
-/* How long model operations take on a device: a roofline per operation,
+/* How long model operations take on a device.
  *
- *     time = max(FLOPs / (peak x compute efficiency), bytes / (bandwidth x bandwidth
- *            efficiency)) + kernel launches + exposed communication,
+ * Inference: a step (an iteration of continuous batching: prefill chunks and decode
+ * tokens together) is the sum of its operators, each timed at the efficiency engines
+ * reach at that shape and precision (models/perf_constants.h has the formulas and the
+ * one table of constants, fitted to measured operator times):
+ *   per layer  the QKV, output, up (gate and up) and down projections (GEMMs; a mixture
+ *              of experts runs the experts its tokens touch), attention (prefill:
+ *              flash-style, compute-bound over its token pairs; decode: reading the
+ *              cache), its layout copies, two norms, rotary embedding, the activation,
+ *              two residual adds (memory passes over their real bytes), and with tensor
+ *              parallelism two all-reduces of the hidden state;
+ *   per step   the token embedding, the final norm and the LM head for the sequences
+ *              that need logits, and the engine's host work (scheduling, sampling,
+ *              preparing inputs, detokenising: perf_profile's host_*).
+ * Matrix products run in the weights' precision as engines run it: fp8 on a device with
+ * fp8 at the table's share of its fp8 peak, int8/int4 (and fp8 elsewhere) weight-only:
+ * dequantised and multiplied in 16-bit, so they cut weight bytes only.  Attention and
+ * the memory passes stay 16-bit (32-bit for fp32 models); the cache is read and written
+ * at kv precision, which is separate (16-bit by default, fp8 on request).
  *
- * with a compute efficiency that falls for operations with few tokens (small batches
- * use a device badly) and for narrow matrices (a layer split over many tensor-parallel
- * devices): efficiency = compute_efficiency x tokens / (tokens + tokens_half) x
- * width / (width + width_half), width being hidden / tp.  Collectives follow the alpha-beta model of a ring: 2 (n - 1) steps of
- * latency and 2 (n - 1) / n of the message over the link.  The same formulas serve CPUs.
+ * The profile's anchors scale the table: compute_efficiency is the large 16-bit GEMM's
+ * share of the peak (the table's by default; 1 after a calibration replaced the peaks by
+ * measured ones), and every compute-bound class scales with it; bandwidth_efficiency is
+ * the GEMM weight stream's share of the bandwidth, and every memory-bound class scales
+ * with it; kernel_launch_s is the GEMM's fixed time, and every kernel floor scales with
+ * it.  So replica_set_speed (a shared GPU) slows every operator's two sides alike.
  *
- * The profile's numbers are defaults from published utilisation until a calibration
- * profile (kernels/) replaces them; README.md ("Performance model") gives their
- * sources and what the model leaves out.
+ * Training keeps the model it had before the per-operator one: a roofline per
+ * micro-batch with the training row's efficiency (scaled by compute_efficiency over
+ * the family's) x tokens / (tokens + tokens_half) x width / (width + width_half), ring
+ * all-reduces of alpha-beta form, 1F1B bubbles.
+ *
+ * Precomputed per batch shape: a pure-decode iteration costs a part fixed for its batch
+ * plus attention linear in the context (perf_decode_shape), so a replica caches the
+ * shape per batch size and sums runs of iterations in closed form (decode_cost_sum).
  */
 #ifndef FLEETSIM_MODELS_PERF_H
 #define FLEETSIM_MODELS_PERF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "models/device.h"
 #include "models/llm.h"
 #include "models/memory.h"
+#include "models/perf_constants.h"
 
 typedef struct perf_profile {
-    double compute_efficiency;   /* of peak, for large matrix products */
-    double tokens_half;          /* tokens per product at half that efficiency */
-    double width_half;           /* matrix width (hidden / tp) at half that efficiency */
-    double bandwidth_efficiency; /* of peak memory bandwidth, when streaming */
-    double kernel_launch_s;      /* per kernel launch */
-    double kernels_per_layer;
-    double link_latency_s;       /* alpha of a collective step */
+    double compute_efficiency;   /* of the 16-bit peak, matrix products (see above) */
+    double tokens_half;          /* training: tokens per product at half its efficiency */
+    double width_half;           /* training: hidden / tp at half its efficiency */
+    double bandwidth_efficiency; /* of peak memory bandwidth, streaming weights */
+    double kernel_launch_s;      /* fixed time of a product; other kernels' floors scale */
+    double kernels_per_layer;    /* unused since the per-operator model (kept for files) */
+    double link_latency_s;       /* alpha of a training collective step */
     double network_bytes_per_s;  /* per device, between nodes (one direction) */
     unsigned devices_per_node;
     double dp_overlap;           /* fraction of the gradient all-reduce hidden by backward */
+    /* the engine's host work per iteration (engine_overheads.csv by default; 0 for an
+     * engine that hides it behind the GPU) */
+    double host_s, host_per_seq_s;       /* every iteration, and per sequence in it */
+    double host_tp_s, host_tp_per_seq_s; /* more with tensor parallelism */
+    /* the table the anchors scale; NULL: the device's own (perf_family_of) */
+    const perf_family *family;
+    const perf_node *node;
 } perf_profile;
 
-/* Defaults for a device (GPU or CPU). */
+/* The family of measurements that stands for device d, the node layout its tensor-
+ * parallel groups are timed on, and a sentence saying which and why (for estimate). */
+const perf_family *perf_family_of(const device_spec *d);
+const perf_node *perf_node_of(const device_spec *d);
+const char *perf_family_reason(const device_spec *d);
+
+/* One operator class of the table alone, in 16-bit on its family's profiled device (the
+ * datasheet peak and bandwidth the fit divided by): what tools/fit_operators.py compared
+ * with the measured rows.  For tests and for a command that checks the table. */
+double perf_family_gemm_s(const perf_family *f, double tokens, double k, double n);
+double perf_family_pass_s(const perf_family *f, perf_pass_kind kind, double tokens,
+                          double bytes);
+double perf_family_attn_decode_s(const perf_family *f, double seqs_x_kv_heads,
+                                 double cache_bytes);
+double perf_family_attn_prefill_s(const perf_family *f, double cached_flops, double new_flops);
+/* An all-reduce of n devices of the node (n = 2, 4, 8; more take 8's row) over links of
+ * link_bytes_per_s (one direction). */
+double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
+                             double link_bytes_per_s);
+
+/* Defaults for a device (GPU or CPU): the anchors from its family's row. */
 perf_profile perf_default_profile(const device_spec *d);
 
-/* One operation's time and what bounds it. */
+/* What a step runs on: a replica of tp devices, weights and cache in their precisions.
+ * Borrowed pointers. */
+typedef struct perf_setup {
+    const model_spec *model;
+    const device_spec *device;
+    const perf_profile *profile;
+    precision weights, kv;
+    unsigned tp;
+} perf_setup;
+
+/* The work of one iteration. */
+typedef struct perf_batch {
+    double decode_seqs;          /* sequences generating one token each */
+    double decode_context;       /* tokens they attend to, all sequences together */
+    double prefill_tokens;       /* prompt tokens processed */
+    double prefill_seqs;         /* sequences those tokens belong to */
+    double prefill_last;         /* of them, those whose prompt ends here (need logits) */
+    double prefill_cached_pairs; /* attention pairs of a new and a cached token */
+    double prefill_new_pairs;    /* pairs of two new tokens (causal: chunk^2 / 2) */
+} perf_batch;
+
+/* What bounds an operator's time. */
+typedef enum perf_bound {
+    BOUND_COMPUTE, BOUND_MEMORY, BOUND_LAUNCH, BOUND_HOST, BOUND_COMMUNICATION
+} perf_bound;
+
+const char *perf_bound_name(perf_bound b); /* "compute", "memory", ... */
+
+typedef enum perf_op {
+    OP_EMBED, OP_NORM, OP_QKV, OP_ROPE, OP_ATTN_PREFILL, OP_ATTN_DECODE, OP_ATTN_COPY,
+    OP_OUT_PROJ, OP_ROUTER, OP_MLP_UP, OP_ACT, OP_MLP_DOWN, OP_ADD, OP_ALLREDUCE,
+    OP_FINAL_NORM, OP_LM_HEAD, OP_HOST, OP_COUNT
+} perf_op;
+
+const char *perf_op_name(perf_op op); /* "qkv_proj", "attention_decode", ... */
+
+/* One operator over the whole step (all layers). */
+typedef struct perf_op_time {
+    double time_s;
+    double compute_s, memory_s, floor_s; /* the parts it is the larger or the sum of */
+    double count;                        /* kernels (or collectives, host phases) */
+    perf_bound bound;                    /* the largest part */
+} perf_op_time;
+
+typedef struct perf_breakdown {
+    perf_op_time op[OP_COUNT];
+} perf_breakdown;
+
+/* A step's time and what it went to. */
 typedef struct perf_time {
     double total_s;
-    double compute_s;  /* FLOPs at achieved throughput */
-    double memory_s;   /* bytes at achieved bandwidth */
-    double comm_s;     /* exposed communication */
-    double launch_s;   /* kernel launches */
-    bool compute_bound;
+    double compute_s;  /* operators bound by compute */
+    double memory_s;   /* by memory bandwidth */
+    double launch_s;   /* by their kernel floor, and the floors of the others */
+    double comm_s;     /* tensor-parallel all-reduces */
+    double host_s;     /* the engine's host work */
+    bool compute_bound; /* compute_s >= memory_s */
 } perf_time;
 
-/* Ring all-reduce of `bytes` among n devices. */
-double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s);
+/* One iteration; fills *ops (when not NULL) with its operators. */
+perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdown *ops);
 
-/* Prefill of `batch` prompts of `prompt` tokens on a replica of tp devices. */
-perf_time perf_prefill(const model_spec *m, const device_spec *d, const perf_profile *p,
-                       precision prec, unsigned tp, unsigned batch, double prompt);
+/* Prefill of `batch` prompts of `prompt` tokens in one iteration. */
+perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt);
 
 /* One decode iteration of `batch` sequences at a mean context of `context` tokens. */
-perf_time perf_decode_step(const model_spec *m, const device_spec *d, const perf_profile *p,
-                           precision prec, unsigned tp, unsigned batch, double context);
+perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context);
 
-/* One iteration of continuous batching: `decode_seqs` sequences generate a token each,
- * attending to decode_context tokens in all, while prefill_tokens prompt tokens are
- * processed whose attention spans prefill_attention token pairs (a chunk of c tokens
- * starting after s cached ones: c s + c^2 / 2). */
-perf_time perf_iteration(const model_spec *m, const device_spec *d, const perf_profile *p,
-                         precision prec, unsigned tp, double decode_seqs, double decode_context,
-                         double prefill_tokens, double prefill_attention);
+/* Ring all-reduce of `bytes` among n devices (training's alpha-beta form). */
+double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s);
 
-/* The parts of a pure-decode iteration that grow with context, so that the k-th of a run
- * of iterations with a fixed batch costs max(compute0 + compute1 k, memory0 + memory1 k)
- * + fixed (all in seconds). */
+/* A pure-decode iteration of `seqs` sequences attending to `context` tokens in all costs
+ * fixed_s + attention_s_per_token x context: everything but the attention over the cache
+ * is fixed for the batch, and that attention is linear in the context. */
+typedef struct perf_decode_shape {
+    double fixed_s;
+    double attention_s_per_token;
+} perf_decode_shape;
+
+perf_decode_shape perf_decode_shape_of(const perf_setup *s, double seqs);
+
+/* The k-th of a run of iterations with a fixed batch costs max(compute0 + compute1 k,
+ * memory0 + memory1 k) + fixed (all in seconds). */
 typedef struct decode_cost {
     double compute0, compute1, memory0, memory1, fixed;
 } decode_cost;
 
-decode_cost perf_decode_cost(const model_spec *m, const device_spec *d, const perf_profile *p,
-                             precision prec, unsigned tp, double decode_seqs,
-                             double decode_context);
+/* The run of `seqs` sequences starting at `context` tokens in all, from its shape. */
+decode_cost perf_decode_cost_of(const perf_decode_shape *shape, double seqs, double context);
+
+/* The same from the setup (the shape computed anew). */
+decode_cost perf_decode_cost(const perf_setup *s, double seqs, double context);
 
 /* Time of iterations 0..n-1 of a decode run: the closed form of the sum (each of the two
  * rooflines is linear in k, and their maximum is linear on each side of one crossing). */
@@ -110,14 +214,14 @@ bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_pr
                         training_estimate *out);
 
 /* Best offline throughput (output tokens per second) on gpus devices for requests of
- * prompt + output tokens: over tensor parallelism and batch size within memory. */
+ * prompt + output tokens: over tensor parallelism and batch size within memory (s->tp
+ * is ignored: every power of two up to a node is tried). */
 typedef struct throughput_plan {
     double tokens_per_s;
     unsigned tp, batch, replicas;
 } throughput_plan;
 
-throughput_plan perf_best_throughput(const model_spec *m, const device_spec *d,
-                                     const perf_profile *p, precision prec, unsigned gpus,
-                                     double prompt, double output);
+throughput_plan perf_best_throughput(const perf_setup *s, unsigned gpus, double prompt,
+                                     double output);
 
 #endif

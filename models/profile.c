@@ -7,7 +7,8 @@
 void profile_init(device_profile *p)
 {
     memset(p, 0, sizeof *p);
-    p->perf = (perf_profile){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN };
+    p->perf = (perf_profile){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN,
+                              NAN, NAN, NAN, NAN, NULL, NULL };
 }
 
 static void take(double *to, double from)
@@ -50,4 +51,8 @@ void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf)
     if (p->perf.devices_per_node > 0)
         perf->devices_per_node = p->perf.devices_per_node;
     take(&perf->dp_overlap, p->perf.dp_overlap);
+    take(&perf->host_s, p->perf.host_s);
+    take(&perf->host_per_seq_s, p->perf.host_per_seq_s);
+    take(&perf->host_tp_s, p->perf.host_tp_s);
+    take(&perf->host_tp_per_seq_s, p->perf.host_tp_per_seq_s);
 }

@@ -26,6 +26,9 @@ struct replica {
     double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
     phase phase;
     sim_event_id event;
+    /* pure-decode iteration costs by batch size (fixed_s NaN: not yet computed), for the
+     * speed in force: the model is evaluated once per batch shape, not per event */
+    perf_decode_shape *shapes;
     /* the decode run in progress */
     double run_start_s;
     decode_cost run_cost;
@@ -43,11 +46,17 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->running = calloc(config->max_batch ? config->max_batch : 1, sizeof *r->running);
-    if (!r->running) {
+    unsigned most = config->max_batch ? config->max_batch : 1;
+    r->running = calloc(most, sizeof *r->running);
+    r->shapes = malloc((most + 1) * sizeof *r->shapes);
+    if (!r->running || !r->shapes) {
+        free(r->running);
+        free(r->shapes);
         free(r);
         return NULL;
     }
+    for (unsigned i = 0; i <= most; i++)
+        r->shapes[i].fixed_s = NAN;
     r->engine = engine;
     r->config = *config;
     r->base_profile = config->profile;
@@ -71,7 +80,25 @@ void replica_free(replica *r)
     if (r->event) /* its iteration in progress must not run on freed memory */
         sim_event_cancel(r->engine, r->event);
     free(r->running);
+    free(r->shapes);
     free(r);
+}
+
+static perf_setup setup_of(const replica *r)
+{
+    const replica_config *c = &r->config;
+    return (perf_setup){ c->model, c->device, &c->profile, c->prec, c->kv_prec, c->tp };
+}
+
+/* The cost shape of a pure-decode iteration of n sequences, computed once per n. */
+static const perf_decode_shape *decode_shape(replica *r, unsigned n)
+{
+    perf_decode_shape *shape = &r->shapes[n];
+    if (isnan(shape->fixed_s)) {
+        perf_setup s = setup_of(r);
+        *shape = perf_decode_shape_of(&s, n);
+    }
+    return shape;
 }
 
 static double remaining_tokens(const llm_request *q)
@@ -205,14 +232,14 @@ static void retire(replica *r, double now)
 static void start_prefill(replica *r, double now)
 {
     const replica_config *c = &r->config;
-    double decoders = 0, context = 0, prefill = 0, attention = 0;
-    double budget = c->max_tokens;
+    perf_batch b = { 0 };
+    double prefill = 0, budget = c->max_tokens;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         q->chunk = 0;
         if (decoding(q)) {
-            decoders++;
-            context += q->cached + 1; /* the input token attends to itself too */
+            b.decode_seqs++;
+            b.decode_context += q->cached + 1; /* the input token attends to itself too */
             budget--;
         }
     }
@@ -230,13 +257,17 @@ static void start_prefill(replica *r, double now)
         }
         q->chunk = take;
         prefill += take;
-        attention += (double)take * q->prefilled + (double)take * take / 2;
+        b.prefill_seqs++;
+        b.prefill_last += take == left;
+        b.prefill_cached_pairs += (double)take * q->prefilled;
+        b.prefill_new_pairs += (double)take * take / 2;
         budget -= take;
         if (budget <= 0)
             break;
     }
-    perf_time t = perf_iteration(c->model, c->device, &c->profile, c->prec, c->tp, decoders,
-                                 context, prefill, attention);
+    b.prefill_tokens = prefill;
+    perf_setup s = setup_of(r);
+    perf_time t = perf_iteration(&s, &b, NULL);
     set_phase(r, now, PREFILL);
     r->event = sim_event_schedule(r->engine, now + t.total_s, EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
@@ -253,8 +284,7 @@ static void start_decode(replica *r, double now)
     }
     if (c->kv_policy == KV_PREEMPT) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    r->run_cost = perf_decode_cost(c->model, c->device, &c->profile, c->prec, c->tp,
-                                   r->nrunning, context);
+    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
     r->run_iterations = c->reference ? 1 : fewest;
     /* a waiting request that will expire is dropped at the first boundary after its
      * deadline, as one event per iteration would: end the run there */
@@ -460,6 +490,8 @@ void replica_set_speed(replica *r, double compute_factor, double memory_factor)
     r->memory_factor = memory_factor;
     r->config.profile.compute_efficiency = r->base_profile.compute_efficiency / compute_factor;
     r->config.profile.bandwidth_efficiency = r->base_profile.bandwidth_efficiency / memory_factor;
+    for (unsigned i = 0; i <= (r->config.max_batch ? r->config.max_batch : 1); i++)
+        r->shapes[i].fixed_s = NAN; /* the costs at the old speed */
     cut_run(r, sim_engine_now(r->engine));
 }
 

@@ -52,7 +52,8 @@ typedef struct replica_config {
     const model_spec *model;
     const device_spec *device;
     perf_profile profile;
-    precision prec;
+    precision prec;                /* the weights' */
+    precision kv_prec;             /* the key-value cache's */
     unsigned tp;
     unsigned max_batch;            /* sequences in a batch */
     unsigned max_tokens;           /* tokens per iteration (prefill budget) */

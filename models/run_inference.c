@@ -29,12 +29,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     const device_spec *d = &sc->catalog.devices[device];
     const pool_spec *p = &sc->pools[pool];
     return (replica_config){
-        .model = m, .device = d, .prec = w->prec,
+        .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
         .profile = p->has_profile ? p->profile : perf_default_profile(d),
         .tp = tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
-        .kv_capacity_tokens = memory_inference(m, d, w->prec, precision_cache(w->prec),
-                                               tp).kv_capacity_tokens,
+        .kv_capacity_tokens = memory_inference(m, d, w->prec, w->kv_prec, tp).kv_capacity_tokens,
         .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
     };
 }

@@ -93,7 +93,8 @@ typedef struct inference_spec {
     size_t pool;              /* index into scenario.pools (a pool with a gpu) */
     size_t model;             /* index into scenario.catalog.models */
     size_t device;            /* index into scenario.catalog.devices */
-    precision prec;
+    precision prec;           /* the weights' */
+    precision kv_prec;        /* the key-value cache's (kv_precision) */
     unsigned tp, replicas;
     arrival_spec arrivals;
     sim_dist prompt_tokens, output_tokens; /* owned */

@@ -6,9 +6,53 @@
 
 #define GB 1e9
 
+/* What the largest part of a step is. */
 static const char *bound(const perf_time *t)
 {
-    return t->compute_bound ? "compute" : "memory bandwidth";
+    const double parts[] = { t->compute_s, t->memory_s, t->launch_s, t->host_s, t->comm_s };
+    static const char *const names[] = { "compute", "memory bandwidth", "kernel launch",
+                                         "host", "communication" };
+    int most = 0;
+    for (int i = 1; i < 5; i++)
+        if (parts[i] > parts[most])
+            most = i;
+    return names[most];
+}
+
+/* The operators of the first token's prefill and of one decode step, side by side. */
+static void print_breakdown(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    const perf_breakdown *a = &r->first_token_ops, *b = &r->decode_ops;
+    fprintf(out, "\nwhere the time goes: the first token (prefill of %.0f tokens) and a decode "
+            "step (batch %u, %.0f tokens of context each)\n", req->prompt, r->batch,
+            req->prompt + req->output / 2);
+    fprintf(out, "  %-18s %10s %6s  %-13s %10s %6s  %s\n", "operator", "prefill ms", "share",
+            "bound", "decode ms", "share", "bound");
+    for (int i = 0; i < OP_COUNT; i++) {
+        const perf_op_time *x = &a->op[i], *y = &b->op[i];
+        if (x->time_s <= 0 && y->time_s <= 0)
+            continue;
+        fprintf(out, "  %-18s", perf_op_name((perf_op)i));
+        if (x->time_s > 0)
+            fprintf(out, " %10.4f %5.1f%%  %-13s", 1e3 * x->time_s,
+                    100 * x->time_s / r->first_token.total_s, perf_bound_name(x->bound));
+        else
+            fprintf(out, " %10s %6s  %-13s", "-", "", "");
+        if (y->time_s > 0)
+            fprintf(out, " %10.4f %5.1f%%  %s\n", 1e3 * y->time_s,
+                    100 * y->time_s / r->decode.total_s, perf_bound_name(y->bound));
+        else
+            fprintf(out, " %10s\n", "-");
+    }
+    fprintf(out, "  %-18s %10.4f %5.1f%%  %-13s %10.4f %5.1f%%\n", "total",
+             1e3 * r->first_token.total_s, 100.0, "", 1e3 * r->decode.total_s, 100.0);
+    fprintf(out, "  by bound: prefill compute %.3g, memory %.3g, launch %.3g, host %.3g, "
+            "communication %.3g ms;\n            decode compute %.3g, memory %.3g, launch %.3g, "
+            "host %.3g, communication %.3g ms\n", 1e3 * r->first_token.compute_s,
+            1e3 * r->first_token.memory_s, 1e3 * r->first_token.launch_s,
+            1e3 * r->first_token.host_s, 1e3 * r->first_token.comm_s, 1e3 * r->decode.compute_s,
+            1e3 * r->decode.memory_s, 1e3 * r->decode.launch_s, 1e3 * r->decode.host_s,
+            1e3 * r->decode.comm_s);
 }
 
 void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
@@ -21,8 +65,9 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, " (%.4g B active: %u of %u experts)", r->params_active / 1e9,
                 m->experts_active, m->experts);
     fprintf(out, "\n  weights             %.2f GB in %s\n", r->weights_bytes / GB, precision_name(req->prec));
-    fprintf(out, "  key-value cache     %.1f KB per token (%s)\n\n", r->kv_bytes_per_token / 1e3,
+    fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
             precision_name(r->kv_prec));
+    fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));
     fprintf(out, "inference, replicas of %u device%s (smallest that fits: %u)\n", r->tp,
             r->tp == 1 ? "" : "s", r->min_tp);
     fprintf(out, "  memory per device   %.1f GB weights + cache, %.1f GB usable\n",
@@ -34,14 +79,15 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
     fprintf(out, "  prefill, batch %-4u %.4g s\n", batch, r->prefill.total_s);
     fprintf(out, "  decode, batch %-4u  %.4g s per token (%s-bound: compute %.3g s, memory %.3g s,"
-            " communication %.3g s, launches %.3g s)\n", batch, r->decode.total_s,
-            bound(&r->decode), r->decode.compute_s, r->decode.memory_s, r->decode.comm_s,
-            r->decode.launch_s);
+            " launches %.3g s, host %.3g s, communication %.3g s)\n", batch, r->decode.total_s,
+            bound(&r->decode), r->decode.compute_s, r->decode.memory_s, r->decode.launch_s,
+            r->decode.host_s, r->decode.comm_s);
     fprintf(out, "                      %.4g tokens/s per replica\n", r->decode_tokens_per_s);
     if (r->throughput.tokens_per_s > 0)
         fprintf(out, "  best throughput     %.4g output tokens/s on %u devices (%u replicas of "
                 "tp %u, batch %u)\n", r->throughput.tokens_per_s, req->gpus,
                 r->throughput.replicas, r->throughput.tp, r->throughput.batch);
+    print_breakdown(out, req, r);
     fprintf(out, "\ntraining on %u device%s, %.3g tokens (%.3g FLOPs = 6 x %.3g x %.3g)\n",
             req->gpus, req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops,
             r->params_active, r->train_tokens);
@@ -114,4 +160,22 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "train_days", r->train_fits ? r->train_s / 86400 : NAN, "days");
     row(out, "train_gpu_hours", r->train_fits ? r->train_gpu_hours : NAN, "GPU-hours");
     row(out, "mfu", r->train_fits ? t->mfu : NAN, "1");
+    /* the explanation: each step by bound, then by operator (rows added in issue 15) */
+    const struct { const char *name; const perf_time *t; const perf_breakdown *ops; } steps[] = {
+        { "ttft", &r->first_token, &r->first_token_ops }, { "tpot", &r->decode, &r->decode_ops },
+    };
+    char name[96];
+    for (int k = 0; k < 2; k++) {
+        const perf_time *x = steps[k].t;
+        const double parts[] = { x->compute_s, x->memory_s, x->launch_s, x->host_s, x->comm_s };
+        const char *const part_names[] = { "compute", "memory", "launch", "host", "comm" };
+        for (int i = 0; i < 5; i++) {
+            snprintf(name, sizeof name, "%s_%s_s", steps[k].name, part_names[i]);
+            row(out, name, parts[i], "s");
+        }
+        for (int i = 0; i < OP_COUNT; i++) {
+            snprintf(name, sizeof name, "%s_op_%s_s", steps[k].name, perf_op_name((perf_op)i));
+            row(out, name, steps[k].ops->op[i].time_s, "s");
+        }
+    }
 }

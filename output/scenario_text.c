@@ -105,9 +105,9 @@ void output_scenario_text(FILE *out, const scenario *sc)
         char wait[64] = "none";
         if (w->max_wait_s > 0)
             snprintf(wait, sizeof wait, "%g s", w->max_wait_s);
-        fprintf(out, "    batch up to %u sequences and %u tokens%s, max wait %s\n",
+        fprintf(out, "    batch up to %u sequences and %u tokens%s, cache in %s, max wait %s\n",
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
-                wait);
+                precision_name(w->kv_prec), wait);
         if (w->has_overflow)
             fprintf(out, "    overflow to %s (replicas of tp %u)\n",
                     sc->pools[w->overflow_pool].name, w->overflow_tp);

@@ -79,9 +79,10 @@ Test(claims, batch_one_decode_energy_follows_bandwidth_per_watt)
                  / metric("c02", "workload", "serve_cpu", "output_tokens");
     double gpu = metric("c02", "pool", "gpu_serve", "energy_kwh")
                  / metric("c02", "workload", "serve_gpu", "output_tokens");
-    /* (3350 GB/s x 0.85 / 700 W) / (460.8 GB/s x 0.7 / 360 W) = 4.5 when busy; the GPU's
-     * launches and both devices' prefill move it a little */
-    cr_expect(cpu / gpu > 3 && cpu / gpu < 6, "energy per token ratio %g", cpu / gpu);
+    /* (3350 GB/s x 0.92 / 700 W) / (460.8 GB/s x 0.7 / 360 W) = 4.9 when streaming
+     * weights; the GPU's kernel floors and its engine's host work per iteration (about
+     * 35% of a batch-1 step, none on the CPU's) and both devices' prefill bring it down */
+    cr_expect(cpu / gpu > 2.5 && cpu / gpu < 6, "energy per token ratio %g", cpu / gpu);
 }
 
 Test(claims, memory_batch_and_edge) /* quick ones: a verdict each */
@@ -96,8 +97,9 @@ Test(claims, int4_decodes_at_most_four_times_faster_than_fp16)
     run_verdict("c06", "scenarios/claims/06_quantization.lua");
     double speedup = metric("c06", "workload", "fp16_1", "tpot_mean_s")
                      / metric("c06", "workload", "int4_1", "tpot_mean_s");
-    /* a quarter of the weight bytes; the cache and the launches do not shrink */
-    cr_expect(speedup > 2 && speedup < 4, "int4 speedup %g", speedup);
+    /* a quarter of the weight bytes; the cache, the 16-bit memory passes, the kernel
+     * floors and the engine's host work do not shrink */
+    cr_expect(speedup > 1.5 && speedup < 4, "int4 speedup %g", speedup);
 }
 
 Test(claims, noisy_mig_and_dedicated_vs_cloud)

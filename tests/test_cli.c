@@ -227,6 +227,33 @@ Test(cli, estimate_csv_has_every_documented_metric)
     }
     cr_expect(strstr(out, "\nweights_gb,16.060522496,GB\n") != NULL, "%s", out);
     cr_expect(strstr(out, "\nfits,1,1\n") != NULL);
+    /* the explanation's rows (issue 15): each step by bound and by operator */
+    const char *explained[] = {
+        "ttft_compute_s", "ttft_memory_s", "ttft_launch_s", "ttft_host_s", "ttft_comm_s",
+        "tpot_compute_s", "tpot_host_s", "ttft_op_qkv_proj_s", "ttft_op_attention_prefill_s",
+        "tpot_op_attention_decode_s", "tpot_op_mlp_up_s", "tpot_op_host_s",
+    };
+    for (size_t i = 0; i < sizeof explained / sizeof explained[0]; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n%s,", explained[i]);
+        cr_expect(strstr(out, row) != NULL, "no row %s", explained[i]);
+    }
+}
+
+Test(cli, estimate_kv_precision_halves_the_cache_and_explains_the_step)
+{
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --kv-precision fp8 --csv"),
+                 0, "%s", err);
+    cr_expect(strstr(out, "\nkv_gb_per_token,6.5536e-05,GB\n") != NULL,
+              "2 x 32 layers x 8 kv heads x 128 x 1 byte: %s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --kv-precision int4"), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: --kv-precision expects fp16, bf16, fp8 or fp32, "
+                     "got 'int4'\n");
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --batch 8"), 0, "%s", err);
+    cr_expect(strstr(out, "where the time goes") != NULL, "%s", out);
+    cr_expect(strstr(out, "  attention_decode ") != NULL && strstr(out, "  host ") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "measurements        h100: the profiled H100 SXM") != NULL, "%s", out);
 }
 
 Test(cli, estimate_names_the_known_models_and_devices)

@@ -27,7 +27,7 @@ static replica_config h100_replica(void)
 {
     return (replica_config){
         .model = llama, .device = h100, .profile = perf_default_profile(h100),
-        .prec = PREC_FP16, .tp = 1, .max_batch = 64, .max_tokens = 4096,
+        .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 64, .max_tokens = 4096,
         .kv_capacity_tokens = memory_inference(llama, h100, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };
 }

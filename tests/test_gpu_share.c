@@ -168,7 +168,7 @@ static uint64_t two_tenants(bool reference, bool shared, double *finish_s)
     replica *r[2];
     for (unsigned i = 0; i < 2; i++) {
         replica_config c = {
-            .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+            .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16,
             .tp = 1, .max_batch = 16, .max_tokens = 4096, .reference = reference,
             .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens / 2,
             .on_busy = shared ? gpu_share_busy_changed : NULL,

@@ -154,7 +154,7 @@ static unsigned serve(const noisy_spec *spec, double *finish_s)
     const model_spec *m = catalog_model(&cat, "llama-3-8b");
     const device_spec *d = catalog_device(&cat, "H100-SXM");
     replica_config c = {
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .tp = 1,
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1,
         .max_batch = 32, .max_tokens = 4096,
         .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };

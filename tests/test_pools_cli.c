@@ -6,6 +6,9 @@
 #include <stdlib.h>
 
 #include "tests/support/cli.h"
+#include "lua/catalog.h"
+#include "lua/profile_load.h"
+#include "models/perf.h"
 #include "tests/support/scratch.h"
 
 static char *dir;
@@ -46,9 +49,11 @@ Test(pools_cli, noisy_neighbours_slow_decode_and_widen_its_tail)
     double dedicated = metric(s, "workload", "dedicated", "tpot_mean_s");
     double shared = metric(s, "workload", "shared", "tpot_mean_s");
     /* contended a fifth of the time, memory-bound decode 1.6x slower on average then:
-     * about 12% slower decode overall, less the launches the noise does not touch */
+     * about 12% slower decode overall, less the kernel floors and host work the noise
+     * does not touch, more the queueing a slower GPU builds at this load (busy all the
+     * time, batches of ~30) */
     cr_expect_gt(shared, 1.04 * dedicated, "shared %g, dedicated %g", shared, dedicated);
-    cr_expect_lt(shared, 1.20 * dedicated, "shared %g, dedicated %g", shared, dedicated);
+    cr_expect_lt(shared, 1.30 * dedicated, "shared %g, dedicated %g", shared, dedicated);
     double tail_d = metric(s, "workload", "dedicated", "tpot_p99_s");
     double tail_s = metric(s, "workload", "shared", "tpot_p99_s");
     cr_expect_gt(tail_s, 1.15 * tail_d, "p99: shared %g, dedicated %g", tail_s, tail_d);
@@ -65,7 +70,9 @@ Test(pools_cli, a_burst_is_absorbed_within_max_and_paid_for_by_the_hour)
     double mean = metric(s, "pool", "cloud", "gpus_mean");
     cr_expect_float_eq(hours, mean * 4, 1e-9, "GPU-hours are the mean held over 4 hours");
     cr_expect_lt(hours, 16 * 4 * 0.5, "held near max only during the burst: %g h", hours);
-    cr_expect_gt(metric(s, "workload", "chat", "slo_attainment"), 0.98);
+    /* the burst (40 requests/s) brings 16 GPUs near their capacity, the engine's host
+     * work per iteration included: p99 TTFT over a second, yet 95% within 500 ms */
+    cr_expect_gt(metric(s, "workload", "chat", "slo_attainment"), 0.95);
     free(s);
 }
 
@@ -172,13 +179,28 @@ Test(pools_cli, buying_and_renting_are_billed_and_compared)
 
 Test(pools_cli, a_calibration_profile_with_half_the_bandwidth_slows_decode)
 {
-    /* decode at batch 1 streams the weights: half the bandwidth doubles that part of a
-     * step; the kernel launches (32 layers x 8 x 4 us = 1.02 ms) stay */
+    /* decode at batch 1 streams the weights: the profile's bandwidth (0.85 x 3.35 TB/s /
+     * 2, under half the default achieved rate) slows that part of a step; the kernel
+     * floors and the engine's host work stay.  The runs' ratio is the model's, at batch
+     * 1 and the requests' mean context (200 + 150 tokens) */
     char *s = run_summary("profile", "tests/data/profiles/half_bandwidth.lua --no-plots");
     double plain = metric(s, "workload", "a", "tpot_mean_s");
     double slow = metric(s, "workload", "b", "tpot_mean_s");
-    double launches = 32 * 8 * 4e-6;
-    cr_expect_float_eq((slow - launches) / (plain - launches), 2, 0.02,
-                       "plain %g s, half bandwidth %g s", plain, slow);
+    catalog cat;
+    char message[512];
+    cr_assert_eq(catalog_load(&cat, message, sizeof message), 0, "%s", message);
+    const device_spec *h100 = catalog_device(&cat, "H100-SXM");
+    const model_spec *m = catalog_model(&cat, "llama-3-8b");
+    device_spec calibrated = *h100;
+    perf_profile p = perf_default_profile(h100), q = p;
+    cr_assert_eq(profile_load_apply_file("tests/data/profiles/h100_half_bandwidth.lua", &calibrated,
+                                    &q, message, sizeof message), 0, "%s", message);
+    perf_setup a = { m, h100, &p, PREC_FP16, PREC_FP16, 1 };
+    perf_setup b = { m, &calibrated, &q, PREC_FP16, PREC_FP16, 1 };
+    double model = perf_decode_step(&b, 1, 350).total_s / perf_decode_step(&a, 1, 350).total_s;
+    cr_expect_gt(model, 1.5, "the model's ratio %g", model);
+    cr_expect_float_eq(slow / plain, model, 0.03 * model, "plain %g s, half bandwidth %g s, "
+                       "model ratio %g", plain, slow, model);
+    catalog_release(&cat);
     free(s);
 }

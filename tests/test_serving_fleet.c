@@ -51,7 +51,7 @@ static serving_fleet *fleet(unsigned replicas, routing_policy policy)
         .seed = 1,
     };
     c.group.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16,
         .tp = 1, .max_batch = 8, .max_tokens = 4096,
         .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };
@@ -110,7 +110,7 @@ Test(serving_fleet, a_custom_policy_that_chooses_no_replica_is_an_error)
         .events = { NULL, on_done, on_ready, on_reroute },
     };
     c.group.replica = (replica_config){ .model = m, .device = d,
-        .profile = perf_default_profile(d), .prec = PREC_FP16, .tp = 1, .max_batch = 8,
+        .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 8,
         .max_tokens = 4096, .kv_capacity_tokens = 1e5 };
     serving_fleet *f = serving_fleet_create(engine, &c);
     serving_fleet_start(f);

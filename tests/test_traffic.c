@@ -71,7 +71,7 @@ Test(traffic, closed_loop_users_follow_the_response_time_law)
         .traffic = &spec, .warmup_s = 100, .seed = 3,
     };
     c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .tp = 1,
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1,
         .max_batch = 256, .max_tokens = 8192, .chunked_prefill = true,
         .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };

@@ -4,9 +4,11 @@
 -- stays 16-bit), serving either one user at a time or 64 users at once (closed loops:
 -- each user asks again 1 ms after an answer).  Decode streams the weights every
 -- iteration, so at a batch of 1 the time per token falls with the weight bytes (2, 1
--- and 0.5 per parameter) less the fixed kernel launches; with 64 sequences the cache
--- reads, which quantizing the weights does not shrink, take a larger share and the gain
--- falls.  The speedup here is the fp16 time per output token over the quantized one.
+-- and 0.5 per parameter) less what does not shrink: kernel floors, the engine's host
+-- work per iteration, the 16-bit memory passes and the cache reads; with 64 sequences
+-- the cache reads, the host's work per sequence and the products themselves (weight-only
+-- int8 and int4 are dequantised and multiplied in 16-bit, so they help only memory-bound
+-- work) take a larger share and the gain falls.  The speedup here is the fp16 time per output token over the quantized one.
 -- The claim holds if every speedup is within 2 to 5, is qualified if int4's is, and
 -- refuted if none is.  Accuracy loss is not modelled.
 local fs = require "fleetsim"

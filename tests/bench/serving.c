@@ -26,7 +26,7 @@ void bench_serving_table(int quick)
         .rtt_s = sim_dist_constant(0.03), .seed = 1,
     };
     c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16,
         .tp = 1, .max_batch = 256, .max_tokens = 8192, .chunked_prefill = true,
         .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };
