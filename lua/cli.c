@@ -21,6 +21,8 @@ static const char overview[] =
     "                   device (fleetsim help estimate)\n"
     "  calibrate        measure this machine's GPU (or CPU) and write a profile\n"
     "                   (fleetsim help calibrate)\n"
+    "  validate         the model's predictions against published measurements\n"
+    "                   (fleetsim help validate)\n"
     "  version          print the version and what this build can use\n"
     "  help [COMMAND]   print this message, or a command's options\n"
     "\n"
@@ -42,6 +44,7 @@ static const cli_command commands[] = {
     { "estimate", cli_estimate, cli_estimate_usage },
     { "calibrate", cli_calibrate, cli_calibrate_usage },
     { "plot", cli_plot, cli_plot_usage },
+    { "validate", cli_validate, cli_validate_usage },
     { "version", cli_version, NULL },
     { "--version", cli_version, NULL },
     { "help", help_command, NULL },

@@ -17,9 +17,10 @@ int cli_check(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_estimate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_validate(int argc, char **argv);
 int cli_version(int argc, char **argv);
 extern const char cli_run_usage[], cli_check_usage[], cli_plot_usage[], cli_estimate_usage[],
-    cli_calibrate_usage[];
+    cli_calibrate_usage[], cli_validate_usage[];
 
 /* Prints the help of a command (NULL: the overview) on stdout; CLI_EXIT_BAD_INPUT with
  * the overview on stderr for an unknown command. */

@@ -1,0 +1,306 @@
+/* The row-to-prediction mapping of `fleetsim validate`.  Every figure comes from the
+ * model with the device's default profile; nothing here is fitted to the rows.  A row
+ * whose model or device has no catalog entry, or whose configuration the model cannot
+ * express, gets a reason instead of a number. */
+#define _GNU_SOURCE /* strcasestr */
+#include "lua/validate_predict.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "models/memory.h"
+#include "models/perf.h"
+
+/* Names as the sources write them -> catalog names.  Only exact architectural matches:
+ * Llama 3.3 70B has Llama 3.1 70B's shapes (same layers, widths, heads, vocabulary);
+ * a chat or instruct tune has its base model's.  The 80 GB H100s of the sources are SXM
+ * parts in 8-GPU servers (DGX/HGX, the clouds' H100 nodes), so "H100-80GB" is taken for
+ * the SXM part; A100 "SXM4" is the SXM part the catalog's A100 entries are. */
+static const struct { const char *source, *catalog; } model_aliases[] = {
+    { "Llama-2-7B", "llama-2-7b" }, { "Llama-2-13B", "llama-2-13b" },
+    { "Llama-2-70B", "llama-2-70b" }, { "Llama-2-70B-chat", "llama-2-70b" },
+    { "Llama-3-8B", "llama-3-8b" }, { "Meta-Llama-3-8B", "llama-3-8b" },
+    { "Llama-3-70B", "llama-3-70b" }, { "Llama-3-70B-Instruct", "llama-3-70b" },
+    { "Llama-3.1-8B", "llama-3.1-8b" }, { "Llama-3.3-70B", "llama-3.1-70b" },
+    { "Llama-3.3-70B-Instruct", "llama-3.1-70b" }, { "Llama-3.1-405B", "llama-3.1-405b" },
+    { "Meta-Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b" },
+    { "GPT3-175B", "gpt-3-175b" }, { "GPT-3 175B", "gpt-3-175b" },
+    { "Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b" },
+};
+static const struct { const char *source, *catalog; } device_aliases[] = {
+    { "A100-80GB", "A100-80GB-SXM" }, { "A100-SXM-80GB", "A100-80GB-SXM" },
+    { "A100-SXM4-80GB", "A100-80GB-SXM" }, { "A100-40GB", "A100-40GB-SXM" },
+    { "H100-SXM-80GB", "H100-SXM" }, { "H100-SXM5-80GB", "H100-SXM" },
+    { "H100-80GB", "H100-SXM" }, { "H200-SXM-141GB", "H200-SXM" },
+};
+
+/* The name part of a cell: up to " (" (the sources' notes), trimmed. */
+static void cell_name(const char *cell, char *buf, size_t size)
+{
+    const char *end = strstr(cell, " (");
+    size_t n = end ? (size_t)(end - cell) : strlen(cell);
+    while (n && isspace((unsigned char)cell[n - 1]))
+        n--;
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, cell, n);
+    buf[n] = 0;
+}
+
+static __attribute__((format(printf, 2, 3))) void refuse(validate_prediction *out,
+                                                         const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(out->reason, sizeof out->reason, format, ap);
+    va_end(ap);
+    out->predicted = false;
+}
+
+/* A whole positive number at the start of a cell ("8", "384 (48 per model)"); 0 if none. */
+static double leading_number(const char *cell)
+{
+    char *end;
+    double x = strtod(cell, &end);
+    return end != cell && x > 0 ? x : 0;
+}
+
+/* The number after `key` in a cell ("TP=4, PP=8" with "TP=": 4; "static batch 768"
+ * with "batch ": 768); 0 if absent. */
+static double number_after(const char *cell, const char *key)
+{
+    const char *p = strcasestr(cell, key);
+    return p ? leading_number(p + strlen(key)) : 0;
+}
+
+/* The weights' precision as the sources write it: "fp8 ...", "bf16 (dtype auto)",
+ * "amp_bf16", "FP8 mixed precision", "fp16 weights, ...". */
+static int parse_precision(const char *cell, precision *out)
+{
+    static const struct { const char *word; precision p; } words[] = {
+        { "fp8", PREC_FP8 }, { "bf16", PREC_BF16 }, { "fp16", PREC_FP16 }, { "fp32", PREC_FP32 },
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasestr(cell, words[i].word) == cell
+            || (!strncasecmp(cell, "amp_", 4) && strcasestr(cell + 4, words[i].word) == cell + 4)) {
+            *out = words[i].p;
+            return 0;
+        }
+    return -1;
+}
+
+/* "2.0T", "1231110144", "about 180B" -> tokens; 0 if none. */
+static double parse_tokens(const char *cell)
+{
+    char *end;
+    double x = strtod(cell, &end);
+    if (end == cell || x <= 0)
+        return 0;
+    return *end == 'T' ? x * 1e12 : *end == 'B' ? x * 1e9 : *end == 'M' ? x * 1e6 : x;
+}
+
+static void predict_training(const model_spec *m, const device_spec *d, const perf_profile *p,
+                             precision prec, const validate_row *row, validate_prediction *out)
+{
+    double gpus = leading_number(row->device_count);
+    double seq = leading_number(row->seq_len);
+    char *end;
+    double global = strtod(row->global_batch, &end);
+    if (gpus < 1)
+        return refuse(out, "GPU count not stated");
+    if (seq < 1)
+        return refuse(out, "sequence length not stated");
+    if (end == row->global_batch || global < 1)
+        return refuse(out, "global batch not stated");
+    if (strstr(end, "->"))
+        return refuse(out, "batch-size ramp (%s)", row->global_batch);
+    if (strstr(end, "M tokens"))
+        global = global * 1048576 / seq; /* "4M tokens": 4 x 2^20 tokens in sequences */
+    if (strstr(row->model, "LoRA"))
+        return refuse(out, "LoRA fine-tuning: the training model trains every weight");
+    /* The model's own plan (perf_training_plan: the fastest tp/pp/ZeRO-1 setup that
+     * fits) for the stated GPUs, sequence length and global batch; the stated
+     * parallelism is not imposed (context and virtual pipelines are not modelled). */
+    training_estimate t;
+    if (!perf_training_plan(m, d, p, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16, (unsigned)gpus,
+                            (unsigned)seq, (unsigned)global, &t))
+        return refuse(out, "no training plan fits %g GPUs", gpus);
+    double steps;
+    if (!strcmp(row->unit, "GPU-hours")) {
+        /* GPU-hours = step time x steps for the stated tokens x GPUs / 3600 */
+        double tokens = parse_tokens(row->train_tokens);
+        if (tokens <= 0)
+            return refuse(out, "tokens trained not stated");
+        out->value = tokens / t.tokens_per_step * t.step_s * gpus / 3600;
+    } else if (!strcmp(row->unit, "s")) {
+        /* time to train: step time x steps for the stated tokens (no evaluation time) */
+        double tokens = parse_tokens(row->train_tokens);
+        if (tokens <= 0)
+            return refuse(out, "tokens trained not stated");
+        out->value = tokens / t.tokens_per_step * t.step_s;
+    } else if (!strcmp(row->unit, "s/iteration")) {
+        out->value = t.step_s;
+    } else if (sscanf(row->unit, "s per %lf steps", &steps) == 1) {
+        out->value = t.step_s * steps;
+    } else if (!strcmp(row->unit, "tokens/s per GPU")) {
+        out->value = t.tokens_per_step / t.step_s / gpus;
+    } else if (!strcmp(row->unit, "TFLOP/s per GPU")) {
+        /* model FLOPs per GPU: MFU x the peak the MFU is of */
+        out->value = t.mfu * device_peak_flops(d, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16, NULL) / 1e12;
+    } else {
+        return refuse(out, "unit '%s' is not one the training model gives", row->unit);
+    }
+    out->predicted = true;
+}
+
+/* Tokens per second of one replica that prefills `batch` prompts of `in` tokens, then
+ * runs out - 1 decode steps (the prefill gives the first token) at the mean context
+ * in + out / 2: a static batch, or a closed loop of `batch` users taken as one. */
+static double wave_tokens_per_s(const perf_setup *s, unsigned batch, double in, double out)
+{
+    double t = perf_prefill(s, batch, in).total_s
+               + (out - 1) * perf_decode_step(s, batch, in + out / 2).total_s;
+    return batch * out / t;
+}
+
+static void predict_inference(const model_spec *m, const device_spec *d, const perf_profile *p,
+                              precision prec, const validate_row *row, validate_prediction *out)
+{
+    double gpus = leading_number(row->device_count);
+    double tp = number_after(row->parallelism, "TP=");
+    double in = leading_number(row->input_tokens), outlen = leading_number(row->output_tokens);
+    precision kv = precision_cache(prec);
+    if (*row->kv_precision) {
+        char name[32];
+        cell_name(row->kv_precision, name, sizeof name); /* "bf16 (auto)": "bf16" */
+        if (precision_parse_cache(name, &kv) != 0)
+            return refuse(out, "cache precision '%s' not known", row->kv_precision);
+    }
+    if (gpus < 1)
+        gpus = 1;
+    if (tp < 1)
+        tp = gpus;
+    if (fmod(gpus, tp))
+        return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
+    perf_setup s = { m, d, p, prec, kv, (unsigned)tp };
+    inference_memory mem = memory_inference(m, d, prec, kv, (unsigned)tp);
+    double replicas = gpus / tp;
+    const char *metric = row->metric;
+    bool per_gpu = strstr(row->unit, "per GPU") != NULL;
+    double batch = number_after(row->batch, "batch ");
+    if (!batch)
+        batch = number_after(row->batch, "concurrency ");
+
+    if (!strcmp(row->category, "memory")) {
+        double unit_bytes = !strncmp(row->unit, "GiB", 3) || strstr(row->unit, "as logged")
+                                ? 1073741824.0 /* vLLM logs GiB as "GB" (the table's notes) */
+                                : 1e9;
+        if (strstr(metric, "weights")) {
+            /* memory_inference's weights per device */
+            out->value = mem.weights_bytes / unit_bytes;
+        } else if (strstr(metric, "KV cache memory")) {
+            /* usable memory (MEMORY_USABLE_FRACTION) less the weights, per device: what
+             * the model leaves for the cache (it has no activation term) */
+            out->value = (mem.usable_bytes - mem.weights_bytes) / unit_bytes;
+        } else if (strstr(metric, "KV cache capacity") && !strcmp(row->unit, "tokens")) {
+            out->value = mem.kv_capacity_tokens;
+        } else if (strstr(metric, "largest power-of-2 batch") && in > 0 && outlen > 0) {
+            /* the largest power of two whose in + out tokens per sequence fit the cache */
+            double b = floor(mem.kv_capacity_tokens / (in + outlen));
+            if (b < 1)
+                return refuse(out, "not one sequence fits");
+            out->value = pow(2, floor(log2(b)));
+        } else {
+            return refuse(out, "the memory model has no figure for '%s'", metric);
+        }
+        out->predicted = true;
+        return;
+    }
+    if (!mem.fits)
+        return refuse(out, "the weights do not fit on TP=%g", tp);
+    if (in < 1 || outlen < 1)
+        return refuse(out, "request lengths not fixed ('%s', '%s')", row->input_tokens,
+                      row->output_tokens);
+    if (strstr(row->batch, "Server"))
+        return refuse(out, "a latency-bounded Poisson load needs the serving simulation");
+    if (strstr(metric, "p99"))
+        return refuse(out, "a percentile under load needs the serving simulation");
+
+    if (!strcmp(row->category, "throughput")) {
+        double rate;
+        if (strstr(row->batch, "all requests queued")) {
+            /* a best-throughput figure: perf_best_throughput on the stated GPUs (over
+             * tensor parallelism and batch size within memory) */
+            rate = perf_best_throughput(&s, (unsigned)gpus, in, outlen).tokens_per_s;
+        } else if (batch >= 1) {
+            /* the stated batch (or concurrency) as one wave, on every replica */
+            if (batch * (in + outlen) > mem.kv_capacity_tokens)
+                return refuse(out, "batch %g x %g tokens exceeds the model's cache (%.0f tokens)",
+                              batch, in + outlen, mem.kv_capacity_tokens);
+            rate = wave_tokens_per_s(&s, (unsigned)batch, in, outlen) * replicas;
+        } else {
+            return refuse(out, "batch or concurrency not stated");
+        }
+        out->value = per_gpu ? rate / gpus : rate;
+        out->predicted = true;
+        return;
+    }
+    if (!strcmp(row->category, "latency")) {
+        if (batch < 1)
+            return refuse(out, "batch or concurrency not stated");
+        if (strstr(metric, "first token")) {
+            /* TTFT: the prefill of `batch` prompts of the stated input in one iteration */
+            out->value = perf_prefill(&s, (unsigned)batch, in).total_s * 1e3;
+        } else if (strstr(metric, "per output token") || strstr(metric, "inter-token")) {
+            /* TPOT: one decode step of `batch` sequences at the mean context in + out / 2 */
+            out->value = perf_decode_step(&s, (unsigned)batch, in + outlen / 2).total_s * 1e3;
+        } else if (strstr(metric, "end-to-end")) {
+            /* a batch's latency: the prefill and out - 1 decode steps at the mean context */
+            out->value = batch * outlen / wave_tokens_per_s(&s, (unsigned)batch, in, outlen) * 1e3;
+        } else {
+            return refuse(out, "the latency model has no figure for '%s'", metric);
+        }
+        if (strcmp(row->unit, "ms"))
+            return refuse(out, "unit '%s' not ms", row->unit);
+        out->predicted = true;
+        return;
+    }
+    refuse(out, "category '%s' not known", row->category);
+}
+
+void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
+{
+    memset(out, 0, sizeof *out);
+    char model_name[128], device_name[128];
+    cell_name(row->model, model_name, sizeof model_name);
+    cell_name(row->device, device_name, sizeof device_name);
+    const model_spec *m = catalog_model(cat, model_name);
+    const device_spec *d = catalog_device(cat, device_name);
+    for (size_t i = 0; !m && i < sizeof model_aliases / sizeof model_aliases[0]; i++)
+        if (!strcasecmp(model_aliases[i].source, model_name))
+            m = catalog_model(cat, model_aliases[i].catalog);
+    for (size_t i = 0; !d && i < sizeof device_aliases / sizeof device_aliases[0]; i++)
+        if (!strcasecmp(device_aliases[i].source, device_name))
+            d = catalog_device(cat, device_aliases[i].catalog);
+    if (strstr(row->model, "LoRA"))
+        return refuse(out, "LoRA fine-tuning: the training model trains every weight");
+    if (!m)
+        return refuse(out, "no catalog model for '%s'", model_name);
+    if (!d)
+        return refuse(out, "no catalog device for '%s'", device_name);
+    precision prec;
+    if (parse_precision(row->precision, &prec) != 0)
+        return strstr(row->precision, "not stated")
+                   ? refuse(out, "precision not stated")
+                   : refuse(out, "precision '%s' not known", row->precision);
+    perf_profile p = perf_default_profile(d);
+    if (!strcmp(row->category, "training"))
+        predict_training(m, d, &p, prec, row, out);
+    else
+        predict_inference(m, d, &p, prec, row, out);
+}

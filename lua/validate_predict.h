@@ -1,0 +1,27 @@
+/* From a row of a validation table (tests/validation/published.csv's columns) to the
+ * figure the analytic model predicts for it, or the reason it predicts none. */
+#ifndef FLEETSIM_LUA_VALIDATE_PREDICT_H
+#define FLEETSIM_LUA_VALIDATE_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/catalog.h"
+
+/* The cells of one row, as text (borrowed; "" when empty). */
+typedef struct validate_row {
+    const char *id, *category, *metric, *unit, *model, *device, *device_count, *precision,
+        *kv_precision, *parallelism, *batch, *input_tokens, *output_tokens, *seq_len,
+        *global_batch, *train_tokens;
+} validate_row;
+
+typedef struct validate_prediction {
+    bool predicted;
+    double value;       /* in the row's unit */
+    char reason[200];   /* when not predicted: "no catalog model for 'BLOOM-176B'", ... */
+} validate_prediction;
+
+/* Predicts row's figure with the default profile of its device. */
+void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out);
+
+#endif
