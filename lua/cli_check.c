@@ -65,20 +65,11 @@ int cli_check(int argc, char **argv)
     char err[4096];
     scenario sc;
     experiment_spec spec;
-    scenario_load_options lo = { .unsafe = o.unsafe, .sets = o.sets, .nsets = o.nsets };
-    if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+    if (cli_options_load_experiment(&o, &sc, &spec) != 0) {
         cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
     int status = 0;
-    for (size_t i = 0; i < o.nsweeps && status == 0; i++)
-        if (experiment_load_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            status = CLI_EXIT_BAD_INPUT;
-        }
-    if (status == 0 && cli_options_check_memory(&o, &sc, &spec) != 0)
-        status = CLI_EXIT_BAD_INPUT;
     bool varies = spec.naxes || spec.has_search;
     experiment x = { 0 };
     bool planned = status == 0 && varies; /* the plan takes the spec */

@@ -185,3 +185,26 @@ int cli_options_check_memory(const cli_options *o, const scenario *sc,
     fprintf(stderr, "%s: %s; --memory-limit raises the budget\n", o->file, err);
     return -1;
 }
+
+int cli_options_load_experiment(const cli_options *o, scenario *sc, experiment_spec *spec)
+{
+    char err[4096];
+    scenario_load_options lo = { .unsafe = o->unsafe, .sets = o->sets, .nsets = o->nsets };
+    if (scenario_load_experiment(o->file, &lo, sc, spec, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    int status = 0;
+    for (size_t i = 0; i < o->nsweeps && status == 0; i++)
+        if (experiment_load_add_sweep(spec, o->sweeps[i], err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = -1;
+        }
+    if (status == 0 && cli_options_check_memory(o, sc, spec) != 0)
+        status = -1;
+    if (status != 0) {
+        scenario_release(sc);
+        experiment_load_release(spec);
+    }
+    return status;
+}

@@ -45,4 +45,9 @@ char *cli_options_default_output_dir(const char *name);
 int cli_options_check_memory(const cli_options *o, const scenario *sc,
                              const experiment_spec *spec);
 
+/* What run and check do first: loads o->file with its sweep or search, adds the --sweep
+ * values and checks the memory budget.  0 (release sc and spec afterwards), or -1 after
+ * printing why (nothing left to release). */
+int cli_options_load_experiment(const cli_options *o, scenario *sc, experiment_spec *spec);
+
 #endif

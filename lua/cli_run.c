@@ -329,28 +329,17 @@ int cli_run(int argc, char **argv)
         cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
-    char err[2048];
     scenario sc;
     experiment_spec spec;
-    scenario_load_options lo = { .unsafe = o.unsafe, .sets = o.sets, .nsets = o.nsets };
-    if (scenario_load_experiment(o.file, &lo, &sc, &spec, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+    if (cli_options_load_experiment(&o, &sc, &spec) != 0) {
         cli_options_release(&o);
         return CLI_EXIT_BAD_INPUT;
     }
-    int status = 0;
-    for (size_t i = 0; i < o.nsweeps && status == 0; i++)
-        if (experiment_load_add_sweep(&spec, o.sweeps[i], err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            status = CLI_EXIT_BAD_INPUT;
-        }
-    if (status == 0 && cli_options_check_memory(&o, &sc, &spec) != 0)
-        status = CLI_EXIT_BAD_INPUT;
-    if (status == 0)
-        sim_interrupt_install(); /* from here a signal stops at an event boundary */
-    if (status == 0 && !spec.naxes && !spec.has_search && o.jobs <= 1 && sim_mpi_size() == 1)
+    sim_interrupt_install(); /* from here a signal stops at an event boundary */
+    int status;
+    if (!spec.naxes && !spec.has_search && o.jobs <= 1 && sim_mpi_size() == 1)
         status = run_single(&o, &sc);
-    else if (status == 0)
+    else
         status = run_experiment(&o, &sc, &spec);
     scenario_release(&sc);
     experiment_load_release(&spec);
