@@ -1,4 +1,5 @@
-/* The scenario sandbox (see sandbox.h). */
+/* The scenario sandbox (see sandbox.h): the state and its limits.  The replaced library
+ * functions are in lua/sandbox_*.c. */
 #include "lua/sandbox.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <lualib.h>
 
 #include "lua/modules.h"
+#include "lua/sandbox_internal.h"
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
@@ -17,12 +19,27 @@
 struct sandbox {
     lua_State *L;
     bool unsafe;
-    size_t used_bytes;
+    size_t used_bytes;      /* by the current state */
     bool memory_exhausted;
     uint64_t instructions;
     uint64_t instruction_limit;
     bool exhausted; /* over the limit: every instruction raises until the budget resets */
+    char why[512];  /* what it raises */
+    int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
 };
+
+sandbox *sandbox_of(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* Whether `more` bytes would pass the cap. */
+static bool over_cap(const sandbox *sb, size_t more)
+{
+    return !sb->unsafe && sb->used_bytes + more > SANDBOX_MEMORY_LIMIT_BYTES;
+}
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
  * error, which the caller recognises through sandbox_memory_exhausted). */
@@ -35,34 +52,87 @@ static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
         sb->used_bytes -= old;
         return NULL;
     }
-    if (!sb->unsafe && new_size > old
-        && sb->used_bytes + (new_size - old) > SANDBOX_MEMORY_LIMIT_BYTES) {
+    if (new_size > old && over_cap(sb, new_size - old)) {
         sb->memory_exhausted = true;
         return NULL;
     }
     void *grown = realloc(ptr, new_size);
-    if (grown)
-        sb->used_bytes = sb->used_bytes - old + new_size;
+    if (!grown)
+        return NULL;
+    sb->used_bytes = sb->used_bytes - old + new_size;
     return grown;
+}
+
+static void instruction_hook(lua_State *L, lua_Debug *ar);
+
+/* From now on every instruction raises why (NULL: the budget's message), so that a
+ * pcall that catches the error cannot buy more time; until the budget is reset. */
+static void spend_all(lua_State *L, sandbox *sb, const char *why)
+{
+    if (why)
+        snprintf(sb->why, sizeof sb->why, "%s", why);
+    else
+        snprintf(sb->why, sizeof sb->why, "the scenario ran more than %llu million Lua "
+                 "instructions (an endless loop?); a trusted file can lift the limit with "
+                 "--unsafe", (unsigned long long)(sb->instruction_limit / 1000000));
+    sb->exhausted = true;
+    if (!sb->unsafe) { /* here, and in the main thread, which a coroutine returns to */
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+        lua_sethook(sb->L, instruction_hook, LUA_MASKCOUNT, 1);
+    }
 }
 
 static void instruction_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    void *ud;
-    lua_getallocf(L, &ud);
-    sandbox *sb = ud;
+    sandbox *sb = sandbox_of(L);
     sb->instructions += sb->exhausted ? 1 : HOOK_EVERY;
-    if (sb->instructions > sb->instruction_limit && !sb->exhausted) {
-        /* from now on every instruction raises, so a pcall that catches this error
-         * cannot buy more time */
-        sb->exhausted = true;
-        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+    if (sb->instructions > sb->instruction_limit && !sb->exhausted)
+        spend_all(L, sb, NULL);
+    if (sb->exhausted) { /* level 0 in a hook: the line the scenario is at */
+        luaL_where(L, 0);
+        lua_pushstring(L, sb->why);
+        lua_concat(L, 2);
+        lua_error(L);
     }
+}
+
+void sandbox_charge(lua_State *L, uint64_t steps, const char *what)
+{
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
+        return;
     if (sb->exhausted)
-        luaL_error(L, "the scenario ran more than %I million Lua instructions (an endless "
-                   "loop?); a trusted file can lift the limit with --unsafe",
-                   (lua_Integer)(sb->instruction_limit / 1000000));
+        luaL_error(L, "%s", sb->why);
+    uint64_t left = sandbox_budget_left(L);
+    if (steps <= left) {
+        sb->instructions += steps;
+        return;
+    }
+    char why[sizeof sb->why];
+    snprintf(why, sizeof why, "%s: more than %.3g steps of work in one call, past what is "
+             "left of the sandbox's budget of %llu million Lua instructions; a trusted file "
+             "can lift the limit with --unsafe", what, (double)steps,
+             (unsigned long long)(sb->instruction_limit / 1000000));
+    sb->instructions = sb->instruction_limit + 1;
+    spend_all(L, sb, why);
+    luaL_error(L, "%s", sb->why);
+}
+
+void sandbox_refuse(lua_State *L, const char *why)
+{
+    sandbox *sb = sandbox_of(L);
+    spend_all(L, sb, why);
+    luaL_error(L, "%s", sb->why);
+}
+
+uint64_t sandbox_budget_left(lua_State *L)
+{
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
+        return UINT64_MAX;
+    return sb->instructions >= sb->instruction_limit ? 0
+                                                     : sb->instruction_limit - sb->instructions;
 }
 
 /* load() that accepts source text only: binary chunks can crash the interpreter. */
@@ -163,10 +233,13 @@ static int safe_setmetatable(lua_State *L)
             return luaL_error(L, "finalizers (__gc) are not allowed in scenario files");
         lua_pop(L, 1);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    return 1;
+    return sandbox_call_original(L);
+}
+
+int sandbox_call_original(lua_State *L)
+{
+    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
+    return original(L);
 }
 
 /* Lua's pattern matcher backtracks in C, where the instruction hook never runs, so a
@@ -249,24 +322,16 @@ static int on_panic(lua_State *L)
     _exit(1);
 }
 
-sandbox *sandbox_create(bool unsafe)
+/* The libraries, the API's helpers and the limits, in a new state of sb's (setup runs
+ * under lua_pcall, so that a memory error is caught). */
+static int setup_state(lua_State *L)
 {
-    sandbox *sb = calloc(1, sizeof *sb);
-    if (!sb)
-        return NULL;
-    sb->unsafe = unsafe;
-    sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
-    sb->L = lua_newstate(limited_alloc, sb);
-    if (!sb->L) {
-        free(sb);
-        return NULL;
-    }
-    lua_State *L = sb->L;
-    lua_atpanic(L, on_panic);
-    if (unsafe)
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
         luaL_openlibs(L);
     else
         open_safe_libraries(L);
+    sandbox_open_coroutines(L);
     /* math.random is seeded from the clock by default: seed it for reproducible files */
     lua_getglobal(L, "math");
     lua_getfield(L, -1, "randomseed");
@@ -289,14 +354,46 @@ sandbox *sandbox_create(bool unsafe)
     lua_setfield(L, -2, "version");
     lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.api");
 
-    if (unsafe)
+    if (sb->unsafe)
         lua_getglobal(L, "require");
     else
         lua_pushnil(L);
     lua_pushcclosure(L, sandbox_require, 1);
     lua_setglobal(L, "require");
-    if (!unsafe)
+    return 0;
+}
+
+/* A new state for sb (the old one closed); -1 if out of memory. */
+static int open_state(sandbox *sb)
+{
+    sb->closing_depth = 0;
+    sb->L = lua_newstate(limited_alloc, sb);
+    if (!sb->L)
+        return -1;
+    lua_State *L = sb->L;
+    lua_atpanic(L, on_panic);
+    lua_pushcfunction(L, setup_state);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        lua_close(L);
+        sb->L = NULL;
+        return -1;
+    }
+    if (!sb->unsafe)
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    return 0;
+}
+
+sandbox *sandbox_create(bool unsafe)
+{
+    sandbox *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return NULL;
+    sb->unsafe = unsafe;
+    sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
+    if (open_state(sb) != 0) {
+        free(sb);
+        return NULL;
+    }
     return sb;
 }
 
@@ -304,7 +401,8 @@ void sandbox_free(sandbox *sb)
 {
     if (!sb)
         return;
-    lua_close(sb->L);
+    if (sb->L)
+        lua_close(sb->L);
     free(sb);
 }
 
@@ -321,3 +419,7 @@ void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 }
 
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }
+
+/* ---- for the other parts ------------------------------------------------------------ */
+
+int *sandbox_closing_depth(lua_State *L) { return &sandbox_of(L)->closing_depth; }

@@ -399,13 +399,6 @@ static int convert_inference_arrivals(load_context *c, const fields_object *w, i
     return convert_arrivals(c, w, &out->arrivals);
 }
 
-static void *sandbox_of(lua_State *L)
-{
-    void *ud;
-    lua_getallocf(L, &ud);
-    return ud;
-}
-
 static void free_runtime(void *runtime) { sandbox_free(runtime); }
 
 static bool routing_is_function(load_context *c, const fields_object *w)

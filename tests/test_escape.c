@@ -177,3 +177,40 @@ Test(escape, endless_loops_in_functions_the_run_calls)
                        "pool = \"g\", arrivals = fs.profile { rate = function(t) while true do end end, peak = 5 }",
                        "the rate function failed");
 }
+
+/* Issue 17, finding 1: closing coroutines nested in __close handlers some 20,000 deep
+ * overflowed the C stack inside Lua 5.4.4 (SIGSEGV) in check, run and a claim's verdict. */
+#define NESTED_CLOSES \
+    "local cos = {}\n" \
+    "for i = 1, 20000 do\n" \
+    "  cos[i] = coroutine.create(function()\n" \
+    "    local x <close> = setmetatable({}, { __close = function()\n" \
+    "      if cos[i + 1] then coroutine.close(cos[i + 1]) end end })\n" \
+    "    coroutine.yield()\n" \
+    "  end)\n" \
+    "  coroutine.resume(cos[i])\n" \
+    "end\n" \
+    "coroutine.close(cos[1])"
+
+Test(escape, coroutine_closes_nested_in_close_handlers_are_refused)
+{
+    expect_refused(NESTED_CLOSES, "s.lua:12: coroutine.close nested more than 8 deep");
+    cr_expect_eq(attempt("run", NESTED_CLOSES), 2, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/summary.csv", dir);
+    cr_expect(access(path, F_OK) != 0, "a summary was written");
+    /* in a verdict, which runs after the run */
+    char text[4096];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { duration = \"1h\",\n"
+             "  pools = { q = fs.dedicated { count = 2 } },\n"
+             "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+             "  claim = fs.claim { text = \"t\", verdict = function(r)\n%s\n"
+             "    return \"holds\", \"x\" end } }\n", NESTED_CLOSES);
+    free(scratch_file(dir, "v.lua", text));
+    cr_expect_eq(cli_run(&out, &err, "run %s/v.lua -q --no-plots -o %s/v", dir, dir), 2, "%s",
+                 err);
+    cr_expect(strstr(err, "claim.verdict: ") && strstr(err, "coroutine.close nested"), "%s", err);
+}

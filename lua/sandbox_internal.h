@@ -1,0 +1,23 @@
+/* The parts of the sandbox (lua/sandbox.h), each a file of its own, that replace or guard
+ * functions of Lua's standard library in a new state.  Each sandbox_open_* runs once per
+ * state, after the libraries are open and before any scenario code. */
+#ifndef FLEETSIM_LUA_SANDBOX_INTERNAL_H
+#define FLEETSIM_LUA_SANDBOX_INTERNAL_H
+
+#include <stdint.h>
+
+#include <lua.h>
+
+/* coroutine.close with a bound on nesting (lua/sandbox_coroutine.c): in both modes. */
+void sandbox_open_coroutines(lua_State *L);
+
+/* Closes coroutines nested in __close handlers, counted (lua/sandbox_coroutine.c). */
+int *sandbox_closing_depth(lua_State *L);
+
+/* Calls the C function in upvalue 1 in this very frame, so that its errors name the
+ * scenario's line and the function as the scenario called it ("bad argument #1 to
+ * 'insert'"), as if it had been called directly.  Its upvalues must not matter to it:
+ * the standard library's functions have none. */
+int sandbox_call_original(lua_State *L);
+
+#endif
