@@ -15,11 +15,16 @@
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
+/* Allocating and filling memory is work the hook does not see (string.rep, a long
+ * concatenation): one instruction is charged for every ALLOC_BYTES_PER_INSTRUCTION bytes
+ * allocated, about what copying them costs. */
+#define ALLOC_BYTES_PER_INSTRUCTION 16
 
 struct sandbox {
     lua_State *L;
     bool unsafe;
     size_t used_bytes;      /* by the current state */
+    size_t alloc_uncharged; /* bytes allocated not yet charged as instructions */
     bool memory_exhausted;
     uint64_t instructions;
     uint64_t instruction_limit;
@@ -60,6 +65,11 @@ static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
     if (!grown)
         return NULL;
     sb->used_bytes = sb->used_bytes - old + new_size;
+    if (new_size > old && !sb->unsafe) { /* charged; the hook raises when over */
+        sb->alloc_uncharged += new_size - old;
+        sb->instructions += sb->alloc_uncharged / ALLOC_BYTES_PER_INSTRUCTION;
+        sb->alloc_uncharged %= ALLOC_BYTES_PER_INSTRUCTION;
+    }
     return grown;
 }
 
@@ -311,6 +321,7 @@ static void open_safe_libraries(lua_State *L)
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setglobal(L, "setmetatable");
     guard_string_functions(L);
+    sandbox_open_tables(L);
 }
 
 /* The last resort for an error outside any protected call: a message, not an abort. */
@@ -411,6 +422,7 @@ lua_State *sandbox_state(sandbox *sb) { return sb->L; }
 void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 {
     sb->instructions = 0;
+    sb->alloc_uncharged = 0;
     sb->instruction_limit = instructions ? instructions : SANDBOX_INSTRUCTION_LIMIT;
     if (sb->exhausted && !sb->unsafe) {
         sb->exhausted = false;

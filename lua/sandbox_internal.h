@@ -11,6 +11,10 @@
 /* coroutine.close with a bound on nesting (lua/sandbox_coroutine.c): in both modes. */
 void sandbox_open_coroutines(lua_State *L);
 
+/* The table functions that walk a list, charged per element (lua/sandbox_table.c):
+ * sandboxed states only. */
+void sandbox_open_tables(lua_State *L);
+
 /* Closes coroutines nested in __close handlers, counted (lua/sandbox_coroutine.c). */
 int *sandbox_closing_depth(lua_State *L);
 

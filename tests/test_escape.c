@@ -214,3 +214,26 @@ Test(escape, coroutine_closes_nested_in_close_handlers_are_refused)
                  err);
     cr_expect(strstr(err, "claim.verdict: ") && strstr(err, "coroutine.close nested"), "%s", err);
 }
+
+/* Finding 3: table.move spun in C for ever, and a front insert or remove on a long list
+ * cost 60 ms each: a budget of 200 million instructions allowed days. */
+Test(escape, table_functions_that_walk_a_list_run_out_of_budget_quickly)
+{
+    expect_refused("table.move({}, 1, 1e15, 2)", "s.lua:2: table.move: more than 1e+15 steps");
+    expect_refused("local t = {} for i = 1, 4e6 do t[i] = i end\n"
+                   "for i = 1, 1e4 do table.insert(t, 1, i) end",
+                   "s.lua:3: table.insert: more than 4e+06 steps");
+    expect_refused("local t = {} for i = 1, 4e6 do t[i] = i end\n"
+                   "for i = 1, 1e4 do table.remove(t, 1) end", "s.lua:3: table.remove: more than");
+    expect_refused("local t = setmetatable({}, { __len = function() return 1e15 end })\n"
+                   "table.insert(t, 1, 0)", "table.insert: more than 1e+15 steps");
+    expect_refused("table.concat(setmetatable({}, { __len = function() return 1e12 end }))",
+                   "table.concat: more than 1e+12 steps");
+    expect_refused("table.sort(setmetatable({}, { __len = function() return 1e9 end }))",
+                   "table.sort: more than");
+    expect_refused("table.unpack({}, 1, 5e5) for i = 1, 1e4 do table.unpack({}, 1, 5e5) end",
+                   "table.unpack: more than 5e+05 steps");
+    /* copying is charged as it allocates: a 10 MB string concatenated in a loop */
+    expect_refused("local s = ('x'):rep(1e7) for i = 1, 1e4 do local c = s .. i end",
+                   "million Lua instructions");
+}

@@ -195,3 +195,63 @@ Test(sandbox, patterns_that_backtrack_for_hours_are_refused, .timeout = 30)
     cr_assert_eq(run("return ('a*b*c'):find('*b*', 1, true)"), LUA_OK, "plain find is no pattern");
     cr_expect_eq(lua_tointeger(L, -1), 2);
 }
+
+/* Runs code in a sandboxed and in an unsafe state (Lua's own library) and expects the
+ * same result or the same message: the sandbox's counted functions are Lua's. */
+static void expect_as_lua(const char *code)
+{
+    sandbox *raw = sandbox_create(true);
+    lua_State *R = sandbox_state(raw);
+    int mine = run(code);
+    int theirs = luaL_loadstring(R, code) == LUA_OK ? lua_pcall(R, 0, 1, 0) : LUA_ERRSYNTAX;
+    const char *a = luaL_tolstring(L, -1, NULL), *b = luaL_tolstring(R, -1, NULL);
+    cr_expect(mine == theirs && !strcmp(a, b), "%s: sandbox %d '%s', Lua %d '%s'", code, mine,
+              a, theirs, b);
+    lua_settop(L, 0);
+    sandbox_free(raw);
+}
+
+/* A result of the code's last expression as one string, for expect_as_lua. */
+#define JOINED(x) "local r = table.pack(" x ") " \
+                  "for i = 1, r.n do r[i] = string.format('%q', r[i]) end " \
+                  "return table.concat(r, ',')"
+
+Test(sandbox, counted_table_functions_behave_as_lua_s)
+{
+    static const char *const cases[] = {
+        "local t = {1, 2, 3} table.insert(t, 1, 0) table.insert(t, 9) return table.concat(t, ' ')",
+        "local t = {1, 2, 3} return table.remove(t, 1) .. table.remove(t) .. #t",
+        "local t = {} return tostring(table.remove(t)) .. tostring(table.remove(t, 0))",
+        "return table.concat(table.move({1, 2, 3, 4, 5}, 2, 4, 1), ',')",
+        "return table.concat(table.move({1, 2, 3, 4, 5}, 1, 3, 3), ',')",
+        "return table.concat(table.move({1, 2, 3}, 1, 3, 2, {9, 9, 9, 9}), ',')",
+        "return table.concat({1, 2, 3}, ', ', 2, 3) .. table.concat({}, 'x') "
+        ".. table.concat({1}, 'x', 3, 2)",
+        JOINED("table.unpack({1, 2, 3}, 2)"), JOINED("table.unpack({1, 2, 3}, 3, 2)"),
+        "local t = {5, 2, 8, 1} table.sort(t) return table.concat(t, ',')",
+        "local t = {5, 2, 8, 1} table.sort(t, function(a, b) return a > b end) "
+        "return table.concat(t, ',')",
+        "local log = {} local p = setmetatable({}, { __index = function(_, i) return i * 10 end,"
+        " __newindex = function(_, i, v) log[#log + 1] = i .. '=' .. v end,"
+        " __len = function() return 3 end }) table.insert(p, 1, 'x') return table.concat(log, ' ')",
+        "table.insert({}, 5, 1)", "table.insert({}, 1, 2, 3)", "table.insert(nil, 1)",
+        "table.remove({1}, 5)", "table.move({}, 1, math.maxinteger, 2)",
+        "table.move({}, -1, math.maxinteger, 2)", "table.move({}, 1, 2, math.maxinteger)",
+        "table.concat({1, {}, 3})", "table.sort({1, 'x', 2})", "table.sort({3, 1}, 5)",
+        "table.unpack({}, 1, 1e8)", "table.concat(5)", "table.move(5, 1, 1, 1)",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_as_lua(cases[i]);
+}
+
+Test(sandbox, table_sort_keeps_equal_elements_in_order)
+{
+    /* the same order on every run: stable (Lua's quicksort is not, and picks pivots from
+     * the clock on unbalanced input) */
+    cr_assert_eq(run("local t = {} for i = 1, 300 do t[i] = { key = (i * 7) % 3, i = i } end "
+                     "table.sort(t, function(a, b) return a.key < b.key end) "
+                     "for i = 2, 300 do local a, b = t[i - 1], t[i] "
+                     "  if a.key == b.key and a.i > b.i then return 'unstable at ' .. i end end "
+                     "return 'stable'"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "stable");
+}
