@@ -252,52 +252,6 @@ int sandbox_call_original(lua_State *L)
     return original(L);
 }
 
-/* Lua's pattern matcher backtracks in C, where the instruction hook never runs, so a
- * pattern with many repetition items over a long subject can take hours: the string
- * functions refuse patterns with more than MAX_REPETITIONS of them. */
-#define MAX_REPETITIONS 6
-
-static int count_repetitions(const char *p, size_t n)
-{
-    int count = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '%') {
-            i++; /* an escaped character repeats nothing */
-            continue;
-        }
-        if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
-            count++;
-    }
-    return count;
-}
-
-static int guarded_pattern_call(lua_State *L)
-{
-    size_t n;
-    const char *pattern = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &n) : NULL;
-    bool plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
-    if (pattern && !plain && count_repetitions(pattern, n) > MAX_REPETITIONS)
-        return luaL_error(L, "pattern with more than %d repetition items: refused in scenario "
-                          "files (matching it can take hours)", MAX_REPETITIONS);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-static void guard_string_functions(lua_State *L)
-{
-    static const char *const names[] = { "find", "match", "gmatch", "gsub" };
-    lua_getglobal(L, "string");
-    for (int i = 0; i < 4; i++) {
-        lua_getfield(L, -1, names[i]);
-        lua_pushboolean(L, i == 0); /* only find takes a `plain` flag */
-        lua_pushcclosure(L, guarded_pattern_call, 2);
-        lua_setfield(L, -2, names[i]);
-    }
-    lua_pop(L, 1);
-}
-
 static void open_safe_libraries(lua_State *L)
 {
     static const luaL_Reg libs[] = {
@@ -320,7 +274,7 @@ static void open_safe_libraries(lua_State *L)
     lua_getglobal(L, "setmetatable");
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setglobal(L, "setmetatable");
-    guard_string_functions(L);
+    sandbox_open_patterns(L);
     sandbox_open_tables(L);
 }
 

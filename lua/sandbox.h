@@ -5,11 +5,11 @@
  * deterministic), utf8 and coroutine; no io, os, debug or package, so no file access, no
  * processes, no C modules.  `require` finds the fleetsim API modules only.  Memory is
  * capped by the allocator and instructions by a count hook, each with a message saying
- * so.  Work that Lua's C library does in one call (table.move and the other table
- * functions that walk a list, allocating) is charged to the same budget of instructions,
- * before it is done (sandbox_charge).  Unsafe (for trusted files, `fleetsim run
- * --unsafe`): every standard library, no limits, and require falls back to Lua's own for
- * other modules.
+ * so.  Work that Lua's C library does in one call (pattern matching, table.move and the
+ * other table functions that walk a list, allocating) is charged to the same budget of
+ * instructions, before it is done (sandbox_charge).  Unsafe (for trusted files, `fleetsim
+ * run --unsafe`): every standard library, no limits, and require falls back to Lua's own
+ * for other modules.
  */
 #ifndef FLEETSIM_LUA_SANDBOX_H
 #define FLEETSIM_LUA_SANDBOX_H

@@ -15,6 +15,10 @@ void sandbox_open_coroutines(lua_State *L);
  * sandboxed states only. */
 void sandbox_open_tables(lua_State *L);
 
+/* string.find, match, gmatch and gsub, charged for the matcher's work
+ * (lua/sandbox_pattern.c): sandboxed states only. */
+void sandbox_open_patterns(lua_State *L);
+
 /* Closes coroutines nested in __close handlers, counted (lua/sandbox_coroutine.c). */
 int *sandbox_closing_depth(lua_State *L);
 

@@ -137,7 +137,8 @@ Test(escape, exhausting_time)
                    "million Lua instructions");
     expect_refused("local co = coroutine.create(function() while true do coroutine.yield() end end)\n"
                    "while true do coroutine.resume(co) end", "million Lua instructions");
-    expect_refused("string.find(('a'):rep(1e5), 'a*a*a*a*a*a*a*b')", "repetition items");
+    expect_refused("string.find(('a'):rep(1e5), 'a*a*a*a*a*a*a*b')",
+                   "string.find: more than 2e+08 steps of work");
     expect_refused("setmetatable({}, { __gc = function() while true do end end })",
                    "finalizers (__gc) are not allowed");
     /* a finalizer added after setmetatable is never armed (Lua's rule): the file loads */
@@ -213,6 +214,24 @@ Test(escape, coroutine_closes_nested_in_close_handlers_are_refused)
     cr_expect_eq(cli_run(&out, &err, "run %s/v.lua -q --no-plots -o %s/v", dir, dir), 2, "%s",
                  err);
     cr_expect(strstr(err, "claim.verdict: ") && strstr(err, "coroutine.close nested"), "%s", err);
+}
+
+/* Finding 2: the pattern matcher ran in C for hours, out of the instruction hook's
+ * sight; its work is now charged to the budget, whatever the number of items. */
+Test(escape, patterns_that_backtrack_run_out_of_budget_quickly)
+{
+    expect_refused("string.find(('a'):rep(2000), 'a*a*a*b')",
+                   "s.lua:2: string.find: more than 2e+08 steps of work in one call");
+    expect_refused("for w in (('a'):rep(3000)):gmatch('a-a-a-b') do end",
+                   "s.lua:2: string.gmatch: more than");
+    expect_refused("local s = ('a'):rep(2000) .. ('b'):rep(2000)\n"
+                   "s:gsub('(a*)(a*)(a*)c', '%1')", "s.lua:3: string.gsub: more than");
+    /* each call cheap, many calls: the steps add up in the one budget */
+    expect_refused("local s = ('a'):rep(200) for i = 1, 1e7 do s:find('a*a*b') end",
+                   "string.find: more than");
+    expect_refused("local s = ('x'):rep(1e6)\n"
+                   "for i = 1, 1e6 do s:find(('x'):rep(999) .. 'y', 1, true) end",
+                   "string.find: more than");
 }
 
 /* Finding 3: table.move spun in C for ever, and a front insert or remove on a long list
