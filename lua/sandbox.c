@@ -1,7 +1,8 @@
-/* The scenario sandbox (see sandbox.h): the state and its limits.  The replaced library
- * functions are in lua/sandbox_*.c. */
+/* The scenario sandbox (see sandbox.h): the state, its limits and the file's text.  The
+ * replaced library functions are in lua/sandbox_*.c. */
 #include "lua/sandbox.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ struct sandbox {
     lua_State *L;
     bool unsafe;
     size_t used_bytes;      /* by the current state */
+    size_t kept_bytes;      /* outside it: the file's text, bindings, attachments */
     size_t alloc_uncharged; /* bytes allocated not yet charged as instructions */
     bool memory_exhausted;
     uint64_t instructions;
@@ -31,6 +33,9 @@ struct sandbox {
     bool exhausted; /* over the limit: every instruction raises until the budget resets */
     char why[512];  /* what it raises */
     int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
+    char *file;             /* the scenario file's path, "" before one is read */
+    char *source;           /* its text, as loaded */
+    size_t source_size, source_kept;
 };
 
 sandbox *sandbox_of(lua_State *L)
@@ -40,10 +45,10 @@ sandbox *sandbox_of(lua_State *L)
     return ud;
 }
 
-/* Whether `more` bytes would pass the cap. */
+/* Whether `more` bytes outside or inside the state would pass the cap. */
 static bool over_cap(const sandbox *sb, size_t more)
 {
-    return !sb->unsafe && sb->used_bytes + more > SANDBOX_MEMORY_LIMIT_BYTES;
+    return !sb->unsafe && sb->used_bytes + sb->kept_bytes + more > SANDBOX_MEMORY_LIMIT_BYTES;
 }
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
@@ -296,6 +301,7 @@ static int setup_state(lua_State *L)
         luaL_openlibs(L);
     else
         open_safe_libraries(L);
+    sandbox_open_print(L);
     sandbox_open_coroutines(L);
     /* math.random is seeded from the clock by default: seed it for reproducible files */
     lua_getglobal(L, "math");
@@ -355,7 +361,9 @@ sandbox *sandbox_create(bool unsafe)
         return NULL;
     sb->unsafe = unsafe;
     sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
-    if (open_state(sb) != 0) {
+    sb->file = strdup("");
+    if (!sb->file || open_state(sb) != 0) {
+        free(sb->file);
         free(sb);
         return NULL;
     }
@@ -368,6 +376,8 @@ void sandbox_free(sandbox *sb)
         return;
     if (sb->L)
         lua_close(sb->L);
+    free(sb->source);
+    free(sb->file);
     free(sb);
 }
 
@@ -385,6 +395,94 @@ void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 }
 
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }
+
+/* ---- the file ----------------------------------------------------------------------- */
+
+/* Bytes outside the state, within the cap: 0, or -1 (nothing taken). */
+static int keep_bytes(sandbox *sb, size_t n)
+{
+    if (over_cap(sb, n)) {
+        sb->memory_exhausted = true;
+        return -1;
+    }
+    sb->kept_bytes += n;
+    return 0;
+}
+
+/* The whole file, or NULL with errno set (EFBIG past the cap). */
+static char *read_whole(sandbox *sb, const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t used = 0, capacity = 0;
+    char *text = NULL;
+    for (;;) {
+        if (used == capacity) {
+            size_t grown = capacity ? 2 * capacity : 8192;
+            char *bigger = over_cap(sb, grown) ? NULL : realloc(text, grown);
+            if (!bigger) {
+                free(text);
+                fclose(f);
+                errno = over_cap(sb, grown) ? EFBIG : ENOMEM;
+                return NULL;
+            }
+            text = bigger;
+            capacity = grown;
+        }
+        size_t n = fread(text + used, 1, capacity - used, f);
+        used += n;
+        if (n == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(text);
+        errno = EIO;
+        return NULL;
+    }
+    *size = used;
+    return text;
+}
+
+int sandbox_load_file(sandbox *sb, const char *path)
+{
+    lua_State *L = sb->L;
+    size_t size = 0;
+    char *text = read_whole(sb, path, &size);
+    char *name = text ? strdup(path) : NULL;
+    if (!text || !name || keep_bytes(sb, size) != 0) {
+        lua_pushfstring(L, "cannot read %s: %s", path,
+                        !text ? strerror(errno) : "out of memory");
+        free(text);
+        free(name);
+        return LUA_ERRFILE;
+    }
+    /* luaL_loadfilex's rules: a byte-order mark goes, and a first line starting with
+     * '#' (a Unix interpreter line), whose newline stays to keep the line numbers */
+    size_t skip = 0;
+    if (size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
+        skip = 3;
+    if (skip < size && text[skip] == '#')
+        while (skip < size && text[skip] != '\n')
+            skip++;
+    sb->kept_bytes -= sb->source_kept;
+    sb->source_kept = size;
+    free(sb->source);
+    free(sb->file);
+    sb->source = text;
+    sb->source_size = size;
+    sb->file = name;
+    memmove(sb->source, sb->source + skip, size - skip);
+    sb->source_size = size - skip;
+    lua_pushfstring(L, "@%s", path);
+    int status = luaL_loadbufferx(L, sb->source, sb->source_size, lua_tostring(L, -1), "t");
+    lua_remove(L, -2);
+    return status;
+}
+
+const char *sandbox_file(const sandbox *sb) { return sb->file; }
 
 /* ---- for the other parts ------------------------------------------------------------ */
 

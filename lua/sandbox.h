@@ -10,6 +10,9 @@
  * instructions, before it is done (sandbox_charge).  Unsafe (for trusted files, `fleetsim
  * run --unsafe`): every standard library, no limits, and require falls back to Lua's own
  * for other modules.
+ *
+ * In both, print writes a marked line to stderr, never to the results
+ * (lua/sandbox_print.c).
  */
 #ifndef FLEETSIM_LUA_SANDBOX_H
 #define FLEETSIM_LUA_SANDBOX_H
@@ -61,6 +64,16 @@ uint64_t sandbox_budget_left(lua_State *L);
 
 /* Whether the last error came from the memory cap (Lua only says "not enough memory"). */
 bool sandbox_memory_exhausted(const sandbox *sb);
+
+/* Reads the scenario file at path whole (the text is kept, and counts against the memory
+ * cap) and loads it as a chunk named "@path", as luaL_loadfilex does (a byte-order mark
+ * and a first line starting with '#' are skipped, source text only).  A Lua status:
+ * LUA_OK with the chunk on the stack, or an error with its message there (LUA_ERRFILE
+ * when the file cannot be read). */
+int sandbox_load_file(sandbox *sb, const char *path);
+
+/* The file sandbox_load_file read ("" before), for messages. */
+const char *sandbox_file(const sandbox *sb);
 
 /* Registry key of the table that maps every object made by an API constructor to
  * { kind = "dedicated", where = "file.lua:12: " }. */

@@ -8,6 +8,9 @@
 
 #include <lua.h>
 
+/* print as a marked, escaped line on stderr (lua/sandbox_print.c): in both modes. */
+void sandbox_open_print(lua_State *L);
+
 /* coroutine.close with a bound on nesting (lua/sandbox_coroutine.c): in both modes. */
 void sandbox_open_coroutines(lua_State *L);
 

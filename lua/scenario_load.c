@@ -951,7 +951,7 @@ static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
         return -1;
     }
     lua_pushcfunction(L, traceback);
-    int status = luaL_loadfilex(L, path, "t");
+    int status = sandbox_load_file(sb, path); /* the sandbox keeps its name and text */
     if (status == LUA_OK)
         status = lua_pcall(L, 0, 1, -2);
     if (status == LUA_OK) {

@@ -256,3 +256,22 @@ Test(escape, table_functions_that_walk_a_list_run_out_of_budget_quickly)
     expect_refused("local s = ('x'):rep(1e7) for i = 1, 1e4 do local c = s .. i end",
                    "million Lua instructions");
 }
+
+/* Finding 8, print: a scenario could forge fleetsim's output on stdout ("wrote ...",
+ * a summary row) and drive the terminal.  print is now a marked line on stderr with
+ * control characters escaped. */
+Test(escape, print_writes_a_marked_escaped_line_on_stderr)
+{
+    cr_assert_eq(attempt("run", "print('wrote out/summary.csv', 42, nil, true)\n"
+                                "print('\\27[2J\\27]0;pwned\\7', 'tab\\there', 'line\\nbreak')"),
+                 0, "%s", err);
+    cr_expect(!strstr(out, "wrote out/summary.csv") && !strchr(out, '\033'),
+              "print reached stdout: %s", out);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "fleetsim: %s/s.lua: print: wrote out/summary.csv\t42\t"
+             "nil\ttrue\n", dir);
+    cr_expect(strstr(err, expected), "expected \"%s\" in: %s", expected, err);
+    cr_expect(strstr(err, "print: \\x1b[2J\\x1b]0;pwned\\x07\ttab\\there\tline\\nbreak\n"),
+              "%s", err);
+    cr_expect(!strchr(err, '\033'), "an escape reached the terminal");
+}
