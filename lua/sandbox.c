@@ -32,6 +32,7 @@ struct sandbox {
     uint64_t instruction_limit;
     bool exhausted; /* over the limit: every instruction raises until the budget resets */
     char why[512];  /* what it raises */
+    uint64_t objects;       /* objects numbered in the current state (sandbox_order.c) */
     int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
     char *file;             /* the scenario file's path, "" before one is read */
     char *source;           /* its text, as loaded */
@@ -184,6 +185,7 @@ static int api_construct(lua_State *L)
     lua_setfield(L, -2, "where");
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    sandbox_object_number(L, 1); /* ordered as a key by when it was made */
     return 1;
 }
 
@@ -301,6 +303,7 @@ static int setup_state(lua_State *L)
         luaL_openlibs(L);
     else
         open_safe_libraries(L);
+    sandbox_open_order(L);
     sandbox_open_print(L);
     sandbox_open_coroutines(L);
     /* math.random is seeded from the clock by default: seed it for reproducible files */
@@ -337,6 +340,7 @@ static int setup_state(lua_State *L)
 /* A new state for sb (the old one closed); -1 if out of memory. */
 static int open_state(sandbox *sb)
 {
+    sb->objects = 0;
     sb->closing_depth = 0;
     sb->L = lua_newstate(limited_alloc, sb);
     if (!sb->L)
@@ -487,3 +491,5 @@ const char *sandbox_file(const sandbox *sb) { return sb->file; }
 /* ---- for the other parts ------------------------------------------------------------ */
 
 int *sandbox_closing_depth(lua_State *L) { return &sandbox_of(L)->closing_depth; }
+
+uint64_t sandbox_next_object_number(lua_State *L) { return ++sandbox_of(L)->objects; }

@@ -11,8 +11,9 @@
  * run --unsafe`): every standard library, no limits, and require falls back to Lua's own
  * for other modules.
  *
- * In both, print writes a marked line to stderr, never to the results
- * (lua/sandbox_print.c).
+ * In both, what a scenario computes does not depend on the run: pairs, next and tostring
+ * are deterministic (lua/sandbox_order.c), print writes a marked line to stderr, never to
+ * the results (lua/sandbox_print.c).
  */
 #ifndef FLEETSIM_LUA_SANDBOX_H
 #define FLEETSIM_LUA_SANDBOX_H

@@ -8,6 +8,13 @@
 
 #include <lua.h>
 
+/* Deterministic pairs, next and tostring, and string.format's %s and %p
+ * (lua/sandbox_order.c): in both modes. */
+void sandbox_open_order(lua_State *L);
+
+/* tostring without addresses: the text for the value at index pushed (lua/sandbox_order.c). */
+const char *sandbox_tostring(lua_State *L, int index, size_t *length);
+
 /* print as a marked, escaped line on stderr (lua/sandbox_print.c): in both modes. */
 void sandbox_open_print(lua_State *L);
 
@@ -24,6 +31,14 @@ void sandbox_open_patterns(lua_State *L);
 
 /* Closes coroutines nested in __close handlers, counted (lua/sandbox_coroutine.c). */
 int *sandbox_closing_depth(lua_State *L);
+
+/* The number of the object at index in the order of lua/sandbox_order.c, given now if it
+ * has none. */
+uint64_t sandbox_object_number(lua_State *L, int index);
+
+/* A number for an object that has none yet in this state: 1, 2, 3, ... in the order
+ * asked (lua/sandbox_order.c keeps the numbers). */
+uint64_t sandbox_next_object_number(lua_State *L);
 
 /* Calls the C function in upvalue 1 in this very frame, so that its errors name the
  * scenario's line and the function as the scenario called it ("bad argument #1 to

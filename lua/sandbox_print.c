@@ -58,7 +58,7 @@ static int sandboxed_print(lua_State *L)
 {
     int n = lua_gettop(L);
     for (int i = 1; i <= n; i++) { /* first, as __tostring may run Lua */
-        luaL_tolstring(L, i, NULL);
+        sandbox_tostring(L, i, NULL);
         lua_replace(L, i);
     }
     const char *file = sandbox_file(sandbox_of(L));

@@ -189,7 +189,8 @@ Test(sandbox, finalizers_are_refused)
 Test(sandbox, patterns_that_backtrack_for_hours_run_out_of_budget, .timeout = 30)
 {
     /* any number of repetition items: the matcher's steps are counted, not its items */
-    expect_error_containing("local s = string.rep('a', 30) return s:match(string.rep('a*', 30) .. 'b')",
+    expect_error_containing("local s = string.rep('a', 30) "
+                            "return s:match(string.rep('a*', 30) .. 'b')",
                             "string.match: more than 2e+08 steps of work in one call");
     sandbox_set_instruction_budget(sb, 0); /* the error spent the budget: a new one */
     cr_assert_eq(run("return ('250ms'):match('^%s*([%d%.]+)%s*(%a*)%s*$')"), LUA_OK,
@@ -303,4 +304,118 @@ Test(sandbox, table_sort_keeps_equal_elements_in_order)
                      "  if a.key == b.key and a.i > b.i then return 'unstable at ' .. i end end "
                      "return 'stable'"), LUA_OK, "%s", lua_tostring(L, -1));
     cr_expect_str_eq(lua_tostring(L, -1), "stable");
+}
+
+/* ---- finding 9: the same order in every run ---- */
+
+/* The keys of the table the code returns as pairs walks them, joined by spaces, in a
+ * fresh sandbox (each has its own string hash seed). */
+static char *pairs_order(const char *table)
+{
+    sandbox *fresh = sandbox_create(false);
+    lua_State *F = sandbox_state(fresh);
+    char code[2048];
+    snprintf(code, sizeof code, "local t = %s local keys = {} for k in pairs(t) do "
+             "keys[#keys + 1] = tostring(k) end return table.concat(keys, ' ')", table);
+    cr_assert_eq(luaL_dostring(F, code), LUA_OK, "%s", lua_tostring(F, -1));
+    char *keys = strdup(lua_tostring(F, -1));
+    sandbox_free(fresh);
+    return keys;
+}
+
+Test(sandbox, pairs_walks_numbers_then_strings_then_booleans)
+{
+    char *keys = pairs_order("{ b = 1, [3] = 1, a = 1, [true] = 1, [-1.5] = 1, [false] = 1,"
+                             " ab = 1, [2^53] = 1, [1] = 1, A = 1, [''] = 1, [0.5] = 1 }");
+    cr_expect_str_eq(keys, "-1.5 0.5 1 3 9007199254740992  A a ab b false true");
+    free(keys);
+}
+
+Test(sandbox, pairs_gives_the_same_order_in_every_state)
+{
+    char *first = pairs_order("(function() local t = {} for i = 1, 40 do t['k' .. i] = i end "
+                              "return t end)()");
+    cr_expect(!strncmp(first, "k1 k10 k11 k12 ", 15), "sorted by bytes: %s", first);
+    for (int i = 0; i < 8; i++) {
+        char *again = pairs_order("(function() local t = {} for i = 1, 40 do t['k' .. i] = i end "
+                                  "return t end)()");
+        cr_expect_str_eq(again, first);
+        free(again);
+    }
+    free(first);
+}
+
+Test(sandbox, next_walks_in_the_order_of_pairs)
+{
+    cr_assert_eq(run("local t = { z = 1, [2] = 1, m = 1, [1] = 1 } local keys, k = {}, nil "
+                     "repeat k = next(t, k) keys[#keys + 1] = tostring(k) until k == nil "
+                     "return table.concat(keys, ' ') .. ' ' .. tostring(next({}))"), LUA_OK,
+                 "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "1 2 m z nil nil");
+}
+
+Test(sandbox, a_loop_of_next_calls_costs_what_pairs_does, .timeout = 30)
+{
+    /* 200,000 keys: a scan for each call would be 4e10 steps, past the budget */
+    cr_assert_eq(run("local t = {} for i = 1, 200000 do t['k' .. i] = i end "
+                     "local n, k, last = 0, nil, '' repeat k = next(t, k) "
+                     "if k then n = n + 1 assert(k > last) last = k end until k == nil "
+                     "t.new = 1 local seen = false "
+                     "for key in next, t do seen = seen or key == 'new' end "
+                     "return n .. ' ' .. tostring(seen)"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "200000 true");
+}
+
+Test(sandbox, keys_removed_during_the_loop_are_skipped)
+{
+    cr_assert_eq(run("local t = { a = 1, b = 2, c = 3, d = 4 } local seen = {} "
+                     "for k in pairs(t) do seen[#seen + 1] = k t.c = nil t.a = nil end "
+                     "return table.concat(seen, ' ')"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "a b d");
+}
+
+Test(sandbox, table_keys_are_ordered_by_when_first_seen)
+{
+    cr_assert_eq(run("local a, b, c = {}, {}, {} local names = { [a] = 'a', [b] = 'b', [c] = 'c' } "
+                     "tostring(c) tostring(a) tostring(b) "
+                     "local order = {} for k, v in pairs(names) do order[#order + 1] = v end "
+                     "return table.concat(order)"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "cab");
+    /* fs objects are numbered as they are made */
+    cr_assert_eq(run("local fs = require 'fleetsim' local p, q = fs.poisson { rate = 1 }, "
+                     "fs.poisson { rate = 2 } local t = { [q] = 'q', [p] = 'p' } "
+                     "local order = '' for k, v in pairs(t) do order = order .. v end "
+                     "return order"),
+                 LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "pq");
+    /* two never seen at once have no order that holds from run to run */
+    expect_error_containing("for k in pairs({ [{}] = 1, [{}] = 2 }) do end",
+                            "pairs: the table has two or more keys that are tables");
+    expect_error_containing("next({ [function() end] = 1, [function() end] = 2 })",
+                            "next: the table has two or more keys");
+    cr_assert_eq(run("local t = { x = 1, [{}] = 2, [{}] = 3 } return next(t)"), LUA_OK,
+                 "a name comes first, no object needs a number: %s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "x");
+}
+
+Test(sandbox, pairs_keeps_the_pairs_metamethod)
+{
+    cr_assert_eq(run("local t = setmetatable({}, { __pairs = function(t) "
+                     "return function(_, k) if not k then return 1, 'one' end end, t, nil end }) "
+                     "for k, v in pairs(t) do return v end"), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "one");
+}
+
+Test(sandbox, tostring_and_format_print_no_address)
+{
+    cr_assert_eq(run("local t = {} return tostring(t) .. ' ' .. tostring(print):gsub(': #%d+', '') "
+                     ".. ' ' .. string.format('%s|%5.3s', t, 'abcdef') .. ' ' .. tostring(t)"),
+                 LUA_OK, "%s", lua_tostring(L, -1));
+    cr_expect_str_eq(lua_tostring(L, -1), "table: #1 function table: #1|  abc table: #1");
+    cr_assert_eq(run("return tostring(setmetatable({}, { __tostring = function() "
+                     "return 'mine' end })) .. tostring(setmetatable({}, { __name = 'Pool' }))"
+                     ":gsub('#%d+', 'n')"), LUA_OK);
+    cr_expect_str_eq(lua_tostring(L, -1), "minePool: n");
+    expect_error_containing("return string.format('%p', {})",
+                            "invalid conversion '%p' to 'format'");
 }
