@@ -1,6 +1,8 @@
-/* The scenario sandbox (see sandbox.h). */
+/* The scenario sandbox (see sandbox.h): the state, its limits and the file's text.  The
+ * replaced library functions are in lua/sandbox_*.c. */
 #include "lua/sandbox.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,19 +12,45 @@
 #include <lualib.h>
 
 #include "lua/modules.h"
+#include "lua/sandbox_internal.h"
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
+/* Allocating and filling memory is work the hook does not see (string.rep, a long
+ * concatenation): one instruction is charged for every ALLOC_BYTES_PER_INSTRUCTION bytes
+ * allocated, about what copying them costs. */
+#define ALLOC_BYTES_PER_INSTRUCTION 16
 
 struct sandbox {
     lua_State *L;
     bool unsafe;
-    size_t used_bytes;
+    size_t used_bytes;      /* by the current state */
+    size_t kept_bytes;      /* outside it: the file's text, bindings, attachments */
+    size_t alloc_uncharged; /* bytes allocated not yet charged as instructions */
     bool memory_exhausted;
     uint64_t instructions;
     uint64_t instruction_limit;
     bool exhausted; /* over the limit: every instruction raises until the budget resets */
+    char why[512];  /* what it raises */
+    uint64_t objects;       /* objects numbered in the current state (sandbox_order.c) */
+    int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
+    char *file;             /* the scenario file's path, "" before one is read */
+    char *source;           /* its text, as loaded */
+    size_t source_size, source_kept;
 };
+
+sandbox *sandbox_of(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* Whether `more` bytes outside or inside the state would pass the cap. */
+static bool over_cap(const sandbox *sb, size_t more)
+{
+    return !sb->unsafe && sb->used_bytes + sb->kept_bytes + more > SANDBOX_MEMORY_LIMIT_BYTES;
+}
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
  * error, which the caller recognises through sandbox_memory_exhausted). */
@@ -35,34 +63,92 @@ static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
         sb->used_bytes -= old;
         return NULL;
     }
-    if (!sb->unsafe && new_size > old
-        && sb->used_bytes + (new_size - old) > SANDBOX_MEMORY_LIMIT_BYTES) {
+    if (new_size > old && over_cap(sb, new_size - old)) {
         sb->memory_exhausted = true;
         return NULL;
     }
     void *grown = realloc(ptr, new_size);
-    if (grown)
-        sb->used_bytes = sb->used_bytes - old + new_size;
+    if (!grown)
+        return NULL;
+    sb->used_bytes = sb->used_bytes - old + new_size;
+    if (new_size > old && !sb->unsafe) { /* charged; the hook raises when over */
+        sb->alloc_uncharged += new_size - old;
+        sb->instructions += sb->alloc_uncharged / ALLOC_BYTES_PER_INSTRUCTION;
+        sb->alloc_uncharged %= ALLOC_BYTES_PER_INSTRUCTION;
+    }
     return grown;
+}
+
+static void instruction_hook(lua_State *L, lua_Debug *ar);
+
+/* From now on every instruction raises why (NULL: the budget's message), so that a
+ * pcall that catches the error cannot buy more time; until the budget is reset. */
+static void spend_all(lua_State *L, sandbox *sb, const char *why)
+{
+    if (why)
+        snprintf(sb->why, sizeof sb->why, "%s", why);
+    else
+        snprintf(sb->why, sizeof sb->why, "the scenario ran more than %llu million Lua "
+                 "instructions (an endless loop?); a trusted file can lift the limit with "
+                 "--unsafe", (unsigned long long)(sb->instruction_limit / 1000000));
+    sb->exhausted = true;
+    if (!sb->unsafe) { /* here, and in the main thread, which a coroutine returns to */
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+        lua_sethook(sb->L, instruction_hook, LUA_MASKCOUNT, 1);
+    }
 }
 
 static void instruction_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    void *ud;
-    lua_getallocf(L, &ud);
-    sandbox *sb = ud;
+    sandbox *sb = sandbox_of(L);
     sb->instructions += sb->exhausted ? 1 : HOOK_EVERY;
-    if (sb->instructions > sb->instruction_limit && !sb->exhausted) {
-        /* from now on every instruction raises, so a pcall that catches this error
-         * cannot buy more time */
-        sb->exhausted = true;
-        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+    if (sb->instructions > sb->instruction_limit && !sb->exhausted)
+        spend_all(L, sb, NULL);
+    if (sb->exhausted) { /* level 0 in a hook: the line the scenario is at */
+        luaL_where(L, 0);
+        lua_pushstring(L, sb->why);
+        lua_concat(L, 2);
+        lua_error(L);
     }
+}
+
+void sandbox_charge(lua_State *L, uint64_t steps, const char *what)
+{
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
+        return;
     if (sb->exhausted)
-        luaL_error(L, "the scenario ran more than %I million Lua instructions (an endless "
-                   "loop?); a trusted file can lift the limit with --unsafe",
-                   (lua_Integer)(sb->instruction_limit / 1000000));
+        luaL_error(L, "%s", sb->why);
+    uint64_t left = sandbox_budget_left(L);
+    if (steps <= left) {
+        sb->instructions += steps;
+        return;
+    }
+    char why[sizeof sb->why];
+    snprintf(why, sizeof why, "%s: more than %.3g steps of work in one call, past what is "
+             "left of the sandbox's budget of %llu million Lua instructions; a trusted file "
+             "can lift the limit with --unsafe", what, (double)steps,
+             (unsigned long long)(sb->instruction_limit / 1000000));
+    sb->instructions = sb->instruction_limit + 1;
+    spend_all(L, sb, why);
+    luaL_error(L, "%s", sb->why);
+}
+
+void sandbox_refuse(lua_State *L, const char *why)
+{
+    sandbox *sb = sandbox_of(L);
+    spend_all(L, sb, why);
+    luaL_error(L, "%s", sb->why);
+}
+
+uint64_t sandbox_budget_left(lua_State *L)
+{
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
+        return UINT64_MAX;
+    return sb->instructions >= sb->instruction_limit ? 0
+                                                     : sb->instruction_limit - sb->instructions;
 }
 
 /* load() that accepts source text only: binary chunks can crash the interpreter. */
@@ -99,6 +185,7 @@ static int api_construct(lua_State *L)
     lua_setfield(L, -2, "where");
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    sandbox_object_number(L, 1); /* ordered as a key by when it was made */
     return 1;
 }
 
@@ -163,56 +250,13 @@ static int safe_setmetatable(lua_State *L)
             return luaL_error(L, "finalizers (__gc) are not allowed in scenario files");
         lua_pop(L, 1);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    return 1;
+    return sandbox_call_original(L);
 }
 
-/* Lua's pattern matcher backtracks in C, where the instruction hook never runs, so a
- * pattern with many repetition items over a long subject can take hours: the string
- * functions refuse patterns with more than MAX_REPETITIONS of them. */
-#define MAX_REPETITIONS 6
-
-static int count_repetitions(const char *p, size_t n)
+int sandbox_call_original(lua_State *L)
 {
-    int count = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '%') {
-            i++; /* an escaped character repeats nothing */
-            continue;
-        }
-        if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
-            count++;
-    }
-    return count;
-}
-
-static int guarded_pattern_call(lua_State *L)
-{
-    size_t n;
-    const char *pattern = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &n) : NULL;
-    bool plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
-    if (pattern && !plain && count_repetitions(pattern, n) > MAX_REPETITIONS)
-        return luaL_error(L, "pattern with more than %d repetition items: refused in scenario "
-                          "files (matching it can take hours)", MAX_REPETITIONS);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-static void guard_string_functions(lua_State *L)
-{
-    static const char *const names[] = { "find", "match", "gmatch", "gsub" };
-    lua_getglobal(L, "string");
-    for (int i = 0; i < 4; i++) {
-        lua_getfield(L, -1, names[i]);
-        lua_pushboolean(L, i == 0); /* only find takes a `plain` flag */
-        lua_pushcclosure(L, guarded_pattern_call, 2);
-        lua_setfield(L, -2, names[i]);
-    }
-    lua_pop(L, 1);
+    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
+    return original(L);
 }
 
 static void open_safe_libraries(lua_State *L)
@@ -237,7 +281,8 @@ static void open_safe_libraries(lua_State *L)
     lua_getglobal(L, "setmetatable");
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setglobal(L, "setmetatable");
-    guard_string_functions(L);
+    sandbox_open_patterns(L);
+    sandbox_open_tables(L);
 }
 
 /* The last resort for an error outside any protected call: a message, not an abort. */
@@ -249,24 +294,18 @@ static int on_panic(lua_State *L)
     _exit(1);
 }
 
-sandbox *sandbox_create(bool unsafe)
+/* The libraries, the API's helpers and the limits, in a new state of sb's (setup runs
+ * under lua_pcall, so that a memory error is caught). */
+static int setup_state(lua_State *L)
 {
-    sandbox *sb = calloc(1, sizeof *sb);
-    if (!sb)
-        return NULL;
-    sb->unsafe = unsafe;
-    sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
-    sb->L = lua_newstate(limited_alloc, sb);
-    if (!sb->L) {
-        free(sb);
-        return NULL;
-    }
-    lua_State *L = sb->L;
-    lua_atpanic(L, on_panic);
-    if (unsafe)
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe)
         luaL_openlibs(L);
     else
         open_safe_libraries(L);
+    sandbox_open_order(L);
+    sandbox_open_print(L);
+    sandbox_open_coroutines(L);
     /* math.random is seeded from the clock by default: seed it for reproducible files */
     lua_getglobal(L, "math");
     lua_getfield(L, -1, "randomseed");
@@ -289,14 +328,49 @@ sandbox *sandbox_create(bool unsafe)
     lua_setfield(L, -2, "version");
     lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.api");
 
-    if (unsafe)
+    if (sb->unsafe)
         lua_getglobal(L, "require");
     else
         lua_pushnil(L);
     lua_pushcclosure(L, sandbox_require, 1);
     lua_setglobal(L, "require");
-    if (!unsafe)
+    return 0;
+}
+
+/* A new state for sb (the old one closed); -1 if out of memory. */
+static int open_state(sandbox *sb)
+{
+    sb->objects = 0;
+    sb->closing_depth = 0;
+    sb->L = lua_newstate(limited_alloc, sb);
+    if (!sb->L)
+        return -1;
+    lua_State *L = sb->L;
+    lua_atpanic(L, on_panic);
+    lua_pushcfunction(L, setup_state);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        lua_close(L);
+        sb->L = NULL;
+        return -1;
+    }
+    if (!sb->unsafe)
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    return 0;
+}
+
+sandbox *sandbox_create(bool unsafe)
+{
+    sandbox *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return NULL;
+    sb->unsafe = unsafe;
+    sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
+    sb->file = strdup("");
+    if (!sb->file || open_state(sb) != 0) {
+        free(sb->file);
+        free(sb);
+        return NULL;
+    }
     return sb;
 }
 
@@ -304,7 +378,10 @@ void sandbox_free(sandbox *sb)
 {
     if (!sb)
         return;
-    lua_close(sb->L);
+    if (sb->L)
+        lua_close(sb->L);
+    free(sb->source);
+    free(sb->file);
     free(sb);
 }
 
@@ -313,6 +390,7 @@ lua_State *sandbox_state(sandbox *sb) { return sb->L; }
 void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 {
     sb->instructions = 0;
+    sb->alloc_uncharged = 0;
     sb->instruction_limit = instructions ? instructions : SANDBOX_INSTRUCTION_LIMIT;
     if (sb->exhausted && !sb->unsafe) {
         sb->exhausted = false;
@@ -323,3 +401,97 @@ void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 bool sandbox_memory_exhausted(const sandbox *sb) { return sb->memory_exhausted; }
 
 uint64_t sandbox_instructions_run(const sandbox *sb) { return sb->instructions; }
+
+/* ---- the file ----------------------------------------------------------------------- */
+
+/* Bytes outside the state, within the cap: 0, or -1 (nothing taken). */
+static int keep_bytes(sandbox *sb, size_t n)
+{
+    if (over_cap(sb, n)) {
+        sb->memory_exhausted = true;
+        return -1;
+    }
+    sb->kept_bytes += n;
+    return 0;
+}
+
+/* The whole file, or NULL with errno set (EFBIG past the cap). */
+static char *read_whole(sandbox *sb, const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t used = 0, capacity = 0;
+    char *text = NULL;
+    for (;;) {
+        if (used == capacity) {
+            size_t grown = capacity ? 2 * capacity : 8192;
+            char *bigger = over_cap(sb, grown) ? NULL : realloc(text, grown);
+            if (!bigger) {
+                free(text);
+                fclose(f);
+                errno = over_cap(sb, grown) ? EFBIG : ENOMEM;
+                return NULL;
+            }
+            text = bigger;
+            capacity = grown;
+        }
+        size_t n = fread(text + used, 1, capacity - used, f);
+        used += n;
+        if (n == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(text);
+        errno = EIO;
+        return NULL;
+    }
+    *size = used;
+    return text;
+}
+
+int sandbox_load_file(sandbox *sb, const char *path)
+{
+    lua_State *L = sb->L;
+    size_t size = 0;
+    char *text = read_whole(sb, path, &size);
+    char *name = text ? strdup(path) : NULL;
+    if (!text || !name || keep_bytes(sb, size) != 0) {
+        lua_pushfstring(L, "cannot read %s: %s", path,
+                        !text ? strerror(errno) : "out of memory");
+        free(text);
+        free(name);
+        return LUA_ERRFILE;
+    }
+    /* luaL_loadfilex's rules: a byte-order mark goes, and a first line starting with
+     * '#' (a Unix interpreter line), whose newline stays to keep the line numbers */
+    size_t skip = 0;
+    if (size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
+        skip = 3;
+    if (skip < size && text[skip] == '#')
+        while (skip < size && text[skip] != '\n')
+            skip++;
+    sb->kept_bytes -= sb->source_kept;
+    sb->source_kept = size;
+    free(sb->source);
+    free(sb->file);
+    sb->source = text;
+    sb->source_size = size;
+    sb->file = name;
+    memmove(sb->source, sb->source + skip, size - skip);
+    sb->source_size = size - skip;
+    lua_pushfstring(L, "@%s", path);
+    int status = luaL_loadbufferx(L, sb->source, sb->source_size, lua_tostring(L, -1), "t");
+    lua_remove(L, -2);
+    return status;
+}
+
+const char *sandbox_file(const sandbox *sb) { return sb->file; }
+
+/* ---- for the other parts ------------------------------------------------------------ */
+
+int *sandbox_closing_depth(lua_State *L) { return &sandbox_of(L)->closing_depth; }
+
+uint64_t sandbox_next_object_number(lua_State *L) { return ++sandbox_of(L)->objects; }

@@ -511,13 +511,6 @@ static int convert_inference_arrivals(load_context *c, const fields_object *w, i
     return convert_arrivals(c, w, &out->arrivals);
 }
 
-static void *sandbox_of(lua_State *L)
-{
-    void *ud;
-    lua_getallocf(L, &ud);
-    return ud;
-}
-
 static void free_runtime(void *runtime) { sandbox_free(runtime); }
 
 static bool routing_is_function(load_context *c, const fields_object *w)
@@ -1104,7 +1097,7 @@ static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
         return -1;
     }
     lua_pushcfunction(L, traceback);
-    int status = luaL_loadfilex(L, path, "t");
+    int status = sandbox_load_file(sb, path); /* the sandbox keeps its name and text */
     if (status == LUA_OK)
         status = lua_pcall(L, 0, 1, -2);
     if (status == LUA_OK) {

@@ -137,7 +137,8 @@ Test(escape, exhausting_time)
                    "million Lua instructions");
     expect_refused("local co = coroutine.create(function() while true do coroutine.yield() end end)\n"
                    "while true do coroutine.resume(co) end", "million Lua instructions");
-    expect_refused("string.find(('a'):rep(1e5), 'a*a*a*a*a*a*a*b')", "repetition items");
+    expect_refused("string.find(('a'):rep(1e5), 'a*a*a*a*a*a*a*b')",
+                   "string.find: more than 2e+08 steps of work");
     expect_refused("setmetatable({}, { __gc = function() while true do end end })",
                    "finalizers (__gc) are not allowed");
     /* a finalizer added after setmetatable is never armed (Lua's rule): the file loads */
@@ -176,4 +177,101 @@ Test(escape, endless_loops_in_functions_the_run_calls)
     expect_run_refused("g = fs.dedicated { gpu = \"H100-SXM\", count = 1 }",
                        "pool = \"g\", arrivals = fs.profile { rate = function(t) while true do end end, peak = 5 }",
                        "the rate function failed");
+}
+
+/* Issue 17, finding 1: closing coroutines nested in __close handlers some 20,000 deep
+ * overflowed the C stack inside Lua 5.4.4 (SIGSEGV) in check, run and a claim's verdict. */
+#define NESTED_CLOSES \
+    "local cos = {}\n" \
+    "for i = 1, 20000 do\n" \
+    "  cos[i] = coroutine.create(function()\n" \
+    "    local x <close> = setmetatable({}, { __close = function()\n" \
+    "      if cos[i + 1] then coroutine.close(cos[i + 1]) end end })\n" \
+    "    coroutine.yield()\n" \
+    "  end)\n" \
+    "  coroutine.resume(cos[i])\n" \
+    "end\n" \
+    "coroutine.close(cos[1])"
+
+Test(escape, coroutine_closes_nested_in_close_handlers_are_refused)
+{
+    expect_refused(NESTED_CLOSES, "s.lua:12: coroutine.close nested more than 8 deep");
+    cr_expect_eq(attempt("run", NESTED_CLOSES), 2, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/summary.csv", dir);
+    cr_expect(access(path, F_OK) != 0, "a summary was written");
+    /* in a verdict, which runs after the run */
+    char text[4096];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { duration = \"1h\",\n"
+             "  pools = { q = fs.dedicated { count = 2 } },\n"
+             "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+             "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+             "  claim = fs.claim { text = \"t\", verdict = function(r)\n%s\n"
+             "    return \"holds\", \"x\" end } }\n", NESTED_CLOSES);
+    free(scratch_file(dir, "v.lua", text));
+    cr_expect_eq(cli_run(&out, &err, "run %s/v.lua -q --no-plots -o %s/v", dir, dir), 2, "%s",
+                 err);
+    cr_expect(strstr(err, "claim.verdict: ") && strstr(err, "coroutine.close nested"), "%s", err);
+}
+
+/* Finding 2: the pattern matcher ran in C for hours, out of the instruction hook's
+ * sight; its work is now charged to the budget, whatever the number of items. */
+Test(escape, patterns_that_backtrack_run_out_of_budget_quickly)
+{
+    expect_refused("string.find(('a'):rep(2000), 'a*a*a*b')",
+                   "s.lua:2: string.find: more than 2e+08 steps of work in one call");
+    expect_refused("for w in (('a'):rep(3000)):gmatch('a-a-a-b') do end",
+                   "s.lua:2: string.gmatch: more than");
+    expect_refused("local s = ('a'):rep(2000) .. ('b'):rep(2000)\n"
+                   "s:gsub('(a*)(a*)(a*)c', '%1')", "s.lua:3: string.gsub: more than");
+    /* each call cheap, many calls: the steps add up in the one budget */
+    expect_refused("local s = ('a'):rep(200) for i = 1, 1e7 do s:find('a*a*b') end",
+                   "string.find: more than");
+    expect_refused("local s = ('x'):rep(1e6)\n"
+                   "for i = 1, 1e6 do s:find(('x'):rep(999) .. 'y', 1, true) end",
+                   "string.find: more than");
+}
+
+/* Finding 3: table.move spun in C for ever, and a front insert or remove on a long list
+ * cost 60 ms each: a budget of 200 million instructions allowed days. */
+Test(escape, table_functions_that_walk_a_list_run_out_of_budget_quickly)
+{
+    expect_refused("table.move({}, 1, 1e15, 2)", "s.lua:2: table.move: more than 1e+15 steps");
+    expect_refused("local t = {} for i = 1, 4e6 do t[i] = i end\n"
+                   "for i = 1, 1e4 do table.insert(t, 1, i) end",
+                   "s.lua:3: table.insert: more than 4e+06 steps");
+    expect_refused("local t = {} for i = 1, 4e6 do t[i] = i end\n"
+                   "for i = 1, 1e4 do table.remove(t, 1) end", "s.lua:3: table.remove: more than");
+    expect_refused("local t = setmetatable({}, { __len = function() return 1e15 end })\n"
+                   "table.insert(t, 1, 0)", "table.insert: more than 1e+15 steps");
+    expect_refused("table.concat(setmetatable({}, { __len = function() return 1e12 end }))",
+                   "table.concat: more than 1e+12 steps");
+    expect_refused("table.sort(setmetatable({}, { __len = function() return 1e9 end }))",
+                   "table.sort: more than");
+    expect_refused("table.unpack({}, 1, 5e5) for i = 1, 1e4 do table.unpack({}, 1, 5e5) end",
+                   "table.unpack: more than 5e+05 steps");
+    /* copying is charged as it allocates: a 10 MB string concatenated in a loop */
+    expect_refused("local s = ('x'):rep(1e7) for i = 1, 1e4 do local c = s .. i end",
+                   "million Lua instructions");
+}
+
+/* Finding 8, print: a scenario could forge fleetsim's output on stdout ("wrote ...",
+ * a summary row) and drive the terminal.  print is now a marked line on stderr with
+ * control characters escaped. */
+Test(escape, print_writes_a_marked_escaped_line_on_stderr)
+{
+    cr_assert_eq(attempt("run", "print('wrote out/summary.csv', 42, nil, true)\n"
+                                "print('\\27[2J\\27]0;pwned\\7', 'tab\\there', 'line\\nbreak')"),
+                 0, "%s", err);
+    cr_expect(!strstr(out, "wrote out/summary.csv") && !strchr(out, '\033'),
+              "print reached stdout: %s", out);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "fleetsim: %s/s.lua: print: wrote out/summary.csv\t42\t"
+             "nil\ttrue\n", dir);
+    cr_expect(strstr(err, expected), "expected \"%s\" in: %s", expected, err);
+    cr_expect(strstr(err, "print: \\x1b[2J\\x1b]0;pwned\\x07\ttab\\there\tline\\nbreak\n"),
+              "%s", err);
+    cr_expect(!strchr(err, '\033'), "an escape reached the terminal");
 }
