@@ -6,30 +6,47 @@
 
 #include <lauxlib.h>
 
-#include "lua/sandbox.h"
-
-void *callback_create(lua_State *L, int fn_index, size_t size, const char *kind,
-                      const char *name, const char *what)
+void *callback_create(lua_State *L, int owner, const char *key, size_t size,
+                      const char *kind, const char *name, const char *what)
 {
-    fn_index = lua_absindex(L, fn_index);
-    callback *cb = lua_newuserdatauv(L, size, 0);
-    memset(cb, 0, size);
-    cb->L = L;
+    sandbox *sb = sandbox_of(L);
+    int function = sandbox_bind_function(L, owner, key);
+    callback *cb = sandbox_attach(sb, size, NULL);
+    if (!cb)
+        luaL_error(L, "not enough memory");
+    cb->sb = sb;
+    cb->function = function;
     cb->kind = kind;
     cb->what = what;
     snprintf(cb->name, sizeof cb->name, "%s", name);
+    lua_getfield(L, owner, key); /* the function: where it is defined, for messages */
     lua_Debug ar;
-    lua_pushvalue(L, fn_index);
-    if (lua_getinfo(L, ">S", &ar) && ar.source[0] == '@' && ar.linedefined > 0)
+    if (!lua_isfunction(L, -1))
+        lua_pop(L, 1);
+    else if (lua_getinfo(L, ">S", &ar) && ar.source[0] == '@' && ar.linedefined > 0)
         snprintf(cb->where, sizeof cb->where, "%.280s:%d: ", ar.source + 1, ar.linedefined);
-    luaL_ref(L, LUA_REGISTRYINDEX); /* anchors the userdata for the state's life */
-    lua_pushvalue(L, fn_index);
-    cb->function_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return cb;
 }
 
+void callback_push_table(lua_State *L, callback *cb, int slot)
+{
+    unsigned state = sandbox_rewinds(cb->sb) + 1;
+    if (cb->tables_state != state) { /* new, or made in a state since replaced */
+        for (int i = 0; i < CALLBACK_TABLES; i++)
+            cb->tables[i] = LUA_NOREF;
+        cb->tables_state = state;
+    }
+    if (cb->tables[slot] != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, cb->tables[slot]);
+        return;
+    }
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    cb->tables[slot] = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 typedef struct protected_call {
-    const callback *cb;
+    callback *cb;
     callback_push_fn push;
     void *arg;
 } protected_call;
@@ -38,19 +55,22 @@ static int call_protected(lua_State *L)
 {
     protected_call *call = lua_touserdata(L, 1);
     lua_settop(L, 0);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, call->cb->function_ref);
+    sandbox_push_function(call->cb->sb, call->cb->function);
     int nargs = call->push(L, call->arg);
     lua_call(L, nargs, 1);
     return 1;
 }
 
-int callback_call(const callback *cb, callback_push_fn push, void *arg, char *err,
-                  size_t err_size)
+int callback_call(callback *cb, callback_push_fn push, void *arg, char *err, size_t err_size)
 {
-    lua_State *L = cb->L;
-    void *sb;
-    lua_getallocf(L, &sb); /* the sandbox is the allocator's context */
-    sandbox_set_instruction_budget(sb, CALLBACK_CALL_INSTRUCTIONS);
+    char why[1536];
+    if (sandbox_enter(cb->sb, why, sizeof why) != 0) {
+        snprintf(err, err_size, "%s%s %s: the %s failed: %s", cb->where, cb->kind, cb->name,
+                 cb->what, why);
+        return -1;
+    }
+    lua_State *L = sandbox_state(cb->sb);
+    sandbox_set_instruction_budget(cb->sb, CALLBACK_CALL_INSTRUCTIONS);
     if (!lua_checkstack(L, 8)) {
         snprintf(err, err_size, "%s%s %s: the %s has no stack left", cb->where, cb->kind,
                  cb->name, cb->what);
@@ -69,6 +89,8 @@ int callback_call(const callback *cb, callback_push_fn push, void *arg, char *er
     }
     return 0;
 }
+
+lua_State *callback_state(const callback *cb) { return sandbox_state(cb->sb); }
 
 const char *callback_describe(lua_State *L, int index, char *buf, size_t size)
 {

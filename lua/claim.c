@@ -11,8 +11,14 @@
 #include "lua/sandbox.h"
 #include "sim/stat.h"
 
-/* Registry entry: { text = ..., verdict = function, where = "file.lua:12: " }. */
-#define CLAIM_REGISTRY_KEY "fleetsim.claim"
+/* The claim, attached to the sandbox under this name (it outlives rewinds). */
+#define CLAIM_NAME "fleetsim.claim"
+
+typedef struct claim {
+    char text[512];
+    char where[FIELD_PATH_MAX]; /* "file.lua:12: " */
+    int verdict;                /* the function's binding (sandbox_bind_function) */
+} claim;
 
 static const char *const CLAIM_KINDS[] = { "claim", NULL };
 static const char *const CLAIM_KEYS[] = { "text", "verdict", NULL };
@@ -39,15 +45,16 @@ int claim_load(load_context *c, const fields_object *s)
         status = fields_fail(c, o.where, "claim.verdict", "expected a function(r) that returns "
                              "\"holds\", \"qualified\" or \"refuted\" and a figure, got %s", got);
     }
-    if (status == 0) { /* the function is on top */
-        lua_createtable(L, 0, 3);
-        lua_insert(L, -2);
-        lua_setfield(L, -2, "verdict");
-        lua_pushstring(L, text);
-        lua_setfield(L, -2, "text");
-        lua_pushstring(L, o.where);
-        lua_setfield(L, -2, "where");
-        lua_setfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
+    if (status == 0) {
+        int verdict = sandbox_bind_function(L, o.index, "verdict");
+        claim *kept = sandbox_attach(sandbox_of(L), sizeof *kept, CLAIM_NAME);
+        if (!kept) {
+            free(text);
+            luaL_error(L, "not enough memory");
+        }
+        snprintf(kept->text, sizeof kept->text, "%s", text);
+        snprintf(kept->where, sizeof kept->where, "%s", o.where);
+        kept->verdict = verdict;
     }
     free(text);
     lua_settop(L, top);
@@ -56,12 +63,7 @@ int claim_load(load_context *c, const fields_object *s)
 
 bool claim_present(void *runtime)
 {
-    if (!runtime)
-        return false;
-    lua_State *L = sandbox_state(runtime);
-    bool yes = lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY) == LUA_TTABLE;
-    lua_pop(L, 1);
-    return yes;
+    return runtime && sandbox_attached(runtime, CLAIM_NAME);
 }
 
 /* t[key] (a table), made when missing; left on the stack. */
@@ -162,6 +164,8 @@ static void push_results(lua_State *L, const claim_results *r)
 
 typedef struct judge_call {
     const claim_results *r;
+    sandbox *sb;
+    int verdict;
 } judge_call;
 
 /* Under lua_pcall: builds r and calls verdict(r), leaving its two results. */
@@ -169,8 +173,7 @@ static int call_protected(lua_State *L)
 {
     judge_call *call = lua_touserdata(L, 1);
     lua_settop(L, 0);
-    lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
-    lua_getfield(L, 1, "verdict");
+    sandbox_push_function(call->sb, call->verdict);
     push_results(L, call->r);
     lua_call(L, 1, 2);
     return 2;
@@ -180,21 +183,23 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
                 size_t err_size)
 {
     memset(out, 0, sizeof *out);
+    const claim *kept = sandbox_attached(runtime, CLAIM_NAME);
+    snprintf(out->text, sizeof out->text, "%s", kept->text);
+    const char *where = kept->where;
+    char why[1536];
+    sandbox_rewind(runtime); /* the verdict sees the state the file made, not a run's */
+    if (sandbox_enter(runtime, why, sizeof why) != 0) {
+        snprintf(err, err_size, "%sclaim.verdict: %s", where, why);
+        return -1;
+    }
     lua_State *L = sandbox_state(runtime);
     int top = lua_gettop(L);
     if (!lua_checkstack(L, 16)) {
         snprintf(err, err_size, "claim.verdict: no Lua stack left");
         return -1;
     }
-    lua_getfield(L, LUA_REGISTRYINDEX, CLAIM_REGISTRY_KEY);
-    lua_getfield(L, -1, "where");
-    char where[FIELD_PATH_MAX];
-    snprintf(where, sizeof where, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
-    lua_getfield(L, -2, "text");
-    snprintf(out->text, sizeof out->text, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
-    lua_settop(L, top);
 
-    judge_call call = { r };
+    judge_call call = { r, runtime, kept->verdict };
     sandbox_set_instruction_budget(runtime, CLAIM_CALL_INSTRUCTIONS);
     lua_pushcfunction(L, call_protected);
     lua_pushlightuserdata(L, &call);

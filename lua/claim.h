@@ -3,9 +3,11 @@
  *   claim = fs.claim { text = "GPUs use 3 to 8 times less energy than CPUs",
  *                      verdict = function(r) ... return "holds", "5.1x less" end }
  *
- * The loader checks the claim and keeps it in the scenario's Lua state (which then
+ * The loader checks the claim and keeps it with the scenario's sandbox (which then
  * lives as the scenario's runtime, as routing functions do); after the run the verdict
- * function is called once, in the sandbox, with the results as nested tables:
+ * function is called once, in the state the file made (the sandbox is rewound first, so
+ * the verdict sees nothing a replication left: lua/sandbox.h), with the results as
+ * nested tables:
  *
  *   r.workload.chat.ttft_p99_s, r.pool.gpus.energy_kwh, r.job.pretrain.end_s, ...
  *                         the mean over replications of every summary.csv metric

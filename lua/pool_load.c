@@ -104,7 +104,7 @@ static int convert_autoscaler(load_context *c, const fields_object *p, const cha
     if (status == 0) {
         int type = fields_object_get(c, &a, "policy");
         if (type == LUA_TFUNCTION) {
-            out->custom_context = scaler_create(c->L, -1, pool_name);
+            out->custom_context = scaler_create(c->L, a.index, "policy", pool_name);
             out->custom = scaler_decide;
             *calls_lua = true;
         } else if (type != LUA_TNIL) {

@@ -9,12 +9,13 @@
 #include "lua/callback.h"
 
 struct rate_function {
-    callback cb; /* first: the userdata is the callback's */
+    callback cb; /* first: the object is the callback's */
 };
 
-rate_function *rate_function_create(lua_State *L, int fn_index, const char *workload)
+rate_function *rate_function_create(lua_State *L, int owner, const char *key,
+                                    const char *workload)
 {
-    return callback_create(L, fn_index, sizeof(rate_function), "workload", workload,
+    return callback_create(L, owner, key, sizeof(rate_function), "workload", workload,
                            "rate function");
 }
 
@@ -27,10 +28,10 @@ static int push_time(lua_State *L, void *arg)
 
 double rate_function_call(void *context, double time_s, char *err, size_t err_size)
 {
-    const rate_function *f = context;
+    rate_function *f = context;
     if (callback_call(&f->cb, push_time, &time_s, err, err_size) != 0)
         return -1;
-    lua_State *L = f->cb.L;
+    lua_State *L = callback_state(&f->cb);
     double rate = -1;
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0)
         || !isfinite(lua_tonumber(L, -1)))

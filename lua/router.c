@@ -8,23 +8,17 @@
 #include "lua/callback.h"
 
 struct router {
-    callback cb; /* first: the userdata is the callback's */
-    int replicas_ref, request_ref;
+    callback cb; /* first: the object is the callback's */
 };
 
-router *router_create(lua_State *L, int fn_index, unsigned replicas, const char *workload)
+enum { REPLICAS_TABLE, REQUEST_TABLE }; /* the callback's reused tables */
+
+router *router_create(lua_State *L, int owner, const char *key, unsigned replicas,
+                      const char *workload)
 {
-    router *r = callback_create(L, fn_index, sizeof *r, "workload", workload,
-                                "routing function");
-    lua_createtable(L, (int)replicas, 0);
-    for (unsigned i = 0; i < replicas; i++) {
-        lua_createtable(L, 0, 2);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    r->replicas_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_createtable(L, 0, 3);
-    r->request_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    return r;
+    (void)replicas; /* the tables are made on the first call of each state */
+    return callback_create(L, owner, key, sizeof(router), "workload", workload,
+                           "routing function");
 }
 
 /* t[key] = value, raw: the function may have given the table a metatable */
@@ -36,7 +30,7 @@ static void set_number(lua_State *L, int table, const char *key, double value)
 }
 
 typedef struct route_call {
-    const router *r;
+    router *r;
     const replica_load *loads;
     unsigned n, prompt, output;
     double now_s;
@@ -46,10 +40,10 @@ typedef struct route_call {
 static int push_route(lua_State *L, void *arg)
 {
     const route_call *call = arg;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, call->r->replicas_ref);
+    callback_push_table(L, &call->r->cb, REPLICAS_TABLE);
     int replicas = lua_gettop(L);
     for (unsigned i = 0; i < call->n; i++) {
-        if (lua_rawgeti(L, replicas, (lua_Integer)i + 1) != LUA_TTABLE) { /* replaced: renew */
+        if (lua_rawgeti(L, replicas, (lua_Integer)i + 1) != LUA_TTABLE) { /* new or replaced */
             lua_pop(L, 1);
             lua_createtable(L, 0, 2);
             lua_pushvalue(L, -1);
@@ -59,7 +53,7 @@ static int push_route(lua_State *L, void *arg)
         set_number(L, lua_gettop(L), "tokens", call->loads[i].tokens);
         lua_pop(L, 1);
     }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, call->r->request_ref);
+    callback_push_table(L, &call->r->cb, REQUEST_TABLE);
     int request = lua_gettop(L);
     set_number(L, request, "prompt", call->prompt);
     set_number(L, request, "output", call->output);
@@ -70,11 +64,11 @@ static int push_route(lua_State *L, void *arg)
 int router_route(void *context, const replica_load *loads, unsigned n, unsigned prompt,
                  unsigned output, double now_s, char *err, size_t err_size)
 {
-    const router *r = context;
+    router *r = context;
     route_call call = { r, loads, n, prompt, output, now_s };
     if (callback_call(&r->cb, push_route, &call, err, err_size) != 0)
         return -1;
-    lua_State *L = r->cb.L;
+    lua_State *L = callback_state(&r->cb);
     int exact, choice = -1;
     lua_Integer i = lua_tointegerx(L, -1, &exact);
     char got[64];

@@ -16,9 +16,11 @@
 
 typedef struct router router;
 
-/* Wraps the function at fn_index for a workload of `replicas` replicas; the router lives
- * in the state (freed with it).  Out of memory raises a Lua error. */
-router *router_create(lua_State *L, int fn_index, unsigned replicas, const char *workload);
+/* Wraps the function at key of the table at index owner (the workload's fs.inference)
+ * for a workload of `replicas` replicas; the router lives as long as the sandbox.  Out
+ * of memory raises a Lua error. */
+router *router_create(lua_State *L, int owner, const char *key, unsigned replicas,
+                      const char *workload);
 
 /* The route_fn to give the serving model, with the router as its context. */
 int router_route(void *context, const replica_load *loads, unsigned n, unsigned prompt,

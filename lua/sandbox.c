@@ -1,5 +1,6 @@
-/* The scenario sandbox (see sandbox.h): the state, its limits and the file's text.  The
- * replaced library functions are in lua/sandbox_*.c. */
+/* The scenario sandbox (see sandbox.h): the state, its limits and the file's text.
+ * Rewinds are in lua/sandbox_rewind.c, the replaced library functions in the other
+ * lua/sandbox_*.c. */
 #include "lua/sandbox.h"
 
 #include <errno.h>
@@ -20,24 +21,6 @@
  * concatenation): one instruction is charged for every ALLOC_BYTES_PER_INSTRUCTION bytes
  * allocated, about what copying them costs. */
 #define ALLOC_BYTES_PER_INSTRUCTION 16
-
-struct sandbox {
-    lua_State *L;
-    bool unsafe;
-    size_t used_bytes;      /* by the current state */
-    size_t kept_bytes;      /* outside it: the file's text, bindings, attachments */
-    size_t alloc_uncharged; /* bytes allocated not yet charged as instructions */
-    bool memory_exhausted;
-    uint64_t instructions;
-    uint64_t instruction_limit;
-    bool exhausted; /* over the limit: every instruction raises until the budget resets */
-    char why[512];  /* what it raises */
-    uint64_t objects;       /* objects numbered in the current state (sandbox_order.c) */
-    int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
-    char *file;             /* the scenario file's path, "" before one is read */
-    char *source;           /* its text, as loaded */
-    size_t source_size, source_kept;
-};
 
 sandbox *sandbox_of(lua_State *L)
 {
@@ -166,9 +149,9 @@ static int text_only_load(lua_State *L)
 }
 
 /* A constructor such as fs.dedicated: checks that its argument is a table and records
- * its kind and the file:line of the call.  Constructors are C functions so that
- * `return fs.scenario { ... }`, a tail call, still has its caller's line: a tail call
- * into Lua would replace the scenario's frame. */
+ * its kind, the file:line of the call and its number.  Constructors are C functions so
+ * that `return fs.scenario { ... }`, a tail call, still has its caller's line: a tail
+ * call into Lua would replace the scenario's frame. */
 static int api_construct(lua_State *L)
 {
     const char *kind = lua_tostring(L, lua_upvalueindex(1));
@@ -178,11 +161,13 @@ static int api_construct(lua_State *L)
     lua_settop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
     lua_pushvalue(L, 1);
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_setfield(L, -2, "kind");
     luaL_where(L, 1); /* the scenario line that called the constructor */
     lua_setfield(L, -2, "where");
+    lua_pushinteger(L, (lua_Integer)++sandbox_of(L)->constructed);
+    lua_setfield(L, -2, "seq");
     lua_rawset(L, -3);
     lua_pop(L, 1);
     sandbox_object_number(L, 1); /* ordered as a key by when it was made */
@@ -337,9 +322,9 @@ static int setup_state(lua_State *L)
     return 0;
 }
 
-/* A new state for sb (the old one closed); -1 if out of memory. */
-static int open_state(sandbox *sb)
+int sandbox_open_state(sandbox *sb)
 {
+    sb->constructed = 0;
     sb->objects = 0;
     sb->closing_depth = 0;
     sb->L = lua_newstate(limited_alloc, sb);
@@ -366,7 +351,7 @@ sandbox *sandbox_create(bool unsafe)
     sb->unsafe = unsafe;
     sb->instruction_limit = SANDBOX_INSTRUCTION_LIMIT;
     sb->file = strdup("");
-    if (!sb->file || open_state(sb) != 0) {
+    if (!sb->file || sandbox_open_state(sb) != 0) {
         free(sb->file);
         free(sb);
         return NULL;
@@ -380,6 +365,15 @@ void sandbox_free(sandbox *sb)
         return;
     if (sb->L)
         lua_close(sb->L);
+    for (size_t i = 0; i < sb->nbindings; i++)
+        free(sb->bindings[i].key);
+    free(sb->bindings);
+    for (size_t i = 0; i < sb->nattached; i++)
+        free(sb->attached[i].object);
+    free(sb->attached);
+    for (size_t i = 0; i < sb->nsets; i++)
+        free(sb->sets[i]);
+    free(sb->sets);
     free(sb->source);
     free(sb->file);
     free(sb);
@@ -404,8 +398,7 @@ uint64_t sandbox_instructions_run(const sandbox *sb) { return sb->instructions; 
 
 /* ---- the file ----------------------------------------------------------------------- */
 
-/* Bytes outside the state, within the cap: 0, or -1 (nothing taken). */
-static int keep_bytes(sandbox *sb, size_t n)
+int sandbox_keep_bytes(sandbox *sb, size_t n)
 {
     if (over_cap(sb, n)) {
         sb->memory_exhausted = true;
@@ -458,7 +451,7 @@ int sandbox_load_file(sandbox *sb, const char *path)
     size_t size = 0;
     char *text = read_whole(sb, path, &size);
     char *name = text ? strdup(path) : NULL;
-    if (!text || !name || keep_bytes(sb, size) != 0) {
+    if (!text || !name || sandbox_keep_bytes(sb, size) != 0) {
         lua_pushfstring(L, "cannot read %s: %s", path,
                         !text ? strerror(errno) : "out of memory");
         free(text);

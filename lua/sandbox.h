@@ -13,7 +13,8 @@
  *
  * In both, what a scenario computes does not depend on the run: pairs, next and tostring
  * are deterministic (lua/sandbox_order.c), print writes a marked line to stderr, never to
- * the results (lua/sandbox_print.c).
+ * the results (lua/sandbox_print.c), and a state can be rewound: made again from the
+ * file's text, so that each replication starts from the same state (sandbox_rewind).
  */
 #ifndef FLEETSIM_LUA_SANDBOX_H
 #define FLEETSIM_LUA_SANDBOX_H
@@ -35,11 +36,12 @@
 
 typedef struct sandbox sandbox;
 
-/* A new state; NULL if out of memory.  sandbox_free closes it (NULL is fine). */
+/* A new state; NULL if out of memory.  sandbox_free closes it (NULL is fine), with every
+ * object attached to it (sandbox_attach). */
 sandbox *sandbox_create(bool unsafe);
 void sandbox_free(sandbox *sb);
 
-/* The current state. */
+/* The current state.  A rewind replaces it: do not keep it across sandbox_enter. */
 lua_State *sandbox_state(sandbox *sb);
 
 /* The sandbox a state belongs to. */
@@ -70,18 +72,75 @@ uint64_t sandbox_budget_left(lua_State *L);
 /* Whether the last error came from the memory cap (Lua only says "not enough memory"). */
 bool sandbox_memory_exhausted(const sandbox *sb);
 
-/* Reads the scenario file at path whole (the text is kept, and counts against the memory
- * cap) and loads it as a chunk named "@path", as luaL_loadfilex does (a byte-order mark
- * and a first line starting with '#' are skipped, source text only).  A Lua status:
- * LUA_OK with the chunk on the stack, or an error with its message there (LUA_ERRFILE
- * when the file cannot be read). */
+/* Reads the scenario file at path whole (the text is kept for sandbox_rewind, and counts
+ * against the memory cap) and loads it as a chunk named "@path", as luaL_loadfilex does
+ * (a byte-order mark and a first line starting with '#' are skipped, source text only).
+ * A Lua status: LUA_OK with the chunk on the stack, or an error with its message there
+ * (LUA_ERRFILE when the file cannot be read). */
 int sandbox_load_file(sandbox *sb, const char *path);
 
 /* The file sandbox_load_file read ("" before), for messages. */
 const char *sandbox_file(const sandbox *sb);
 
+/* ---- rewinding --------------------------------------------------------------------
+ * A scenario's functions called during a run (a routing function, a scaling policy, a
+ * rate function, a claim's verdict) can keep state: upvalues, globals, math.random's.
+ * So that a replication does not see what an earlier one left, whichever process runs
+ * it, the state is made again before each: the file's text is run again in a fresh
+ * state, the overrides replayed, and each bound function found again. */
+
+/* Replays the loader's overrides on the table the file returned (at index root) in a
+ * rewound state; raises a Lua error, or returns 0, or -1 with the message in err. */
+typedef int (*sandbox_replay_fn)(lua_State *L, int root, const char *const *sets,
+                                 size_t nsets, char *err, size_t err_size);
+
+/* Instructions all the rewinds of one state may take together: rewinds times what the
+ * load took (the file, measured by the budget's count when this is called). */
+#ifndef SANDBOX_REWIND_INSTRUCTIONS
+#define SANDBOX_REWIND_INSTRUCTIONS 10000000000ull
+#endif
+
+/* Makes sb rewindable, for up to `rewinds` rewinds: after a rewind the kept text runs
+ * again, then replay(sets) (the strings are copied).  0, or -1 with the message in err
+ * ("file: ..."): out of memory, or rewinds times the instructions the load took so far
+ * would pass SANDBOX_REWIND_INSTRUCTIONS. */
+int sandbox_keep_for_rewinds(sandbox *sb, const char *const *sets, size_t nsets,
+                             sandbox_replay_fn replay, unsigned rewinds, char *err,
+                             size_t err_size);
+
+/* Binds the function at key of the table at index owner (a table an fs constructor
+ * made: after a rewind, the table the same constructor call makes is looked up) and
+ * returns the binding's number for sandbox_push_function.  Runs inside a protected call:
+ * raises a Lua error if the value is not a function or memory is short. */
+int sandbox_bind_function(lua_State *L, int owner, const char *key);
+
+/* Pushes bound function `binding` of the current state. */
+void sandbox_push_function(sandbox *sb, int binding);
+
+/* Asks for a fresh state before the next sandbox_enter: called as each replication
+ * starts (models/scenario.h: runtime_rewind), and before a verdict. */
+void sandbox_rewind(sandbox *sb);
+
+/* Call before running any of the scenario's code: makes the state again if a rewind was
+ * asked for and Lua has run since the state was made (the load counts).  0, or -1 with
+ * the message in err (the state is then unusable: every later enter fails too). */
+int sandbox_enter(sandbox *sb, char *err, size_t err_size);
+
+/* How many times the state was made again (for tests and measurements). */
+unsigned sandbox_rewinds(const sandbox *sb);
+
+/* `size` zero-filled bytes that live as long as sb, across rewinds (freed by
+ * sandbox_free), for objects that the run holds while the state under them changes;
+ * counted against the memory cap.  name: NULL, or a literal to find it again by (kept,
+ * not copied).  NULL if out of memory. */
+void *sandbox_attach(sandbox *sb, size_t size, const char *name);
+
+/* The last object attached under name, or NULL. */
+void *sandbox_attached(const sandbox *sb, const char *name);
+
 /* Registry key of the table that maps every object made by an API constructor to
- * { kind = "dedicated", where = "file.lua:12: " }. */
+ * { kind = "dedicated", where = "file.lua:12: ", seq = n } (n: the constructor calls
+ * made before it, plus one). */
 #define SANDBOX_TAGS_KEY "fleetsim.tags"
 
 #endif

@@ -1,12 +1,59 @@
-/* The parts of the sandbox (lua/sandbox.h), each a file of its own, that replace or guard
- * functions of Lua's standard library in a new state.  Each sandbox_open_* runs once per
- * state, after the libraries are open and before any scenario code. */
+/* The parts of the sandbox (lua/sandbox.h), each a file of its own: its struct, shared by
+ * lua/sandbox.c and lua/sandbox_rewind.c, and the functions that replace or guard parts
+ * of Lua's standard library in a new state.  Each sandbox_open_* runs once per state,
+ * after the libraries are open and before any scenario code. */
 #ifndef FLEETSIM_LUA_SANDBOX_INTERNAL_H
 #define FLEETSIM_LUA_SANDBOX_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <lua.h>
+
+#include "lua/sandbox.h"
+
+/* A function the run calls later, and where to find it again after a rewind. */
+typedef struct binding {
+    uint64_t seq;  /* its owner's constructor call (0: an untagged table) */
+    char *key;
+    int ref;       /* in the current state's registry */
+} binding;
+
+struct sandbox {
+    lua_State *L;
+    bool unsafe;
+    size_t used_bytes;      /* by the current state */
+    size_t kept_bytes;      /* outside it: the file's text, bindings, attachments */
+    size_t alloc_uncharged; /* bytes allocated not yet charged as instructions */
+    bool memory_exhausted;
+    uint64_t instructions;
+    uint64_t instruction_limit;
+    bool exhausted; /* over the limit: every instruction raises until the budget resets */
+    char why[512];  /* what it raises */
+    uint64_t constructed;   /* API constructor calls in the current state */
+    uint64_t objects;       /* objects numbered in the current state (sandbox_order.c) */
+    int closing_depth;      /* nested coroutine closes (sandbox_coroutine.c) */
+    char *file;             /* the scenario file's path, "" before one is read */
+    char *source;           /* its text, as loaded */
+    size_t source_size, source_kept;
+    /* rewinds */
+    bool rewindable, rewind_wanted, broken;
+    char **sets;
+    size_t nsets;
+    sandbox_replay_fn replay;
+    binding *bindings;
+    size_t nbindings;
+    struct { void *object; const char *name; } *attached;
+    size_t nattached;
+    unsigned rewinds;
+};
+
+/* A new state for sb (the old one closed first by the caller); -1 if out of memory. */
+int sandbox_open_state(sandbox *sb);
+
+/* n bytes kept outside the state, counted against the cap: 0, or -1 (nothing taken). */
+int sandbox_keep_bytes(sandbox *sb, size_t n);
 
 /* Deterministic pairs, next and tostring, and string.format's %s and %p
  * (lua/sandbox_order.c): in both modes. */

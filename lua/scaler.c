@@ -8,20 +8,16 @@
 #include "lua/callback.h"
 
 struct scaler {
-    callback cb; /* first: the userdata is the callback's */
-    int view_ref;
+    callback cb; /* first: the object is the callback's */
 };
 
-scaler *scaler_create(lua_State *L, int fn_index, const char *pool)
+scaler *scaler_create(lua_State *L, int owner, const char *key, const char *pool)
 {
-    scaler *s = callback_create(L, fn_index, sizeof *s, "pool", pool, "scaling policy");
-    lua_createtable(L, 0, 10);
-    s->view_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    return s;
+    return callback_create(L, owner, key, sizeof(scaler), "pool", pool, "scaling policy");
 }
 
 typedef struct scale_call {
-    const scaler *s;
+    scaler *s;
     const autoscale_view *v;
 } scale_call;
 
@@ -30,7 +26,7 @@ static int push_view(lua_State *L, void *arg)
 {
     const scale_call *call = arg;
     const autoscale_view *v = call->v;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, call->s->view_ref);
+    callback_push_table(L, &call->s->cb, 0); /* the view, reused */
     int view = lua_gettop(L);
     struct { const char *key; double value; } fields[] = {
         { "time", v->now_s }, { "active", v->active }, { "provisioning", v->provisioning },
@@ -49,11 +45,11 @@ static int push_view(lua_State *L, void *arg)
 
 int scaler_decide(void *context, const autoscale_view *view, char *err, size_t err_size)
 {
-    const scaler *s = context;
+    scaler *s = context;
     scale_call call = { s, view };
     if (callback_call(&s->cb, push_view, &call, err, err_size) != 0)
         return -1;
-    lua_State *L = s->cb.L;
+    lua_State *L = callback_state(&s->cb);
     int exact, wanted = -1;
     lua_Integer n = lua_tointegerx(L, -1, &exact);
     char got[64];

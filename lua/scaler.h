@@ -15,9 +15,9 @@
 
 typedef struct scaler scaler;
 
-/* Wraps the function at fn_index for a pool; lives in the state (freed with it).  Out of
- * memory raises a Lua error. */
-scaler *scaler_create(lua_State *L, int fn_index, const char *pool);
+/* Wraps the function at key of the table at index owner (the pool's fs.autoscaler); it
+ * lives as long as the sandbox.  Out of memory raises a Lua error. */
+scaler *scaler_create(lua_State *L, int owner, const char *key, const char *pool);
 
 /* The scale_fn to give the serving model, with the scaler as its context. */
 int scaler_decide(void *context, const autoscale_view *view, char *err, size_t err_size);

@@ -457,9 +457,7 @@ static int convert_traffic(load_context *c, const fields_object *w, inference_sp
                  || fields_read_number(c, &a, "peak", true, 0, 0, SCENARIO_MAX_RATE_PER_S, false,
                                        &t->peak);
         if (status == 0) {
-            fields_object_get(c, &a, "rate");
-            t->rate_context = rate_function_create(c->L, -1, out->name);
-            lua_pop(c->L, 1);
+            t->rate_context = rate_function_create(c->L, a.index, "rate", out->name);
             t->rate = rate_function_call;
             out->arrivals = (arrival_spec){ ARRIVALS_POISSON, t->peak };
         }
@@ -512,6 +510,7 @@ static int convert_inference_arrivals(load_context *c, const fields_object *w, i
 }
 
 static void free_runtime(void *runtime) { sandbox_free(runtime); }
+static void rewind_runtime(void *runtime) { sandbox_rewind(runtime); }
 
 static bool routing_is_function(load_context *c, const fields_object *w)
 {
@@ -707,9 +706,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
-        fields_object_get(c, w, "routing");
-        out->route_context = router_create(c->L, -1, out->replicas, out->name);
-        lua_pop(c->L, 1);
+        out->route_context = router_create(c->L, w->index, "routing", out->replicas, out->name);
         out->custom_route = router_route;
         sc->runtime = sandbox_of(c->L); /* the run calls into this state */
     }
@@ -1071,6 +1068,17 @@ static int apply_set(load_context *c, int root, const char *text)
     return 0;
 }
 
+/* After a rewind (lua/sandbox.h): the --set overrides again, on the file's new table. */
+static int replay_sets(lua_State *L, int root, const char *const *sets, size_t nsets,
+                       char *err, size_t err_size)
+{
+    load_context c = { L, err, err_size, sets, nsets, "", false, 0 };
+    for (size_t i = 0; i < nsets; i++)
+        if (apply_set(&c, root, sets[i]) != 0)
+            return -1;
+    return 0;
+}
+
 /* ---- running the file ---------------------------------------------------------------- */
 
 static int traceback(lua_State *L)
@@ -1097,7 +1105,7 @@ static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
         return -1;
     }
     lua_pushcfunction(L, traceback);
-    int status = sandbox_load_file(sb, path); /* the sandbox keeps its name and text */
+    int status = sandbox_load_file(sb, path); /* the text is kept for rewinds */
     if (status == LUA_OK)
         status = lua_pcall(L, 0, 1, -2);
     if (status == LUA_OK) {
@@ -1154,6 +1162,10 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
         *options->instructions_run = sandbox_instructions_run(sb);
     if (status == 0 && out->runtime == sb) {
         out->runtime_free = free_runtime; /* a routing function runs with the scenario */
+        out->runtime_rewind = rewind_runtime;
+        if (sandbox_keep_for_rewinds(sb, options->sets, options->nsets, replay_sets,
+                                     out->replications + 1, err, err_size) != 0)
+            status = -1; /* the replications and the verdict each run the file again */
         sandbox_set_instruction_budget(sb, 0);
     } else {
         out->runtime = NULL;

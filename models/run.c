@@ -64,6 +64,8 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
     if (!e)
         sim_out_of_memory("out of memory creating an engine");
     rs->engine = e;
+    if (sc->runtime && sc->runtime_rewind)
+        sc->runtime_rewind(sc->runtime); /* nothing a replication keeps reaches the next */
     int status = 0;
     for (size_t k = 0; k < NKINDS && status == 0; k++)
         status = KINDS[k]->start(parts[k], rs, err, err_size);

@@ -160,6 +160,10 @@ typedef struct scenario {
      * function), released with the scenario by runtime_free; NULL when none. */
     void *runtime;
     void (*runtime_free)(void *runtime);
+    /* Called as each replication starts (NULL: nothing to do), so that the functions
+     * start every replication from the same state, whichever process runs it and
+     * whatever ran before (the Lua sandbox makes its state again from the file). */
+    void (*runtime_rewind)(void *runtime);
 } scenario;
 
 /* An empty scenario; release with scenario_release (NULL-safe, frees every string and

@@ -6,6 +6,7 @@
 
 #include "lua/callback.h"
 #include "lua/sandbox.h"
+#include "support/scratch.h"
 
 static sandbox *sb;
 
@@ -20,7 +21,11 @@ static callback *wrap(const char *chunk)
     lua_State *L = sandbox_state(sb);
     cr_assert_eq(luaL_loadbuffer(L, chunk, strlen(chunk), "@fleet.lua"), LUA_OK);
     cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
-    callback *cb = callback_create(L, -1, sizeof(callback), "workload", "chat", "test function");
+    lua_createtable(L, 0, 1); /* its owner, as a workload's table would be */
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "f");
+    callback *cb = callback_create(L, -1, "f", sizeof(callback), "workload", "chat",
+                                   "test function");
     lua_pop(L, 1);
     cr_assert_eq(lua_gettop(L), 0);
     return cb;
@@ -89,4 +94,47 @@ Test(callback, describes_a_wrong_result)
     cr_expect_str_eq(callback_describe(L, -1, buf, sizeof buf), "nothing");
     lua_newtable(L);
     cr_expect_str_eq(callback_describe(L, -1, buf, sizeof buf), "table");
+}
+
+/* A rewind makes the state again from the file's text: upvalues, globals and
+ * math.random start over, and the callback finds its function in the new state. */
+Test(callback, a_rewind_starts_the_function_over)
+{
+    char *dir = scratch_dir();
+    char *file = scratch_file(dir, "fleet.lua",
+                              "local fs = require 'fleetsim'\n"
+                              "local calls = 0\n"
+                              "return fs.claim { text = 'x', verdict = function()\n"
+                              "  calls = calls + 1\n"
+                              "  total = (total or 0) + 1\n"
+                              "  return calls * 1000000 + total * 1000 + math.random(999) end }\n");
+    lua_State *L = sandbox_state(sb);
+    cr_assert_eq(sandbox_load_file(sb, file), LUA_OK, "%s", lua_tostring(L, -1));
+    cr_assert_eq(lua_pcall(L, 0, 1, 0), LUA_OK, "%s", lua_tostring(L, -1));
+    callback *cb = callback_create(L, -1, "verdict", sizeof(callback), "workload", "chat",
+                                   "test function");
+    lua_pop(L, 1);
+    char err[256] = "";
+    cr_assert_eq(sandbox_keep_for_rewinds(sb, NULL, 0, NULL, 3, err, sizeof err), 0, "%s", err);
+    double unused = 0, first = 0;
+    for (int round = 0; round < 3; round++) {
+        if (round)
+            sandbox_rewind(sb);
+        for (int call = 1; call <= 2; call++) {
+            cr_assert_eq(callback_call(cb, push_number, &unused, err, sizeof err), 0, "%s", err);
+            lua_State *now = callback_state(cb);
+            double got = lua_tonumber(now, -1);
+            lua_pop(now, 1);
+            if (call == 1 && round == 0)
+                first = got;
+            if (call == 1)
+                cr_expect_eq(got, first, "round %d starts from where round 0 did", round);
+            else
+                cr_expect_eq((long)got / 1000, 2002, "round %d: calls and total count on", round);
+        }
+    }
+    cr_expect_eq(sandbox_rewinds(sb), 2);
+    cr_expect_eq((long)first / 1000, 1001);
+    free(file);
+    scratch_remove_dir(dir);
 }

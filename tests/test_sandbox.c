@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "lua/sandbox.h"
+#include "support/cli.h"
+#include "support/scratch.h"
 
 static sandbox *sb;
 static lua_State *L;
@@ -418,4 +420,93 @@ Test(sandbox, tostring_and_format_print_no_address)
     cr_expect_str_eq(lua_tostring(L, -1), "minePool: n");
     expect_error_containing("return string.format('%p', {})",
                             "invalid conversion '%p' to 'format'");
+}
+
+/* ---- finding 10: every replication starts from the state the file made ---- */
+
+TestSuite(rewind, .timeout = 120);
+
+/* A serving scenario whose routing function keeps state: an upvalue counter, math.random
+ * and a global; its claim reports the counter. */
+static const char stateful_routing[] =
+    "local fs = require \"fleetsim\"\n"
+    "local calls = 0\n"
+    "return fs.scenario { duration = \"10m\", replications = 3, seed = 7,\n"
+    "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+    "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+    "    max_wait = \"30s\", prompt = 100, output = 20, arrivals = fs.poisson { rate = 5 },\n"
+    "    routing = function(replicas, request)\n"
+    "      calls = calls + 1\n"
+    "      seen = (seen or 0) + 1\n"
+    "      if calls < 200 then return 1 end\n"
+    "      return math.random(#replicas)\n"
+    "    end } },\n"
+    "  sweep = SWEEP,\n"
+    "  claim = fs.claim { text = \"the state is fresh\", verdict = function(r)\n"
+    "    return calls == 0 and seen == nil and \"holds\" or \"refuted\",\n"
+    "      \"calls \" .. calls end } }\n";
+
+/* summary.csv (or sweep.csv) of `run` with jobs processes; *verdict gets stdout. */
+static char *run_with_jobs(const char *dir, const char *sweep, int jobs, char **verdict)
+{
+    char text[4096], *at = strstr(stateful_routing, "SWEEP");
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - stateful_routing), stateful_routing,
+             sweep, at + strlen("SWEEP"));
+    free(scratch_file(dir, "r.lua", text));
+    char *out = NULL, *err = NULL, path[512];
+    cr_assert_eq(cli_run(&out, &err, "run %s/r.lua -q --no-plots -j %d -o %s/j%d", dir, jobs,
+                         dir, jobs), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/j%d/%s", dir, jobs, strcmp(sweep, "nil") ? "sweep.csv"
+                                                                            : "summary.csv");
+    char *csv = scratch_read(path);
+    cr_assert(csv, "no %s", path);
+    *verdict = out;
+    free(err);
+    return csv;
+}
+
+Test(rewind, replications_give_the_same_bytes_with_any_number_of_processes)
+{
+    char *dir = scratch_dir();
+    char *v1, *v2, *v3;
+    char *one = run_with_jobs(dir, "nil", 1, &v1), *two = run_with_jobs(dir, "nil", 2, &v2);
+    cr_expect_str_eq(one, two, "--jobs 1 and --jobs 2 differ");
+    cr_expect(strstr(v1, "-- calls 0 -- holds") && strstr(v2, "-- calls 0 -- holds"),
+              "the verdict saw a run's state: %s // %s", v1, v2);
+    free(one);
+    free(two);
+    free(v1);
+    free(v2);
+    one = run_with_jobs(dir, "{ [\"pools.g.count\"] = { 2, 4 } }", 1, &v1);
+    char *three = run_with_jobs(dir, "{ [\"pools.g.count\"] = { 2, 4 } }", 3, &v3);
+    cr_expect_str_eq(one, three, "a sweep with --jobs 1 and --jobs 3 differs");
+    free(one);
+    free(three);
+    free(v1);
+    free(v3);
+    scratch_remove_dir(dir);
+}
+
+/* A file that costs much to run, run again before each of many replications, would
+ * take hours before the last one starts: refused at load, as check shows. */
+Test(rewind, a_costly_file_run_again_for_many_replications_is_refused_at_load)
+{
+    char *dir = scratch_dir();
+    char *file = scratch_file(dir, "heavy.lua",
+        "local fs = require \"fleetsim\"\n"
+        "local x = 0 for i = 1, 3e7 do x = x + i end\n"
+        "return fs.scenario { duration = \"1m\", replications = 1000,\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+        "    max_wait = \"30s\", prompt = 100, output = 20, arrivals = fs.poisson { rate = 5 },\n"
+        "    routing = function(replicas, request) return 1 end } } }\n");
+    char *out = NULL, *err = NULL;
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2, "%s", err);
+    cr_expect(strstr(err, "heavy.lua: the file runs again before each of its 1000 replications")
+              && strstr(err, "over the limit of 1e+04 million"), "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --replications 20", file), 0, "%s", err);
+    free(out);
+    free(err);
+    free(file);
+    scratch_remove_dir(dir);
 }
