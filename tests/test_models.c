@@ -9,37 +9,15 @@
 #include "models/estimate.h"
 #include "models/memory.h"
 #include "models/perf.h"
+#include "support/catalog_fixture.h"
 
-static catalog cat;
-
-static void setup(void)
-{
-    char err[512];
-    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
-}
-static void teardown(void) { catalog_release(&cat); }
-
-TestSuite(models, .init = setup, .fini = teardown);
-
-static const model_spec *model(const char *name)
-{
-    const model_spec *m = catalog_model(&cat, name);
-    cr_assert_not_null(m, "no model %s", name);
-    return m;
-}
-
-static const device_spec *device(const char *name)
-{
-    const device_spec *d = catalog_device(&cat, name);
-    cr_assert_not_null(d, "no device %s", name);
-    return d;
-}
+TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
 {
-    cr_assert_eq(cat.nmodels, 11);
-    for (size_t i = 0; i < cat.nmodels; i++) {
-        const model_spec *m = &cat.models[i];
+    cr_assert_eq(test_catalog.nmodels, 11);
+    for (size_t i = 0; i < test_catalog.nmodels; i++) {
+        const model_spec *m = &test_catalog.models[i];
         double derived = model_params(m);
         cr_expect_leq(fabs(derived / m->published_params - 1), 0.02, "%s: %g vs published %g",
                       m->name, derived, m->published_params);
@@ -49,7 +27,7 @@ Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent
 Test(models, mixtral_active_parameters_are_two_experts_of_eight)
 {
     /* Mixtral of Experts (2024): 46.7B total, 12.9B active per token */
-    const model_spec *m = model("mixtral-8x7b");
+    const model_spec *m = test_model("mixtral-8x7b");
     cr_expect_leq(fabs(model_params_active(m) / 12.9e9 - 1), 0.02, "%g", model_params_active(m));
     cr_expect_leq(fabs(model_params(m) / 46.7e9 - 1), 0.02);
     cr_expect_float_eq(model_experts_touched(m, 1), 2, 1e-12, "one token uses two experts");
@@ -67,13 +45,13 @@ Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures
         { "V100-SXM2-32GB", 125, 32, 900, 300 },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        const device_spec *d = device(rows[i].name);
+        const device_spec *d = test_device(rows[i].name);
         cr_expect_float_eq(d->peak_flops[PREC_FP16], rows[i].fp16 * 1e12, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->memory_bytes, rows[i].mem_gb * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->bandwidth_bytes_per_s, rows[i].bw * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->tdp_w, rows[i].tdp, 0, "%s", rows[i].name);
     }
-    const device_spec *epyc = device("EPYC-9654"), *xeon = device("Xeon-8480+");
+    const device_spec *epyc = test_device("EPYC-9654"), *xeon = test_device("Xeon-8480+");
     cr_expect(epyc->is_cpu && xeon->is_cpu);
     cr_expect_float_eq(epyc->peak_flops[PREC_FP32], 7.4e12, 1); /* 96 x 2.4 GHz x 32 */
     cr_expect_float_eq(xeon->bandwidth_bytes_per_s, 307.2e9, 1); /* 8 x DDR5-4800 */
@@ -82,19 +60,20 @@ Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures
 Test(models, missing_precisions_compute_at_the_next_wider_one)
 {
     precision used;
-    cr_expect_float_eq(device_peak_flops(device("V100-SXM2-32GB"), PREC_INT8, &used), 125e12, 1);
+    cr_expect_float_eq(device_peak_flops(test_device("V100-SXM2-32GB"), PREC_INT8, &used), 125e12,
+                       1);
     cr_expect_eq(used, PREC_FP16, "V100 has no int8 tensor cores: int8 weights compute in fp16");
-    cr_expect_float_eq(device_peak_flops(device("H100-SXM"), PREC_INT4, &used), 1979e12, 1);
+    cr_expect_float_eq(device_peak_flops(test_device("H100-SXM"), PREC_INT4, &used), 1979e12, 1);
     cr_expect_eq(used, PREC_INT8, "H100 has no int4: it computes in int8");
-    cr_expect_float_eq(device_peak_flops(device("EPYC-9654"), PREC_BF16, &used), 7.4e12, 1);
+    cr_expect_float_eq(device_peak_flops(test_device("EPYC-9654"), PREC_BF16, &used), 7.4e12, 1);
     cr_expect_eq(used, PREC_FP32);
 }
 
 Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
 {
     /* arithmetic: 7B parameters x 2 bytes = 14 GB; the common "28 GB" is the fp32 size */
-    const model_spec *m = model("llama-2-7b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-2-7b");
+    const device_spec *d = test_device("H100-SXM");
     double fp16 = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).weights_bytes;
     double fp32 = memory_inference(m, d, PREC_FP32, PREC_FP16, 1).weights_bytes;
     double int4 = memory_inference(m, d, PREC_INT4, PREC_FP16, 1).weights_bytes;
@@ -107,15 +86,15 @@ Test(models, kv_cache_per_token_follows_layers_and_kv_heads)
 {
     /* 2 (K and V) x layers x kv_heads x head size x 2 bytes: Llama-2-70B 320 KB per token
      * (2 x 80 x 8 x 128 x 2 bytes), Llama-2-7B 512 KB (no grouped query) */
-    cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-70b"), PREC_FP16), 327680, 0);
-    cr_expect_float_eq(model_kv_bytes_per_token(model("llama-2-7b"), PREC_FP16), 524288, 0);
+    cr_expect_float_eq(model_kv_bytes_per_token(test_model("llama-2-70b"), PREC_FP16), 327680, 0);
+    cr_expect_float_eq(model_kv_bytes_per_token(test_model("llama-2-7b"), PREC_FP16), 524288, 0);
 }
 
 Test(models, mixed_precision_adam_is_16_bytes_per_parameter)
 {
     /* ZeRO (arXiv 1910.02054): 2 + 2 + 12 bytes per parameter; stage 3 over 8 ranks: 2 */
-    const model_spec *m = model("llama-2-7b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-2-7b");
+    const device_spec *d = test_device("H100-SXM");
     training_setup s = { 1, 1, 1, 0, false, 1, 4096, 1 };
     training_memory mem = memory_training(m, d, &s);
     double states = mem.weights_bytes + mem.gradient_bytes + mem.optimizer_bytes;
@@ -133,8 +112,8 @@ Test(models, mixed_precision_adam_is_16_bytes_per_parameter)
 
 Test(models, tensor_parallelism_divides_per_device_memory)
 {
-    const model_spec *m = model("llama-2-70b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
     inference_memory one = memory_inference(m, d, PREC_FP16, PREC_FP16, 1);
     inference_memory four = memory_inference(m, d, PREC_FP16, PREC_FP16, 4);
     cr_expect_float_eq(four.weights_bytes, one.weights_bytes / 4, 1);
@@ -148,7 +127,7 @@ Test(models, gpt3_training_flops)
 {
     /* public estimate of GPT-3's training: 3.14e23 FLOPs for 175B parameters and 300B
      * tokens (6 N T, Kaplan et al. 2020) */
-    const model_spec *m = model("gpt-3-175b");
+    const model_spec *m = test_model("gpt-3-175b");
     double flops = 6 * model_params_active(m) * 300e9;
     cr_expect_leq(fabs(flops / 3.14e23 - 1), 0.01, "%g", flops);
 }
@@ -158,8 +137,8 @@ Test(models, llama_3_1_405b_gpu_hours_within_25_percent)
     /* Meta's Llama 3.1 model card: 30.84M H100 GPU-hours for ~15T tokens; Llama 3 report:
      * 38-43% MFU on 16K GPUs.  First the arithmetic at the published utilisation, then
      * the model's own plan (tp, pp, micro-batches, communication) on 16,384 GPUs. */
-    const model_spec *m = model("llama-3.1-405b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-3.1-405b");
+    const device_spec *d = test_device("H100-SXM");
     double flops = 6 * model_params(m) * 15e12;
     double at_published = flops / (0.40 * 989.5e12) / 3600;
     cr_expect_leq(fabs(at_published / 30.84e6 - 1), 0.25, "%g GPU-hours", at_published);
@@ -177,8 +156,8 @@ Test(models, llama_3_1_405b_gpu_hours_within_25_percent)
 Test(models, decode_is_bandwidth_bound_at_batch_1_and_compute_bound_at_large_batch)
 {
     /* roofline: at batch 1 a token costs about weight bytes / bandwidth */
-    const model_spec *m = model("llama-3-8b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1 };
     perf_time one = perf_decode_step(&s, 1, 128);
@@ -194,8 +173,8 @@ Test(models, decode_is_bandwidth_bound_at_batch_1_and_compute_bound_at_large_bat
 
 Test(models, quantized_weights_decode_faster)
 {
-    const model_spec *m = model("llama-2-70b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 4 }, s8 = s16, s4 = s16;
     s8.weights = PREC_INT8;
@@ -216,8 +195,8 @@ Test(models, tensor_parallel_allreduce_alpha_beta)
 
 Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
 {
-    const model_spec *m = model("llama-2-70b");
-    const device_spec *d = device("A100-80GB-SXM");
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("A100-80GB-SXM");
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     estimate_result r;
     char err[1024];
@@ -230,20 +209,21 @@ Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
 
 Test(models, every_catalog_pair_has_an_estimate)
 {
-    for (size_t i = 0; i < cat.nmodels; i++) {
-        for (size_t j = 0; j < cat.ndevices; j++) {
+    for (size_t i = 0; i < test_catalog.nmodels; i++) {
+        for (size_t j = 0; j < test_catalog.ndevices; j++) {
             estimate_request req = { .gpus = 8, .prec = PREC_FP16, .batch = 8, .prompt = 512,
                                      .output = 256 };
             estimate_result r;
             char err[1024];
-            int status = estimate_run(&cat.models[i], &cat.devices[j], &req, &r, err, sizeof err);
+            int status = estimate_run(&test_catalog.models[i], &test_catalog.devices[j], &req,
+                                      &r, err, sizeof err);
             if (status != 0) { /* only when the weights fit on no 8 devices */
-                cr_expect(strstr(err, "does not fit"), "%s on %s: %s", cat.models[i].name,
-                          cat.devices[j].name, err);
+                cr_expect(strstr(err, "does not fit"), "%s on %s: %s", test_catalog.models[i].name,
+                          test_catalog.devices[j].name, err);
                 continue;
             }
             cr_expect(r.decode.total_s > 0 && isfinite(r.decode.total_s), "%s on %s",
-                      cat.models[i].name, cat.devices[j].name);
+                      test_catalog.models[i].name, test_catalog.devices[j].name);
             cr_expect(r.throughput.tokens_per_s > 0);
         }
     }

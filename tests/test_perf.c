@@ -14,32 +14,10 @@
 #include "lua/catalog.h"
 #include "models/memory.h"
 #include "models/perf.h"
+#include "support/catalog_fixture.h"
 #include "tests/support/scratch.h"
 
-static catalog cat;
-
-static void setup(void)
-{
-    char err[512];
-    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
-}
-static void teardown(void) { catalog_release(&cat); }
-
-TestSuite(perf, .init = setup, .fini = teardown);
-
-static const model_spec *model(const char *name)
-{
-    const model_spec *m = catalog_model(&cat, name);
-    cr_assert_not_null(m, "no model %s", name);
-    return m;
-}
-
-static const device_spec *device(const char *name)
-{
-    const device_spec *d = catalog_device(&cat, name);
-    cr_assert_not_null(d, "no device %s", name);
-    return d;
-}
+TestSuite(perf, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 /* ---- the fitted curves against their rows -------------------------------------------- */
 
@@ -193,18 +171,18 @@ Test(perf, the_fit_is_redone_from_the_operator_files_when_they_are_here, .timeou
 
 Test(perf, every_catalog_device_has_measurements_that_stand_for_it)
 {
-    for (size_t i = 0; i < cat.ndevices; i++) {
-        const device_spec *d = &cat.devices[i];
+    for (size_t i = 0; i < test_catalog.ndevices; i++) {
+        const device_spec *d = &test_catalog.devices[i];
         const perf_family *f = perf_family_of(d);
         cr_assert_not_null(f);
         cr_expect_eq(d->is_cpu, f == perf_families[PERF_FAMILY_CPU], "%s", d->name);
         cr_expect(strlen(perf_family_reason(d)) > 10, "%s says why", d->name);
     }
-    cr_expect_eq(perf_family_of(device("H100-SXM")), perf_families[PERF_FAMILY_H100]);
-    cr_expect_eq(perf_family_of(device("H200-SXM")), perf_families[PERF_FAMILY_H100]);
-    cr_expect_eq(perf_family_of(device("A100-40GB-SXM")), perf_families[PERF_FAMILY_A100]);
-    cr_expect_eq(perf_family_of(device("L4")), perf_families[PERF_FAMILY_A40]);
-    cr_expect_eq(perf_node_of(device("H100-PCIe")), perf_nodes[PERF_NODE_H100_PAIRS]);
+    cr_expect_eq(perf_family_of(test_device("H100-SXM")), perf_families[PERF_FAMILY_H100]);
+    cr_expect_eq(perf_family_of(test_device("H200-SXM")), perf_families[PERF_FAMILY_H100]);
+    cr_expect_eq(perf_family_of(test_device("A100-40GB-SXM")), perf_families[PERF_FAMILY_A100]);
+    cr_expect_eq(perf_family_of(test_device("L4")), perf_families[PERF_FAMILY_A40]);
+    cr_expect_eq(perf_node_of(test_device("H100-PCIe")), perf_nodes[PERF_NODE_H100_PAIRS]);
 }
 
 /* ---- a memory pass by hand ---------------------------------------------------------- */
@@ -214,8 +192,8 @@ Test(perf, residual_adds_move_three_hidden_states_a_token)
     /* Llama-3-8B on an H100-SXM, a prefill of 4096 tokens: each residual add reads two
      * hidden states and writes one, 3 x 2 bytes x 4096 x 4096 = 100,663,296 bytes, at the
      * table's effective share of 3.35 TB/s for 4096 tokens; two a layer, 32 layers: 64 */
-    const model_spec *m = model("llama-3-8b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1 };
     perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
@@ -237,8 +215,8 @@ Test(perf, residual_adds_move_three_hidden_states_a_token)
 
 Test(perf, a_step_is_the_sum_of_its_operators)
 {
-    const model_spec *m = model("llama-2-70b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 4 };
     perf_batch b = { .decode_seqs = 24, .decode_context = 24 * 900, .prefill_tokens = 300,
@@ -264,8 +242,8 @@ Test(perf, a_step_is_the_sum_of_its_operators)
 
 Test(perf, kv_precision_drives_both_the_cache_size_and_its_read_time)
 {
-    const model_spec *m = model("llama-3-8b");
-    const device_spec *d = device("H100-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
     inference_memory m16 = memory_inference(m, d, PREC_FP16, PREC_FP16, 1);
     inference_memory m8 = memory_inference(m, d, PREC_FP16, PREC_FP8, 1);
     cr_expect_float_eq(m8.kv_bytes_per_token, m16.kv_bytes_per_token / 2, 1e-9);
@@ -301,10 +279,10 @@ Test(perf, fp8_speeds_up_less_than_twice_at_every_batch)
 {
     const char *models[] = { "llama-3-8b", "llama-2-70b" };
     const unsigned tps[] = { 1, 2 };
-    const device_spec *d = device("H100-SXM");
+    const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     for (int k = 0; k < 2; k++) {
-        perf_setup s16 = { model(models[k]), d, &p, PREC_BF16, PREC_FP16, tps[k] }, s8 = s16;
+        perf_setup s16 = { test_model(models[k]), d, &p, PREC_BF16, PREC_FP16, tps[k] }, s8 = s16;
         s8.weights = PREC_FP8;
         for (unsigned batch = 1; batch <= 1024; batch *= 2) {
             double speedup = decode_s(&s16, batch) / decode_s(&s8, batch);
@@ -317,17 +295,17 @@ Test(perf, fp8_speeds_up_less_than_twice_at_every_batch)
         }
     }
     /* where a device has no fp8, fp8 weights are weight-only: no faster compute */
-    const device_spec *a100 = device("A100-80GB-SXM");
+    const device_spec *a100 = test_device("A100-80GB-SXM");
     perf_profile pa = perf_default_profile(a100);
-    perf_setup a16 = { model("llama-3-8b"), a100, &pa, PREC_FP16, PREC_FP16, 1 }, a8 = a16;
+    perf_setup a16 = { test_model("llama-3-8b"), a100, &pa, PREC_FP16, PREC_FP16, 1 }, a8 = a16;
     a8.weights = PREC_FP8;
     cr_expect_geq(perf_prefill(&a8, 1, 8192).total_s, perf_prefill(&a16, 1, 8192).total_s);
 }
 
 Test(perf, int4_gains_shrink_as_batch_grows)
 {
-    const model_spec *m = model("llama-3-8b");
-    const device_spec *d = device("A100-80GB-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("A100-80GB-SXM");
     perf_profile p = perf_default_profile(d);
     perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 1 }, s4 = s16, s8 = s16;
     s4.weights = PREC_INT4;
@@ -358,9 +336,9 @@ Test(perf, a_decode_run_in_closed_form_equals_its_iterations_one_by_one)
         { "llama-2-7b", "EPYC-9654", PREC_FP32, PREC_FP32, 1, 4 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const device_spec *d = device(cases[i].device);
+        const device_spec *d = test_device(cases[i].device);
         perf_profile p = perf_default_profile(d);
-        perf_setup s = { model(cases[i].model), d, &p, cases[i].w, cases[i].kv, cases[i].tp };
+        perf_setup s = { test_model(cases[i].model), d, &p, cases[i].w, cases[i].kv, cases[i].tp };
         double seqs = cases[i].seqs, context = seqs * 700, n = 500, one_by_one = 0;
         for (double k = 0; k < n; k++) {
             perf_batch b = { .decode_seqs = seqs, .decode_context = context + seqs * k };
