@@ -15,6 +15,7 @@
 
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 
 /* Names as the sources write them -> catalog names.  Only exact architectural matches:
  * Llama 3.3 70B has Llama 3.1 70B's shapes (same layers, widths, heads, vocabulary);

@@ -11,6 +11,7 @@
 #include "models/llm.h"
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 
 typedef struct estimate_request {
     unsigned gpus;         /* devices available (>= 1) */

@@ -26,10 +26,7 @@
  * with it; kernel_launch_s is the GEMM's fixed time, and every kernel floor scales with
  * it.  So replica_set_speed (a shared GPU) slows every operator's two sides alike.
  *
- * Training keeps the model it had before the per-operator one: a roofline per
- * micro-batch with the training row's efficiency (scaled by compute_efficiency over
- * the family's) x tokens / (tokens + tokens_half) x width / (width + width_half), ring
- * all-reduces of alpha-beta form, 1F1B bubbles.
+ * Training steps are models/perf_training.h.
  *
  * Precomputed per batch shape: a pure-decode iteration costs a part fixed for its batch
  * plus attention linear in the context (perf_decode_shape), so a replica caches the
@@ -157,8 +154,6 @@ perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt);
 /* One decode iteration of `batch` sequences at a mean context of `context` tokens. */
 perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context);
 
-/* Ring all-reduce of `bytes` among n devices (training's alpha-beta form). */
-double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s);
 
 /* A pure-decode iteration of `seqs` sequences attending to `context` tokens in all costs
  * fixed_s + attention_s_per_token x context: everything but the attention over the cache
@@ -189,29 +184,6 @@ double decode_cost_sum(const decode_cost *c, double n);
 /* The number of whole iterations of a decode run that end within `elapsed` seconds. */
 double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n);
 
-/* Training. */
-typedef struct training_estimate {
-    training_setup setup;
-    training_memory memory;
-    double step_s;
-    double tokens_per_step;
-    double compute_s, tp_comm_s, bubble_s, dp_comm_s; /* parts of a step */
-    double mfu;            /* model FLOPs (6 N per token) over peak */
-} training_estimate;
-
-/* One step of `global_batch` sequences of seq_len tokens on gpus devices with the given
- * parallelism (setup.dp and microbatches are derived). */
-training_estimate perf_training_step(const model_spec *m, const device_spec *d,
-                                     const perf_profile *p, precision prec,
-                                     training_setup setup, unsigned gpus,
-                                     unsigned global_batch);
-
-/* The fastest setup that fits: tp a power of two within a node, pp a power of two
- * dividing the layers, ZeRO-1, recomputation only when needed.  Returns false (and the
- * closest miss in *out, fits false) when nothing fits. */
-bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_profile *p,
-                        precision prec, unsigned gpus, unsigned seq_len, unsigned global_batch,
-                        training_estimate *out);
 
 /* Best offline throughput (output tokens per second) on gpus devices for requests of
  * prompt + output tokens: over tensor parallelism and batch size within memory (s->tp

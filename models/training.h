@@ -21,6 +21,7 @@
 #include "models/device.h"
 #include "models/llm.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 #include "sim/dist.h"
 
 typedef struct checkpoint_spec {

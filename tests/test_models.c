@@ -9,6 +9,7 @@
 #include "models/estimate.h"
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 #include "support/catalog_fixture.h"
 
 TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);

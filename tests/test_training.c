@@ -11,6 +11,7 @@
 #include "lua/catalog.h"
 #include "models/job_scheduler_internal.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 
 TestSuite(training);
 
