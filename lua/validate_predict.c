@@ -124,12 +124,31 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         global = global * 1048576 / seq; /* "4M tokens": 4 x 2^20 tokens in sequences */
     if (strstr(row->model, "LoRA"))
         return refuse(out, "LoRA fine-tuning: the training model trains every weight");
-    /* The model's own plan (perf_training_plan: the fastest tp/pp/ZeRO-1 setup that
-     * fits) for the stated GPUs, sequence length and global batch; the stated
-     * parallelism is not imposed (context and virtual pipelines are not modelled). */
+    /* The stated setup where the row gives it (tp, pp, context parallelism, the
+     * interleaved schedule's chunks, micro-batch, FSDP or ZeRO stage, activation
+     * checkpointing: configuration, not results), the planner's choice for the rest. */
+    const char *par = row->parallelism;
+    training_constraints c = TRAINING_FREE;
+    c.tp = (unsigned)number_after(par, "TP=");
+    c.pp = (unsigned)number_after(par, "PP=");
+    c.cp = (unsigned)number_after(par, "CP=");
+    c.virtual_stages = (unsigned)number_after(par, "VP=");
+    if (!c.virtual_stages)
+        c.virtual_stages = (unsigned)number_after(par, "interleaved pipeline ");
+    c.micro_batch = (unsigned)number_after(par, "MBS=");
+    if (!c.micro_batch)
+        c.micro_batch = (unsigned)number_after(par, "micro-batch ");
+    if (strstr(par, "FSDP FULL_SHARD") || strstr(par, "ZeRO-3"))
+        c.zero_stage = 3;
+    else if (strstr(par, "ZeRO-1"))
+        c.zero_stage = 1;
+    if (strstr(par, "activation checkpointing True"))
+        c.recompute_layers = (int)m->layers;
+    else if (strstr(par, "activation checkpointing False"))
+        c.recompute_layers = 0;
     training_estimate t;
-    if (!perf_training_plan(m, d, p, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16, (unsigned)gpus,
-                            (unsigned)seq, (unsigned)global, &t))
+    if (!perf_training_plan_within(m, d, p, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16,
+                                   (unsigned)gpus, (unsigned)seq, (unsigned)global, c, &t))
         return refuse(out, "no training plan fits %g GPUs", gpus);
     double steps;
     if (!strcmp(row->unit, "GPU-hours")) {

@@ -75,15 +75,11 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     r->train_flops = 6 * r->params_active * r->train_tokens;
     if (global < req->gpus)
         global = req->gpus; /* at least one sequence per device */
-    r->train_fits = perf_training_plan(m, d, &p, tprec, req->gpus, seq, global, &r->train);
-    if (r->train_fits && req->pp) {
-        training_setup s = r->train.setup;
-        s.pp = req->pp;
-        if (req->gpus % (s.tp * s.pp) == 0) {
-            r->train = perf_training_step(m, d, &p, tprec, s, req->gpus, global);
-            r->train_fits = r->train.memory.fits;
-        }
-    }
+    /* --pp is imposed on the planner; --tp is the serving replicas' and not imposed */
+    training_constraints within = TRAINING_FREE;
+    within.pp = req->pp;
+    r->train_fits = perf_training_plan_within(m, d, &p, tprec, req->gpus, seq, global, within,
+                                              &r->train);
     if (!r->train_fits) {
         training_estimate probe;
         for (unsigned g = req->gpus * 2; g && g <= 1u << 20; g *= 2)

@@ -24,21 +24,40 @@ unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weig
     return 0;
 }
 
+double memory_training_layer_activations(const model_spec *m, const training_setup *s,
+                                         bool recomputed)
+{
+    double cp = s->cp ? s->cp : 1, t = s->tp ? s->tp : 1;
+    double sbh = (double)s->seq_len / cp * s->micro_batch * m->hidden;
+    if (recomputed)
+        return 2 * sbh;
+    return t > 1 ? 34 * sbh / t : sbh * (10 + 24 / t);
+}
+
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *s)
 {
-    training_memory r;
-    double shard = model_params(m) / ((double)s->tp * s->pp);
-    double dp = s->dp;
-    r.weights_bytes = 2 * shard / (s->zero_stage >= 3 ? dp : 1);
-    r.gradient_bytes = 2 * shard / (s->zero_stage >= 2 ? dp : 1);
-    r.optimizer_bytes = 12 * shard / (s->zero_stage >= 1 ? dp : 1);
-    double sbh = (double)s->seq_len * s->micro_batch * m->hidden;
-    double t = s->tp, a = m->heads, h = m->hidden, seq = s->seq_len;
-    double per_layer = s->recompute ? 2 * sbh : sbh * (10 + 24 / t + 5 * a * seq / (h * t));
-    double layers = ceil((double)m->layers / s->pp);
-    double in_flight = s->microbatches < s->pp ? s->microbatches : s->pp;
-    r.activation_bytes = per_layer * layers * (in_flight > 0 ? in_flight : 1);
+    training_memory r = { 0 };
+    double pp = s->pp ? s->pp : 1, t = s->tp ? s->tp : 1, cp = s->cp ? s->cp : 1;
+    double shard = model_params(m) / (t * pp);
+    double ranks = (s->dp ? s->dp : 1) * cp; /* the ranks holding the same weights */
+    r.weights_bytes = 2 * shard / (s->zero_stage >= 3 ? ranks : 1);
+    if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered */
+        r.weights_bytes += 2 * 2 * model_params_layer(m) / t;
+    r.gradient_bytes = 2 * shard / (s->zero_stage >= 2 ? ranks : 1);
+    r.optimizer_bytes = 12 * shard / (s->zero_stage >= 1 ? ranks : 1);
+    double layers = ceil((double)m->layers / pp);
+    double recomputed = fmin(s->recompute_layers, layers);
+    double per_mb = recomputed * memory_training_layer_activations(m, s, true)
+                    + (layers - recomputed) * memory_training_layer_activations(m, s, false);
+    double v = s->virtual_stages > 1 ? s->virtual_stages : 1;
+    double mbs = s->microbatches ? s->microbatches : 1;
+    double in_flight = fmin(mbs, pp);
+    if (v > 1 && pp > 1)
+        in_flight *= 1 + (pp - 1) / (pp * v);
+    r.logits_bytes = 4.0 * s->seq_len / cp * s->micro_batch * m->vocab / t;
+    double first = per_mb * in_flight, last = per_mb + r.logits_bytes;
+    r.activation_bytes = pp > 1 ? fmax(first, last) : per_mb + r.logits_bytes;
     r.total_bytes = r.weights_bytes + r.gradient_bytes + r.optimizer_bytes + r.activation_bytes;
     r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
     r.fits = r.total_bytes <= r.usable_bytes;

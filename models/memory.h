@@ -32,9 +32,14 @@ unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weig
                        precision kv, double context, unsigned max_tp);
 
 typedef struct training_setup {
-    unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp dp */
-    unsigned zero_stage;      /* 0-3: what data parallelism shards (ZeRO) */
-    bool recompute;           /* full activation recomputation */
+    unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp cp dp */
+    unsigned cp;              /* context parallelism: each sequence split over cp devices
+                               * (0 is read as 1) */
+    unsigned zero_stage;      /* 0-3: what data parallelism shards (ZeRO; 3 is FSDP) */
+    unsigned recompute_layers;/* layers per pipeline stage recomputed in full in the
+                               * backward pass; the others keep their activations */
+    unsigned virtual_stages;  /* model chunks per pipeline stage: 1 (or 0) is 1F1B, more
+                               * is the interleaved schedule */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */
@@ -42,17 +47,30 @@ typedef struct training_setup {
 
 typedef struct training_memory {
     double weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes; /* per GPU */
+    double logits_bytes;      /* the last stage's fp32 logits of one micro-batch */
     double total_bytes, usable_bytes;
     bool fits;
 } training_memory;
 
 /* Mixed-precision Adam: 2 bytes of weights, 2 of gradients and 12 of optimizer state
  * (fp32 master weights, momentum, variance) per parameter, 16 in all (ZeRO, arXiv
- * 1910.02054); ZeRO stage 1 shards the optimizer over dp, 2 also the gradients, 3 also
- * the weights.  Activations per layer and micro-batch, in 16-bit, from Korthikanti et
- * al. 2022 (arXiv 2205.05198): s b h (10 + 24/t + 5 a s / (h t)) bytes, or 2 s b h with
- * full recomputation; the first pipeline stage holds min(pp, micro-batches) of them. */
+ * 1910.02054); ZeRO stage 1 shards the optimizer over the dp x cp ranks, 2 also the
+ * gradients, 3 (FSDP) also the weights, which then need two layers gathered at a time.
+ * Activations per layer and micro-batch in 16-bit, after Korthikanti et al. 2022 (arXiv
+ * 2205.05198) with attention flash-style (the scores are never stored, which is what
+ * their selective recomputation achieves): s b h (10 + 24 / t) bytes, 34 s b h / t with
+ * sequence parallelism (taken whenever t > 1); a layer recomputed in full keeps only its
+ * input, 2 s b h; s is the sequence's share of one device (seq_len / cp).  The first
+ * stage holds min(pp, micro-batches) micro-batches in flight, (1 + (pp - 1) / (pp v))
+ * times that with v virtual stages; the last stage holds instead one in flight plus the
+ * fp32 logits, 4 s b vocab / t bytes (the loss is taken in fp32).  The total is the
+ * larger of the two stages' (one stage when pp = 1). */
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *setup);
+
+/* The activations of one micro-batch in one layer: kept (recomputed false) or recomputed
+ * in full (true). */
+double memory_training_layer_activations(const model_spec *m, const training_setup *setup,
+                                         bool recomputed);
 
 #endif

@@ -96,12 +96,12 @@ perf_profile perf_default_profile(const device_spec *d)
 {
     const perf_family *f = perf_family_of(d);
     perf_profile p = {
-        .compute_efficiency = f->gemm.efficiency, .tokens_half = f->training.tokens_half,
-        .width_half = f->training.width_half, .bandwidth_efficiency = f->gemm.bandwidth_efficiency,
+        .compute_efficiency = f->gemm.efficiency,
+        .bandwidth_efficiency = f->gemm.bandwidth_efficiency,
         .kernel_launch_s = f->gemm.floor_s, .kernels_per_layer = 0,
         .link_latency_s = f->cluster.link_latency_s,
         .network_bytes_per_s = f->cluster.network_bytes_per_s,
-        .devices_per_node = f->cluster.devices_per_node, .dp_overlap = f->cluster.dp_overlap,
+        .devices_per_node = f->cluster.devices_per_node,
         .host_s = f->host.base_s, .host_per_seq_s = f->host.per_seq_s,
         .host_tp_s = f->host.tp_base_s, .host_tp_per_seq_s = f->host.tp_per_seq_s,
         .family = f, .node = perf_node_of(d),

@@ -45,15 +45,17 @@
 
 typedef struct perf_profile {
     double compute_efficiency;   /* of the 16-bit peak, matrix products (see above) */
-    double tokens_half;          /* training: tokens per product at half its efficiency */
-    double width_half;           /* training: hidden / tp at half its efficiency */
+    double tokens_half;          /* a calibration's GEMM curve (unused by the model since
+                                  * training derives from the operators; kept for files) */
+    double width_half;           /* unused likewise (kept for files) */
     double bandwidth_efficiency; /* of peak memory bandwidth, streaming weights */
     double kernel_launch_s;      /* fixed time of a product; other kernels' floors scale */
     double kernels_per_layer;    /* unused since the per-operator model (kept for files) */
     double link_latency_s;       /* alpha of a training collective step */
     double network_bytes_per_s;  /* per device, between nodes (one direction) */
     unsigned devices_per_node;
-    double dp_overlap;           /* fraction of the gradient all-reduce hidden by backward */
+    double dp_overlap;           /* unused since the overlap follows from the schedule
+                                  * (models/perf_training.h); kept for files */
     /* the engine's host work per iteration (engine_overheads.csv by default; 0 for an
      * engine that hides it behind the GPU) */
     double host_s, host_per_seq_s;       /* every iteration, and per sequence in it */

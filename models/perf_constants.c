@@ -5,7 +5,7 @@
  * Change the data or the fit, not this file, and run
  *     python3 tools/fit_operators.py --c models/perf_constants.c \
  *             --sample tests/data/operators/sample.csv
- * The precision rows, the CPU family and the training rows are sourced constants of
+ * The precision rows, the CPU family and the links between nodes are sourced constants of
  * that script (SOURCED there), copied here by the same run.  RMS errors are relative
  * (predicted / measured - 1), each power-of-two bucket of tokens (of bytes, for
  * collectives) weighing alike, as in the fit; the splits by tokens are unweighted. */
@@ -37,14 +37,13 @@ static const perf_precision_row PRECISION_CPU = {
     .weight_only_compute = 1, .weight_only_stream = 1,
 };
 
-/* Training (perf_training_step) and links between nodes: the model before the per-operator
- * one (0.70 of the 16-bit peak for large products, so that published 38-55% MFU follows
- * after communication and bubbles; 400 Gb/s per GPU between nodes; 8 GPUs a node; 80% of
- * the gradient all-reduce hidden), kept until training is derived from the operator
- * classes. */
-#define TRAINING_GPU { .efficiency = 0.70, .tokens_half = 32, .width_half = 128 }
+/* Links between nodes (training's data and pipeline parallelism, tensor parallelism beyond
+ * a node): 400 Gb/s per GPU (one 400 Gb/s InfiniBand or Ethernet NIC a GPU, as in NVIDIA's
+ * DGX H100 and HGX designs: NVIDIA DGX H100 datasheet), 8 GPUs a node, 10 us a collective
+ * step (an assumed alpha: a few microseconds of network latency and NCCL's per-step work;
+ * not measured here). */
 #define CLUSTER_GPU { .link_latency_s = 10e-6, .network_bytes_per_s = 50e9, \
-                     .devices_per_node = 8, .dp_overlap = 0.8 }
+                     .devices_per_node = 8 }
 
 /* a100: the profiled A100 80GB SXM; its datasheet figures from devices.csv A100-80GB-SXM. */
 static const perf_family FAMILY_A100 = {
@@ -88,7 +87,6 @@ static const perf_family FAMILY_A100 = {
      * rows (lines 2-14, 28-66, 80-183), RMS error 14.4% */
     .host = { .base_s = 0.001279, .per_seq_s = 6.29e-05,
               .tp_base_s = 0.004712, .tp_per_seq_s = 9.905e-06 },
-    .training = TRAINING_GPU,
     .cluster = CLUSTER_GPU,
     .precision = &PRECISION_GPU,
 };
@@ -136,7 +134,6 @@ static const perf_family FAMILY_H100 = {
      * rows (lines 2-14, 28-66, 80-183), RMS error 14.4% */
     .host = { .base_s = 0.001279, .per_seq_s = 6.29e-05,
               .tp_base_s = 0.004712, .tp_per_seq_s = 9.905e-06 },
-    .training = TRAINING_GPU,
     .cluster = CLUSTER_GPU,
     .precision = &PRECISION_GPU,
 };
@@ -184,7 +181,6 @@ static const perf_family FAMILY_A40 = {
      * rows (lines 2-14, 28-66, 80-183), RMS error 14.4% */
     .host = { .base_s = 0.001279, .per_seq_s = 6.29e-05,
               .tp_base_s = 0.004712, .tp_per_seq_s = 9.905e-06 },
-    .training = TRAINING_GPU,
     .cluster = CLUSTER_GPU,
     .precision = &PRECISION_GPU,
 };
@@ -205,9 +201,8 @@ static const perf_family FAMILY_CPU = {
     .attn_decode = { .efficiency = 0.7, .width_half = 0, .floor_s = 0 },
     .attn_prefill = { .cached_efficiency = 0.6, .new_efficiency = 0.6, .floor_s = 0 },
     .host = { 0, 0, 0, 0 },
-    .training = { .efficiency = 0.6, .tokens_half = 4, .width_half = 16 },
     .cluster = { .link_latency_s = 5e-6, .network_bytes_per_s = 12.5e9,
-                 .devices_per_node = 1, .dp_overlap = 0.5 },
+                 .devices_per_node = 1 },
     .precision = &PRECISION_CPU,
 };
 
@@ -405,12 +400,11 @@ const perf_constant_note perf_constant_notes[] = {
     { "gpu", "precision_weight_only",
       "int8/int4 weight-only: compute 0.90 of 16-bit, weights streamed at 0.95 of the "
       "16-bit share (MARLIN, arXiv 2408.11743, GEMM micro-benchmarks)", 0 },
-    { "gpu", "training",
-      "0.70 of peak, tokens_half 32, width_half 128: the model before the per-operator "
-      "one (0.70 of the 16-bit peak for large products, so that published 38-55% MFU "
-      "follows after communication and bubbles; 400 Gb/s per GPU between nodes; 8 GPUs a "
-      "node; 80% of the gradient all-reduce hidden), kept until training is derived from "
-      "the operator classes", 0 },
+    { "gpu", "cluster",
+      "400 Gb/s per GPU (one 400 Gb/s InfiniBand or Ethernet NIC a GPU, as in NVIDIA's "
+      "DGX H100 and HGX designs: NVIDIA DGX H100 datasheet), 8 GPUs a node, 10 us a "
+      "collective step (an assumed alpha: a few microseconds of network latency and "
+      "NCCL's per-step work; not measured here)", 0 },
     { "cpu", "all",
       "BLAS 60% of fp32 peak, STREAM 70% of bandwidth: the model before the per-operator "
       "one", 0 },

@@ -88,19 +88,12 @@ typedef struct perf_precision_row {
     double weight_only_stream;        /* their weights' share of the 16-bit kernels' bandwidth */
 } perf_precision_row;
 
-/* Training's matrix products (models/perf.c perf_training_step): the model before the
- * per-operator one, kept until training is derived from the operator classes. */
-typedef struct perf_training_constants {
-    double efficiency, tokens_half, width_half;
-} perf_training_constants;
-
-/* Training and links between nodes (perf_profile's link_latency_s and after): the model
- * before the per-operator one, kept until training is derived from the operators. */
+/* Links between nodes (perf_profile's link_latency_s and after): training's data and
+ * pipeline parallelism, tensor parallelism beyond a node. */
 typedef struct perf_cluster_constants {
     double link_latency_s;       /* alpha of a training collective step */
     double network_bytes_per_s;  /* per device between nodes, one direction */
     unsigned devices_per_node;
-    double dp_overlap;           /* share of the gradient all-reduce hidden by backward */
 } perf_cluster_constants;
 
 typedef struct perf_family {
@@ -113,7 +106,6 @@ typedef struct perf_family {
     perf_attn_decode_constants attn_decode;
     perf_attn_prefill_constants attn_prefill;
     perf_host_constants host;
-    perf_training_constants training;
     perf_cluster_constants cluster;
     const perf_precision_row *precision;
 } perf_family;

@@ -1,7 +1,10 @@
-/* Training steps and the parallel-setup planner (see perf_training.h). */
+/* Training steps from the inference operators, and the parallel-setup planner (see
+ * perf_training.h). */
 #include "models/perf_training.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s)
 {
@@ -10,15 +13,90 @@ double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, doubl
     return 2.0 * (n - 1) / n * bytes / link_bytes_per_s + 2.0 * (n - 1) * latency_s;
 }
 
-/* The training row's efficiency, scaled by the profile's compute anchor over the
- * family's (1 by default, so the row's figures exactly), falling for few tokens and
- * narrow shards along the profile's curve (the training row's by default). */
-static double training_efficiency(const device_spec *d, const perf_profile *p, double tokens,
-                                  double width)
+static double gather_s(double bytes, unsigned n, double link, double latency)
 {
-    const perf_family *f = p->family ? p->family : perf_family_of(d);
-    double e = f->training.efficiency * (p->compute_efficiency / f->gemm.efficiency);
-    return e * tokens / (tokens + p->tokens_half) * width / (width + p->width_half);
+    return perf_allreduce_s(bytes, n, link, latency) / 2;
+}
+
+static unsigned one_if_zero(unsigned x) { return x ? x : 1; }
+
+/* A memory pass of `bytes` over `tokens` at the family's elementwise (activation) rate:
+ * fp8 casts and the optimizer step. */
+static double elementwise_s(const perf_family *f, const device_spec *d, const perf_profile *p,
+                            double tokens, double bytes)
+{
+    const perf_pass_constants *c = &f->pass[PASS_ACT];
+    double mscale = p->bandwidth_efficiency / f->gemm.bandwidth_efficiency;
+    double eff = c->efficiency * mscale * tokens / (tokens + c->tokens_half);
+    return bytes > 0 ? bytes / (d->bandwidth_bytes_per_s * eff) : 0;
+}
+
+/* One micro-batch on the last pipeline stage, forward and backward, by operator kind. */
+typedef struct microbatch {
+    double matmul_f, attention_f, pass_f, tp_f; /* forward */
+    double matmul_b, attention_b, pass_b, tp_b; /* backward */
+    double layer_f;        /* one layer's forward (for recomputation and overlaps) */
+    double layer_b;        /* one layer's backward */
+    double attention_layer;/* one layer's attention, forward and backward */
+} microbatch;
+
+static microbatch microbatch_of(const model_spec *m, const device_spec *d,
+                                const perf_profile *p, precision prec, const training_setup *s,
+                                double stage_layers)
+{
+    model_spec stage = *m;
+    stage.layers = (unsigned)stage_layers;
+    perf_profile np = *p; /* no engine host work in a training loop */
+    np.host_s = np.host_per_seq_s = np.host_tp_s = np.host_tp_per_seq_s = 0;
+    perf_setup ps = { &stage, d, &np, prec, PREC_BF16, s->tp };
+    double cp = one_if_zero(s->cp), seq = s->seq_len / cp, mb = s->micro_batch;
+    /* a sequence's share of one device attends causally to its own share and, over the
+     * ring, to the earlier shares: seq^2 / 2 new pairs and seq^2 (cp - 1) / 2 cached */
+    perf_batch b = { .prefill_tokens = mb * seq, .prefill_seqs = mb,
+                     .prefill_last = mb * seq, .prefill_new_pairs = mb * seq * seq / 2,
+                     .prefill_cached_pairs = mb * seq * seq * (cp - 1) / 2 };
+    perf_breakdown ops;
+    perf_iteration(&ps, &b, &ops);
+    const perf_op_time *o = ops.op;
+    microbatch r = { 0 };
+    r.matmul_f = o[OP_QKV].time_s + o[OP_OUT_PROJ].time_s + o[OP_ROUTER].time_s
+                 + o[OP_MLP_UP].time_s + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
+    r.attention_f = o[OP_ATTN_PREFILL].time_s;
+    r.pass_f = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ROPE].time_s + o[OP_ACT].time_s
+               + o[OP_ADD].time_s + o[OP_FINAL_NORM].time_s;
+    r.tp_f = o[OP_ALLREDUCE].time_s;
+    double cast_f = 0, cast_b = 0;
+    if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) {
+        /* Transformer Engine's casts: each product's input (forward) and output
+         * gradient (backward), 3 bytes an element (read 16-bit, write fp8) */
+        const perf_family *f = p->family ? p->family : perf_family_of(d);
+        double t = one_if_zero(s->tp), h = m->hidden, hd = (double)m->hidden / m->heads;
+        double qkv = (m->heads + 2.0 * m->kv_heads) * hd / t;
+        double up = (m->gated ? 2.0 : 1.0) * m->ffn / t, ffn = m->ffn / t;
+        double act = m->experts ? m->experts_active : 1;
+        double in = h + h / t + h + ffn * act, out = qkv + h + (up + h) * act;
+        double tokens = mb * seq;
+        cast_f = elementwise_s(f, d, p, tokens, 3 * tokens * in * stage_layers);
+        cast_b = elementwise_s(f, d, p, tokens, 3 * tokens * out * stage_layers);
+    }
+    r.matmul_b = 2 * r.matmul_f;
+    r.attention_b = 2.5 * r.attention_f;
+    r.pass_b = 2 * r.pass_f + cast_b;
+    r.pass_f += cast_f;
+    r.tp_b = r.tp_f;
+    double layers = stage_layers > 0 ? stage_layers : 1;
+    double per_step_f = o[OP_EMBED].time_s + o[OP_FINAL_NORM].time_s + o[OP_LM_HEAD].time_s;
+    r.layer_f = (r.matmul_f + r.attention_f + r.pass_f + r.tp_f - per_step_f) / layers;
+    r.layer_b = (r.matmul_b + r.attention_b + r.pass_b + r.tp_b - 2 * per_step_f) / layers;
+    r.attention_layer = (r.attention_f + r.attention_b) / layers;
+    return r;
+}
+
+/* Devices a group of n consecutive ranks (stride `inner`) spans: within a node when
+ * inner x n devices fit in one. */
+static double group_link(const device_spec *d, const perf_profile *p, double inner, double n)
+{
+    return inner * n <= p->devices_per_node ? device_link_bytes_per_s(d) : p->network_bytes_per_s;
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -26,71 +104,233 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                                      training_setup s, unsigned gpus, unsigned global_batch)
 {
     training_estimate e = { 0 };
-    s.dp = gpus / (s.tp * s.pp);
+    s.tp = one_if_zero(s.tp);
+    s.pp = one_if_zero(s.pp);
+    s.cp = one_if_zero(s.cp);
+    s.micro_batch = one_if_zero(s.micro_batch);
+    s.virtual_stages = one_if_zero(s.virtual_stages);
+    s.dp = gpus / (s.tp * s.pp * s.cp);
+    if (!s.dp)
+        s.dp = 1;
     unsigned per_rank = global_batch / s.dp;
     s.microbatches = per_rank / s.micro_batch > 0 ? per_rank / s.micro_batch : 1;
+    double stage_layers = ceil((double)m->layers / s.pp);
+    if (s.recompute_layers > stage_layers)
+        s.recompute_layers = (unsigned)stage_layers;
     e.setup = s;
     e.memory = memory_training(m, d, &s);
-    double tokens_mb = (double)s.micro_batch * s.seq_len;
-    /* forward + backward = 3 forward passes; recomputation adds a fourth */
-    double passes = s.recompute ? 4 : 3;
-    double flops_mb = passes * tokens_mb * model_forward_flops_per_token(m, s.seq_len / 2.0)
-                      / ((double)s.tp * s.pp);
-    double mb_compute = flops_mb / (device_peak_flops(d, prec, NULL)
-                                    * training_efficiency(d, p, tokens_mb,
-                                                          (double)m->hidden / s.tp));
-    /* tensor parallelism: 4 all-reduces per layer (2 forward, 2 backward), on NVLink */
-    double bytes = tokens_mb * m->hidden * 2.0;
-    double link = s.tp <= p->devices_per_node ? device_link_bytes_per_s(d) : p->network_bytes_per_s;
-    double mb_tp = 4.0 * ceil((double)m->layers / s.pp)
-                   * perf_allreduce_s(bytes, s.tp, link, p->link_latency_s);
-    double mb = mb_compute + mb_tp;
-    e.compute_s = s.microbatches * mb_compute;
-    e.tp_comm_s = s.microbatches * mb_tp;
-    e.bubble_s = (s.pp - 1) * mb; /* 1F1B: pp - 1 micro-batch slots idle per step */
-    /* data parallelism: the 16-bit gradients of this rank's shard, between nodes once the
-     * group spans more than one node, partly hidden behind the backward pass */
-    double grad_bytes = 2.0 * model_params(m) / ((double)s.tp * s.pp);
-    double dp_link = (double)gpus > p->devices_per_node ? p->network_bytes_per_s
-                                                        : device_link_bytes_per_s(d);
-    double dp_s = perf_allreduce_s(grad_bytes, s.dp, dp_link, p->link_latency_s);
-    e.dp_comm_s = dp_s * (1 - p->dp_overlap);
-    e.step_s = e.compute_s + e.tp_comm_s + e.bubble_s + e.dp_comm_s;
-    e.tokens_per_step = (double)s.microbatches * s.micro_batch * s.dp * s.seq_len;
+    microbatch mb = microbatch_of(m, d, p, prec, &s, stage_layers);
+    double n = s.microbatches;
+    double mb_compute = mb.matmul_f + mb.attention_f + mb.pass_f
+                        + mb.matmul_b + mb.attention_b + mb.pass_b;
+    double mb_tp = mb.tp_f + mb.tp_b;
+    double mb_recompute = s.recompute_layers * mb.layer_f;
+    /* context parallelism: keys and values round the ring, hidden behind the attention */
+    double mb_cp = 0;
+    if (s.cp > 1) {
+        double kv_layer = 2.0 * s.micro_batch * s.seq_len / s.cp * m->kv_heads
+                          * ((double)m->hidden / m->heads) / s.tp * 2 /* bytes */;
+        double link = group_link(d, p, s.tp, s.cp);
+        double ring = 3 * (s.cp - 1) * (kv_layer / link + p->link_latency_s); /* fwd 1, bwd 2 */
+        mb_cp = stage_layers * fmax(0, ring - mb.attention_layer);
+    }
+    double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp;
+    e.compute_s = n * mb_compute;
+    e.matmul_s = n * (mb.matmul_f + mb.matmul_b);
+    e.attention_s = n * (mb.attention_f + mb.attention_b);
+    e.memory_pass_s = n * (mb.pass_f + mb.pass_b);
+    e.tp_comm_s = n * mb_tp;
+    e.recompute_s = n * mb_recompute;
+    e.cp_comm_s = n * mb_cp;
+    /* the pipeline: (pp - 1) / v micro-batch slots idle, and the activations' sends along
+     * the fill and the drain (steady-state sends overlap the other micro-batches) */
+    if (s.pp > 1) {
+        double act = (double)s.micro_batch * s.seq_len / s.cp * m->hidden * 2 / s.tp;
+        double link = group_link(d, p, s.tp * s.cp * s.dp, s.pp);
+        e.bubble_s = (s.pp - 1) * mb_s / s.virtual_stages
+                     + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
+    }
+    /* data parallelism over the dp x cp ranks that hold the same weights */
+    unsigned ranks = s.dp * s.cp;
+    double shard = model_params(m) / ((double)s.tp * s.pp);
+    double link = group_link(d, p, s.tp, ranks);
+    if (s.zero_stage >= 3) {
+        double layer_bytes = 2.0 * model_params_layer(m) / s.tp;
+        double ag = gather_s(layer_bytes, ranks, link, p->link_latency_s);
+        double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
+        double bwd = stage_layers * fmax(0, 2 * ag - mb.layer_b) + ag;
+        e.dp_comm_s = n * (fwd + bwd);
+    } else {
+        /* ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed): the gradients are
+         * reduce-scattered once a step and the updated weights all-gathered, each half
+         * of an all-reduce's volume.  A layer's gradients are final after its last
+         * micro-batch's backward pass, so its reduction hides behind the backward work
+         * still to come: the rest of that pass (1F1B), and with v chunks per stage the
+         * later chunks' backward passes of the last round of min(m, pp) micro-batches
+         * too (the interleaved schedule finishes chunk by chunk); the gathers hide
+         * alike behind the next step's first forward passes.  What a layer's bucket
+         * needs after the last work is never hidden. */
+        double half = gather_s(2.0 * shard, ranks, link, p->link_latency_s);
+        double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
+        double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
+        double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
+        double reach = 1 - 1 / stage_layers, later = v > 1 ? rounds * (v - 1) / v : 0;
+        e.dp_comm_s = fmax(half - backward * (reach + later), half / stage_layers)
+                      + fmax(half - forward * (reach + later), half / stage_layers);
+    }
+    /* Adam over this rank's share of the states */
+    const perf_family *f = p->family ? p->family : perf_family_of(d);
+    double opt_params = shard / (s.zero_stage >= 1 ? ranks : 1);
+    e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
+    if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */
+        e.optimizer_s += elementwise_s(f, d, p, opt_params / m->hidden, 3 * shard);
+    e.step_s = e.compute_s + e.recompute_s + e.tp_comm_s + e.cp_comm_s + e.bubble_s
+               + e.dp_comm_s + e.optimizer_s;
+    e.tokens_per_step = n * s.micro_batch * s.dp * s.seq_len;
     double model_flops = 6.0 * model_params_active(m) * e.tokens_per_step;
     e.mfu = model_flops / (e.step_s * gpus * device_peak_flops(d, prec, NULL));
     return e;
+}
+
+/* ---- the planner ------------------------------------------------------------------------ */
+
+/* The fewest layers per stage to recompute in full for the setup to fit; -1 if even all
+ * do not.  The memory falls as layers are recomputed, so the first that fits is it. */
+static int layers_to_recompute(const model_spec *m, const device_spec *d, training_setup s,
+                               unsigned gpus, unsigned global_batch)
+{
+    s.dp = gpus / (s.tp * s.pp * s.cp);
+    unsigned per_rank = global_batch / s.dp;
+    s.microbatches = per_rank / s.micro_batch > 0 ? per_rank / s.micro_batch : 1;
+    unsigned layers = (unsigned)ceil((double)m->layers / s.pp);
+    for (unsigned k = 0; k <= layers; k++) {
+        s.recompute_layers = k;
+        if (memory_training(m, d, &s).fits)
+            return (int)k;
+    }
+    return -1;
+}
+
+static bool faster(const training_estimate *a, const training_estimate *b)
+{
+    return a->step_s / a->tokens_per_step < b->step_s / b->tokens_per_step;
+}
+
+static void describe(char *buf, size_t size, const training_setup *s)
+{
+    snprintf(buf, size, "tp %u, pp %u%s, dp %u, ZeRO-%u%s", s->tp, s->pp,
+             s->virtual_stages > 1 ? " interleaved" : "", s->dp, s->zero_stage,
+             s->zero_stage == 3 ? " (FSDP)" : "");
+}
+
+static double slower_pct(const training_estimate *alt, const training_estimate *best)
+{
+    return 100 * ((alt->step_s / alt->tokens_per_step) / (best->step_s / best->tokens_per_step) - 1);
+}
+
+bool perf_training_plan_within(const model_spec *m, const device_spec *d,
+                               const perf_profile *p, precision prec, unsigned gpus,
+                               unsigned seq_len, unsigned global_batch,
+                               training_constraints c, training_estimate *out)
+{
+    training_estimate best = { 0 }, best_low_zero = { 0 }, best_no_recompute = { 0 };
+    bool found = false, found_low_zero = false, found_no_recompute = false;
+    double least_over = INFINITY;
+    unsigned tried = 0;
+    unsigned max_tp = p->devices_per_node > 1 ? p->devices_per_node : 1;
+    unsigned cp = one_if_zero(c.cp);
+    /* tp: powers of two within a node, pp: powers of two up to the layers (or as imposed) */
+    for (unsigned tp = c.tp ? c.tp : 1; tp <= (c.tp ? c.tp : max_tp) && tp <= gpus; tp *= 2) {
+        for (unsigned pp = c.pp ? c.pp : 1;
+             pp <= (c.pp ? c.pp : m->layers) && tp * pp * cp <= gpus; pp *= 2) {
+            if (gpus % (tp * pp * cp) != 0 || global_batch < gpus / (tp * pp * cp))
+                continue;
+            unsigned dp = gpus / (tp * pp * cp), per_rank = global_batch / dp;
+            unsigned stage_layers = (m->layers + pp - 1) / pp;
+            for (int zero = 1; zero <= 3; zero++) {
+                if (c.zero_stage >= 0 && zero != c.zero_stage)
+                    continue;
+                unsigned mb_from = c.micro_batch ? c.micro_batch : 1;
+                for (unsigned mbs = mb_from; mbs <= (c.micro_batch ? mb_from : 8)
+                                             && mbs <= per_rank; mbs *= 2) {
+                    unsigned n = per_rank / mbs;
+                    unsigned v_from = c.virtual_stages ? c.virtual_stages : 1;
+                    for (unsigned v = v_from; v <= (c.virtual_stages ? v_from : 8); v *= 2) {
+                        /* interleaving needs the micro-batches a multiple of pp and the
+                         * stage's layers a multiple of v (Megatron's conditions) */
+                        if (!c.virtual_stages && v > 1
+                            && (pp == 1 || n % pp != 0 || stage_layers % v != 0))
+                            continue;
+                        training_setup s = { .tp = tp, .pp = pp, .cp = cp,
+                                             .zero_stage = (unsigned)zero,
+                                             .virtual_stages = v, .micro_batch = mbs,
+                                             .seq_len = seq_len };
+                        int k = c.recompute_layers >= 0
+                                    ? (int)fmin(c.recompute_layers, stage_layers)
+                                    : layers_to_recompute(m, d, s, gpus, global_batch);
+                        s.recompute_layers = k < 0 ? stage_layers : (unsigned)k;
+                        training_estimate e = perf_training_step(m, d, p, prec, s, gpus,
+                                                                 global_batch);
+                        tried++;
+                        if (!e.memory.fits) {
+                            double over = e.memory.total_bytes / e.memory.usable_bytes;
+                            if (!found && over < least_over) {
+                                least_over = over;
+                                best = e;
+                            }
+                            continue;
+                        }
+                        if (!found || faster(&e, &best))
+                            best = e;
+                        found = true;
+                        if (zero == 1 && (!found_low_zero || faster(&e, &best_low_zero))) {
+                            best_low_zero = e;
+                            found_low_zero = true;
+                        }
+                        if (k == 0 && (!found_no_recompute || faster(&e, &best_no_recompute))) {
+                            best_no_recompute = e;
+                            found_no_recompute = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (found) {
+        char alt[96];
+        size_t used = (size_t)snprintf(best.why, sizeof best.why,
+                                       "the fastest of %u setups that fit", tried);
+        if (best.setup.zero_stage > 1) {
+            if (found_low_zero) {
+                describe(alt, sizeof alt, &best_low_zero.setup);
+                used += (size_t)snprintf(best.why + used, sizeof best.why - used,
+                                         "; sharding only the optimizer (%s) is %.1f%% slower",
+                                         alt, slower_pct(&best_low_zero, &best));
+            } else {
+                used += (size_t)snprintf(best.why + used, sizeof best.why - used,
+                                         "; nothing fits with only the optimizer sharded");
+            }
+        }
+        if (used < sizeof best.why && best.setup.recompute_layers > 0) {
+            if (found_no_recompute) {
+                describe(alt, sizeof alt, &best_no_recompute.setup);
+                snprintf(best.why + used, sizeof best.why - used,
+                         "; without recomputation (%s) %.1f%% slower", alt,
+                         slower_pct(&best_no_recompute, &best));
+            } else {
+                snprintf(best.why + used, sizeof best.why - used,
+                         "; nothing fits without recomputing layers");
+            }
+        }
+    }
+    *out = best;
+    return found;
 }
 
 bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_profile *p,
                         precision prec, unsigned gpus, unsigned seq_len, unsigned global_batch,
                         training_estimate *out)
 {
-    bool found = false;
-    training_estimate best = { 0 };
-    double least_over = INFINITY;
-    unsigned max_tp = p->devices_per_node > 1 ? p->devices_per_node : 1;
-    for (int recompute = 0; recompute <= 1 && !found; recompute++) {
-        for (unsigned tp = 1; tp <= max_tp && tp <= gpus; tp *= 2) {
-            for (unsigned pp = 1; tp * pp <= gpus && pp <= m->layers; pp *= 2) {
-                if (gpus % (tp * pp) != 0 || global_batch < gpus / (tp * pp))
-                    continue;
-                training_setup s = { tp, pp, 0, 1, recompute, 1, seq_len, 0 };
-                training_estimate e = perf_training_step(m, d, p, prec, s, gpus, global_batch);
-                if (!e.memory.fits) {
-                    double over = e.memory.total_bytes / e.memory.usable_bytes;
-                    if (!found && over < least_over) {
-                        least_over = over;
-                        best = e;
-                    }
-                    continue;
-                }
-                if (!found || e.step_s / e.tokens_per_step < best.step_s / best.tokens_per_step)
-                    best = e;
-                found = true;
-            }
-        }
-    }
-    *out = best;
-    return found;
+    return perf_training_plan_within(m, d, p, prec, gpus, seq_len, global_batch, TRAINING_FREE,
+                                     out);
 }

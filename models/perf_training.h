@@ -1,5 +1,36 @@
-/* Training steps and the planner that picks a parallel setup (tensor, pipeline and data
- * parallelism, ZeRO, recomputation) for a model on a number of devices. */
+/* Training steps and the planner that picks a parallel setup for a model on a number of
+ * devices, as Megatron-LM, NeMo, DeepSpeed and PyTorch FSDP users run them.
+ *
+ * A step is derived from the inference operators (perf_iteration), not from a training
+ * efficiency of its own: the forward pass of a micro-batch on one pipeline stage is a
+ * prefill of its tokens (every token needs logits), without the engine's host work and
+ * without the paged cache's copies; the backward pass charges each operator again at
+ * its backward multiple (matrix products 2: the data and the weight gradients;
+ * flash-style attention 2.5: five products for the forward's two, FlashAttention-2,
+ * arXiv 2307.08691; memory passes 2: reading the saved input and the incoming gradient;
+ * the tensor-parallel all-reduces once more each, Megatron's conjugate f/g operators);
+ * layers recomputed in full run their forward once more.  fp8 training (Transformer
+ * Engine) runs the products at the fp8 share of the fp8 peak and adds the casts: each
+ * product's input cast to fp8 in the forward pass, its output gradient in the backward
+ * pass (reading 2 bytes and writing 1 an element), the weights once a step.  Then, per
+ * step on gpus = tp pp cp dp devices:
+ *   m micro-batches of F + B (+ R) on the slowest stage (the last: it also runs the LM
+ *     head and the loss);
+ *   the pipeline's bubble: (pp - 1) / v of a micro-batch's time (1F1B with v = 1, the
+ *     interleaved schedule with v model chunks per stage, Narayanan et al. 2021, arXiv
+ *     2104.04473) plus the activations' sends through the fill and drain;
+ *   context parallelism: each layer's keys and values passed round the cp ring, hidden
+ *     behind the attention it feeds;
+ *   data parallelism: ZeRO-1/2 reduce the gradients once a step (the volume of an
+ *     all-reduce), hidden behind the last micro-batch's backward pass except the first
+ *     layer's share (per-layer buckets); ZeRO-3/FSDP gathers each layer's weights in
+ *     the forward and again in the backward pass and reduce-scatters its gradients,
+ *     every micro-batch, each layer's transfer hidden behind the previous layer's work;
+ *   the optimizer step: Adam over this rank's share of the states as a memory pass (28
+ *     bytes a parameter: fp32 weights, momentum and variance read and written, the
+ *     16-bit gradient read and weight written).
+ * MFU is 6 N (active parameters) per token over the device's peak in the precision.
+ */
 #ifndef FLEETSIM_MODELS_PERF_TRAINING_H
 #define FLEETSIM_MODELS_PERF_TRAINING_H
 
@@ -10,29 +41,58 @@
 #include "models/memory.h"
 #include "models/perf.h"
 
-/* Ring all-reduce of `bytes` among n devices (training's alpha-beta form). */
+/* Ring all-reduce of `bytes` among n devices (alpha-beta form); an all-gather or a
+ * reduce-scatter is half of it. */
 double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, double latency_s);
 
-/* Training. */
 typedef struct training_estimate {
     training_setup setup;
     training_memory memory;
     double step_s;
     double tokens_per_step;
-    double compute_s, tp_comm_s, bubble_s, dp_comm_s; /* parts of a step */
+    /* the parts of a step, which add up to step_s */
+    double compute_s;      /* forward and backward operators, all micro-batches */
+    double recompute_s;    /* recomputed layers' forward passes */
+    double tp_comm_s;      /* tensor-parallel all-reduces */
+    double cp_comm_s;      /* context parallelism's exposed key-value passing */
+    double bubble_s;       /* the pipeline's fill and drain */
+    double dp_comm_s;      /* data parallelism's exposed gradient (and FSDP weight) traffic */
+    double optimizer_s;    /* the optimizer step */
+    /* compute_s by kind of operator */
+    double matmul_s, attention_s, memory_pass_s;
     double mfu;            /* model FLOPs (6 N per token) over peak */
+    char why[320];         /* the planner's reason for this setup; "" when imposed */
 } training_estimate;
 
-/* One step of `global_batch` sequences of seq_len tokens on gpus devices with the given
- * parallelism (setup.dp and microbatches are derived). */
+/* One step of `global_batch` sequences of setup.seq_len tokens on gpus devices with the
+ * given parallelism (setup.dp and microbatches are derived; cp and virtual_stages 0 are
+ * read as 1).  precision is the products' (bf16, fp8, ...). */
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                                      const perf_profile *p, precision prec,
                                      training_setup setup, unsigned gpus,
                                      unsigned global_batch);
 
-/* The fastest setup that fits: tp a power of two within a node, pp a power of two
- * dividing the layers, ZeRO-1, recomputation only when needed.  Returns false (and the
- * closest miss in *out, fits false) when nothing fits. */
+/* What the planner may choose; a zero field is free, a set one is imposed. */
+typedef struct training_constraints {
+    unsigned tp, pp, cp, virtual_stages, micro_batch;
+    int zero_stage;        /* -1: free */
+    int recompute_layers;  /* per stage, more than the stage has meaning all; -1: free */
+} training_constraints;
+
+#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, -1, -1 })
+
+/* The fastest setup that fits within the constraints, as a framework's user would pick
+ * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3
+ * (FSDP), micro-batches of 1-8 sequences, the interleaved schedule where the layers and
+ * micro-batches divide, and full recomputation of the fewest layers that make it fit.
+ * out->why says why (what the next best without sharding or recomputation would cost).
+ * Returns false (and the closest miss in *out, fits false) when nothing fits. */
+bool perf_training_plan_within(const model_spec *m, const device_spec *d,
+                               const perf_profile *p, precision prec, unsigned gpus,
+                               unsigned seq_len, unsigned global_batch,
+                               training_constraints c, training_estimate *out);
+
+/* The same with nothing imposed. */
 bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_profile *p,
                         precision prec, unsigned gpus, unsigned seq_len, unsigned global_batch,
                         training_estimate *out);

@@ -8,6 +8,7 @@
 
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 
 void training_spec_release(training_spec *s)
 {
@@ -85,19 +86,25 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
 
 /* ---- from a model ------------------------------------------------------------------- */
 
+/* The planner's setup, with tp and pp imposed when given (0: chosen); an imposed pair
+ * the planner cannot take (tp not a power of two, say) is timed as given, recomputing
+ * every layer if that is what it takes to fit. */
 static bool estimate(const model_spec *m, const device_spec *d, const perf_profile *p,
                      precision prec, unsigned gpus, unsigned tp, unsigned pp, unsigned seq_len,
                      unsigned global_batch, training_estimate *out)
 {
+    training_constraints c = TRAINING_FREE;
+    c.tp = tp;
+    c.pp = pp;
+    if (perf_training_plan_within(m, d, p, prec, gpus, seq_len, global_batch, c, out))
+        return true;
     if (!tp && !pp)
-        return perf_training_plan(m, d, p, prec, gpus, seq_len, global_batch, out);
-    bool fits = false;
-    for (int recompute = 0; recompute <= 1 && !fits; recompute++) {
-        training_setup s = { tp, pp, 0, 1, recompute, 1, seq_len, 0 };
-        *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
-        fits = out->memory.fits;
-    }
-    return fits;
+        return false;
+    training_setup s = { .tp = tp ? tp : 1, .pp = pp ? pp : 1, .zero_stage = 1,
+                         .recompute_layers = m->layers, .micro_batch = 1,
+                         .seq_len = seq_len };
+    *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
+    return out->memory.fits;
 }
 
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,

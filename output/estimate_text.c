@@ -104,13 +104,32 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, "\n");
         return;
     }
-    fprintf(out, "  parallelism         tp %u, pp %u, dp %u, ZeRO-%u%s, %u micro-batches of "
-            "%u x %u tokens\n", t->setup.tp, t->setup.pp, t->setup.dp, t->setup.zero_stage,
-            t->setup.recompute ? ", recomputation" : "", t->setup.microbatches,
-            t->setup.micro_batch, t->setup.seq_len);
-    fprintf(out, "  step                %.4g s (compute %.3g, tensor-parallel %.3g, pipeline "
-            "bubble %.3g, data-parallel %.3g)\n", t->step_s, t->compute_s, t->tp_comm_s,
-            t->bubble_s, t->dp_comm_s);
+    const training_setup *s = &t->setup;
+    fprintf(out, "  parallelism         tp %u, pp %u", s->tp, s->pp);
+    if (s->pp > 1)
+        fprintf(out, " (%s)", s->virtual_stages > 1 ? "interleaved" : "1F1B");
+    if (s->cp > 1)
+        fprintf(out, ", cp %u", s->cp);
+    fprintf(out, ", dp %u, ZeRO-%u%s, %u micro-batches of %u x %u tokens\n", s->dp,
+            s->zero_stage, s->zero_stage == 3 ? " (FSDP)" : "", s->microbatches,
+            s->micro_batch, s->seq_len);
+    if (s->pp > 1 && s->virtual_stages > 1)
+        fprintf(out, "                      %u model chunks per pipeline stage\n",
+                s->virtual_stages);
+    unsigned stage_layers = (m->layers + s->pp - 1) / s->pp;
+    if (s->recompute_layers)
+        fprintf(out, "  recomputation       full, %u of the %u layers per stage\n",
+                s->recompute_layers, stage_layers);
+    else
+        fprintf(out, "  recomputation       none (flash attention keeps no scores)\n");
+    if (t->why[0])
+        fprintf(out, "  why                 %s\n", t->why);
+    fprintf(out, "  step                %.4g s: compute %.3g (matrix products %.3g, attention "
+            "%.3g, memory passes %.3g), recomputation %.3g, tensor-parallel %.3g, "
+            "context-parallel %.3g, pipeline bubble %.3g, data-parallel %.3g, optimizer "
+            "%.3g\n", t->step_s, t->compute_s, t->matmul_s, t->attention_s, t->memory_pass_s,
+            t->recompute_s, t->tp_comm_s, t->cp_comm_s, t->bubble_s, t->dp_comm_s,
+            t->optimizer_s);
     fprintf(out, "  MFU                 %.1f%%\n", 100 * t->mfu);
     fprintf(out, "  time                %.4g days, %.4g GPU-hours\n", r->train_s / 86400,
             r->train_gpu_hours);

@@ -479,7 +479,7 @@ def write_c(fit, path, data_label):
     w(" * Change the data or the fit, not this file, and run")
     w(" *     python3 tools/fit_operators.py --c models/perf_constants.c \\")
     w(" *             --sample tests/data/operators/sample.csv")
-    w(" * The precision rows, the CPU family and the training rows are sourced constants of")
+    w(" * The precision rows, the CPU family and the links between nodes are sourced constants of")
     w(" * that script (SOURCED there), copied here by the same run.  RMS errors are relative")
     w(" * (predicted / measured - 1), each power-of-two bucket of tokens (of bytes, for")
     w(" * collectives) weighing alike, as in the fit; the splits by tokens are unweighted. */")
@@ -505,10 +505,10 @@ def write_c(fit, path, data_label):
     w("    .weight_only_compute = 1, .weight_only_stream = 1,")
     w("};")
     w("")
-    w(comment("Training (perf_training_step) and links between nodes: %s." % SOURCED_TRAINING, ""))
-    w("#define TRAINING_GPU { .efficiency = 0.70, .tokens_half = 32, .width_half = 128 }")
+    w(comment("Links between nodes (training's data and pipeline parallelism, tensor "
+              "parallelism beyond a node): %s." % SOURCED_CLUSTER, ""))
     w("#define CLUSTER_GPU { .link_latency_s = 10e-6, .network_bytes_per_s = 50e9, \\")
-    w("                     .devices_per_node = 8, .dp_overlap = 0.8 }")
+    w("                     .devices_per_node = 8 }")
     w("")
     dp, derr = att["decode"]
     pp, perr = att["prefill"]
@@ -552,7 +552,6 @@ def write_c(fit, path, data_label):
         w(comment("%s; %s" % (how("host", "host"), how("host", "host_tp"))))
         w("    .host = { .base_s = %s, .per_seq_s = %s," % (cnum(host[0]), cnum(host[1])))
         w("              .tp_base_s = %s, .tp_per_seq_s = %s }," % (cnum(host[2]), cnum(host[3])))
-        w("    .training = TRAINING_GPU,")
         w("    .cluster = CLUSTER_GPU,")
         w("    .precision = &PRECISION_GPU,")
         w("};")
@@ -646,11 +645,10 @@ SOURCED_PRECISION_COMMENT = [
     "Attention, norms, activations and the other memory passes stay 16-bit; the cache is",
     "  read at its own precision (kv_precision).",
 ]
-SOURCED_TRAINING = ("the model before the per-operator one (0.70 of the 16-bit peak for "
-                    "large products, so that published 38-55% MFU follows after communication "
-                    "and bubbles; 400 Gb/s per GPU between nodes; 8 GPUs a node; 80% of the "
-                    "gradient all-reduce hidden), kept until training is derived from the "
-                    "operator classes")
+SOURCED_CLUSTER = ("400 Gb/s per GPU (one 400 Gb/s InfiniBand or Ethernet NIC a GPU, as in "
+                   "NVIDIA's DGX H100 and HGX designs: NVIDIA DGX H100 datasheet), 8 GPUs a "
+                   "node, 10 us a collective step (an assumed alpha: a few microseconds of "
+                   "network latency and NCCL's per-step work; not measured here)")
 SOURCED_CPU = [
     "/* CPUs: no operator measurements; the figures of the model before the per-operator",
     " * one: BLAS near 60% of the fp32 peak, small products less efficient, STREAM near 70%",
@@ -668,9 +666,8 @@ SOURCED_CPU = [
     "    .attn_decode = { .efficiency = 0.7, .width_half = 0, .floor_s = 0 },",
     "    .attn_prefill = { .cached_efficiency = 0.6, .new_efficiency = 0.6, .floor_s = 0 },",
     "    .host = { 0, 0, 0, 0 },",
-    "    .training = { .efficiency = 0.6, .tokens_half = 4, .width_half = 16 },",
     "    .cluster = { .link_latency_s = 5e-6, .network_bytes_per_s = 12.5e9,",
-    "                 .devices_per_node = 1, .dp_overlap = 0.5 },",
+    "                 .devices_per_node = 1 },",
     "    .precision = &PRECISION_CPU,",
     "};",
 ]
@@ -680,7 +677,7 @@ SOURCED_NOTES = [
      "NVIDIA cuBLAS 12.9, 2025)"),
     ("gpu", "precision_weight_only", "int8/int4 weight-only: compute 0.90 of 16-bit, weights "
      "streamed at 0.95 of the 16-bit share (MARLIN, arXiv 2408.11743, GEMM micro-benchmarks)"),
-    ("gpu", "training", "0.70 of peak, tokens_half 32, width_half 128: " + SOURCED_TRAINING),
+    ("gpu", "cluster", SOURCED_CLUSTER),
     ("cpu", "all", "BLAS 60% of fp32 peak, STREAM 70% of bandwidth: the model before the "
      "per-operator one"),
 ]

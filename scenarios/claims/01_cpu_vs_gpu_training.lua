@@ -8,7 +8,7 @@
 --
 -- Sizing, from `fleetsim estimate --model llama-2-7b --gpu H100-SXM --gpus 8
 -- --train-tokens 1e10`: 6 x 6.7e9 x 1e10 = 4.0e20 FLOPs (Kaplan et al. 2020), about
--- 1.05 days on the node at 56% MFU; the CPUs run at 0.6 of their fp32 peak, so the same
+-- 1.23 days on the node at 48% MFU; the CPUs run at 0.6 of their fp32 peak, so the same
 -- work takes months.  Sources: NVIDIA's H100 datasheet and AMD's EPYC 9654
 -- specifications (datasheet peaks; fp32 at base clock).
 --

@@ -1,0 +1,200 @@
+/* Training steps from the operators and the planner (models/perf_training.h): each part
+ * of a step against its hand-derived value, from the same operator times the inference
+ * model gives, and the planner's choices where the answer is known. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "models/memory.h"
+#include "models/perf.h"
+#include "models/perf_training.h"
+#include "support/catalog_fixture.h"
+
+TestSuite(training_plan, .init = test_catalog_setup, .fini = test_catalog_teardown);
+
+/* The forward pass of one micro-batch of `tokens` tokens, its operators as a prefill
+ * with logits for every token and no host work. */
+static void forward_ops(const model_spec *m, const device_spec *d, precision prec,
+                        unsigned tp, double seqs, double seq, perf_breakdown *ops)
+{
+    perf_profile p = perf_default_profile(d);
+    p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0;
+    perf_setup s = { m, d, &p, prec, PREC_BF16, tp };
+    perf_batch b = { .prefill_tokens = seqs * seq, .prefill_seqs = seqs,
+                     .prefill_last = seqs * seq, .prefill_new_pairs = seqs * seq * seq / 2 };
+    perf_iteration(&s, &b, ops);
+}
+
+Test(training_plan, a_step_is_the_operators_at_their_backward_multiples)
+{
+    /* llama-3-8b on one H100 in bf16, 8 sequences of 4096 a step, micro-batches of 1:
+     * 8 x (forward + backward): products x 3, attention x 3.5, passes x 3 */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 1, 8);
+    perf_breakdown ops;
+    forward_ops(m, d, PREC_BF16, 1, 1, 4096, &ops);
+    const perf_op_time *o = ops.op;
+    double mm = o[OP_QKV].time_s + o[OP_OUT_PROJ].time_s + o[OP_MLP_UP].time_s
+                + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
+    double attn = o[OP_ATTN_PREFILL].time_s;
+    double pass = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ROPE].time_s
+                  + o[OP_ACT].time_s + o[OP_ADD].time_s + o[OP_FINAL_NORM].time_s;
+    cr_expect_eq(e.setup.microbatches, 8);
+    cr_expect_float_eq(e.matmul_s, 8 * 3 * mm, 1e-9 * e.matmul_s);
+    cr_expect_float_eq(e.attention_s, 8 * 3.5 * attn, 1e-9 * e.attention_s);
+    cr_expect_float_eq(e.memory_pass_s, 8 * 3 * pass, 1e-9 * e.memory_pass_s);
+    cr_expect_float_eq(e.compute_s, e.matmul_s + e.attention_s + e.memory_pass_s, 1e-12);
+    /* one device: no communication, no bubble; Adam over 8.03e9 parameters, 28 bytes
+     * each, at the elementwise pass's rate */
+    cr_expect_eq(e.tp_comm_s, 0);
+    cr_expect_eq(e.bubble_s, 0);
+    cr_expect_eq(e.dp_comm_s, 0);
+    const perf_pass_constants *act = &p.family->pass[PASS_ACT];
+    double tokens = model_params(m) / m->hidden;
+    double opt = 28 * model_params(m) / (d->bandwidth_bytes_per_s * act->efficiency
+                                         * tokens / (tokens + act->tokens_half));
+    cr_expect_float_eq(e.optimizer_s, opt, 1e-9 * opt);
+    cr_expect_float_eq(e.step_s, e.compute_s + e.optimizer_s, 1e-12);
+    /* MFU: 6 N per token over the bf16 peak */
+    double mfu = 6 * model_params_active(m) * 8 * 4096 / (e.step_s * d->peak_flops[PREC_BF16]);
+    cr_expect_float_eq(e.mfu, mfu, 1e-12);
+}
+
+Test(training_plan, recomputed_layers_run_their_forward_again)
+{
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096 };
+    training_estimate none = perf_training_step(m, d, &p, PREC_BF16, s, 1, 4);
+    s.recompute_layers = 32;
+    training_estimate all = perf_training_step(m, d, &p, PREC_BF16, s, 1, 4);
+    s.recompute_layers = 8;
+    training_estimate quarter = perf_training_step(m, d, &p, PREC_BF16, s, 1, 4);
+    /* all layers: the forward once more apart from embedding, final norm and LM head */
+    perf_breakdown ops;
+    forward_ops(m, d, PREC_BF16, 1, 1, 4096, &ops);
+    double forward = 0;
+    for (int i = 0; i < OP_COUNT; i++)
+        if (i != OP_HOST && i != OP_ATTN_COPY && i != OP_EMBED && i != OP_FINAL_NORM
+            && i != OP_LM_HEAD)
+            forward += ops.op[i].time_s;
+    cr_expect_float_eq(all.recompute_s, 4 * forward, 1e-9 * forward);
+    cr_expect_float_eq(quarter.recompute_s, all.recompute_s / 4, 1e-9 * forward);
+    cr_expect_eq(none.recompute_s, 0);
+    /* and keep 2 s b h bytes a layer instead of 34 s b h (tp 1): 32 x 32 s b h less */
+    double sbh = 4096.0 * m->hidden;
+    cr_expect_float_eq(none.memory.activation_bytes - all.memory.activation_bytes,
+                       32 * 32 * sbh, 1);
+}
+
+Test(training_plan, the_interleaved_schedule_divides_the_bubble_by_its_chunks)
+{
+    /* llama-2-70b, tp 8, pp 4 on 32 H100s (dp 1): 16 micro-batches; the bubble is
+     * (pp - 1) / v micro-batch slots plus the fill and drain sends, which v leaves */
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 8, .pp = 4, .zero_stage = 1, .micro_batch = 1,
+                         .recompute_layers = 20, .seq_len = 4096 };
+    training_estimate one = perf_training_step(m, d, &p, PREC_BF16, s, 32, 16);
+    s.virtual_stages = 4;
+    training_estimate four = perf_training_step(m, d, &p, PREC_BF16, s, 32, 16);
+    cr_expect_eq(one.setup.microbatches, 16);
+    double slot = (one.compute_s + one.recompute_s + one.tp_comm_s) / 16;
+    double sends = one.bubble_s - 3 * slot;
+    cr_expect_gt(sends, 0);
+    cr_expect_lt(sends, 0.01 * one.bubble_s, "the sends are a small part");
+    cr_expect_float_eq(four.bubble_s, 3 * slot / 4 + sends, 1e-9 * one.bubble_s);
+    /* the interleaved schedule keeps more micro-batches in flight: 1 + 3 / 16 times */
+    training_setup k = four.setup;
+    double per_mb = 20 * memory_training_layer_activations(m, &k, true);
+    cr_expect_float_eq(four.memory.activation_bytes, per_mb * 4 * (1 + 3.0 / 16), 1);
+}
+
+Test(training_plan, the_planner_recomputes_the_fewest_layers_that_fit)
+{
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.tp = 1;
+    c.pp = 1;
+    c.micro_batch = 2;
+    training_estimate e;
+    /* 8 GPUs, 2 sequences of 8192 a micro-batch: the activations do not fit whole */
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 8192, 64, c, &e));
+    unsigned k = e.setup.recompute_layers;
+    cr_expect(k > 0 && k < 32, "%u layers", k);
+    training_setup fewer = e.setup;
+    fewer.recompute_layers = k - 1;
+    cr_expect_not(memory_training(m, d, &fewer).fits, "%u layers would have fitted", k - 1);
+    cr_expect(strstr(e.why, "nothing fits without recomputing layers"), "%s", e.why);
+}
+
+Test(training_plan, a_model_that_must_shard_takes_fsdp_over_deep_pipelines)
+{
+    /* llama-2-13b on one node of 8 H100s: 13B x 16 bytes = 208 GB of states; only the
+     * optimizer sharded (ZeRO-1), a replica needs a 4-deep pipeline, whose bubble and
+     * fill cost more than FSDP's gathers, which hide behind the layers over NVLink */
+    const model_spec *m = test_model("llama-2-13b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_estimate e;
+    cr_assert(perf_training_plan(m, d, &p, PREC_BF16, 8, 4096, 256, &e));
+    cr_expect_eq(e.setup.zero_stage, 3, "ZeRO-%u", e.setup.zero_stage);
+    cr_expect_eq(e.setup.pp, 1);
+    cr_expect_eq(e.setup.tp, 1);
+    cr_expect(strstr(e.why, "sharding only the optimizer (") != NULL, "%s", e.why);
+    training_constraints low = TRAINING_FREE;
+    low.zero_stage = 1;
+    training_estimate z1;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 256, low, &z1));
+    cr_expect_gt(z1.setup.tp * z1.setup.pp, 1, "ZeRO-1 alone needs model parallelism");
+    cr_expect_gt(z1.step_s, e.step_s);
+    /* FSDP's gathers (weights twice) and reduce-scatter per micro-batch, 3 x 7/8 of the
+     * 16-bit weights over the node, mostly hidden: exposed under a tenth of the step */
+    cr_expect_gt(e.dp_comm_s, 0);
+    cr_expect_lt(e.dp_comm_s, 0.1 * e.step_s);
+}
+
+Test(training_plan, gradient_reduction_hides_behind_the_backward_pass)
+{
+    /* ZeRO-1 over 2 nodes (dp 16, tp 1): the reduce-scatter and the all-gather, each
+     * half of an all-reduce of the 16-bit gradients, hidden but for one layer's bucket
+     * when the backward (forward) pass is longer */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096,
+                         .recompute_layers = 32 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 16, 64);
+    double half = perf_allreduce_s(2 * model_params(m), 16, p.network_bytes_per_s,
+                                   p.link_latency_s) / 2;
+    double n = e.setup.microbatches;
+    double backward = (e.matmul_s * 2 / 3 + e.attention_s * 2.5 / 3.5 + e.memory_pass_s * 2 / 3) / n;
+    double forward = (e.matmul_s / 3 + e.attention_s / 3.5 + e.memory_pass_s / 3) / n;
+    double expect = fmax(half - backward * 31 / 32, half / 32) + fmax(half - forward * 31 / 32, half / 32);
+    cr_expect_float_eq(e.dp_comm_s, expect, 1e-9 * half, "dp %g, expected %g", e.dp_comm_s, expect);
+    cr_expect_lt(e.dp_comm_s, 2 * half, "some of it hidden");
+    cr_expect_geq(e.dp_comm_s, 2 * half / 32 - 1e-12, "a layer's bucket never hidden");
+}
+
+Test(training_plan, fp8_training_is_faster_than_bf16_but_under_twice)
+{
+    /* the products at the fp8 share of the fp8 peak; attention and the passes stay 16-bit
+     * and the casts are added, so the step shortens by less than the peak doubles */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096 };
+    training_estimate bf = perf_training_step(m, d, &p, PREC_BF16, s, 1, 8);
+    training_estimate f8 = perf_training_step(m, d, &p, PREC_FP8, s, 1, 8);
+    double speedup = bf.step_s / f8.step_s;
+    cr_expect(speedup > 1.1 && speedup < 2, "fp8 speed-up %g", speedup);
+    cr_expect_float_eq(f8.attention_s, bf.attention_s, 1e-9 * bf.attention_s);
+    cr_expect_gt(f8.memory_pass_s, bf.memory_pass_s, "the casts");
+}
