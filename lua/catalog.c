@@ -18,7 +18,7 @@ static const char *const DEVICE_KEYS[] = {
 };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
-    "experts", "experts_active", "params", "params_active", "context", NULL,
+    "alibi", "experts", "experts_active", "params", "params_active", "context", NULL,
 };
 
 static int by_name(const void *a, const void *b)
@@ -144,6 +144,7 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || read_unsigned(c, o, "context", false, &m->context)
                  || fields_read_flag(c, o, "gated", false, &m->gated)
                  || fields_read_flag(c, o, "tied", false, &m->tied)
+                 || fields_read_flag(c, o, "alibi", false, &m->alibi)
                  || fields_read_number(c, o, "params", false, 0, 0, 1e15, true,
                                        &m->published_params)
                  || fields_read_number(c, o, "params_active", false, 0, 0, 1e15, true,
@@ -157,6 +158,9 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
     if (status == 0 && (m->experts_active > m->experts || (m->experts && !m->experts_active)))
         status = fields_fail(c, o->where, o->path, "experts_active (%u) must be between 1 and "
                              "experts (%u)", m->experts_active, m->experts);
+    if (status == 0 && m->alibi && m->positions)
+        status = fields_fail(c, o->where, o->path, "alibi and positions (%u) exclude each other: "
+                             "ALiBi has no learned position table", m->positions);
     if (status == 0 && !m->context)
         m->context = 4096;
     return status ? -1 : 0;

@@ -47,6 +47,8 @@ double model_params_active(const model_spec *m)
     return model_params(m) - m->layers * inactive;
 }
 
+bool model_rotary(const model_spec *m) { return !m->positions && !m->alibi; }
+
 double model_kv_bytes_per_token(const model_spec *m, precision kv)
 {
     return 2.0 * m->layers * m->kv_heads * head_dim(m) * precision_bytes(kv);

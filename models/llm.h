@@ -13,7 +13,9 @@ typedef struct model_spec {
     char *name;
     unsigned layers, hidden, heads, kv_heads, ffn, vocab;
     unsigned experts, experts_active; /* 0 and 0 for dense models */
-    unsigned positions;               /* learned position embeddings; 0 for rotary */
+    unsigned positions;               /* learned position embeddings; 0 for rotary or ALiBi */
+    bool alibi;                       /* positions as attention biases by distance (ALiBi):
+                                       * no rotary, no learned table; then positions is 0 */
     bool gated, tied;
     unsigned context;                 /* trained context length, tokens */
     double published_params, published_active_params; /* for tests; 0 if unknown */
@@ -26,6 +28,10 @@ double model_params_active(const model_spec *m);
 /* Parameters of one transformer layer (all experts), and of the embeddings. */
 double model_params_layer(const model_spec *m);
 double model_params_embedding(const model_spec *m);
+
+/* Whether queries and keys are rotated (rotary embeddings): neither learned positions
+ * nor ALiBi. */
+bool model_rotary(const model_spec *m);
 
 /* Key-value cache bytes per token of context, all layers. */
 double model_kv_bytes_per_token(const model_spec *m, precision kv);

@@ -338,7 +338,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
         add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
         add_gemm(s, &o[OP_QKV], L, 1, T, h, qkv);
-        if (!m->positions)
+        if (model_rotary(m))
             add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T,
                      2 * s->abytes * T * (s->q_heads + s->kv_heads) * s->hd);
         add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);

@@ -5,7 +5,10 @@
 #include <math.h>
 #include <string.h>
 
+#include <lauxlib.h>
+
 #include "lua/catalog.h"
+#include "lua/sandbox.h"
 #include "models/estimate.h"
 #include "models/memory.h"
 #include "models/perf.h"
@@ -16,13 +19,84 @@ TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
 {
-    cr_assert_eq(test_catalog.nmodels, 11);
+    cr_assert_eq(test_catalog.nmodels, 25);
     for (size_t i = 0; i < test_catalog.nmodels; i++) {
         const model_spec *m = &test_catalog.models[i];
         double derived = model_params(m);
         cr_expect_leq(fabs(derived / m->published_params - 1), 0.02, "%s: %g vs published %g",
                       m->name, derived, m->published_params);
     }
+}
+
+Test(models, entries_after_2024_and_for_validation_keep_their_sources_counts)
+{
+    /* each count as its source prints it (lua/fleetsim/models.lua names the source) */
+    static const struct { const char *name; double published; } cards[] = {
+        { "bloom-176b", 176.247e9 },   /* bigscience/bloom model card: 176,247,271,424 */
+        { "opt-175b", 175e9 },         /* arXiv:2205.01068 Table 1 */
+        { "gpt-3-5b", 5e9 },           /* NeMo's name: its shapes give 5.05B */
+        { "gpt-3-20b", 20e9 },         /* NeMo's name: its shapes give 20.25B */
+        { "mpt-7b", 6658859008 },      /* llm-foundry benchmarking README */
+        { "mpt-13b", 12853954560 },
+        { "mpt-30b", 29975214080 },
+        { "mpt-70b", 64862437376 },
+        { "gpt-j-6b", 6053381344 },    /* EleutherAI model card */
+        { "llama-3.2-1b", 1.23e9 },    /* Meta model cards */
+        { "llama-3.2-3b", 3.21e9 },
+        { "llama-3.3-70b", 70.6e9 },
+        { "qwen2.5-7b", 7.61e9 },      /* Qwen model cards */
+        { "qwen2.5-72b", 72.7e9 },
+    };
+    for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+        const model_spec *m = test_model(cards[i].name);
+        cr_expect_float_eq(m->published_params, cards[i].published, 1, "%s", m->name);
+        cr_expect_leq(fabs(model_params(m) / cards[i].published - 1), 0.02, "%s: %g", m->name,
+                      model_params(m));
+    }
+    /* MPT-7B by hand: 32 x (4 x 4096^2 + 2 x 4096 x 16384 + 2 x 4096) + 50368 x 4096 (tied,
+     * no position table: ALiBi) + 4096 */
+    cr_expect_float_eq(model_params(test_model("mpt-7b")), 6649024512.0, 0.5);
+    /* Llama 3.2 1B ties its embeddings: one 128256 x 2048 table, 262,668,288 */
+    const model_spec *l1 = test_model("llama-3.2-1b");
+    cr_expect_float_eq(model_params_embedding(l1), 128256.0 * 2048 + 2048, 0.5);
+    /* Llama 3.3 70B is Llama 3.1 70B's architecture */
+    const model_spec *l33 = test_model("llama-3.3-70b"), *l31 = test_model("llama-3.1-70b");
+    cr_expect_float_eq(model_params(l33), model_params(l31), 0.5);
+    cr_expect_float_eq(model_kv_bytes_per_token(l33, PREC_FP16),
+                       model_kv_bytes_per_token(l31, PREC_FP16), 1e-9);
+    /* Qwen2.5 7B: 4 key-value heads of 128 over 28 layers, 2 x 28 x 4 x 128 x 2 bytes */
+    cr_expect_float_eq(model_kv_bytes_per_token(test_model("qwen2.5-7b"), PREC_FP16), 57344,
+                       1e-9);
+}
+
+Test(models, alibi_has_no_position_table_and_no_rotary)
+{
+    const model_spec *bloom = test_model("bloom-176b");
+    cr_expect(bloom->alibi);
+    cr_expect_eq(bloom->positions, 0);
+    cr_expect_not(model_rotary(bloom));
+    cr_expect_float_eq(model_params_embedding(bloom), 250880.0 * 14336 + 14336, 0.5);
+    cr_expect_not(model_rotary(test_model("mpt-30b")));
+    cr_expect_not(model_rotary(test_model("opt-175b")), "learned positions");
+    cr_expect(model_rotary(test_model("gpt-j-6b")), "partial rotary, taken as rotary");
+    cr_expect(model_rotary(test_model("qwen2.5-72b")));
+}
+
+Test(models, a_catalog_entry_with_alibi_and_learned_positions_is_refused)
+{
+    sandbox *sb = sandbox_create(false);
+    cr_assert_not_null(sb);
+    lua_State *L = sandbox_state(sb);
+    cr_assert_eq(luaL_dostring(L, "local fs = require 'fleetsim'\n"
+                                  "fs.models.odd = { layers = 2, hidden = 64, heads = 4, "
+                                  "kv_heads = 4, ffn = 256, vocab = 100, alibi = true, "
+                                  "positions = 512 }"), LUA_OK, "%s", lua_tostring(L, -1));
+    catalog cat;
+    char err[512];
+    cr_expect_eq(catalog_load_from(L, "odd.lua", &cat, err, sizeof err), -1);
+    cr_expect(strstr(err, "alibi and positions (512) exclude each other") != NULL, "%s", err);
+    cr_expect(strstr(err, "models.odd") != NULL, "names the entry: %s", err);
+    sandbox_free(sb);
 }
 
 Test(models, mixtral_active_parameters_are_two_experts_of_eight)

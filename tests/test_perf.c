@@ -213,6 +213,30 @@ Test(perf, residual_adds_move_three_hidden_states_a_token)
     cr_expect_eq(ops.op[OP_ADD].bound, BOUND_LAUNCH);
 }
 
+Test(perf, only_rotary_models_pay_the_rotary_pass)
+{
+    /* ALiBi (BLOOM, MPT) biases the scores inside attention and learned positions (OPT)
+     * are added once at the embedding: neither rotates queries and keys each layer */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_batch b = { .prefill_tokens = 2048, .prefill_seqs = 1, .prefill_last = 1,
+                     .prefill_new_pairs = 2048.0 * 2048 / 2 };
+    perf_breakdown ops;
+    static const struct { const char *name; bool rotary; } cases[] = {
+        { "bloom-176b", false }, { "mpt-7b", false }, { "opt-175b", false },
+        { "gpt-j-6b", true }, { "llama-3.2-1b", true },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const model_spec *m = test_model(cases[i].name);
+        perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 8 };
+        perf_iteration(&s, &b, &ops);
+        cr_expect_eq(ops.op[OP_ROPE].count > 0, cases[i].rotary, "%s", m->name);
+        cr_expect_eq(ops.op[OP_ROPE].time_s > 0, cases[i].rotary, "%s", m->name);
+        if (cases[i].rotary)
+            cr_expect_float_eq(ops.op[OP_ROPE].count, m->layers, 0, "one a layer: %s", m->name);
+    }
+}
+
 Test(perf, a_step_is_the_sum_of_its_operators)
 {
     const model_spec *m = test_model("llama-2-70b");

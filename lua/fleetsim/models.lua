@@ -3,18 +3,36 @@
 -- layers, hidden (model width), heads, kv_heads (grouped-query attention: fewer key and
 -- value heads), ffn (feed-forward width), gated (SwiGLU: three FFN matrices instead of
 -- two), vocab, tied (input and output embeddings shared), positions (learned position
--- embeddings, 0 for rotary), experts and experts_active (mixture of experts: every
+-- embeddings, 0 for rotary), alibi (positions as attention biases by distance: neither
+-- rotary nor a learned table), experts and experts_active (mixture of experts: every
 -- layer's FFN is replicated `experts` times and each token uses `experts_active`).
+-- Biases (OPT, BLOOM, GPT-J, Qwen's QKV) are not counted: under 0.1% of any entry.
 -- params is the published count; fleetsim derives its own from the shapes, and the
 -- tests hold the two within 2%.  context is the trained context length.
 --
 -- Sources: the Llama 2 paper and model cards (Meta, 2023), the Llama 3 / 3.1 model
 -- cards and "The Llama 3 Herd of Models" (Meta, 2024), Mistral 7B and Mixtral of
 -- Experts (Mistral AI, 2023/2024), "Language Models are Few-Shot Learners" (GPT-3,
--- 2020).
+-- 2020); the entries below the first group name their own source and date.
 
 local llama2 = { gated = true, vocab = 32000, context = 4096 }
 local llama3 = { gated = true, vocab = 128256, context = 8192 }
+-- MosaicML llm-foundry, scripts/train/yamls/pretrain/mpt-{7b,13b,30b,70b}.yaml (2023):
+-- d_model, n_heads, n_layers, expansion_ratio 4, vocab_size 50368, max_seq_len 2048;
+-- ALiBi, tied embeddings, GELU.  params as its scripts/train/benchmarking/README.md
+-- prints them.  MPT-13B and MPT-70B are benchmark shapes, never released as models.
+local mpt = { gated = false, vocab = 50368, tied = true, alibi = true, context = 2048 }
+-- NVIDIA NeMo's GPT-3 family as its performance summary runs it: NeMo-Framework-Launcher
+-- launcher_scripts/conf/training/gpt3/{5b,20b}.yaml and NeMo 2.0's GPTConfig5B and
+-- GPTConfig20B (nemo/collections/llm/gpt/model/base.py, 2024): learned positions (2048),
+-- tied embeddings, GELU, the GPT-2 BPE vocabulary (50257; Megatron pads it to a multiple
+-- of 128 x tp).  Their published size is the name's (5B, 20B): the shapes give 0.9% and
+-- 1.3% more.
+local nemo_gpt3 = { gated = false, vocab = 50257, tied = true, positions = 2048, context = 2048 }
+-- Qwen2.5 7B and 72B model cards and config.json (Qwen, huggingface.co/Qwen/Qwen2.5-7B
+-- and /Qwen2.5-72B, 2024-09); "Qwen2.5 Technical Report" (arXiv:2412.15115): SwiGLU,
+-- rotary, untied embeddings; 32768 in config.json (131072 with YaRN).
+local qwen25 = { gated = true, vocab = 152064, context = 32768 }
 
 local function with(base, fields)
   local t = {}
@@ -37,4 +55,38 @@ return {
                        experts = 8, experts_active = 2, params = 46.7e9, params_active = 12.9e9, context = 32768 },
   ["gpt-3-175b"] = { layers = 96, hidden = 12288, heads = 96, kv_heads = 96, ffn = 49152, gated = false, vocab = 50257,
                      tied = true, positions = 2048, params = 175e9, context = 2048 },
+  -- BigScience, bigscience/bloom model card and config.json (huggingface.co/bigscience/
+  -- bloom, 2022-07) and arXiv:2211.05100: ALiBi, tied embeddings, GELU; 176,247,271,424.
+  ["bloom-176b"] = { layers = 70, hidden = 14336, heads = 112, kv_heads = 112, ffn = 57344, gated = false,
+                     vocab = 250880, tied = true, alibi = true, params = 176.247e9, context = 2048 },
+  -- Zhang et al., "OPT: Open Pre-trained Transformer Language Models" (arXiv:2205.01068,
+  -- 2022-05), Table 1: learned positions, ReLU, tied embeddings; vocab 50272 as the
+  -- released OPT configs give it (huggingface.co/facebook/opt-66b config.json; their
+  -- position table has 2050 rows, 2 of them an offset).
+  ["opt-175b"] = { layers = 96, hidden = 12288, heads = 96, kv_heads = 96, ffn = 49152, gated = false,
+                   vocab = 50272, tied = true, positions = 2048, params = 175e9, context = 2048 },
+  ["gpt-3-5b"] = with(nemo_gpt3, { layers = 24, hidden = 4096, heads = 32, kv_heads = 32, ffn = 16384, params = 5e9 }),
+  ["gpt-3-20b"] = with(nemo_gpt3, { layers = 44, hidden = 6144, heads = 48, kv_heads = 48, ffn = 24576, params = 20e9 }),
+  ["mpt-7b"] = with(mpt, { layers = 32, hidden = 4096, heads = 32, kv_heads = 32, ffn = 16384, params = 6658859008 }),
+  ["mpt-13b"] = with(mpt, { layers = 40, hidden = 5120, heads = 40, kv_heads = 40, ffn = 20480, params = 12853954560 }),
+  ["mpt-30b"] = with(mpt, { layers = 48, hidden = 7168, heads = 56, kv_heads = 56, ffn = 28672, params = 29975214080 }),
+  ["mpt-70b"] = with(mpt, { layers = 80, hidden = 8192, heads = 64, kv_heads = 64, ffn = 32768, params = 64862437376 }),
+  -- EleutherAI, GPT-J-6B model card and config.json (huggingface.co/EleutherAI/gpt-j-6b,
+  -- 2021-06): 6,053,381,344 parameters, n_ctx 2048, embedding rows 50400 (50257 used),
+  -- untied.  Approximated: its rotary covers 64 of each head's 256 dimensions (taken as
+  -- all), and its attention and MLP run in parallel from one norm (taken as in sequence).
+  ["gpt-j-6b"] = { layers = 28, hidden = 4096, heads = 16, kv_heads = 16, ffn = 16384, gated = false,
+                   vocab = 50400, params = 6053381344, context = 2048 },
+  -- Meta, Llama 3.2 model card and config.json (huggingface.co/meta-llama/Llama-3.2-1B
+  -- and -3B, 2024-09): 1.23B and 3.21B, tied embeddings.
+  ["llama-3.2-1b"] = with(llama3, { layers = 16, hidden = 2048, heads = 32, kv_heads = 8, ffn = 8192, tied = true,
+                                    params = 1.23e9, context = 131072 }),
+  ["llama-3.2-3b"] = with(llama3, { layers = 28, hidden = 3072, heads = 24, kv_heads = 8, ffn = 8192, tied = true,
+                                    params = 3.21e9, context = 131072 }),
+  -- Meta, Llama 3.3 model card (huggingface.co/meta-llama/Llama-3.3-70B-Instruct,
+  -- 2024-12): Llama 3.1 70B's architecture, retrained.
+  ["llama-3.3-70b"] = with(llama3, { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 28672, params = 70.6e9,
+                                     context = 131072 }),
+  ["qwen2.5-7b"] = with(qwen25, { layers = 28, hidden = 3584, heads = 28, kv_heads = 4, ffn = 18944, params = 7.61e9 }),
+  ["qwen2.5-72b"] = with(qwen25, { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 29568, params = 72.7e9 }),
 }
