@@ -17,11 +17,13 @@
 #include "models/budget.h"
 #include "models/run.h"
 #include "output/atomic_file.h"
+#include "output/headline.h"
 #include "output/jobs.h"
 #include "output/pictures.h"
 #include "output/records.h"
 #include "output/results.h"
 #include "output/run_files.h"
+#include "output/scenario_text.h"
 #include "output/sweep.h"
 #include "output/verdict.h"
 #include "sim/interrupt.h"
@@ -134,10 +136,13 @@ static int run_single(const cli_options *o, scenario *sc)
             fprintf(stderr, "fleetsim: %s\n", err);
             status = CLI_EXIT_RUN_FAILURE;
         } else if (status == 0) {
-            printf("%s: %u replication%s of %g s, %llu events\n\n", sc->name, sc->replications,
+            printf("%s: %u replication%s of %g s, %llu events\n", sc->name, sc->replications,
                    sc->replications == 1 ? "" : "s", sc->duration_s,
                    (unsigned long long)results.events);
+            output_replicas_text(stdout, sc);
+            printf("\n");
             output_summary_table(stdout, &results.metrics);
+            output_overload_warnings(stderr, &results.metrics, "");
             claim_point point = { NULL, &results.metrics, sc->replications };
             claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
             status = sig ? 0 : judge_claim(sc->runtime, &one, dir); /* none on a part */
@@ -181,6 +186,7 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
                pt->replications == 1 ? "" : "s", pt->duration_s,
                (unsigned long long)pt->results.events);
         output_summary_table(stdout, &pt->results.metrics);
+        output_overload_warnings(stderr, &pt->results.metrics, "");
         printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
         return 0;
     }
@@ -221,6 +227,10 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
             printf(": %s = %.6g, %s", x->spec.search.metric, pt->measured,
                    pt->meets ? "meets the target" : "misses it");
         printf("\n");
+        char prefix[1100];
+        snprintf(prefix, sizeof prefix, "%s %zu (%s): ", x->spec.has_search ? "probe" : "point",
+                 p + 1, label);
+        output_overload_warnings(stderr, &pt->results.metrics, prefix);
     }
     if (x->spec.has_search) {
         const search_spec *s = &x->spec.search;

@@ -23,6 +23,7 @@
 #include "lua/rate_function.h"
 #include "lua/router.h"
 #include "models/memory.h"
+#include "models/replica_tp.h"
 #include "models/trace.h"
 #include "output/plot_script.h"
 #include "lua/fields.h"
@@ -545,19 +546,44 @@ static int check_context(load_context *c, const fields_object *w, const model_sp
                        "context of %s", most, m->context, name);
 }
 
+static unsigned gcd(unsigned a, unsigned b)
+{
+    while (b) {
+        unsigned t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* The tensor parallelism of replicas of model m on pool p's device d: the one given
- * (tp_given), else the smallest that fits a mean request; it must divide the pool's
- * GPUs (its count, min and max). */
+ * (tp_given), else the one serving the most tokens per second per GPU at the workload's
+ * mean lengths (replica_tp.h), at most a node's devices, among those dividing the pool's
+ * GPUs (its count, min and max); *chosen says which.  The smallest that fits a mean
+ * request when none of those does, for the message. */
 static int size_replicas(load_context *c, const fields_object *w, const char *key,
                          const pool_spec *p, const model_spec *m, const device_spec *d,
-                         const inference_spec *spec, unsigned tp_given, unsigned *tp)
+                         const inference_spec *spec, unsigned tp_given, unsigned *tp,
+                         bool *chosen)
 {
     char path[FIELD_PATH_MAX];
-    double context = sim_dist_mean(&spec->prompt_tokens) + sim_dist_mean(&spec->output_tokens);
+    double prompt = sim_dist_mean(&spec->prompt_tokens);
+    double output = sim_dist_mean(&spec->output_tokens);
+    double context = prompt + output;
     precision kv = spec->kv_prec;
     unsigned most = p->capacity.max;
     unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most);
-    *tp = tp_given ? tp_given : (fit ? fit : 1);
+    unsigned best = 0;
+    if (!tp_given && fit) {
+        perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
+        perf_setup s = { m, d, &profile, spec->prec, kv, 1 };
+        unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
+        best = replica_default_tp(&s, most < node ? most : node,
+                                  gcd(gcd(most, p->count), p->min), prompt, output,
+                                  spec->max_batch);
+    }
+    *chosen = !tp_given;
+    *tp = tp_given ? tp_given : best ? best : fit ? fit : 1;
     snprintf(path, sizeof path, "%s.%s", w->path, key);
     inference_memory mem = memory_inference(m, d, spec->prec, kv, *tp);
     if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
@@ -606,7 +632,8 @@ static int convert_overflow(load_context *c, const fields_object *w, scenario *s
     out->has_overflow = true;
     out->overflow_device = (size_t)(d - sc->catalog.devices);
     return size_replicas(c, w, "overflow_tp", p, m, d, out,
-                         p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp);
+                         p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp,
+                         &out->overflow_tp_chosen);
 }
 
 static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
@@ -696,9 +723,13 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     }
     if (status == 0 && d)
         status = size_replicas(c, w, "tp", p, m, d, out,
-                               p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp);
-    if (status == 0)
+                               p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp,
+                               &out->tp_chosen);
+    if (status == 0) {
         out->replicas = p->count / out->tp;
+        out->kv_capacity_tokens =
+            memory_inference(m, d, out->prec, out->kv_prec, out->tp).kv_capacity_tokens;
+    }
     if (status == 0)
         status = check_context(c, w, m, model, out);
     if (status == 0)

@@ -33,6 +33,8 @@ struct replica {
     double run_start_s;
     decode_cost run_cost;
     double run_iterations;
+    double run_context;  /* tokens of cache the run's first iteration reads */
+    double run_tokens;   /* tokens each of its iterations computes */
     replica_stats stats;
 };
 
@@ -134,6 +136,7 @@ void replica_restart_stats(replica *r, double now)
     sim_timeavg_restart(&r->stats.batch, now);
     sim_timeavg_restart(&r->stats.kv, now);
     r->stats.preemptions = 0; /* counted after the warm-up, as the rest */
+    r->stats.iterations = r->stats.tokens_computed = r->stats.cache_tokens_read = 0;
 }
 
 static void set_phase(replica *r, double now, phase p)
@@ -233,7 +236,7 @@ static void start_prefill(replica *r, double now)
 {
     const replica_config *c = &r->config;
     perf_batch b = { 0 };
-    double prefill = 0, budget = c->max_tokens;
+    double prefill = 0, budget = c->max_tokens, cached_read = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         q->chunk = 0;
@@ -260,12 +263,15 @@ static void start_prefill(replica *r, double now)
         b.prefill_seqs++;
         b.prefill_last += take == left;
         b.prefill_cached_pairs += (double)take * q->prefilled;
+        cached_read += q->prefilled;
         b.prefill_new_pairs += (double)take * take / 2;
         budget -= take;
         if (budget <= 0)
             break;
     }
     b.prefill_tokens = prefill;
+    r->run_context = b.decode_context + cached_read;
+    r->run_tokens = prefill + b.decode_seqs;
     perf_setup s = setup_of(r);
     perf_time t = perf_iteration(&s, &b, NULL);
     set_phase(r, now, PREFILL);
@@ -285,6 +291,8 @@ static void start_decode(replica *r, double now)
     if (c->kv_policy == KV_PREEMPT) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
     r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
+    r->run_context = context;
+    r->run_tokens = r->nrunning;
     r->run_iterations = c->reference ? 1 : fewest;
     /* a waiting request that will expire is dropped at the first boundary after its
      * deadline, as one event per iteration would: end the run there */
@@ -380,6 +388,13 @@ static void on_iteration_end(sim_engine *e, void *data)
     replica *r = data;
     double now = sim_engine_now(e);
     bool preempting = r->config.kv_policy == KV_PREEMPT;
+    /* a run of n iterations reads its first one's context, growing a token per sequence
+     * at each step */
+    double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
+    r->stats.iterations += n_run;
+    r->stats.tokens_computed += n_run * r->run_tokens;
+    r->stats.cache_tokens_read += n_run * r->run_context
+                                  + (r->phase == PREFILL ? 0 : r->nrunning * n_run * (n_run - 1) / 2);
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];

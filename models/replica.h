@@ -120,6 +120,10 @@ typedef struct replica_stats {
     sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
     uint64_t iterations_events; /* engine events the replica used */
     uint64_t preemptions;
+    /* after the warm-up, for the shares of the device's peaks: iterations run (each
+     * reads the weights once), tokens they computed (prompt and output) and tokens of
+     * cache their attention read */
+    double iterations, tokens_computed, cache_tokens_read;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

@@ -6,6 +6,7 @@
 
 #include "models/event_order.h"
 #include "models/memory.h"
+#include "models/overload.h"
 #include "models/run.h"
 #include "models/run_part.h"
 #include "models/serving.h"
@@ -123,6 +124,32 @@ static void on_inference_bucket(sim_engine *e, void *data)
     sim_event_schedule(e, now + ir->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
 }
 
+/* What a pool's replicas achieved as shares of their devices' peaks over their ready
+ * time (MFU and MBU): 2 x active parameters FLOPs per token computed (attention left
+ * out, as MFU counts it), and per iteration the weights once plus the cache read. */
+typedef struct peak_shares {
+    double compute, bandwidth;
+} peak_shares;
+
+static peak_shares peak_shares_of(const model_spec *m, const device_spec *d,
+                                  const inference_spec *w, unsigned tp,
+                                  const serving_group_stats *gs)
+{
+    peak_shares out = { NAN, NAN };
+    if (!(gs->replica_s > 0))
+        return out;
+    inference_memory mem = memory_inference(m, d, w->prec, w->kv_prec, tp);
+    double device_s = gs->replica_s * tp;
+    double flops = device_peak_flops(d, w->prec, NULL);
+    double bytes = gs->iterations * mem.weights_bytes * tp
+                   + gs->cache_tokens_read * mem.kv_bytes_per_token * tp;
+    if (flops > 0)
+        out.compute = 2 * model_params_active(m) * gs->tokens_computed / (device_s * flops);
+    if (d->bandwidth_bytes_per_s > 0)
+        out.bandwidth = bytes / (device_s * d->bandwidth_bytes_per_s);
+    return out;
+}
+
 static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
 {
     const scenario *sc = ir->sc;
@@ -130,14 +157,23 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     const serving_stats *st = serving_get_stats(ir->sv);
     const char *pool = sc->pools[w->pool].name, *name = w->name;
     double measured_s = end_s - sc->warmup_s;
+    double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
         const char *where = g == 0 ? pool : sc->pools[w->overflow_pool].name;
+        size_t device = g == 0 ? w->device : w->overflow_device;
+        unsigned tp = g == 0 ? w->tp : w->overflow_tp;
+        busy = fmin(busy, isnan(gs.utilization) ? 0 : gs.utilization);
         sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
         sim_metrics_add(m, "pool", where, "replicas_max", "replicas", gs.replicas_max);
-        sim_metrics_add(m, "pool", where, "utilization_mean", "1", gs.utilization);
+        sim_metrics_add(m, "pool", where, "busy_fraction", "1", gs.utilization);
         sim_metrics_add(m, "pool", where, "batch_size_mean", "requests", gs.batch_mean);
+        sim_metrics_add(m, "pool", where, "batch_occupancy", "1", gs.batch_mean / w->max_batch);
         sim_metrics_add(m, "pool", where, "kv_cache_utilization_mean", "1", gs.kv_mean);
+        peak_shares peak = peak_shares_of(&sc->catalog.models[w->model],
+                                          &sc->catalog.devices[device], w, tp, &gs);
+        sim_metrics_add(m, "pool", where, "compute_share_of_peak", "1", peak.compute);
+        sim_metrics_add(m, "pool", where, "bandwidth_share_of_peak", "1", peak.bandwidth);
         sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
                         (double)gs.kv_preemptions);
         sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
@@ -153,6 +189,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     };
     sim_metrics_add(m, "workload", name, "requests_arrived", "requests", (double)st->arrived);
     sim_metrics_add(m, "workload", name, "requests_completed", "requests", (double)st->completed);
+    overload_record(m, name, (double)st->arrived, (double)st->completed, measured_s, busy);
     sim_metrics_add(m, "workload", name, "requests_dropped", "requests", (double)st->dropped);
     sim_metrics_add(m, "workload", name, "requests_over_context", "requests",
                     (double)st->over_context);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "models/overload.h"
 #include "models/run_part.h"
 #include "models/station.h"
 #include "sim/fatal.h"
@@ -76,6 +77,8 @@ static void record_pool(sim_metrics *m, const pool_run *pr, double end_s)
         double served = (double)c->wait_s.n;
         sim_metrics_add(m, "workload", w, "requests_arrived", "requests", (double)c->arrivals);
         sim_metrics_add(m, "workload", w, "requests_completed", "requests", (double)c->completed);
+        overload_record(m, w, (double)c->arrivals, (double)c->completed, measured_s,
+                        station_utilization(pr->st, end_s));
         sim_metrics_add(m, "workload", w, "requests_dropped", "requests", (double)c->dropped);
         sim_metrics_add(m, "workload", w, "drop_fraction", "1",
                         c->arrivals ? (double)c->dropped / (double)c->arrivals : NAN);

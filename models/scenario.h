@@ -96,6 +96,8 @@ typedef struct inference_spec {
     precision prec;           /* the weights' */
     precision kv_prec;        /* the key-value cache's (kv_precision) */
     unsigned tp, replicas;
+    bool tp_chosen;           /* tp was not given: the loader chose it (replica_tp.h) */
+    double kv_capacity_tokens; /* of a replica, at tp */
     arrival_spec arrivals;
     sim_dist prompt_tokens, output_tokens; /* owned */
     unsigned max_batch, max_tokens;
@@ -123,6 +125,7 @@ typedef struct inference_spec {
     bool has_overflow;
     size_t overflow_pool, overflow_device;
     unsigned overflow_tp, overflow_threshold;
+    bool overflow_tp_chosen;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;
     traffic_spec traffic;     /* owned */

@@ -82,6 +82,9 @@ static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
     f->gone_busy += sim_timeavg_integral(&st->busy, now);
     f->gone_batch += sim_timeavg_integral(&st->batch, now);
     f->gone_kv += sim_timeavg_integral(&st->kv, now);
+    f->gone_iterations += st->iterations;
+    f->gone_tokens += st->tokens_computed;
+    f->gone_cache_read += st->cache_tokens_read;
     const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
     for (int k = 0; k < 3; k++)
         f->gone_bucket[k] += sim_timeavg_integral(life[k], now) - marks[k];

@@ -72,6 +72,10 @@ typedef struct serving_group_stats {
     double replicas_mean, replicas_max; /* ready (serving or draining) */
     uint64_t served;           /* requests that finished there */
     uint64_t kv_preemptions, replica_losses;
+    double replica_s;          /* ready replica time */
+    double iterations;         /* batching iterations run */
+    double tokens_computed;    /* prompt and output tokens they computed */
+    double cache_tokens_read;  /* tokens of cache their attention read */
 } serving_group_stats;
 typedef struct serving_fleet serving_fleet;
 

@@ -31,7 +31,10 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
 {
     serving_group_stats out = { .served = f->served, .replica_losses = f->losses,
                                 .kv_preemptions = f->gone_kv_preemptions,
-                                .replicas_max = f->ready.max };
+                                .replicas_max = f->ready.max,
+                                .iterations = f->gone_iterations,
+                                .tokens_computed = f->gone_tokens,
+                                .cache_tokens_read = f->gone_cache_read };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
     for (size_t i = 0; i < f->nslots; i++) {
         const replica *r = f->slots[i]->r;
@@ -42,8 +45,12 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
         batch += sim_timeavg_integral(&st->batch, end_s);
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
+        out.iterations += st->iterations;
+        out.tokens_computed += st->tokens_computed;
+        out.cache_tokens_read += st->cache_tokens_read;
     }
     double replica_s = sim_timeavg_integral(&f->ready, end_s);
+    out.replica_s = replica_s;
     out.replicas_mean = sim_timeavg_mean(&f->ready, end_s);
     out.utilization = replica_s > 0 ? busy / replica_s : NAN;
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
@@ -85,6 +92,7 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
             replica_restart_stats(f->slots[k]->r, now);
     sim_timeavg_restart(&f->ready, now);
     f->gone_busy = f->gone_batch = f->gone_kv = 0;
+    f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
     f->gone_kv_preemptions = 0;
     f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
     f->losses = 0;

@@ -77,6 +77,10 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     fprintf(out, "  time to first token %.4g s (prefill of %.0f tokens, %s-bound)\n",
             r->first_token.total_s, req->prompt, bound(&r->first_token));
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
+    if (batch < req->batch)
+        fprintf(out, "  note                --batch %u does not fit: the cache holds %u requests "
+                "of %.0f + %.0f tokens, so the figures below are for batch %u (a larger --tp "
+                "holds more)\n", req->batch, batch, req->prompt, req->output, batch);
     fprintf(out, "  prefill, batch %-4u %.4g s\n", batch, r->prefill.total_s);
     fprintf(out, "  decode, batch %-4u  %.4g s per token (%s-bound: compute %.3g s, memory %.3g s,"
             " launches %.3g s, host %.3g s, communication %.3g s)\n", batch, r->decode.total_s,

@@ -21,6 +21,27 @@ void output_dist_text(FILE *out, const sim_dist *d)
     }
 }
 
+void output_cache_capacity_text(FILE *out, const inference_spec *w)
+{
+    double mean = sim_dist_mean(&w->prompt_tokens) + sim_dist_mean(&w->output_tokens);
+    fprintf(out, "    cache capacity %.0f tokens per replica: %.0f requests of %.0f tokens "
+            "(mean prompt + output)%s\n", w->kv_capacity_tokens,
+            floor(w->kv_capacity_tokens / mean), mean,
+            w->kv_capacity_tokens / mean < w->max_batch ? ", fewer than max_batch" : "");
+}
+
+void output_replicas_text(FILE *out, const scenario *sc)
+{
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        double mean = sim_dist_mean(&w->prompt_tokens) + sim_dist_mean(&w->output_tokens);
+        fprintf(out, "%s: %u replica%s of tp %u%s on %s, cache %.0f tokens per replica (%.0f "
+                "requests of %.0f tokens)\n", w->name, w->replicas, w->replicas == 1 ? "" : "s",
+                w->tp, w->tp_chosen ? " (chosen)" : "", sc->pools[w->pool].name,
+                w->kv_capacity_tokens, floor(w->kv_capacity_tokens / mean), mean);
+    }
+}
+
 void output_scenario_text(FILE *out, const scenario *sc)
 {
     fprintf(out, "scenario \"%s\"\n", sc->name);
@@ -88,10 +109,12 @@ void output_scenario_text(FILE *out, const scenario *sc)
         else
             snprintf(arrivals, sizeof arrivals, "%s arrivals at %.10g/s",
                      arrival_kind_name(w->arrivals.kind), w->arrivals.rate_per_s);
-        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u, %s, routing "
+        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u%s, %s, routing "
                 "%s%s\n", w->name, sc->catalog.models[w->model].name, precision_name(w->prec),
-                sc->pools[w->pool].name, w->replicas, w->tp, arrivals,
+                sc->pools[w->pool].name, w->replicas, w->tp,
+                w->tp_chosen ? " (chosen: the most tokens/s per GPU)" : "", arrivals,
                 routing_policy_name(w->routing), w->reference ? ", reference mode" : "");
+        output_cache_capacity_text(out, w);
         if (w->lengths_from_trace) {
             fprintf(out, "    prompt and output tokens from the trace's rows (mean %.6g and "
                     "%.6g)\n", sim_dist_mean(&w->prompt_tokens), sim_dist_mean(&w->output_tokens));

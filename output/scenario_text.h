@@ -9,6 +9,13 @@
 
 void output_scenario_text(FILE *out, const scenario *sc);
 
+/* A replica's cache: "    cache capacity N tokens per replica: K requests of M tokens ..." */
+void output_cache_capacity_text(FILE *out, const inference_spec *w);
+
+/* For a run's header: each inference workload's replicas, tp (and whether it was chosen)
+ * and cache capacity, one line each. */
+void output_replicas_text(FILE *out, const scenario *sc);
+
 /* One distribution as text, e.g. "exponential { mean = 0.25 }". */
 void output_dist_text(FILE *out, const sim_dist *d);
 

@@ -306,8 +306,10 @@ Test(cli, an_inference_scenario_runs_and_reports_the_serving_metrics, .timeout =
         cr_expect(row.found, "no %s", metrics[i]);
         cr_expect_eq(row.n, 2, "%s over two replications", metrics[i]);
     }
-    const char *pool_metrics[] = { "utilization_mean", "batch_size_mean", "kv_cache_utilization_mean" };
-    for (size_t i = 0; i < 3; i++)
+    const char *pool_metrics[] = { "busy_fraction", "batch_size_mean", "batch_occupancy",
+                                   "kv_cache_utilization_mean", "compute_share_of_peak",
+                                   "bandwidth_share_of_peak" };
+    for (size_t i = 0; i < sizeof pool_metrics / sizeof pool_metrics[0]; i++)
         cr_expect(scratch_summary_row(summary, "pool", "gpus", pool_metrics[i]).found, "%s", pool_metrics[i]);
     summary_row ttft = scratch_summary_row(summary, "workload", "chat", "ttft_mean_s");
     cr_expect(ttft.value > 0.03 && ttft.value < 0.3, "ttft %g: at least the 30 ms round trip", ttft.value);

@@ -1,0 +1,38 @@
+/* The default tensor parallelism of a serving replica (see replica_tp.h). */
+#include "models/replica_tp.h"
+
+#include <math.h>
+
+#include "models/memory.h"
+
+double replica_wave_rate_per_device(const perf_setup *s, double prompt, double output,
+                                    unsigned max_batch)
+{
+    inference_memory mem = memory_inference(s->model, s->device, s->weights, s->kv, s->tp);
+    double held = mem.fits ? floor(mem.kv_capacity_tokens / (prompt + output)) : 0;
+    if (held < 1)
+        return 0;
+    unsigned batch = held < max_batch ? (unsigned)held : max_batch;
+    double t = perf_prefill(s, batch, prompt).total_s
+               + output * perf_decode_step(s, batch, prompt + output / 2).total_s;
+    return batch * output / t / s->tp;
+}
+
+unsigned replica_default_tp(const perf_setup *s, unsigned max_tp, unsigned divides,
+                            double prompt, double output, unsigned max_batch)
+{
+    unsigned best = 0;
+    double best_rate = 0;
+    for (unsigned tp = 1; tp <= max_tp; tp *= 2) {
+        if (divides % tp)
+            continue;
+        perf_setup at = *s;
+        at.tp = tp;
+        double rate = replica_wave_rate_per_device(&at, prompt, output, max_batch);
+        if (rate > best_rate * (1 + 1e-9)) { /* a larger tp must do strictly better */
+            best = tp;
+            best_rate = rate;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,84 @@
+/* Readable numbers (see number_text.h). */
+#include "output/number_text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+char *number_text(char *buf, size_t size, double v)
+{
+    double a = fabs(v);
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (isinf(v))
+        snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    else if (a < 1e6 && v == floor(v))
+        snprintf(buf, size, "%.0f", v);
+    else if (a >= 1e4 && a < 1e6)
+        snprintf(buf, size, "%.0f", v);
+    else if (a >= 1e6 && a < 1e15) {
+        const char *suffix = a >= 1e12 ? "T" : a >= 1e9 ? "G" : "M";
+        double scale = a >= 1e12 ? 1e12 : a >= 1e9 ? 1e9 : 1e6;
+        snprintf(buf, size, "%.4g%s", v / scale, suffix);
+    } else
+        snprintf(buf, size, "%.4g", v);
+    return buf;
+}
+
+char *half_width_text(char *buf, size_t size, double half, double mean)
+{
+    if (isnan(half))
+        snprintf(buf, size, "-");
+    else if (half <= 1e-9 * fabs(mean) || half == 0)
+        snprintf(buf, size, "0");
+    else if (half >= 1e4 && half < 1e6)
+        snprintf(buf, size, "%.0f", half);
+    else if (half >= 1e6)
+        number_text(buf, size, half);
+    else
+        snprintf(buf, size, "%.2g", half);
+    return buf;
+}
+
+const char *readable_unit(const char *unit, double v, double *factor)
+{
+    *factor = 1;
+    if (!strcmp(unit, "1"))
+        return "";
+    if (strcmp(unit, "s") || isnan(v))
+        return unit;
+    double a = fabs(v);
+    if (a > 0 && a < 1) {
+        *factor = 1e3;
+        return "ms";
+    }
+    if (a >= 3 * 3600) {
+        *factor = 1.0 / 3600;
+        return "h";
+    }
+    return "s";
+}
+
+char *quantity_text(char *buf, size_t size, double v, const char *unit)
+{
+    double factor;
+    const char *u = readable_unit(unit, v, &factor);
+    char number[48];
+    number_text(number, sizeof number, v * factor);
+    snprintf(buf, size, "%s%s%s", number, *u && !isnan(v) ? " " : "", isnan(v) ? "" : u);
+    return buf;
+}
+
+char *duration_text(char *buf, size_t size, double s)
+{
+    static const struct { double s; const char *unit; } units[] = {
+        { 86400, "d" }, { 3600, "h" }, { 60, "min" }, { 1, "s" },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (s >= units[i].s && fmod(s, units[i].s) == 0) {
+            snprintf(buf, size, "%.0f %s", s / units[i].s, units[i].unit);
+            return buf;
+        }
+    snprintf(buf, size, "%g s", s);
+    return buf;
+}

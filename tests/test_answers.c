@@ -1,0 +1,201 @@
+/* Issue 18: answers people read.  Defaults that leave room for a batch, overload that
+ * is said, utilisation that means something, readable numbers, the headline first. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/memory.h"
+#include "models/overload.h"
+#include "models/replica_tp.h"
+#include "output/number_text.h"
+#include "support/catalog_fixture.h"
+#include "support/cli.h"
+#include "support/scratch.h"
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void)
+{
+    test_catalog_setup();
+    dir = scratch_dir();
+    out = err = NULL;
+}
+
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+    test_catalog_teardown();
+}
+
+TestSuite(answers, .init = setup, .fini = teardown);
+
+/* The procurement question of the issue: Llama-3-70B chat at RATE requests/s on 64
+ * H100s, p99 time to first token under 1 s; TP is a line such as "tp = 2," or "". */
+static char *procurement(const char *name, double rate, const char *tp)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario {\n"
+             "  name = \"%s\", duration = \"20m\", warmup = \"2m\", replications = 1,\n"
+             "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 64 } },\n"
+             "  workloads = { chat = fs.inference { model = \"llama-3-70b\", pool = \"gpus\", %s\n"
+             "    arrivals = fs.poisson { rate = %g }, max_wait = \"60s\",\n"
+             "    prompt = fs.lognormal { median = 1000, sigma = 1.0 },\n"
+             "    output = fs.lognormal { median = 250, sigma = 0.8 },\n"
+             "    slo = { ttft = \"1s\" } } },\n"
+             "}\n", name, tp, rate);
+    char file[64];
+    snprintf(file, sizeof file, "%s.lua", name);
+    return scratch_file(dir, file, text);
+}
+
+static char *run_and_read(const char *file, const char *sub, const char *extra)
+{
+    char path[512];
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/%s %s", file, dir, sub, extra),
+                 0, "%s", err);
+    snprintf(path, sizeof path, "%s/%s/summary.csv", dir, sub);
+    char *summary = scratch_read(path);
+    cr_assert_not_null(summary);
+    return summary;
+}
+
+/* ---- 1: the tp default --------------------------------------------------------------- */
+
+Test(answers, the_default_tp_is_the_best_rate_per_gpu_not_the_smallest_that_fits)
+{
+    const model_spec *m = test_model("llama-3-70b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile profile = perf_default_profile(d);
+    perf_setup s = { m, d, &profile, PREC_FP16, PREC_FP16, 1 };
+    double prompt = 1648.72, output = 344.28; /* the lognormals' means above */
+    double rate[4];
+    unsigned best = 0, k_best = 0;
+    for (unsigned tp = 1, k = 0; tp <= 8; tp *= 2, k++) {
+        s.tp = tp;
+        rate[k] = replica_wave_rate_per_device(&s, prompt, output, 256);
+        if (rate[k] > rate[k_best] || !best) {
+            k_best = rate[k] > 0 ? k : k_best;
+            best = rate[k] > 0 ? tp : best;
+        }
+    }
+    cr_expect_eq(rate[0], 0, "70B in fp16 does not fit one H100");
+    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, prompt + output, 64), 2);
+    double held_at_2 = memory_inference(m, d, PREC_FP16, PREC_FP16, 2).kv_capacity_tokens
+                       / (prompt + output);
+    cr_expect_lt(held_at_2, 8, "tp 2 holds %g requests: the trap of the smallest tp", held_at_2);
+    cr_expect_gt(rate[2], 2 * rate[1], "tp 4 serves more than twice tp 2's rate per GPU");
+    cr_expect_eq(replica_default_tp(&s, 8, 64, prompt, output, 256), best);
+    cr_expect_eq(best, 4);
+    /* a pool of 6 GPUs: 4 does not divide it, 2 does */
+    cr_expect_eq(replica_default_tp(&s, 8, 6, prompt, output, 256), 2);
+}
+
+Test(answers, check_and_the_run_header_print_the_chosen_tp_and_the_cache, .timeout = 60)
+{
+    char *file = procurement("proc", 50, "");
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "16 replicas of tp 4 (chosen: the most tokens/s per GPU)") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "cache capacity 448280 tokens per replica: 224 requests of 1993 tokens")
+              != NULL, "%s", out);
+    char *summary = run_and_read(file, "chosen", "");
+    cr_expect(strstr(out, "chat: 16 replicas of tp 4 (chosen) on gpus, cache 448280 tokens per "
+                     "replica (224 requests of 1993 tokens)\n") != NULL, "%s", out);
+    summary_row p99 = scratch_summary_row(summary, "workload", "chat", "ttft_p99_s");
+    summary_row slo = scratch_summary_row(summary, "workload", "chat", "slo_attainment");
+    cr_expect_lt(p99.value, 1, "p99 ttft %g s with the chosen tp", p99.value);
+    cr_expect_gt(slo.value, 0.95);
+    free(summary);
+    /* tp given: used as given, and said so by its absence of "(chosen" */
+    char *given = procurement("given", 50, "tp = 2,");
+    cr_assert_eq(cli_run(&out, &err, "check %s", given), 0, "%s", err);
+    cr_expect(strstr(out, "32 replicas of tp 2, ") != NULL, "%s", out);
+    cr_expect(strstr(out, "requests of 1993 tokens (mean prompt + output), fewer than max_batch")
+              != NULL, "%s", out);
+    free(given);
+    free(file);
+}
+
+Test(answers, estimate_says_when_the_batch_asked_for_does_not_fit)
+{
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 8 "
+                         "--batch 32"), 0, "%s", err);
+    cr_expect(strstr(out, "--batch 32 does not fit: the cache holds 11 requests of 512 + 256 "
+                     "tokens, so the figures below are for batch 11") != NULL, "%s", out);
+    cr_expect(strstr(out, "decode, batch 11 ") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 8 "
+                         "--batch 8"), 0, "%s", err);
+    cr_expect(strstr(out, "--batch 8 does not fit") == NULL, "%s", out);
+}
+
+/* ---- 2: overload ------------------------------------------------------------------------ */
+
+Test(answers, overload_needs_few_completions_and_a_saturated_bottleneck)
+{
+    cr_expect(overload_detected(1000, 100, 60, 1));
+    cr_expect(!overload_detected(1000, 950, 60, 1), "95% served: in flight at the end");
+    cr_expect(!overload_detected(1000, 100, 60, 0.7), "idle time: drops have another cause");
+    cr_expect(!overload_detected(10, 0, 60, 1), "too few arrivals to say");
+    cr_expect(!overload_detected(1000, 100, 0, 1));
+}
+
+Test(answers, an_inference_overload_is_warned_and_in_the_summary, .timeout = 60)
+{
+    char *file = procurement("over", 500, "");
+    char *summary = run_and_read(file, "over", "");
+    cr_expect(strstr(err, "fleetsim: warning: workload chat is overloaded: ") != NULL, "%s", err);
+    summary_row over = scratch_summary_row(summary, "workload", "chat", "overloaded");
+    summary_row offered = scratch_summary_row(summary, "workload", "chat", "offered_rate_per_s");
+    summary_row served = scratch_summary_row(summary, "workload", "chat", "served_rate_per_s");
+    cr_expect_eq(over.value, 1);
+    cr_expect(fabs(offered.value - 500) < 10, "offered %g/s of a Poisson 500/s", offered.value);
+    cr_expect_lt(served.value, 0.3 * offered.value);
+    free(summary);
+    summary = run_and_read(file, "fine", "--set workloads.chat.arrivals.rate=50");
+    cr_expect(strstr(err, "overloaded") == NULL, "%s", err);
+    cr_expect_eq(scratch_summary_row(summary, "workload", "chat", "overloaded").value, 0);
+    free(summary);
+    free(file);
+}
+
+/* M/M/1 at rho = 1.5 grows without bound; at 0.8, and a finite queue with an idle server
+ * that turns a third of its arrivals away, do not. */
+Test(answers, a_queue_overload_is_warned_and_a_loss_system_is_not, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"q\", duration = \"10h\", warmup = \"1h\", replications = 2,\n"
+        "  pools = { q = fs.dedicated { count = 1 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1.5 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"q\" } },\n"
+        "}\n";
+    char *file = scratch_file(dir, "q.lua", text);
+    char *summary = run_and_read(file, "over", "");
+    cr_expect(strstr(err, "workload mm is overloaded: 1.49") != NULL, "%s", err);
+    summary_row served = scratch_summary_row(summary, "workload", "mm", "served_rate_per_s");
+    cr_expect(fabs(served.value - 1) < 0.05, "served %g/s: the server's rate, 1/s", served.value);
+    cr_expect_eq(scratch_summary_row(summary, "workload", "mm", "overloaded").value, 1);
+    free(summary);
+    summary = run_and_read(file, "fine", "--set workloads.mm.arrivals.rate=0.8");
+    cr_expect_eq(scratch_summary_row(summary, "workload", "mm", "overloaded").value, 0);
+    cr_expect(strstr(err, "overloaded") == NULL, "%s", err);
+    free(summary);
+    /* M/M/1/2 at rho 1: a third of the arrivals find it full, the server idles a third
+     * of the time */
+    summary = run_and_read(file, "loss", "--set workloads.mm.arrivals.rate=1 "
+                           "--set workloads.mm.queue_limit=1");
+    summary_row drop = scratch_summary_row(summary, "workload", "mm", "drop_fraction");
+    cr_expect(fabs(drop.value - 1.0 / 3) < 0.03, "M/M/1/2 blocking: %g", drop.value);
+    cr_expect_eq(scratch_summary_row(summary, "workload", "mm", "overloaded").value, 0);
+    cr_expect(strstr(err, "overloaded") == NULL, "%s", err);
+    free(summary);
+    free(file);
+}
