@@ -175,7 +175,7 @@ endif
 # ---- rules ------------------------------------------------------------------
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
-.PHONY: all deps run test bench claims docs golden valgrind fuzz fuzzers install uninstall \
+.PHONY: all deps deps-validate run test bench claims docs golden valgrind fuzz fuzzers install uninstall \
         clean need-libraries need-criterion
 all: $(BIN)
 
@@ -192,6 +192,15 @@ deps:
 	    echo "make deps: missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+
+# The optional real-engine check (tools/torch_steps.py, tools/calibrate_loop.sh): Debian's
+# PyTorch.  Never needed by make, make run or make test.
+deps-validate:
+	$(Q)if dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed'; \
+	then :; elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make deps-validate: installing python3-torch"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch; \
+	else echo "make deps-validate: run: sudo apt-get install -y python3-torch"; exit 1; fi
 
 # A library missing is a loud error naming its Debian package, before anything
 # compiles; only targets that compile ask (make deps and make clean work without them).

@@ -351,7 +351,11 @@ int calib_result_write_lua(FILE *out, const calib_result *r, const calib_meta *m
                 m->kind, m->precision, m->threads, m->m, m->n, m->k, m->size_bytes, m->median_s,
                 m->iqr_s, m->rate);
     }
-    fprintf(out, "  },\n}\n");
+    fprintf(out, "  },\n");
+    if (r->ops && calib_ops_write_lua(out, &r->ops->table, r->ops_precision, r->ops_model,
+                                      r->ops->fits, r->ops->nfits, NULL, NULL) != 0)
+        return -1;
+    fprintf(out, "}\n");
     return ferror(out) ? -1 : 0;
 }
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "kernels/calib_fit.h"
+#include "kernels/calib_ops.h"
 #include "kernels/calib_sample.h"
 #include "models/device.h"
 #include "models/profile.h"
@@ -56,6 +57,11 @@ typedef struct calib_result {
     double fma_flops[3];            /* fp32, half2, bfloat162 chains; 0 = not measured */
     double launch_sync_s;           /* launch and wait; 0 = not measured */
     double bandwidth_size_bytes;    /* where the bandwidth was read */
+    /* an operator profile (calibrate --model), written as the profile's operators block;
+     * NULL: none (borrowed) */
+    const calib_ops_result *ops;
+    precision ops_precision;
+    const char *ops_model;
 } calib_result;
 
 /* Fits the samples.  datasheet (NULL: none) sets the perf shares and names the catalog

@@ -5,23 +5,31 @@
  * file. */
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kernels/calib_bench.h"
+#include "kernels/calib_ops.h"
 #include "kernels/calib_profile.h"
+#include "kernels/calib_steps.h"
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
 #include "lua/cli.h"
+#include "lua/profile_load.h"
+#include "lua/steps_load.h"
 #include "output/atomic_file.h"
 
 const char cli_calibrate_usage[] =
     "usage: fleetsim calibrate [--device cuda[:N]|cpu] [--quick] [-o FILE.lua]\n"
+    "       fleetsim calibrate --device cpu --model NAME|NAME:SHAPE [--operators-only]\n"
+    "       fleetsim calibrate --steps STEPS.csv [--profile FILE.lua] [--holdout F]\n"
     "       fleetsim calibrate --refit SAMPLES.csv [-o FILE.lua]\n"
     "\n"
     "Measures what this machine's GPU (or, without one, its CPU) achieves: memory\n"
@@ -34,29 +42,47 @@ const char cli_calibrate_usage[] =
     "  -o, --output FILE.lua  the profile (default profile.lua); its raw samples go\n"
     "                         beside it as FILE.csv\n"
     "  --refit SAMPLES.csv    fit again from recorded samples; measure nothing\n"
+    "  --model NAME           also time a decoder layer's operators at this catalog model's\n"
+    "                         shapes (or NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,\n"
+    "                         vocab=V) and fit the profile's operator table\n"
+    "  --operators-only       with --model: skip the device series (bandwidth, GEMM squares)\n"
+    "  --steps STEPS.csv      fit a real engine's measured step times (docs/calibration.md)\n"
+    "                         to engine-level parameters; measure nothing\n"
+    "  --profile FILE.lua     with --steps: the profile to start from (default: the device's\n"
+    "                         datasheet family)\n"
+    "  --holdout F            with --steps: the share of rows held out of the fit and only\n"
+    "                         predicted (default 0.25: every 4th row)\n"
     "  --catalog NAME         the catalog entry to compare with (default: by name)\n"
     "  --threads N            CPU: at most N threads (default: every core)\n"
     "  -q, --quiet            no progress lines\n";
 
 typedef struct calibrate_options {
-    const char *device, *output, *refit, *catalog_name;
+    const char *device, *output, *refit, *catalog_name, *model, *steps, *profile;
     calib_options bench;
-    bool quiet;
+    bool quiet, operators_only;
+    double holdout;
 } calibrate_options;
 
 static int parse_options(int argc, char **argv, calibrate_options *o)
 {
-    enum { O_DEVICE = 256, O_QUICK, O_REFIT, O_CATALOG, O_THREADS };
+    enum { O_DEVICE = 256, O_QUICK, O_REFIT, O_CATALOG, O_THREADS, O_MODEL, O_OPS_ONLY,
+           O_STEPS, O_PROFILE, O_HOLDOUT };
     static const struct option options[] = {
         { "device", required_argument, NULL, O_DEVICE }, { "quick", no_argument, NULL, O_QUICK },
         { "output", required_argument, NULL, 'o' }, { "refit", required_argument, NULL, O_REFIT },
         { "catalog", required_argument, NULL, O_CATALOG },
         { "threads", required_argument, NULL, O_THREADS },
         { "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+        { "model", required_argument, NULL, O_MODEL },
+        { "operators-only", no_argument, NULL, O_OPS_ONLY },
+        { "steps", required_argument, NULL, O_STEPS },
+        { "profile", required_argument, NULL, O_PROFILE },
+        { "holdout", required_argument, NULL, O_HOLDOUT },
         { NULL, 0, NULL, 0 },
     };
     int opt;
     char *end;
+    o->holdout = 0.25;
     opterr = 0;
     optind = 2;
     while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
@@ -77,6 +103,18 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
             break;
         }
         case 'q': o->quiet = true; break;
+        case O_MODEL: o->model = optarg; break;
+        case O_OPS_ONLY: o->operators_only = true; break;
+        case O_STEPS: o->steps = optarg; break;
+        case O_PROFILE: o->profile = optarg; break;
+        case O_HOLDOUT:
+            o->holdout = strtod(optarg, &end);
+            if (!*optarg || *end || !(o->holdout >= 0 && o->holdout <= 0.5)) {
+                fprintf(stderr, "fleetsim calibrate: --holdout expects a share from 0 to 0.5, "
+                        "got '%s'\n", optarg);
+                return -1;
+            }
+            break;
         case 'h': fputs(cli_calibrate_usage, stdout); return 1;
         case ':':
             fprintf(stderr, "fleetsim calibrate: %s needs a value\n", argv[optind - 1]);
@@ -106,8 +144,19 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
         }
         o->bench.cuda_device = (int)n;
     }
-    if (o->refit && o->device) {
-        fprintf(stderr, "fleetsim calibrate: --refit measures nothing; leave out --device\n");
+    if ((o->refit || o->steps) && (o->device || o->model)) {
+        fprintf(stderr, "fleetsim calibrate: --%s measures nothing; leave out --device and "
+                "--model\n", o->refit ? "refit" : "steps");
+        return -1;
+    }
+    if (o->refit && o->steps) {
+        fprintf(stderr, "fleetsim calibrate: --refit and --steps are two different fits; "
+                "give one\n");
+        return -1;
+    }
+    if ((o->profile && !o->steps) || (o->operators_only && !o->model)) {
+        fprintf(stderr, "fleetsim calibrate: %s\n", o->profile ? "--profile goes with --steps"
+                : "--operators-only goes with --model");
         return -1;
     }
     o->bench.progress = o->quiet ? NULL : stderr;
@@ -307,6 +356,164 @@ static int measure(calibrate_options *o, calib_samples *samples, calib_meta *met
     return 0;
 }
 
+/* The folder of path, made (with its parents) when missing: before anything is
+ * measured, so that a minute of samples is never lost to a missing folder.  0, or -1
+ * after saying why. */
+static int ensure_folder(const char *path)
+{
+    char dir[4096];
+    const char *name;
+    split_path(path, dir, sizeof dir, &name);
+    for (char *p = dir + 1;; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "fleetsim calibrate: cannot create the folder '%s' for '%s': %s "
+                    "(nothing measured)\n", dir, path, strerror(errno));
+            return -1;
+        }
+        *p = c;
+        if (!c)
+            break;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "fleetsim calibrate: cannot write into '%s' for '%s': %s (nothing "
+                "measured)\n", dir, path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- --steps: a real engine's step times ------------------------------------------------ */
+
+typedef struct steps_job {
+    const device_profile *p;
+    const perf_profile *fitted;
+    const calib_steps_fit *fit;
+    const char *file;
+} steps_job;
+
+static int write_steps_lua(FILE *out, const void *what)
+{
+    const steps_job *j = what;
+    const device_profile *p = j->p;
+    fprintf(out, "-- Fitted to measured steps by `fleetsim calibrate --steps %s`.\n", j->file);
+    fprintf(out, "return {\n  format = 1,\n  device = \"%s\", kind = \"%s\", catalog = \"%s\",\n",
+            p->device, p->kind, p->catalog);
+    fprintf(out, "  host = \"%s\", date = \"%s\",\n  achieved = {\n    flops = {", p->host, p->date);
+    for (int i = 0; i < PREC_COUNT; i++)
+        if (p->flops[i] > 0)
+            fprintf(out, " %s = %.6g,", precision_name((precision)i), p->flops[i]);
+    fprintf(out, " },\n");
+    if (p->bandwidth_bytes_per_s > 0)
+        fprintf(out, "    bandwidth_bytes_per_s = %.6g,\n", p->bandwidth_bytes_per_s);
+    if (p->launch_s > 0)
+        fprintf(out, "    launch_s = %.6g,\n", p->launch_s);
+    fprintf(out, "  },\n");
+    if (calib_ops_write_lua(out, &j->fitted->operators, p->operators_precision,
+                            p->operators_model, NULL, 0, j->fit, j->file) != 0)
+        return -1;
+    fprintf(out, "}\n");
+    return ferror(out) ? -1 : 0;
+}
+
+static void print_stats(const char *what, const calib_steps_stats *s)
+{
+    if (s->n)
+        printf("  %-28s %4zu rows  r2 %.4f  rms %5.1f%%  mean |error| %5.1f%%  worst %+6.1f%%\n",
+               what, s->n, s->r2, 100 * s->rms_rel, 100 * s->mean_abs_rel, 100 * s->worst_rel);
+}
+
+static int calibrate_steps(const calibrate_options *o, const catalog *cat, const char *output)
+{
+    char err[1024];
+    device_profile start;
+    profile_init(&start);
+    if (o->profile && profile_load_file(o->profile, &start, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim calibrate: --profile: %s\n", err);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    steps_file f;
+    if (steps_load(o->steps, cat, o->profile ? &start : NULL, &f, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim calibrate: %s\n", err);
+        steps_release(&f);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    calib_steps_hold_out(f.rows, f.count, o->holdout);
+    calib_steps_fit fit;
+    perf_profile fitted;
+    if (calib_steps_fit_rows(f.rows, f.count, &f.perf, &fit, &fitted, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim calibrate: %s: %s\n", o->steps, err);
+        steps_release(&f);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (!o->profile) { /* a profile of the engine on the file's device, from its datasheet */
+        snprintf(start.device, sizeof start.device, "%s", f.device_name);
+        snprintf(start.kind, sizeof start.kind, "%s", f.device.is_cpu ? "cpu" : "gpu");
+        snprintf(start.catalog, sizeof start.catalog, "%s", f.device.name);
+        start.operators_precision = f.rows[0].weights;
+    }
+    start.perf.has_operators = true;
+    calib_meta meta = { 0 };
+    stamp(&meta);
+    snprintf(start.host, sizeof start.host, "%s", meta.host);
+    snprintf(start.date, sizeof start.date, "%s", meta.date);
+    /* the fitted table's references are the device figures it was fitted at */
+    fitted.operators.peak_flops = device_peak_flops(&f.device, start.operators_precision, NULL);
+    fitted.operators.bandwidth_bytes_per_s = f.device.bandwidth_bytes_per_s;
+    const calib_steps_params *q = &fit.params;
+    printf("%s: %zu steps on %s (%s), %zu held out%s\n\n", o->steps, f.count, f.device_name,
+           f.device.name, fit.held_out.n, o->profile ? "" : "; from the datasheet family");
+    printf("engine parameters (shares of the operator table's efficiencies):\n"
+           "  host work per iteration      %.4g ms + %.4g ms per sequence\n"
+           "  GEMM compute %.3f, GEMM weight stream %.3f, prefill attention %.3f, decode "
+           "attention %.3f,\n  memory passes %.3f, dispatch per kernel %.4g us\n\n", 1e3 * q->host_s,
+           1e3 * q->host_per_seq_s, q->gemm_compute, q->gemm_bandwidth, q->attention_prefill,
+           q->attention_decode, q->passes, 1e6 * q->kernel_s);
+    printf("predicted / measured - 1:\n");
+    print_stats("operator table alone (fit)", &fit.before);
+    print_stats("fitted rows", &fit.train);
+    print_stats("held-out rows", &fit.held_out);
+    steps_job job = { &start, &fitted, &fit, o->steps };
+    int status = 0;
+    if (ensure_folder(output) != 0 || write_file(output, write_steps_lua, &job) != 0)
+        status = CLI_EXIT_RUN_FAILURE;
+    else
+        printf("\nprofile: %s\n", output);
+    steps_release(&f);
+    return status;
+}
+
+/* ---- --model: the operator table ----------------------------------------------------------- */
+
+static void print_ops(const calib_ops_result *ops, const char *model)
+{
+    const perf_family *t = &ops->table;
+    printf("\noperators of %s (references: %.4g GFLOP/s, %.4g GB/s weight stream):\n", model,
+           t->peak_flops / 1e9, t->bandwidth_bytes_per_s / 1e9);
+    printf("  gemm: efficiency %.3f, tokens_half %.3g, weight stream %.3f, overlap %.2f, floor "
+           "%.3g us\n", t->gemm.efficiency, t->gemm.tokens_half, t->gemm.bandwidth_efficiency,
+           t->gemm.overlap, 1e6 * t->gemm.floor_s);
+    printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us; prefill: %.3f "
+           "of the peak\n", t->attn_decode.efficiency, t->attn_decode.width_half,
+           1e6 * t->attn_decode.floor_s, t->attn_prefill.new_efficiency);
+    printf("fits (relative error over the shapes):\n");
+    for (size_t i = 0; i < ops->nfits; i++)
+        printf("  %-20s %3zu shapes  rms %5.1f%%  worst %5.1f%%\n", ops->fits[i].what,
+               ops->fits[i].points, 100 * ops->fits[i].rms_rel, 100 * ops->fits[i].worst_rel);
+}
+
+/* The device series of samples (the op_ ones apart). */
+static int device_series(const calib_samples *all, calib_samples *out)
+{
+    for (size_t i = 0; i < all->count; i++)
+        if (strncmp(all->items[i].kind, "op_", 3) && calib_samples_add(out, &all->items[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int cli_calibrate(int argc, char **argv)
 {
     calibrate_options o = { 0 };
@@ -336,10 +543,45 @@ int cli_calibrate(int argc, char **argv)
         catalog_release(&cat);
         return CLI_EXIT_BAD_INPUT;
     }
-    calib_samples samples = { 0 };
+    if (o.steps) {
+        int status = calibrate_steps(&o, &cat, output);
+        catalog_release(&cat);
+        return status;
+    }
+    model_spec shaped = { 0 };
+    const model_spec *model = NULL;
+    if (o.model) {
+        model = strchr(o.model, ':') ? NULL : catalog_model(&cat, o.model);
+        if (!model && steps_parse_shape(o.model, &shaped, err, sizeof err) == 0)
+            model = &shaped;
+        if (!model) {
+            fprintf(stderr, "fleetsim calibrate: --model: %s\n", strchr(o.model, ':') ? err
+                    : "not a catalog model (or give NAME:layers=L,hidden=H,heads=A,kv_heads=G,"
+                      "ffn=F,vocab=V)");
+            catalog_release(&cat);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        if (o.device && strcmp(o.device, "cpu")) {
+            fprintf(stderr, "fleetsim calibrate: --model: operator series run on the CPU only "
+                    "in this version (--device cpu); on a GPU, fit a real engine's steps with "
+                    "--steps\n");
+            model_release(&shaped);
+            catalog_release(&cat);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        if (!o.device)
+            o.device = "cpu";
+    }
+    if (ensure_folder(output) != 0 || (!o.refit && ensure_folder(samples_path) != 0)) {
+        model_release(&shaped);
+        catalog_release(&cat);
+        return CLI_EXIT_RUN_FAILURE;
+    }
+    calib_samples samples = { 0 }, device = { 0 };
     calib_meta meta = { 0 };
     calib_result *r = calloc(1, sizeof *r);
-    int status = r ? 0 : CLI_EXIT_RUN_FAILURE;
+    calib_ops_result *ops = calloc(1, sizeof *ops);
+    int status = r && ops ? 0 : CLI_EXIT_RUN_FAILURE;
     if (status == 0 && o.refit) {
         if (calib_samples_read(o.refit, &meta, &samples, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s\n", err);
@@ -347,30 +589,91 @@ int cli_calibrate(int argc, char **argv)
         }
     } else if (status == 0) {
         stamp(&meta);
-        status = measure(&o, &samples, &meta);
+        if (!o.operators_only)
+            status = measure(&o, &samples, &meta);
+        if (status == 0 && model) {
+            if (o.operators_only) { /* the device series' run names the device otherwise */
+                snprintf(meta.kind, sizeof meta.kind, "cpu");
+                meta.threads = o.bench.threads ? o.bench.threads : 1;
+                FILE *cpu = fopen("/proc/cpuinfo", "r");
+                char line[256];
+                snprintf(meta.device, sizeof meta.device, "cpu");
+                while (cpu && fgets(line, sizeof line, cpu))
+                    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+                        snprintf(meta.device, sizeof meta.device, "%s", strchr(line, ':') + 2);
+                        meta.device[strcspn(meta.device, "\n")] = 0;
+                        break;
+                    }
+                if (cpu)
+                    fclose(cpu);
+            }
+            if (calib_ops_cpu_run(&o.bench, model, &samples, err, sizeof err) != 0) {
+                fprintf(stderr, "fleetsim calibrate: operators: %s\n", err);
+                status = CLI_EXIT_RUN_FAILURE;
+            }
+        }
     }
     const device_spec *datasheet = NULL;
+    bool with_ops = status == 0 && calib_ops_present(&samples);
+    if (status == 0 && device_series(&samples, &device) != 0)
+        status = CLI_EXIT_RUN_FAILURE;
     if (status == 0) {
         datasheet = match_catalog(&cat, &meta, o.catalog_name, note, sizeof note);
-        if (calib_result_build(&samples, &meta, datasheet, r, err, sizeof err) != 0) {
+        if (device.count == 0 && with_ops) { /* operators alone: the profile names the device */
+            profile_init(&r->profile);
+            snprintf(r->profile.device, sizeof r->profile.device, "%s", meta.device);
+            snprintf(r->profile.kind, sizeof r->profile.kind, "%s", meta.kind);
+            snprintf(r->profile.catalog, sizeof r->profile.catalog, "%s",
+                     datasheet ? datasheet->name : "");
+            snprintf(r->profile.host, sizeof r->profile.host, "%s", meta.host);
+            snprintf(r->profile.date, sizeof r->profile.date, "%s", meta.date);
+        } else if (calib_result_build(&device, &meta, datasheet, r, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s%s\n", o.refit ? "refitting: " : "", err);
             status = o.refit ? CLI_EXIT_BAD_INPUT : CLI_EXIT_RUN_FAILURE;
         }
+    }
+    if (status == 0 && with_ops) {
+        device_spec cpu = { 0 };
+        cpu.is_cpu = strcmp(meta.kind, "gpu") != 0;
+        const perf_family *fallback = perf_family_of(datasheet ? datasheet : &cpu);
+        if (calib_ops_fit_all(&samples, fallback, ops, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim calibrate: operators: %s\n", err);
+            status = o.refit ? CLI_EXIT_BAD_INPUT : CLI_EXIT_RUN_FAILURE;
+        }
+        r->ops = ops;
+        r->ops_precision = cpu.is_cpu ? PREC_FP32 : PREC_FP16;
+        r->ops_model = model ? model->name : "";
     }
     const char *samples_name = strrchr(samples_path, '/') ? strrchr(samples_path, '/') + 1
                                                           : samples_path;
     csv_job csv = { &meta, &samples };
     lua_job lua = { r, &meta, datasheet, samples_name };
-    if (status == 0 && !o.refit && write_file(samples_path, write_csv, &csv) != 0)
+    if (!o.refit && samples.count && write_file(samples_path, write_csv, &csv) != 0) {
+        /* the folder went away while measuring: keep the samples somewhere */
+        char keep[] = "/tmp/fleetsim-calibrate-samples-XXXXXX";
+        int fd = mkstemp(keep);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (f && calib_samples_write(f, &meta, &samples) == 0 && fclose(f) == 0)
+            fprintf(stderr, "fleetsim calibrate: the samples are kept in %s (fleetsim "
+                    "calibrate --refit %s -o FILE.lua)\n", keep, keep);
+        else if (f)
+            fclose(f);
         status = CLI_EXIT_RUN_FAILURE;
+    }
     if (status == 0 && write_file(output, write_lua, &lua) != 0)
         status = CLI_EXIT_RUN_FAILURE;
     if (status == 0) {
-        calib_result_print(stdout, r, &meta, datasheet, note);
+        if (device.count)
+            calib_result_print(stdout, r, &meta, datasheet, note);
+        if (with_ops)
+            print_ops(ops, model ? model->name : "the samples' model");
         printf("\nprofile: %s\nsamples: %s\n", output, samples_path);
     }
     free(r);
+    free(ops);
     calib_samples_release(&samples);
+    calib_samples_release(&device);
+    model_release(&shaped);
     catalog_release(&cat);
     return status;
 }

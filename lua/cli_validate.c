@@ -1,6 +1,7 @@
 /* `fleetsim validate`: the model's predictions against a table of published
  * measurements (tests/validation/published.csv), row by row and per category. */
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 
 #include "lua/catalog.h"
 #include "lua/cli.h"
+#include "lua/profile_load.h"
+#include "lua/steps_load.h"
 #include "lua/validate_predict.h"
 #include "models/validate.h"
 #include "output/csv_table.h"
@@ -15,6 +18,7 @@
 
 const char cli_validate_usage[] =
     "usage: fleetsim validate [--table FILE] [--half check|fit|all] [--csv]\n"
+    "       fleetsim validate --steps STEPS.csv [--profile FILE.lua]\n"
     "\n"
     "Predicts each row of a table of published measurements (training GPU-hours, MFU\n"
     "and step times, inference throughput, latency, memory) with the analytic model and\n"
@@ -24,17 +28,93 @@ const char cli_validate_usage[] =
     "in the catalog, or whose configuration the model cannot express, is printed as\n"
     "\"not predicted\" with the reason.  Defaults: --table\n"
     "tests/validation/published.csv, --half check (the rows no constant was set from).\n"
-    "--csv prints the rows and the summary as CSV.\n";
+    "--csv prints the rows and the summary as CSV.\n"
+    "\n"
+    "--steps STEPS.csv predicts each measured step of a real engine (the file `fleetsim\n"
+    "calibrate --steps` fits; docs/calibration.md) with --profile FILE.lua (default: the\n"
+    "device's datasheet family) and prints predicted and measured times with the error,\n"
+    "then the mean absolute and the worst error, for prefill and decode steps apart.\n";
+
+/* One step row's phase, for the summary. */
+static const char *phase_of(const calib_step *s)
+{
+    return s->prefill_tokens > 0 ? (s->decode_tokens > 0 ? "mixed" : "prefill") : "decode";
+}
+
+static int validate_steps(const char *path, const char *profile_path, bool csv)
+{
+    char err[1024];
+    catalog cat;
+    if (catalog_load(&cat, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim: %s\n", err);
+        return CLI_EXIT_RUN_FAILURE;
+    }
+    device_profile p;
+    profile_init(&p);
+    if (profile_path && profile_load_file(profile_path, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim validate: --profile: %s\n", err);
+        catalog_release(&cat);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    steps_file f;
+    if (steps_load(path, &cat, profile_path ? &p : NULL, &f, err, sizeof err) != 0) {
+        fprintf(stderr, "fleetsim validate: %s\n", err);
+        steps_release(&f);
+        catalog_release(&cat);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    static const char *const phases[] = { "prefill", "decode", "mixed", "all" };
+    double sum[4] = { 0 }, worst[4] = { 0 };
+    size_t count[4] = { 0 };
+    if (csv)
+        printf("line,model,batch,prefill_tokens,decode_tokens,mean_context,measured_s,"
+               "predicted_s,error\n");
+    else
+        printf("%s on %s (as %s), profile %s\n\n%5s  %-14s %5s %7s %6s %7s %12s %12s %8s\n",
+               path, f.device_name, f.device.name, profile_path ? profile_path : "none",
+               "line", "model", "batch", "prefill", "decode", "context", "measured ms",
+               "predicted ms", "error");
+    for (size_t i = 0; i < f.count; i++) {
+        const calib_step *s = &f.rows[i];
+        double pred = calib_step_predict(s, &f.perf), e = pred / s->seconds - 1;
+        if (csv)
+            printf("%u,%s,%g,%g,%g,%g,%.6g,%.6g,%.4f\n", s->line, s->model->name, s->batch,
+                   s->prefill_tokens, s->decode_tokens, s->mean_context, s->seconds, pred, e);
+        else
+            printf("%5u  %-14s %5g %7g %6g %7g %12.4g %12.4g %+7.1f%%\n", s->line,
+                   s->model->name, s->batch, s->prefill_tokens, s->decode_tokens,
+                   s->mean_context, 1e3 * s->seconds, 1e3 * pred, 100 * e);
+        for (int k = 0; k < 4; k++)
+            if (k == 3 || !strcmp(phases[k], phase_of(s))) {
+                sum[k] += fabs(e);
+                worst[k] = fabs(e) > fabs(worst[k]) ? e : worst[k];
+                count[k]++;
+            }
+    }
+    if (!csv) {
+        printf("\n");
+        for (int k = 0; k < 4; k++)
+            if (count[k])
+                printf("%-8s %4zu steps  mean |error| %5.1f%%  worst %+6.1f%%\n", phases[k],
+                       count[k], 100 * sum[k] / count[k], 100 * worst[k]);
+    }
+    steps_release(&f);
+    catalog_release(&cat);
+    return CLI_EXIT_OK;
+}
 
 int cli_validate(int argc, char **argv)
 {
-    enum { O_TABLE = 256, O_HALF, O_CSV };
+    enum { O_TABLE = 256, O_HALF, O_CSV, O_STEPS, O_PROFILE };
     static const struct option options[] = {
+        { "steps", required_argument, NULL, O_STEPS },
+        { "profile", required_argument, NULL, O_PROFILE },
         { "table", required_argument, NULL, O_TABLE }, { "half", required_argument, NULL, O_HALF },
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *path = "tests/validation/published.csv", *half = "check";
+    const char *path = "tests/validation/published.csv", *half = "check", *steps = NULL,
+               *profile = NULL;
     bool csv = false;
     int opt;
     opterr = 0;
@@ -51,6 +131,8 @@ int cli_validate(int argc, char **argv)
             half = optarg;
             break;
         case O_CSV: csv = true; break;
+        case O_STEPS: steps = optarg; break;
+        case O_PROFILE: profile = optarg; break;
         case 'h': fputs(cli_validate_usage, stdout); return CLI_EXIT_OK;
         case ':':
             fprintf(stderr, "fleetsim validate: %s needs a value\n", argv[optind - 1]);
@@ -65,6 +147,12 @@ int cli_validate(int argc, char **argv)
         fprintf(stderr, "fleetsim validate: unexpected argument '%s'\n", argv[optind]);
         return CLI_EXIT_BAD_INPUT;
     }
+    if (profile && !steps) {
+        fprintf(stderr, "fleetsim validate: --profile goes with --steps\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (steps)
+        return validate_steps(steps, profile, csv);
     char err[1024];
     csv_table t;
     int rc = csv_table_read(path, &t, err, sizeof err);

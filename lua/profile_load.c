@@ -12,7 +12,15 @@
 
 static const char *const TOP_KEYS[] = {
     "format", "device", "kind", "catalog", "host", "date", "threads", "quick", "samples",
-    "blas", "achieved", "perf", "datasheet", "fits", "medians", NULL,
+    "blas", "achieved", "perf", "datasheet", "fits", "medians", "operators", NULL,
+};
+static const char *const OPERATOR_KEYS[] = {
+    "model", "precision", "peak_flops", "bandwidth_bytes_per_s", "gemm", "pass",
+    "attention_decode", "attention_prefill", "host", "fits", "steps", NULL,
+};
+static const char *const PASS_KEYS[PASS_COUNT + 1] = {
+    [PASS_NORM] = "norm", [PASS_ROPE] = "rope", [PASS_ACT] = "act", [PASS_ADD] = "add",
+    [PASS_EMBED] = "embed", [PASS_RESHAPE] = "reshape", [PASS_SAMPLE] = "sample",
 };
 static const char *const ACHIEVED_KEYS[] = {
     "flops", "fp64_flops", "bandwidth_bytes_per_s", "link_bytes_per_s",
@@ -111,6 +119,83 @@ static int read_perf(load_context *c, const fields_object *top, perf_profile *pe
     return status ? -1 : 0;
 }
 
+/* Numbers of a sub-table of the operators block: keys[i] into *out[i], each in [0, max]. */
+static int read_numbers(load_context *c, const fields_object *parent, const char *key,
+                        const char *const *keys, double *const *out, double max)
+{
+    int base = lua_gettop(c->L);
+    fields_object o;
+    int present = fields_object_open_field(c, parent, key, NULL, "a table of numbers", &o);
+    int status = present < 0 ? -1 : 0;
+    if (present == 1) {
+        status = fields_object_check_keys(c, &o, keys);
+        for (size_t i = 0; keys[i] && status == 0; i++)
+            status = fields_read_number(c, &o, keys[i], false, 0, 0, max, true, out[i]);
+    }
+    lua_settop(c->L, base);
+    return status;
+}
+
+/* operators = { ... } (kernels/calib_ops.h writes it): the device's own operator table. */
+static int read_operators(load_context *c, const fields_object *top, device_profile *p)
+{
+    int base = lua_gettop(c->L);
+    fields_object o, passes;
+    int present = fields_object_open_field(c, top, "operators", NULL,
+                                           "a table of operator constants", &o);
+    if (present <= 0)
+        return present;
+    perf_family *t = &p->perf.operators;
+    memset(t, 0, sizeof *t);
+    t->name = "calibrated";
+    t->profiled = "this device's operators (fleetsim calibrate)";
+    char prec[16];
+    static const char *const gemm_keys[] = { "efficiency", "tokens_half", "bandwidth_efficiency",
+                                             "overlap", "floor_s", NULL };
+    static const char *const pass_keys[] = { "efficiency", "tokens_half", "floor_s", NULL };
+    static const char *const decode_keys[] = { "efficiency", "width_half", "floor_s", NULL };
+    static const char *const prefill_keys[] = { "cached_efficiency", "new_efficiency", "floor_s",
+                                                NULL };
+    static const char *const host_keys[] = { "base_s", "per_seq_s", NULL };
+    double *gemm[] = { &t->gemm.efficiency, &t->gemm.tokens_half, &t->gemm.bandwidth_efficiency,
+                       &t->gemm.overlap, &t->gemm.floor_s };
+    double *decode[] = { &t->attn_decode.efficiency, &t->attn_decode.width_half,
+                         &t->attn_decode.floor_s };
+    double *prefill[] = { &t->attn_prefill.cached_efficiency, &t->attn_prefill.new_efficiency,
+                          &t->attn_prefill.floor_s };
+    double *host[] = { &t->host.base_s, &t->host.per_seq_s };
+    int status = fields_object_check_keys(c, &o, OPERATOR_KEYS)
+                 || read_text(c, &o, "model", p->operators_model, sizeof p->operators_model)
+                 || read_text(c, &o, "precision", prec, sizeof prec)
+                 || fields_read_number(c, &o, "peak_flops", true, 0, 1, 1e20, true, &t->peak_flops)
+                 || fields_read_number(c, &o, "bandwidth_bytes_per_s", true, 0, 1, 1e16, true,
+                                       &t->bandwidth_bytes_per_s)
+                 || read_numbers(c, &o, "gemm", gemm_keys, gemm, 1e6)
+                 || read_numbers(c, &o, "attention_decode", decode_keys, decode, 1e9)
+                 || read_numbers(c, &o, "attention_prefill", prefill_keys, prefill, 1e6)
+                 || read_numbers(c, &o, "host", host_keys, host, 10);
+    if (status == 0 && precision_parse(*prec ? prec : "fp16", &p->operators_precision) != 0)
+        status = fields_fail(c, o.where, "operators.precision", "expected a precision such as "
+                             "\"fp32\" or \"bf16\", got \"%s\"", prec);
+    if (status == 0 && !(t->gemm.efficiency > 0))
+        status = fields_fail(c, o.where, "operators.gemm.efficiency", "expected a positive "
+                             "share of peak_flops, got %g", t->gemm.efficiency);
+    if (status == 0 && (present = fields_object_open_field(c, &o, "pass", NULL,
+                                                           "a table of passes", &passes)) < 0)
+        status = -1;
+    if (status == 0 && present == 1) {
+        status = fields_object_check_keys(c, &passes, PASS_KEYS);
+        for (int i = 0; i < PASS_COUNT && status == 0; i++) {
+            double *one[] = { &t->pass[i].efficiency, &t->pass[i].tokens_half,
+                              &t->pass[i].floor_s };
+            status = read_numbers(c, &passes, PASS_KEYS[i], pass_keys, one, 1e6);
+        }
+    }
+    p->perf.has_operators = status == 0;
+    lua_settop(c->L, base);
+    return status ? -1 : 0;
+}
+
 /* Reads the table the chunk returned (on top of the stack). */
 static int read_profile(load_context *c, const char *where, device_profile *p)
 {
@@ -132,7 +217,8 @@ static int read_profile(load_context *c, const char *where, device_profile *p)
                  || read_text(c, &top, "catalog", p->catalog, sizeof p->catalog)
                  || read_text(c, &top, "host", p->host, sizeof p->host)
                  || read_text(c, &top, "date", p->date, sizeof p->date)
-                 || read_achieved(c, &top, p) || read_perf(c, &top, &p->perf);
+                 || read_achieved(c, &top, p) || read_perf(c, &top, &p->perf)
+                 || read_operators(c, &top, p);
     if (status == 0 && *p->kind && strcmp(p->kind, "gpu") && strcmp(p->kind, "cpu"))
         status = fields_fail(c, where, "kind", "expected \"gpu\" or \"cpu\", got \"%s\"", p->kind);
     return status ? -1 : 0;
@@ -173,6 +259,12 @@ int profile_load_apply_file(const char *path, device_spec *device, perf_profile 
     device_profile p;
     if (profile_load_file(path, &p, err, err_size) != 0)
         return -1;
+    char why[512];
+    if (profile_check_kind(&p, device, why, sizeof why) != 0) {
+        const char *slash = strrchr(path, '/');
+        snprintf(err, err_size, "%s: %s", slash ? slash + 1 : path, why);
+        return -1;
+    }
     profile_apply(&p, device, perf);
     return 0;
 }

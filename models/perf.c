@@ -164,7 +164,7 @@ static void step_init(step *s, const perf_setup *setup)
     s->m = m;
     s->d = d;
     s->p = p;
-    s->f = p->family ? p->family : perf_family_of(d);
+    s->f = p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
     s->node = p->node ? p->node : perf_node_of(d);
     s->tp = setup->tp ? setup->tp : 1;
     s->layers = m->layers;
@@ -217,6 +217,8 @@ static void add_pass(const step *s, perf_op_time *o, perf_pass_kind kind, double
                      double tokens, double bytes)
 {
     const perf_pass_constants *c = &s->f->pass[kind];
+    if (!(c->efficiency > 0))
+        return;
     double memory = bytes / (s->d->bandwidth_bytes_per_s * c->efficiency * s->mscale
                              * sat(tokens, c->tokens_half));
     double fl = floor_s(s, c->floor_s);
@@ -234,7 +236,8 @@ static void add_gemm(const step *s, perf_op_time *o, double kernels, double prod
     if (T <= 0)
         return;
     const perf_profile *p = s->p;
-    double compute = products * 2 * T * K * N / (s->gemm_peak * p->compute_efficiency);
+    double compute = products * 2 * T * K * N
+                     / (s->gemm_peak * p->compute_efficiency * sat(T, s->f->gemm.tokens_half));
     double bytes_w = products * K * N * s->wbytes / s->stream;
     double bytes_a = products * (T * K + T * N) * s->abytes;
     double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * p->bandwidth_efficiency);
@@ -281,7 +284,8 @@ double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
 double perf_family_gemm_s(const perf_family *f, double tokens, double k, double n)
 {
     perf_op_time o = { 0 };
-    double compute = 2 * tokens * k * n / (f->peak_flops * f->gemm.efficiency);
+    double compute = 2 * tokens * k * n
+                     / (f->peak_flops * f->gemm.efficiency * sat(tokens, f->gemm.tokens_half));
     double memory = 2 * (k * n + tokens * k + tokens * n)
                     / (f->bandwidth_bytes_per_s * f->gemm.bandwidth_efficiency);
     add_affine(&o, 1, f->gemm.floor_s, compute, memory, f->gemm.overlap);
@@ -292,6 +296,8 @@ double perf_family_pass_s(const perf_family *f, perf_pass_kind kind, double toke
                           double bytes)
 {
     const perf_pass_constants *c = &f->pass[kind];
+    if (!(c->efficiency > 0))
+        return 0;
     return fmax(c->floor_s, bytes / (f->bandwidth_bytes_per_s * c->efficiency
                                      * sat(tokens, c->tokens_half)));
 }
@@ -359,7 +365,9 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         add_pass(s, &o[OP_ACT], PASS_ACT, L, T, act_bytes);
         add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
         add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
-        add_gemm(s, &o[OP_LM_HEAD], 1, 1, b->decode_seqs + b->prefill_last, h, m->vocab / tp);
+        double logits = b->decode_seqs + b->prefill_last;
+        add_gemm(s, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
+        add_pass(s, &o[OP_LM_HEAD], PASS_SAMPLE, 1, logits, 12 * logits * m->vocab);
         double ar = allreduce_s(s, T);
         if (ar > 0) {
             o[OP_ALLREDUCE].time_s = (2 * L + 1) * ar;

@@ -63,6 +63,11 @@ typedef struct perf_profile {
     /* the table the anchors scale; NULL: the device's own (perf_family_of) */
     const perf_family *family;
     const perf_node *node;
+    /* a device's own operator table, fitted by `fleetsim calibrate --model` (and --steps)
+     * to its measured operators; when present it stands in for family (by value, so a
+     * copy of the profile carries it; its precision row points at static data) */
+    bool has_operators;
+    perf_family operators;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-

@@ -10,7 +10,8 @@
  * Each class has one formula (docs/performance_model.md), with sat(x, h) = x / (x + h),
  * P the device's peak FLOP/s and BW its memory bandwidth (datasheet):
  *   GEMM (T tokens, K x N weights)   t = floor + max(C, M) + overlap x min(C, M),
- *                                        C = 2 T K N / (P e), M = bytes / (BW e_mem)
+ *                                        C = 2 T K N / (P e sat(T, tokens_half)),
+ *                                        M = bytes / (BW e_mem)
  *   memory pass (bytes, T tokens)    t = max(floor, bytes / (BW e sat(T, tokens_half)))
  *   attention, decode                t = floor + cache bytes / (BW e sat(seqs x kv heads,
  *                                        width_half))
@@ -33,6 +34,9 @@ typedef enum perf_pass_kind {
     PASS_ADD,     /* residual add: read 2, write 1 hidden state */
     PASS_EMBED,   /* token embedding lookup, once per step */
     PASS_RESHAPE, /* attention's layout copies and cache writes */
+    PASS_SAMPLE,  /* softmax and the pick over the logits: 3 x 4 x vocab bytes a sequence
+                   * (fp32 logits read, probabilities written and read); a family with
+                   * efficiency 0 here (the Vidur ones) leaves it to the host work */
     PASS_COUNT
 } perf_pass_kind;
 
@@ -41,10 +45,13 @@ typedef struct perf_gemm_constants {
     double bandwidth_efficiency; /* of peak bandwidth, streaming weights and activations */
     double overlap;              /* share of the smaller side (compute or memory) exposed */
     double floor_s;              /* fixed time of one product (launch and tail) */
+    double tokens_half;          /* tokens at half the compute efficiency (0: flat); a
+                                  * calibrated operator profile fits it (a CPU's BLAS) */
 } perf_gemm_constants;
 
 typedef struct perf_pass_constants {
-    double efficiency;           /* effective share of bandwidth (above 1: cache hits) */
+    double efficiency;           /* effective share of bandwidth (above 1: cache hits; 0:
+                                  * not modelled, the pass costs nothing) */
     double tokens_half;          /* tokens at half of it (a block or so per token) */
     double floor_s;              /* the shortest such kernel */
 } perf_pass_constants;

@@ -2,19 +2,62 @@
 #include "models/profile.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void profile_init(device_profile *p)
 {
     memset(p, 0, sizeof *p);
-    p->perf = (perf_profile){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN,
-                              NAN, NAN, NAN, NAN, NULL, NULL };
+    perf_profile absent = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN,
+                            NAN, NAN, NAN, NAN, NULL, NULL, false, { 0 } };
+    p->perf = absent;
 }
 
 static void take(double *to, double from)
 {
     if (!isnan(from))
         *to = from;
+}
+
+/* The operator table in place of the family (see profile.h). */
+static void apply_operators(const device_profile *p, device_spec *d, perf_profile *perf)
+{
+    const perf_family *base = perf->family ? perf->family : perf_family_of(d);
+    perf->operators = p->perf.operators;
+    perf->operators.precision = base->precision;
+    perf->operators.training = base->training;
+    perf->operators.cluster = base->cluster;
+    perf->has_operators = true;
+    const perf_family *ops = &perf->operators;
+    double at = d->peak_flops[p->operators_precision];
+    if (at > 0 && ops->peak_flops > 0)
+        for (int i = 0; i < PREC_COUNT; i++)
+            d->peak_flops[i] *= ops->peak_flops / at;
+    else if (ops->peak_flops > 0)
+        d->peak_flops[p->operators_precision] = ops->peak_flops;
+    if (ops->bandwidth_bytes_per_s > 0)
+        d->bandwidth_bytes_per_s = ops->bandwidth_bytes_per_s;
+    perf->compute_efficiency = ops->gemm.efficiency;
+    perf->bandwidth_efficiency = ops->gemm.bandwidth_efficiency;
+    perf->kernel_launch_s = ops->gemm.floor_s;
+    if (isnan(p->perf.host_s)) {
+        perf->host_s = ops->host.base_s;
+        perf->host_per_seq_s = ops->host.per_seq_s;
+        perf->host_tp_s = ops->host.tp_base_s;
+        perf->host_tp_per_seq_s = ops->host.tp_per_seq_s;
+    }
+}
+
+int profile_check_kind(const device_profile *p, const device_spec *d, char *msg,
+                       size_t msg_size)
+{
+    const char *kind = d->is_cpu ? "cpu" : "gpu";
+    if (!*p->kind || !strcmp(p->kind, kind))
+        return 0;
+    snprintf(msg, msg_size, "measured on a %s ('%s'), not a %s like '%s': a profile applies "
+             "only to the kind of device it was measured on (calibrate on a %s)", p->kind,
+             p->device, kind, d->name ? d->name : "?", kind);
+    return -1;
 }
 
 void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf)
@@ -55,4 +98,6 @@ void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf)
     take(&perf->host_per_seq_s, p->perf.host_per_seq_s);
     take(&perf->host_tp_s, p->perf.host_tp_s);
     take(&perf->host_tp_per_seq_s, p->perf.host_tp_per_seq_s);
+    if (p->perf.has_operators)
+        apply_operators(p, d, perf);
 }

@@ -32,6 +32,10 @@ typedef struct device_profile {
     double launch_s;                /* empty kernel launch (GPU), tiny BLAS call (CPU) */
     /* relative to the datasheet; NaN = absent (the device's default stays) */
     perf_profile perf;
+    /* perf.has_operators: the operator table was fitted at this precision's peak
+     * (perf.operators.peak_flops) and bandwidth, on the model named here */
+    precision operators_precision;
+    char operators_model[PROFILE_TEXT_MAX];
 } device_profile;
 
 /* A profile with nothing measured and every perf field absent. */
@@ -48,5 +52,17 @@ void profile_init(device_profile *p);
  *    replaces the one in perf, which the caller fills first (perf_default_profile).
  * Only numbers change: d's strings stay the caller's. */
 void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf);
+/* With an operator table (p->perf.has_operators), after the above: the table replaces
+ * the family (its precision, training and cluster rows stay the device's family's); d's
+ * peaks are scaled so that operators_precision's is the table's peak_flops, d's
+ * bandwidth becomes the table's, and the anchors become the table's own (GEMM
+ * efficiencies and floor, host work unless the profile's perf sets it), so perf.c uses
+ * the table as fitted. */
+
+/* A profile measured on one kind of device (kind "cpu" or "gpu") applies to that kind
+ * only: 0, or -1 with "measured on a cpu ('AMD EPYC'), not a gpu like 'H100-SXM' ..." in
+ * msg.  A profile without a kind passes. */
+int profile_check_kind(const device_profile *p, const device_spec *d, char *msg,
+                       size_t msg_size);
 
 #endif

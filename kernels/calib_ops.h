@@ -1,0 +1,89 @@
+/* Operator profiles: the operators of a decoder layer timed at a model's own shapes, as
+ * an engine runs them, and the fits that turn them into a device's operator table (the
+ * per-operator performance model's constants, models/perf_constants.h, for this device).
+ *
+ * Samples (calib_sample.h, one per timed repeat), every `bytes` and `flops` counted as
+ * models/perf.c counts them, so a fitted efficiency means what the model's does:
+ *   op_gemm         a projection, m tokens x k by k x n weights (QKV, output, gate and
+ *                   up, down, LM head), weights cold (rotated beyond the caches)
+ *   op_attn_decode  attention of m = sequences x kv heads over n cached tokens each, k =
+ *                   query heads per kv head (grouped-query); bytes: the cache read
+ *   op_attn_prefill causal attention of one prompt of m tokens, n query heads of k dims;
+ *                   flops: 4 x k x n x m^2 / 2 (the model's new pairs)
+ *   op_norm, op_rope, op_act, op_add, op_embed, op_reshape, op_sample
+ *                   the memory passes over m tokens (op_sample: m rows of the vocabulary)
+ * CPU: through the same CBLAS as the device calibration (calib_blas.h) and plain loops.
+ * CUDA operator series are not built yet: on a GPU, --steps fits a real engine's step
+ * times from the device's Vidur-fitted family instead (docs/calibration.md). */
+#ifndef FLEETSIM_KERNELS_CALIB_OPS_H
+#define FLEETSIM_KERNELS_CALIB_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "kernels/calib_bench.h"
+#include "kernels/calib_sample.h"
+#include "models/llm.h"
+#include "models/perf_constants.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Times the operators of model m (its widths; layers do not matter) over the grid:
+ * tokens 1..1024 for projections and passes, (batch 1..16) x (context 128..2048) for
+ * decode attention, prompts 64..1024 for prefill attention (fewer points with quick).
+ * Appends to out.  0, or -1 with a message in err. */
+int calib_ops_cpu_run(const calib_options *o, const model_spec *m, calib_samples *out,
+                      char *err, size_t err_size);
+
+/* One operator class's fit, for the report. */
+typedef struct calib_ops_fit {
+    char what[32];       /* "gemm", "norm", "attention_decode", ... */
+    size_t points;
+    double rms_rel, worst_rel; /* of (fit - median) / median over the shapes */
+} calib_ops_fit;
+
+#define CALIB_OPS_FITS_MAX 12
+
+typedef struct calib_ops_result {
+    perf_family table;   /* peak_flops, bandwidth: the references its shares divide */
+    calib_ops_fit fits[CALIB_OPS_FITS_MAX];
+    size_t nfits;
+} calib_ops_result;
+
+/* True when samples hold operator series (kinds op_*). */
+bool calib_ops_present(const calib_samples *samples);
+
+/* Fits every class the samples hold (medians per shape; relative least squares,
+ * gsl_multifit_nlinear): GEMM t = floor + max(C, M) + overlap min(C, M) with C's
+ * efficiency rising as tokens / (tokens + tokens_half); passes max(floor, bytes at a
+ * share of bandwidth rising with tokens); decode attention floor + max(compute, cache
+ * bytes at a share rising with sequences x kv heads); prefill attention floor + flops at
+ * a share of the peak.  The references are the best GEMM rate and the best weight-
+ * streaming rate (one token) measured.  A class without samples keeps fallback's row
+ * (the device's family).  0, or -1 with a message (no GEMM samples). */
+int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
+                      calib_ops_result *out, char *err, size_t err_size);
+
+/* Relative nonlinear least squares of a model with n parameters, started at theta
+ * (updated): minimises sum over points of (f(theta, i) / y_i - 1)^2.  Returns the rms of
+ * the relative residuals, or -1 when the solver fails.  Shared by the steps fit. */
+typedef double (*calib_model_fn)(const double *theta, size_t i, void *data);
+double calib_fit_relative(calib_model_fn f, void *data, const double *y, size_t points,
+                          double *theta, size_t n);
+
+/* The profile's `operators = { ... }` block (lua/profile_load.c reads it back): the
+ * table t fitted at precision prec on model, the fits behind it (may be none) and the
+ * steps fit that adjusted it (steps NULL: none). */
+struct calib_steps_fit;
+int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const char *model,
+                        const calib_ops_fit *fits, size_t nfits,
+                        const struct calib_steps_fit *steps, const char *steps_file);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,262 @@
+/* From operator samples to a device's operator table (see calib_ops.h). */
+#include "kernels/calib_ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "kernels/calib_fit.h"
+
+/* ---- relative nonlinear least squares ------------------------------------------------ */
+
+typedef struct relative_data {
+    calib_model_fn f;
+    void *data;
+    const double *y;
+} relative_data;
+
+static int relative_f(const gsl_vector *theta, void *params, gsl_vector *out)
+{
+    const relative_data *d = params;
+    for (size_t i = 0; i < out->size; i++) {
+        double r = d->f(theta->data, i, d->data) / d->y[i] - 1;
+        gsl_vector_set(out, i, isfinite(r) ? r : 1e6);
+    }
+    return GSL_SUCCESS;
+}
+
+double calib_fit_relative(calib_model_fn f, void *data, const double *y, size_t points,
+                          double *theta, size_t n)
+{
+    if (points < n || n == 0)
+        return -1;
+    relative_data d = { f, data, y };
+    gsl_multifit_nlinear_fdf fdf = { .f = relative_f, .df = NULL, .fvv = NULL, .n = points,
+                                     .p = n, .params = &d };
+    gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, points, n);
+    if (!w)
+        return -1;
+    gsl_vector_view start = gsl_vector_view_array(theta, n);
+    int info = 0;
+    double rms = -1;
+    if (gsl_multifit_nlinear_init(&start.vector, &fdf, w) == GSL_SUCCESS) {
+        int status = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+        if (status == GSL_SUCCESS || status == GSL_EMAXITER) {
+            gsl_vector *x = gsl_multifit_nlinear_position(w), *r = gsl_multifit_nlinear_residual(w);
+            double ss = 0;
+            for (size_t i = 0; i < points; i++)
+                ss += gsl_vector_get(r, i) * gsl_vector_get(r, i);
+            rms = sqrt(ss / points);
+            for (size_t i = 0; i < n; i++)
+                theta[i] = gsl_vector_get(x, i);
+        }
+    }
+    gsl_multifit_nlinear_free(w);
+    return rms;
+}
+
+/* ---- medians per shape --------------------------------------------------------------- */
+
+typedef struct op_point {
+    double m, n, k, bytes, flops, seconds;
+} op_point;
+
+typedef struct op_series {
+    op_point *p;
+    size_t count;
+    double peak, bandwidth; /* the references */
+} op_series;
+
+/* The medians of kind's shapes (repeats of one shape are consecutive). */
+static size_t medians_of(const calib_samples *s, const char *kind, op_point *out)
+{
+    size_t n = 0;
+    double rep[64];
+    for (size_t i = 0; i < s->count;) {
+        const calib_sample *a = &s->items[i];
+        size_t j = i, r = 0;
+        while (j < s->count && !strcmp(s->items[j].kind, a->kind) && s->items[j].m == a->m
+               && s->items[j].n == a->n && s->items[j].k == a->k) {
+            if (r < 64)
+                rep[r++] = s->items[j].seconds;
+            j++;
+        }
+        if (!strcmp(a->kind, kind))
+            out[n++] = (op_point){ a->m, a->n, a->k, a->bytes, a->flops, calib_median(rep, r, NULL) };
+        i = j;
+    }
+    return n;
+}
+
+static double sat(double x, double half) { return half > 0 ? x / (x + half) : 1; }
+
+static double report(calib_ops_result *r, const char *what, calib_model_fn f, void *data,
+                     const op_point *p, size_t n, const double *theta)
+{
+    double ss = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = f(theta, i, data) / p[i].seconds - 1;
+        ss += e * e;
+        worst = fmax(worst, fabs(e));
+    }
+    if (r->nfits < CALIB_OPS_FITS_MAX) {
+        calib_ops_fit *fit = &r->fits[r->nfits++];
+        snprintf(fit->what, sizeof fit->what, "%s", what);
+        fit->points = n;
+        fit->rms_rel = sqrt(ss / n);
+        fit->worst_rel = worst;
+    }
+    return sqrt(ss / n);
+}
+
+/* Fits from several starts (the max() forms have kinks); the best kept. */
+static void fit_best(calib_model_fn f, void *data, const op_point *p, size_t n, double *theta,
+                     size_t np, const double *starts, size_t nstarts)
+{
+    double *y = malloc(n * sizeof *y), best = INFINITY, trial[8], kept[8];
+    if (!y)
+        return;
+    for (size_t i = 0; i < n; i++)
+        y[i] = p[i].seconds;
+    memcpy(kept, theta, np * sizeof *theta);
+    for (size_t s = 0; s < nstarts; s++) {
+        memcpy(trial, starts + s * np, np * sizeof *trial);
+        double rms = calib_fit_relative(f, data, y, n, trial, np);
+        if (rms >= 0 && rms < best) {
+            best = rms;
+            memcpy(kept, trial, np * sizeof *trial);
+        }
+    }
+    memcpy(theta, kept, np * sizeof *theta);
+    free(y);
+}
+
+/* ---- the classes ------------------------------------------------------------------------ */
+
+/* theta: log efficiency, log tokens_half, log bandwidth efficiency, overlap (logistic),
+ * log floor. */
+static double gemm_model(const double *t, size_t i, void *data)
+{
+    const op_series *s = data;
+    const op_point *p = &s->p[i];
+    double c = p->flops / (s->peak * exp(t[0]) * sat(p->m, exp(t[1])));
+    double m = p->bytes / (s->bandwidth * exp(t[2]));
+    double ov = 1 / (1 + exp(-t[3]));
+    return exp(t[4]) + fmax(c, m) + ov * fmin(c, m);
+}
+
+/* theta: log efficiency, log tokens_half, log floor. */
+static double pass_model(const double *t, size_t i, void *data)
+{
+    const op_series *s = data;
+    const op_point *p = &s->p[i];
+    return fmax(exp(t[2]), p->bytes / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1]))));
+}
+
+/* theta: log bandwidth efficiency, log width_half, log floor, log compute efficiency. */
+static double decode_model(const double *t, size_t i, void *data)
+{
+    const op_series *s = data;
+    const op_point *p = &s->p[i];
+    double m = p->bytes / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
+    return exp(t[2]) + fmax(m, p->flops / (s->peak * exp(t[3])));
+}
+
+/* theta: log efficiency, log floor. */
+static double prefill_model(const double *t, size_t i, void *data)
+{
+    const op_series *s = data;
+    return exp(t[1]) + s->p[i].flops / (s->peak * exp(t[0]));
+}
+
+bool calib_ops_present(const calib_samples *samples)
+{
+    for (size_t i = 0; i < samples->count; i++)
+        if (!strncmp(samples->items[i].kind, "op_", 3))
+            return true;
+    return false;
+}
+
+int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
+                      calib_ops_result *out, char *err, size_t err_size)
+{
+    gsl_set_error_handler_off();
+    memset(out, 0, sizeof *out);
+    out->table = *fallback;
+    out->table.name = "calibrated";
+    out->table.profiled = "this device's operators (fleetsim calibrate --model)";
+    op_point *p = malloc((samples->count + 1) * sizeof *p);
+    if (!p) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    op_series s = { p, medians_of(samples, "op_gemm", p), 0, 0 };
+    if (s.count < 5) {
+        snprintf(err, err_size, "no operator GEMM series in the samples (%zu shapes)", s.count);
+        free(p);
+        return -1;
+    }
+    for (size_t i = 0; i < s.count; i++) {
+        s.peak = fmax(s.peak, p[i].flops / p[i].seconds);
+        if (p[i].m == 1)
+            s.bandwidth = fmax(s.bandwidth, p[i].bytes / p[i].seconds);
+    }
+    if (!(s.bandwidth > 0))
+        s.bandwidth = s.peak / 10;
+    perf_family *t = &out->table;
+    t->peak_flops = s.peak;
+    t->bandwidth_bytes_per_s = s.bandwidth;
+    double g[5] = { 0 };
+    const double gemm_starts[] = { log(0.9), log(16), log(0.9), 0, log(2e-6),
+                                   log(0.7), log(4), log(0.7), -2, log(1e-6),
+                                   log(1), log(64), log(1), 2, log(1e-5) };
+    fit_best(gemm_model, &s, p, s.count, g, 5, gemm_starts, 3);
+    report(out, "gemm", gemm_model, &s, p, s.count, g);
+    t->gemm = (perf_gemm_constants){ .efficiency = exp(g[0]), .tokens_half = exp(g[1]),
+                                     .bandwidth_efficiency = exp(g[2]),
+                                     .overlap = 1 / (1 + exp(-g[3])), .floor_s = exp(g[4]) };
+
+    static const struct { const char *kind; perf_pass_kind pass; } passes[] = {
+        { "op_norm", PASS_NORM }, { "op_rope", PASS_ROPE }, { "op_act", PASS_ACT },
+        { "op_add", PASS_ADD }, { "op_embed", PASS_EMBED }, { "op_reshape", PASS_RESHAPE },
+        { "op_sample", PASS_SAMPLE },
+    };
+    const double pass_starts[] = { log(0.5), log(1), log(1e-6), log(0.2), log(8), log(1e-7),
+                                   log(1), log(0.1), log(1e-5) };
+    for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
+        s.count = medians_of(samples, passes[k].kind, p);
+        if (s.count < 3)
+            continue;
+        double th[3] = { 0 };
+        fit_best(pass_model, &s, p, s.count, th, 3, pass_starts, 3);
+        report(out, passes[k].kind + 3, pass_model, &s, p, s.count, th);
+        t->pass[passes[k].pass] = (perf_pass_constants){ exp(th[0]), exp(th[1]), exp(th[2]) };
+    }
+    s.count = medians_of(samples, "op_attn_decode", p);
+    if (s.count >= 4) {
+        double th[4] = { 0 };
+        const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3),
+                                  log(0.2), log(1), log(1e-6), log(0.1) };
+        fit_best(decode_model, &s, p, s.count, th, 4, starts, 2);
+        report(out, "attention_decode", decode_model, &s, p, s.count, th);
+        t->attn_decode = (perf_attn_decode_constants){ exp(th[0]), exp(th[1]), exp(th[2]) };
+        t->attn_prefill.cached_efficiency = exp(th[3]);
+    }
+    s.count = medians_of(samples, "op_attn_prefill", p);
+    if (s.count >= 2) {
+        double th[2] = { 0 };
+        const double starts[] = { log(0.3), log(1e-5), log(0.05), log(1e-4) };
+        fit_best(prefill_model, &s, p, s.count, th, 2, starts, 2);
+        report(out, "attention_prefill", prefill_model, &s, p, s.count, th);
+        t->attn_prefill.new_efficiency = exp(th[0]);
+        t->attn_prefill.floor_s = exp(th[1]);
+    }
+    free(p);
+    return 0;
+}

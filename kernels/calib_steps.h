@@ -1,0 +1,82 @@
+/* Fitting a real engine's measured step times (fleetsim calibrate --steps): the engine-
+ * level parameters of the per-operator model, so that a profile predicts the engine a
+ * user runs (vLLM, SGLang, TensorRT-LLM, PyTorch) and not only the chip.
+ *
+ * The parameters (calib_steps_params): the engine's host work per iteration (a fixed
+ * part and a part per sequence) and, per operator class, the share of the operator
+ * table's achieved efficiency the engine reaches: GEMM compute, GEMM weight streaming,
+ * prefill attention, decode attention, the memory passes, and a time added to every
+ * kernel's floor (an eager framework's dispatch per operator).  Fitted by relative
+ * nonlinear least squares of the model itself (perf_iteration with the adjusted table,
+ * gsl_multifit_nlinear), on the rows not held out; the held-out rows are only predicted.
+ */
+#ifndef FLEETSIM_KERNELS_CALIB_STEPS_H
+#define FLEETSIM_KERNELS_CALIB_STEPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/device.h"
+#include "models/llm.h"
+#include "models/perf.h"
+
+/* One measured step (a row of the steps CSV, docs/calibration.md). */
+typedef struct calib_step {
+    const model_spec *model;     /* borrowed */
+    const device_spec *device;   /* borrowed: the device with the profile applied */
+    precision weights;
+    unsigned tp;
+    double batch;                /* sequences in the step */
+    double prefill_tokens;       /* prompt tokens, batch - decode_tokens prompts */
+    double decode_tokens;        /* sequences generating one token */
+    double mean_context;         /* their mean cached context */
+    double seconds;              /* measured */
+    unsigned line;               /* in the file */
+    bool held_out;
+} calib_step;
+
+typedef struct calib_steps_params {
+    double host_s, host_per_seq_s;   /* seconds per iteration, and per sequence */
+    double gemm_compute, gemm_bandwidth, attention_prefill, attention_decode, passes;
+    double kernel_s;                 /* added to every kernel's floor (dispatch) */
+} calib_steps_params;
+
+/* Every share 1, no host work or dispatch: the table as it is. */
+calib_steps_params calib_steps_identity(void);
+
+/* The profile with its operator table scaled by q (q's shares multiply the table's
+ * efficiencies, q's kernel_s is added to every floor) and q's host work.  base must have an
+ * operator table (perf_profile.has_operators). */
+void calib_steps_adjust(const perf_profile *base, const calib_steps_params *q,
+                        perf_profile *out);
+
+/* The model's time for a step with profile p. */
+double calib_step_predict(const calib_step *s, const perf_profile *p);
+
+typedef struct calib_steps_stats {
+    size_t n;
+    double r2;                   /* of seconds, each row weighted 1 / measured^2 */
+    double rms_rel, mean_abs_rel, worst_rel; /* of predicted / measured - 1 */
+    size_t worst;                /* index into the rows */
+} calib_steps_stats;
+
+/* Statistics of p's predictions over the rows whose held_out equals held_out. */
+void calib_steps_stats_of(const calib_step *rows, size_t n, const perf_profile *p,
+                          bool held_out, calib_steps_stats *out);
+
+/* Marks every k-th row held out (rows k-1, 2k-1, ...; k = round(1 / fraction)); a
+ * fraction of 0 holds none out. */
+void calib_steps_hold_out(calib_step *rows, size_t n, double fraction);
+
+typedef struct calib_steps_fit {
+    calib_steps_params params;
+    calib_steps_stats before, train, held_out; /* before: the table alone, on the rows fitted */
+} calib_steps_fit;
+
+/* Fits q on the rows not held out, from base (which has an operator table); fitted gets
+ * the adjusted profile.  0, or -1 with a message (fewer rows than parameters). */
+int calib_steps_fit_rows(const calib_step *rows, size_t n, const perf_profile *base,
+                         calib_steps_fit *out, perf_profile *fitted, char *err,
+                         size_t err_size);
+
+#endif

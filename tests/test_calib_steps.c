@@ -1,0 +1,199 @@
+/* Operator tables and engine fits (kernels/calib_steps.h, kernels/calib_ops.h): the fit
+ * recovers known parameters from synthetic step times; a profile of the wrong device kind
+ * is refused; calibrate never loses a measurement to a missing folder. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernels/calib_steps.h"
+#include "models/perf.h"
+#include "models/profile.h"
+#include "tests/support/cli.h"
+#include "tests/support/scratch.h"
+
+/* A 2-core CPU of round figures, with a table of round constants and real floors. */
+static device_spec cpu_device(void)
+{
+    device_spec d = { 0 };
+    d.name = "TEST-CPU";
+    d.is_cpu = true;
+    for (int i = 0; i < PREC_COUNT; i++)
+        d.peak_flops[i] = 100e9;
+    d.bandwidth_bytes_per_s = 20e9;
+    d.memory_bytes = 64e9;
+    return d;
+}
+
+static perf_profile table_profile(const device_spec *d)
+{
+    perf_profile p = perf_default_profile(d);
+    perf_family t = *p.family;
+    t.gemm = (perf_gemm_constants){ .efficiency = 0.9, .bandwidth_efficiency = 0.8,
+                                    .overlap = 0.2, .floor_s = 1e-6, .tokens_half = 8 };
+    for (int i = 0; i < PASS_COUNT; i++)
+        t.pass[i] = (perf_pass_constants){ 0.5, 4, 1e-6 };
+    t.attn_decode = (perf_attn_decode_constants){ 0.6, 2, 2e-6 };
+    t.attn_prefill = (perf_attn_prefill_constants){ 0.3, 0.3, 3e-6 };
+    p.operators = t;
+    p.has_operators = true;
+    p.compute_efficiency = t.gemm.efficiency;
+    p.bandwidth_efficiency = t.gemm.bandwidth_efficiency;
+    p.kernel_launch_s = t.gemm.floor_s;
+    return p;
+}
+
+static model_spec shape(unsigned layers, unsigned hidden, unsigned heads, unsigned kv,
+                        unsigned ffn, unsigned vocab)
+{
+    model_spec m = { .name = "m", .layers = layers, .hidden = hidden, .heads = heads,
+                     .kv_heads = kv, .ffn = ffn, .vocab = vocab, .gated = true,
+                     .context = 1 << 20 };
+    return m;
+}
+
+Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
+{
+    device_spec d = cpu_device();
+    perf_profile base = table_profile(&d);
+    model_spec models[] = { shape(2, 1024, 16, 4, 2816, 16000), shape(6, 512, 8, 8, 1408, 8000) };
+    const calib_steps_params truth = { .host_s = 2e-3, .host_per_seq_s = 1e-4,
+                                       .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
+                                       .attention_prefill = 0.5, .attention_decode = 0.7,
+                                       .passes = 0.4, .kernel_s = 5e-6 };
+    perf_profile engine;
+    calib_steps_adjust(&base, &truth, &engine);
+    calib_step rows[64];
+    size_t n = 0;
+    for (size_t m = 0; m < 2; m++) {
+        for (double p = 64; p <= 1024; p *= 4)
+            rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false };
+        for (double b = 1; b <= 16; b *= 4)
+            for (double c = 128; c <= 2048; c *= 4)
+                rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, b, 0, b, c, 0, 0, false };
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i].seconds = calib_step_predict(&rows[i], &engine);
+    calib_steps_hold_out(rows, n, 0.25);
+    calib_steps_fit fit;
+    perf_profile fitted;
+    char err[256];
+    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    const calib_steps_params *q = &fit.params;
+    const double got[] = { q->host_s, q->host_per_seq_s, q->gemm_compute, q->gemm_bandwidth,
+                           q->attention_prefill, q->attention_decode, q->passes, q->kernel_s };
+    const double want[] = { 2e-3, 1e-4, 0.6, 0.8, 0.5, 0.7, 0.4, 5e-6 };
+    for (size_t k = 0; k < 8; k++)
+        cr_expect(fabs(got[k] / want[k] - 1) < 1e-3, "parameter %zu: fitted %g, true %g", k,
+                  got[k], want[k]);
+    cr_expect_lt(fit.held_out.worst_rel, 1e-4);
+    cr_expect_gt(fit.held_out.n, 0);
+    cr_expect_gt(fabs(fit.before.worst_rel), 0.1); /* the table alone was off */
+}
+
+Test(calib_steps, every_fourth_row_is_held_out)
+{
+    calib_step rows[8] = { 0 };
+    calib_steps_hold_out(rows, 8, 0.25);
+    for (size_t i = 0; i < 8; i++)
+        cr_expect_eq(rows[i].held_out, i == 3 || i == 7, "row %zu", i);
+}
+
+Test(calib_steps, a_decode_step_costs_what_the_table_says_by_hand)
+{
+    /* one layer, one sequence, context 0: every GEMM streams its weights (memory-bound),
+     * plus floors; checked against the formulas of perf_constants.h worked by hand */
+    device_spec d = cpu_device();
+    perf_profile p = table_profile(&d);
+    for (int i = 0; i < PASS_COUNT; i++)
+        p.operators.pass[i].efficiency = 0; /* passes off: GEMMs, attention floor, host */
+    model_spec m = shape(1, 64, 1, 1, 64, 64);
+    calib_step s = { &m, &d, PREC_FP32, 1, 1, 0, 1, 0, 0, 0, false };
+    /* qkv 64x192, out 64x64, up 64x128, down 64x64, lm head 64x64; T = 1 */
+    double t = 0;
+    const double kn[][2] = { { 64, 192 }, { 64, 64 }, { 64, 128 }, { 64, 64 }, { 64, 64 } };
+    for (size_t i = 0; i < 5; i++) {
+        double K = kn[i][0], N = kn[i][1];
+        double c = 2 * K * N / (100e9 * 0.9 * (1.0 / 9)), mem = 4 * (K * N + K + N) / (20e9 * 0.8);
+        t += 1e-6 + fmax(c, mem) + 0.2 * fmin(c, mem);
+    }
+    t += 2e-6; /* the decode attention's floor (no context) */
+    cr_expect(fabs(calib_step_predict(&s, &p) / t - 1) < 1e-12, "predicted %.9g, by hand %.9g",
+              calib_step_predict(&s, &p), t);
+}
+
+Test(calib_steps, a_cpu_profile_is_refused_for_a_gpu_and_the_reverse)
+{
+    device_profile p;
+    profile_init(&p);
+    snprintf(p.kind, sizeof p.kind, "cpu");
+    snprintf(p.device, sizeof p.device, "AMD EPYC");
+    device_spec gpu = { .name = "H100-SXM" }, cpu = { .name = "EPYC-9654", .is_cpu = true };
+    char msg[512];
+    cr_expect_eq(profile_check_kind(&p, &gpu, msg, sizeof msg), -1);
+    cr_expect(strstr(msg, "measured on a cpu ('AMD EPYC'), not a gpu like 'H100-SXM'"), "%s", msg);
+    cr_expect_eq(profile_check_kind(&p, &cpu, msg, sizeof msg), 0);
+    snprintf(p.kind, sizeof p.kind, "gpu");
+    cr_expect_eq(profile_check_kind(&p, &cpu, msg, sizeof msg), -1);
+    cr_expect_eq(profile_check_kind(&p, &gpu, msg, sizeof msg), 0);
+}
+
+Test(calib_steps, estimate_refuses_a_cpu_profile_for_a_gpu)
+{
+    char *out = NULL, *err = NULL;
+    int rc = cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --profile "
+                     "kernels/profiles/epyc-2vcpu.lua");
+    cr_expect_eq(rc, 2);
+    cr_expect(strstr(err, "epyc-2vcpu.lua: measured on a cpu"), "%s", err);
+    free(out);
+    free(err);
+}
+
+Test(calib_steps, calibrate_makes_the_missing_folder_before_measuring_and_keeps_the_samples)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, path[512];
+    int rc = cli_run(&out, &err, "calibrate --device cpu --quick --operators-only --threads 1 "
+                     "-q --model t:layers=1,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=256 "
+                     "-o %s/new/deeper/t.lua", dir);
+    cr_expect_eq(rc, 0, "%s", err);
+    snprintf(path, sizeof path, "%s/new/deeper/t.csv", dir);
+    char *csv = scratch_read(path);
+    cr_expect(csv && strstr(csv, "\nop_gemm,fp32,1,1,128,64,"), "samples: %s", csv ? csv : "none");
+    snprintf(path, sizeof path, "%s/new/deeper/t.lua", dir);
+    char *lua = scratch_read(path);
+    cr_expect(lua && strstr(lua, "operators = {"), "profile: %s", lua ? lua : "none");
+    free(csv);
+    free(lua);
+    /* a folder that cannot be made: refused at once, nothing measured */
+    free(scratch_file(dir, "plain", "x\n"));
+    rc = cli_run(&out, &err, "calibrate --device cpu --quick -o %s/plain/sub/p.lua", dir);
+    cr_expect_eq(rc, 1);
+    cr_expect(strstr(err, "cannot create the folder") && strstr(err, "(nothing measured)"), "%s",
+              err);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
+
+Test(calib_steps, a_bad_steps_row_names_file_line_column_and_value_and_writes_nothing)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, path[512], want[600];
+    char *steps = scratch_file(dir, "steps.csv",
+        "# measured\n"
+        "model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,seconds\n"
+        "llama-3-8b,H100-SXM,fp16,1,4,0,4,512,0.012\n"
+        "llama-3-8b,H100-SXM,fp16,1,4,0,4,1024,-1\n");
+    int rc = cli_run(&out, &err, "calibrate --steps %s -o %s/engine.lua", steps, dir);
+    cr_expect_eq(rc, 2);
+    snprintf(want, sizeof want, "%s:4: seconds: expected a number from 1e-09, got '-1'", steps);
+    cr_expect(strstr(err, want), "%s", err);
+    snprintf(path, sizeof path, "%s/engine.lua", dir);
+    struct stat st;
+    cr_expect_neq(stat(path, &st), 0, "a profile was written");
+    free(steps);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}

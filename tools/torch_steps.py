@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Measure a real engine's step times: a Llama-shaped decoder in PyTorch, random fp32
+weights, on this machine's CPU (or a CUDA device torch sees), at a grid of shapes.
+
+Writes the steps CSV that `fleetsim calibrate --steps` fits and `fleetsim validate
+--steps` checks (docs/calibration.md, "Measured steps"): one row per step shape,
+
+    model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,seconds,
+    layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s
+
+batch: sequences in the step; prefill_tokens: prompt tokens processed (all prefill
+sequences together, batch - decode_tokens of them, no cached context); decode_tokens:
+sequences generating one token; mean_context: their mean cached context; seconds: the
+median step (embedding to the sampled token).  The engine is plain eager PyTorch as a
+simple serving loop runs it: a preallocated key-value cache written in place, grouped-
+query attention by batched matrix products, RMSNorm, rotary embedding, SiLU-gated MLP,
+an untied LM head on the last token of each sequence, softmax and greedy sampling.
+
+Usage (Debian's python3-torch; `make deps-validate` installs it):
+    /usr/bin/python3 tools/torch_steps.py --threads 1 -o steps.csv \
+        --model tiny:layers=4,hidden=1024,heads=16,kv_heads=4,ffn=2816,vocab=16000 \
+        --batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024
+"""
+import argparse
+import math
+import statistics
+import sys
+import time
+
+try:
+    import torch
+except ImportError:  # the optional dependency: say how to get it
+    sys.exit("torch_steps.py: PyTorch not found: run `make deps-validate` (Debian's "
+             "python3-torch) and use /usr/bin/python3")
+
+SHAPE_KEYS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
+
+
+def parse_model(text):
+    """'name:layers=4,hidden=1024,...' -> (name, dict)."""
+    name, _, rest = text.partition(":")
+    shape = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        if key not in SHAPE_KEYS:
+            raise argparse.ArgumentTypeError(f"--model {text}: unknown key '{key}' "
+                                             f"(expected {', '.join(SHAPE_KEYS)})")
+        shape[key] = int(value)
+    missing = [k for k in SHAPE_KEYS if k not in shape]
+    if not name or missing:
+        raise argparse.ArgumentTypeError(f"--model {text}: expected NAME:key=value,... "
+                                         f"with {', '.join(missing or ['a name'])}")
+    if shape["hidden"] % shape["heads"] or shape["heads"] % shape["kv_heads"]:
+        raise argparse.ArgumentTypeError(f"--model {text}: heads must divide hidden and "
+                                         "kv_heads divide heads")
+    return name, shape
+
+
+def numbers(text):
+    return [int(x) for x in text.split(",") if x]
+
+
+class Decoder:
+    """The weights and the cache of one model: fp32, random (the times do not depend on
+    the values)."""
+
+    def __init__(self, s, max_seqs, max_context, device):
+        g = torch.Generator().manual_seed(1)
+        h, hd = s["hidden"], s["hidden"] // s["heads"]
+        self.s, self.hd, self.device = s, hd, device
+        self.q, self.kv = s["heads"], s["kv_heads"]
+
+        def w(*shape):
+            return (torch.randn(*shape, generator=g) * 0.02).to(device)
+
+        self.embed = w(s["vocab"], h)
+        self.layers = []
+        for _ in range(s["layers"]):
+            self.layers.append(dict(
+                norm1=torch.ones(h, device=device), norm2=torch.ones(h, device=device),
+                qkv=w((self.q + 2 * self.kv) * hd, h), out=w(h, self.q * hd),
+                gate_up=w(2 * s["ffn"], h), down=w(h, s["ffn"])))
+        self.final_norm = torch.ones(h, device=device)
+        self.lm_head = w(s["vocab"], h)
+        shape = (s["layers"], max_seqs, self.kv, max_context, hd)
+        self.k_cache = torch.randn(*shape, generator=g).to(device)
+        self.v_cache = torch.randn(*shape, generator=g).to(device)
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
+        angles = torch.outer(torch.arange(max_context, dtype=torch.float32), inv)
+        self.cos, self.sin = angles.cos().to(device), angles.sin().to(device)
+
+    @staticmethod
+    def rmsnorm(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight
+
+    def rope(self, x, pos):  # x: (B, H, T, hd), pos: (T,)
+        cos, sin = self.cos[pos], self.sin[pos]
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+    def step(self, ids, start):
+        """One iteration over ids (B, T) whose first token sits at position `start` of
+        each sequence (decode: T = 1 after `start` cached tokens; prefill: start = 0)."""
+        B, T = ids.shape
+        hd, q, kv = self.hd, self.q, self.kv
+        group = q // kv
+        pos = torch.arange(start, start + T, device=self.device)
+        end = start + T
+        x = self.embed[ids]
+        mask = None
+        if T > 1:
+            mask = torch.full((T, end), float("-inf"), device=self.device).triu(start + 1)
+        for i, l in enumerate(self.layers):
+            h = self.rmsnorm(x, l["norm1"])
+            qkv = torch.nn.functional.linear(h, l["qkv"])
+            qs, ks, vs = qkv.split((q * hd, kv * hd, kv * hd), dim=-1)
+            qs = self.rope(qs.view(B, T, q, hd).transpose(1, 2), pos)
+            ks = self.rope(ks.view(B, T, kv, hd).transpose(1, 2), pos)
+            self.k_cache[i, :B, :, start:end] = ks
+            self.v_cache[i, :B, :, start:end] = vs.view(B, T, kv, hd).transpose(1, 2)
+            keys = self.k_cache[i, :B, :, :end]           # (B, kv, end, hd)
+            values = self.v_cache[i, :B, :, :end]
+            qg = qs.reshape(B, kv, group * T, hd)         # the heads sharing a kv head
+            scores = torch.matmul(qg, keys.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
+            if mask is not None:
+                scores = (scores.view(B, kv, group, T, end) + mask).view(B, kv, group * T, end)
+            a = torch.matmul(torch.softmax(scores, dim=-1), values)
+            a = a.view(B, q, T, hd).transpose(1, 2).reshape(B, T, q * hd)
+            x = x + torch.nn.functional.linear(a, l["out"])
+            h = self.rmsnorm(x, l["norm2"])
+            gate, up = torch.nn.functional.linear(h, l["gate_up"]).chunk(2, dim=-1)
+            x = x + torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, l["down"])
+        last = self.rmsnorm(x[:, -1], self.final_norm)
+        probs = torch.softmax(torch.nn.functional.linear(last, self.lm_head), dim=-1)
+        return probs.argmax(dim=-1)
+
+
+def timed(fn, repeats, sync, clock):
+    fn()  # warm-up: allocations, oneDNN's primitives
+    times = []
+    for _ in range(repeats):
+        sync()
+        t = clock()
+        fn()
+        sync()
+        times.append(clock() - t)
+    times.sort()
+    q1, q3 = times[len(times) // 4], times[(3 * len(times)) // 4]
+    return statistics.median(times), q3 - q1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", action="append", type=parse_model, required=True,
+                    help="NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,vocab=V (repeat)")
+    ap.add_argument("--batch", type=numbers, default=[1, 4, 16], help="decode batches")
+    ap.add_argument("--context", type=numbers, default=[128, 512, 2048],
+                    help="decode contexts (cached tokens per sequence)")
+    ap.add_argument("--prefill", type=numbers, default=[64, 256, 1024],
+                    help="prompt lengths (one sequence per prefill step)")
+    ap.add_argument("--prefill-batch", type=numbers, default=[1],
+                    help="prompts per prefill step")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch sees one")
+    ap.add_argument("--clock", choices=("auto", "thread", "wall"), default="auto",
+                    help="thread: the CPU time of this thread (one CPU thread: what the step "
+                         "costs, without the time other processes of a shared machine took "
+                         "from it); wall: elapsed time; auto: thread for --threads 1 on a CPU")
+    ap.add_argument("--device-name", default="",
+                    help="the device column (default: the CPU's model name, or CUDA's)")
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    device = torch.device(a.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("torch_steps.py: --device cuda: torch sees no CUDA device")
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    thread = a.clock == "thread" or (a.clock == "auto" and device.type == "cpu" and a.threads == 1)
+    clock = time.thread_time if thread else time.perf_counter
+    name = a.device_name
+    if not name and device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    if not name:
+        name = "cpu"
+        try:
+            with open("/proc/cpuinfo") as f:
+                name = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+        except (OSError, StopIteration):
+            pass
+    rows = []
+    for model, s in a.model:
+        max_seqs = max(a.batch + a.prefill_batch)
+        max_context = max(max(a.context) + 1, max(a.prefill))
+        dec = Decoder(s, max_seqs, max_context, device)
+        with torch.inference_mode():
+            for b in a.prefill_batch:
+                for p in a.prefill:
+                    ids = torch.randint(0, s["vocab"], (b, p), device=device)
+                    t, iqr = timed(lambda: dec.step(ids, 0), max(3, a.repeats // 2), sync, clock)
+                    rows.append((model, b, b * p, 0, 0, t, iqr, s))
+                    print(f"{model}: prefill {b} x {p}: {t * 1e3:.2f} ms", file=sys.stderr)
+            for b in a.batch:
+                for c in a.context:
+                    ids = torch.randint(0, s["vocab"], (b, 1), device=device)
+                    t, iqr = timed(lambda: dec.step(ids, c), a.repeats, sync, clock)
+                    rows.append((model, b, 0, b, c, t, iqr, s))
+                    print(f"{model}: decode {b} at {c}: {t * 1e3:.2f} ms", file=sys.stderr)
+        del dec
+    with open(a.output, "w") as f:
+        f.write(f"# engine: PyTorch {torch.__version__} eager, {a.threads} threads, "
+                f"{'thread CPU' if thread else 'wall'} time\n")
+        f.write("model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,"
+                "seconds,layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s\n")
+        for model, b, pt, dt, c, t, iqr, s in rows:
+            shape = ",".join(str(s[k]) for k in SHAPE_KEYS)
+            f.write(f"{model},{name},fp32,1,{b},{pt},{dt},{c},{t:.6e},{shape},{a.repeats},"
+                    f"{iqr:.3e}\n")
+
+
+if __name__ == "__main__":
+    main()
