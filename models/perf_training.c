@@ -69,7 +69,7 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) {
         /* Transformer Engine's casts: each product's input (forward) and output
          * gradient (backward), 3 bytes an element (read 16-bit, write fp8) */
-        const perf_family *f = p->family ? p->family : perf_family_of(d);
+        const perf_family *f = p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
         double t = one_if_zero(s->tp), h = m->hidden, hd = (double)m->hidden / m->heads;
         double qkv = (m->heads + 2.0 * m->kv_heads) * hd / t;
         double up = (m->gated ? 2.0 : 1.0) * m->ffn / t, ffn = m->ffn / t;
@@ -179,7 +179,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                       + fmax(half - forward * (reach + later), half / stage_layers);
     }
     /* Adam over this rank's share of the states */
-    const perf_family *f = p->family ? p->family : perf_family_of(d);
+    const perf_family *f = p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
     double opt_params = shard / (s.zero_stage >= 1 ? ranks : 1);
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */

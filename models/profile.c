@@ -25,7 +25,6 @@ static void apply_operators(const device_profile *p, device_spec *d, perf_profil
     const perf_family *base = perf->family ? perf->family : perf_family_of(d);
     perf->operators = p->perf.operators;
     perf->operators.precision = base->precision;
-    perf->operators.training = base->training;
     perf->operators.cluster = base->cluster;
     perf->has_operators = true;
     const perf_family *ops = &perf->operators;
