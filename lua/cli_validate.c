@@ -198,6 +198,7 @@ int cli_validate(int argc, char **argv)
             CELL("device"), CELL("device_count"), CELL("precision"), CELL("kv_cache_precision"),
             CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
             CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
+            CELL("engine"),
         };
         validate_predict(&cat, &row, &preds[n]);
         validate_result *r = &rows[n];

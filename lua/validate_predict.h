@@ -12,7 +12,7 @@
 typedef struct validate_row {
     const char *id, *category, *metric, *unit, *model, *device, *device_count, *precision,
         *kv_precision, *parallelism, *batch, *input_tokens, *output_tokens, *seq_len,
-        *global_batch, *train_tokens;
+        *global_batch, *train_tokens, *engine;
 } validate_row;
 
 typedef struct validate_prediction {

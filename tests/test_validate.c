@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lua/catalog.h"
+#include "models/perf.h"
 #include "models/validate.h"
 #include "support/cli.h"
 
@@ -83,6 +84,28 @@ Test(validate, tiny_table_by_hand)
                  0, "%s", err);
     cr_expect(strstr(out, "X03  latency") && strstr(out, "not predicted: no catalog device"), "%s", out);
     cr_expect(strstr(out, "not predicted: no catalog model for 'Unlisted-LM-9B'"), "%s", out);
+    free(out);
+    free(err);
+}
+
+Test(validate, tensorrt_llm_rows_are_the_gpu_work_alone)
+{
+    /* the same TTFT row from a Python engine (the profiled host work) and from
+     * TensorRT-LLM (no host work): they differ by exactly one iteration's host time at
+     * one sequence, base + per sequence, on the H100 family's table */
+    char *out = NULL, *err = NULL;
+    cr_assert_eq(cli_run(&out, &err, "validate --table tests/data/validation/engines.csv --csv"),
+                 0, "%s", err);
+    catalog cat;
+    char msg[512];
+    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    perf_profile p = perf_default_profile(catalog_device(&cat, "H100-SXM"));
+    catalog_release(&cat);
+    double host_ms = 1e3 * (p.host_s + p.host_per_seq_s);
+    cr_expect_gt(host_ms, 0.5, "the profiled engine's host work is about a millisecond");
+    double python = predicted_of(out, "E01"), cpp = predicted_of(out, "E02");
+    cr_expect(fabs(python - cpp - host_ms) <= 1e-9 * python, "%g - %g != %g", python, cpp,
+              host_ms);
     free(out);
     free(err);
 }
