@@ -41,8 +41,9 @@ void calib_steps_adjust(const perf_profile *base, const calib_steps_params *q, p
 
 double calib_step_predict(const calib_step *s, const perf_profile *p)
 {
-    perf_setup setup = { s->model, s->device, p, s->weights,
-                         s->weights == PREC_FP32 ? PREC_FP32 : PREC_FP16, s->tp };
+    perf_setup setup = { .model = s->model, .device = s->device, .profile = p,
+                         .weights = s->weights,
+                         .kv = s->weights == PREC_FP32 ? PREC_FP32 : PREC_FP16, .tp = s->tp };
     double prompts = s->batch - s->decode_tokens;
     double each = prompts > 0 ? s->prefill_tokens / prompts : 0;
     perf_batch b = { .decode_seqs = s->decode_tokens,

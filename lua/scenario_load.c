@@ -576,7 +576,8 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     unsigned best = 0;
     if (!tp_given && fit) {
         perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
-        perf_setup s = { m, d, &profile, spec->prec, kv, 1 };
+        perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
+                          .kv = kv, .tp = 1 };
         unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
         best = replica_default_tp(&s, most < node ? most : node,
                                   gcd(gcd(most, p->count), p->min), prompt, output,

@@ -212,7 +212,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         tp = gpus;
     if (fmod(gpus, tp))
         return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
-    perf_setup s = { m, d, p, prec, kv, (unsigned)tp };
+    perf_setup s = { .model = m, .device = d, .profile = p, .weights = prec, .kv = kv,
+                      .tp = (unsigned)tp };
     inference_memory mem = memory_inference(m, d, prec, kv, (unsigned)tp);
     double replicas = gpus / tp;
     const char *metric = row->metric;

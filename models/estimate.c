@@ -56,7 +56,8 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     }
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
     r->batch = batch;
-    perf_setup setup = { m, d, &p, prec, r->kv_prec, r->tp };
+    perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = prec,
+                          .kv = r->kv_prec, .tp = r->tp };
     r->prefill = perf_prefill(&setup, batch, req->prompt);
     perf_batch one = { .prefill_tokens = req->prompt, .prefill_seqs = 1, .prefill_last = 1,
                        .prefill_new_pairs = req->prompt * req->prompt / 2 };

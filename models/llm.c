@@ -4,30 +4,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double head_dim(const model_spec *m) { return (double)m->hidden / m->heads; }
-
-static double attention_params(const model_spec *m)
+double model_head_dim(const model_spec *m)
 {
-    double h = m->hidden, kv = m->kv_heads * head_dim(m);
-    return 2 * h * h + 2 * h * kv; /* query and output h x h, key and value h x kv */
+    return m->head_dim ? m->head_dim : (double)m->hidden / m->heads;
 }
 
-static double ffn_params_one_expert(const model_spec *m)
+bool model_latent_attention(const model_spec *m) { return m->kv_lora_rank > 0; }
+
+double model_query_width(const model_spec *m)
+{
+    return m->heads * (model_head_dim(m) + (model_latent_attention(m) ? m->rope_head_dim : 0));
+}
+
+double model_value_width(const model_spec *m)
+{
+    if (model_latent_attention(m))
+        return (double)m->heads * (m->v_head_dim ? m->v_head_dim : model_head_dim(m));
+    return m->heads * model_head_dim(m);
+}
+
+double model_params_attention(const model_spec *m)
+{
+    double h = m->hidden;
+    if (model_latent_attention(m)) {
+        double q = m->q_lora_rank ? h * m->q_lora_rank + m->q_lora_rank * model_query_width(m)
+                                    + m->q_lora_rank /* its norm */
+                                  : h * model_query_width(m);
+        double kv_down = h * (m->kv_lora_rank + m->rope_head_dim) + m->kv_lora_rank;
+        double kv_up = (double)m->kv_lora_rank * m->heads * model_head_dim(m)
+                       + (double)m->kv_lora_rank * model_value_width(m);
+        return q + kv_down + kv_up + model_value_width(m) * h;
+    }
+    double q = model_query_width(m), kv = m->kv_heads * model_head_dim(m);
+    return 2 * h * q + 2 * h * kv; /* query and output, key and value */
+}
+
+unsigned model_moe_layers(const model_spec *m)
+{
+    if (!m->experts || m->dense_layers >= m->layers)
+        return 0;
+    return (m->layers - m->dense_layers) / (m->moe_every ? m->moe_every : 1);
+}
+
+unsigned model_dense_layers(const model_spec *m) { return m->layers - model_moe_layers(m); }
+
+double model_dense_ffn_params(const model_spec *m)
 {
     return (m->gated ? 3.0 : 2.0) * m->hidden * m->ffn;
 }
 
-static unsigned experts(const model_spec *m) { return m->experts ? m->experts : 1; }
-static unsigned experts_active(const model_spec *m)
+double model_expert_params(const model_spec *m)
 {
-    return m->experts ? m->experts_active : 1;
+    return (m->gated ? 3.0 : 2.0) * m->hidden * (m->expert_ffn ? m->expert_ffn : m->ffn);
+}
+
+/* All layers' parameters, with `experts` of each mixture counted. */
+static double layers_params(const model_spec *m, double experts)
+{
+    double norms = 2.0 * m->hidden, moe = model_moe_layers(m), dense = model_dense_layers(m);
+    double router = m->experts ? (double)m->hidden * m->experts : 0;
+    return m->layers * (model_params_attention(m) + norms) + dense * model_dense_ffn_params(m)
+           + moe * ((experts + m->shared_experts) * model_expert_params(m) + router);
 }
 
 double model_params_layer(const model_spec *m)
 {
-    double router = m->experts ? (double)m->hidden * m->experts : 0;
-    double norms = 2.0 * m->hidden;
-    return attention_params(m) + experts(m) * ffn_params_one_expert(m) + router + norms;
+    return layers_params(m, m->experts) / m->layers;
 }
 
 double model_params_embedding(const model_spec *m)
@@ -38,20 +80,28 @@ double model_params_embedding(const model_spec *m)
 
 double model_params(const model_spec *m)
 {
-    return m->layers * model_params_layer(m) + model_params_embedding(m);
+    return layers_params(m, m->experts) + model_params_embedding(m);
 }
 
 double model_params_active(const model_spec *m)
 {
-    double inactive = (double)(experts(m) - experts_active(m)) * ffn_params_one_expert(m);
-    return model_params(m) - m->layers * inactive;
+    return layers_params(m, m->experts_active) + model_params_embedding(m);
 }
 
 bool model_rotary(const model_spec *m) { return !m->positions && !m->alibi; }
 
 double model_kv_bytes_per_token(const model_spec *m, precision kv)
 {
-    return 2.0 * m->layers * m->kv_heads * head_dim(m) * precision_bytes(kv);
+    if (model_latent_attention(m))
+        return (double)m->layers * (m->kv_lora_rank + m->rope_head_dim) * precision_bytes(kv);
+    return 2.0 * m->layers * m->kv_heads * model_head_dim(m) * precision_bytes(kv);
+}
+
+double model_kv_bytes_per_token_per_device(const model_spec *m, precision kv, unsigned tp)
+{
+    if (model_latent_attention(m) || tp <= 1)
+        return model_kv_bytes_per_token(m, kv);
+    return model_kv_bytes_per_token(m, kv) / tp;
 }
 
 double model_forward_flops_per_token(const model_spec *m, double context)
@@ -59,7 +109,8 @@ double model_forward_flops_per_token(const model_spec *m, double context)
     /* the input embedding is a lookup, not a product */
     double weights = model_params_active(m) - (double)m->vocab * m->hidden * (m->tied ? 0 : 1)
                      - (double)m->positions * m->hidden;
-    return 2 * weights + 4.0 * m->layers * m->hidden * context;
+    return 2 * weights
+           + 2.0 * m->layers * (model_query_width(m) + model_value_width(m)) * context;
 }
 
 double model_experts_touched(const model_spec *m, double tokens)

@@ -18,14 +18,44 @@ typedef struct model_spec {
                                        * no rotary, no learned table; then positions is 0 */
     bool gated, tied;
     unsigned context;                 /* trained context length, tokens */
+    /* Optional shapes (0: the plain transformer's) */
+    unsigned head_dim;                /* per attention head; 0: hidden / heads */
+    unsigned expert_ffn;              /* an expert's FFN width; 0: ffn */
+    unsigned shared_experts;          /* experts (expert_ffn wide) every token also uses */
+    unsigned dense_layers;            /* leading layers with a dense FFN (ffn wide) */
+    unsigned moe_every;               /* after those, every moe_every-th layer is a mixture
+                                       * of experts and the others dense; 0: every one */
+    /* multi-head latent attention (DeepSeek-V2/V3, arXiv 2405.04434): keys and values
+     * cached as one latent of kv_lora_rank plus a rotary key of rope_head_dim per token
+     * and layer, shared by the heads; queries through a q_lora_rank latent (0: direct);
+     * head_dim is then the non-rotary query/key part, v_head_dim the value's */
+    unsigned kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim;
     double published_params, published_active_params; /* for tests; 0 if unknown */
 } model_spec;
+
+/* Head size, and the query width of all heads (heads x head size; with latent attention
+ * the non-rotary and rotary parts together). */
+double model_head_dim(const model_spec *m);
+double model_query_width(const model_spec *m);
+/* With latent attention, the value width of all heads; else the query width. */
+double model_value_width(const model_spec *m);
+bool model_latent_attention(const model_spec *m);
+
+/* Layers whose FFN is a mixture of experts, and the dense ones (all layers of a dense
+ * model). */
+unsigned model_moe_layers(const model_spec *m);
+unsigned model_dense_layers(const model_spec *m);
+/* FFN parameters of one dense layer and of one expert. */
+double model_dense_ffn_params(const model_spec *m);
+double model_expert_params(const model_spec *m);
 
 /* Total and active (per token) parameters. */
 double model_params(const model_spec *m);
 double model_params_active(const model_spec *m);
 
-/* Parameters of one transformer layer (all experts), and of the embeddings. */
+/* Parameters of a mean transformer layer (all experts; the layers' total over their
+ * count), of one layer's attention, and of the embeddings. */
+double model_params_attention(const model_spec *m);
 double model_params_layer(const model_spec *m);
 double model_params_embedding(const model_spec *m);
 
@@ -33,12 +63,16 @@ double model_params_embedding(const model_spec *m);
  * nor ALiBi. */
 bool model_rotary(const model_spec *m);
 
-/* Key-value cache bytes per token of context, all layers. */
+/* Key-value cache bytes per token of context, all layers: keys and values of the KV
+ * heads, or with latent attention the latent and the rotary key. */
 double model_kv_bytes_per_token(const model_spec *m, precision kv);
+/* The same on one of tp devices: the KV heads split (or replicated when fewer than
+ * devices: each device then holds one), the latent replicated on every device. */
+double model_kv_bytes_per_token_per_device(const model_spec *m, precision kv, unsigned tp);
 
 /* Forward FLOPs for one token attending to `context` earlier tokens: 2 per active
- * weight (matrix products) plus attention scores and values, 4 x layers x hidden x
- * context.  Training costs three times this (forward and backward). */
+ * weight (matrix products) plus attention scores and values, 2 x layers x (query width
+ * + value width) x context.  Training costs three times this (forward and backward). */
 double model_forward_flops_per_token(const model_spec *m, double context);
 
 /* Distinct experts a batch of `tokens` touches per layer, in expectation (each token

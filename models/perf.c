@@ -143,11 +143,16 @@ typedef struct step {
     const perf_family *f;
     const perf_node *node;
     double tp, layers, hd, q_heads, kv_heads; /* heads per device */
+    double cache_bytes;    /* cached bytes per token and layer on a device */
+    double decode_flops;   /* attention FLOPs per pair of a new and a cached token, decode */
+    double prefill_flops;  /* the same in a prefill (latent attention runs unabsorbed) */
     double peak16;         /* attention's FLOP/s (the activations' precision) */
     double gemm_peak;      /* the weights' GEMM FLOP/s, at the precision's share */
     double stream;         /* share of the GEMM weight stream's bandwidth for these weights */
     double cscale, mscale; /* the profile's anchors over the family's */
     double floor_scale;    /* kernel floors: the profile's over the family's */
+    bool expert_parallel;  /* experts held whole, experts / tp on each device */
+    double expert_skew;
     double wbytes, abytes, kvbytes;
 } step;
 
@@ -168,7 +173,7 @@ static void step_init(step *s, const perf_setup *setup)
     s->node = p->node ? p->node : perf_node_of(d);
     s->tp = setup->tp ? setup->tp : 1;
     s->layers = m->layers;
-    s->hd = (double)m->hidden / m->heads;
+    s->hd = model_head_dim(m);
     s->q_heads = m->heads / s->tp;
     s->kv_heads = fmax(m->kv_heads / s->tp, 1); /* fewer heads than devices: replicated */
     bool wide = setup->weights == PREC_FP32 || setup->weights == PREC_TF32;
@@ -188,6 +193,21 @@ static void step_init(step *s, const perf_setup *setup)
     s->wbytes = precision_bytes(setup->weights);
     s->abytes = wide ? 4 : 2;
     s->kvbytes = precision_bytes(setup->kv);
+    s->expert_parallel = setup->expert_parallel;
+    s->expert_skew = setup->expert_skew;
+    if (model_latent_attention(m)) {
+        /* the latent and the rotary key, replicated on every device; decode runs
+         * absorbed (scores over latent + rotary, values over the latent), prefill
+         * expands the keys and values per head */
+        double latent = m->kv_lora_rank, rope = m->rope_head_dim;
+        double v = model_value_width(m) / m->heads;
+        s->cache_bytes = (latent + rope) * s->kvbytes;
+        s->decode_flops = 2 * s->q_heads * (latent + rope) + 2 * s->q_heads * latent;
+        s->prefill_flops = 2 * s->q_heads * (s->hd + rope) + 2 * s->q_heads * v;
+    } else {
+        s->cache_bytes = 2 * s->kv_heads * s->hd * s->kvbytes;
+        s->decode_flops = s->prefill_flops = 4 * s->hd * s->q_heads;
+    }
 }
 
 /* A kernel's floor: the family's, scaled to the profile (a CPU's: one launch). */
@@ -252,8 +272,8 @@ static void decode_attention_per_token(const step *s, double seqs, double *compu
     const perf_family *f = s->f;
     double bw = s->d->bandwidth_bytes_per_s * f->attn_decode.efficiency * s->mscale
                 * sat(seqs * s->kv_heads, f->attn_decode.width_half);
-    *memory = 2 * s->kv_heads * s->hd * s->kvbytes / bw;
-    *compute = 4 * s->hd * s->q_heads / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale);
+    *memory = s->cache_bytes / bw;
+    *compute = s->decode_flops / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale);
 }
 
 /* Two ring all-reduces a layer (after attention and after the MLP) and one after the
@@ -327,6 +347,94 @@ static void finish(perf_op_time *o)
         o->bound = o->memory_s >= o->floor_s ? BOUND_MEMORY : BOUND_LAUNCH;
 }
 
+/* The query, key, value and output projections and the rotary embedding of every layer;
+ * returns the width of what the layout copies move per token. */
+static double add_attention_projections(const step *s, perf_op_time *o, double T)
+{
+    const model_spec *m = s->m;
+    const double L = s->layers, h = m->hidden;
+    if (model_latent_attention(m)) {
+        /* queries through their latent (if any); the shared key-value latent and rotary
+         * key on every device; their expansion per head; the output from the values */
+        double rope = m->rope_head_dim, latent = m->kv_lora_rank;
+        double q = s->q_heads * (s->hd + rope), v = model_value_width(m) / m->heads;
+        if (m->q_lora_rank) {
+            add_gemm(s, &o[OP_QKV], L, 1, T, h, m->q_lora_rank);
+            add_gemm(s, &o[OP_QKV], L, 1, T, m->q_lora_rank, q);
+        } else {
+            add_gemm(s, &o[OP_QKV], L, 1, T, h, q);
+        }
+        add_gemm(s, &o[OP_QKV], L, 1, T, h, latent + rope);
+        add_gemm(s, &o[OP_QKV], L, 1, T, latent, s->q_heads * (s->hd + v));
+        add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T, 2 * s->abytes * T * (s->q_heads + 1) * rope);
+        add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * v, h);
+        return q + latent + rope;
+    }
+    double qkv = (s->q_heads + 2 * s->kv_heads) * s->hd;
+    add_gemm(s, &o[OP_QKV], L, 1, T, h, qkv);
+    if (model_rotary(m))
+        add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T,
+                 2 * s->abytes * T * (s->q_heads + s->kv_heads) * s->hd);
+    add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * s->hd, h);
+    return qkv;
+}
+
+/* Tokens on the busiest of n devices holding experts whole, when T tokens each pick k
+ * experts: the mean T k / n times the skew (a popularity imbalance the scenario states,
+ * 1 when none), plus the spread of a count that large, the largest of n near-Poisson
+ * counts being about mean + sqrt(2 mean ln n); at most T x min(k, experts on one). */
+double perf_expert_busiest_tokens(const model_spec *m, double T, unsigned n, double skew)
+{
+    double k = m->experts_active, mean = T * k / n * (skew > 1 ? skew : 1);
+    double busiest = n > 1 ? mean + sqrt(2 * mean * log((double)n)) : mean;
+    double cap = T * fmin(k, (double)m->experts / n);
+    return fmin(busiest, cap);
+}
+
+/* The feed-forward layers: dense ones, and mixtures of experts with their router, the
+ * routed experts each token picks (the ones the step touches, read once) and the shared
+ * ones.  Experts are split over the tensor-parallel devices like a dense FFN, or with
+ * expert parallelism held whole, experts / tp on each, the busiest device setting the
+ * step; with tensor-parallel attention every device has every token, so the routed
+ * outputs combine in the all-reduce after the FFN and need no all-to-all. */
+static void add_ffn(const step *s, perf_op_time *o, double T)
+{
+    const model_spec *m = s->m;
+    const double h = m->hidden, tp = s->tp, gates = m->gated ? 2.0 : 1.0;
+    double dense = model_dense_layers(m), moe = model_moe_layers(m);
+    double act_tokens_ffn = 0; /* tokens x FFN width through the activation, all layers */
+    if (dense > 0) {
+        add_gemm(s, &o[OP_MLP_UP], dense, 1, T, h, gates * m->ffn / tp);
+        add_gemm(s, &o[OP_MLP_DOWN], dense, 1, T, m->ffn / tp, h);
+        act_tokens_ffn += dense * T * m->ffn / tp;
+    }
+    if (moe > 0) {
+        double e = m->expert_ffn ? m->expert_ffn : m->ffn;
+        add_gemm(s, &o[OP_ROUTER], moe, 1, T, h, m->experts);
+        double touched = model_experts_touched(m, T);
+        if (s->expert_parallel && tp > 1) {
+            double busiest = perf_expert_busiest_tokens(m, T, (unsigned)tp, s->expert_skew);
+            double local = touched / tp;
+            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
+            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, e, h);
+            act_tokens_ffn += moe * busiest * e;
+        } else {
+            double per_expert = T * m->experts_active / touched;
+            add_gemm(s, &o[OP_MLP_UP], moe, touched, per_expert, h, gates * e / tp);
+            add_gemm(s, &o[OP_MLP_DOWN], moe, touched, per_expert, e / tp, h);
+            act_tokens_ffn += moe * T * m->experts_active * e / tp;
+        }
+        if (m->shared_experts) {
+            add_gemm(s, &o[OP_MLP_UP], moe, m->shared_experts, T, h, gates * e / tp);
+            add_gemm(s, &o[OP_MLP_DOWN], moe, m->shared_experts, T, e / tp, h);
+            act_tokens_ffn += moe * T * m->shared_experts * e / tp;
+        }
+    }
+    /* one kernel a layer, of the layers' mean bytes */
+    add_pass(s, &o[OP_ACT], PASS_ACT, s->layers, T,
+             (gates + 1) * s->abytes * act_tokens_ffn / s->layers);
+}
+
 perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
 {
     perf_breakdown local;
@@ -340,29 +448,11 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
     double T = b->decode_seqs + b->prefill_tokens;
     perf_op_time *o = ops->op;
     if (T > 0) {
-        double qkv = (s->q_heads + 2 * s->kv_heads) * s->hd;
         add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
         add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
-        add_gemm(s, &o[OP_QKV], L, 1, T, h, qkv);
-        if (model_rotary(m))
-            add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T,
-                     2 * s->abytes * T * (s->q_heads + s->kv_heads) * s->hd);
+        double qkv = add_attention_projections(s, o, T);
         add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);
-        add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * s->hd, h);
-        double up = (m->gated ? 2.0 : 1.0) * m->ffn / tp, ffn = m->ffn / tp;
-        double act_bytes = (m->gated ? 3.0 : 2.0) * s->abytes * T * ffn;
-        if (m->experts) { /* each token through experts_active of the experts it touches */
-            double touched = model_experts_touched(m, T);
-            double per_expert = T * m->experts_active / touched;
-            add_gemm(s, &o[OP_ROUTER], L, 1, T, h, m->experts);
-            add_gemm(s, &o[OP_MLP_UP], L, touched, per_expert, h, up);
-            add_gemm(s, &o[OP_MLP_DOWN], L, touched, per_expert, ffn, h);
-            act_bytes *= m->experts_active;
-        } else {
-            add_gemm(s, &o[OP_MLP_UP], L, 1, T, h, up);
-            add_gemm(s, &o[OP_MLP_DOWN], L, 1, T, ffn, h);
-        }
-        add_pass(s, &o[OP_ACT], PASS_ACT, L, T, act_bytes);
+        add_ffn(s, o, T);
         add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
         add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
         double logits = b->decode_seqs + b->prefill_last;
@@ -383,7 +473,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
                    compute * b->decode_context, memory * b->decode_context, 0);
     }
     if (b->prefill_tokens > 0) {
-        double flops = 4 * s->hd * s->q_heads;
+        double flops = s->prefill_flops;
         double compute = flops * b->prefill_cached_pairs
                              / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale)
                          + flops * b->prefill_new_pairs

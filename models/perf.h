@@ -101,7 +101,15 @@ typedef struct perf_setup {
     const perf_profile *profile;
     precision weights, kv;
     unsigned tp;
+    bool expert_parallel;  /* a mixture's experts held whole, experts / tp on each device
+                            * (false: each split over the tp devices like a dense FFN) */
+    double expert_skew;    /* the busiest device's routed tokens over the mean, beyond
+                            * chance (1 or 0: none) */
 } perf_setup;
+
+/* With expert parallelism over n devices, the tokens the busiest one computes when T
+ * tokens each pick experts_active experts (see perf.c). */
+double perf_expert_busiest_tokens(const model_spec *m, double T, unsigned n, double skew);
 
 /* The work of one iteration. */
 typedef struct perf_batch {

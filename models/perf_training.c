@@ -48,7 +48,8 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     stage.layers = (unsigned)stage_layers;
     perf_profile np = *p; /* no engine host work in a training loop */
     np.host_s = np.host_per_seq_s = np.host_tp_s = np.host_tp_per_seq_s = 0;
-    perf_setup ps = { &stage, d, &np, prec, PREC_BF16, s->tp };
+    perf_setup ps = { .model = &stage, .device = d, .profile = &np, .weights = prec,
+                      .kv = PREC_BF16, .tp = s->tp };
     double cp = one_if_zero(s->cp), seq = s->seq_len / cp, mb = s->micro_batch;
     /* a sequence's share of one device attends causally to its own share and, over the
      * ring, to the earlier shares: seq^2 / 2 new pairs and seq^2 (cp - 1) / 2 cached */

@@ -89,7 +89,9 @@ void replica_free(replica *r)
 static perf_setup setup_of(const replica *r)
 {
     const replica_config *c = &r->config;
-    return (perf_setup){ c->model, c->device, &c->profile, c->prec, c->kv_prec, c->tp };
+    return (perf_setup){ .model = c->model, .device = c->device, .profile = &c->profile,
+                         .weights = c->prec, .kv = c->kv_prec, .tp = c->tp,
+                         .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew };
 }
 
 /* The cost shape of a pure-decode iteration of n sequences, computed once per n. */

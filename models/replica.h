@@ -55,6 +55,8 @@ typedef struct replica_config {
     precision prec;                /* the weights' */
     precision kv_prec;             /* the key-value cache's */
     unsigned tp;
+    bool expert_parallel;          /* a mixture's experts held whole over the tp devices */
+    double expert_skew;            /* busiest device's routed tokens over the mean (1: none) */
     unsigned max_batch;            /* sequences in a batch */
     unsigned max_tokens;           /* tokens per iteration (prefill budget) */
     bool chunked_prefill;
