@@ -18,7 +18,9 @@ static const char *const DEVICE_KEYS[] = {
 };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
-    "alibi", "experts", "experts_active", "params", "params_active", "context", NULL,
+    "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
+    "expert_ffn", "shared_experts", "dense_layers", "moe_every", "kv_lora_rank",
+    "q_lora_rank", "rope_head_dim", "v_head_dim", NULL,
 };
 
 static int by_name(const void *a, const void *b)
@@ -142,6 +144,15 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || read_unsigned(c, o, "experts", false, &m->experts)
                  || read_unsigned(c, o, "experts_active", false, &m->experts_active)
                  || read_unsigned(c, o, "context", false, &m->context)
+                 || read_unsigned(c, o, "head_dim", false, &m->head_dim)
+                 || read_unsigned(c, o, "expert_ffn", false, &m->expert_ffn)
+                 || read_unsigned(c, o, "shared_experts", false, &m->shared_experts)
+                 || read_unsigned(c, o, "dense_layers", false, &m->dense_layers)
+                 || read_unsigned(c, o, "moe_every", false, &m->moe_every)
+                 || read_unsigned(c, o, "kv_lora_rank", false, &m->kv_lora_rank)
+                 || read_unsigned(c, o, "q_lora_rank", false, &m->q_lora_rank)
+                 || read_unsigned(c, o, "rope_head_dim", false, &m->rope_head_dim)
+                 || read_unsigned(c, o, "v_head_dim", false, &m->v_head_dim)
                  || fields_read_flag(c, o, "gated", false, &m->gated)
                  || fields_read_flag(c, o, "tied", false, &m->tied)
                  || fields_read_flag(c, o, "alibi", false, &m->alibi)
@@ -149,8 +160,22 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                                        &m->published_params)
                  || fields_read_number(c, o, "params_active", false, 0, 0, 1e15, true,
                                        &m->published_active_params);
-    if (status == 0 && m->hidden % m->heads)
-        status = fields_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u)",
+    if (status == 0 && !m->experts
+        && (m->expert_ffn || m->shared_experts || m->dense_layers || m->moe_every))
+        status = fields_fail(c, o->where, o->path, "expert_ffn, shared_experts, dense_layers "
+                             "and moe_every describe a mixture of experts: set experts too");
+    if (status == 0 && m->experts && m->dense_layers >= m->layers)
+        status = fields_fail(c, o->where, o->path, "dense_layers (%u) must be fewer than "
+                             "layers (%u)", m->dense_layers, m->layers);
+    if (status == 0 && !m->kv_lora_rank && (m->q_lora_rank || m->rope_head_dim || m->v_head_dim))
+        status = fields_fail(c, o->where, o->path, "q_lora_rank, rope_head_dim and v_head_dim "
+                             "describe latent attention: set kv_lora_rank too");
+    if (status == 0 && m->kv_lora_rank && !m->rope_head_dim)
+        status = fields_fail(c, o->where, o->path, "latent attention (kv_lora_rank %u) needs "
+                             "rope_head_dim, the rotary key's size", m->kv_lora_rank);
+    if (status == 0 && !m->head_dim && m->hidden % m->heads)
+        status = fields_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u), or "
+                             "head_dim given",
                              m->hidden, m->heads);
     if (status == 0 && (m->kv_heads > m->heads || m->heads % m->kv_heads))
         status = fields_fail(c, o->where, o->path, "kv_heads (%u) must divide heads (%u)",

@@ -41,7 +41,7 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", "kv_precision", NULL,
+    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -663,6 +663,9 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
                  || fields_read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
                  || fields_read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
+                 || fields_read_flag(c, w, "expert_parallel", false, &out->expert_parallel)
+                 || fields_read_number(c, w, "expert_skew", false, 1, 1, 1e6, true,
+                                       &out->expert_skew)
                  || (routing_is_function(c, w) ? (routing = ROUTE_CUSTOM, 0)
                                                : fields_read_choice(c, w, "routing", routings,
                                                                     ROUTE_LEAST_OUTSTANDING,
@@ -696,6 +699,11 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                         model,
                                         catalog_model_names(&sc->catalog, names, sizeof names));
         }
+    }
+    if (status == 0 && out->expert_parallel && !m->experts) {
+        snprintf(path, sizeof path, "%s.expert_parallel", w->path);
+        status = fields_fail(c, w->where, path, "expert_parallel is for a mixture of experts; "
+                             "\"%s\" is dense", model);
     }
     const pool_spec *p = status == 0 ? &sc->pools[out->pool] : NULL;
     if (status == 0 && !p->gpu) {

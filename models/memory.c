@@ -7,7 +7,7 @@ inference_memory memory_inference(const model_spec *m, const device_spec *d,
 {
     inference_memory r;
     r.weights_bytes = model_params(m) * precision_bytes(weights) / tp;
-    r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv) / tp;
+    r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
     r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
     double free_bytes = r.usable_bytes - r.weights_bytes;
     r.kv_capacity_tokens = free_bytes > 0 ? floor(free_bytes / r.kv_bytes_per_token) : 0;

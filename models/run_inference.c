@@ -32,7 +32,8 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
         .profile = p->has_profile ? p->profile : perf_default_profile(d),
-        .tp = tp, .max_batch = w->max_batch, .max_tokens = w->max_tokens,
+        .tp = tp, .expert_parallel = w->expert_parallel, .expert_skew = w->expert_skew,
+        .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
         .kv_capacity_tokens = memory_inference(m, d, w->prec, w->kv_prec, tp).kv_capacity_tokens,
         .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,

@@ -19,7 +19,7 @@ TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
 {
-    cr_assert_eq(test_catalog.nmodels, 25);
+    cr_assert_eq(test_catalog.nmodels, 31);
     for (size_t i = 0; i < test_catalog.nmodels; i++) {
         const model_spec *m = &test_catalog.models[i];
         double derived = model_params(m);
@@ -107,6 +107,97 @@ Test(models, mixtral_active_parameters_are_two_experts_of_eight)
     cr_expect_leq(fabs(model_params(m) / 46.7e9 - 1), 0.02);
     cr_expect_float_eq(model_experts_touched(m, 1), 2, 1e-12, "one token uses two experts");
     cr_expect_gt(model_experts_touched(m, 64), 7.9, "a batch of 64 touches nearly all 8");
+}
+
+Test(models, active_parameters_match_the_model_cards_within_2_percent)
+{
+    /* every mixture whose card states its active count: Mixtral 8x7B/8x22B, Qwen3,
+     * Llama 4, DeepSeek-V3 */
+    unsigned n = 0;
+    for (size_t i = 0; i < test_catalog.nmodels; i++) {
+        const model_spec *m = &test_catalog.models[i];
+        if (!(m->published_active_params > 0))
+            continue;
+        n++;
+        double derived = model_params_active(m);
+        cr_expect_leq(fabs(derived / m->published_active_params - 1), 0.02,
+                      "%s: %g active vs published %g", m->name, derived,
+                      m->published_active_params);
+    }
+    cr_expect_eq(n, 7);
+}
+
+Test(models, deepseek_v3_by_hand)
+{
+    /* 61 layers, 3 dense; latent attention caches 512 + 64 values a token and layer */
+    const model_spec *m = test_model("deepseek-v3");
+    cr_expect_eq(model_moe_layers(m), 58);
+    cr_expect_eq(model_dense_layers(m), 3);
+    cr_expect_float_eq(model_kv_bytes_per_token(m, PREC_FP16), 61.0 * 576 * 2, 0);
+    cr_expect_float_eq(model_kv_bytes_per_token_per_device(m, PREC_FP16, 8), 61.0 * 576 * 2, 0,
+                       "the latent is replicated, not split");
+    /* attention a layer: q 7168 x 1536 + 1536 (norm) + 1536 x 128 x 192; kv down
+     * 7168 x 576 + 512 (norm); kv up 512 x 128 x (128 + 128); output 128 x 128 x 7168 */
+    double attn = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512
+                  + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+    cr_expect_float_eq(model_params_attention(m), attn, 0);
+    /* a mixture layer: 256 routed + 1 shared experts of 3 x 7168 x 2048, the router */
+    double expert = 3.0 * 7168 * 2048, dense = 3.0 * 7168 * 18432;
+    double total = 61 * (attn + 2 * 7168.0) + 3 * dense + 58 * (257 * expert + 7168.0 * 256)
+                   + 2 * 129280.0 * 7168 + 7168;
+    cr_expect_float_eq(model_params(m), total, 1);
+    double active = 61 * (attn + 2 * 7168.0) + 3 * dense + 58 * (9 * expert + 7168.0 * 256)
+                    + 2 * 129280.0 * 7168 + 7168;
+    cr_expect_float_eq(model_params_active(m), active, 1);
+}
+
+Test(models, maverick_alternates_mixtures_and_dense_layers)
+{
+    const model_spec *m = test_model("llama-4-maverick");
+    cr_expect_eq(model_moe_layers(m), 24);
+    cr_expect_eq(model_dense_layers(m), 24);
+    cr_expect_eq(model_moe_layers(test_model("llama-4-scout")), 48);
+    /* head_dim 128 with 40 heads: queries 5120 wide, keys and values 8 x 128 */
+    cr_expect_float_eq(model_query_width(m), 5120, 0);
+    cr_expect_float_eq(model_kv_bytes_per_token(m, PREC_BF16), 2.0 * 48 * 8 * 128 * 2, 0);
+    /* Qwen3-235B: 64 heads of 128 are 8192 wide on a 4096-wide model */
+    cr_expect_float_eq(model_query_width(test_model("qwen3-235b-a22b")), 8192, 0);
+}
+
+/* A catalog of the built-in entries plus `extra` (Lua run after require), loaded; the
+ * status and the message. */
+static int load_with(const char *extra, char *err, size_t size)
+{
+    sandbox *sb = sandbox_create(false);
+    cr_assert_not_null(sb);
+    lua_State *L = sandbox_state(sb);
+    char code[1024];
+    snprintf(code, sizeof code, "local fs = require 'fleetsim'\n%s", extra);
+    cr_assert_eq(luaL_dostring(L, code), LUA_OK, "%s", lua_tostring(L, -1));
+    catalog cat;
+    int status = catalog_load_from(L, "odd.lua", &cat, err, size);
+    if (status == 0)
+        catalog_release(&cat);
+    sandbox_free(sb);
+    return status;
+}
+
+Test(models, mixture_and_latent_keys_need_their_base)
+{
+    char err[512];
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, shared_experts = 1 }", err, sizeof err), -1);
+    cr_expect(strstr(err, "describe a mixture of experts: set experts too"), "%s", err);
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, experts = 4, experts_active = 1, "
+                           "dense_layers = 2 }", err, sizeof err), -1);
+    cr_expect(strstr(err, "dense_layers (2) must be fewer than layers (2)"), "%s", err);
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, kv_lora_rank = 32 }", err, sizeof err), -1);
+    cr_expect(strstr(err, "needs rope_head_dim"), "%s", err);
+    /* head_dim lets hidden be other than heads x head size */
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 100, heads = 3, kv_heads = 1, "
+                           "head_dim = 32, ffn = 256, vocab = 100 }", err, sizeof err), 0, "%s", err);
 }
 
 Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures)
@@ -237,7 +328,7 @@ Test(models, decode_is_bandwidth_bound_at_batch_1_and_compute_bound_at_large_bat
     const model_spec *m = test_model("llama-3-8b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1 };
+    perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
     perf_time one = perf_decode_step(&s, 1, 128);
     perf_time many = perf_decode_step(&s, 2048, 128);
     cr_expect_not(one.compute_bound);
@@ -254,7 +345,7 @@ Test(models, quantized_weights_decode_faster)
     const model_spec *m = test_model("llama-2-70b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 4 }, s8 = s16, s4 = s16;
+    perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 4, false, 0 }, s8 = s16, s4 = s16;
     s8.weights = PREC_INT8;
     s4.weights = PREC_INT4;
     double fp16 = perf_decode_step(&s16, 1, 512).total_s;

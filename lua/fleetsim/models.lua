@@ -89,4 +89,45 @@ return {
                                      context = 131072 }),
   ["qwen2.5-7b"] = with(qwen25, { layers = 28, hidden = 3584, heads = 28, kv_heads = 4, ffn = 18944, params = 7.61e9 }),
   ["qwen2.5-72b"] = with(qwen25, { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 29568, params = 72.7e9 }),
+  -- Mixtures of experts and latent attention (issue 21): head_dim when it is not
+  -- hidden / heads, expert_ffn (an expert's FFN width), shared_experts (used by every
+  -- token besides its routed ones), dense_layers (leading layers with a dense FFN of ffn
+  -- width), moe_every (after those, every moe_every-th layer a mixture, the others dense),
+  -- and multi-head latent attention's kv_lora_rank, q_lora_rank, rope_head_dim,
+  -- v_head_dim (head_dim then the non-rotary query and key part).
+  -- Mistral AI, Mixtral-8x22B-v0.1 config.json (huggingface.co/mistralai/Mixtral-8x22B-v0.1,
+  -- 2024-04) and "Cheaper, Better, Faster, Stronger" (2024-04): 141B total, 39B active;
+  -- vocab 32000 (the Instruct v0.1 tokenizer has 32768).
+  ["mixtral-8x22b"] = { layers = 56, hidden = 6144, heads = 48, kv_heads = 8, ffn = 16384, gated = true, vocab = 32000,
+                        experts = 8, experts_active = 2, params = 141e9, params_active = 39e9, context = 65536 },
+  -- Qwen team, Qwen3-30B-A3B and Qwen3-235B-A22B config.json (huggingface.co/Qwen, 2025-04)
+  -- and the Qwen3 technical report (arXiv 2505.09388): every layer a mixture of 128 experts,
+  -- 8 routed, no shared expert, head_dim 128, untied; 30.5B / 3.3B and 235B / 22B.
+  ["qwen3-30b-a3b"] = { layers = 48, hidden = 2048, heads = 32, kv_heads = 4, head_dim = 128, ffn = 6144, gated = true,
+                        vocab = 151936, experts = 128, experts_active = 8, expert_ffn = 768,
+                        params = 30.5e9, params_active = 3.3e9, context = 32768 },
+  ["qwen3-235b-a22b"] = { layers = 94, hidden = 4096, heads = 64, kv_heads = 4, head_dim = 128, ffn = 12288, gated = true,
+                          vocab = 151936, experts = 128, experts_active = 8, expert_ffn = 1536,
+                          params = 235e9, params_active = 22e9, context = 32768 },
+  -- Meta, Llama 4 Scout and Maverick model cards and config.json (huggingface.co/meta-llama/
+  -- Llama-4-Scout-17B-16E and -Maverick-17B-128E, 2025-04): text model only, 1 routed
+  -- expert and 1 shared (8192 wide), Maverick's mixtures on every other layer with dense
+  -- layers 16384 wide between; 109B / 17B and 400B / 17B.  Not modelled: its chunked
+  -- attention (8192-token chunks on three layers of four), so the cache is counted whole.
+  ["llama-4-scout"] = { layers = 48, hidden = 5120, heads = 40, kv_heads = 8, head_dim = 128, ffn = 16384, gated = true,
+                        vocab = 202048, experts = 16, experts_active = 1, shared_experts = 1, expert_ffn = 8192,
+                        params = 109e9, params_active = 17e9, context = 10485760 },
+  ["llama-4-maverick"] = { layers = 48, hidden = 5120, heads = 40, kv_heads = 8, head_dim = 128, ffn = 16384, gated = true,
+                           vocab = 202048, experts = 128, experts_active = 1, shared_experts = 1, expert_ffn = 8192,
+                           moe_every = 2, params = 400e9, params_active = 17e9, context = 1048576 },
+  -- DeepSeek-AI, DeepSeek-V3 config.json (huggingface.co/deepseek-ai/DeepSeek-V3, 2024-12)
+  -- and the technical report (arXiv 2412.19437): 61 layers, the first 3 dense (18432
+  -- wide), then 256 routed experts (8 per token) and 1 shared, 2048 wide; latent attention
+  -- with a 512 key-value latent, a 1536 query latent, 128 + 64 (rotary) query and key
+  -- dimensions and 128 value dimensions per head; 671B / 37B without the multi-token
+  -- prediction module (R1 has the same shapes).
+  ["deepseek-v3"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
+                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
+                      dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
+                      params = 671e9, params_active = 37e9, context = 163840 },
 }

@@ -1,0 +1,113 @@
+/* Mixtures of experts and latent attention in the operators (models/perf.c): the
+ * busiest device under expert parallelism, and a latent cache's reads, by hand. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "models/perf.h"
+#include "support/catalog_fixture.h"
+
+TestSuite(moe, .init = test_catalog_setup, .fini = test_catalog_teardown);
+
+Test(moe, the_busiest_device_takes_the_mean_and_its_spread)
+{
+    const model_spec *m = test_model("deepseek-v3"); /* 256 experts, 8 a token */
+    /* 64 tokens over 8 devices: 64 x 8 / 8 = 64 on average, 64 + sqrt(2 x 64 x ln 8) */
+    cr_expect_float_eq(perf_expert_busiest_tokens(m, 64, 8, 1), 64 + sqrt(128 * log(8.0)), 1e-9);
+    /* one token: 1 + sqrt(2 ln 8) = 3.04 of its 8 experts on one device */
+    cr_expect_float_eq(perf_expert_busiest_tokens(m, 1, 8, 0), 1 + sqrt(2 * log(8.0)), 1e-9);
+    /* a skew of 2 doubles the mean; one device holds everything */
+    cr_expect_float_eq(perf_expert_busiest_tokens(m, 64, 8, 2), 128 + sqrt(256 * log(8.0)), 1e-9);
+    cr_expect_float_eq(perf_expert_busiest_tokens(m, 64, 1, 1), 512, 1e-9);
+    /* capped: 256 experts over 128 devices, 2 each: a device sees a token at most twice */
+    cr_expect_float_eq(perf_expert_busiest_tokens(m, 4, 128, 50), 8, 1e-9);
+}
+
+Test(moe, expert_parallelism_waits_for_the_busiest_device)
+{
+    /* qwen3-235b on 8 H100s in fp8, a prefill of 4096 tokens: whole experts on each
+     * device (16 of 128) cost more MLP time the more skewed the routing */
+    const model_spec *m = test_model("qwen3-235b-a22b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup tp = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
+                      .kv = PREC_BF16, .tp = 8 };
+    perf_setup ep = tp, skewed = tp;
+    ep.expert_parallel = skewed.expert_parallel = true;
+    skewed.expert_skew = 2;
+    perf_breakdown a, b, c;
+    perf_batch batch = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
+                         .prefill_new_pairs = 4096.0 * 4096 / 2 };
+    perf_iteration(&tp, &batch, &a);
+    perf_iteration(&ep, &batch, &b);
+    perf_iteration(&skewed, &batch, &c);
+    /* the products' FLOPs on a device: all T k token-expert pairs on 1/8 of each
+     * expert's width, or the busiest device's pairs on whole experts */
+    double ca = a.op[OP_MLP_UP].compute_s + a.op[OP_MLP_DOWN].compute_s;
+    double cb = b.op[OP_MLP_UP].compute_s + b.op[OP_MLP_DOWN].compute_s;
+    double cc = c.op[OP_MLP_UP].compute_s + c.op[OP_MLP_DOWN].compute_s;
+    double busiest = perf_expert_busiest_tokens(m, 4096, 8, 1);
+    cr_expect_float_eq(cb / ca, busiest / (4096.0 * 8 / 8), 1e-9, "tp %g ep %g", ca, cb);
+    /* a skew of 2 doubles the busiest device's products, which then outweigh its
+     * weight reads: the MLP's time grows by well over a third */
+    double tb = b.op[OP_MLP_UP].time_s + b.op[OP_MLP_DOWN].time_s;
+    double tc = c.op[OP_MLP_UP].time_s + c.op[OP_MLP_DOWN].time_s;
+    cr_expect_gt(cc, 1.9 * cb / 1.0, "compute %g vs %g", cc, cb);
+    cr_expect_gt(tc, 1.3 * tb, "time %g vs %g", tc, tb);
+    /* and each device reads only its own pairs' inputs, not all T k of them */
+    double ma = a.op[OP_MLP_UP].memory_s + a.op[OP_MLP_DOWN].memory_s;
+    double mb = b.op[OP_MLP_UP].memory_s + b.op[OP_MLP_DOWN].memory_s;
+    cr_expect_lt(mb, ma);
+    /* attention and the rest do not move */
+    cr_expect_float_eq(b.op[OP_QKV].time_s, a.op[OP_QKV].time_s, 1e-15);
+}
+
+Test(moe, a_latent_cache_is_read_whole_on_every_device)
+{
+    /* deepseek-v3 decode, 32 sequences of 2000 tokens on 8 H200s: the attention reads
+     * 61 layers x 64000 tokens x (512 + 64) x 2 bytes on each device, at the decode
+     * attention's share of the bandwidth for 32 x 16 heads */
+    const model_spec *m = test_model("deepseek-v3");
+    const device_spec *d = test_device("H200-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
+                     .kv = PREC_BF16, .tp = 8 };
+    perf_breakdown ops;
+    perf_batch b = { .decode_seqs = 32, .decode_context = 32 * 2000.0 };
+    perf_iteration(&s, &b, &ops);
+    const perf_attn_decode_constants *c = &p.family->attn_decode;
+    double width = 32 * 16.0; /* 128 heads over 8 devices */
+    double bw = d->bandwidth_bytes_per_s * c->efficiency * width / (width + c->width_half);
+    double bytes = 61 * 64000.0 * 576 * 2;
+    const perf_op_time *o = &ops.op[OP_ATTN_DECODE];
+    double expect = bytes / bw;
+    cr_expect_gt(o->memory_s, o->compute_s, "reading the cache bounds it at batch 32");
+    cr_expect_float_eq(o->memory_s, expect, 1e-9 * expect, "memory %g, expected %g",
+                       o->memory_s, expect);
+}
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/cli.h"
+#include "support/scratch.h"
+
+Test(moe, expert_parallelism_on_a_dense_model_is_refused)
+{
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "dense.lua",
+        "local fs = require 'fleetsim'\n"
+        "return fs.scenario { duration = '1m',\n"
+        "  pools = { p = fs.dedicated { gpu = 'H100-SXM', count = 8 } },\n"
+        "  workloads = { chat = fs.inference { model = 'llama-3-8b', pool = 'p', tp = 8,\n"
+        "    expert_parallel = true, arrivals = fs.poisson { rate = '1/s' },\n"
+        "    prompt = 100, output = 10 } } }\n");
+    char *out = NULL, *err = NULL;
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "dense.lua:4") && strstr(err, "workloads.chat.expert_parallel")
+              && strstr(err, "expert_parallel is for a mixture of experts; \"llama-3-8b\" is dense"),
+              "%s", err);
+    free(out);
+    free(err);
+    free(path);
+    scratch_remove_dir(dir);
+}
