@@ -41,7 +41,7 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", NULL,
+    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -577,7 +577,8 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     if (!tp_given && fit) {
         perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
         perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
-                          .kv = kv, .tp = 1 };
+                          .kv = kv, .tp = 1, .expert_parallel = spec->expert_parallel,
+                          .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp };
         unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
         best = replica_default_tp(&s, most < node ? most : node,
                                   gcd(gcd(most, p->count), p->min), prompt, output,
@@ -586,7 +587,7 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     *chosen = !tp_given;
     *tp = tp_given ? tp_given : best ? best : fit ? fit : 1;
     snprintf(path, sizeof path, "%s.%s", w->path, key);
-    inference_memory mem = memory_inference(m, d, spec->prec, kv, *tp);
+    inference_memory mem = memory_inference_for(m, d, spec->prec, kv, *tp, spec->attention_dp);
     if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
         return p->capacity.kind == POOL_DEDICATED
                    ? fields_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
@@ -664,6 +665,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
                  || fields_read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
                  || fields_read_flag(c, w, "expert_parallel", false, &out->expert_parallel)
+                 || fields_read_flag(c, w, "attention_dp", false, &out->attention_dp)
                  || fields_read_number(c, w, "expert_skew", false, 1, 1, 1e6, true,
                                        &out->expert_skew)
                  || (routing_is_function(c, w) ? (routing = ROUTE_CUSTOM, 0)
@@ -700,10 +702,11 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                         catalog_model_names(&sc->catalog, names, sizeof names));
         }
     }
-    if (status == 0 && out->expert_parallel && !m->experts) {
-        snprintf(path, sizeof path, "%s.expert_parallel", w->path);
-        status = fields_fail(c, w->where, path, "expert_parallel is for a mixture of experts; "
-                             "\"%s\" is dense", model);
+    if (status == 0 && (out->expert_parallel || out->attention_dp) && !m->experts) {
+        const char *key = out->expert_parallel ? "expert_parallel" : "attention_dp";
+        snprintf(path, sizeof path, "%s.%s", w->path, key);
+        status = fields_fail(c, w->where, path, "%s is for a mixture of experts; \"%s\" is "
+                             "dense", key, model);
     }
     const pool_spec *p = status == 0 ? &sc->pools[out->pool] : NULL;
     if (status == 0 && !p->gpu) {
@@ -737,7 +740,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     if (status == 0) {
         out->replicas = p->count / out->tp;
         out->kv_capacity_tokens =
-            memory_inference(m, d, out->prec, out->kv_prec, out->tp).kv_capacity_tokens;
+            memory_inference_for(m, d, out->prec, out->kv_prec, out->tp, out->attention_dp)
+                .kv_capacity_tokens;
     }
     if (status == 0)
         status = check_context(c, w, m, model, out);

@@ -15,6 +15,30 @@ inference_memory memory_inference(const model_spec *m, const device_spec *d,
     return r;
 }
 
+inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
+                                     precision weights, precision kv, unsigned n)
+{
+    if (n <= 1 || !model_moe_layers(m))
+        return memory_inference(m, d, weights, kv, n ? n : 1);
+    inference_memory r;
+    double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
+    r.weights_bytes = (model_params(m) - routed + routed / n) * precision_bytes(weights);
+    r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv);
+    r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
+    double free_bytes = r.usable_bytes - r.weights_bytes;
+    r.kv_capacity_tokens = free_bytes > 0 ? n * floor(free_bytes / r.kv_bytes_per_token) : 0;
+    r.fits = r.kv_capacity_tokens >= 1;
+    return r;
+}
+
+inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
+                                      precision weights, precision kv, unsigned tp,
+                                      bool attention_dp)
+{
+    return attention_dp ? memory_inference_dp(m, d, weights, kv, tp)
+                        : memory_inference(m, d, weights, kv, tp);
+}
+
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,
                        precision kv, double context, unsigned max_tp)
 {

@@ -26,6 +26,18 @@ typedef struct inference_memory {
 inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp);
 
+/* With attention data parallel over n devices (perf_setup's attention_dp): each device
+ * holds the attention, dense and embedding weights whole and 1/n of the routed experts,
+ * and the whole cache of its own sequences; kv_capacity_tokens is the n devices'
+ * together.  A dense model, or n = 1, is memory_inference's. */
+inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
+                                     precision weights, precision kv, unsigned n);
+
+/* memory_inference or memory_inference_dp, as attention_dp says. */
+inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
+                                      precision weights, precision kv, unsigned tp,
+                                      bool attention_dp);
+
 /* The smallest power-of-two tensor parallelism, at most max_tp, whose replica holds the
  * weights and `context` tokens of cache; 0 if none does. */
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,

@@ -125,7 +125,8 @@ const char *perf_op_name(perf_op op)
         [OP_ATTN_DECODE] = "attention_decode", [OP_ATTN_COPY] = "attention_copies",
         [OP_OUT_PROJ] = "out_proj", [OP_ROUTER] = "router", [OP_MLP_UP] = "mlp_up",
         [OP_ACT] = "activation", [OP_MLP_DOWN] = "mlp_down", [OP_ADD] = "residual_adds",
-        [OP_ALLREDUCE] = "all_reduce", [OP_FINAL_NORM] = "final_norm", [OP_LM_HEAD] = "lm_head",
+        [OP_ALLREDUCE] = "all_reduce", [OP_ALLTOALL] = "all_to_all",
+        [OP_FINAL_NORM] = "final_norm", [OP_LM_HEAD] = "lm_head",
         [OP_HOST] = "host",
     };
     return (unsigned)op < OP_COUNT ? names[op] : "?";
@@ -397,7 +398,15 @@ double perf_expert_busiest_tokens(const model_spec *m, double T, unsigned n, dou
  * expert parallelism held whole, experts / tp on each, the busiest device setting the
  * step; with tensor-parallel attention every device has every token, so the routed
  * outputs combine in the all-reduce after the FFN and need no all-to-all. */
-static void add_ffn(const step *s, perf_op_time *o, double T)
+/* Where the routed experts run: like a dense FFN or with expert parallelism over the
+ * step's tp devices (the default), or, with attention data parallel, over n devices
+ * that together hold `tokens` tokens (n times this device's). */
+typedef struct routed_plan {
+    bool data_parallel;
+    double n, tokens;
+} routed_plan;
+
+static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan *r)
 {
     const model_spec *m = s->m;
     const double h = m->hidden, tp = s->tp, gates = m->gated ? 2.0 : 1.0;
@@ -412,7 +421,15 @@ static void add_ffn(const step *s, perf_op_time *o, double T)
         double e = m->expert_ffn ? m->expert_ffn : m->ffn;
         add_gemm(s, &o[OP_ROUTER], moe, 1, T, h, m->experts);
         double touched = model_experts_touched(m, T);
-        if (s->expert_parallel && tp > 1) {
+        if (r->data_parallel) {
+            /* the n devices' tokens routed to experts held whole, experts / n on each */
+            double busiest = perf_expert_busiest_tokens(m, r->tokens, (unsigned)r->n,
+                                                        s->expert_skew);
+            double local = model_experts_touched(m, r->tokens) / r->n;
+            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
+            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, e, h);
+            act_tokens_ffn += moe * busiest * e;
+        } else if (s->expert_parallel && tp > 1) {
             double busiest = perf_expert_busiest_tokens(m, T, (unsigned)tp, s->expert_skew);
             double local = touched / tp;
             add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
@@ -435,24 +452,33 @@ static void add_ffn(const step *s, perf_op_time *o, double T)
              (gates + 1) * s->abytes * act_tokens_ffn / s->layers);
 }
 
-perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
+/* The all-to-alls of attention data parallelism: each mixture layer sends every token's
+ * hidden state to the devices of its experts and takes the outputs back, (n - 1) / n of
+ * T k states a device each way, at the link's rate plus the node's measured start-up
+ * (its 8-device all-reduce alpha, taken for any collective's). */
+static double alltoall_s(const step *s, double T, double n)
 {
-    perf_breakdown local;
-    perf_breakdown *ops = out ? out : &local;
-    memset(ops, 0, sizeof *ops);
-    step st;
-    step_init(&st, setup);
-    const step *s = &st;
+    const model_spec *m = s->m;
+    if (n <= 1 || !model_moe_layers(m))
+        return 0;
+    double link = n <= s->p->devices_per_node ? device_link_bytes_per_s(s->d)
+                                              : s->p->network_bytes_per_s;
+    double bytes = T * m->experts_active * m->hidden * s->abytes * (n - 1) / n;
+    return 2 * model_moe_layers(m) * (s->node->allreduce[2].alpha_s + bytes / link);
+}
+
+/* One iteration of batch b on a device set up as s, routed experts as r. */
+static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const routed_plan *r)
+{
     const model_spec *m = s->m;
     const double L = s->layers, h = m->hidden, tp = s->tp;
     double T = b->decode_seqs + b->prefill_tokens;
-    perf_op_time *o = ops->op;
     if (T > 0) {
         add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
         add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
         double qkv = add_attention_projections(s, o, T);
         add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);
-        add_ffn(s, o, T);
+        add_ffn(s, o, T, r);
         add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
         add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
         double logits = b->decode_seqs + b->prefill_last;
@@ -463,8 +489,12 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
             o[OP_ALLREDUCE].time_s = (2 * L + 1) * ar;
             o[OP_ALLREDUCE].count = 2 * L + 1;
         }
+        if (r->data_parallel) {
+            o[OP_ALLTOALL].time_s = alltoall_s(s, T, r->n);
+            o[OP_ALLTOALL].count = 2.0 * model_moe_layers(m);
+        }
     }
-    o[OP_ALLREDUCE].bound = BOUND_COMMUNICATION;
+    o[OP_ALLREDUCE].bound = o[OP_ALLTOALL].bound = BOUND_COMMUNICATION;
     const perf_family *f = s->f;
     if (b->decode_seqs > 0) {
         double compute, memory;
@@ -490,16 +520,46 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         o[OP_HOST].count = host > 0;
     }
     o[OP_HOST].bound = BOUND_HOST;
+}
+
+perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
+{
+    perf_breakdown local;
+    perf_breakdown *ops = out ? out : &local;
+    memset(ops, 0, sizeof *ops);
+    perf_op_time *o = ops->op;
+    step st;
+    if (setup->attention_dp && setup->tp > 1 && model_moe_layers(setup->model)) {
+        /* attention data parallel: each of the n devices runs its share of the batch
+         * with every head and a whole copy of the attention and dense weights (and its
+         * own scheduler: the host work is its share's), the mixtures' experts spread
+         * whole over the n devices with all-to-all dispatch and combine */
+        double n = setup->tp;
+        perf_setup one = *setup;
+        one.tp = 1;
+        one.attention_dp = one.expert_parallel = false;
+        step_init(&st, &one);
+        st.expert_skew = setup->expert_skew;
+        perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
+                             b->prefill_seqs / n, b->prefill_last / n,
+                             b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
+        routed_plan r = { true, n, b->decode_seqs + b->prefill_tokens };
+        iterate(&st, &share, o, &r);
+    } else {
+        step_init(&st, setup);
+        routed_plan r = { false, 1, 0 };
+        iterate(&st, b, o, &r);
+    }
     perf_time t = { 0 };
     for (int i = 0; i < OP_COUNT; i++) {
-        if (i == OP_ALLREDUCE || i == OP_HOST)
+        if (i == OP_ALLREDUCE || i == OP_ALLTOALL || i == OP_HOST)
             continue;
         finish(&o[i]);
         t.compute_s += o[i].compute_s;
         t.memory_s += o[i].memory_s;
         t.launch_s += o[i].floor_s;
     }
-    t.comm_s = o[OP_ALLREDUCE].time_s;
+    t.comm_s = o[OP_ALLREDUCE].time_s + o[OP_ALLTOALL].time_s;
     t.host_s = o[OP_HOST].time_s;
     t.total_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s + t.host_s;
     t.compute_bound = t.compute_s >= t.memory_s;
@@ -525,11 +585,21 @@ perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
 {
     perf_batch b = { .decode_seqs = seqs, .decode_context = 0 };
     step s;
-    step_init(&s, setup);
+    double n = 1;
+    if (setup->attention_dp && setup->tp > 1 && model_moe_layers(setup->model)) {
+        /* each device attends over its share of the sequences and of the context */
+        perf_setup one = *setup;
+        one.tp = 1;
+        one.attention_dp = one.expert_parallel = false;
+        step_init(&s, &one);
+        n = setup->tp;
+    } else {
+        step_init(&s, setup);
+    }
     double compute, memory;
-    decode_attention_per_token(&s, seqs, &compute, &memory);
+    decode_attention_per_token(&s, seqs / n, &compute, &memory);
     perf_decode_shape shape = { .fixed_s = perf_iteration(setup, &b, NULL).total_s,
-                                .attention_s_per_token = s.layers * fmax(compute, memory) };
+                                .attention_s_per_token = s.layers * fmax(compute, memory) / n };
     return shape;
 }
 

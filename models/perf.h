@@ -105,6 +105,10 @@ typedef struct perf_setup {
                             * (false: each split over the tp devices like a dense FFN) */
     double expert_skew;    /* the busiest device's routed tokens over the mean, beyond
                             * chance (1 or 0: none) */
+    bool attention_dp;     /* attention data parallel over the tp devices (each its share
+                            * of the sequences, every head, its own copy of the attention
+                            * weights) and a mixture's experts spread whole over them, with
+                            * all-to-all dispatch and combine; no effect on a dense model */
 } perf_setup;
 
 /* With expert parallelism over n devices, the tokens the busiest one computes when T
@@ -132,7 +136,7 @@ const char *perf_bound_name(perf_bound b); /* "compute", "memory", ... */
 typedef enum perf_op {
     OP_EMBED, OP_NORM, OP_QKV, OP_ROPE, OP_ATTN_PREFILL, OP_ATTN_DECODE, OP_ATTN_COPY,
     OP_OUT_PROJ, OP_ROUTER, OP_MLP_UP, OP_ACT, OP_MLP_DOWN, OP_ADD, OP_ALLREDUCE,
-    OP_FINAL_NORM, OP_LM_HEAD, OP_HOST, OP_COUNT
+    OP_ALLTOALL, OP_FINAL_NORM, OP_LM_HEAD, OP_HOST, OP_COUNT
 } perf_op;
 
 const char *perf_op_name(perf_op op); /* "qkv_proj", "attention_decode", ... */

@@ -91,7 +91,8 @@ static perf_setup setup_of(const replica *r)
     const replica_config *c = &r->config;
     return (perf_setup){ .model = c->model, .device = c->device, .profile = &c->profile,
                          .weights = c->prec, .kv = c->kv_prec, .tp = c->tp,
-                         .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew };
+                         .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew,
+                         .attention_dp = c->attention_dp };
 }
 
 /* The cost shape of a pure-decode iteration of n sequences, computed once per n. */

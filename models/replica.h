@@ -57,6 +57,7 @@ typedef struct replica_config {
     unsigned tp;
     bool expert_parallel;          /* a mixture's experts held whole over the tp devices */
     double expert_skew;            /* busiest device's routed tokens over the mean (1: none) */
+    bool attention_dp;             /* attention data parallel over the tp devices */
     unsigned max_batch;            /* sequences in a batch */
     unsigned max_tokens;           /* tokens per iteration (prefill budget) */
     bool chunked_prefill;

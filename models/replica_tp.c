@@ -8,7 +8,8 @@
 double replica_wave_rate_per_device(const perf_setup *s, double prompt, double output,
                                     unsigned max_batch)
 {
-    inference_memory mem = memory_inference(s->model, s->device, s->weights, s->kv, s->tp);
+    inference_memory mem = memory_inference_for(s->model, s->device, s->weights, s->kv, s->tp,
+                                                s->attention_dp);
     double held = mem.fits ? floor(mem.kv_capacity_tokens / (prompt + output)) : 0;
     if (held < 1)
         return 0;

@@ -35,7 +35,9 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
         .tp = tp, .expert_parallel = w->expert_parallel, .expert_skew = w->expert_skew,
         .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
-        .kv_capacity_tokens = memory_inference(m, d, w->prec, w->kv_prec, tp).kv_capacity_tokens,
+        .attention_dp = w->attention_dp,
+        .kv_capacity_tokens = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp)
+                                  .kv_capacity_tokens,
         .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
     };
 }
@@ -139,7 +141,7 @@ static peak_shares peak_shares_of(const model_spec *m, const device_spec *d,
     peak_shares out = { NAN, NAN };
     if (!(gs->replica_s > 0))
         return out;
-    inference_memory mem = memory_inference(m, d, w->prec, w->kv_prec, tp);
+    inference_memory mem = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp);
     double device_s = gs->replica_s * tp;
     double flops = device_peak_flops(d, w->prec, NULL);
     double bytes = gs->iterations * mem.weights_bytes * tp

@@ -97,6 +97,7 @@ typedef struct inference_spec {
     precision kv_prec;        /* the key-value cache's (kv_precision) */
     bool expert_parallel;     /* a mixture's experts whole over the tp devices */
     double expert_skew;       /* the busiest device's routed tokens over the mean */
+    bool attention_dp;        /* attention data parallel, experts whole over the tp devices */
     unsigned tp, replicas;
     bool tp_chosen;           /* tp was not given: the loader chose it (replica_tp.h) */
     double kv_capacity_tokens; /* of a replica, at tp */

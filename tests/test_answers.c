@@ -73,7 +73,7 @@ Test(answers, the_default_tp_is_the_best_rate_per_gpu_not_the_smallest_that_fits
     const model_spec *m = test_model("llama-3-70b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile profile = perf_default_profile(d);
-    perf_setup s = { m, d, &profile, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     double prompt = 1648.72, output = 344.28; /* the lognormals' means above */
     double rate[4];
     unsigned best = 0, k_best = 0;

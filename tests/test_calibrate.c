@@ -235,8 +235,8 @@ Test(calibrate, profile_moves_predictions_by_the_expected_amount)
               "unmeasured and no datasheet share: the datasheet stays");
     /* batch-1 decode is memory-bound: half the bandwidth doubles the time its products
      * and its attention stream memory; their kernel floors and the host's work stay */
-    perf_setup sa = { m, &d_fast, &p_fast, PREC_FP16, PREC_FP16, 1, false, 0 };
-    perf_setup sb = { m, &d_slow, &p_slow, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup sa = { .model = m, .device = &d_fast, .profile = &p_fast, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    perf_setup sb = { .model = m, .device = &d_slow, .profile = &p_slow, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_batch one = { .decode_seqs = 1, .decode_context = 1024 };
     perf_breakdown oa, ob;
     perf_time a = perf_iteration(&sa, &one, &oa);
@@ -256,7 +256,7 @@ Test(calibrate, profile_moves_predictions_by_the_expected_amount)
     /* the profile's launch cost scales every kernel floor */
     perf_profile p_slower_launch = p_fast;
     p_slower_launch.kernel_launch_s = 6e-6;
-    perf_setup sc = { m, &d_fast, &p_slower_launch, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup sc = { .model = m, .device = &d_fast, .profile = &p_slower_launch, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_breakdown oc;
     perf_iteration(&sc, &one, &oc);
     for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
@@ -268,8 +268,8 @@ Test(calibrate, profile_moves_predictions_by_the_expected_amount)
     device_spec d_faster = *h200;
     perf_profile p_faster = perf_default_profile(h200);
     profile_apply(&faster, &d_faster, &p_faster);
-    perf_setup pfast = { m, &d_fast, &p_fast, PREC_FP16, PREC_FP16, 1, false, 0 };
-    perf_setup pfaster = { m, &d_faster, &p_faster, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup pfast = { .model = m, .device = &d_fast, .profile = &p_fast, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    perf_setup pfaster = { .model = m, .device = &d_faster, .profile = &p_faster, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time pa = perf_prefill(&pfast, 8, 2048);
     perf_time pb = perf_prefill(&pfaster, 8, 2048);
     cr_assert(pa.compute_bound && pb.compute_bound);
@@ -277,7 +277,7 @@ Test(calibrate, profile_moves_predictions_by_the_expected_amount)
     /* against the datasheet defaults: the table's share of 989.5 TFLOP/s against 600
      * achieved */
     perf_profile dflt = perf_default_profile(h200);
-    perf_setup pdflt = { m, h200, &dflt, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup pdflt = { .model = m, .device = h200, .profile = &dflt, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time pd = perf_prefill(&pdflt, 8, 2048);
     cr_expect(near(pa.compute_s / pd.compute_s, 989.5e12 * dflt.compute_efficiency / 600e12, 1e-9),
               "%g", pa.compute_s / pd.compute_s);

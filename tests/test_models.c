@@ -328,7 +328,7 @@ Test(models, decode_is_bandwidth_bound_at_batch_1_and_compute_bound_at_large_bat
     const model_spec *m = test_model("llama-3-8b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time one = perf_decode_step(&s, 1, 128);
     perf_time many = perf_decode_step(&s, 2048, 128);
     cr_expect_not(one.compute_bound);
@@ -345,7 +345,7 @@ Test(models, quantized_weights_decode_faster)
     const model_spec *m = test_model("llama-2-70b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 4, false, 0 }, s8 = s16, s4 = s16;
+    perf_setup s16 = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 4 }, s8 = s16, s4 = s16;
     s8.weights = PREC_INT8;
     s4.weights = PREC_INT4;
     double fp16 = perf_decode_step(&s16, 1, 512).total_s;

@@ -111,3 +111,53 @@ Test(moe, expert_parallelism_on_a_dense_model_is_refused)
     free(path);
     scratch_remove_dir(dir);
 }
+
+#include "models/memory.h"
+
+Test(moe, attention_data_parallel_keeps_a_cache_per_device)
+{
+    /* deepseek-v3 in fp8 on 8 H200s: each device holds everything but the routed
+     * experts whole and 1/8 of those, and its own sequences' latent cache */
+    const model_spec *m = test_model("deepseek-v3");
+    const device_spec *d = test_device("H200-SXM");
+    double routed = 58.0 * 256 * 3 * 7168 * 2048;
+    inference_memory dp = memory_inference_dp(m, d, PREC_FP8, PREC_BF16, 8);
+    cr_expect_float_eq(dp.weights_bytes, model_params(m) - routed + routed / 8, 1);
+    cr_expect_float_eq(dp.kv_bytes_per_token, 61.0 * 576 * 2, 0);
+    double free_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION - dp.weights_bytes;
+    cr_expect_float_eq(dp.kv_capacity_tokens, 8 * floor(free_bytes / (61.0 * 576 * 2)), 0);
+    /* tensor parallel: the weights split 8 ways, the latent cache on every device */
+    inference_memory tp = memory_inference(m, d, PREC_FP8, PREC_BF16, 8);
+    cr_expect_float_eq(tp.weights_bytes, model_params(m) / 8, 1);
+    cr_expect_lt(tp.kv_capacity_tokens, dp.kv_capacity_tokens / 4);
+    /* a dense model has nothing to spread: tensor parallel's figures */
+    const model_spec *dense = test_model("llama-3-70b");
+    inference_memory a = memory_inference_dp(dense, d, PREC_FP8, PREC_BF16, 8);
+    inference_memory b = memory_inference(dense, d, PREC_FP8, PREC_BF16, 8);
+    cr_expect_float_eq(a.kv_capacity_tokens, b.kv_capacity_tokens, 0);
+}
+
+Test(moe, attention_data_parallel_pays_two_all_to_alls_a_mixture_layer)
+{
+    /* 64 sequences decoding over 8 devices: 8 each; every mixture layer (58) sends 8
+     * tokens x 8 experts x 7168 x 2 bytes x 7/8 each way over NVLink */
+    const model_spec *m = test_model("deepseek-v3");
+    const device_spec *d = test_device("H200-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
+                     .kv = PREC_BF16, .tp = 8, .attention_dp = true };
+    perf_breakdown ops;
+    perf_batch b = { .decode_seqs = 64, .decode_context = 64 * 1000.0 };
+    perf_iteration(&s, &b, &ops);
+    double bytes = 8.0 * 8 * 7168 * 2 * 7 / 8;
+    double expect = 2 * 58 * (p.node->allreduce[2].alpha_s + bytes / device_link_bytes_per_s(d));
+    cr_expect_float_eq(ops.op[OP_ALLTOALL].time_s, expect, 1e-12 * expect + 1e-15);
+    cr_expect_eq(ops.op[OP_ALLREDUCE].time_s, 0, "no tensor-parallel all-reduce");
+    /* the closed form of a decode run equals its iterations one by one */
+    perf_decode_shape shape = perf_decode_shape_of(&s, 64);
+    decode_cost cost = perf_decode_cost_of(&shape, 64, 64 * 1000.0);
+    double sum = 0;
+    for (int k = 0; k < 50; k++)
+        sum += perf_decode_step(&s, 64, 1000.0 + k).total_s;
+    cr_expect_float_eq(decode_cost_sum(&cost, 50), sum, 1e-9 * sum);
+}

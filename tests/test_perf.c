@@ -195,7 +195,7 @@ Test(perf, residual_adds_move_three_hidden_states_a_token)
     const model_spec *m = test_model("llama-3-8b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
                      .prefill_new_pairs = 4096.0 * 4096 / 2 };
     perf_breakdown ops;
@@ -228,7 +228,7 @@ Test(perf, only_rotary_models_pay_the_rotary_pass)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const model_spec *m = test_model(cases[i].name);
-        perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 8, false, 0 };
+        perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 8 };
         perf_iteration(&s, &b, &ops);
         cr_expect_eq(ops.op[OP_ROPE].count > 0, cases[i].rotary, "%s", m->name);
         cr_expect_eq(ops.op[OP_ROPE].time_s > 0, cases[i].rotary, "%s", m->name);
@@ -242,7 +242,7 @@ Test(perf, a_step_is_the_sum_of_its_operators)
     const model_spec *m = test_model("llama-2-70b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 4, false, 0 };
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 4 };
     perf_batch b = { .decode_seqs = 24, .decode_context = 24 * 900, .prefill_tokens = 300,
                      .prefill_seqs = 1, .prefill_last = 1, .prefill_cached_pairs = 300 * 200,
                      .prefill_new_pairs = 300 * 300 / 2 };
@@ -273,7 +273,7 @@ Test(perf, kv_precision_drives_both_the_cache_size_and_its_read_time)
     cr_expect_float_eq(m8.kv_bytes_per_token, m16.kv_bytes_per_token / 2, 1e-9);
     cr_expect_float_eq(m8.kv_capacity_tokens, 2 * m16.kv_capacity_tokens, 2);
     perf_profile p = perf_default_profile(d);
-    perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 1, false, 0 }, s8 = s16, q4 = s16;
+    perf_setup s16 = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 }, s8 = s16, q4 = s16;
     s8.kv = PREC_FP8;
     q4.weights = PREC_INT4; /* int4 weights, 16-bit cache */
     perf_batch b = { .decode_seqs = 64, .decode_context = 64 * 4096.0 };
@@ -306,7 +306,7 @@ Test(perf, fp8_speeds_up_less_than_twice_at_every_batch)
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     for (int k = 0; k < 2; k++) {
-        perf_setup s16 = { test_model(models[k]), d, &p, PREC_BF16, PREC_FP16, tps[k], false, 0 }, s8 = s16;
+        perf_setup s16 = { .model = test_model(models[k]), .device = d, .profile = &p, .weights = PREC_BF16, .kv = PREC_FP16, .tp = tps[k] }, s8 = s16;
         s8.weights = PREC_FP8;
         for (unsigned batch = 1; batch <= 1024; batch *= 2) {
             double speedup = decode_s(&s16, batch) / decode_s(&s8, batch);
@@ -321,7 +321,7 @@ Test(perf, fp8_speeds_up_less_than_twice_at_every_batch)
     /* where a device has no fp8, fp8 weights are weight-only: no faster compute */
     const device_spec *a100 = test_device("A100-80GB-SXM");
     perf_profile pa = perf_default_profile(a100);
-    perf_setup a16 = { test_model("llama-3-8b"), a100, &pa, PREC_FP16, PREC_FP16, 1, false, 0 }, a8 = a16;
+    perf_setup a16 = { .model = test_model("llama-3-8b"), .device = a100, .profile = &pa, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 }, a8 = a16;
     a8.weights = PREC_FP8;
     cr_expect_geq(perf_prefill(&a8, 1, 8192).total_s, perf_prefill(&a16, 1, 8192).total_s);
 }
@@ -331,7 +331,7 @@ Test(perf, int4_gains_shrink_as_batch_grows)
     const model_spec *m = test_model("llama-3-8b");
     const device_spec *d = test_device("A100-80GB-SXM");
     perf_profile p = perf_default_profile(d);
-    perf_setup s16 = { m, d, &p, PREC_FP16, PREC_FP16, 1, false, 0 }, s4 = s16, s8 = s16;
+    perf_setup s16 = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 }, s4 = s16, s8 = s16;
     s4.weights = PREC_INT4;
     s8.weights = PREC_INT8;
     double last = INFINITY;
@@ -362,7 +362,7 @@ Test(perf, a_decode_run_in_closed_form_equals_its_iterations_one_by_one)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const device_spec *d = test_device(cases[i].device);
         perf_profile p = perf_default_profile(d);
-        perf_setup s = { test_model(cases[i].model), d, &p, cases[i].w, cases[i].kv, cases[i].tp, false, 0 };
+        perf_setup s = { .model = test_model(cases[i].model), .device = d, .profile = &p, .weights = cases[i].w, .kv = cases[i].kv, .tp = cases[i].tp };
         double seqs = cases[i].seqs, context = seqs * 700, n = 500, one_by_one = 0;
         for (double k = 0; k < n; k++) {
             perf_batch b = { .decode_seqs = seqs, .decode_context = context + seqs * k };

@@ -162,7 +162,7 @@ Test(replica_speed, memory_factor_slows_decode_not_a_long_prefill)
     }
     /* the prefill slows by exactly its memory-bound part, a small one */
     perf_profile p = perf_default_profile(h100);
-    perf_setup full = { llama, h100, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup full = { .model = llama, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time prefill = perf_prefill(&full, 1, 4096);
     cr_expect_lt(prefill.memory_s, 0.25 * prefill.total_s, "memory %g of %g s", prefill.memory_s,
                  prefill.total_s);
@@ -176,7 +176,7 @@ Test(replica_speed, memory_factor_slows_decode_not_a_long_prefill)
     /* and exactly the model's steps at half the bandwidth efficiency */
     perf_profile half = perf_default_profile(h100);
     half.bandwidth_efficiency /= 2;
-    perf_setup setup = { llama, h100, &half, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup setup = { .model = llama, .device = h100, .profile = &half, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     decode_cost dc = perf_decode_cost(&setup, 1, 4097);
     double model = decode_cost_sum(&dc, 300);
     cr_expect_leq(fabs(decode[1] / model - 1), 1e-9, "decode %g, model %g", decode[1], model);
@@ -201,7 +201,7 @@ Test(replica_speed, compute_factor_slows_a_long_prefill)
     /* its compute-bound part three times as long; the memory passes, kernel floors and
      * the host's work keep their time */
     perf_profile p = perf_default_profile(h100);
-    perf_setup setup = { llama, h100, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup setup = { .model = llama, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time t = perf_prefill(&setup, 1, 4096);
     double ratio = ttft[1] / ttft[0];
     cr_expect_leq(fabs(ttft[1] - (ttft[0] + 2 * t.compute_s)), 1e-9 * ttft[1],
@@ -323,7 +323,7 @@ Test(replica_speed, a_speed_set_by_on_busy_applies_from_the_first_iteration)
     /* both sides of every iteration take twice as long; kernel floors and the host's work
      * do not (a third of a batch-1 step) */
     perf_profile p = perf_default_profile(h100);
-    perf_setup setup = { llama, h100, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup setup = { .model = llama, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_time t = perf_prefill(&setup, 1, 500);
     double slowed_prefill = 2 * (t.compute_s + t.memory_s) + t.launch_s + t.comm_s + t.host_s;
     cr_expect_gt(e2e[1], 1.5 * e2e[0]);

@@ -83,7 +83,7 @@ Test(serving, one_request_sees_prefill_plus_network_and_the_model_decode_time)
     run_result r = run(&c, 100);
     cr_assert_eq(r.stats.completed, 1);
     perf_profile p = perf_default_profile(h100);
-    perf_setup s = { llama, h100, &p, PREC_FP16, PREC_FP16, 1, false, 0 };
+    perf_setup s = { .model = llama, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     double prefill = perf_prefill(&s, 1, 512).total_s;
     cr_expect_float_eq(r.stats.ttft_s.mean, prefill + 0.05, 1e-12, "ttft %g, prefill %g",
                        r.stats.ttft_s.mean, prefill);

@@ -19,7 +19,7 @@ static void forward_ops(const model_spec *m, const device_spec *d, precision pre
 {
     perf_profile p = perf_default_profile(d);
     p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0;
-    perf_setup s = { m, d, &p, prec, PREC_BF16, tp, false, 0 };
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = prec, .kv = PREC_BF16, .tp = tp };
     perf_batch b = { .prefill_tokens = seqs * seq, .prefill_seqs = seqs,
                      .prefill_last = seqs * seq, .prefill_new_pairs = seqs * seq * seq / 2 };
     perf_iteration(&s, &b, ops);
