@@ -37,6 +37,8 @@ int calib_samples_write(FILE *out, const calib_meta *meta, const calib_samples *
             meta->quick ? "true" : "false");
     if (*meta->blas)
         fprintf(out, "# blas: %s\n", meta->blas);
+    if (*meta->model)
+        fprintf(out, "# model: %s\n", meta->model);
     fprintf(out, "%s\n", HEADER);
     for (size_t i = 0; i < list->count; i++) {
         const calib_sample *s = &list->items[i];
@@ -75,6 +77,8 @@ static void read_meta_line(const char *line, calib_meta *meta)
         snprintf(meta->blas, sizeof meta->blas, "%s", value);
     else if (META_IS("threads"))
         meta->threads = (unsigned)strtoul(value, NULL, 10);
+    else if (META_IS("model"))
+        snprintf(meta->model, sizeof meta->model, "%s", value);
     else if (META_IS("quick"))
         meta->quick = !strcmp(value, "true");
 #undef META_IS

@@ -49,6 +49,7 @@ typedef struct calib_meta {
     char blas[CALIB_TEXT_MAX];    /* the BLAS a CPU ran ("OpenBLAS 0.3.21 (Haswell)") */
     unsigned threads;             /* CPU cores used, or GPUs seen */
     bool quick;
+    char model[CALIB_TEXT_MAX];   /* the model whose operators were timed ("" if none) */
 } calib_meta;
 
 /* A growing list of samples.  Zeroed is empty; release with calib_samples_release. */

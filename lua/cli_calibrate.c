@@ -607,6 +607,7 @@ int cli_calibrate(int argc, char **argv)
                 if (cpu)
                     fclose(cpu);
             }
+            snprintf(meta.model, sizeof meta.model, "%s", model->name); /* for --refit */
             if (calib_ops_cpu_run(&o.bench, model, &samples, err, sizeof err) != 0) {
                 fprintf(stderr, "fleetsim calibrate: operators: %s\n", err);
                 status = CLI_EXIT_RUN_FAILURE;
@@ -642,7 +643,7 @@ int cli_calibrate(int argc, char **argv)
         }
         r->ops = ops;
         r->ops_precision = cpu.is_cpu ? PREC_FP32 : PREC_FP16;
-        r->ops_model = model ? model->name : "";
+        r->ops_model = model ? model->name : meta.model; /* a refit: the samples' */
     }
     const char *samples_name = strrchr(samples_path, '/') ? strrchr(samples_path, '/') + 1
                                                           : samples_path;
@@ -666,7 +667,7 @@ int cli_calibrate(int argc, char **argv)
         if (device.count)
             calib_result_print(stdout, r, &meta, datasheet, note);
         if (with_ops)
-            print_ops(ops, model ? model->name : "the samples' model");
+            print_ops(ops, model ? model->name : *meta.model ? meta.model : "the samples' model");
         printf("\nprofile: %s\nsamples: %s\n", output, samples_path);
     }
     free(r);

@@ -161,10 +161,19 @@ Test(calib_steps, calibrate_makes_the_missing_folder_before_measuring_and_keeps_
     snprintf(path, sizeof path, "%s/new/deeper/t.csv", dir);
     char *csv = scratch_read(path);
     cr_expect(csv && strstr(csv, "\nop_gemm,fp32,1,1,128,64,"), "samples: %s", csv ? csv : "none");
+    cr_expect(csv && strstr(csv, "\n# model: t\n"), "samples: %s", csv ? csv : "none");
     snprintf(path, sizeof path, "%s/new/deeper/t.lua", dir);
     char *lua = scratch_read(path);
     cr_expect(lua && strstr(lua, "operators = {"), "profile: %s", lua ? lua : "none");
     free(csv);
+    free(lua);
+    /* a refit of those samples keeps the model's name in the profile and the report */
+    rc = cli_run(&out, &err, "calibrate --refit %s/new/deeper/t.csv -o %s/again.lua", dir, dir);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "operators of t "), "%s", out);
+    snprintf(path, sizeof path, "%s/again.lua", dir);
+    lua = scratch_read(path);
+    cr_expect(lua && strstr(lua, "model = \"t\""), "profile: %s", lua ? lua : "none");
     free(lua);
     /* a folder that cannot be made: refused at once, nothing measured */
     free(scratch_file(dir, "plain", "x\n"));

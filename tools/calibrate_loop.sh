@@ -3,7 +3,9 @@
 # model's shapes, measure a PyTorch decoder's steps at two models' shapes and fit the
 # engine parameters to them, then predict the steps of two OTHER models (other layer
 # counts, widths, GQA ratios, vocabularies) and print the errors.  Nothing is fitted to
-# the check models.  Needs python3-torch (make deps-validate).
+# the check models.  The operators are profiled twice: through this CPU's BLAS (what the
+# chip does) and inside PyTorch's own steps (what the engine does; tools/torch_ops.py).
+# Needs python3-torch (make deps-validate).
 #   sh tools/calibrate_loop.sh [FLEETSIM] [OUT]       (CI: .ci/run; about 2 minutes)
 set -eu
 bin=${1:-build/fleetsim}
@@ -11,23 +13,28 @@ out=${2:-build/calibrate-loop}
 py=${PYTHON:-/usr/bin/python3}
 threads=${THREADS:-1}
 mkdir -p "$out"
-grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads"
+grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads --best"
 fit_a=fit-a:layers=2,hidden=1024,heads=16,kv_heads=4,ffn=2816,vocab=16000
 fit_b=fit-b:layers=4,hidden=768,heads=12,kv_heads=12,ffn=2048,vocab=8000
 check_a=check-a:layers=3,hidden=896,heads=14,kv_heads=2,ffn=2432,vocab=12000
 check_b=check-b:layers=6,hidden=640,heads=10,kv_heads=5,ffn=1792,vocab=24000
 
-echo "== operator profile at $fit_a's shapes"
+echo "== operator profile at $fit_a's shapes: the CPU's BLAS and plain loops (calibrate --model)"
 "$bin" calibrate --device cpu --quick --operators-only --threads "$threads" \
-  --model "$fit_a" -o "$out/operators.lua" -q
+  --model "$fit_a" -o "$out/operators.lua" -q > /dev/null
+echo "== operator profile at $fit_a's shapes: the operators in PyTorch's steps (tools/torch_ops.py)"
+"$py" tools/torch_ops.py --best --model "$fit_a" -o "$out/torch-ops.csv" 2> /dev/null
+"$bin" calibrate --refit "$out/torch-ops.csv" -o "$out/torch-ops.lua"
 echo "== PyTorch steps: fit models"
 "$py" tools/torch_steps.py $grid --model "$fit_a" --model "$fit_b" -o "$out/fit.csv" 2> /dev/null
 echo "== PyTorch steps: check models"
 "$py" tools/torch_steps.py $grid --model "$check_a" --model "$check_b" -o "$out/check.csv" \
   2> /dev/null
-echo "== the operator profile alone, on the check models"
+echo "== the BLAS operator profile alone, on the check models"
 "$bin" validate --steps "$out/check.csv" --profile "$out/operators.lua" | tail -4
-echo "== fit the engine to the fit models' steps"
-"$bin" calibrate --steps "$out/fit.csv" --profile "$out/operators.lua" -o "$out/engine.lua"
+echo "== the PyTorch operator profile alone, on the check models"
+"$bin" validate --steps "$out/check.csv" --profile "$out/torch-ops.lua"
+echo "== fit the engine to the fit models' steps, from the PyTorch operator profile"
+"$bin" calibrate --steps "$out/fit.csv" --profile "$out/torch-ops.lua" -o "$out/engine.lua"
 echo "== the fitted profile on the check models"
 "$bin" validate --steps "$out/check.csv" --profile "$out/engine.lua"

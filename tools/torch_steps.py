@@ -11,7 +11,7 @@ Writes the steps CSV that `fleetsim calibrate --steps` fits and `fleetsim valida
 batch: sequences in the step; prefill_tokens: prompt tokens processed (all prefill
 sequences together, batch - decode_tokens of them, no cached context); decode_tokens:
 sequences generating one token; mean_context: their mean cached context; seconds: the
-median step (embedding to the sampled token).  The engine is plain eager PyTorch as a
+median step (embedding to the sampled token; with --best the fastest repeat).  The engine is plain eager PyTorch as a
 simple serving loop runs it: a preallocated key-value cache written in place, grouped-
 query attention by batched matrix products, RMSNorm, rotary embedding, SiLU-gated MLP,
 an untied LM head on the last token of each sequence, softmax and greedy sampling.
@@ -22,16 +22,45 @@ Usage (Debian's python3-torch; `make deps-validate` installs it):
         --batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024
 """
 import argparse
+import ctypes
 import math
+import os
 import statistics
 import sys
 import time
+
+
+def threads_from_argv(argv):
+    """--threads N from the command line, before argparse runs: the BLAS reads its thread
+    count from the environment when it is loaded, i.e. when torch is imported."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+# torch.set_num_threads sets OpenMP's threads (and MKL's), not OpenBLAS's: Debian's torch
+# runs its fp32 products through OpenBLAS's pthreads build, which otherwise splits every
+# product over all cores, so that "one thread" ran its GEMMs on two and this thread's CPU
+# clock saw only its half (and its spinning while it waited for the other).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = threads_from_argv(sys.argv[1:])
 
 try:
     import torch
 except ImportError:  # the optional dependency: say how to get it
     sys.exit("torch_steps.py: PyTorch not found: run `make deps-validate` (Debian's "
              "python3-torch) and use /usr/bin/python3")
+
+
+def blas_threads():
+    """The thread count of the OpenBLAS torch loaded, or None where it is another BLAS."""
+    try:
+        return ctypes.CDLL("libopenblas.so.0").openblas_get_num_threads()
+    except (OSError, AttributeError):
+        return None
 
 SHAPE_KEYS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
@@ -98,9 +127,12 @@ class Decoder:
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
-    def step(self, ids, start):
+    def step(self, ids, start, tick=None):
         """One iteration over ids (B, T) whose first token sits at position `start` of
-        each sequence (decode: T = 1 after `start` cached tokens; prefill: start = 0)."""
+        each sequence (decode: T = 1 after `start` cached tokens; prefill: start = 0).
+        tick(name), when given, is called after each operator (tools/torch_ops.py times
+        them in the step, where the caches hold what a step leaves in them)."""
+        tick = tick or (lambda name: None)
         B, T = ids.shape
         hd, q, kv = self.hd, self.q, self.kv
         group = q // kv
@@ -110,14 +142,19 @@ class Decoder:
         mask = None
         if T > 1:
             mask = torch.full((T, end), float("-inf"), device=self.device).triu(start + 1)
+        tick("embed")
         for i, l in enumerate(self.layers):
             h = self.rmsnorm(x, l["norm1"])
+            tick("norm")
             qkv = torch.nn.functional.linear(h, l["qkv"])
+            tick("qkv")
             qs, ks, vs = qkv.split((q * hd, kv * hd, kv * hd), dim=-1)
             qs = self.rope(qs.view(B, T, q, hd).transpose(1, 2), pos)
             ks = self.rope(ks.view(B, T, kv, hd).transpose(1, 2), pos)
+            tick("rope")
             self.k_cache[i, :B, :, start:end] = ks
             self.v_cache[i, :B, :, start:end] = vs.view(B, T, kv, hd).transpose(1, 2)
+            tick("reshape")
             keys = self.k_cache[i, :B, :, :end]           # (B, kv, end, hd)
             values = self.v_cache[i, :B, :, :end]
             qg = qs.reshape(B, kv, group * T, hd)         # the heads sharing a kv head
@@ -125,17 +162,42 @@ class Decoder:
             if mask is not None:
                 scores = (scores.view(B, kv, group, T, end) + mask).view(B, kv, group * T, end)
             a = torch.matmul(torch.softmax(scores, dim=-1), values)
+            tick("attention")
             a = a.view(B, q, T, hd).transpose(1, 2).reshape(B, T, q * hd)
-            x = x + torch.nn.functional.linear(a, l["out"])
+            tick("reshape")
+            o = torch.nn.functional.linear(a, l["out"])
+            tick("out")
+            x = x + o
+            tick("add")
             h = self.rmsnorm(x, l["norm2"])
+            tick("norm")
             gate, up = torch.nn.functional.linear(h, l["gate_up"]).chunk(2, dim=-1)
-            x = x + torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, l["down"])
+            tick("up")
+            y = torch.nn.functional.silu(gate) * up
+            tick("act")
+            o = torch.nn.functional.linear(y, l["down"])
+            tick("down")
+            x = x + o
+            tick("add")
         last = self.rmsnorm(x[:, -1], self.final_norm)
-        probs = torch.softmax(torch.nn.functional.linear(last, self.lm_head), dim=-1)
-        return probs.argmax(dim=-1)
+        tick("final_norm")
+        logits = torch.nn.functional.linear(last, self.lm_head)
+        tick("lm_head")
+        picked = torch.softmax(logits, dim=-1).argmax(dim=-1)
+        tick("sample")
+        return picked
 
 
-def timed(fn, repeats, sync, clock):
+def cpu_name():
+    """The CPU's model name, as /proc/cpuinfo gives it ("cpu" where it does not)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        return "cpu"
+
+
+def timed(fn, repeats, sync, clock, best=False):
     fn()  # warm-up: allocations, oneDNN's primitives
     times = []
     for _ in range(repeats):
@@ -146,7 +208,7 @@ def timed(fn, repeats, sync, clock):
         times.append(clock() - t)
     times.sort()
     q1, q3 = times[len(times) // 4], times[(3 * len(times)) // 4]
-    return statistics.median(times), q3 - q1
+    return (times[0] if best else statistics.median(times)), q3 - q1
 
 
 def main():
@@ -167,12 +229,20 @@ def main():
                     help="thread: the CPU time of this thread (one CPU thread: what the step "
                          "costs, without the time other processes of a shared machine took "
                          "from it); wall: elapsed time; auto: thread for --threads 1 on a CPU")
+    ap.add_argument("--best", action="store_true",
+                    help="seconds: the fastest repeat, not the median (on a shared machine, "
+                         "the step with the least interference from other processes: they "
+                         "only ever add to a thread's CPU time, through the caches and the "
+                         "memory bus)")
     ap.add_argument("--device-name", default="",
                     help="the device column (default: the CPU's model name, or CUDA's)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
+    blas = blas_threads()
+    if blas is not None and blas != a.threads:
+        sys.exit(f"torch_steps.py: OpenBLAS runs {blas} threads, not --threads {a.threads}")
     device = torch.device(a.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit("torch_steps.py: --device cuda: torch sees no CUDA device")
@@ -183,12 +253,7 @@ def main():
     if not name and device.type == "cuda":
         name = torch.cuda.get_device_name(device)
     if not name:
-        name = "cpu"
-        try:
-            with open("/proc/cpuinfo") as f:
-                name = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-        except (OSError, StopIteration):
-            pass
+        name = cpu_name()
     rows = []
     for model, s in a.model:
         max_seqs = max(a.batch + a.prefill_batch)
@@ -198,19 +263,22 @@ def main():
             for b in a.prefill_batch:
                 for p in a.prefill:
                     ids = torch.randint(0, s["vocab"], (b, p), device=device)
-                    t, iqr = timed(lambda: dec.step(ids, 0), max(3, a.repeats // 2), sync, clock)
+                    t, iqr = timed(lambda: dec.step(ids, 0), max(3, a.repeats // 2), sync, clock,
+                                   a.best)
                     rows.append((model, b, b * p, 0, 0, t, iqr, s))
                     print(f"{model}: prefill {b} x {p}: {t * 1e3:.2f} ms", file=sys.stderr)
             for b in a.batch:
                 for c in a.context:
                     ids = torch.randint(0, s["vocab"], (b, 1), device=device)
-                    t, iqr = timed(lambda: dec.step(ids, c), a.repeats, sync, clock)
+                    t, iqr = timed(lambda: dec.step(ids, c), a.repeats, sync, clock, a.best)
                     rows.append((model, b, 0, b, c, t, iqr, s))
                     print(f"{model}: decode {b} at {c}: {t * 1e3:.2f} ms", file=sys.stderr)
         del dec
     with open(a.output, "w") as f:
         f.write(f"# engine: PyTorch {torch.__version__} eager, {a.threads} threads, "
-                f"{'thread CPU' if thread else 'wall'} time\n")
+                f"{'thread CPU' if thread else 'wall'} time, "
+                f"{'fastest' if a.best else 'median'} of {a.repeats}, OpenBLAS threads "
+                f"{blas if blas is not None else 'n/a'}\n")
         f.write("model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,"
                 "seconds,layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s\n")
         for model, b, pt, dt, c, t, iqr, s in rows:
