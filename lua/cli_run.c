@@ -59,21 +59,33 @@ const char cli_run_usage[] =
     "a search (fs.search) writes search.csv, sweep.csv and points/<k>/.  Under mpirun\n"
     "(a build with MPI=1) the replications are spread over the ranks.\n";
 
-/* The scenario's claim judged on its results (issue 9): the verdict line and
- * verdict.csv; a folder keeps no verdict of an earlier run. */
-static int judge_claim(void *runtime, const claim_results *r, const char *dir)
+/* The scenario's claim judged on its results (issue 9), before anything is written:
+ * a verdict function that fails exits 2 and leaves nothing (issue 18, 8).  *judged
+ * says whether there was a claim. */
+static int judge_claim(void *runtime, const claim_results *r, claim_verdict *v, bool *judged)
 {
-    output_verdict_forget(dir);
+    *judged = false;
     if (!claim_present(runtime))
         return 0;
     char err[2048];
-    claim_verdict v;
-    if (claim_judge(runtime, r, &v, err, sizeof err) != 0) {
+    if (claim_judge(runtime, r, v, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return CLI_EXIT_BAD_INPUT;
     }
-    output_verdict_line(stdout, v.text, v.figure, v.word);
-    if (output_verdict_csv(dir, v.text, v.word, v.score, v.figure, err, sizeof err) != 0) {
+    *judged = true;
+    return 0;
+}
+
+/* The verdict line and verdict.csv, after the results; a folder keeps no verdict of an
+ * earlier run. */
+static int write_verdict(const claim_verdict *v, bool judged, const char *dir)
+{
+    output_verdict_forget(dir);
+    if (!judged)
+        return 0;
+    char err[2048];
+    output_verdict_line(stdout, v->text, v->figure, v->word);
+    if (output_verdict_csv(dir, v->text, v->word, v->score, v->figure, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);
         return CLI_EXIT_RUN_FAILURE;
     }
@@ -110,13 +122,25 @@ static int run_single(const cli_options *o, scenario *sc)
         .on_request = records ? records_write : NULL, .request_context = records,
         .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
     };
-    if (status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) != 0) {
+    claim_verdict verdict;
+    bool judged = false;
+    bool ran = status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) == 0;
+    if (status == 0 && !ran) {
         bool located = !strncmp(err, o->file, strlen(o->file)); /* "file:line: ..." already */
         fprintf(stderr, "%s%s%s\n", located ? "" : o->file, located ? "" : ": ", err);
+        status = CLI_EXIT_BAD_INPUT;
+    } else if (status == 0 && !sim_interrupt_signal()) { /* no verdict on a part */
+        claim_point point = { NULL, &results.metrics, sc->replications };
+        claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
+        cli_progress_clear(&display);
+        status = judge_claim(sc->runtime, &one, &verdict, &judged);
+        if (status != 0)
+            run_results_release(&results);
+    }
+    if (status != 0) {
         records_abort(records);
         jobs_abort(jobs);
-        status = CLI_EXIT_BAD_INPUT;
-    } else if (status == 0) {
+    } else {
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
         if ((records && records_commit(records, err, sizeof err) != 0)
             || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
@@ -143,9 +167,7 @@ static int run_single(const cli_options *o, scenario *sc)
             printf("\n");
             output_summary_table(stdout, &results.metrics);
             output_overload_warnings(stderr, &results.metrics, "");
-            claim_point point = { NULL, &results.metrics, sc->replications };
-            claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
-            status = sig ? 0 : judge_claim(sc->runtime, &one, dir); /* none on a part */
+            status = write_verdict(&verdict, judged, dir);
             printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
             /* pictures (issue 7): plots/ and report.html after the CSVs */
@@ -251,7 +273,7 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
 }
 
 /* judge_claim on every point of an experiment (a search's probes in the order run). */
-static int judge_experiment(void *runtime, const experiment *x, const char *dir)
+static int judge_experiment(void *runtime, const experiment *x, claim_verdict *v, bool *judged)
 {
     claim_point *points = calloc(x->npoints, sizeof *points);
     if (!points) {
@@ -263,7 +285,7 @@ static int judge_experiment(void *runtime, const experiment *x, const char *dir)
                                    &x->points[p].results.metrics, x->points[p].replications };
     claim_results r = { x->name, x->keys, x->nkeys, points, x->npoints, x->spec.has_search,
                         x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer };
-    int status = judge_claim(runtime, &r, dir);
+    int status = judge_claim(runtime, &r, v, judged);
     free(points);
     return status;
 }
@@ -313,14 +335,20 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         return sim_interrupt_exit_status(sig);
     }
     bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
+    claim_verdict v;
+    bool judged = false;
+    /* the verdict before any file: a failing one exits 2 with nothing written */
+    int verdict = writes ? judge_experiment(sc->runtime, &x, &v, &judged) : 0;
+    writes = writes && !verdict;
     if (writes)
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
     if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
         status = EXPERIMENT_FAILED;
     if (status != EXPERIMENT_OK)
         fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
+    if (writes && status == EXPERIMENT_OK)
+        verdict = write_verdict(&v, judged, dir);
     /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
-    int verdict = writes && status == EXPERIMENT_OK ? judge_experiment(sc->runtime, &x, dir) : 0;
     if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
         && output_pictures(dir, x.name, description, true, stderr) != 0)
         status = EXPERIMENT_FAILED;

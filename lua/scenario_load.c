@@ -687,10 +687,10 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         m = catalog_model(&sc->catalog, model);
         snprintf(path, sizeof path, "%s.model", w->path);
         if (!m) {
-            const char *hint = catalog_closest_model(&sc->catalog, model);
-            char names[1024];
+            char names[1024], hints[512];
+            const char *hint = catalog_model_hint(&sc->catalog, model, '"', hints, sizeof hints);
             status = hint ? fields_fail(c, w->where, path, "unknown model \"%s\" (did you mean "
-                                        "\"%s\"?)", model, hint)
+                                        "%s?)", model, hint)
                           : fields_fail(c, w->where, path, "unknown model \"%s\" (known: %s)",
                                         model,
                                         catalog_model_names(&sc->catalog, names, sizeof names));
@@ -788,10 +788,11 @@ static int check_devices(load_context *c, const scenario *sc, const fields_objec
             continue;
         char path[FIELD_PATH_MAX], names[1024];
         snprintf(path, sizeof path, "%s.gpu", pool_objects[p].path);
-        const char *hint = catalog_closest_device(&sc->catalog, gpu);
+        char hints[512];
+        const char *hint = catalog_device_hint(&sc->catalog, gpu, '"', hints, sizeof hints);
         if (hint)
             return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did you "
-                               "mean \"%s\"?)", gpu, hint);
+                               "mean %s?)", gpu, hint);
         return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (known: %s)",
                            gpu, catalog_device_names(&sc->catalog, names, sizeof names));
     }

@@ -10,6 +10,7 @@
 #include "models/overload.h"
 #include "models/replica_tp.h"
 #include "output/number_text.h"
+#include "sim/closest.h"
 #include "support/catalog_fixture.h"
 #include "support/cli.h"
 #include "support/scratch.h"
@@ -198,4 +199,115 @@ Test(answers, a_queue_overload_is_warned_and_a_loss_system_is_not, .timeout = 60
     cr_expect(strstr(err, "overloaded") == NULL, "%s", err);
     free(summary);
     free(file);
+}
+
+/* ---- 8: exit 2 means nothing written ------------------------------------------------- */
+
+static const char *const CLAIMED =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario { name = \"cl\", duration = \"1h\", replications = 2,\n"
+    "  pools = { q = fs.dedicated { count = 2 } },\n"
+    "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+    "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+    "  claim = fs.claim { text = \"waits are short\", verdict = function(r)\n"
+    "    local w = r.workload.mm.%s\n"
+    "    return %s, tostring(w)\n"
+    "  end },\n"
+    "}\n";
+
+static char *claimed(const char *name, const char *metric, const char *word)
+{
+    char text[2048], file[64];
+    snprintf(text, sizeof text, CLAIMED, metric, word);
+    snprintf(file, sizeof file, "%s.lua", name);
+    return scratch_file(dir, file, text);
+}
+
+static int files_in(const char *sub)
+{
+    char command[600];
+    snprintf(command, sizeof command, "ls -A %s/%s 2>/dev/null | wc -l", dir, sub);
+    char *o = NULL, *e = NULL;
+    scratch_run(command, &o, &e);
+    int n = atoi(o);
+    free(o);
+    free(e);
+    return n;
+}
+
+Test(answers, a_failing_verdict_exits_2_and_writes_nothing, .timeout = 60)
+{
+    char *bad = claimed("bad", "queue_wait_p99_s", "\"maybe\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad", bad, dir), 2);
+    cr_expect(strstr(err, "claim.verdict: must return \"holds\"") != NULL, "%s", err);
+    cr_expect_eq(files_in("bad"), 0, "exit 2 leaves no file");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad --sweep pools.q.count=2,3", bad, dir),
+                 2);
+    cr_expect_eq(files_in("bad"), 0, "a sweep's failing verdict leaves no file either");
+    /* a refuted claim is an answer, not a failure: exit 0 and the files */
+    char *refuted = claimed("refuted", "queue_wait_p99_s", "\"refuted\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/ok", refuted, dir), 0, "%s",
+                 err);
+    cr_expect_gt(files_in("ok"), 2);
+    free(bad);
+    free(refuted);
+}
+
+/* ---- 12: error hints ------------------------------------------------------------------- */
+
+Test(answers, hints_prefer_prefix_and_substring_matches_to_edit_distance)
+{
+    const char *const gpus[] = { "A100-80GB-SXM", "B200", "H100-PCIe", "H100-SXM", "L4", NULL };
+    char buf[256];
+    cr_expect_str_eq(closest_names_text("H100", gpus, '"', buf, sizeof buf),
+                     "\"H100-PCIe\" or \"H100-SXM\"");
+    cr_expect_str_eq(closest_name("H100", gpus), "H100-PCIe", "not B200, 2 edits away");
+    cr_expect_str_eq(closest_name("h100-sxm", gpus), "H100-SXM", "case");
+    cr_expect_str_eq(closest_name("80GB", gpus), "A100-80GB-SXM", "a part of the name");
+    cr_expect_str_eq(closest_name("B300", gpus), "B200", "edit distance as before");
+    cr_expect_null(closest_name("TPUv5", gpus));
+    const char *const three[] = { "ab-1", "ab-2", "ab-3", NULL };
+    cr_expect_str_eq(closest_names_text("ab", three, 0, buf, sizeof buf), "ab-1, ab-2 or ab-3");
+}
+
+Test(answers, a_misspelt_gpu_constructor_metric_or_set_says_what_was_meant, .timeout = 60)
+{
+    char *gpu = scratch_file(dir, "gpu.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"g\", duration = \"1h\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100\", count = 8 } }, workloads = {} }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", gpu), 2);
+    cr_expect(strstr(err, ":3: pools.g.gpu: unknown device \"H100\" (did you mean \"H100-PCIe\" "
+                     "or \"H100-SXM\"?)\n") != NULL, "%s", err);
+    char *ctor = scratch_file(dir, "ctor.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"g\", duration = \"1h\",\n"
+        "  pools = { g = fs.dedicted { count = 8 } }, workloads = {} }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", ctor), 2);
+    cr_expect(strstr(err, "ctor.lua:3: fs.dedicted is not a fleetsim constructor (did you mean "
+                     "fs.dedicated?)") != NULL, "%s", err);
+    char *metric = claimed("metric", "queue_wait_p99", "\"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/metric", metric, dir), 2);
+    cr_expect(strstr(err, "metric.lua:7: r.workload.mm.queue_wait_p99: no metric of that name "
+                     "(did you mean queue_wait_p99_s?) (known: drop_fraction, ") != NULL, "%s",
+              err);
+    cr_expect(strstr(err, ", wait_probability)") != NULL, "%s", err);
+    cr_expect_eq(files_in("metric"), 0);
+    char *subject = claimed("subject", "queue_wait_p99_s", "r.workload.nn and \"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/subject", subject, dir), 2);
+    cr_expect(strstr(err, "r.workload.nn: no workload of that name (did you mean mm?) (known: mm)") != NULL, "%s",
+              err);
+    /* a metric with nothing to measure is known and reads nil, as before */
+    char *empty = claimed("empty", "queue_wait_max_s", "(r.workload.mm.queue_wait_max_s == nil "
+                          "or true) and \"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/empty --set "
+                         "workloads.mm.arrivals.rate=0.0001", empty, dir), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --set duration 2h", metric), 2);
+    cr_expect_str_eq(err, "fleetsim check: --set duration: expected KEY=VALUE in one word (did "
+                     "you mean --set duration=2h?)\n");
+    free(gpu);
+    free(ctor);
+    free(metric);
+    free(subject);
+    free(empty);
 }

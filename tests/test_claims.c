@@ -174,7 +174,8 @@ Test(claims, verdict_mistakes_are_located_and_exit_2)
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
                           "    return r.workload.nope.x end },\n", ""), 2);
     cr_expect(strstr(err, "c.lua:5: claim.verdict: ") != NULL, "%s", err);
-    cr_expect(strstr(err, "field 'nope'") != NULL, "%s", err);
+    cr_expect(strstr(err, "c.lua:6: r.workload.nope: no workload of that name (known: q)") != NULL,
+              "%s", err);
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
                           "    return \"maybe\", \"y\" end },\n", ""), 2);
     cr_expect(strstr(err, "must return \"holds\", \"qualified\" or \"refuted\"") != NULL, "%s", err);
