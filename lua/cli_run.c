@@ -19,6 +19,7 @@
 #include "output/atomic_file.h"
 #include "output/headline.h"
 #include "output/jobs.h"
+#include "output/number_text.h"
 #include "output/pictures.h"
 #include "output/records.h"
 #include "output/results.h"
@@ -47,6 +48,8 @@ const char cli_run_usage[] =
     "                         searches, --jobs or mpirun)\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "      --no-plots         no charts (plots/) and no report.html\n"
+    "      --all              print the full summary table after the headline (every\n"
+    "                         metric with its 95%% half-width; summary.csv holds it too)\n"
     "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
     "                         \"none\"; default half this machine's memory)\n"
     "\n"
@@ -90,6 +93,21 @@ static int write_verdict(const claim_verdict *v, bool judged, const char *dir)
         return CLI_EXIT_RUN_FAILURE;
     }
     return 0;
+}
+
+/* What a run prints of its results (issue 18, 4): the headline, then the full table
+ * with --all (else where it is), and the overload warnings on stderr. */
+static void print_summary(const cli_options *o, const scenario *sc, const sim_metrics *m,
+                          const char *dir)
+{
+    output_headline(stdout, m, sc);
+    if (o->all) {
+        printf("\n");
+        output_summary_table(stdout, m);
+    } else {
+        printf("\n(every metric: --all, or %s/summary.csv)\n", dir);
+    }
+    output_overload_warnings(stderr, m, "");
 }
 
 /* One scenario, its replications in this process, with progress and records. */
@@ -160,13 +178,14 @@ static int run_single(const cli_options *o, scenario *sc)
             fprintf(stderr, "fleetsim: %s\n", err);
             status = CLI_EXIT_RUN_FAILURE;
         } else if (status == 0) {
-            printf("%s: %u replication%s of %g s, %llu events\n", sc->name, sc->replications,
-                   sc->replications == 1 ? "" : "s", sc->duration_s,
+            char length[48];
+            printf("%s: %u replication%s of %s, %llu events\n", sc->name, sc->replications,
+                   sc->replications == 1 ? "" : "s",
+                   duration_text(length, sizeof length, sc->duration_s),
                    (unsigned long long)results.events);
             output_replicas_text(stdout, sc);
             printf("\n");
-            output_summary_table(stdout, &results.metrics);
-            output_overload_warnings(stderr, &results.metrics, "");
+            print_summary(o, sc, &results.metrics, dir);
             status = write_verdict(&verdict, judged, dir);
             printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
@@ -191,7 +210,8 @@ static sweep_point_view view_of(const experiment_point *pt)
 }
 
 /* The files and the printed lines of an experiment that ran. */
-static int write_experiment(const experiment *x, const char *dir, char *err, size_t err_size)
+static int write_experiment(const cli_options *o, const scenario *sc, const experiment *x,
+                            const char *dir, char *err, size_t err_size)
 {
     for (size_t p = 0; p < x->npoints && x->nkeys; p++) {
         const experiment_point *pt = &x->points[p];
@@ -204,11 +224,13 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
         if (output_run_files(dir, &pt->results.metrics, pt->results.timeseries,
                              pt->duration_s, err, err_size) != 0)
             return -1;
-        printf("%s: %u replication%s of %g s, %llu events\n\n", x->name, pt->replications,
-               pt->replications == 1 ? "" : "s", pt->duration_s,
+        char length[48];
+        printf("%s: %u replication%s of %s, %llu events\n", x->name, pt->replications,
+               pt->replications == 1 ? "" : "s", duration_text(length, sizeof length, pt->duration_s),
                (unsigned long long)pt->results.events);
-        output_summary_table(stdout, &pt->results.metrics);
-        output_overload_warnings(stderr, &pt->results.metrics, "");
+        output_replicas_text(stdout, sc);
+        printf("\n");
+        print_summary(o, sc, &pt->results.metrics, dir);
         printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
         return 0;
     }
@@ -342,7 +364,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     writes = writes && !verdict;
     if (writes)
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
-    if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
+    if (writes && write_experiment(o, sc, &x, dir, err, sizeof err) != 0)
         status = EXPERIMENT_FAILED;
     if (status != EXPERIMENT_OK)
         fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);

@@ -311,3 +311,66 @@ Test(answers, a_misspelt_gpu_constructor_metric_or_set_says_what_was_meant, .tim
     free(subject);
     free(empty);
 }
+
+/* ---- 5: readable numbers --------------------------------------------------------------- */
+
+Test(answers, numbers_read_with_four_digits_and_intervals_without_noise)
+{
+    char b[64];
+    cr_expect_str_eq(number_text(b, sizeof b, 0.0179443), "0.01794");
+    cr_expect_str_eq(number_text(b, sizeof b, 6878.23), "6878");
+    cr_expect_str_eq(number_text(b, sizeof b, 131773), "131773", "counts whole");
+    cr_expect_str_eq(number_text(b, sizeof b, 2.17095e8), "217.1M");
+    cr_expect_str_eq(number_text(b, sizeof b, NAN), "-");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 3.9e-16, 0.97328), "0", "float noise");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 0.000692, 0.98), "0.00069");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 959.4, 131773), "960");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 381255, 4.5e7), "0.38M", "the mean's scale");
+    double f;
+    cr_expect_str_eq(readable_unit("s", 0.5274, &f), "ms");
+    cr_expect_float_eq(f, 1e3, 0);
+    cr_expect_str_eq(readable_unit("s", 4.35, &f), "s");
+    cr_expect_str_eq(readable_unit("s", 5373 * 3, &f), "h");
+    cr_expect_str_eq(readable_unit("1", 0.5, &f), "");
+    cr_expect_str_eq(quantity_text(b, sizeof b, 0.5, "s"), "500 ms");
+    cr_expect_str_eq(duration_text(b, sizeof b, 7200), "2 h");
+    cr_expect_str_eq(duration_text(b, sizeof b, 90), "90 s");
+}
+
+/* Percentiles no longer snap to bucket midpoints: two pools of one scenario with
+ * different traffic give different p50s, and replications give an interval. */
+Test(answers, percentiles_differ_across_pools_and_replications, .timeout = 60)
+{
+    char *summary = run_and_read("scenarios/default.lua", "default",
+                                 "--set duration=40m --set warmup=5m");
+    summary_row a = scratch_summary_row(summary, "workload", "chat_dedicated", "ttft_p50_s");
+    summary_row b = scratch_summary_row(summary, "workload", "chat_shared", "ttft_p50_s");
+    cr_expect_neq(a.value, b.value);
+    cr_expect_gt(a.ci_high - a.ci_low, 0, "three replications differ in their p50");
+    free(summary);
+}
+
+/* ---- 4: the headline first ------------------------------------------------------------- */
+
+Test(answers, the_headline_leads_and_the_full_table_needs_all, .timeout = 60)
+{
+    char *file = procurement("head", 50, "");
+    char *summary = run_and_read(file, "head", "");
+    cr_expect(strstr(out, "\nworkload chat\n  time to first token    p50 ") != NULL, "%s", out);
+    summary_row slo = scratch_summary_row(summary, "workload", "chat", "slo_attainment");
+    char want[128];
+    snprintf(want, sizeof want, "  SLO                    within %.4g%% of requests: ttft < 1 s\n",
+             100 * slo.value);
+    cr_expect(strstr(out, want) != NULL, "%s in %s", want, out);
+    cr_expect(strstr(out, "pool gpus\n  GPUs                   held 64 gpus, at most 64 gpus") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "ttft_p99_s") == NULL, "no full table without --all");
+    cr_expect(strstr(out, "(every metric: --all, or ") != NULL, "%s", out);
+    free(summary);
+    summary = run_and_read(file, "head", "--all");
+    cr_expect(strstr(out, "workload  chat  ttft_p99_s ") != NULL, "%s", out);
+    const char *headline = strstr(out, "time to first token"), *table = strstr(out, "ttft_p99_s");
+    cr_expect(headline && table && headline < table, "the headline first");
+    free(summary);
+    free(file);
+}
