@@ -1,4 +1,5 @@
 #include "output/scenario_text.h"
+#include "output/scenario_details.h"
 
 #include <math.h>
 
@@ -81,6 +82,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
         if (services)
             fprintf(out, ", offered load %.4g Erlangs", scenario_offered_load(sc, i));
         fputc('\n', out);
+        output_pool_details(out, p);
     }
     fprintf(out, "workloads\n");
     for (size_t i = 0; i < sc->nservices; i++) {
@@ -132,9 +134,13 @@ void output_scenario_text(FILE *out, const scenario *sc)
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
                 precision_name(w->kv_prec), wait);
         if (w->has_overflow)
-            fprintf(out, "    overflow to %s (replicas of tp %u)\n",
-                    sc->pools[w->overflow_pool].name, w->overflow_tp);
+            fprintf(out, "    overflow to %s (replicas of tp %u%s, past %u requests each)\n",
+                    sc->pools[w->overflow_pool].name, w->overflow_tp,
+                    w->overflow_tp_chosen ? ", chosen" : "",
+                    w->overflow_threshold ? w->overflow_threshold : w->max_batch);
+        output_inference_details(out, w);
     }
+    output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {
         const gpu_tasks_workload *t = &sc->gpu_tasks[i];
         fprintf(out, "  %s: GPU tasks from %s on the nodes of %s, placement %s, %zu tasks\n",

@@ -374,3 +374,36 @@ Test(answers, the_headline_leads_and_the_full_table_needs_all, .timeout = 60)
     free(summary);
     free(file);
 }
+
+/* ---- 7: check prints every value ----------------------------------------------------- */
+
+Test(answers, check_prints_costs_slos_round_trips_autoscaler_noise_and_training)
+{
+    cr_assert_eq(cli_run(&out, &err, "check scenarios/default.lua"), 0, "%s", err);
+    const char *lines[] = {
+        "    cost              owned, 280000 USD per server over 4 years, 0 left at the end, "
+        "hosting 2500 USD a month (servers of 8 GPUs); power 0.08 USD per kWh, PUE 1.58; "
+        "egress none\n",
+        "    autoscaler        queue to 16, every 30 s, cooldown 180 s, scale-in delay 300 s\n",
+        "    noisy neighbours  calm exponential { mean = 1200 } s, contended exponential "
+        "{ mean = 300 } s, slowdown uniform { low = 1.2, high = 2 }, compute sensitivity 0.2\n",
+        "    cost              on_demand, 6.88 USD per GPU-hour, billed per second, minimum 60 s;"
+        " power none (in the price); egress 0 USD/GB from 0 GB a month, 0.09 USD/GB from 100 GB",
+        "    SLO               ttft 0.5 s, tpot 0.02 s, e2e none\n",
+        "    round trip        lognormal { median = 0.04, sigma = 0.472247638 } s (the "
+        "workload's own)\n",
+        "    autoscaler        none\n",
+        "  finetune: training on training, 8 GPUs from 0 s, 239 steps of ",
+        "    checkpoints       every 1800 s, 60 s to write, restart 0 s\n",
+        "6 replicas of tp 1 (chosen: the most tokens/s per GPU)",
+        "    batch up to 256 sequences and 8192 tokens (chunked prefill), cache in fp16, max "
+        "wait 60 s\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        cr_expect(strstr(out, lines[i]) != NULL, "no line %s in:\n%s", lines[i], out);
+    cr_assert_eq(cli_run(&out, &err, "check scenarios/default.lua --sweep "
+                         "pools.dedicated.count=4,8"), 0, "%s", err);
+    cr_expect(strstr(out, "sweep: 2 points over pools.dedicated.count\n  1: "
+                     "pools.dedicated.count=4\n  2: pools.dedicated.count=8\n") != NULL, "%s",
+              out);
+}
