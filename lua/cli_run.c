@@ -278,13 +278,16 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
     }
     if (x->spec.has_search) {
         const search_spec *s = &x->spec.search;
+        char step[64] = "";
+        if (s->step > 1)
+            snprintf(step, sizeof step, " in steps of %lld", (long long)s->step);
         if (x->found)
-            printf("\n%s=%lld is the smallest value in [%lld, %lld] with %s %s\n", s->key,
-                   x->answer, (long long)s->low, (long long)s->high, x->target_subject,
-                   s->target);
+            printf("\n%s=%lld is the %s value in [%lld, %lld]%s with %s %s\n", s->key,
+                   x->answer, s->largest ? "largest" : "smallest", (long long)s->low,
+                   (long long)s->high, step, x->target_subject, s->target);
         else
-            printf("\nno value of %s in [%lld, %lld] gives %s %s\n", s->key, (long long)s->low,
-                   (long long)s->high, x->target_subject, s->target);
+            printf("\nno value of %s in [%lld, %lld]%s gives %s %s\n", s->key,
+                   (long long)s->low, (long long)s->high, step, x->target_subject, s->target);
         printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
                x->npoints);
     } else {

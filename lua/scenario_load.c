@@ -32,7 +32,7 @@
 
 static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
-    "workloads", "sweep", "search", "claim", NULL,
+    "workloads", "sweep", "search", "claim", "horizon", NULL,
 };
 static const char *const WORKLOAD_KINDS[] = {
     "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
@@ -909,7 +909,9 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                                &replications) != 0
         || fields_read_duration(c, &s, "bucket", false, sc->duration_s / 100,
                                 sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
-                                &sc->bucket_s) != 0)
+                                &sc->bucket_s) != 0
+        || fields_read_duration(c, &s, "horizon", false, 0, 0, SCENARIO_MAX_DURATION_S, true,
+                                &sc->horizon_s) != 0)
         return -1;
     if (sc->warmup_s >= sc->duration_s)
         return fields_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "

@@ -143,6 +143,7 @@ typedef struct scenario {
     double duration_s;
     double warmup_s;      /* statistics ignore everything before it */
     double bucket_s;      /* time-series bucket */
+    double horizon_s;     /* costs projected to this span (issue 18, 11); 0 = none */
     uint64_t seed;
     unsigned replications;
     pool_spec *pools;

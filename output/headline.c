@@ -83,7 +83,8 @@ static const headline_line LINES[] = {
         { "cost_usd", "cost", 0 } } },
     { "pool", "gpus_mean", "GPUs",
       { { "gpus_mean", "held", 0 }, { "gpus_max", "at most", 0 },
-        { "gpu_hours", "GPU time", 0 }, { "cost_usd", "cost", 0 } } },
+        { "gpu_hours", "GPU time", 0 }, { "cost_usd", "cost", 0 },
+        { "cost_horizon_usd", "over the horizon", 0 } } },
     { "pool", "servers", "servers",
       { { "servers", "", 0 }, { "utilization_mean", "busy", AS_PERCENT },
         { "queue_length_mean", "queue mean", 0 } } },
@@ -96,7 +97,9 @@ static const headline_line LINES[] = {
     { "pool", "utilization_mean", "GPUs busy",
       { { "utilization_mean", "", AS_PERCENT } } },
     { "run", "cost_usd", "all pools",
-      { { "cost_usd", "cost", 0 }, { "energy_kwh", "energy", 0 } } },
+      { { "cost_usd", "cost", 0 }, { "energy_kwh", "energy", 0 },
+        { "cost_horizon_usd", "projected over the horizon", 0 },
+        { "horizon_months", "of", 0 } } },
 };
 
 static void figure_text(char *buf, size_t size, const sim_metric *m, shown_as as)

@@ -53,6 +53,10 @@ void output_scenario_text(FILE *out, const scenario *sc)
     fprintf(out, "  bucket        %.10g s\n", sc->bucket_s);
     fprintf(out, "  seed          %llu\n", (unsigned long long)sc->seed);
     fprintf(out, "  replications  %u\n", sc->replications);
+    if (sc->horizon_s > 0)
+        fprintf(out, "  horizon       %.10g s (costs projected to it)\n", sc->horizon_s);
+    else
+        fprintf(out, "  horizon       none\n");
     fprintf(out, "pools\n");
     for (size_t i = 0; i < sc->npools; i++) {
         const pool_spec *p = &sc->pools[i];

@@ -11,6 +11,7 @@
 #include "models/replica_tp.h"
 #include "output/number_text.h"
 #include "sim/closest.h"
+#include "sim/queueing_theory.h"
 #include "support/catalog_fixture.h"
 #include "support/cli.h"
 #include "support/scratch.h"
@@ -406,4 +407,131 @@ Test(answers, check_prints_costs_slos_round_trips_autoscaler_noise_and_training)
     cr_expect(strstr(out, "sweep: 2 points over pools.dedicated.count\n  1: "
                      "pools.dedicated.count=4\n  2: pools.dedicated.count=8\n") != NULL, "%s",
               out);
+}
+
+/* ---- 9: a search in steps, for the largest value ------------------------------------- */
+
+/* The highest arrival rate an M/M/4 (10 services a second each) sustains with a mean
+ * wait within 0.056 s, on the even rates: Erlang C gives 0.0509 s at 30/s and 0.0614 s
+ * at 31/s (and 0.0745 s at 32/s), so the answer is 30. */
+Test(answers, a_search_finds_the_largest_value_in_steps, .timeout = 120)
+{
+    cr_expect_lt(queueing_mmc_wait_mean_s(4, 30, 10), 0.056);
+    cr_expect_gt(queueing_mmc_wait_mean_s(4, 31, 10), 0.056);
+    char *file = scratch_file(dir, "largest.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"largest\", duration = \"20h\", warmup = \"1h\",\n"
+        "  replications = 2, pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = \"100ms\" }, pool = \"q\" } },\n"
+        "  search = fs.search { key = \"workloads.mm.arrivals.rate\", find = \"largest\",\n"
+        "    target = \"queue_wait_mean_s <= 0.056\", low = 2, high = 60, step = 2 },\n"
+        "}\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/largest", file, dir), 0, "%s",
+                 err);
+    cr_expect(strstr(out, "\nworkloads.mm.arrivals.rate=30 is the largest value in [2, 60] in "
+                     "steps of 2 with mm queue_wait_mean_s <= 0.056\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "probe 6: workloads.mm.arrivals.rate=30:") != NULL,
+              "2 ends and 4 bisections of the 30 steps: %s", out);
+    cr_expect(strstr(out, "=31:") == NULL && strstr(out, "=29:") == NULL, "only even rates");
+    char *odd = scratch_file(dir, "odd.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"odd\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = \"100ms\" }, pool = \"q\" } },\n"
+        "  search = fs.search { key = \"pools.q.count\", target = \"queue_wait_mean_s <= 1\",\n"
+        "    low = 8, high = 60, step = 8 },\n"
+        "}\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", odd), 2);
+    cr_expect(strstr(err, "search.high: 60 is not low (8) plus a multiple of step (8): say 56")
+              != NULL, "%s", err);
+    free(odd);
+    free(file);
+}
+
+/* ---- 10: zipped sweeps ---------------------------------------------------------------- */
+
+Test(answers, zipped_keys_move_together_and_cross_the_others, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"zip\", duration = \"1h\",\n"
+        "  pools = { a = fs.dedicated { count = 1 }, b = fs.dedicated { count = 1 } },\n"
+        "  workloads = {\n"
+        "    x = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "      service = fs.exponential { mean = 1 }, pool = \"a\" },\n"
+        "    y = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "      service = fs.exponential { mean = 1 }, pool = \"b\" } },\n"
+        "  sweep = { zip = { [\"pools.a.count\"] = { 1, 2, 4 }, [\"pools.b.count\"] = %s },\n"
+        "            [\"workloads.x.arrivals.rate\"] = { 0.5, 0.8 } },\n"
+        "}\n";
+    char body[2048];
+    snprintf(body, sizeof body, text, "{ 2, 4, 8 }");
+    char *file = scratch_file(dir, "zip.lua", body);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/zip", file, dir), 0, "%s", err);
+    cr_expect(strstr(out, "point 6: pools.a.count=4, pools.b.count=8, "
+                     "workloads.x.arrivals.rate=0.8:") != NULL, "%s", out);
+    cr_expect(strstr(out, "point 7") == NULL, "3 zipped x 2 crossed: 6 points");
+    const unsigned a[] = { 1, 1, 2, 2, 4, 4 }, b[] = { 2, 2, 4, 4, 8, 8 };
+    for (int p = 0; p < 6; p++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/zip/points/%d/summary.csv", dir, p + 1);
+        char *summary = scratch_read(path);
+        cr_assert_not_null(summary, "%s", path);
+        cr_expect_eq(scratch_summary_row(summary, "pool", "a", "servers").value, a[p]);
+        cr_expect_eq(scratch_summary_row(summary, "pool", "b", "servers").value, b[p]);
+        free(summary);
+    }
+    free(file);
+    snprintf(body, sizeof body, text, "{ 2, 4 }");
+    file = scratch_file(dir, "short.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "short.lua:2: sweep.zip: its lists move together and must be as long: "
+                     "pools.a.count has 3 values, pools.b.count 2") != NULL, "%s", err);
+    free(file);
+}
+
+/* ---- 11: a cost horizon --------------------------------------------------------------- */
+
+/* Two owned GPUs ($30,000 each over 4 years, no residual, $100 hosting a month, power
+ * free): $1,250 a month of depreciation and $200 of hosting: $52,200 over 3 years, and
+ * over 5 years $60,000 paid off plus $12,000 hosting.  A rented pool: its measured rate. */
+Test(answers, a_horizon_projects_the_costs_and_stops_depreciation_when_paid, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"hz\", duration = \"10h\", horizon = \"%s\",\n"
+        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.owned {\n"
+        "      purchase_usd = 30000, years = 4, hosting_usd_per_month = 100, usd_per_kwh = 0 } },\n"
+        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 4, min = 4, max = 4,\n"
+        "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
+        "  workloads = { a = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"bought\" },\n"
+        "    b = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"rented\" } },\n"
+        "}\n";
+    char body[2048];
+    snprintf(body, sizeof body, text, "3y");
+    char *file = scratch_file(dir, "hz.lua", body);
+    char *summary = run_and_read(file, "hz3", "");
+    summary_row owned = scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd");
+    summary_row rented = scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd");
+    summary_row rented_run = scratch_summary_row(summary, "pool", "rented", "cost_usd");
+    summary_row total = scratch_summary_row(summary, "run", "hz", "cost_horizon_usd");
+    cr_expect_float_eq(owned.value, 52200, 1e-6);
+    cr_expect_float_eq(rented.value, rented_run.value * 3 * 8760 / 10, 1e-6 * rented.value);
+    cr_expect_float_eq(total.value, owned.value + rented.value, 1e-6);
+    cr_expect_eq(scratch_summary_row(summary, "run", "hz", "horizon_months").value, 36);
+    cr_expect(strstr(out, "projected over the horizon ") != NULL, "%s", out);
+    free(summary);
+    free(file);
+    snprintf(body, sizeof body, text, "5y");
+    file = scratch_file(dir, "hz5.lua", body);
+    summary = run_and_read(file, "hz5", "");
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd").value,
+                       72000, 1e-6);
+    free(summary);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "  horizon       157680000 s (costs projected to it)\n") != NULL, "%s",
+              out);
+    free(file);
 }
