@@ -41,7 +41,7 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", "kv_precision", NULL,
+    "overflow_threshold", "kv_precision", "streams", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -671,7 +671,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
                                        &out->response_bytes_per_token)
                  || fields_read_choice(c, w, "mode", modes, 0, &mode)
-                 || fields_read_choice(c, w, "when_full", when_full, 0, &full);
+                 || fields_read_choice(c, w, "when_full", when_full, 0, &full)
+                 || fields_read_string(c, w, "streams", false, &out->streams);
     if (status == 0 && fields_object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
         out->has_rtt = true;

@@ -97,6 +97,9 @@ typedef struct inference_spec {
     precision kv_prec;        /* the key-value cache's (kv_precision) */
     unsigned tp, replicas;
     bool tp_chosen;           /* tp was not given: the loader chose it (replica_tp.h) */
+    char *streams;            /* owned; names its random streams instead of name: workloads
+                                 with the same draw the same traffic (common random
+                                 numbers across compared pools); NULL: name */
     double kv_capacity_tokens; /* of a replica, at tp */
     arrival_spec arrivals;
     sim_dist prompt_tokens, output_tokens; /* owned */

@@ -535,3 +535,43 @@ Test(answers, a_horizon_projects_the_costs_and_stops_depreciation_when_paid, .ti
               out);
     free(file);
 }
+
+/* ---- 14: common random numbers across compared pools ----------------------------------- */
+
+Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "local function chat(pool, streams)\n"
+        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = streams,\n"
+        "    arrivals = fs.poisson { rate = 5 }, max_wait = \"60s\",\n"
+        "    prompt = fs.lognormal { median = 500, sigma = 1 }, output = 100 }\n"
+        "end\n"
+        "local function jobs(pool, streams)\n"
+        "  return fs.job_stream { pool = pool, streams = streams, arrivals = fs.poisson { rate = \"4/h\" },\n"
+        "    gpus = fs.empirical { values = { 1, 2 } }, duration = fs.exponential { mean = \"20m\" } }\n"
+        "end\n"
+        "return fs.scenario { name = \"crn\", duration = \"2h\",\n"
+        "  pools = { a = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            b = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            c = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            ta = fs.dedicated { gpu = \"H100-SXM\", count = 4 },\n"
+        "            tb = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+        "  workloads = { x = chat(\"a\", \"chat\"), y = chat(\"b\", \"chat\"), z = chat(\"c\"),\n"
+        "                jx = jobs(\"ta\", \"jobs\"), jy = jobs(\"tb\", \"jobs\") },\n"
+        "}\n";
+    char *file = scratch_file(dir, "crn.lua", text);
+    char *summary = run_and_read(file, "crn", "");
+    const char *metrics[] = { "requests_arrived", "prompt_tokens", "ttft_p99_s" };
+    for (size_t i = 0; i < 3; i++) {
+        double x = scratch_summary_row(summary, "workload", "x", metrics[i]).value;
+        double y = scratch_summary_row(summary, "workload", "y", metrics[i]).value;
+        double z = scratch_summary_row(summary, "workload", "z", metrics[i]).value;
+        cr_expect_eq(x, y, "%s: the same streams on the same pools, the same figure", metrics[i]);
+        cr_expect_neq(x, z, "%s: z draws its own", metrics[i]);
+    }
+    cr_expect_eq(scratch_summary_row(summary, "workload", "jx", "jobs_arrived").value,
+                 scratch_summary_row(summary, "workload", "jy", "jobs_arrived").value);
+    free(summary);
+    free(file);
+}
