@@ -95,6 +95,25 @@ static int write_verdict(const claim_verdict *v, bool judged, const char *dir)
     return 0;
 }
 
+/* scenario.txt and headline.txt for report.html (issue 18, 6): what check and the run
+ * print, written to the folder like the CSVs. */
+static int write_text_files(const char *dir, const scenario *sc, const sim_metrics *m,
+                            char *err, size_t err_size)
+{
+    atomic_file *f = atomic_file_open(dir, "scenario.txt", err, err_size);
+    if (!f)
+        return -1;
+    output_scenario_text(atomic_file_stream(f), sc);
+    if (atomic_file_commit(f, err, err_size) != 0)
+        return -1;
+    if (!m) /* a sweep: the scenario its points start from */
+        return 0;
+    if (!(f = atomic_file_open(dir, "headline.txt", err, err_size)))
+        return -1;
+    output_headline(atomic_file_stream(f), m, sc);
+    return atomic_file_commit(f, err, err_size);
+}
+
 /* What a run prints of its results (issue 18, 4): the headline, then the full table
  * with --all (else where it is), and the overload warnings on stderr. */
 static void print_summary(const cli_options *o, const scenario *sc, const sim_metrics *m,
@@ -173,8 +192,9 @@ static int run_single(const cli_options *o, scenario *sc)
                     "replications complete): writing what was measured, marked partial\n",
                     sim_interrupt_name(sig), results.reached_s,
                     results.replications_completed, sc->replications);
-        if (status == 0 && output_run_files(dir, &results.metrics, results.timeseries,
-                                            sc->duration_s, err, sizeof err) != 0) {
+        if (status == 0 && (output_run_files(dir, &results.metrics, results.timeseries,
+                                             sc->duration_s, err, sizeof err) != 0
+                            || write_text_files(dir, sc, &results.metrics, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
             status = CLI_EXIT_RUN_FAILURE;
         } else if (status == 0) {
@@ -222,7 +242,8 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
     if (x->nkeys == 0) { /* one point: the files of a plain run */
         const experiment_point *pt = &x->points[0];
         if (output_run_files(dir, &pt->results.metrics, pt->results.timeseries,
-                             pt->duration_s, err, err_size) != 0)
+                             pt->duration_s, err, err_size) != 0
+            || write_text_files(dir, sc, &pt->results.metrics, err, err_size) != 0)
             return -1;
         char length[48];
         printf("%s: %u replication%s of %s, %llu events\n", x->name, pt->replications,
@@ -250,6 +271,8 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
                              x->spec.has_search ? x->spec.search.metric : ""), pt->meets };
     }
     int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
+    if (status == 0)
+        status = write_text_files(dir, sc, NULL, err, err_size);
     if (status == 0 && x->spec.has_search)
         status = output_search_csv(dir, x->keys[0], x->spec.search.target, probes, x->npoints,
                                    x->found, x->answer, err, err_size);

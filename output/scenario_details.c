@@ -156,6 +156,17 @@ void output_inference_details(FILE *out, const inference_spec *w)
     }
 }
 
+/* "    checkpoints       every 1800 s, 60 s to write, restart 0 s", no newline. */
+static void checkpoints(FILE *out, const checkpoint_spec *c, double restart_s)
+{
+    key(out, "checkpoints");
+    if (c->every_s > 0)
+        fprintf(out, "every %.10g s, %.10g s to write", c->every_s, c->write_s);
+    else
+        fprintf(out, "none");
+    fprintf(out, ", restart %.10g s", restart_s);
+}
+
 void output_training_details(FILE *out, const scenario *sc)
 {
     for (size_t i = 0; i < sc->ntrainings; i++) {
@@ -167,13 +178,8 @@ void output_training_details(FILE *out, const scenario *sc)
         if (!isnan(t->mfu))
             fprintf(out, ", MFU %.4g", t->mfu);
         fprintf(out, ", priority %d\n", t->priority);
-        key(out, "checkpoints");
-        if (t->checkpoint.every_s > 0)
-            fprintf(out, "every %.10g s, %.10g s to write", t->checkpoint.every_s,
-                    t->checkpoint.write_s);
-        else
-            fprintf(out, "none");
-        fprintf(out, ", restart %.10g s\n", t->restart_s);
+        checkpoints(out, &t->checkpoint, t->restart_s);
+        fputc('\n', out);
     }
     for (size_t i = 0; i < sc->njob_streams; i++) {
         const job_stream_spec *j = &sc->job_streams[i];
@@ -194,12 +200,7 @@ void output_training_details(FILE *out, const scenario *sc)
             else
                 fprintf(out, "until the run's end\n");
         }
-        key(out, "checkpoints");
-        if (j->checkpoint.every_s > 0)
-            fprintf(out, "every %.10g s, %.10g s to write", j->checkpoint.every_s,
-                    j->checkpoint.write_s);
-        else
-            fprintf(out, "none");
-        fprintf(out, ", restart %.10g s, priority %d\n", j->restart_s, j->priority);
+        checkpoints(out, &j->checkpoint, j->restart_s);
+        fprintf(out, ", priority %d\n", j->priority);
     }
 }

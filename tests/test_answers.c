@@ -575,3 +575,25 @@ Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 
     free(summary);
     free(file);
 }
+
+/* ---- 6 (part): report.html in a reader's order --------------------------------------- */
+
+Test(answers, the_report_leads_with_the_scenario_and_the_headline, .timeout = 60)
+{
+    char path[512];
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/default.lua -q -o %s/rep --set duration=30m "
+                         "--set warmup=5m --replications 2", dir), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/rep/report.html", dir);
+    char *page = scratch_read(path);
+    cr_assert_not_null(page);
+    const char *scenario = strstr(page, "<h2>Scenario</h2>");
+    const char *headline = strstr(page, "<h2>Headline</h2>");
+    const char *summary = strstr(page, "<h2>Summary</h2>");
+    cr_expect(scenario && headline && summary && scenario < headline && headline < summary,
+              "the settings, then the answer, then every number");
+    cr_expect(strstr(page, "6 replicas of tp 1 (chosen: the most tokens/s per GPU)") != NULL);
+    cr_expect(strstr(page, "workload chat_dedicated\n  time to first token    p50 ") != NULL);
+    const char *charts = strstr(page, "<h2>Charts</h2>");
+    cr_expect(!charts || (headline < charts && charts < summary), "the charts before the table");
+    free(page);
+}
