@@ -242,8 +242,10 @@ run: $(BIN)
 # tests/sanitizer_report.sh).  Then the man page is checked against `fleetsim help`.
 test: $(TESTS) $(BIN)
 	$(Q)ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 LSAN_OPTIONS=exitcode=0 \
-	  ./$(TESTS) --jobs 2 \
+	  ./$(TESTS) --jobs 2 --tap=$(BUILD)/test.tap \
 	  > $(BUILD)/test.log 2>&1; status=$$?; cat $(BUILD)/test.log; \
+	sed -n 's/^ok - \(.*\)  # SKIP \(.*\)/skipped \1: \2/p' $(BUILD)/test.tap \
+	  | grep -v ': test was skipped$$' || true; \
 	sh tests/sanitizer_report.sh $(BUILD)/test.log || exit 1; exit $$status
 	$(Q)sh tests/man_page.sh ./$(BIN) $(MAN_PAGE)
 

@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 
 #include "lua/sandbox.h"
+#include "sim/closest.h"
 #include "sim/stat.h"
 
 /* The claim, attached to the sandbox under this name (it outlives rewinds). */
@@ -89,6 +90,128 @@ static void put_metric(lua_State *L, int into, const sim_metric *m, double value
     lua_pop(L, 2);
 }
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* __index of a scope's or a subject's table (issue 18, 12): a name it does not know is
+ * a misspelling, said with the closest names and the list, at the verdict's line; a
+ * known metric without a value (NaN: nothing to measure) reads nil.  Upvalues: the set
+ * of known names, the table's path ("r.workload.chat") and what it holds ("metric"). */
+static int strict_index(lua_State *L)
+{
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+        return 0;
+    enum { MOST = 256 };
+    const char *names[MOST + 1];
+    size_t n = 0;
+    lua_pushnil(L);
+    while (n < MOST && lua_next(L, lua_upvalueindex(1))) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            names[n++] = lua_tostring(L, -1); /* kept alive by the set */
+    }
+    if (n == MOST)
+        lua_pop(L, 1); /* the key lua_next left */
+    qsort(names, n, sizeof *names, compare_names);
+    names[n] = NULL;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            luaL_addstring(&b, ", ");
+        luaL_addstring(&b, names[i]);
+    }
+    luaL_pushresult(&b);
+    char hint[512];
+    const char *close = closest_names_text(lua_tostring(L, 2), names, 0, hint, sizeof hint);
+    luaL_where(L, 1); /* the verdict's line that read it */
+    lua_pushfstring(L, "%s%s.%s: no %s of that name%s%s%s (known: %s)", lua_tostring(L, -1),
+                    lua_tostring(L, lua_upvalueindex(2)), lua_tostring(L, 2),
+                    lua_tostring(L, lua_upvalueindex(3)), close ? " (did you mean " : "",
+                    close ? close : "", close ? "?)" : "", lua_tostring(L, -2));
+    return lua_error(L);
+}
+
+/* Makes the table at t strict (strict_index) about names in `known` (at index k). */
+static void make_strict(lua_State *L, int t, int k, const char *path, const char *what)
+{
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, k);
+    lua_pushstring(L, path);
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, strict_index, 3);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, t);
+}
+
+/* known[scope] = set of subjects, known[scope .. "\0" .. subject] = set of metric names:
+ * every metric of the point, NaN ones too. */
+static void mark_known(lua_State *L, int known, const sim_metric *m)
+{
+    subtable(L, known, m->scope);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, m->subject);
+    lua_pop(L, 1);
+    lua_pushstring(L, m->scope);
+    lua_pushlstring(L, "", 1);
+    lua_pushstring(L, m->subject);
+    lua_concat(L, 3);
+    if (lua_rawget(L, known) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushstring(L, m->scope);
+        lua_pushlstring(L, "", 1);
+        lua_pushstring(L, m->subject);
+        lua_concat(L, 3);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, known);
+    }
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, m->name);
+    lua_pop(L, 1);
+}
+
+/* The scope and subject tables of `into` (a point, or its ci95 tables), made strict and
+ * created where every value was NaN; prefix names it ("r", "r.ci95_lo"). */
+static void make_point_strict(lua_State *L, int into, int known, const sim_metrics *metrics,
+                              const char *prefix)
+{
+    char path[FIELD_PATH_MAX];
+    for (size_t i = 0; i < metrics->count; i++) {
+        const sim_metric *m = &metrics->items[i];
+        subtable(L, into, m->scope);
+        int scope = lua_gettop(L);
+        if (!lua_getmetatable(L, scope)) {
+            snprintf(path, sizeof path, "%s.%s", prefix, m->scope);
+            lua_getfield(L, known, m->scope);
+            make_strict(L, scope, lua_gettop(L), path, m->scope);
+            lua_pop(L, 1);
+        } else {
+            lua_pop(L, 1);
+        }
+        subtable(L, scope, m->subject);
+        int subject = lua_gettop(L);
+        if (!lua_getmetatable(L, subject)) {
+            snprintf(path, sizeof path, "%s.%s.%s", prefix, m->scope, m->subject);
+            lua_pushstring(L, m->scope);
+            lua_pushlstring(L, "", 1);
+            lua_pushstring(L, m->subject);
+            lua_concat(L, 3);
+            lua_rawget(L, known);
+            make_strict(L, subject, lua_gettop(L), path, "metric");
+            lua_pop(L, 1);
+        } else {
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 2);
+    }
+}
+
 /* A point's table: metrics by scope, their bounds, values and replications. */
 static void push_point(lua_State *L, const claim_results *r, const claim_point *p)
 {
@@ -97,13 +220,19 @@ static void push_point(lua_State *L, const claim_results *r, const claim_point *
     subtable(L, t, "ci95_lo");
     subtable(L, t, "ci95_hi");
     int lo = t + 1, hi = t + 2;
+    lua_newtable(L);
+    int known = t + 3;
     for (size_t i = 0; i < p->metrics->count; i++) {
         const sim_metric *m = &p->metrics->items[i];
         sim_ci ci = sim_ci_student(&m->replications, 0.95);
         put_metric(L, t, m, ci.mean);
         put_metric(L, lo, m, ci.low);
         put_metric(L, hi, m, ci.high);
+        mark_known(L, known, m);
     }
+    make_point_strict(L, t, known, p->metrics, "r");
+    make_point_strict(L, lo, known, p->metrics, "r.ci95_lo");
+    make_point_strict(L, hi, known, p->metrics, "r.ci95_hi");
     lua_settop(L, t);
     lua_newtable(L);
     for (size_t k = 0; k < r->nkeys; k++) {

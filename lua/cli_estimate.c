@@ -128,15 +128,17 @@ int cli_estimate(int argc, char **argv)
     const device_spec *d = catalog_device(&cat, gpu_name);
     int status = 0;
     if (!m) {
-        const char *hint = catalog_closest_model(&cat, model_name);
+        char hints[512];
+        const char *hint = catalog_model_hint(&cat, model_name, '\'', hints, sizeof hints);
         fprintf(stderr, "fleetsim estimate: unknown model '%s'%s%s%s (known: %s)\n", model_name,
-                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                hint ? " (did you mean " : "", hint ? hint : "", hint ? "?)" : "",
                 catalog_model_names(&cat, names, sizeof names));
         status = CLI_EXIT_BAD_INPUT;
     } else if (!d) {
-        const char *hint = catalog_closest_device(&cat, gpu_name);
+        char hints[512];
+        const char *hint = catalog_device_hint(&cat, gpu_name, '\'', hints, sizeof hints);
         fprintf(stderr, "fleetsim estimate: unknown device '%s'%s%s%s (known: %s)\n", gpu_name,
-                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                hint ? " (did you mean " : "", hint ? hint : "", hint ? "?)" : "",
                 catalog_device_names(&cat, names, sizeof names));
         status = CLI_EXIT_BAD_INPUT;
     } else {

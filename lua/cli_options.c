@@ -63,10 +63,29 @@ static int parse_jobs(const char *command, const char *value, unsigned *out)
     return 0;
 }
 
+/* --set takes KEY=VALUE in one word: "--set duration 2h" would read 2h as the scenario
+ * file; the next word, when it is not an option, is the likely value.  (--sweep's are
+ * checked with its values, experiment_load.c.) */
+static int needs_equals(const char *command, const char *option, const char *arg, int argc,
+                        char **argv)
+{
+    if (strchr(arg, '='))
+        return 0;
+    const char *next = optind < argc && argv[optind][0] != '-' ? argv[optind] : NULL;
+    fprintf(stderr, "fleetsim %s: --%s %s: expected KEY=VALUE in one word", command, option,
+            arg);
+    if (next)
+        fprintf(stderr, " (did you mean --%s %s=%s?)", option, arg, next);
+    else
+        fprintf(stderr, ": --%s %s=VALUE", option, arg);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
 int cli_options_parse(int argc, char **argv, const char *command, cli_options *o)
 {
     enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
-           OPT_SWEEP, OPT_MEMORY_LIMIT };
+           OPT_SWEEP, OPT_MEMORY_LIMIT, OPT_ALL };
     static const struct option long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -76,6 +95,7 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
         { "unsafe", no_argument, NULL, OPT_UNSAFE },
         { "records", no_argument, NULL, OPT_RECORDS },
         { "no-plots", no_argument, NULL, OPT_NO_PLOTS },
+        { "all", no_argument, NULL, OPT_ALL },
         { "sweep", required_argument, NULL, OPT_SWEEP },
         { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
         { "jobs", required_argument, NULL, 'j' },
@@ -100,10 +120,15 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
                                 sizeof o->replications_set) != 0)
                 return -1;
             break;
-        case OPT_SET: add_set(o, optarg); break;
+        case OPT_SET:
+            if (needs_equals(command, "set", optarg, argc, argv) != 0)
+                return -1;
+            add_set(o, optarg);
+            break;
         case OPT_UNSAFE: o->unsafe = true; break;
         case OPT_RECORDS: o->records = true; break;
         case OPT_NO_PLOTS: o->no_plots = true; break;
+        case OPT_ALL: o->all = true; break;
         case OPT_SWEEP: add_text(&o->sweeps, &o->nsweeps, optarg); break;
         case OPT_MEMORY_LIMIT:
             if (run_memory_parse(optarg, &o->memory_limit_bytes) != 0) {

@@ -19,6 +19,7 @@
 #include "output/atomic_file.h"
 #include "output/headline.h"
 #include "output/jobs.h"
+#include "output/number_text.h"
 #include "output/pictures.h"
 #include "output/records.h"
 #include "output/results.h"
@@ -47,6 +48,8 @@ const char cli_run_usage[] =
     "                         searches, --jobs or mpirun)\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "      --no-plots         no charts (plots/) and no report.html\n"
+    "      --all              print the full summary table after the headline (every\n"
+    "                         metric with its 95%% half-width; summary.csv holds it too)\n"
     "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
     "                         \"none\"; default half this machine's memory)\n"
     "\n"
@@ -59,25 +62,71 @@ const char cli_run_usage[] =
     "a search (fs.search) writes search.csv, sweep.csv and points/<k>/.  Under mpirun\n"
     "(a build with MPI=1) the replications are spread over the ranks.\n";
 
-/* The scenario's claim judged on its results (issue 9): the verdict line and
- * verdict.csv; a folder keeps no verdict of an earlier run. */
-static int judge_claim(void *runtime, const claim_results *r, const char *dir)
+/* The scenario's claim judged on its results (issue 9), before anything is written:
+ * a verdict function that fails exits 2 and leaves nothing (issue 18, 8).  *judged
+ * says whether there was a claim. */
+static int judge_claim(void *runtime, const claim_results *r, claim_verdict *v, bool *judged)
 {
-    output_verdict_forget(dir);
+    *judged = false;
     if (!claim_present(runtime))
         return 0;
     char err[2048];
-    claim_verdict v;
-    if (claim_judge(runtime, r, &v, err, sizeof err) != 0) {
+    if (claim_judge(runtime, r, v, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return CLI_EXIT_BAD_INPUT;
     }
-    output_verdict_line(stdout, v.text, v.figure, v.word);
-    if (output_verdict_csv(dir, v.text, v.word, v.score, v.figure, err, sizeof err) != 0) {
+    *judged = true;
+    return 0;
+}
+
+/* The verdict line and verdict.csv, after the results; a folder keeps no verdict of an
+ * earlier run. */
+static int write_verdict(const claim_verdict *v, bool judged, const char *dir)
+{
+    output_verdict_forget(dir);
+    if (!judged)
+        return 0;
+    char err[2048];
+    output_verdict_line(stdout, v->text, v->figure, v->word);
+    if (output_verdict_csv(dir, v->text, v->word, v->score, v->figure, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);
         return CLI_EXIT_RUN_FAILURE;
     }
     return 0;
+}
+
+/* scenario.txt and headline.txt for report.html (issue 18, 6): what check and the run
+ * print, written to the folder like the CSVs. */
+static int write_text_files(const char *dir, const scenario *sc, const sim_metrics *m,
+                            char *err, size_t err_size)
+{
+    atomic_file *f = atomic_file_open(dir, "scenario.txt", err, err_size);
+    if (!f)
+        return -1;
+    output_scenario_text(atomic_file_stream(f), sc);
+    if (atomic_file_commit(f, err, err_size) != 0)
+        return -1;
+    if (!m) /* a sweep: the scenario its points start from */
+        return 0;
+    if (!(f = atomic_file_open(dir, "headline.txt", err, err_size)))
+        return -1;
+    output_headline(atomic_file_stream(f), m, sc);
+    return atomic_file_commit(f, err, err_size);
+}
+
+/* What a run prints of its results (issue 18, 4): the headline, then the full table
+ * with --all (else where it is), and the overload warnings on stderr. */
+static void print_summary(const cli_options *o, const scenario *sc, const sim_metrics *m,
+                          const char *dir)
+{
+    output_headline(stdout, m, sc);
+    if (o->all) {
+        printf("\n");
+        output_summary_table(stdout, m);
+    } else {
+        printf("\n(every metric: --all, or %s/summary.csv)\n", dir);
+    }
+    output_overload_warnings(stderr, m, "");
 }
 
 /* One scenario, its replications in this process, with progress and records. */
@@ -110,13 +159,25 @@ static int run_single(const cli_options *o, scenario *sc)
         .on_request = records ? records_write : NULL, .request_context = records,
         .on_job = jobs ? jobs_write : NULL, .job_context = jobs,
     };
-    if (status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) != 0) {
+    claim_verdict verdict;
+    bool judged = false;
+    bool ran = status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) == 0;
+    if (status == 0 && !ran) {
         bool located = !strncmp(err, o->file, strlen(o->file)); /* "file:line: ..." already */
         fprintf(stderr, "%s%s%s\n", located ? "" : o->file, located ? "" : ": ", err);
+        status = CLI_EXIT_BAD_INPUT;
+    } else if (status == 0 && !sim_interrupt_signal()) { /* no verdict on a part */
+        claim_point point = { NULL, &results.metrics, sc->replications };
+        claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
+        cli_progress_clear(&display);
+        status = judge_claim(sc->runtime, &one, &verdict, &judged);
+        if (status != 0)
+            run_results_release(&results);
+    }
+    if (status != 0) {
         records_abort(records);
         jobs_abort(jobs);
-        status = CLI_EXIT_BAD_INPUT;
-    } else if (status == 0) {
+    } else {
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
         if ((records && records_commit(records, err, sizeof err) != 0)
             || (jobs && jobs_commit(jobs, err, sizeof err) != 0)) {
@@ -131,21 +192,21 @@ static int run_single(const cli_options *o, scenario *sc)
                     "replications complete): writing what was measured, marked partial\n",
                     sim_interrupt_name(sig), results.reached_s,
                     results.replications_completed, sc->replications);
-        if (status == 0 && output_run_files(dir, &results.metrics, results.timeseries,
-                                            sc->duration_s, err, sizeof err) != 0) {
+        if (status == 0 && (output_run_files(dir, &results.metrics, results.timeseries,
+                                             sc->duration_s, err, sizeof err) != 0
+                            || write_text_files(dir, sc, &results.metrics, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim: %s\n", err);
             status = CLI_EXIT_RUN_FAILURE;
         } else if (status == 0) {
-            printf("%s: %u replication%s of %g s, %llu events\n", sc->name, sc->replications,
-                   sc->replications == 1 ? "" : "s", sc->duration_s,
+            char length[48];
+            printf("%s: %u replication%s of %s, %llu events\n", sc->name, sc->replications,
+                   sc->replications == 1 ? "" : "s",
+                   duration_text(length, sizeof length, sc->duration_s),
                    (unsigned long long)results.events);
             output_replicas_text(stdout, sc);
             printf("\n");
-            output_summary_table(stdout, &results.metrics);
-            output_overload_warnings(stderr, &results.metrics, "");
-            claim_point point = { NULL, &results.metrics, sc->replications };
-            claim_results one = { .name = sc->name, .points = &point, .npoints = 1 };
-            status = sig ? 0 : judge_claim(sc->runtime, &one, dir); /* none on a part */
+            print_summary(o, sc, &results.metrics, dir);
+            status = write_verdict(&verdict, judged, dir);
             printf("\nwrote %s/summary.csv%s%s and %s/timeseries.csv\n", dir,
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
             /* pictures (issue 7): plots/ and report.html after the CSVs */
@@ -169,7 +230,8 @@ static sweep_point_view view_of(const experiment_point *pt)
 }
 
 /* The files and the printed lines of an experiment that ran. */
-static int write_experiment(const experiment *x, const char *dir, char *err, size_t err_size)
+static int write_experiment(const cli_options *o, const scenario *sc, const experiment *x,
+                            const char *dir, char *err, size_t err_size)
 {
     for (size_t p = 0; p < x->npoints && x->nkeys; p++) {
         const experiment_point *pt = &x->points[p];
@@ -180,13 +242,16 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
     if (x->nkeys == 0) { /* one point: the files of a plain run */
         const experiment_point *pt = &x->points[0];
         if (output_run_files(dir, &pt->results.metrics, pt->results.timeseries,
-                             pt->duration_s, err, err_size) != 0)
+                             pt->duration_s, err, err_size) != 0
+            || write_text_files(dir, sc, &pt->results.metrics, err, err_size) != 0)
             return -1;
-        printf("%s: %u replication%s of %g s, %llu events\n\n", x->name, pt->replications,
-               pt->replications == 1 ? "" : "s", pt->duration_s,
+        char length[48];
+        printf("%s: %u replication%s of %s, %llu events\n", x->name, pt->replications,
+               pt->replications == 1 ? "" : "s", duration_text(length, sizeof length, pt->duration_s),
                (unsigned long long)pt->results.events);
-        output_summary_table(stdout, &pt->results.metrics);
-        output_overload_warnings(stderr, &pt->results.metrics, "");
+        output_replicas_text(stdout, sc);
+        printf("\n");
+        print_summary(o, sc, &pt->results.metrics, dir);
         printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
         return 0;
     }
@@ -206,6 +271,8 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
                              x->spec.has_search ? x->spec.search.metric : ""), pt->meets };
     }
     int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
+    if (status == 0)
+        status = write_text_files(dir, sc, NULL, err, err_size);
     if (status == 0 && x->spec.has_search)
         status = output_search_csv(dir, x->keys[0], x->spec.search.target, probes, x->npoints,
                                    x->found, x->answer, err, err_size);
@@ -234,13 +301,16 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
     }
     if (x->spec.has_search) {
         const search_spec *s = &x->spec.search;
+        char step[64] = "";
+        if (s->step > 1)
+            snprintf(step, sizeof step, " in steps of %lld", (long long)s->step);
         if (x->found)
-            printf("\n%s=%lld is the smallest value in [%lld, %lld] with %s %s\n", s->key,
-                   x->answer, (long long)s->low, (long long)s->high, x->target_subject,
-                   s->target);
+            printf("\n%s=%lld is the %s value in [%lld, %lld]%s with %s %s\n", s->key,
+                   x->answer, s->largest ? "largest" : "smallest", (long long)s->low,
+                   (long long)s->high, step, x->target_subject, s->target);
         else
-            printf("\nno value of %s in [%lld, %lld] gives %s %s\n", s->key, (long long)s->low,
-                   (long long)s->high, x->target_subject, s->target);
+            printf("\nno value of %s in [%lld, %lld]%s gives %s %s\n", s->key,
+                   (long long)s->low, (long long)s->high, step, x->target_subject, s->target);
         printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
                x->npoints);
     } else {
@@ -251,7 +321,7 @@ static int write_experiment(const experiment *x, const char *dir, char *err, siz
 }
 
 /* judge_claim on every point of an experiment (a search's probes in the order run). */
-static int judge_experiment(void *runtime, const experiment *x, const char *dir)
+static int judge_experiment(void *runtime, const experiment *x, claim_verdict *v, bool *judged)
 {
     claim_point *points = calloc(x->npoints, sizeof *points);
     if (!points) {
@@ -263,7 +333,7 @@ static int judge_experiment(void *runtime, const experiment *x, const char *dir)
                                    &x->points[p].results.metrics, x->points[p].replications };
     claim_results r = { x->name, x->keys, x->nkeys, points, x->npoints, x->spec.has_search,
                         x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer };
-    int status = judge_claim(runtime, &r, dir);
+    int status = judge_claim(runtime, &r, v, judged);
     free(points);
     return status;
 }
@@ -313,14 +383,20 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         return sim_interrupt_exit_status(sig);
     }
     bool writes = status == EXPERIMENT_OK && sim_mpi_rank() == 0;
+    claim_verdict v;
+    bool judged = false;
+    /* the verdict before any file: a failing one exits 2 with nothing written */
+    int verdict = writes ? judge_experiment(sc->runtime, &x, &v, &judged) : 0;
+    writes = writes && !verdict;
     if (writes)
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
-    if (writes && write_experiment(&x, dir, err, sizeof err) != 0)
+    if (writes && write_experiment(o, sc, &x, dir, err, sizeof err) != 0)
         status = EXPERIMENT_FAILED;
     if (status != EXPERIMENT_OK)
         fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
+    if (writes && status == EXPERIMENT_OK)
+        verdict = write_verdict(&v, judged, dir);
     /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
-    int verdict = writes && status == EXPERIMENT_OK ? judge_experiment(sc->runtime, &x, dir) : 0;
     if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
         && output_pictures(dir, x.name, description, true, stderr) != 0)
         status = EXPERIMENT_FAILED;

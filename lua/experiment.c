@@ -145,25 +145,50 @@ static void release_point(experiment_point *pt, size_t nkeys)
 }
 
 /* The sweep's cross product: point i's value of axis k, the last axis fastest. */
+/* The sweep's points: the cross product of its axes, the zipped ones (sweep.zip) one
+ * axis together whose k-th point takes each one's k-th value (issue 18, 10). */
 static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
 {
     const experiment_spec *s = &x->spec;
     size_t n = 1;
+    const sweep_axis *first_zip = NULL;
     for (size_t k = 0; k < s->naxes; k++) {
-        if (s->axes[k].nvalues > EXPERIMENT_MAX_POINTS / n) {
+        const sweep_axis *a = &s->axes[k];
+        if (a->zip && first_zip) {
+            if (a->nvalues != first_zip->nvalues) {
+                snprintf(err, err_size, "%s.zip: its lists move together and must be as long: "
+                         "%s has %zu values, %s %zu", a->origin, first_zip->key,
+                         first_zip->nvalues, a->key, a->nvalues);
+                return EXPERIMENT_BAD_INPUT;
+            }
+            continue;
+        }
+        if (a->zip)
+            first_zip = a;
+        if (a->nvalues > EXPERIMENT_MAX_POINTS / n) {
             snprintf(err, err_size, "%s: the sweep has more than %u points", x->options.file,
                      EXPERIMENT_MAX_POINTS);
             return EXPERIMENT_BAD_INPUT;
         }
-        n *= s->axes[k].nvalues;
+        n *= a->nvalues;
     }
     const char **values = allocate(s->naxes, sizeof *values);
     for (size_t i = 0; i < n; i++) {
-        size_t rest = i;
+        size_t rest = i, zip_index = 0;
+        /* the last axis varies fastest; the zipped keys count once, at the first's place */
         for (size_t k = s->naxes; k-- > 0;) {
-            values[k] = s->axes[k].values[rest % s->axes[k].nvalues];
-            rest /= s->axes[k].nvalues;
+            const sweep_axis *a = &s->axes[k];
+            if (a->zip && a != first_zip)
+                continue;
+            size_t j = rest % a->nvalues;
+            rest /= a->nvalues;
+            if (a == first_zip)
+                zip_index = j;
+            values[k] = a->values[j];
         }
+        for (size_t k = 0; k < s->naxes; k++)
+            if (s->axes[k].zip)
+                values[k] = s->axes[k].values[zip_index];
         add_point(x, values);
     }
     free(values);
@@ -443,33 +468,40 @@ static experiment_status probe(experiment *x, size_t p, char *err, size_t err_si
     return EXPERIMENT_OK;
 }
 
+/* The smallest value meeting the target (meeting is taken to grow with the value), or
+ * with find = "largest" the largest (meeting taken to shrink with it), on the grid low,
+ * low + step, ..., high: bisection over the grid's indices. */
 static experiment_status run_search(experiment *x, char *err, size_t err_size)
 {
     const search_spec *s = &x->spec.search;
-    /* points 0 and 1 are low and high, loaded by the plan */
-    experiment_status status = probe(x, 0, err, err_size);
-    if (status != EXPERIMENT_OK || x->points[0].meets) {
+    /* points 0 and 1 are low and high, loaded by the plan; the end that answers at once
+     * is low for the smallest, high for the largest */
+    size_t first = s->largest && x->npoints > 1 ? 1 : 0, second = 1 - first;
+    experiment_status status = probe(x, first, err, err_size);
+    if (status != EXPERIMENT_OK || x->points[first].meets) {
         x->found = status == EXPERIMENT_OK;
-        x->answer = s->low;
+        x->answer = first ? s->high : s->low;
         return status;
     }
     if (x->npoints < 2)
         return EXPERIMENT_OK; /* low == high, and it does not meet the target */
-    if ((status = probe(x, 1, err, err_size)) != EXPERIMENT_OK || !x->points[1].meets)
+    if ((status = probe(x, second, err, err_size)) != EXPERIMENT_OK || !x->points[second].meets)
         return status;
-    long long lo = s->low, hi = s->high; /* lo fails, hi meets */
-    while (hi - lo > 1) {
-        long long mid = lo + (hi - lo) / 2;
-        if ((status = add_probe(x, mid, err, err_size)) != EXPERIMENT_OK
+    /* indices into the grid: `miss` fails, `hit` meets */
+    long long miss = s->largest ? (s->high - s->low) / s->step : 0;
+    long long hit = s->largest ? 0 : (s->high - s->low) / s->step;
+    while (llabs(hit - miss) > 1) {
+        long long mid = miss + (hit - miss) / 2;
+        if ((status = add_probe(x, s->low + mid * s->step, err, err_size)) != EXPERIMENT_OK
             || (status = probe(x, x->npoints - 1, err, err_size)) != EXPERIMENT_OK)
             return status;
         if (x->points[x->npoints - 1].meets)
-            hi = mid;
+            hit = mid;
         else
-            lo = mid;
+            miss = mid;
     }
     x->found = true;
-    x->answer = hi;
+    x->answer = s->low + hit * s->step;
     return EXPERIMENT_OK;
 }
 

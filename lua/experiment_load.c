@@ -10,8 +10,9 @@
 #include <lauxlib.h>
 
 static const char *const SEARCH_KINDS[] = { "search", NULL };
-static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "subject", "scope",
-                                           NULL };
+static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "step", "find",
+                                           "subject", "scope", NULL };
+static const char *const SEARCH_FINDS[] = { "smallest", "largest", NULL };
 /* Integers a search may probe: exactly representable doubles. */
 #define SEARCH_MAX_VALUE 9007199254740992.0
 
@@ -53,6 +54,7 @@ static void put_axis(experiment_spec *spec, sweep_axis *axis)
 {
     for (size_t i = 0; i < spec->naxes; i++)
         if (!strcmp(spec->axes[i].key, axis->key)) {
+            axis->zip = axis->zip || spec->axes[i].zip; /* --sweep keeps a key zipped */
             axis_release(&spec->axes[i]);
             spec->axes[i] = *axis;
             return;
@@ -124,6 +126,44 @@ static int read_axis(load_context *c, const fields_object *s, const char *key, s
     return 0;
 }
 
+/* The lists of the table at `table` (sweep, or sweep.zip with zip set) into out. */
+static int read_axes(load_context *c, const fields_object *s, int table, bool zip,
+                     experiment_spec *out)
+{
+    lua_State *L = c->L;
+    char got[96];
+    int status = 0;
+    lua_pushnil(L);
+    while (status == 0 && lua_next(L, table)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            status = fields_fail(c, s->where, zip ? "sweep.zip" : "sweep", "keys are dotted "
+                                 "paths such as [\"pools.q.count\"], got the key %s",
+                                 fields_describe(L, -2, got, sizeof got));
+            break;
+        }
+        if (!zip && !strcmp(lua_tostring(L, -2), "zip")) {
+            if (!lua_istable(L, -1))
+                status = fields_fail(c, s->where, "sweep.zip", "expected a table of lists that "
+                                     "move together, as in zip = { [\"pools.a.count\"] = { 4, 8 "
+                                     "}, [\"pools.b.count\"] = { 2, 4 } }, got %s",
+                                     fields_describe(L, -1, got, sizeof got));
+            else
+                status = read_axes(c, s, lua_gettop(L), true, out);
+            lua_settop(L, table + 1);
+            continue;
+        }
+        sweep_axis axis = { .zip = zip };
+        if (!grow_axes(out))
+            status = fields_fail(c, s->where, "sweep", "out of memory");
+        else if ((status = read_axis(c, s, lua_tostring(L, -2), &axis)) == 0)
+            put_axis(out, &axis);
+        else
+            axis_release(&axis);
+        lua_settop(L, table + 1); /* the key, for lua_next */
+    }
+    return status;
+}
+
 static int read_sweep(load_context *c, const fields_object *s, experiment_spec *out)
 {
     lua_State *L = c->L;
@@ -141,25 +181,7 @@ static int read_sweep(load_context *c, const fields_object *s, experiment_spec *
         lua_settop(L, top);
         return -1;
     }
-    int table = lua_gettop(L);
-    int status = 0;
-    lua_pushnil(L);
-    while (status == 0 && lua_next(L, table)) {
-        if (lua_type(L, -2) != LUA_TSTRING) {
-            status = fields_fail(c, s->where, "sweep", "keys are dotted paths such as "
-                                 "[\"pools.q.count\"], got the key %s",
-                                 fields_describe(L, -2, got, sizeof got));
-            break;
-        }
-        sweep_axis axis = { 0 };
-        if (!grow_axes(out))
-            status = fields_fail(c, s->where, "sweep", "out of memory");
-        else if ((status = read_axis(c, s, lua_tostring(L, -2), &axis)) == 0)
-            put_axis(out, &axis);
-        else
-            axis_release(&axis);
-        lua_settop(L, table + 1); /* the key, for lua_next */
-    }
+    int status = read_axes(c, s, lua_gettop(L), false, out);
     lua_settop(L, top);
     return status;
 }
@@ -209,6 +231,7 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
     if (found <= 0)
         return found;
     search_spec *sp = &out->search;
+    int find = 0;
     out->has_search = true;
     snprintf(sp->where, sizeof sp->where, "%s", o.where);
     int status = fields_object_check_keys(c, &o, SEARCH_KEYS)
@@ -219,7 +242,11 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
                  || fields_read_integer(c, &o, "low", true, 0, -(int64_t)SEARCH_MAX_VALUE,
                                         (int64_t)SEARCH_MAX_VALUE, &sp->low)
                  || fields_read_integer(c, &o, "high", true, 0, -(int64_t)SEARCH_MAX_VALUE,
-                                        (int64_t)SEARCH_MAX_VALUE, &sp->high);
+                                        (int64_t)SEARCH_MAX_VALUE, &sp->high)
+                 || fields_read_integer(c, &o, "step", false, 1, 1, (int64_t)SEARCH_MAX_VALUE,
+                                        &sp->step)
+                 || fields_read_choice(c, &o, "find", SEARCH_FINDS, 0, &find);
+    sp->largest = find == 1;
     if (status == 0 && (!*sp->key || strchr(sp->key, '=')))
         status = fields_fail(c, o.where, "search.key", "expected a dotted path such as "
                              "\"pools.q.count\", got \"%s\"", sp->key);
@@ -230,6 +257,11 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
     if (status == 0 && sp->high < sp->low)
         status = fields_fail(c, o.where, "search.high", "%lld is below low (%lld)",
                              (long long)sp->high, (long long)sp->low);
+    if (status == 0 && (sp->high - sp->low) % sp->step)
+        status = fields_fail(c, o.where, "search.high", "%lld is not low (%lld) plus a multiple "
+                             "of step (%lld): say %lld", (long long)sp->high,
+                             (long long)sp->low, (long long)sp->step,
+                             (long long)(sp->high - (sp->high - sp->low) % sp->step));
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }

@@ -23,6 +23,7 @@ typedef struct sweep_axis {
     char **values;   /* as text: "4", "2h", "true" */
     size_t nvalues;
     char *origin;    /* "file.lua:3: sweep" or "--sweep": what messages about a value start with */
+    bool zip;        /* in sweep.zip: moves in lockstep with the other zipped keys */
 } sweep_axis;
 
 typedef enum search_op { SEARCH_LE, SEARCH_LT, SEARCH_GE, SEARCH_GT } search_op;
@@ -38,6 +39,9 @@ typedef struct search_spec {
     char *subject;    /* NULL: any subject */
     char *scope;      /* NULL: any scope */
     int64_t low, high;
+    int64_t step;     /* values low, low + step, ..., high (GPUs in servers of 8) */
+    bool largest;     /* find = "largest": the largest value meeting the target (the
+                         highest rate a fleet sustains); else the smallest */
     char where[FIELD_PATH_MAX]; /* "file.lua:12: " of the fs.search, for messages */
 } search_spec;
 

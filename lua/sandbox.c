@@ -14,6 +14,7 @@
 
 #include "lua/modules.h"
 #include "lua/sandbox_internal.h"
+#include "sim/closest.h"
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
@@ -174,6 +175,26 @@ static int api_construct(lua_State *L)
     return 1;
 }
 
+/* C.closest(word, names) -> the names word most likely meant, quoted and joined
+ * ("fs.dedicated" or ...: closest_names_text), or nil. */
+static int api_closest(lua_State *L)
+{
+    const char *word = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    enum { MOST = 128 };
+    const char *names[MOST + 1];
+    size_t n = 0;
+    for (lua_Integer i = 1; n < MOST && lua_rawgeti(L, 2, i) == LUA_TSTRING; i++)
+        names[n++] = lua_tostring(L, -1); /* kept alive by the table */
+    names[n] = NULL;
+    char text[512];
+    if (closest_names_text(word, names, 0, text, sizeof text))
+        lua_pushstring(L, text);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
 /* C.constructor(kind) -> a constructor function for that kind. */
 static int api_constructor(lua_State *L)
 {
@@ -306,9 +327,11 @@ static int setup_state(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
-    lua_createtable(L, 0, 2); /* the helpers the API modules receive */
+    lua_createtable(L, 0, 3); /* the helpers the API modules receive */
     lua_pushcfunction(L, api_constructor);
     lua_setfield(L, -2, "constructor");
+    lua_pushcfunction(L, api_closest);
+    lua_setfield(L, -2, "closest");
     lua_pushliteral(L, FLEETSIM_VERSION);
     lua_setfield(L, -2, "version");
     lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.api");

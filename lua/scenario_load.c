@@ -32,7 +32,7 @@
 
 static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
-    "workloads", "sweep", "search", "claim", NULL,
+    "workloads", "sweep", "search", "claim", "horizon", NULL,
 };
 static const char *const WORKLOAD_KINDS[] = {
     "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
@@ -41,7 +41,8 @@ static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp", NULL,
+    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
+    "streams", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -677,7 +678,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
                                        &out->response_bytes_per_token)
                  || fields_read_choice(c, w, "mode", modes, 0, &mode)
-                 || fields_read_choice(c, w, "when_full", when_full, 0, &full);
+                 || fields_read_choice(c, w, "when_full", when_full, 0, &full)
+                 || fields_read_string(c, w, "streams", false, &out->streams);
     if (status == 0 && fields_object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
         out->has_rtt = true;
@@ -693,10 +695,10 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         m = catalog_model(&sc->catalog, model);
         snprintf(path, sizeof path, "%s.model", w->path);
         if (!m) {
-            const char *hint = catalog_closest_model(&sc->catalog, model);
-            char names[1024];
+            char names[1024], hints[512];
+            const char *hint = catalog_model_hint(&sc->catalog, model, '"', hints, sizeof hints);
             status = hint ? fields_fail(c, w->where, path, "unknown model \"%s\" (did you mean "
-                                        "\"%s\"?)", model, hint)
+                                        "%s?)", model, hint)
                           : fields_fail(c, w->where, path, "unknown model \"%s\" (known: %s)",
                                         model,
                                         catalog_model_names(&sc->catalog, names, sizeof names));
@@ -801,10 +803,11 @@ static int check_devices(load_context *c, const scenario *sc, const fields_objec
             continue;
         char path[FIELD_PATH_MAX], names[1024];
         snprintf(path, sizeof path, "%s.gpu", pool_objects[p].path);
-        const char *hint = catalog_closest_device(&sc->catalog, gpu);
+        char hints[512];
+        const char *hint = catalog_device_hint(&sc->catalog, gpu, '"', hints, sizeof hints);
         if (hint)
             return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (did you "
-                               "mean \"%s\"?)", gpu, hint);
+                               "mean %s?)", gpu, hint);
         return fields_fail(c, pool_objects[p].where, path, "unknown device \"%s\" (known: %s)",
                            gpu, catalog_device_names(&sc->catalog, names, sizeof names));
     }
@@ -921,7 +924,9 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                                &replications) != 0
         || fields_read_duration(c, &s, "bucket", false, sc->duration_s / 100,
                                 sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
-                                &sc->bucket_s) != 0)
+                                &sc->bucket_s) != 0
+        || fields_read_duration(c, &s, "horizon", false, 0, 0, SCENARIO_MAX_DURATION_S, true,
+                                &sc->horizon_s) != 0)
         return -1;
     if (sc->warmup_s >= sc->duration_s)
         return fields_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "

@@ -14,7 +14,7 @@ const char *const TRAINING_KEYS[] = {
 };
 const char *const JOB_STREAM_KEYS[] = {
     "pool", "arrivals", "gpus", "duration", "count", "priority", "checkpoint", "restart",
-    "trace", NULL,
+    "trace", "streams", NULL,
 };
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = { "tp", "pp", NULL };
@@ -236,6 +236,7 @@ int training_load_convert_job_stream(load_context *c, const fields_object *w, si
     if (!(out->name = name_from_path(w->path)))
         return fields_fail(c, w->where, w->path, "out of memory");
     if (fields_object_check_keys(c, w, JOB_STREAM_KEYS) != 0
+        || fields_read_string(c, w, "streams", false, &out->streams) != 0
         || read_priority(c, w, &out->priority) != 0
         || convert_checkpoint(c, w, &out->checkpoint, &out->restart_s) != 0)
         return -1;

@@ -71,6 +71,31 @@ static const char *closest(const catalog *c, size_t n, const char *(*name)(const
     return best;
 }
 
+static const char *hint(const catalog *c, size_t n, const char *(*name)(const catalog *, size_t),
+                        const char *wanted, char quote, char *buf, size_t size)
+{
+    const char **names = calloc(n + 1, sizeof *names);
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        names[i] = name(c, i);
+    const char *text = closest_names_text(wanted, names, quote, buf, size);
+    free(names);
+    return text;
+}
+
+const char *catalog_device_hint(const catalog *c, const char *name, char quote, char *buf,
+                                size_t size)
+{
+    return hint(c, c->ndevices, device_name_at, name, quote, buf, size);
+}
+
+const char *catalog_model_hint(const catalog *c, const char *name, char quote, char *buf,
+                               size_t size)
+{
+    return hint(c, c->nmodels, model_name_at, name, quote, buf, size);
+}
+
 const char *catalog_closest_device(const catalog *c, const char *name)
 {
     return closest(c, c->ndevices, device_name_at, name);

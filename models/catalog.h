@@ -30,5 +30,11 @@ const char *catalog_model_names(const catalog *c, char *buf, size_t size);
 /* The closest known name to a wrong one, or NULL. */
 const char *catalog_closest_device(const catalog *c, const char *name);
 const char *catalog_closest_model(const catalog *c, const char *name);
+/* The names a misspelt one most likely meant, quoted and joined ("\"H100-PCIe\" or
+ * \"H100-SXM\"": closest_names_text), in buf; NULL when none. */
+const char *catalog_device_hint(const catalog *c, const char *name, char quote, char *buf,
+                                size_t size);
+const char *catalog_model_hint(const catalog *c, const char *name, char quote, char *buf,
+                               size_t size);
 
 #endif

@@ -552,11 +552,12 @@ int job_scheduler_add_stream(job_scheduler *s, const job_stream_spec *spec, char
     st->index = s->nstreams;
     st->spec = spec;
     char stream[256];
-    snprintf(stream, sizeof stream, "%s.arrivals", spec->name);
+    const char *named = spec->streams ? spec->streams : spec->name;
+    snprintf(stream, sizeof stream, "%s.arrivals", named);
     st->arrival_rng = sim_rng_stream(s->seed, s->replication, stream);
-    snprintf(stream, sizeof stream, "%s.gpus", spec->name);
+    snprintf(stream, sizeof stream, "%s.gpus", named);
     st->gpus_rng = sim_rng_stream(s->seed, s->replication, stream);
-    snprintf(stream, sizeof stream, "%s.duration", spec->name);
+    snprintf(stream, sizeof stream, "%s.duration", named);
     st->duration_rng = sim_rng_stream(s->seed, s->replication, stream);
     s->streams[s->nstreams++] = st;
     stream_schedule_next(st);

@@ -48,7 +48,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
 {
     const pool_spec *pool = &sc->pools[w->pool];
     serving_config c = {
-        .name = w->name, .replicas = w->replicas, .routing = w->routing,
+        .name = w->name, .streams = w->streams, .replicas = w->replicas, .routing = w->routing,
         .pool = gpus[w->pool].gp, .pool_name = pool->name,
         .min_replicas = pool->min / w->tp, .max_replicas = pool->capacity.max / w->tp,
         .autoscaler = &pool->autoscaler, .overflow_threshold = w->overflow_threshold,

@@ -184,6 +184,37 @@ static double purchase_usd(const pool_spec *p)
     return p->cost.purchase_usd * units;
 }
 
+/* A steady run's costs projected to the scenario's horizon (issue 18, 11), instead of a
+ * verdict scaling cost_usd by hand: each priced pool at its measured rate per month; a
+ * bought pool's depreciation (purchase less residual, straight over its years) stops
+ * once paid, its running costs (hosting, power, egress) go on. */
+static void horizon_metrics(const scenario *sc, const pool_gpus *pools, double months,
+                            sim_metrics *m)
+{
+    if (!(sc->horizon_s > 0) || !(months > 0))
+        return;
+    double horizon = sc->horizon_s / COST_MONTH_S, total = 0;
+    bool priced = false;
+    for (size_t p = 0; p < sc->npools; p++) {
+        const pool_spec *spec = &sc->pools[p];
+        if (!pools[p].gp || !spec->has_cost)
+            continue;
+        double rate = pools[p].measured.total_usd / months, usd = rate * horizon;
+        if (spec->cost.kind == COST_OWNED) {
+            double paid_months = spec->cost.years * 12;
+            double depreciation = purchase_usd(spec) * (1 - spec->cost.residual) / paid_months;
+            usd = (rate - depreciation) * horizon + depreciation * fmin(horizon, paid_months);
+        }
+        sim_metrics_add(m, "pool", spec->name, "cost_horizon_usd", "USD", usd);
+        total += usd;
+        priced = true;
+    }
+    if (!priced)
+        return;
+    sim_metrics_add(m, "run", sc->name, "cost_horizon_usd", "USD", total);
+    sim_metrics_add(m, "run", sc->name, "horizon_months", "months", horizon);
+}
+
 void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, sim_metrics *m)
 {
     cost_breakdown total = { 0 };
@@ -222,6 +253,7 @@ void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, 
                             other > running ? purchase_usd(bought) / (other - running) : NAN);
         }
     }
+    horizon_metrics(sc, pools, months, m);
 }
 
 /* ---- the part kind (run_part.h): the run owns the pool_gpus array in rs->gpus ---- */

@@ -30,6 +30,7 @@ void scenario_release(scenario *sc)
     }
     for (size_t i = 0; i < sc->ninferences; i++) {
         free(sc->inferences[i].name);
+        free(sc->inferences[i].streams);
         sim_dist_release(&sc->inferences[i].prompt_tokens);
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);

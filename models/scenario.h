@@ -100,6 +100,9 @@ typedef struct inference_spec {
     bool attention_dp;        /* attention data parallel, experts whole over the tp devices */
     unsigned tp, replicas;
     bool tp_chosen;           /* tp was not given: the loader chose it (replica_tp.h) */
+    char *streams;            /* owned; names its random streams instead of name: workloads
+                                 with the same draw the same traffic (common random
+                                 numbers across compared pools); NULL: name */
     double kv_capacity_tokens; /* of a replica, at tp */
     arrival_spec arrivals;
     sim_dist prompt_tokens, output_tokens; /* owned */
@@ -146,6 +149,7 @@ typedef struct scenario {
     double duration_s;
     double warmup_s;      /* statistics ignore everything before it */
     double bucket_s;      /* time-series bucket */
+    double horizon_s;     /* costs projected to this span (issue 18, 11); 0 = none */
     uint64_t seed;
     unsigned replications;
     pool_spec *pools;

@@ -326,7 +326,8 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     s->config = *config;
     if (!s->config.overflow_threshold)
         s->config.overflow_threshold = config->replica.max_batch;
-    const char *name = config->name ? config->name : "inference";
+    const char *name = config->streams ? config->streams
+                       : config->name ? config->name : "inference";
     char stream[256];
     gsl_rng **rngs[] = { &s->route_rng, &s->rtt_rng };
     const char *suffix[] = { "routing", "network" };

@@ -29,6 +29,7 @@ typedef void (*request_record_fn)(void *context, const request_record *record);
 
 typedef struct serving_config {
     const char *name;          /* names the random streams "<name>.arrivals", ... */
+    const char *streams;       /* or this, when not NULL (common random numbers) */
     /* The replicas of the workload's own pool (its group 0; see serving_group_config). */
     unsigned replicas;
     replica_config replica;

@@ -35,6 +35,8 @@ void job_stream_spec_release(job_stream_spec *s)
         return;
     free(s->name);
     s->name = NULL;
+    free(s->streams);
+    s->streams = NULL;
     sim_dist_release(&s->interarrival_s);
     sim_dist_release(&s->gpus);
     sim_dist_release(&s->duration_s);

@@ -77,6 +77,8 @@ typedef struct job_stream_spec {
     double restart_s;
     bool has_trace;
     job_trace trace;       /* owned; replaces the three distributions */
+    char *streams;         /* owned; names the random streams instead of name (common
+                              random numbers across compared pools); NULL: name */
 } job_stream_spec;
 
 /* Frees the name, the distributions and the trace; NULL is fine. */

@@ -38,3 +38,160 @@ int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *
     }
     return n;
 }
+
+/* ---- the headline ------------------------------------------------------------------- */
+
+/* A figure of the headline: a metric, the words before it, and how to show it. */
+typedef enum { AS_QUANTITY, AS_PERCENT } shown_as;
+typedef struct figure {
+    const char *metric, *label;
+    shown_as as;
+} figure;
+
+/* One line of a kind of subject: printed when its subject has the metric `when`. */
+typedef struct headline_line {
+    const char *scope, *when, *title;
+    figure figures[7];
+} headline_line;
+
+/* One row per line, in the order printed (issue 18, 4: the figures that answer). */
+static const headline_line LINES[] = {
+    { "workload", "ttft_p99_s", "time to first token",
+      { { "ttft_p50_s", "p50", 0 }, { "ttft_p95_s", "p95", 0 }, { "ttft_p99_s", "p99", 0 } } },
+    { "workload", "tpot_p99_s", "time per output token",
+      { { "tpot_p50_s", "p50", 0 }, { "tpot_p99_s", "p99", 0 }, { "e2e_p99_s", "end to end p99", 0 } } },
+    { "workload", "response_p99_s", "response time",
+      { { "response_mean_s", "mean", 0 }, { "response_p50_s", "p50", 0 },
+        { "response_p99_s", "p99", 0 }, { "queue_wait_mean_s", "wait mean", 0 },
+        { "queue_wait_p99_s", "wait p99", 0 } } },
+    { "workload", "slo_attainment", "SLO",
+      { { "slo_attainment", "within", AS_PERCENT } } },
+    { "workload", "offered_rate_per_s", "requests",
+      { { "served_rate_per_s", "served", 0 }, { "offered_rate_per_s", "offered", 0 },
+        { "drop_fraction", "dropped", AS_PERCENT },
+        { "throughput_tokens_per_s", "output", 0 } } },
+    { "workload", "cost_per_mtok_usd", "cost",
+      { { "cost_per_mtok_usd", "per million output tokens", 0 } } },
+    { "workload", "tasks_arrived", "tasks",
+      { { "tasks_placed", "placed", 0 }, { "tasks_arrived", "of", 0 },
+        { "allocation_rate_mean", "GPUs allocated", AS_PERCENT },
+        { "fragmentation_mean", "fragmentation", AS_PERCENT },
+        { "pending_p99_s", "pending p99", 0 } } },
+    { "job", "end_s", "job",
+      { { "completed", "completed", AS_PERCENT }, { "end_s", "ends at", 0 },
+        { "gpu_hours", "GPU time", 0 }, { "goodput", "goodput", AS_PERCENT },
+        { "cost_usd", "cost", 0 } } },
+    { "pool", "gpus_mean", "GPUs",
+      { { "gpus_mean", "held", 0 }, { "gpus_max", "at most", 0 },
+        { "gpu_hours", "GPU time", 0 }, { "cost_usd", "cost", 0 },
+        { "cost_horizon_usd", "over the horizon", 0 } } },
+    { "pool", "servers", "servers",
+      { { "servers", "", 0 }, { "utilization_mean", "busy", AS_PERCENT },
+        { "queue_length_mean", "queue mean", 0 } } },
+    { "pool", "busy_fraction", "replicas",
+      { { "replicas_mean", "", 0 }, { "busy_fraction", "busy", AS_PERCENT },
+        { "batch_occupancy", "batch full", AS_PERCENT },
+        { "kv_cache_utilization_mean", "cache full", AS_PERCENT },
+        { "compute_share_of_peak", "of peak FLOP/s", AS_PERCENT },
+        { "bandwidth_share_of_peak", "of peak bandwidth", AS_PERCENT } } },
+    { "pool", "utilization_mean", "GPUs busy",
+      { { "utilization_mean", "", AS_PERCENT } } },
+    { "run", "cost_usd", "all pools",
+      { { "cost_usd", "cost", 0 }, { "energy_kwh", "energy", 0 },
+        { "cost_horizon_usd", "projected over the horizon", 0 },
+        { "horizon_months", "of", 0 } } },
+};
+
+static void figure_text(char *buf, size_t size, const sim_metric *m, shown_as as)
+{
+    sim_ci ci = sim_ci_student(&m->replications, 0.95);
+    double factor = as == AS_PERCENT ? 100 : 1;
+    const char *unit = as == AS_PERCENT ? "%" : readable_unit(m->unit, ci.mean, &factor);
+    char value[48], half[64] = "", width[48];
+    number_text(value, sizeof value, ci.mean * factor);
+    if (!isnan(ci.half_width) && ci.half_width > 1e-9 * fabs(ci.mean))
+        snprintf(half, sizeof half, " +- %s",
+                 half_width_text(width, sizeof width, ci.half_width * factor, ci.mean * factor));
+    snprintf(buf, size, "%s%s%s%s", value, half, *unit && strcmp(unit, "%") ? " " : "", unit);
+}
+
+/* The workload's SLO as text ("ttft 500 ms, tpot 50 ms"), or "" (no scenario, none). */
+static void slo_text(char *buf, size_t size, const scenario *sc, const char *workload)
+{
+    buf[0] = 0;
+    for (size_t i = 0; sc && i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        if (strcmp(w->name, workload))
+            continue;
+        const struct { const char *name; double s; } limits[] = {
+            { "ttft", w->slo_ttft_s }, { "tpot", w->slo_tpot_s }, { "e2e", w->slo_e2e_s },
+        };
+        size_t used = 0;
+        for (size_t k = 0; k < 3; k++) {
+            if (!(limits[k].s > 0))
+                continue;
+            char q[48];
+            int n = snprintf(buf + used, size - used, "%s%s < %s", used ? ", " : "",
+                             limits[k].name, quantity_text(q, sizeof q, limits[k].s, "s"));
+            used += n > 0 && (size_t)n < size - used ? (size_t)n : 0;
+        }
+    }
+}
+
+static bool seen_before(const sim_metrics *m, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(m->items[j].scope, m->items[i].scope)
+            && !strcmp(m->items[j].subject, m->items[i].subject))
+            return true;
+    return false;
+}
+
+/* The lines of one subject. */
+static void subject_headline(FILE *out, const sim_metrics *metrics, const scenario *sc,
+                             const char *scope, const char *subject)
+{
+    bool any = false;
+    for (size_t l = 0; l < sizeof LINES / sizeof LINES[0]; l++) {
+        const headline_line *line = &LINES[l];
+        if (strcmp(line->scope, scope) || !sim_metrics_find(metrics, scope, subject, line->when))
+            continue;
+        char text[1024];
+        size_t used = 0;
+        for (size_t f = 0; f < 7 && line->figures[f].metric; f++) {
+            const figure *fig = &line->figures[f];
+            const sim_metric *m = sim_metrics_find(metrics, scope, subject, fig->metric);
+            if (!m || !m->replications.n)
+                continue;
+            char value[128];
+            figure_text(value, sizeof value, m, fig->as);
+            int n = snprintf(text + used, sizeof text - used, "%s%s%s%s", used ? ", " : "",
+                             fig->label, *fig->label ? " " : "", value);
+            used += n > 0 && (size_t)n < sizeof text - used ? (size_t)n : 0;
+        }
+        if (!used)
+            continue;
+        char slo[256] = "";
+        if (!strcmp(line->when, "slo_attainment"))
+            slo_text(slo, sizeof slo, sc, subject);
+        if (!any)
+            fprintf(out, "%s %s\n", scope, subject);
+        any = true;
+        fprintf(out, "  %-22s %s%s%s\n", line->title, text, *slo ? " of requests: " : "", slo);
+    }
+    const sim_metric *over = sim_metrics_find(metrics, scope, subject, "overloaded");
+    if (over && over->replications.n && over->replications.mean > 0)
+        fprintf(out, "  %-22s %s\n", "OVERLOADED", "the queue grows without bound: the "
+                "latencies measure the run's length (see the warning)");
+}
+
+void output_headline(FILE *out, const sim_metrics *metrics, const scenario *sc)
+{
+    static const char *const scopes[] = { "workload", "job", "pool", "run" };
+    for (size_t s = 0; s < sizeof scopes / sizeof scopes[0]; s++)
+        for (size_t i = 0; i < metrics->count; i++) {
+            const sim_metric *m = &metrics->items[i];
+            if (!strcmp(m->scope, scopes[s]) && !seen_before(metrics, i))
+                subject_headline(out, metrics, sc, m->scope, m->subject);
+        }
+}

@@ -5,38 +5,48 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The suffix and scale numbers from a million up read in: "217.1M". */
+static double scale_of(double a, const char **suffix)
+{
+    *suffix = a >= 1e12 ? "T" : a >= 1e9 ? "G" : a >= 1e6 ? "M" : "";
+    return a >= 1e12 ? 1e12 : a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : 1;
+}
+
 char *number_text(char *buf, size_t size, double v)
 {
     double a = fabs(v);
+    const char *suffix;
+    double scale = scale_of(a, &suffix);
     if (isnan(v))
         snprintf(buf, size, "-");
     else if (isinf(v))
         snprintf(buf, size, v > 0 ? "inf" : "-inf");
-    else if (a < 1e6 && v == floor(v))
-        snprintf(buf, size, "%.0f", v);
-    else if (a >= 1e4 && a < 1e6)
-        snprintf(buf, size, "%.0f", v);
-    else if (a >= 1e6 && a < 1e15) {
-        const char *suffix = a >= 1e12 ? "T" : a >= 1e9 ? "G" : "M";
-        double scale = a >= 1e12 ? 1e12 : a >= 1e9 ? 1e9 : 1e6;
+    else if (a < 1e6 && (v == floor(v) || a >= 1e4))
+        snprintf(buf, size, "%.0f", v); /* counts whole, no exponent */
+    else if (a >= 1e6 && a < 1e15)
         snprintf(buf, size, "%.4g%s", v / scale, suffix);
-    } else
+    else
         snprintf(buf, size, "%.4g", v);
     return buf;
 }
 
 char *half_width_text(char *buf, size_t size, double half, double mean)
 {
+    const char *suffix;
+    double scale = scale_of(fabs(mean), &suffix); /* in the mean's scale: "45.4M +- 0.38M" */
     if (isnan(half))
         snprintf(buf, size, "-");
     else if (half <= 1e-9 * fabs(mean) || half == 0)
         snprintf(buf, size, "0");
-    else if (half >= 1e4 && half < 1e6)
-        snprintf(buf, size, "%.0f", half);
-    else if (half >= 1e6)
-        number_text(buf, size, half);
-    else
-        snprintf(buf, size, "%.2g", half);
+    else if (half / scale >= 1e15 || half / scale < 1e-6)
+        snprintf(buf, size, "%.2g%s", half / scale, suffix);
+    else {
+        double h = half / scale;
+        int digits = (int)floor(log10(h)); /* two significant digits, no exponent */
+        double unit = pow(10, digits - 1);
+        h = round(h / unit) * unit;
+        snprintf(buf, size, "%.*f%s", digits >= 1 ? 0 : 1 - digits, h, suffix);
+    }
     return buf;
 }
 

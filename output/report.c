@@ -24,7 +24,8 @@ static const char style[] =
     "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
-    "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n";
+    "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
+    "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
 /* Charts in reading order: latency first, cost last, other names after, by name. */
 static int rank(const char *name)
@@ -206,6 +207,22 @@ static void find_name(const char *dir, const char *page, char *name, size_t size
     snprintf(name, size, "%s", slash && slash[1] ? slash + 1 : dir);
 }
 
+/* A text file of the folder (scenario.txt, headline.txt: what check and the run
+ * printed) as a section, when there is one. */
+static void write_text_section(FILE *out, const char *dir, const char *file, const char *title,
+                               const char *note)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *text = html_read_file(path);
+    if (!text)
+        return;
+    fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n<pre>", title, note);
+    html_escape(out, text);
+    fputs("</pre>\n", out);
+    free(text);
+}
+
 static void write_page(FILE *out, const char *dir, const char *name, const char *description,
                        const plot_list *svgs)
 {
@@ -229,9 +246,14 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         html_escape(out, description);
         fputs("</p>\n", out);
     }
+    /* a reader's order (issue 18, 6): what was simulated, the verdict, the answer, the
+     * charts, then every number */
+    write_text_section(out, dir, "scenario.txt", "Scenario",
+                       "Every value the run used, as <code>fleetsim check</code> prints it.");
     output_verdict_html(out, dir); /* the claim first: it is what the run is for */
-    fputs("<h2>Summary</h2>\n", out);
-    write_summary(out, dir);
+    write_text_section(out, dir, "headline.txt", "Headline",
+                       "The figures that answer the scenario: the mean over the replications "
+                       "&#177; the half-width of its 95% interval.");
     size_t nsweep = 0;
     for (size_t i = 0; i < svgs->count; i++)
         nsweep += !strncmp(svgs->names[i], "sweep_", 6);
@@ -246,6 +268,8 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         fputs("<h2>Sweep</h2>\n", out);
         write_charts(out, dir, svgs, true);
     }
+    fputs("<h2>Summary</h2>\n", out);
+    write_summary(out, dir);
     fputs("<h2>Files</h2>\n", out);
     write_files(out, dir);
     fputs("<p class=\"note\">Made by fleetsim " FLEETSIM_VERSION ".  To change a chart, edit "

@@ -5,6 +5,7 @@
 
 #include "output/atomic_file.h"
 #include "output/csv_write.h"
+#include "output/number_text.h"
 
 void output_summary_fields(FILE *out, const sim_metric *m, sim_ci ci, bool first)
 {
@@ -81,15 +82,14 @@ void output_summary_table(FILE *out, const sim_metrics *metrics)
     for (size_t i = 0; i < metrics->count; i++) {
         const sim_metric *m = &metrics->items[i];
         sim_ci ci = sim_ci_student(&m->replications, 0.95);
-        char value[40], half[40];
-        snprintf(value, sizeof value, "%.6g", ci.mean);
-        if (isnan(ci.mean))
-            snprintf(value, sizeof value, "-");
-        fprintf(out, "%-*s  %-*s  %-*s  %14s", w0, m->scope, w1, m->subject, w2, m->name, value);
-        if (!isnan(ci.half_width)) {
-            snprintf(half, sizeof half, "%.3g", ci.half_width);
-            fprintf(out, " +- %-10s", half);
-        }
-        fprintf(out, "  %s\n", strcmp(m->unit, "1") ? m->unit : "");
+        char value[48], half[48];
+        double factor; /* seconds read in ms, s or h; the CSV keeps seconds */
+        const char *unit = readable_unit(m->unit, ci.mean, &factor);
+        number_text(value, sizeof value, ci.mean * factor);
+        fprintf(out, "%-*s  %-*s  %-*s  %10s", w0, m->scope, w1, m->subject, w2, m->name, value);
+        if (!isnan(ci.half_width))
+            fprintf(out, " +- %-7s", half_width_text(half, sizeof half, ci.half_width * factor,
+                                                     ci.mean * factor));
+        fprintf(out, "  %s\n", isnan(ci.mean) ? "" : unit);
     }
 }

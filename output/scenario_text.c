@@ -1,4 +1,5 @@
 #include "output/scenario_text.h"
+#include "output/scenario_details.h"
 
 #include <math.h>
 
@@ -52,6 +53,10 @@ void output_scenario_text(FILE *out, const scenario *sc)
     fprintf(out, "  bucket        %.10g s\n", sc->bucket_s);
     fprintf(out, "  seed          %llu\n", (unsigned long long)sc->seed);
     fprintf(out, "  replications  %u\n", sc->replications);
+    if (sc->horizon_s > 0)
+        fprintf(out, "  horizon       %.10g s (costs projected to it)\n", sc->horizon_s);
+    else
+        fprintf(out, "  horizon       none\n");
     fprintf(out, "pools\n");
     for (size_t i = 0; i < sc->npools; i++) {
         const pool_spec *p = &sc->pools[i];
@@ -81,6 +86,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
         if (services)
             fprintf(out, ", offered load %.4g Erlangs", scenario_offered_load(sc, i));
         fputc('\n', out);
+        output_pool_details(out, p);
     }
     fprintf(out, "workloads\n");
     for (size_t i = 0; i < sc->nservices; i++) {
@@ -132,9 +138,13 @@ void output_scenario_text(FILE *out, const scenario *sc)
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
                 precision_name(w->kv_prec), wait);
         if (w->has_overflow)
-            fprintf(out, "    overflow to %s (replicas of tp %u)\n",
-                    sc->pools[w->overflow_pool].name, w->overflow_tp);
+            fprintf(out, "    overflow to %s (replicas of tp %u%s, past %u requests each)\n",
+                    sc->pools[w->overflow_pool].name, w->overflow_tp,
+                    w->overflow_tp_chosen ? ", chosen" : "",
+                    w->overflow_threshold ? w->overflow_threshold : w->max_batch);
+        output_inference_details(out, w);
     }
+    output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {
         const gpu_tasks_workload *t = &sc->gpu_tasks[i];
         fprintf(out, "  %s: GPU tasks from %s on the nodes of %s, placement %s, %zu tasks\n",

@@ -1,6 +1,8 @@
 /* Suggestions for misspelt names (see closest.h). */
 #include "sim/closest.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 static size_t edit_distance(const char *a, const char *b)
@@ -29,8 +31,51 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-const char *closest_name(const char *word, const char *const *candidates)
+static char lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+/* The rules before edit distance, as (candidate, word) tests, in order. */
+static bool same_ignoring_case(const char *candidate, const char *word)
 {
+    for (; *word && lower(*word) == lower(*candidate); word++, candidate++)
+        ;
+    return !*word && !*candidate;
+}
+
+static bool begins_ignoring_case(const char *candidate, const char *word)
+{
+    for (; *word && lower(*word) == lower(*candidate); word++, candidate++)
+        ;
+    return !*word;
+}
+
+static bool contains_ignoring_case(const char *candidate, const char *word)
+{
+    if (strlen(word) < 2) /* one letter is in too many names to mean one */
+        return false;
+    for (; *candidate; candidate++)
+        if (begins_ignoring_case(candidate, word))
+            return true;
+    return false;
+}
+
+static bool (*const RULES[])(const char *, const char *) = {
+    same_ignoring_case, begins_ignoring_case, contains_ignoring_case,
+};
+
+/* The matches of the first rule that has any, in the candidates' order (up to max in
+ * out; returns how many), else the closest by edit distance. */
+static size_t matches(const char *word, const char *const *candidates, const char **out,
+                      size_t max)
+{
+    for (size_t r = 0; *word && r < sizeof RULES / sizeof RULES[0]; r++) {
+        size_t n = 0;
+        for (const char *const *k = candidates; *k && n < max; k++)
+            if (RULES[r](*k, word))
+                out[n++] = *k;
+        if (n)
+            return n;
+    }
+    size_t n = 0;
     const char *best = NULL;
     size_t best_distance = 99;
     for (const char *const *k = candidates; *k; k++) {
@@ -41,6 +86,31 @@ const char *closest_name(const char *word, const char *const *candidates)
         }
     }
     size_t allowed = strlen(word) / 3 > 2 ? strlen(word) / 3 : 2;
-    return best_distance <= allowed ? best : NULL;
+    if (best && best_distance <= allowed && max > 0)
+        out[n++] = best;
+    return n;
 }
 
+const char *closest_name(const char *word, const char *const *candidates)
+{
+    const char *best = NULL;
+    return matches(word, candidates, &best, 1) ? best : NULL;
+}
+
+const char *closest_names_text(const char *word, const char *const *candidates, char quote,
+                               char *buf, size_t size)
+{
+    const char *found[4];
+    size_t n = matches(word, candidates, found, 4);
+    if (!n || !size)
+        return NULL;
+    size_t used = 0;
+    char q[2] = { quote, 0 };
+    buf[0] = 0;
+    for (size_t i = 0; i < n && used < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(buf + used, size - used, "%s%s%s%s", sep, q, found[i], q);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}

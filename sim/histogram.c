@@ -7,12 +7,12 @@
 
 #include "sim/fatal.h"
 
-/* For a positive double, its top bits (exponent and the first 6 mantissa bits) are a
- * bucket key that grows with the value: 64 buckets per power of two. */
-#define MANTISSA_SHIFT 46
-#define KEY_LOW ((uint32_t)((1023u - 30u) << 6))  /* key of 2^-30 */
-#define KEY_HIGH ((uint32_t)((1023u + 40u) << 6)) /* key of 2^40, first one past the range */
-#define GROW_SLACK 32u                            /* extra keys per growth, half an octave */
+/* For a positive double, its top bits (exponent and the first 7 mantissa bits) are a
+ * bucket key that grows with the value: 128 buckets per power of two. */
+#define MANTISSA_SHIFT 45
+#define KEY_LOW ((uint32_t)((1023u - 30u) << 7))  /* key of 2^-30 */
+#define KEY_HIGH ((uint32_t)((1023u + 40u) << 7)) /* key of 2^40, first one past the range */
+#define GROW_SLACK 64u                            /* extra keys per growth, half an octave */
 
 static inline uint32_t key_of(double x)
 {
@@ -128,12 +128,17 @@ double sim_histogram_quantile(const sim_histogram *h, double q)
         return h->min;
     uint64_t seen = h->underflow;
     for (uint32_t i = 0; i < h->nkeys; i++) {
-        seen += h->counts[i];
-        if (seen >= rank) {
+        uint64_t c = h->counts[i];
+        if (seen + c >= rank) {
+            /* the values of a bucket taken as spread evenly over it: the j-th of c sits
+             * at (j - 1/2) / c of its width, so quantiles move with the data instead of
+             * snapping to bucket midpoints (one value: the midpoint) */
             uint32_t key = h->first_key + i;
-            double mid = (key_lower_edge(key) + key_lower_edge(key + 1)) / 2;
-            return mid < h->min ? h->min : mid > h->max ? h->max : mid;
+            double low = key_lower_edge(key), high = key_lower_edge(key + 1);
+            double at = low + (high - low) * ((double)(rank - seen) - 0.5) / (double)c;
+            return at < h->min ? h->min : at > h->max ? h->max : at;
         }
+        seen += c;
     }
     return h->max; /* the rank falls among the overflow values */
 }

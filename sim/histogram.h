@@ -1,14 +1,17 @@
 /* Quantiles of a stream in bounded memory: a log-linear histogram.
  *
- * Each power of two is split into 64 equal buckets, so a bucket spans at most 1/64 of
- * its lower edge and the bucket's midpoint is within 1/128 (0.79%) of any value in it:
- * every quantile is reported with a relative error of at most 0.79% (tested against
- * exact order statistics).  Tracked range: 2^-30 (about 1e-9) to 2^40 (about 1.1e12);
- * smaller values (zero, negatives) and larger ones are counted apart and reported as
- * the exact minimum and maximum.  Buckets are allocated only across the range of values
- * seen (64 per factor of two, 8 bytes each): 6 KB for values spanning 1 ms to 10 s,
- * at most 35 KB, whatever the number of values.  The bucket index comes from the bits
- * of the double, with no logarithm.
+ * Each power of two is split into 128 equal buckets, so a bucket spans at most 1/128 of
+ * its lower edge.  A quantile is interpolated within its bucket (its values taken as
+ * spread evenly over it), so it moves with the data rather than snapping to a bucket's
+ * midpoint, as identical percentiles across pools and replications with a +- 0 interval
+ * did (issue 18); it stays inside the bucket, so every quantile is within 1/128 (0.79%)
+ * of the exact order statistic (tested against them), and much closer where values are
+ * dense.  Tracked range: 2^-30 (about 1e-9) to 2^40 (about 1.1e12); smaller values
+ * (zero, negatives) and larger ones are counted apart and reported as the exact minimum
+ * and maximum.  Buckets are allocated only across the range of values seen (128 per
+ * factor of two, 8 bytes each): 12 KB for values spanning 1 ms to 10 s, at most 70 KB,
+ * whatever the number of values.  The bucket index comes from the bits of the double,
+ * with no logarithm.
  */
 #ifndef FLEETSIM_SIM_HISTOGRAM_H
 #define FLEETSIM_SIM_HISTOGRAM_H
@@ -42,8 +45,9 @@ void sim_histogram_add(sim_histogram *h, double x);
 void sim_histogram_merge(sim_histogram *into, const sim_histogram *from);
 
 /* The q-quantile (0 <= q <= 1) by the nearest-rank rule: the value of rank ceil(q n)
- * (at least 1) among the n values in ascending order, within SIM_HISTOGRAM_REL_ERROR;
- * q = 0 and q = 1 give the exact minimum and maximum.  NaN when empty. */
+ * (at least 1) among the n values in ascending order, within SIM_HISTOGRAM_REL_ERROR,
+ * interpolated within its bucket; q = 0 and q = 1 give the exact minimum and maximum.
+ * NaN when empty. */
 double sim_histogram_quantile(const sim_histogram *h, double q);
 
 /* Bytes held by the buckets. */

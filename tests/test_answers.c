@@ -10,6 +10,8 @@
 #include "models/overload.h"
 #include "models/replica_tp.h"
 #include "output/number_text.h"
+#include "sim/closest.h"
+#include "sim/queueing_theory.h"
 #include "support/catalog_fixture.h"
 #include "support/cli.h"
 #include "support/scratch.h"
@@ -198,4 +200,400 @@ Test(answers, a_queue_overload_is_warned_and_a_loss_system_is_not, .timeout = 60
     cr_expect(strstr(err, "overloaded") == NULL, "%s", err);
     free(summary);
     free(file);
+}
+
+/* ---- 8: exit 2 means nothing written ------------------------------------------------- */
+
+static const char *const CLAIMED =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario { name = \"cl\", duration = \"1h\", replications = 2,\n"
+    "  pools = { q = fs.dedicated { count = 2 } },\n"
+    "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+    "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+    "  claim = fs.claim { text = \"waits are short\", verdict = function(r)\n"
+    "    local w = r.workload.mm.%s\n"
+    "    return %s, tostring(w)\n"
+    "  end },\n"
+    "}\n";
+
+static char *claimed(const char *name, const char *metric, const char *word)
+{
+    char text[2048], file[64];
+    snprintf(text, sizeof text, CLAIMED, metric, word);
+    snprintf(file, sizeof file, "%s.lua", name);
+    return scratch_file(dir, file, text);
+}
+
+static int files_in(const char *sub)
+{
+    char command[600];
+    snprintf(command, sizeof command, "ls -A %s/%s 2>/dev/null | wc -l", dir, sub);
+    char *o = NULL, *e = NULL;
+    scratch_run(command, &o, &e);
+    int n = atoi(o);
+    free(o);
+    free(e);
+    return n;
+}
+
+Test(answers, a_failing_verdict_exits_2_and_writes_nothing, .timeout = 60)
+{
+    char *bad = claimed("bad", "queue_wait_p99_s", "\"maybe\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad", bad, dir), 2);
+    cr_expect(strstr(err, "claim.verdict: must return \"holds\"") != NULL, "%s", err);
+    cr_expect_eq(files_in("bad"), 0, "exit 2 leaves no file");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad --sweep pools.q.count=2,3", bad, dir),
+                 2);
+    cr_expect_eq(files_in("bad"), 0, "a sweep's failing verdict leaves no file either");
+    /* a refuted claim is an answer, not a failure: exit 0 and the files */
+    char *refuted = claimed("refuted", "queue_wait_p99_s", "\"refuted\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/ok", refuted, dir), 0, "%s",
+                 err);
+    cr_expect_gt(files_in("ok"), 2);
+    free(bad);
+    free(refuted);
+}
+
+/* ---- 12: error hints ------------------------------------------------------------------- */
+
+Test(answers, hints_prefer_prefix_and_substring_matches_to_edit_distance)
+{
+    const char *const gpus[] = { "A100-80GB-SXM", "B200", "H100-PCIe", "H100-SXM", "L4", NULL };
+    char buf[256];
+    cr_expect_str_eq(closest_names_text("H100", gpus, '"', buf, sizeof buf),
+                     "\"H100-PCIe\" or \"H100-SXM\"");
+    cr_expect_str_eq(closest_name("H100", gpus), "H100-PCIe", "not B200, 2 edits away");
+    cr_expect_str_eq(closest_name("h100-sxm", gpus), "H100-SXM", "case");
+    cr_expect_str_eq(closest_name("80GB", gpus), "A100-80GB-SXM", "a part of the name");
+    cr_expect_str_eq(closest_name("B300", gpus), "B200", "edit distance as before");
+    cr_expect_null(closest_name("TPUv5", gpus));
+    const char *const three[] = { "ab-1", "ab-2", "ab-3", NULL };
+    cr_expect_str_eq(closest_names_text("ab", three, 0, buf, sizeof buf), "ab-1, ab-2 or ab-3");
+}
+
+Test(answers, a_misspelt_gpu_constructor_metric_or_set_says_what_was_meant, .timeout = 60)
+{
+    char *gpu = scratch_file(dir, "gpu.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"g\", duration = \"1h\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100\", count = 8 } }, workloads = {} }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", gpu), 2);
+    cr_expect(strstr(err, ":3: pools.g.gpu: unknown device \"H100\" (did you mean \"H100-PCIe\" "
+                     "or \"H100-SXM\"?)\n") != NULL, "%s", err);
+    char *ctor = scratch_file(dir, "ctor.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"g\", duration = \"1h\",\n"
+        "  pools = { g = fs.dedicted { count = 8 } }, workloads = {} }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", ctor), 2);
+    cr_expect(strstr(err, "ctor.lua:3: fs.dedicted is not a fleetsim constructor (did you mean "
+                     "fs.dedicated?)") != NULL, "%s", err);
+    char *metric = claimed("metric", "queue_wait_p99", "\"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/metric", metric, dir), 2);
+    cr_expect(strstr(err, "metric.lua:7: r.workload.mm.queue_wait_p99: no metric of that name "
+                     "(did you mean queue_wait_p99_s?) (known: drop_fraction, ") != NULL, "%s",
+              err);
+    cr_expect(strstr(err, ", wait_probability)") != NULL, "%s", err);
+    cr_expect_eq(files_in("metric"), 0);
+    char *subject = claimed("subject", "queue_wait_p99_s", "r.workload.nn and \"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/subject", subject, dir), 2);
+    cr_expect(strstr(err, "r.workload.nn: no workload of that name (did you mean mm?) (known: mm)") != NULL, "%s",
+              err);
+    /* a metric with nothing to measure is known and reads nil, as before */
+    char *empty = claimed("empty", "queue_wait_max_s", "(r.workload.mm.queue_wait_max_s == nil "
+                          "or true) and \"holds\"");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/empty --set "
+                         "workloads.mm.arrivals.rate=0.0001", empty, dir), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --set duration 2h", metric), 2);
+    cr_expect_str_eq(err, "fleetsim check: --set duration: expected KEY=VALUE in one word (did "
+                     "you mean --set duration=2h?)\n");
+    free(gpu);
+    free(ctor);
+    free(metric);
+    free(subject);
+    free(empty);
+}
+
+/* ---- 5: readable numbers --------------------------------------------------------------- */
+
+Test(answers, numbers_read_with_four_digits_and_intervals_without_noise)
+{
+    char b[64];
+    cr_expect_str_eq(number_text(b, sizeof b, 0.0179443), "0.01794");
+    cr_expect_str_eq(number_text(b, sizeof b, 6878.23), "6878");
+    cr_expect_str_eq(number_text(b, sizeof b, 131773), "131773", "counts whole");
+    cr_expect_str_eq(number_text(b, sizeof b, 2.17095e8), "217.1M");
+    cr_expect_str_eq(number_text(b, sizeof b, NAN), "-");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 3.9e-16, 0.97328), "0", "float noise");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 0.000692, 0.98), "0.00069");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 959.4, 131773), "960");
+    cr_expect_str_eq(half_width_text(b, sizeof b, 381255, 4.5e7), "0.38M", "the mean's scale");
+    double f;
+    cr_expect_str_eq(readable_unit("s", 0.5274, &f), "ms");
+    cr_expect_float_eq(f, 1e3, 0);
+    cr_expect_str_eq(readable_unit("s", 4.35, &f), "s");
+    cr_expect_str_eq(readable_unit("s", 5373 * 3, &f), "h");
+    cr_expect_str_eq(readable_unit("1", 0.5, &f), "");
+    cr_expect_str_eq(quantity_text(b, sizeof b, 0.5, "s"), "500 ms");
+    cr_expect_str_eq(duration_text(b, sizeof b, 7200), "2 h");
+    cr_expect_str_eq(duration_text(b, sizeof b, 90), "90 s");
+}
+
+/* Percentiles no longer snap to bucket midpoints: two pools of one scenario with
+ * different traffic give different p50s, and replications give an interval. */
+Test(answers, percentiles_differ_across_pools_and_replications, .timeout = 60)
+{
+    char *summary = run_and_read("scenarios/default.lua", "default",
+                                 "--set duration=40m --set warmup=5m");
+    summary_row a = scratch_summary_row(summary, "workload", "chat_dedicated", "ttft_p50_s");
+    summary_row b = scratch_summary_row(summary, "workload", "chat_shared", "ttft_p50_s");
+    cr_expect_neq(a.value, b.value);
+    cr_expect_gt(a.ci_high - a.ci_low, 0, "three replications differ in their p50");
+    free(summary);
+}
+
+/* ---- 4: the headline first ------------------------------------------------------------- */
+
+Test(answers, the_headline_leads_and_the_full_table_needs_all, .timeout = 60)
+{
+    char *file = procurement("head", 50, "");
+    char *summary = run_and_read(file, "head", "");
+    cr_expect(strstr(out, "\nworkload chat\n  time to first token    p50 ") != NULL, "%s", out);
+    summary_row slo = scratch_summary_row(summary, "workload", "chat", "slo_attainment");
+    char want[128];
+    snprintf(want, sizeof want, "  SLO                    within %.4g%% of requests: ttft < 1 s\n",
+             100 * slo.value);
+    cr_expect(strstr(out, want) != NULL, "%s in %s", want, out);
+    cr_expect(strstr(out, "pool gpus\n  GPUs                   held 64 gpus, at most 64 gpus") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "ttft_p99_s") == NULL, "no full table without --all");
+    cr_expect(strstr(out, "(every metric: --all, or ") != NULL, "%s", out);
+    free(summary);
+    summary = run_and_read(file, "head", "--all");
+    cr_expect(strstr(out, "workload  chat  ttft_p99_s ") != NULL, "%s", out);
+    const char *headline = strstr(out, "time to first token"), *table = strstr(out, "ttft_p99_s");
+    cr_expect(headline && table && headline < table, "the headline first");
+    free(summary);
+    free(file);
+}
+
+/* ---- 7: check prints every value ----------------------------------------------------- */
+
+Test(answers, check_prints_costs_slos_round_trips_autoscaler_noise_and_training)
+{
+    cr_assert_eq(cli_run(&out, &err, "check scenarios/default.lua"), 0, "%s", err);
+    const char *lines[] = {
+        "    cost              owned, 280000 USD per server over 4 years, 0 left at the end, "
+        "hosting 2500 USD a month (servers of 8 GPUs); power 0.08 USD per kWh, PUE 1.58; "
+        "egress none\n",
+        "    autoscaler        queue to 16, every 30 s, cooldown 180 s, scale-in delay 300 s\n",
+        "    noisy neighbours  calm exponential { mean = 1200 } s, contended exponential "
+        "{ mean = 300 } s, slowdown uniform { low = 1.2, high = 2 }, compute sensitivity 0.2\n",
+        "    cost              on_demand, 6.88 USD per GPU-hour, billed per second, minimum 60 s;"
+        " power none (in the price); egress 0 USD/GB from 0 GB a month, 0.09 USD/GB from 100 GB",
+        "    SLO               ttft 0.5 s, tpot 0.02 s, e2e none\n",
+        "    round trip        lognormal { median = 0.04, sigma = 0.472247638 } s (the "
+        "workload's own)\n",
+        "    autoscaler        none\n",
+        "  finetune: training on training, 8 GPUs from 0 s, 239 steps of ",
+        "    checkpoints       every 1800 s, 60 s to write, restart 0 s\n",
+        "6 replicas of tp 1 (chosen: the most tokens/s per GPU)",
+        "    batch up to 256 sequences and 8192 tokens (chunked prefill), cache in fp16, max "
+        "wait 60 s\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        cr_expect(strstr(out, lines[i]) != NULL, "no line %s in:\n%s", lines[i], out);
+    cr_assert_eq(cli_run(&out, &err, "check scenarios/default.lua --sweep "
+                         "pools.dedicated.count=4,8"), 0, "%s", err);
+    cr_expect(strstr(out, "sweep: 2 points over pools.dedicated.count\n  1: "
+                     "pools.dedicated.count=4\n  2: pools.dedicated.count=8\n") != NULL, "%s",
+              out);
+}
+
+/* ---- 9: a search in steps, for the largest value ------------------------------------- */
+
+/* The highest arrival rate an M/M/4 (10 services a second each) sustains with a mean
+ * wait within 0.056 s, on the even rates: Erlang C gives 0.0509 s at 30/s and 0.0614 s
+ * at 31/s (and 0.0745 s at 32/s), so the answer is 30. */
+Test(answers, a_search_finds_the_largest_value_in_steps, .timeout = 120)
+{
+    cr_expect_lt(queueing_mmc_wait_mean_s(4, 30, 10), 0.056);
+    cr_expect_gt(queueing_mmc_wait_mean_s(4, 31, 10), 0.056);
+    char *file = scratch_file(dir, "largest.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"largest\", duration = \"20h\", warmup = \"1h\",\n"
+        "  replications = 2, pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = \"100ms\" }, pool = \"q\" } },\n"
+        "  search = fs.search { key = \"workloads.mm.arrivals.rate\", find = \"largest\",\n"
+        "    target = \"queue_wait_mean_s <= 0.056\", low = 2, high = 60, step = 2 },\n"
+        "}\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/largest", file, dir), 0, "%s",
+                 err);
+    cr_expect(strstr(out, "\nworkloads.mm.arrivals.rate=30 is the largest value in [2, 60] in "
+                     "steps of 2 with mm queue_wait_mean_s <= 0.056\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "probe 6: workloads.mm.arrivals.rate=30:") != NULL,
+              "2 ends and 4 bisections of the 30 steps: %s", out);
+    cr_expect(strstr(out, "=31:") == NULL && strstr(out, "=29:") == NULL, "only even rates");
+    char *odd = scratch_file(dir, "odd.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"odd\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = \"100ms\" }, pool = \"q\" } },\n"
+        "  search = fs.search { key = \"pools.q.count\", target = \"queue_wait_mean_s <= 1\",\n"
+        "    low = 8, high = 60, step = 8 },\n"
+        "}\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", odd), 2);
+    cr_expect(strstr(err, "search.high: 60 is not low (8) plus a multiple of step (8): say 56")
+              != NULL, "%s", err);
+    free(odd);
+    free(file);
+}
+
+/* ---- 10: zipped sweeps ---------------------------------------------------------------- */
+
+Test(answers, zipped_keys_move_together_and_cross_the_others, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"zip\", duration = \"1h\",\n"
+        "  pools = { a = fs.dedicated { count = 1 }, b = fs.dedicated { count = 1 } },\n"
+        "  workloads = {\n"
+        "    x = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "      service = fs.exponential { mean = 1 }, pool = \"a\" },\n"
+        "    y = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "      service = fs.exponential { mean = 1 }, pool = \"b\" } },\n"
+        "  sweep = { zip = { [\"pools.a.count\"] = { 1, 2, 4 }, [\"pools.b.count\"] = %s },\n"
+        "            [\"workloads.x.arrivals.rate\"] = { 0.5, 0.8 } },\n"
+        "}\n";
+    char body[2048];
+    snprintf(body, sizeof body, text, "{ 2, 4, 8 }");
+    char *file = scratch_file(dir, "zip.lua", body);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/zip", file, dir), 0, "%s", err);
+    cr_expect(strstr(out, "point 6: pools.a.count=4, pools.b.count=8, "
+                     "workloads.x.arrivals.rate=0.8:") != NULL, "%s", out);
+    cr_expect(strstr(out, "point 7") == NULL, "3 zipped x 2 crossed: 6 points");
+    const unsigned a[] = { 1, 1, 2, 2, 4, 4 }, b[] = { 2, 2, 4, 4, 8, 8 };
+    for (int p = 0; p < 6; p++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/zip/points/%d/summary.csv", dir, p + 1);
+        char *summary = scratch_read(path);
+        cr_assert_not_null(summary, "%s", path);
+        cr_expect_eq(scratch_summary_row(summary, "pool", "a", "servers").value, a[p]);
+        cr_expect_eq(scratch_summary_row(summary, "pool", "b", "servers").value, b[p]);
+        free(summary);
+    }
+    free(file);
+    snprintf(body, sizeof body, text, "{ 2, 4 }");
+    file = scratch_file(dir, "short.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "short.lua:2: sweep.zip: its lists move together and must be as long: "
+                     "pools.a.count has 3 values, pools.b.count 2") != NULL, "%s", err);
+    free(file);
+}
+
+/* ---- 11: a cost horizon --------------------------------------------------------------- */
+
+/* Two owned GPUs ($30,000 each over 4 years, no residual, $100 hosting a month, power
+ * free): $1,250 a month of depreciation and $200 of hosting: $52,200 over 3 years, and
+ * over 5 years $60,000 paid off plus $12,000 hosting.  A rented pool: its measured rate. */
+Test(answers, a_horizon_projects_the_costs_and_stops_depreciation_when_paid, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"hz\", duration = \"10h\", horizon = \"%s\",\n"
+        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.owned {\n"
+        "      purchase_usd = 30000, years = 4, hosting_usd_per_month = 100, usd_per_kwh = 0 } },\n"
+        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 4, min = 4, max = 4,\n"
+        "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
+        "  workloads = { a = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"bought\" },\n"
+        "    b = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"rented\" } },\n"
+        "}\n";
+    char body[2048];
+    snprintf(body, sizeof body, text, "3y");
+    char *file = scratch_file(dir, "hz.lua", body);
+    char *summary = run_and_read(file, "hz3", "");
+    summary_row owned = scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd");
+    summary_row rented = scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd");
+    summary_row rented_run = scratch_summary_row(summary, "pool", "rented", "cost_usd");
+    summary_row total = scratch_summary_row(summary, "run", "hz", "cost_horizon_usd");
+    cr_expect_float_eq(owned.value, 52200, 1e-6);
+    cr_expect_float_eq(rented.value, rented_run.value * 3 * 8760 / 10, 1e-6 * rented.value);
+    cr_expect_float_eq(total.value, owned.value + rented.value, 1e-6);
+    cr_expect_eq(scratch_summary_row(summary, "run", "hz", "horizon_months").value, 36);
+    cr_expect(strstr(out, "projected over the horizon ") != NULL, "%s", out);
+    free(summary);
+    free(file);
+    snprintf(body, sizeof body, text, "5y");
+    file = scratch_file(dir, "hz5.lua", body);
+    summary = run_and_read(file, "hz5", "");
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd").value,
+                       72000, 1e-6);
+    free(summary);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "  horizon       157680000 s (costs projected to it)\n") != NULL, "%s",
+              out);
+    free(file);
+}
+
+/* ---- 14: common random numbers across compared pools ----------------------------------- */
+
+Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "local function chat(pool, streams)\n"
+        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = streams,\n"
+        "    arrivals = fs.poisson { rate = 5 }, max_wait = \"60s\",\n"
+        "    prompt = fs.lognormal { median = 500, sigma = 1 }, output = 100 }\n"
+        "end\n"
+        "local function jobs(pool, streams)\n"
+        "  return fs.job_stream { pool = pool, streams = streams, arrivals = fs.poisson { rate = \"4/h\" },\n"
+        "    gpus = fs.empirical { values = { 1, 2 } }, duration = fs.exponential { mean = \"20m\" } }\n"
+        "end\n"
+        "return fs.scenario { name = \"crn\", duration = \"2h\",\n"
+        "  pools = { a = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            b = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            c = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            ta = fs.dedicated { gpu = \"H100-SXM\", count = 4 },\n"
+        "            tb = fs.dedicated { gpu = \"H100-SXM\", count = 4 } },\n"
+        "  workloads = { x = chat(\"a\", \"chat\"), y = chat(\"b\", \"chat\"), z = chat(\"c\"),\n"
+        "                jx = jobs(\"ta\", \"jobs\"), jy = jobs(\"tb\", \"jobs\") },\n"
+        "}\n";
+    char *file = scratch_file(dir, "crn.lua", text);
+    char *summary = run_and_read(file, "crn", "");
+    const char *metrics[] = { "requests_arrived", "prompt_tokens", "ttft_p99_s" };
+    for (size_t i = 0; i < 3; i++) {
+        double x = scratch_summary_row(summary, "workload", "x", metrics[i]).value;
+        double y = scratch_summary_row(summary, "workload", "y", metrics[i]).value;
+        double z = scratch_summary_row(summary, "workload", "z", metrics[i]).value;
+        cr_expect_eq(x, y, "%s: the same streams on the same pools, the same figure", metrics[i]);
+        cr_expect_neq(x, z, "%s: z draws its own", metrics[i]);
+    }
+    cr_expect_eq(scratch_summary_row(summary, "workload", "jx", "jobs_arrived").value,
+                 scratch_summary_row(summary, "workload", "jy", "jobs_arrived").value);
+    free(summary);
+    free(file);
+}
+
+/* ---- 6 (part): report.html in a reader's order --------------------------------------- */
+
+Test(answers, the_report_leads_with_the_scenario_and_the_headline, .timeout = 60)
+{
+    char path[512];
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/default.lua -q -o %s/rep --set duration=30m "
+                         "--set warmup=5m --replications 2", dir), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/rep/report.html", dir);
+    char *page = scratch_read(path);
+    cr_assert_not_null(page);
+    const char *scenario = strstr(page, "<h2>Scenario</h2>");
+    const char *headline = strstr(page, "<h2>Headline</h2>");
+    const char *summary = strstr(page, "<h2>Summary</h2>");
+    cr_expect(scenario && headline && summary && scenario < headline && headline < summary,
+              "the settings, then the answer, then every number");
+    cr_expect(strstr(page, "6 replicas of tp 1 (chosen: the most tokens/s per GPU)") != NULL);
+    cr_expect(strstr(page, "workload chat_dedicated\n  time to first token    p50 ") != NULL);
+    const char *charts = strstr(page, "<h2>Charts</h2>");
+    cr_expect(!charts || (headline < charts && charts < summary), "the charts before the table");
+    free(page);
 }

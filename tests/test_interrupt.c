@@ -47,8 +47,9 @@ static int interrupted_run(const char *args, const char *signal_name, double del
     return scratch_run(command, &out, &err);
 }
 
-/* Every file in DIR/out is a whole CSV (a header, then rows of as many fields, each
- * ending with a newline), and no temporary file is left; returns how many files. */
+/* Every file in DIR/out ends with a newline, every CSV is whole (a header, then rows of
+ * as many fields), and no temporary file is left; returns how many CSVs (the text
+ * files beside them, scenario.txt and headline.txt for the report, are not counted). */
 static int check_files_complete(void)
 {
     char path[1024];
@@ -67,6 +68,11 @@ static int check_files_complete(void)
         cr_assert(text, "%s unreadable", path);
         size_t n = strlen(text);
         cr_expect(n > 0 && text[n - 1] == '\n', "%s does not end with a newline", path);
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".csv")) {
+            free(text);
+            continue;
+        }
         int header = -1, line = 0;
         for (char *row = text; *row; line++) {
             char *end = strchr(row, '\n');

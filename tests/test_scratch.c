@@ -1,8 +1,11 @@
 /* The test helpers themselves: a child's stderr as the tests judge it holds fleetsim's
  * lines only, whatever a sanitizer runtime printed around them. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/scratch.h"
 
@@ -45,12 +48,28 @@ Test(scratch, the_programs_own_lines_stay)
 Test(scratch, scratch_run_hands_back_the_programs_lines)
 {
     char *out, *err;
-    /* its noise goes to the suite's log: it says what it is */
+    /* its noise goes to this process's stderr (the suite's log, where a sanitizer report
+     * is found): caught here in a file, to check it and keep it out of make test */
+    char *dir = scratch_dir(), path[512];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, STDERR_FILENO);
     int status = scratch_run("{ printf '==42==a sanitizer line made by test_scratch.c\\n"
                              "fleetsim: message\\n' >&2; exit 3; }", &out, &err);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fd);
+    char *noise = scratch_read(path);
     cr_expect_eq(status, 3);
     cr_expect_str_eq(err, "fleetsim: message\n");
     cr_expect_str_eq(out, "");
+    cr_expect(noise && strstr(noise, "==42==a sanitizer line made by test_scratch.c\n"),
+              "the sanitizer's line reached the log: %s", noise ? noise : "(no file)");
+    free(noise);
+    scratch_remove_dir(dir);
     free(out);
     free(err);
 }

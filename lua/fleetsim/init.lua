@@ -82,4 +82,16 @@ fs.seconds = strict(units.duration)
 fs.bytes = strict(units.size)
 fs.per_second = strict(units.rate)
 
+-- A name fs does not have is a mistake, not a nil to call: fs.dedicted { ... } says
+-- "fs.dedicted is not a fleetsim constructor (did you mean fs.dedicated?)".
+local names = {}
+for name in pairs(fs) do names[#names + 1] = "fs." .. name end
+table.sort(names)
+setmetatable(fs, { __index = function(_, key)
+  local wanted = "fs." .. tostring(key)
+  local hint = C.closest(wanted, names)
+  error(wanted .. " is not a fleetsim constructor"
+        .. (hint and " (did you mean " .. hint .. "?)" or ""), 2)
+end })
+
 return fs

@@ -11,10 +11,11 @@
 -- contention, a published comparison of MPS and MIG on arXiv) and without (0: perfect
 -- isolation).
 --
--- The verdict: the claim holds when the shared pool's p99 time per token is at least
--- 15% above the dedicated one's (spikes) and the contending slices' mean time per token
--- is above the isolated slices' (contention); qualified when one of the two shows.
--- Part 2 measures the assumed interference, not a fact: the figure says so.
+-- The verdict judges only what is simulated: the noisy-neighbour half, whose spikes come
+-- out of queueing and batching under a random slowdown.  The MIG half's slowdown is the
+-- assumed bandwidth_interference put in, so it is reported, labelled as an assumption,
+-- and not judged: the claim is at best qualified (the shared pool's p99 time per token
+-- at least 15% above the dedicated one's), refuted otherwise.
 local fs = require "fleetsim"
 
 fs.models["llama-3.2-1b"] = {   -- Meta's model card: 1.24B parameters
@@ -65,11 +66,10 @@ return fs.scenario {
       local spike = w.shared.tpot_p99_s / w.dedicated.tpot_p99_s
       local contention = w.mig_contended.tpot_mean_s / w.mig_isolated.tpot_mean_s
       local figure = string.format("p99 time per token %.1f ms shared against %.1f ms dedicated "
-        .. "(+%.0f%%); MIG slices %.0f%% slower per token with the assumed bandwidth "
-        .. "interference", 1e3 * w.shared.tpot_p99_s, 1e3 * w.dedicated.tpot_p99_s,
-        100 * (spike - 1), 100 * (contention - 1))
-      local n = (spike >= 1.15 and 1 or 0) + (contention > 1.01 and 1 or 0)
-      return n == 2 and "holds" or n == 1 and "qualified" or "refuted", figure
+        .. "(+%.0f%%); MIG not judged: its slices' %.0f%% slower tokens echo the assumed "
+        .. "bandwidth_interference of 0.15, an input", 1e3 * w.shared.tpot_p99_s,
+        1e3 * w.dedicated.tpot_p99_s, 100 * (spike - 1), 100 * (contention - 1))
+      return spike >= 1.15 and "qualified" or "refuted", figure
     end,
   },
 }

@@ -1,0 +1,206 @@
+/* The values `fleetsim check` prints beyond a pool's or workload's first line (issue 18,
+ * 7): every value the run will use, "none" where an optional one is unset. */
+#include "output/scenario_details.h"
+
+#include <math.h>
+
+#include "output/scenario_text.h"
+
+/* "    key  value", for the indented lines under a pool or a workload. */
+static void key(FILE *out, const char *name)
+{
+    fprintf(out, "    %-18s", name);
+}
+
+static void seconds_or_none(FILE *out, double s)
+{
+    if (s > 0)
+        fprintf(out, "%.10g s", s);
+    else
+        fprintf(out, "none");
+}
+
+static void cost_text(FILE *out, const cost_spec *c)
+{
+    fprintf(out, "%s", cost_kind_name(c->kind));
+    switch (c->kind) {
+    case COST_ON_DEMAND:
+    case COST_SPOT:
+        fprintf(out, ", %.10g USD per GPU-hour, billed %s, minimum ", c->usd_per_hour,
+                c->per_hour ? "per started hour" : "per second");
+        seconds_or_none(out, c->minimum_s);
+        break;
+    case COST_RESERVED:
+        fprintf(out, ", %u GPUs at %.10g USD per GPU-hour for %.10g s, beyond them %.10g USD per "
+                "GPU-hour", c->reserved_gpus, c->usd_per_hour, c->term_s, c->above_usd_per_hour);
+        break;
+    case COST_MONTHLY:
+        if (c->gpus_per_server)
+            fprintf(out, ", %.10g USD per server of %u GPUs a month", c->usd_per_server_month,
+                    c->gpus_per_server);
+        else
+            fprintf(out, ", %.10g USD per GPU a month", c->usd_per_gpu_month);
+        break;
+    case COST_OWNED:
+        fprintf(out, ", %.10g USD per %s over %.10g years, %.10g left at the end, hosting "
+                "%.10g USD a month", c->purchase_usd, c->gpus_per_server ? "server" : "GPU",
+                c->years, c->residual, c->hosting_usd_per_month);
+        if (c->gpus_per_server)
+            fprintf(out, " (servers of %u GPUs)", c->gpus_per_server);
+        break;
+    case COST_NONE:
+        break;
+    }
+    if (c->pays_power)
+        fprintf(out, "; power %.10g USD per kWh, PUE %.10g", c->usd_per_kwh, c->pue);
+    else
+        fprintf(out, "; power none (in the price)");
+    fprintf(out, "; egress ");
+    if (!c->negress)
+        fprintf(out, "none");
+    for (size_t i = 0; i < c->negress; i++)
+        fprintf(out, "%s%.10g USD/GB from %.10g GB a month", i ? ", " : "",
+                c->egress[i].usd_per_gb, c->egress[i].from_gb);
+}
+
+static const char *metric_name(autoscale_metric m)
+{
+    return m == AUTOSCALE_UTILIZATION ? "utilization" : m == AUTOSCALE_QUEUE ? "queue"
+                                                                            : "kv_cache";
+}
+
+void output_pool_details(FILE *out, const pool_spec *p)
+{
+    key(out, "round trip");
+    output_dist_text(out, &p->site.rtt_s);
+    fprintf(out, " s");
+    if (p->site.spike_probability > 0) {
+        fprintf(out, ", spikes with probability %.10g of ", p->site.spike_probability);
+        output_dist_text(out, &p->site.spike_s);
+        fprintf(out, " s");
+    } else {
+        fprintf(out, ", spikes none");
+    }
+    fputc('\n', out);
+    if (p->capacity.kind != POOL_DEDICATED) {
+        key(out, "autoscaler");
+        const autoscaler_spec *a = &p->autoscaler;
+        if (!a->enabled)
+            fprintf(out, "none");
+        else if (a->custom)
+            fprintf(out, "a scenario function, every %.10g s", a->interval_s);
+        else
+            fprintf(out, "%s to %.10g, every %.10g s, cooldown %.10g s, scale-in delay %.10g s",
+                    metric_name(a->metric), a->target, a->interval_s, a->cooldown_s,
+                    a->scale_in_delay_s);
+        fputc('\n', out);
+    }
+    key(out, "noisy neighbours");
+    if (p->has_noisy) {
+        fprintf(out, "calm ");
+        output_dist_text(out, &p->noisy.calm_s);
+        fprintf(out, " s, contended ");
+        output_dist_text(out, &p->noisy.contended_s);
+        fprintf(out, " s, slowdown ");
+        output_dist_text(out, &p->noisy.slowdown);
+        fprintf(out, ", compute sensitivity %.10g", p->noisy.compute_sensitivity);
+    } else {
+        fprintf(out, "none");
+    }
+    fputc('\n', out);
+    key(out, "failures");
+    if (p->capacity.mtbf_s > 0) {
+        fprintf(out, "MTBF %.10g s per GPU, repair ", p->capacity.mtbf_s);
+        output_dist_text(out, &p->repair_s);
+        fprintf(out, " s");
+    } else {
+        fprintf(out, "none");
+    }
+    fputc('\n', out);
+    key(out, "cost");
+    if (p->has_cost)
+        cost_text(out, &p->cost);
+    else
+        fprintf(out, "none");
+    fputc('\n', out);
+    if (p->profile_path) {
+        key(out, "profile");
+        fprintf(out, "%s\n", p->profile_path);
+    }
+}
+
+void output_inference_details(FILE *out, const inference_spec *w)
+{
+    key(out, "SLO");
+    const struct { const char *name; double s; } limits[] = {
+        { "ttft", w->slo_ttft_s }, { "tpot", w->slo_tpot_s }, { "e2e", w->slo_e2e_s },
+    };
+    for (size_t k = 0; k < 3; k++) {
+        fprintf(out, "%s%s ", k ? ", " : "", limits[k].name);
+        seconds_or_none(out, limits[k].s);
+    }
+    fputc('\n', out);
+    key(out, "round trip");
+    if (w->has_rtt) {
+        output_dist_text(out, &w->rtt_s);
+        fprintf(out, " s (the workload's own)\n");
+    } else {
+        fprintf(out, "the pool's site\n");
+    }
+    key(out, "when full");
+    fprintf(out, "%s, response %.10g bytes per token\n",
+            w->kv_policy == KV_PREEMPT ? "preempt" : "queue", w->response_bytes_per_token);
+    if (!w->has_overflow) {
+        key(out, "overflow");
+        fprintf(out, "none\n");
+    }
+}
+
+/* "    checkpoints       every 1800 s, 60 s to write, restart 0 s", no newline. */
+static void checkpoints(FILE *out, const checkpoint_spec *c, double restart_s)
+{
+    key(out, "checkpoints");
+    if (c->every_s > 0)
+        fprintf(out, "every %.10g s, %.10g s to write", c->every_s, c->write_s);
+    else
+        fprintf(out, "none");
+    fprintf(out, ", restart %.10g s", restart_s);
+}
+
+void output_training_details(FILE *out, const scenario *sc)
+{
+    for (size_t i = 0; i < sc->ntrainings; i++) {
+        const training_spec *t = &sc->trainings[i];
+        fprintf(out, "  %s: training on %s, %u GPUs from %.10g s, %.10g steps of %.10g s",
+                t->name, sc->pools[t->pool].name, t->gpus, t->at_s, t->steps, t->step_s);
+        if (t->tokens_per_step > 0)
+            fprintf(out, " (%.10g tokens each)", t->tokens_per_step);
+        if (!isnan(t->mfu))
+            fprintf(out, ", MFU %.4g", t->mfu);
+        fprintf(out, ", priority %d\n", t->priority);
+        checkpoints(out, &t->checkpoint, t->restart_s);
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < sc->njob_streams; i++) {
+        const job_stream_spec *j = &sc->job_streams[i];
+        fprintf(out, "  %s: job stream on %s (scheduler %s), ", j->name, sc->pools[j->pool].name,
+                scheduler_policy_name(sc->pools[j->pool].scheduler.policy));
+        if (j->has_trace) {
+            fprintf(out, "%zu jobs from a trace\n", j->trace.n);
+        } else {
+            fprintf(out, "arrivals every ");
+            output_dist_text(out, &j->interarrival_s);
+            fprintf(out, " s, GPUs ");
+            output_dist_text(out, &j->gpus);
+            fprintf(out, ", work ");
+            output_dist_text(out, &j->duration_s);
+            fprintf(out, " s, ");
+            if (j->count)
+                fprintf(out, "%llu jobs\n", (unsigned long long)j->count);
+            else
+                fprintf(out, "until the run's end\n");
+        }
+        checkpoints(out, &j->checkpoint, j->restart_s);
+        fprintf(out, ", priority %d\n", j->priority);
+    }
+}
