@@ -13,7 +13,7 @@
 
 const char cli_estimate_usage[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
-    "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
+    "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
     "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--profile FILE] [--csv]\n"
@@ -86,7 +86,7 @@ int cli_estimate(int argc, char **argv)
         case O_PREC:
             if (precision_parse(optarg, &req.prec) != 0) {
                 fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
-                        "fp16, bf16, fp8, int8, int4)\n", optarg);
+                        "fp16, bf16, fp8, int8, int4, fp4)\n", optarg);
                 bad = -1;
             }
             break;

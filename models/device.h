@@ -6,10 +6,12 @@
 #include <stdbool.h>
 
 typedef enum precision {
-    PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP8, PREC_INT8, PREC_INT4, PREC_COUNT
+    PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP8, PREC_INT8, PREC_INT4,
+    PREC_FP4, /* NVFP4 / MXFP4: 4-bit floats with block scales; last, so older indices hold */
+    PREC_COUNT
 } precision;
 
-/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4". */
+/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4". */
 const char *precision_name(precision p);
 /* 0 and *out set, or -1 for an unknown name. */
 int precision_parse(const char *name, precision *out);
@@ -20,7 +22,8 @@ precision precision_cache(precision weights);
 /* A cache precision by name: "fp32", "fp16", "bf16" or "fp8"; 0, or -1 for another. */
 int precision_parse_cache(const char *name, precision *out);
 
-/* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5. */
+/* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5, 0.5 (fp4's block scales not counted: one byte per
+ * 16 values for NVFP4, 32 for MXFP4, under 7%). */
 double precision_bytes(precision p);
 
 typedef struct device_spec {
@@ -38,7 +41,7 @@ typedef struct device_spec {
 } device_spec;
 
 /* The FLOP/s the device reaches in precision p at peak: its own figure, or, when it
- * lacks p, the next wider precision it has (int4 -> int8 -> fp16 -> fp32, fp8 -> fp16,
+ * lacks p, the next wider precision it has (int4 -> int8 -> fp16 -> fp32, fp4 -> fp8 -> fp16,
  * bf16 <-> fp16, tf32 -> fp32).  Sets *used to the precision that computes. */
 double device_peak_flops(const device_spec *d, precision p, precision *used);
 

@@ -153,7 +153,9 @@ typedef struct step {
 
 static bool weights_only(const device_spec *d, precision w)
 {
-    return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0));
+    /* fp4 without an fp4 peak: dequantised to 16-bit, as Marlin-style kernels run it */
+    return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0))
+           || (w == PREC_FP4 && !(d->peak_flops[PREC_FP4] > 0));
 }
 
 static void step_init(step *s, const perf_setup *setup)
