@@ -13,9 +13,12 @@
 #include "lua/sandbox.h"
 
 static const char *const DEVICE_KEYS[] = {
-    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "pcie_gen", "idle_w", "tdp_w",
-    "usd_per_hour", "price_date", "price_source", "cores", NULL,
+    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "scale_up", "network", "pcie_gen",
+    "idle_w", "tdp_w", "usd_per_hour", "price_date", "price_source", "purchase_usd",
+    "purchase_date", "purchase_source", "cores", NULL,
 };
+static const char *const SCALE_UP_KEYS[] = { "devices", "gbs", NULL };
+static const char *const NETWORK_KEYS[] = { "gbit_per_s", "latency", NULL };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
     "alibi", "experts", "experts_active", "params", "params_active", "context", NULL,
@@ -64,9 +67,57 @@ static char **sorted_keys(lua_State *L, int index, size_t *n)
     return keys;
 }
 
+/* scale_up = { devices = 72, gbs = 1800 }: the scale-up domain and its link (GB/s a device,
+ * both directions, as datasheets quote NVLink; nvlink_gbs is its older spelling). */
+static int read_scale_up(load_context *c, const fields_object *o, double nvlink_gbs,
+                         device_spec *d)
+{
+    fields_object s;
+    int found = fields_object_open_field(c, o, "scale_up", NULL,
+                                         "a table such as { devices = 8, gbs = 900 }", &s);
+    if (found <= 0) {
+        d->nvlink_bytes_per_s = nvlink_gbs * 1e9;
+        return found;
+    }
+    int64_t devices;
+    double gbs;
+    int status = fields_object_check_keys(c, &s, SCALE_UP_KEYS)
+                 || fields_read_integer(c, &s, "devices", true, 0, 1, 100000, &devices)
+                 || fields_read_number(c, &s, "gbs", false, nvlink_gbs, 0, 1e6, true, &gbs);
+    if (status == 0 && nvlink_gbs > 0 && gbs != nvlink_gbs)
+        status = fields_fail(c, s.where, s.path, "gbs (%g) and nvlink_gbs (%g) disagree: give "
+                             "the link once, as scale_up.gbs", gbs, nvlink_gbs);
+    if (status == 0 && devices > 1 && !(gbs > 0))
+        status = fields_fail(c, s.where, s.path, "a domain of %lld devices needs its link: gbs "
+                             "(GB/s a device, both directions)", (long long)devices);
+    lua_settop(c->L, s.index - 1);
+    d->scale_up_devices = (unsigned)devices;
+    d->nvlink_bytes_per_s = gbs * 1e9;
+    return status ? -1 : 0;
+}
+
+/* network = { gbit_per_s = 400, latency = "10us" }: the scale-out NIC a device has. */
+static int read_network(load_context *c, const fields_object *o, device_spec *d)
+{
+    fields_object s;
+    int found = fields_object_open_field(c, o, "network", NULL,
+                                         "a table such as { gbit_per_s = 400, latency = \"10us\" }",
+                                         &s);
+    if (found <= 0)
+        return found;
+    double gbit;
+    int status = fields_object_check_keys(c, &s, NETWORK_KEYS)
+                 || fields_read_number(c, &s, "gbit_per_s", true, 0, 0, 1e6, false, &gbit)
+                 || fields_read_duration(c, &s, "latency", false, 0, 0, 1, true,
+                                         &d->network_latency_s);
+    lua_settop(c->L, s.index - 1);
+    d->network_bytes_per_s = gbit * 1e9 / 8;
+    return status ? -1 : 0;
+}
+
 static int convert_device(load_context *c, const fields_object *o, const char *name, device_spec *d)
 {
-    char *kind = NULL;
+    char *kind = NULL, *purchase_date = NULL, *purchase_source = NULL;
     double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth = 0;
     int status = fields_object_check_keys(c, o, DEVICE_KEYS)
                  || fields_read_string(c, o, "kind", true, &kind)
@@ -80,7 +131,14 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
                                        &d->usd_per_hour)
                  || fields_read_string(c, o, "price_date", false, &d->price_date)
                  || fields_read_string(c, o, "price_source", false, &d->price_source)
-                 || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
+                 || fields_read_number(c, o, "purchase_usd", false, NAN, 0, 1e9, true,
+                                       &d->purchase_usd)
+                 || fields_read_string(c, o, "purchase_date", false, &purchase_date)
+                 || fields_read_string(c, o, "purchase_source", false, &purchase_source)
+                 || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores)
+                 || read_scale_up(c, o, nvlink, d) || read_network(c, o, d);
+    free(purchase_date); /* checked, kept for the catalog's reader only */
+    free(purchase_source);
     if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
         status = fields_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"",
                              kind);
@@ -88,7 +146,6 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
         status = fields_fail(c, o->where, o->path, "out of memory");
     d->is_cpu = kind && !strcmp(kind, "cpu");
     d->bandwidth_bytes_per_s = bandwidth * 1e9;
-    d->nvlink_bytes_per_s = nvlink * 1e9;
     d->pcie_bytes_per_s = 16e9 * pow(2, pcie_gen - 3); /* x16: ~16 GB/s at gen 3, doubling */
     d->cores = (unsigned)cores;
     free(kind);

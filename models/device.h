@@ -32,10 +32,17 @@ typedef struct device_spec {
     double peak_flops[PREC_COUNT];  /* dense FLOP/s (OP/s for integers); 0 = not supported */
     double memory_bytes;
     double bandwidth_bytes_per_s;   /* memory */
-    double nvlink_bytes_per_s;      /* datasheet total, both directions; 0 = none */
+    double nvlink_bytes_per_s;      /* the scale-up link (NVLink, Infinity Fabric, Gaudi's
+                                     * RoCE mesh): datasheet total, both directions; 0 = none */
+    unsigned scale_up_devices;      /* devices that link (NVLink domain): 8 on an HGX board,
+                                     * 72 in an NVL72 rack, 2 for bridged pairs, 1 for none;
+                                     * 0 = not stated (the family's node) */
+    double network_bytes_per_s;     /* scale-out NIC per device, one direction; 0 = not stated */
+    double network_latency_s;       /* a collective step's alpha over it; 0 = not stated */
     double pcie_bytes_per_s;        /* host link, one direction, x16 */
     double idle_w, tdp_w;
     double usd_per_hour;            /* NaN when the catalog has no price */
+    double purchase_usd;            /* typical price of one device bought; NaN when unknown */
     char *price_date, *price_source;
     unsigned cores;                 /* CPUs */
 } device_spec;
