@@ -302,6 +302,85 @@ int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *e
     return job.status;
 }
 
+/* __newindex of fs.devices and fs.models in a model file's state: tags a new entry with
+ * the file:line of its assignment (as a constructor tags its table), so that the checks
+ * after the file ran can say where the entry was written. */
+static int record_entry(lua_State *L)
+{
+    lua_settop(L, 3);
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+        if (lua_istable(L, -1)) {
+            lua_pushvalue(L, 3);
+            lua_createtable(L, 0, 2);
+            lua_pushvalue(L, lua_upvalueindex(1));
+            lua_setfield(L, -2, "kind");
+            luaL_where(L, 1); /* the file's line that assigned the entry */
+            lua_setfield(L, -2, "where");
+            lua_rawset(L, -3);
+        }
+        lua_pop(L, 1);
+    }
+    lua_rawset(L, 1);
+    return 0;
+}
+
+/* Sets fs.devices's and fs.models's metatables to record_entry; raises on a Lua error. */
+static int watch_sections(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    lua_getfield(L, -1, "fleetsim");
+    const char *sections[2][2] = { { "devices", "device" }, { "models", "model" } };
+    for (int k = 0; k < 2; k++) {
+        lua_getfield(L, -1, sections[k][0]);
+        if (lua_istable(L, -1) && !lua_getmetatable(L, -1)) {
+            lua_createtable(L, 0, 1);
+            lua_pushstring(L, sections[k][1]);
+            lua_pushcclosure(L, record_entry, 1);
+            lua_setfield(L, -2, "__newindex");
+            lua_setmetatable(L, -2);
+        } else if (lua_istable(L, -1)) {
+            lua_pop(L, 1); /* a metatable already there: left alone, entries untagged */
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return 0;
+}
+
+int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    sandbox *sb = sandbox_create(false);
+    if (!sb) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    lua_State *L = sandbox_state(sb);
+    int status = luaL_dostring(L, "require 'fleetsim'");
+    if (status == LUA_OK) {
+        lua_pushcfunction(L, watch_sections);
+        status = lua_pcall(L, 0, 0, 0);
+    }
+    if (status == LUA_OK) {
+        status = sandbox_load_file(sb, path);
+        if (status == LUA_OK)
+            status = lua_pcall(L, 0, 0, 0);
+    }
+    if (status != LUA_OK) {
+        const char *why = lua_tostring(L, -1);
+        if (status == LUA_ERRMEM && sandbox_memory_exhausted(sb))
+            snprintf(err, err_size, "%s: the file used more than the sandbox's memory", path);
+        else
+            snprintf(err, err_size, "%s", why ? why : "(an error that is not a string)");
+        sandbox_free(sb);
+        return -1;
+    }
+    status = catalog_load_from(L, path, out, err, err_size);
+    sandbox_free(sb);
+    return status;
+}
+
 int catalog_load(catalog *out, char *err, size_t err_size)
 {
     sandbox *sb = sandbox_create(false);
