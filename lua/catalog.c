@@ -348,7 +348,8 @@ static int watch_sections(lua_State *L)
     return 0;
 }
 
-int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size)
+/* The catalogs in a fresh sandbox, after the file at path (NULL: none) ran there. */
+static int load_in_sandbox(const char *path, catalog *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     sandbox *sb = sandbox_create(false);
@@ -358,19 +359,19 @@ int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size
     }
     lua_State *L = sandbox_state(sb);
     int status = luaL_dostring(L, "require 'fleetsim'");
-    if (status == LUA_OK) {
+    if (status == LUA_OK && path) {
         lua_pushcfunction(L, watch_sections);
         status = lua_pcall(L, 0, 0, 0);
-    }
-    if (status == LUA_OK) {
-        status = sandbox_load_file(sb, path);
+        if (status == LUA_OK)
+            status = sandbox_load_file(sb, path);
         if (status == LUA_OK)
             status = lua_pcall(L, 0, 0, 0);
     }
     if (status != LUA_OK) {
         const char *why = lua_tostring(L, -1);
         if (status == LUA_ERRMEM && sandbox_memory_exhausted(sb))
-            snprintf(err, err_size, "%s: the file used more than the sandbox's memory", path);
+            snprintf(err, err_size, "%s: the file used more than the sandbox's memory",
+                     path ? path : "the catalog");
         else
             snprintf(err, err_size, "%s", why ? why : "(an error that is not a string)");
         sandbox_free(sb);
@@ -381,22 +382,13 @@ int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size
     return status;
 }
 
+int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size)
+{
+    return load_in_sandbox(path, out, err, err_size);
+}
+
 int catalog_load(catalog *out, char *err, size_t err_size)
 {
-    sandbox *sb = sandbox_create(false);
-    if (!sb) {
-        snprintf(err, err_size, "out of memory");
-        return -1;
-    }
-    lua_State *L = sandbox_state(sb);
-    int status = luaL_dostring(L, "require 'fleetsim'");
-    if (status != LUA_OK) {
-        snprintf(err, err_size, "%s", lua_tostring(L, -1));
-        sandbox_free(sb);
-        return -1;
-    }
-    status = catalog_load_from(L, NULL, out, err, err_size);
-    sandbox_free(sb);
-    return status;
+    return load_in_sandbox(NULL, out, err, err_size);
 }
 
