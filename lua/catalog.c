@@ -13,9 +13,12 @@
 #include "lua/sandbox.h"
 
 static const char *const DEVICE_KEYS[] = {
-    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "pcie_gen", "idle_w", "tdp_w",
-    "usd_per_hour", "price_date", "price_source", "cores", NULL,
+    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "scale_up", "network", "pcie_gen",
+    "idle_w", "tdp_w", "usd_per_hour", "price_date", "price_source", "purchase_usd",
+    "purchase_date", "purchase_source", "cores", NULL,
 };
+static const char *const SCALE_UP_KEYS[] = { "devices", "gbs", NULL };
+static const char *const NETWORK_KEYS[] = { "gbit_per_s", "latency", NULL };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
     "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
@@ -66,9 +69,57 @@ static char **sorted_keys(lua_State *L, int index, size_t *n)
     return keys;
 }
 
+/* scale_up = { devices = 72, gbs = 1800 }: the scale-up domain and its link (GB/s a device,
+ * both directions, as datasheets quote NVLink; nvlink_gbs is its older spelling). */
+static int read_scale_up(load_context *c, const fields_object *o, double nvlink_gbs,
+                         device_spec *d)
+{
+    fields_object s;
+    int found = fields_object_open_field(c, o, "scale_up", NULL,
+                                         "a table such as { devices = 8, gbs = 900 }", &s);
+    if (found <= 0) {
+        d->nvlink_bytes_per_s = nvlink_gbs * 1e9;
+        return found;
+    }
+    int64_t devices;
+    double gbs;
+    int status = fields_object_check_keys(c, &s, SCALE_UP_KEYS)
+                 || fields_read_integer(c, &s, "devices", true, 0, 1, 100000, &devices)
+                 || fields_read_number(c, &s, "gbs", false, nvlink_gbs, 0, 1e6, true, &gbs);
+    if (status == 0 && nvlink_gbs > 0 && gbs != nvlink_gbs)
+        status = fields_fail(c, s.where, s.path, "gbs (%g) and nvlink_gbs (%g) disagree: give "
+                             "the link once, as scale_up.gbs", gbs, nvlink_gbs);
+    if (status == 0 && devices > 1 && !(gbs > 0))
+        status = fields_fail(c, s.where, s.path, "a domain of %lld devices needs its link: gbs "
+                             "(GB/s a device, both directions)", (long long)devices);
+    lua_settop(c->L, s.index - 1);
+    d->scale_up_devices = (unsigned)devices;
+    d->nvlink_bytes_per_s = gbs * 1e9;
+    return status ? -1 : 0;
+}
+
+/* network = { gbit_per_s = 400, latency = "10us" }: the scale-out NIC a device has. */
+static int read_network(load_context *c, const fields_object *o, device_spec *d)
+{
+    fields_object s;
+    int found = fields_object_open_field(c, o, "network", NULL,
+                                         "a table such as { gbit_per_s = 400, latency = \"10us\" }",
+                                         &s);
+    if (found <= 0)
+        return found;
+    double gbit;
+    int status = fields_object_check_keys(c, &s, NETWORK_KEYS)
+                 || fields_read_number(c, &s, "gbit_per_s", true, 0, 0, 1e6, false, &gbit)
+                 || fields_read_duration(c, &s, "latency", false, 0, 0, 1, true,
+                                         &d->network_latency_s);
+    lua_settop(c->L, s.index - 1);
+    d->network_bytes_per_s = gbit * 1e9 / 8;
+    return status ? -1 : 0;
+}
+
 static int convert_device(load_context *c, const fields_object *o, const char *name, device_spec *d)
 {
-    char *kind = NULL;
+    char *kind = NULL, *purchase_date = NULL, *purchase_source = NULL;
     double nvlink = 0, pcie_gen = 4, cores = 0, bandwidth = 0;
     int status = fields_object_check_keys(c, o, DEVICE_KEYS)
                  || fields_read_string(c, o, "kind", true, &kind)
@@ -82,7 +133,14 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
                                        &d->usd_per_hour)
                  || fields_read_string(c, o, "price_date", false, &d->price_date)
                  || fields_read_string(c, o, "price_source", false, &d->price_source)
-                 || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores);
+                 || fields_read_number(c, o, "purchase_usd", false, NAN, 0, 1e9, true,
+                                       &d->purchase_usd)
+                 || fields_read_string(c, o, "purchase_date", false, &purchase_date)
+                 || fields_read_string(c, o, "purchase_source", false, &purchase_source)
+                 || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores)
+                 || read_scale_up(c, o, nvlink, d) || read_network(c, o, d);
+    free(purchase_date); /* checked, kept for the catalog's reader only */
+    free(purchase_source);
     if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
         status = fields_fail(c, o->where, o->path, "kind must be \"gpu\" or \"cpu\", got \"%s\"",
                              kind);
@@ -90,7 +148,6 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
         status = fields_fail(c, o->where, o->path, "out of memory");
     d->is_cpu = kind && !strcmp(kind, "cpu");
     d->bandwidth_bytes_per_s = bandwidth * 1e9;
-    d->nvlink_bytes_per_s = nvlink * 1e9;
     d->pcie_bytes_per_s = 16e9 * pow(2, pcie_gen - 3); /* x16: ~16 GB/s at gen 3, doubling */
     d->cores = (unsigned)cores;
     free(kind);
@@ -270,8 +327,56 @@ int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *e
     return job.status;
 }
 
-int catalog_load(catalog *out, char *err, size_t err_size)
+/* __newindex of fs.devices and fs.models in a model file's state: tags a new entry with
+ * the file:line of its assignment (as a constructor tags its table), so that the checks
+ * after the file ran can say where the entry was written. */
+static int record_entry(lua_State *L)
 {
+    lua_settop(L, 3);
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+        if (lua_istable(L, -1)) {
+            lua_pushvalue(L, 3);
+            lua_createtable(L, 0, 2);
+            lua_pushvalue(L, lua_upvalueindex(1));
+            lua_setfield(L, -2, "kind");
+            luaL_where(L, 1); /* the file's line that assigned the entry */
+            lua_setfield(L, -2, "where");
+            lua_rawset(L, -3);
+        }
+        lua_pop(L, 1);
+    }
+    lua_rawset(L, 1);
+    return 0;
+}
+
+/* Sets fs.devices's and fs.models's metatables to record_entry; raises on a Lua error. */
+static int watch_sections(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
+    lua_getfield(L, -1, "fleetsim");
+    const char *sections[2][2] = { { "devices", "device" }, { "models", "model" } };
+    for (int k = 0; k < 2; k++) {
+        lua_getfield(L, -1, sections[k][0]);
+        if (lua_istable(L, -1) && !lua_getmetatable(L, -1)) {
+            lua_createtable(L, 0, 1);
+            lua_pushstring(L, sections[k][1]);
+            lua_pushcclosure(L, record_entry, 1);
+            lua_setfield(L, -2, "__newindex");
+            lua_setmetatable(L, -2);
+        } else if (lua_istable(L, -1)) {
+            lua_pop(L, 1); /* a metatable already there: left alone, entries untagged */
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return 0;
+}
+
+/* The catalogs in a fresh sandbox, after the file at path (NULL: none) ran there. */
+static int load_in_sandbox(const char *path, catalog *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
     sandbox *sb = sandbox_create(false);
     if (!sb) {
         snprintf(err, err_size, "out of memory");
@@ -279,13 +384,36 @@ int catalog_load(catalog *out, char *err, size_t err_size)
     }
     lua_State *L = sandbox_state(sb);
     int status = luaL_dostring(L, "require 'fleetsim'");
+    if (status == LUA_OK && path) {
+        lua_pushcfunction(L, watch_sections);
+        status = lua_pcall(L, 0, 0, 0);
+        if (status == LUA_OK)
+            status = sandbox_load_file(sb, path);
+        if (status == LUA_OK)
+            status = lua_pcall(L, 0, 0, 0);
+    }
     if (status != LUA_OK) {
-        snprintf(err, err_size, "%s", lua_tostring(L, -1));
+        const char *why = lua_tostring(L, -1);
+        if (status == LUA_ERRMEM && sandbox_memory_exhausted(sb))
+            snprintf(err, err_size, "%s: the file used more than the sandbox's memory",
+                     path ? path : "the catalog");
+        else
+            snprintf(err, err_size, "%s", why ? why : "(an error that is not a string)");
         sandbox_free(sb);
         return -1;
     }
-    status = catalog_load_from(L, NULL, out, err, err_size);
+    status = catalog_load_from(L, path, out, err, err_size);
     sandbox_free(sb);
     return status;
+}
+
+int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size)
+{
+    return load_in_sandbox(path, out, err, err_size);
+}
+
+int catalog_load(catalog *out, char *err, size_t err_size)
+{
+    return load_in_sandbox(NULL, out, err, err_size);
 }
 

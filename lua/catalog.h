@@ -19,4 +19,12 @@ int catalog_load(catalog *out, char *err, size_t err_size);
 int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *err,
                       size_t err_size);
 
+/* Both catalogs after running the Lua file at path in the sandbox (`estimate
+ * --model-file`): the file adds or changes entries through fs.models and fs.devices, as
+ * a scenario may, and need return nothing.  Every entry is checked as the built-in ones
+ * are; a mistake reads "path:LINE: models.NAME.KEY: ..." for an entry the file added (the
+ * line of its assignment), "path: fs.models.NAME.KEY: ..." for one it changed.  0, or -1
+ * with the message. */
+int catalog_load_file(const char *path, catalog *out, char *err, size_t err_size);
+
 #endif

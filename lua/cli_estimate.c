@@ -13,10 +13,10 @@
 
 const char cli_estimate_usage[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
-    "                         [--precision fp32|fp16|bf16|fp8|int8|int4] [--batch B]\n"
+    "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
     "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
-    "                         [--profile FILE] [--csv]\n"
+    "                         [--profile FILE] [--model-file FILE] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
@@ -27,7 +27,10 @@ const char cli_estimate_usage[] =
     "key-value cache's precision (16-bit by default, fp32 for fp32 weights).  --profile\n"
     "takes a calibration profile (fleetsim calibrate) whose measured figures replace the\n"
     "device's datasheet ones.  The text output breaks one prefill (the first token) and\n"
-    "one decode step down by operator (time, share, bound).  --csv prints\n"
+    "one decode step down by operator (time, share, bound).  --model-file takes a Lua\n"
+    "file that adds catalog entries (fs.models.NAME = { ... }, fs.devices.NAME = { ... },\n"
+    "after local fs = require \"fleetsim\"), run in the sandbox and checked as the\n"
+    "built-in catalog is, so --model and --gpu may name them.  --csv prints\n"
     "metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
@@ -48,7 +51,7 @@ static int option_count(const char *option, const char *value, double min, doubl
 int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
-           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV };
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -61,9 +64,10 @@ int cli_estimate(int argc, char **argv)
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { "profile", required_argument, NULL, O_PROFILE },
         { "kv-precision", required_argument, NULL, O_KV },
+        { "model-file", required_argument, NULL, O_MODEL_FILE },
         { NULL, 0, NULL, 0 },
     };
-    const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL;
+    const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     double x;
@@ -86,7 +90,7 @@ int cli_estimate(int argc, char **argv)
         case O_PREC:
             if (precision_parse(optarg, &req.prec) != 0) {
                 fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
-                        "fp16, bf16, fp8, int8, int4)\n", optarg);
+                        "fp16, bf16, fp8, int8, int4, fp4)\n", optarg);
                 bad = -1;
             }
             break;
@@ -100,6 +104,7 @@ int cli_estimate(int argc, char **argv)
             break;
         case O_CSV: csv = true; break;
         case O_PROFILE: profile_path = optarg; break;
+        case O_MODEL_FILE: model_file = optarg; break;
         case 'h': fputs(cli_estimate_usage, stdout); return 0;
         case ':':
             fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
@@ -120,7 +125,12 @@ int cli_estimate(int argc, char **argv)
     }
     catalog cat;
     char err[1024], names[1024];
-    if (catalog_load(&cat, err, sizeof err) != 0) {
+    if (model_file) {
+        if (catalog_load_file(model_file, &cat, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim estimate: --model-file: %s\n", err);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    } else if (catalog_load(&cat, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);
         return CLI_EXIT_RUN_FAILURE;
     }

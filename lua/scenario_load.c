@@ -643,7 +643,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                              const named_list *pools, inference_spec *out)
 {
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
-                                              "int4", NULL };
+                                              "int4", "fp4", NULL };
     static const char *const routings[] = { "round_robin", "least_outstanding",
                                             "shortest_tokens", "power_of_two", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };

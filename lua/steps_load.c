@@ -226,8 +226,8 @@ static int read_row(reader *r, const catalog *cat, const device_profile *profile
         return -1;
     r->model_index[f->count] = (size_t)(s->model - f->models);
     if (precision_parse(cell(r, r->col[2]), &s->weights) != 0)
-        return fail(r, "precision", cell(r, r->col[2]), "fp32, tf32, fp16, bf16, fp8, int8 or "
-                    "int4");
+        return fail(r, "precision", cell(r, r->col[2]), "fp32, tf32, fp16, bf16, fp8, int8, "
+                    "int4 or fp4");
     double tp;
     if (number(r, 3, 1, 1024, true, &tp) || number(r, 4, 1, 1e7, true, &s->batch)
         || number(r, 5, 0, 1e9, true, &s->prefill_tokens)

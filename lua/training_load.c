@@ -19,7 +19,7 @@ const char *const JOB_STREAM_KEYS[] = {
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = { "tp", "pp", NULL };
 static const char *const PRECISIONS[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
-                                          "int4", NULL };
+                                          "int4", "fp4", NULL };
 
 #define MAX_PRIORITY 1000000
 #define MAX_DURATION_S 3.2e9

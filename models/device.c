@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const NAMES[PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4" };
-static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5 };
+static const char *const NAMES[PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4" };
+static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5, 0.5 };
 
 const char *precision_name(precision p) { return (unsigned)p < PREC_COUNT ? NAMES[p] : "?"; }
 double precision_bytes(precision p) { return BYTES[p]; }
@@ -18,7 +18,8 @@ precision precision_cache(precision p)
 int precision_parse_cache(const char *name, precision *out)
 {
     precision p;
-    if (precision_parse(name, &p) != 0 || p == PREC_TF32 || p == PREC_INT8 || p == PREC_INT4)
+    if (precision_parse(name, &p) != 0 || p == PREC_TF32 || p == PREC_INT8 || p == PREC_INT4
+        || p == PREC_FP4)
         return -1;
     *out = p;
     return 0;
@@ -41,7 +42,7 @@ double device_peak_flops(const device_spec *d, precision p, precision *used)
     static const precision wider[PREC_COUNT] = {
         [PREC_FP32] = PREC_FP32, [PREC_TF32] = PREC_FP32, [PREC_FP16] = PREC_BF16,
         [PREC_BF16] = PREC_FP32, [PREC_FP8] = PREC_FP16, [PREC_INT8] = PREC_FP16,
-        [PREC_INT4] = PREC_INT8,
+        [PREC_INT4] = PREC_INT8, [PREC_FP4] = PREC_FP8,
     };
     precision q = p;
     for (int hops = 0; hops < PREC_COUNT + 1; hops++) {

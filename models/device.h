@@ -6,10 +6,12 @@
 #include <stdbool.h>
 
 typedef enum precision {
-    PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP8, PREC_INT8, PREC_INT4, PREC_COUNT
+    PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP8, PREC_INT8, PREC_INT4,
+    PREC_FP4, /* NVFP4 / MXFP4: 4-bit floats with block scales; last, so older indices hold */
+    PREC_COUNT
 } precision;
 
-/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4". */
+/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4". */
 const char *precision_name(precision p);
 /* 0 and *out set, or -1 for an unknown name. */
 int precision_parse(const char *name, precision *out);
@@ -20,7 +22,8 @@ precision precision_cache(precision weights);
 /* A cache precision by name: "fp32", "fp16", "bf16" or "fp8"; 0, or -1 for another. */
 int precision_parse_cache(const char *name, precision *out);
 
-/* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5. */
+/* Bytes per value: 4, 4, 2, 2, 1, 1, 0.5, 0.5 (fp4's block scales not counted: one byte per
+ * 16 values for NVFP4, 32 for MXFP4, under 7%). */
 double precision_bytes(precision p);
 
 typedef struct device_spec {
@@ -29,16 +32,23 @@ typedef struct device_spec {
     double peak_flops[PREC_COUNT];  /* dense FLOP/s (OP/s for integers); 0 = not supported */
     double memory_bytes;
     double bandwidth_bytes_per_s;   /* memory */
-    double nvlink_bytes_per_s;      /* datasheet total, both directions; 0 = none */
+    double nvlink_bytes_per_s;      /* the scale-up link (NVLink, Infinity Fabric, Gaudi's
+                                     * RoCE mesh): datasheet total, both directions; 0 = none */
+    unsigned scale_up_devices;      /* devices that link (NVLink domain): 8 on an HGX board,
+                                     * 72 in an NVL72 rack, 2 for bridged pairs, 1 for none;
+                                     * 0 = not stated (the family's node) */
+    double network_bytes_per_s;     /* scale-out NIC per device, one direction; 0 = not stated */
+    double network_latency_s;       /* a collective step's alpha over it; 0 = not stated */
     double pcie_bytes_per_s;        /* host link, one direction, x16 */
     double idle_w, tdp_w;
     double usd_per_hour;            /* NaN when the catalog has no price */
+    double purchase_usd;            /* typical price of one device bought; NaN when unknown */
     char *price_date, *price_source;
     unsigned cores;                 /* CPUs */
 } device_spec;
 
 /* The FLOP/s the device reaches in precision p at peak: its own figure, or, when it
- * lacks p, the next wider precision it has (int4 -> int8 -> fp16 -> fp32, fp8 -> fp16,
+ * lacks p, the next wider precision it has (int4 -> int8 -> fp16 -> fp32, fp4 -> fp8 -> fp16,
  * bf16 <-> fp16, tf32 -> fp32).  Sets *used to the precision that computes. */
 double device_peak_flops(const device_spec *d, precision p, precision *used);
 

@@ -99,10 +99,12 @@ int mig_slice_device(const device_spec *whole, const char *profile, device_spec 
     d.memory_bytes = fmin(p->memory_gb * 1e9, whole->memory_bytes);
     d.bandwidth_bytes_per_s = whole->bandwidth_bytes_per_s * p->memory_slices / MIG_MEMORY_SLICES;
     d.nvlink_bytes_per_s = 0; /* NCCL does not reach across MIG instances */
+    d.scale_up_devices = 1;
     /* a GPU's draw and price are shared by the slices it holds */
     d.idle_w = whole->idle_w / p->max_instances;
     d.tdp_w = whole->tdp_w / p->max_instances;
     d.usd_per_hour = whole->usd_per_hour / p->max_instances;
+    d.purchase_usd = whole->purchase_usd / p->max_instances;
     char name[128];
     snprintf(name, sizeof name, "%s MIG %s", whole->name, p->name);
     d.name = strdup(name);

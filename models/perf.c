@@ -24,6 +24,32 @@ static const struct device_map {
       "all-reduce as on a DGX H100" },
     { "GH200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
       "h100: H100's shares of its own peaks; all-reduce as on a DGX H100" },
+    { "H20", PERF_FAMILY_H100, PERF_NODE_H100_DGX, /* after H200, whose prefix it is */
+      "h100: a cut-down Hopper at H100's shares of its own (far lower) peaks; all-reduce as "
+      "on a DGX H100" },
+    { "H800", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: the H100 SXM die at H100's shares; all-reduce as on a DGX H100 at H800's "
+      "400 GB/s NVLink" },
+    { "H100-NVL", PERF_FAMILY_H100, PERF_NODE_H100_PAIRS,
+      "h100: H100's shares of the NVL card's own peaks; all-reduce as measured between "
+      "NVLink-bridged H100 pairs" },
+    { "GB200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no Blackwell measurements, so H100's shares of GB200's datasheet peaks; "
+      "all-reduce as on a DGX H100 at NVLink 5's rate, its 8-GPU row across the 72 of the "
+      "rack" },
+    { "GB300", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no Blackwell measurements, so H100's shares of GB300's datasheet peaks; "
+      "all-reduce as on a DGX H100 at NVLink 5's rate, its 8-GPU row across the 72 of the "
+      "rack" },
+    { "B300", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no Blackwell measurements, so H100's shares of B300's datasheet peaks; "
+      "all-reduce as on a DGX H100 at B300's NVLink rate" },
+    { "MI3", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no AMD measurements, so the h100 family's shares of the Instinct's own datasheet "
+      "peaks; all-reduce as on a DGX H100 at its Infinity Fabric rate" },
+    { "Gaudi", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
+      "h100: no Gaudi measurements, so the h100 family's shares of Gaudi's own datasheet "
+      "peaks; all-reduce as on a DGX H100 at its RoCE mesh's rate" },
     { "B200", PERF_FAMILY_H100, PERF_NODE_H100_DGX,
       "h100: no Blackwell measurements, so H100's shares of B200's datasheet peaks; "
       "all-reduce as on a DGX H100 at B200's NVLink rate" },
@@ -38,6 +64,9 @@ static const struct device_map {
       "as on a DGX A100 at V100's NVLink rate" },
     { "A40", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
       "a40: the profiled A40; all-reduce as between A100 pairs (no A40 all-reduce measured)" },
+    { "L40S", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
+      "a40: a GDDR6 PCIe card like the profiled A40, at A40's shares of its own peaks; "
+      "all-reduce over PCIe as between A100 pairs (no NVLink)" },
     { "L40", PERF_FAMILY_A40, PERF_NODE_A100_PAIRS,
       "a40: a GDDR6 card like the profiled A40, at A40's shares of its own peaks; all-reduce "
       "over PCIe as between A100 pairs" },
@@ -95,18 +124,34 @@ const char *perf_family_reason(const device_spec *d)
 perf_profile perf_default_profile(const device_spec *d)
 {
     const perf_family *f = perf_family_of(d);
+    unsigned domain = d->is_cpu ? 0 : d->scale_up_devices, node = f->cluster.devices_per_node;
     perf_profile p = {
         .compute_efficiency = f->gemm.efficiency,
         .bandwidth_efficiency = f->gemm.bandwidth_efficiency,
         .kernel_launch_s = f->gemm.floor_s, .kernels_per_layer = 0,
-        .link_latency_s = f->cluster.link_latency_s,
-        .network_bytes_per_s = f->cluster.network_bytes_per_s,
-        .devices_per_node = f->cluster.devices_per_node,
+        .link_latency_s = d->network_latency_s > 0 ? d->network_latency_s
+                                                   : f->cluster.link_latency_s,
+        .network_bytes_per_s = d->network_bytes_per_s > 0 ? d->network_bytes_per_s
+                                                          : f->cluster.network_bytes_per_s,
+        /* so tensor parallelism stays within 8 unless the domain is larger: beyond the
+         * domain every layer's two all-reduces would leave NVLink */
+        .devices_per_node = domain > node ? domain : node,
+        .scale_up_devices = domain,
         .host_s = f->host.base_s, .host_per_seq_s = f->host.per_seq_s,
         .host_tp_s = f->host.tp_base_s, .host_tp_per_seq_s = f->host.tp_per_seq_s,
         .family = f, .node = perf_node_of(d),
     };
     return p;
+}
+
+double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span)
+{
+    const perf_node *node = p->node ? p->node : perf_node_of(d);
+    double domain = p->scale_up_devices ? fmin(p->scale_up_devices, p->devices_per_node)
+                    : node->pairs ? 2 : p->devices_per_node;
+    if (span <= domain)
+        return device_link_bytes_per_s(d);
+    return span <= p->devices_per_node ? d->pcie_bytes_per_s : p->network_bytes_per_s;
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -159,7 +204,9 @@ typedef struct step {
 
 static bool weights_only(const device_spec *d, precision w)
 {
-    return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0));
+    /* fp4 without an fp4 peak: dequantised to 16-bit, as Marlin-style kernels run it */
+    return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0))
+           || (w == PREC_FP4 && !(d->peak_flops[PREC_FP4] > 0));
 }
 
 static void step_init(step *s, const perf_setup *setup)
@@ -284,10 +331,9 @@ static double allreduce_s(const step *s, double tokens)
     if (s->tp <= 1 || tokens <= 0)
         return 0;
     unsigned n = (unsigned)s->tp;
-    double link = s->node->pairs && n > 2 ? s->d->pcie_bytes_per_s
-                                          : device_link_bytes_per_s(s->d);
-    if (n > s->p->devices_per_node)
-        link = s->p->network_bytes_per_s;
+    perf_profile p = *s->p;
+    p.node = s->node;
+    double link = perf_group_link_bytes_per_s(s->d, &p, n);
     return perf_node_allreduce_s(s->node, n, tokens * s->m->hidden * s->abytes, link);
 }
 

@@ -53,7 +53,8 @@ typedef struct perf_profile {
     double kernels_per_layer;    /* unused since the per-operator model (kept for files) */
     double link_latency_s;       /* alpha of a training collective step */
     double network_bytes_per_s;  /* per device, between nodes (one direction) */
-    unsigned devices_per_node;
+    unsigned devices_per_node;   /* devices a group reaches without the network: the scale-up
+                                  * domain (72 in an NVL72 rack), or a server of 8 */
     double dp_overlap;           /* unused since the overlap follows from the schedule
                                   * (models/perf_training.h); kept for files */
     /* the engine's host work per iteration (engine_overheads.csv by default; 0 for an
@@ -68,6 +69,10 @@ typedef struct perf_profile {
      * copy of the profile carries it; its precision row points at static data) */
     bool has_operators;
     perf_family operators;
+    /* of devices_per_node, those joined by the scale-up link (NVLink); the rest of a node
+     * over PCIe.  0: the whole node (2 where the node is NVLink pairs).  Last, so that
+     * positional initializers written before it leave it 0 */
+    unsigned scale_up_devices;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-
@@ -85,13 +90,26 @@ double perf_family_pass_s(const perf_family *f, perf_pass_kind kind, double toke
 double perf_family_attn_decode_s(const perf_family *f, double seqs_x_kv_heads,
                                  double cache_bytes);
 double perf_family_attn_prefill_s(const perf_family *f, double cached_flops, double new_flops);
-/* An all-reduce of n devices of the node (n = 2, 4, 8; more take 8's row) over links of
- * link_bytes_per_s (one direction). */
+/* An all-reduce of n devices of the node (n = 2, 4, 8) over links of link_bytes_per_s (one
+ * direction).  More than 8 (an NVL72 domain) take the 8-GPU row: its alpha and its
+ * efficiency at the given link, with the ring's 2 (n - 1) / n of the bytes.  That is an
+ * assumption, no larger domain being measured: NVLink switches keep every pair one hop
+ * apart, as in the 8-GPU box, so neither is taken to change with the domain's size. */
 double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
                              double link_bytes_per_s);
 
-/* Defaults for a device (GPU or CPU): the anchors from its family's row. */
+/* Defaults for a device (GPU or CPU): the anchors from its family's row; the links from
+ * the device where it states them (scale_up_devices, network_*), else the family's (8 a
+ * node, 400 Gb/s a device).  devices_per_node is the larger of the device's scale-up
+ * domain and the family's node: PCIe cards (domain 1 or 2) still share a server of 8. */
 perf_profile perf_default_profile(const device_spec *d);
+
+/* The one-direction rate of each device's link in a group spanning `span` consecutive
+ * devices (a group of n ranks `inner` apart spans inner x n): the scale-up link within
+ * the domain, PCIe beyond it within a node, the network beyond the node.  For tensor
+ * parallelism's all-reduces and training's context, pipeline and data groups alike.
+ * profile->node (or the device's) tells NVLink pairs. */
+double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span);
 
 /* What a step runs on: a replica of tp devices, weights and cache in their precisions.
  * Borrowed pointers. */

@@ -17,6 +17,8 @@
  * fp8: 0.875 = 1.75 / 2, fp8 GEMMs at 1.75x bf16 for large matmuls on Hopper (NVIDIA,
  *   "Boosting Matrix Multiplication Speed and Flexibility with NVIDIA cuBLAS 12.9", 2025);
  *   on a device without an fp8 peak, fp8 weights are weight-only.
+ * fp4: assumed at fp8's share of its own peak (no fp4 GEMM measured); weight-only, like
+ *   int4, on a device without an fp4 peak.
  * int8, int4: weight-only (dequantised, multiplied in 16-bit): compute 0.90 of 16-bit and
  *   weights streamed at 0.95 of the 16-bit share, from MARLIN's GEMM micro-benchmarks
  *   (arXiv 2408.11743: within 5% of the ideal speed-up to batch 32, large batches ~10%
@@ -26,14 +28,14 @@
  */
 static const perf_precision_row PRECISION_GPU = {
     .compute = { [PREC_FP32] = 1, [PREC_TF32] = 1, [PREC_FP16] = 1, [PREC_BF16] = 1,
-                 [PREC_FP8] = 0.875, [PREC_INT8] = 1, [PREC_INT4] = 1 },
+                 [PREC_FP8] = 0.875, [PREC_INT8] = 1, [PREC_INT4] = 1, [PREC_FP4] = 0.875 },
     .weight_only_compute = 0.9, .weight_only_stream = 0.95,
 };
 
 /* CPUs: no quantised kernels modelled apart; every precision at its own peak. */
 static const perf_precision_row PRECISION_CPU = {
     .compute = { [PREC_FP32] = 1, [PREC_TF32] = 1, [PREC_FP16] = 1, [PREC_BF16] = 1,
-                 [PREC_FP8] = 1, [PREC_INT8] = 1, [PREC_INT4] = 1 },
+                 [PREC_FP8] = 1, [PREC_INT8] = 1, [PREC_INT4] = 1, [PREC_FP4] = 1 },
     .weight_only_compute = 1, .weight_only_stream = 1,
 };
 
@@ -397,6 +399,9 @@ const perf_constant_note perf_constant_notes[] = {
       "0.875 of the fp8 peak's share: fp8 GEMMs at 1.75x bf16 for large matmuls on "
       "Hopper (NVIDIA, Boosting Matrix Multiplication Speed and Flexibility with NVIDIA "
       "cuBLAS 12.9, 2025)", 0 },
+    { "gpu", "precision_fp4",
+      "0.875 of the fp4 peak's share: assumed as fp8's (no fp4 GEMM measured); "
+      "weight-only on a device without an fp4 peak", 0 },
     { "gpu", "precision_weight_only",
       "int8/int4 weight-only: compute 0.90 of 16-bit, weights streamed at 0.95 of the "
       "16-bit share (MARLIN, arXiv 2408.11743, GEMM micro-benchmarks)", 0 },

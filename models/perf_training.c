@@ -93,11 +93,11 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     return r;
 }
 
-/* Devices a group of n consecutive ranks (stride `inner`) spans: within a node when
- * inner x n devices fit in one. */
+/* The link of a group of n consecutive ranks (stride `inner`): NVLink within the scale-up
+ * domain (72 GPUs of an NVL72 rack), PCIe beyond it within a node, else the network. */
 static double group_link(const device_spec *d, const perf_profile *p, double inner, double n)
 {
-    return inner * n <= p->devices_per_node ? device_link_bytes_per_s(d) : p->network_bytes_per_s;
+    return perf_group_link_bytes_per_s(d, p, inner * n);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,

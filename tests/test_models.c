@@ -231,6 +231,8 @@ Test(models, missing_precisions_compute_at_the_next_wider_one)
     cr_expect_eq(used, PREC_FP16, "V100 has no int8 tensor cores: int8 weights compute in fp16");
     cr_expect_float_eq(device_peak_flops(test_device("H100-SXM"), PREC_INT4, &used), 1979e12, 1);
     cr_expect_eq(used, PREC_INT8, "H100 has no int4: it computes in int8");
+    cr_expect_float_eq(device_peak_flops(test_device("H100-SXM"), PREC_FP4, &used), 1979e12, 1);
+    cr_expect_eq(used, PREC_FP8, "H100 has no fp4: the next wider is fp8");
     cr_expect_float_eq(device_peak_flops(test_device("EPYC-9654"), PREC_BF16, &used), 7.4e12, 1);
     cr_expect_eq(used, PREC_FP32);
 }
@@ -246,6 +248,18 @@ Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
     cr_expect_leq(fabs(fp16 / 13.48e9 - 1), 0.01, "%g", fp16);
     cr_expect_float_eq(fp32, 2 * fp16, 1);
     cr_expect_float_eq(int4, fp16 / 4, 1);
+    double fp4 = memory_inference(m, d, PREC_FP4, PREC_FP16, 1).weights_bytes;
+    cr_expect_float_eq(fp4, fp16 / 4, 1, "fp4: half a byte a weight, as int4");
+}
+
+Test(models, fp4_is_a_precision_of_its_own_that_no_cache_takes)
+{
+    precision p;
+    cr_expect_eq(precision_parse("fp4", &p), 0);
+    cr_expect_eq(p, PREC_FP4);
+    cr_expect_str_eq(precision_name(PREC_FP4), "fp4");
+    cr_expect_float_eq(precision_bytes(PREC_FP4), 0.5, 0);
+    cr_expect_eq(precision_parse_cache("fp4", &p), -1, "no fp4 key-value cache");
 }
 
 Test(models, kv_cache_per_token_follows_layers_and_kv_heads)

@@ -493,7 +493,8 @@ def write_c(fit, path, data_label):
     w(" */")
     w("static const perf_precision_row PRECISION_GPU = {")
     w("    .compute = { [PREC_FP32] = 1, [PREC_TF32] = 1, [PREC_FP16] = 1, [PREC_BF16] = 1,")
-    w("                 [PREC_FP8] = %s, [PREC_INT8] = 1, [PREC_INT4] = 1 }," % FP8_COMPUTE)
+    w("                 [PREC_FP8] = %s, [PREC_INT8] = 1, [PREC_INT4] = 1, [PREC_FP4] = %s },"
+      % (FP8_COMPUTE, FP4_COMPUTE))
     w("    .weight_only_compute = %s, .weight_only_stream = %s," %
       (WEIGHT_ONLY_COMPUTE, WEIGHT_ONLY_STREAM))
     w("};")
@@ -501,7 +502,7 @@ def write_c(fit, path, data_label):
     w("/* CPUs: no quantised kernels modelled apart; every precision at its own peak. */")
     w("static const perf_precision_row PRECISION_CPU = {")
     w("    .compute = { [PREC_FP32] = 1, [PREC_TF32] = 1, [PREC_FP16] = 1, [PREC_BF16] = 1,")
-    w("                 [PREC_FP8] = 1, [PREC_INT8] = 1, [PREC_INT4] = 1 },")
+    w("                 [PREC_FP8] = 1, [PREC_INT8] = 1, [PREC_INT4] = 1, [PREC_FP4] = 1 },")
     w("    .weight_only_compute = 1, .weight_only_stream = 1,")
     w("};")
     w("")
@@ -626,6 +627,10 @@ def write_sample(fit, path):
 # which is twice the bf16 one, is 1.75 / 2 = 0.875 of bf16's.  Used wherever a device has
 # an fp8 peak; where it has none, fp8 weights run as weight-only ones.
 FP8_COMPUTE = "0.875"
+# fp4 (NVFP4, MXFP4) on a device with an fp4 peak (Blackwell): no fp4 GEMM measurement in
+# the table, so assumed at fp8's share of its own (twice as high) peak; on a device
+# without one, fp4 weights are weight-only like int4.
+FP4_COMPUTE = "0.875"
 # int8 and int4 weights (and fp8 ones on a device without fp8) are weight-only: the GEMM
 # dequantises them and multiplies in 16-bit.  MARLIN (Frantar et al., arXiv 2408.11743,
 # GEMM micro-benchmarks): within 5% of the ideal bandwidth speed-up up to batch 32, and
@@ -638,6 +643,8 @@ SOURCED_PRECISION_COMMENT = [
     "fp8: 0.875 = 1.75 / 2, fp8 GEMMs at 1.75x bf16 for large matmuls on Hopper (NVIDIA,",
     "  \"Boosting Matrix Multiplication Speed and Flexibility with NVIDIA cuBLAS 12.9\", 2025);",
     "  on a device without an fp8 peak, fp8 weights are weight-only.",
+    "fp4: assumed at fp8's share of its own peak (no fp4 GEMM measured); weight-only, like",
+    "  int4, on a device without an fp4 peak.",
     "int8, int4: weight-only (dequantised, multiplied in 16-bit): compute 0.90 of 16-bit and",
     "  weights streamed at 0.95 of the 16-bit share, from MARLIN's GEMM micro-benchmarks",
     "  (arXiv 2408.11743: within 5% of the ideal speed-up to batch 32, large batches ~10%",
@@ -675,6 +682,8 @@ SOURCED_NOTES = [
     ("gpu", "precision_fp8", "0.875 of the fp8 peak's share: fp8 GEMMs at 1.75x bf16 for large "
      "matmuls on Hopper (NVIDIA, Boosting Matrix Multiplication Speed and Flexibility with "
      "NVIDIA cuBLAS 12.9, 2025)"),
+    ("gpu", "precision_fp4", "0.875 of the fp4 peak's share: assumed as fp8's (no fp4 GEMM "
+     "measured); weight-only on a device without an fp4 peak"),
     ("gpu", "precision_weight_only", "int8/int4 weight-only: compute 0.90 of 16-bit, weights "
      "streamed at 0.95 of the 16-bit share (MARLIN, arXiv 2408.11743, GEMM micro-benchmarks)"),
     ("gpu", "cluster", SOURCED_CLUSTER),
