@@ -278,8 +278,8 @@ Test(answers, a_misspelt_gpu_constructor_metric_or_set_says_what_was_meant, .tim
         "return fs.scenario { name = \"g\", duration = \"1h\",\n"
         "  pools = { g = fs.dedicated { gpu = \"H100\", count = 8 } }, workloads = {} }\n");
     cr_expect_eq(cli_run(&out, &err, "check %s", gpu), 2);
-    cr_expect(strstr(err, ":3: pools.g.gpu: unknown device \"H100\" (did you mean \"H100-PCIe\" "
-                     "or \"H100-SXM\"?)\n") != NULL, "%s", err);
+    cr_expect(strstr(err, ":3: pools.g.gpu: unknown device \"H100\" (did you mean \"H100-NVL\", "
+                     "\"H100-PCIe\" or \"H100-SXM\"?)\n") != NULL, "%s", err);
     char *ctor = scratch_file(dir, "ctor.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"g\", duration = \"1h\",\n"
