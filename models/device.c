@@ -5,7 +5,11 @@
 #include <string.h>
 
 static const char *const NAMES[PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4" };
-static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5, 0.5 };
+/* fp4 is NVFP4 as Blackwell runs it: 4-bit values in blocks of 16 sharing an fp8 (E4M3)
+ * scale, 4.5 bits a value (NVIDIA, "Introducing NVFP4 for Efficient and Accurate
+ * Low-Precision Inference", 2025; the per-tensor fp32 scale is negligible).  MXFP4's
+ * blocks of 32 with an 8-bit scale (OCP Microscaling Formats v1.0, 2023) would be 4.25. */
+static const double BYTES[PREC_COUNT] = { 4, 4, 2, 2, 1, 1, 0.5, 4.5 / 8 };
 
 const char *precision_name(precision p) { return (unsigned)p < PREC_COUNT ? NAMES[p] : "?"; }
 double precision_bytes(precision p) { return BYTES[p]; }

@@ -249,7 +249,8 @@ Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
     cr_expect_float_eq(fp32, 2 * fp16, 1);
     cr_expect_float_eq(int4, fp16 / 4, 1);
     double fp4 = memory_inference(m, d, PREC_FP4, PREC_FP16, 1).weights_bytes;
-    cr_expect_float_eq(fp4, fp16 / 4, 1, "fp4: half a byte a weight, as int4");
+    cr_expect_float_eq(fp4, fp16 / 4 * 1.125, 1, "fp4: half a byte a weight and an fp8 scale "
+                       "a block of 16 (NVFP4)");
 }
 
 Test(models, fp4_is_a_precision_of_its_own_that_no_cache_takes)
@@ -258,7 +259,7 @@ Test(models, fp4_is_a_precision_of_its_own_that_no_cache_takes)
     cr_expect_eq(precision_parse("fp4", &p), 0);
     cr_expect_eq(p, PREC_FP4);
     cr_expect_str_eq(precision_name(PREC_FP4), "fp4");
-    cr_expect_float_eq(precision_bytes(PREC_FP4), 0.5, 0);
+    cr_expect_float_eq(precision_bytes(PREC_FP4), (4 + 8.0 / 16) / 8, 0, "NVFP4: 4 bits and an fp8 scale a block of 16");
     cr_expect_eq(precision_parse_cache("fp4", &p), -1, "no fp4 key-value cache");
 }
 
