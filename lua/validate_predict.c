@@ -138,6 +138,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     c.tp = (unsigned)number_after(par, "TP=");
     c.pp = (unsigned)number_after(par, "PP=");
     c.cp = (unsigned)number_after(par, "CP=");
+    c.ep = (unsigned)number_after(par, "EP=");
     c.virtual_stages = (unsigned)number_after(par, "VP=");
     if (!c.virtual_stages)
         c.virtual_stages = (unsigned)number_after(par, "interleaved pipeline ");

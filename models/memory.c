@@ -58,18 +58,29 @@ double memory_training_layer_activations(const model_spec *m, const training_set
     return t > 1 ? 34 * sbh / t : sbh * (10 + 24 / t);
 }
 
+/* `bytes` a parameter of a device's dense and expert shares, over the ranks that hold
+ * the same ones when the ZeRO stage shards them. */
+static double states(double bytes, double dense, double experts, double ranks, double eranks,
+                     bool sharded)
+{
+    return bytes * (sharded ? dense / ranks + experts / eranks : dense + experts);
+}
+
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *s)
 {
     training_memory r = { 0 };
     double pp = s->pp ? s->pp : 1, t = s->tp ? s->tp : 1, cp = s->cp ? s->cp : 1;
-    double shard = model_params(m) / (t * pp);
+    double ep = s->ep > 1 ? s->ep : 1;
+    double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
+    double dense = (model_params(m) - routed) / (t * pp), experts = routed / (t * pp * ep);
     double ranks = (s->dp ? s->dp : 1) * cp; /* the ranks holding the same weights */
-    r.weights_bytes = 2 * shard / (s->zero_stage >= 3 ? ranks : 1);
+    double eranks = ranks / ep;              /* ... the same experts */
+    r.weights_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 3);
     if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered */
-        r.weights_bytes += 2 * 2 * model_params_layer(m) / t;
-    r.gradient_bytes = 2 * shard / (s->zero_stage >= 2 ? ranks : 1);
-    r.optimizer_bytes = 12 * shard / (s->zero_stage >= 1 ? ranks : 1);
+        r.weights_bytes += 2 * 2 * (model_params_layer(m) - routed / m->layers * (1 - 1 / ep)) / t;
+    r.gradient_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 2);
+    r.optimizer_bytes = states(12, dense, experts, ranks, eranks, s->zero_stage >= 1);
     double layers = ceil((double)m->layers / pp);
     double recomputed = fmin(s->recompute_layers, layers);
     double per_mb = recomputed * memory_training_layer_activations(m, s, true)

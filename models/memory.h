@@ -47,6 +47,8 @@ typedef struct training_setup {
     unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp cp dp */
     unsigned cp;              /* context parallelism: each sequence split over cp devices
                                * (0 is read as 1) */
+    unsigned ep;              /* expert parallelism: a mixture's routed experts spread over
+                               * ep of the data-parallel ranks (0 is read as 1) */
     unsigned zero_stage;      /* 0-3: what data parallelism shards (ZeRO; 3 is FSDP) */
     unsigned recompute_layers;/* layers per pipeline stage recomputed in full in the
                                * backward pass; the others keep their activations */
@@ -68,6 +70,8 @@ typedef struct training_memory {
  * (fp32 master weights, momentum, variance) per parameter, 16 in all (ZeRO, arXiv
  * 1910.02054); ZeRO stage 1 shards the optimizer over the dp x cp ranks, 2 also the
  * gradients, 3 (FSDP) also the weights, which then need two layers gathered at a time.
+ * With expert parallelism the routed experts are split ep ways more, and their states
+ * shard over the dp x cp / ep ranks that hold the same experts.
  * Activations per layer and micro-batch in 16-bit, after Korthikanti et al. 2022 (arXiv
  * 2205.05198) with attention flash-style (the scores are never stored, which is what
  * their selective recomputation achieves): s b h (10 + 24 / t) bytes, 34 s b h / t with

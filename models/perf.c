@@ -450,6 +450,8 @@ double perf_expert_busiest_tokens(const model_spec *m, double T, unsigned n, dou
 typedef struct routed_plan {
     bool data_parallel;
     double n, tokens;
+    double width_split;    /* each expert's width over this many devices (1: whole) */
+    double span;           /* devices the group's all-to-all spans (its link) */
 } routed_plan;
 
 static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan *r)
@@ -472,9 +474,10 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
             double busiest = perf_expert_busiest_tokens(m, r->tokens, (unsigned)r->n,
                                                         s->expert_skew);
             double local = model_experts_touched(m, r->tokens) / r->n;
-            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
-            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, e, h);
-            act_tokens_ffn += moe * busiest * e;
+            double w = e / r->width_split;
+            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * w);
+            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, w, h);
+            act_tokens_ffn += moe * busiest * w;
         } else if (s->expert_parallel && tp > 1) {
             double busiest = perf_expert_busiest_tokens(m, T, (unsigned)tp, s->expert_skew);
             double local = touched / tp;
@@ -502,13 +505,12 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
  * hidden state to the devices of its experts and takes the outputs back, (n - 1) / n of
  * T k states a device each way, at the link's rate plus the node's measured start-up
  * (its 8-device all-reduce alpha, taken for any collective's). */
-static double alltoall_s(const step *s, double T, double n)
+static double alltoall_s(const step *s, double T, double n, double span)
 {
     const model_spec *m = s->m;
     if (n <= 1 || !model_moe_layers(m))
         return 0;
-    double link = n <= s->p->devices_per_node ? device_link_bytes_per_s(s->d)
-                                              : s->p->network_bytes_per_s;
+    double link = perf_group_link_bytes_per_s(s->d, s->p, span);
     double bytes = T * m->experts_active * m->hidden * s->abytes * (n - 1) / n;
     return 2 * model_moe_layers(m) * (s->node->allreduce[2].alpha_s + bytes / link);
 }
@@ -536,7 +538,7 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
             o[OP_ALLREDUCE].count = 2 * L + 1;
         }
         if (r->data_parallel) {
-            o[OP_ALLTOALL].time_s = alltoall_s(s, T, r->n);
+            o[OP_ALLTOALL].time_s = alltoall_s(s, T, r->n, r->span);
             o[OP_ALLTOALL].count = 2.0 * model_moe_layers(m);
         }
     }
@@ -568,6 +570,40 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
     o[OP_HOST].bound = BOUND_HOST;
 }
 
+/* A step's time from its operators. */
+static perf_time totals(perf_op_time *o)
+{
+    perf_time t = { 0 };
+    for (int i = 0; i < OP_COUNT; i++) {
+        if (i == OP_ALLREDUCE || i == OP_ALLTOALL || i == OP_HOST)
+            continue;
+        finish(&o[i]);
+        t.compute_s += o[i].compute_s;
+        t.memory_s += o[i].memory_s;
+        t.launch_s += o[i].floor_s;
+    }
+    t.comm_s = o[OP_ALLREDUCE].time_s + o[OP_ALLTOALL].time_s;
+    t.host_s = o[OP_HOST].time_s;
+    t.total_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s + t.host_s;
+    t.compute_bound = t.compute_s >= t.memory_s;
+    return t;
+}
+
+perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch *b,
+                                      unsigned ep, unsigned span, perf_breakdown *out)
+{
+    if (ep <= 1 || !model_moe_layers(setup->model))
+        return perf_iteration(setup, b, out);
+    perf_breakdown local;
+    perf_breakdown *ops = out ? out : &local;
+    memset(ops, 0, sizeof *ops);
+    step st;
+    step_init(&st, setup);
+    routed_plan r = { true, ep, ep * (b->decode_seqs + b->prefill_tokens), st.tp, span };
+    iterate(&st, b, ops->op, &r);
+    return totals(ops->op);
+}
+
 perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
 {
     perf_breakdown local;
@@ -589,27 +625,14 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
                              b->prefill_seqs / n, b->prefill_last / n,
                              b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
-        routed_plan r = { true, n, b->decode_seqs + b->prefill_tokens };
+        routed_plan r = { true, n, b->decode_seqs + b->prefill_tokens, 1, n };
         iterate(&st, &share, o, &r);
     } else {
         step_init(&st, setup);
-        routed_plan r = { false, 1, 0 };
+        routed_plan r = { false, 1, 0, 1, 1 };
         iterate(&st, b, o, &r);
     }
-    perf_time t = { 0 };
-    for (int i = 0; i < OP_COUNT; i++) {
-        if (i == OP_ALLREDUCE || i == OP_ALLTOALL || i == OP_HOST)
-            continue;
-        finish(&o[i]);
-        t.compute_s += o[i].compute_s;
-        t.memory_s += o[i].memory_s;
-        t.launch_s += o[i].floor_s;
-    }
-    t.comm_s = o[OP_ALLREDUCE].time_s + o[OP_ALLTOALL].time_s;
-    t.host_s = o[OP_HOST].time_s;
-    t.total_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s + t.host_s;
-    t.compute_bound = t.compute_s >= t.memory_s;
-    return t;
+    return totals(o);
 }
 
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)

@@ -185,6 +185,15 @@ typedef struct perf_time {
 /* One iteration; fills *ops (when not NULL) with its operators. */
 perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdown *ops);
 
+/* The same on one device of an expert-parallel group of ep devices (training's expert
+ * parallelism over data-parallel ranks): each device runs batch b with its tp
+ * devices as perf_iteration does, the group's routed token-expert pairs go to experts
+ * spread over the ep devices (each expert's width still over tp), the busiest device
+ * setting the step, and each mixture layer pays a dispatch and a combine all-to-all
+ * over a group of `span` devices' extent (perf_group_link_bytes_per_s). */
+perf_time perf_iteration_expert_group(const perf_setup *s, const perf_batch *b, unsigned ep,
+                                      unsigned span, perf_breakdown *ops);
+
 /* Prefill of `batch` prompts of `prompt` tokens in one iteration. */
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt);
 

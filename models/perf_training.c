@@ -38,6 +38,7 @@ typedef struct microbatch {
     double layer_f;        /* one layer's forward (for recomputation and overlaps) */
     double layer_b;        /* one layer's backward */
     double attention_layer;/* one layer's attention, forward and backward */
+    double a2a_f;          /* expert parallelism's dispatch and combine, forward */
 } microbatch;
 
 static microbatch microbatch_of(const model_spec *m, const device_spec *d,
@@ -57,9 +58,11 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
                      .prefill_last = mb * seq, .prefill_new_pairs = mb * seq * seq / 2,
                      .prefill_cached_pairs = mb * seq * seq * (cp - 1) / 2 };
     perf_breakdown ops;
-    perf_iteration(&ps, &b, &ops);
+    unsigned ep = one_if_zero(s->ep);
+    perf_iteration_expert_group(&ps, &b, ep, s->tp * one_if_zero(s->cp) * ep, &ops);
     const perf_op_time *o = ops.op;
     microbatch r = { 0 };
+    r.a2a_f = o[OP_ALLTOALL].time_s;
     r.matmul_f = o[OP_QKV].time_s + o[OP_OUT_PROJ].time_s + o[OP_ROUTER].time_s
                  + o[OP_MLP_UP].time_s + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
     r.attention_f = o[OP_ATTN_PREFILL].time_s;
@@ -110,6 +113,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     s.cp = one_if_zero(s.cp);
     s.micro_batch = one_if_zero(s.micro_batch);
     s.virtual_stages = one_if_zero(s.virtual_stages);
+    s.ep = one_if_zero(s.ep);
     s.dp = gpus / (s.tp * s.pp * s.cp);
     if (!s.dp)
         s.dp = 1;
@@ -125,6 +129,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double mb_compute = mb.matmul_f + mb.attention_f + mb.pass_f
                         + mb.matmul_b + mb.attention_b + mb.pass_b;
     double mb_tp = mb.tp_f + mb.tp_b;
+    double mb_ep = 2 * mb.a2a_f; /* the backward pass sends the gradients back the same way */
     double mb_recompute = s.recompute_layers * mb.layer_f;
     /* context parallelism: keys and values round the ring, hidden behind the attention */
     double mb_cp = 0;
@@ -135,12 +140,13 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ring = 3 * (s.cp - 1) * (kv_layer / link + p->link_latency_s); /* fwd 1, bwd 2 */
         mb_cp = stage_layers * fmax(0, ring - mb.attention_layer);
     }
-    double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp;
+    double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp + mb_ep;
     e.compute_s = n * mb_compute;
     e.matmul_s = n * (mb.matmul_f + mb.matmul_b);
     e.attention_s = n * (mb.attention_f + mb.attention_b);
     e.memory_pass_s = n * (mb.pass_f + mb.pass_b);
     e.tp_comm_s = n * mb_tp;
+    e.ep_comm_s = n * mb_ep;
     e.recompute_s = n * mb_recompute;
     e.cp_comm_s = n * mb_cp;
     /* the pipeline: (pp - 1) / v micro-batch slots idle, and the activations' sends along
@@ -185,8 +191,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */
         e.optimizer_s += elementwise_s(f, d, p, opt_params / m->hidden, 3 * shard);
-    e.step_s = e.compute_s + e.recompute_s + e.tp_comm_s + e.cp_comm_s + e.bubble_s
-               + e.dp_comm_s + e.optimizer_s;
+    e.step_s = e.compute_s + e.recompute_s + e.tp_comm_s + e.cp_comm_s + e.ep_comm_s
+               + e.bubble_s + e.dp_comm_s + e.optimizer_s;
     e.tokens_per_step = n * s.micro_batch * s.dp * s.seq_len;
     double model_flops = 6.0 * model_params_active(m) * e.tokens_per_step;
     e.mfu = model_flops / (e.step_s * gpus * device_peak_flops(d, prec, NULL));
@@ -219,8 +225,11 @@ static bool faster(const training_estimate *a, const training_estimate *b)
 
 static void describe(char *buf, size_t size, const training_setup *s)
 {
-    snprintf(buf, size, "tp %u, pp %u%s, dp %u, ZeRO-%u%s", s->tp, s->pp,
-             s->virtual_stages > 1 ? " interleaved" : "", s->dp, s->zero_stage,
+    char ep[24] = "";
+    if (s->ep > 1)
+        snprintf(ep, sizeof ep, ", ep %u", s->ep);
+    snprintf(buf, size, "tp %u, pp %u%s, dp %u%s, ZeRO-%u%s", s->tp, s->pp,
+             s->virtual_stages > 1 ? " interleaved" : "", s->dp, ep, s->zero_stage,
              s->zero_stage == 3 ? " (FSDP)" : "");
 }
 
@@ -229,15 +238,53 @@ static double slower_pct(const training_estimate *alt, const training_estimate *
     return 100 * ((alt->step_s / alt->tokens_per_step) / (best->step_s / best->tokens_per_step) - 1);
 }
 
+/* What the planner has found so far. */
+typedef struct plan_state {
+    training_estimate best, best_low_zero, best_no_recompute;
+    bool found, found_low_zero, found_no_recompute;
+    double least_over;     /* before anything fits: the closest miss's memory over usable */
+    unsigned tried;
+} plan_state;
+
+/* Times setup s, recomputing the fewest layers that fit (or as imposed), and keeps it
+ * where it beats what st holds. */
+static void consider(plan_state *st, const model_spec *m, const device_spec *d,
+                     const perf_profile *p, precision prec, unsigned gpus,
+                     unsigned global_batch, training_constraints c, training_setup s,
+                     unsigned stage_layers)
+{
+    int k = c.recompute_layers >= 0 ? (int)fmin(c.recompute_layers, stage_layers)
+                                    : layers_to_recompute(m, d, s, gpus, global_batch);
+    s.recompute_layers = k < 0 ? stage_layers : (unsigned)k;
+    training_estimate e = perf_training_step(m, d, p, prec, s, gpus, global_batch);
+    st->tried++;
+    if (!e.memory.fits) {
+        double over = e.memory.total_bytes / e.memory.usable_bytes;
+        if (!st->found && over < st->least_over) {
+            st->least_over = over;
+            st->best = e;
+        }
+        return;
+    }
+    if (!st->found || faster(&e, &st->best))
+        st->best = e;
+    st->found = true;
+    if (s.zero_stage == 1 && (!st->found_low_zero || faster(&e, &st->best_low_zero))) {
+        st->best_low_zero = e;
+        st->found_low_zero = true;
+    }
+    if (k == 0 && (!st->found_no_recompute || faster(&e, &st->best_no_recompute))) {
+        st->best_no_recompute = e;
+        st->found_no_recompute = true;
+    }
+}
+
 bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                const perf_profile *p, precision prec, unsigned gpus,
                                unsigned seq_len, unsigned global_batch,
                                training_constraints c, training_estimate *out)
 {
-    training_estimate best = { 0 }, best_low_zero = { 0 }, best_no_recompute = { 0 };
-    bool found = false, found_low_zero = false, found_no_recompute = false;
-    double least_over = INFINITY;
-    unsigned tried = 0;
+    plan_state st = { .least_over = INFINITY };
     unsigned max_tp = p->devices_per_node > 1 ? p->devices_per_node : 1;
     unsigned cp = one_if_zero(c.cp);
     /* tp: powers of two within a node, pp: powers of two up to the layers (or as imposed) */
@@ -266,58 +313,44 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
                                              .seq_len = seq_len };
-                        int k = c.recompute_layers >= 0
-                                    ? (int)fmin(c.recompute_layers, stage_layers)
-                                    : layers_to_recompute(m, d, s, gpus, global_batch);
-                        s.recompute_layers = k < 0 ? stage_layers : (unsigned)k;
-                        training_estimate e = perf_training_step(m, d, p, prec, s, gpus,
-                                                                 global_batch);
-                        tried++;
-                        if (!e.memory.fits) {
-                            double over = e.memory.total_bytes / e.memory.usable_bytes;
-                            if (!found && over < least_over) {
-                                least_over = over;
-                                best = e;
-                            }
-                            continue;
-                        }
-                        if (!found || faster(&e, &best))
-                            best = e;
-                        found = true;
-                        if (zero == 1 && (!found_low_zero || faster(&e, &best_low_zero))) {
-                            best_low_zero = e;
-                            found_low_zero = true;
-                        }
-                        if (k == 0 && (!found_no_recompute || faster(&e, &best_no_recompute))) {
-                            best_no_recompute = e;
-                            found_no_recompute = true;
+                        /* expert parallelism: powers of two dividing dp, up to the
+                         * experts (1 for a dense model) */
+                        unsigned ep_most = model_moe_layers(m) ? m->experts : 1;
+                        for (unsigned ep = c.ep ? c.ep : 1;
+                             ep <= (c.ep ? c.ep : ep_most) && ep <= dp; ep *= 2) {
+                            if (dp % ep)
+                                continue;
+                            s.ep = ep;
+                            consider(&st, m, d, p, prec, gpus, global_batch, c, s, stage_layers);
                         }
                     }
                 }
             }
         }
     }
+    training_estimate best = st.best;
+    bool found = st.found;
     if (found) {
         char alt[96];
         size_t used = (size_t)snprintf(best.why, sizeof best.why,
-                                       "the fastest of %u setups that fit", tried);
+                                       "the fastest of %u setups that fit", st.tried);
         if (best.setup.zero_stage > 1) {
-            if (found_low_zero) {
-                describe(alt, sizeof alt, &best_low_zero.setup);
+            if (st.found_low_zero) {
+                describe(alt, sizeof alt, &st.best_low_zero.setup);
                 used += (size_t)snprintf(best.why + used, sizeof best.why - used,
                                          "; sharding only the optimizer (%s) is %.1f%% slower",
-                                         alt, slower_pct(&best_low_zero, &best));
+                                         alt, slower_pct(&st.best_low_zero, &best));
             } else {
                 used += (size_t)snprintf(best.why + used, sizeof best.why - used,
                                          "; nothing fits with only the optimizer sharded");
             }
         }
         if (used < sizeof best.why && best.setup.recompute_layers > 0) {
-            if (found_no_recompute) {
-                describe(alt, sizeof alt, &best_no_recompute.setup);
+            if (st.found_no_recompute) {
+                describe(alt, sizeof alt, &st.best_no_recompute.setup);
                 snprintf(best.why + used, sizeof best.why - used,
                          "; without recomputation (%s) %.1f%% slower", alt,
-                         slower_pct(&best_no_recompute, &best));
+                         slower_pct(&st.best_no_recompute, &best));
             } else {
                 snprintf(best.why + used, sizeof best.why - used,
                          "; nothing fits without recomputing layers");

@@ -21,6 +21,10 @@
  *     2104.04473) plus the activations' sends through the fill and drain;
  *   context parallelism: each layer's keys and values passed round the cp ring, hidden
  *     behind the attention it feeds;
+ *   expert parallelism (a mixture's routed experts spread over ep data-parallel ranks):
+ *     the group's token-expert pairs on the busiest device (perf_iteration_expert_group),
+ *     and a dispatch and a combine all-to-all a mixture layer, forward and backward, not
+ *     overlapped (frameworks that overlap them, DeepSeek's DualPipe, are faster);
  *   data parallelism: ZeRO-1/2 reduce the gradients once a step (the volume of an
  *     all-reduce), hidden behind the last micro-batch's backward pass except the first
  *     layer's share (per-layer buckets); ZeRO-3/FSDP gathers each layer's weights in
@@ -55,6 +59,7 @@ typedef struct training_estimate {
     double recompute_s;    /* recomputed layers' forward passes */
     double tp_comm_s;      /* tensor-parallel all-reduces */
     double cp_comm_s;      /* context parallelism's exposed key-value passing */
+    double ep_comm_s;      /* expert parallelism's all-to-alls (not overlapped) */
     double bubble_s;       /* the pipeline's fill and drain */
     double dp_comm_s;      /* data parallelism's exposed gradient (and FSDP weight) traffic */
     double optimizer_s;    /* the optimizer step */
@@ -74,12 +79,12 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
 
 /* What the planner may choose; a zero field is free, a set one is imposed. */
 typedef struct training_constraints {
-    unsigned tp, pp, cp, virtual_stages, micro_batch;
+    unsigned tp, pp, cp, virtual_stages, micro_batch, ep;
     int zero_stage;        /* -1: free */
     int recompute_layers;  /* per stage, more than the stage has meaning all; -1: free */
 } training_constraints;
 
-#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, -1, -1 })
+#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1 })
 
 /* The fastest setup that fits within the constraints, as a framework's user would pick
  * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3

@@ -114,6 +114,8 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, " (%s)", s->virtual_stages > 1 ? "interleaved" : "1F1B");
     if (s->cp > 1)
         fprintf(out, ", cp %u", s->cp);
+    if (s->ep > 1)
+        fprintf(out, ", ep %u", s->ep);
     fprintf(out, ", dp %u, ZeRO-%u%s, %u micro-batches of %u x %u tokens\n", s->dp,
             s->zero_stage, s->zero_stage == 3 ? " (FSDP)" : "", s->microbatches,
             s->micro_batch, s->seq_len);
@@ -130,10 +132,10 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, "  why                 %s\n", t->why);
     fprintf(out, "  step                %.4g s: compute %.3g (matrix products %.3g, attention "
             "%.3g, memory passes %.3g), recomputation %.3g, tensor-parallel %.3g, "
-            "context-parallel %.3g, pipeline bubble %.3g, data-parallel %.3g, optimizer "
-            "%.3g\n", t->step_s, t->compute_s, t->matmul_s, t->attention_s, t->memory_pass_s,
-            t->recompute_s, t->tp_comm_s, t->cp_comm_s, t->bubble_s, t->dp_comm_s,
-            t->optimizer_s);
+            "context-parallel %.3g, expert-parallel %.3g, pipeline bubble %.3g, data-parallel "
+            "%.3g, optimizer %.3g\n", t->step_s, t->compute_s, t->matmul_s, t->attention_s,
+            t->memory_pass_s, t->recompute_s, t->tp_comm_s, t->cp_comm_s, t->ep_comm_s,
+            t->bubble_s, t->dp_comm_s, t->optimizer_s);
     fprintf(out, "  MFU                 %.1f%%\n", 100 * t->mfu);
     fprintf(out, "  time                %.4g days, %.4g GPU-hours\n", r->train_s / 86400,
             r->train_gpu_hours);

@@ -198,3 +198,29 @@ Test(training_plan, fp8_training_is_faster_than_bf16_but_under_twice)
     cr_expect_float_eq(f8.attention_s, bf.attention_s, 1e-9 * bf.attention_s);
     cr_expect_gt(f8.memory_pass_s, bf.memory_pass_s, "the casts");
 }
+
+Test(training_plan, expert_parallelism_splits_the_experts_and_pays_its_all_to_alls)
+{
+    /* qwen3-30b-a3b on 8 H100s, ep 8, ZeRO-1: the routed experts (48 layers x 128 x 3 x
+     * 2048 x 768) split 8 ways, their optimizer states sharded over dp / ep = 1 rank */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .recompute_layers = 48 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
+    cr_expect_float_eq(e.memory.weights_bytes, 2 * (dense + routed / 8), 1);
+    cr_expect_float_eq(e.memory.optimizer_bytes, 12 * (dense / 8 + routed / 8), 1);
+    /* two all-to-alls a mixture layer each way: 4096 tokens x 8 experts x 2048 x 2 bytes
+     * x 7/8 over NVLink, plus the node's start-up; 8 micro-batches */
+    double bytes = 4096.0 * 8 * 2048 * 2 * 7 / 8;
+    double a2a = 2 * 48 * (p.node->allreduce[2].alpha_s + bytes / device_link_bytes_per_s(d));
+    cr_expect_eq(e.setup.microbatches, 8);
+    cr_expect_float_eq(e.ep_comm_s, 8 * 2 * a2a, 1e-9 * e.ep_comm_s);
+    /* without expert parallelism there is none, and every device holds every expert */
+    s.ep = 1;
+    training_estimate none = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    cr_expect_eq(none.ep_comm_s, 0);
+    cr_expect_float_eq(none.memory.weights_bytes, 2 * model_params(m), 1);
+}
