@@ -16,7 +16,8 @@ const char cli_estimate_usage[] =
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
     "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
-    "                         [--profile FILE] [--model-file FILE] [--csv]\n"
+    "                         [--profile FILE] [--model-file FILE]\n"
+    "                         [--speculative K --acceptance A [--draft MODEL]] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
@@ -30,8 +31,11 @@ const char cli_estimate_usage[] =
     "one decode step down by operator (time, share, bound).  --model-file takes a Lua\n"
     "file that adds catalog entries (fs.models.NAME = { ... }, fs.devices.NAME = { ... },\n"
     "after local fs = require \"fleetsim\"), run in the sandbox and checked as the\n"
-    "built-in catalog is, so --model and --gpu may name them.  --csv prints\n"
-    "metric,value,unit rows.\n";
+    "built-in catalog is, so --model and --gpu may name them.  --speculative K\n"
+    "--acceptance A adds speculative decoding: K tokens proposed a round, each kept\n"
+    "with probability A, by --draft MODEL on the same devices (none: a lookup that\n"
+    "costs nothing on the GPU), against plain decoding at batches 1 to 1024.  --csv\n"
+    "prints metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
 static int option_count(const char *option, const char *value, double min, double max,
@@ -51,7 +55,8 @@ static int option_count(const char *option, const char *value, double min, doubl
 int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
-           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE };
+           O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE, O_SPEC,
+           O_ACCEPT, O_DRAFT };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -65,9 +70,14 @@ int cli_estimate(int argc, char **argv)
         { "profile", required_argument, NULL, O_PROFILE },
         { "kv-precision", required_argument, NULL, O_KV },
         { "model-file", required_argument, NULL, O_MODEL_FILE },
+        { "speculative", required_argument, NULL, O_SPEC },
+        { "acceptance", required_argument, NULL, O_ACCEPT },
+        { "draft", required_argument, NULL, O_DRAFT },
         { NULL, 0, NULL, 0 },
     };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
+    const char *draft_name = NULL;
+    bool acceptance_given = false;
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     double x;
@@ -105,6 +115,19 @@ int cli_estimate(int argc, char **argv)
         case O_CSV: csv = true; break;
         case O_PROFILE: profile_path = optarg; break;
         case O_MODEL_FILE: model_file = optarg; break;
+        case O_SPEC: bad = option_count("speculative", optarg, 1, 64, &x); req.speculate_k = (unsigned)x; break;
+        case O_ACCEPT: {
+            char *end;
+            req.acceptance = strtod(optarg, &end);
+            acceptance_given = true;
+            if (end == optarg || *end || !(req.acceptance >= 0 && req.acceptance <= 1)) {
+                fprintf(stderr, "fleetsim estimate: --acceptance expects a probability in "
+                        "[0, 1], got '%s'\n", optarg);
+                bad = -1;
+            }
+            break;
+        }
+        case O_DRAFT: draft_name = optarg; break;
         case 'h': fputs(cli_estimate_usage, stdout); return 0;
         case ':':
             fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
@@ -118,6 +141,16 @@ int cli_estimate(int argc, char **argv)
     }
     if (bad)
         return CLI_EXIT_BAD_INPUT;
+    if (!bad && (acceptance_given || draft_name) && !req.speculate_k) {
+        fprintf(stderr, "fleetsim estimate: --acceptance and --draft describe speculative "
+                "decoding: give --speculative K too\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (!bad && req.speculate_k && !acceptance_given) {
+        fprintf(stderr, "fleetsim estimate: --speculative needs --acceptance (the chance a "
+                "proposed token is kept, e.g. 0.7)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
     if (optind != argc || !model_name || !gpu_name) {
         fprintf(stderr, "fleetsim estimate: --model and --gpu are required (see fleetsim help "
                 "estimate)\n");
@@ -137,7 +170,11 @@ int cli_estimate(int argc, char **argv)
     const model_spec *m = catalog_model(&cat, model_name);
     const device_spec *d = catalog_device(&cat, gpu_name);
     int status = 0;
-    if (!m) {
+    if (draft_name && !(req.draft = catalog_model(&cat, draft_name))) {
+        fprintf(stderr, "fleetsim estimate: --draft: unknown model '%s' (known: %s)\n", draft_name,
+                catalog_model_names(&cat, names, sizeof names));
+        status = CLI_EXIT_BAD_INPUT;
+    } else if (!m) {
         char hints[512];
         const char *hint = catalog_model_hint(&cat, model_name, '\'', hints, sizeof hints);
         fprintf(stderr, "fleetsim estimate: unknown model '%s'%s%s%s (known: %s)\n", model_name,

@@ -67,6 +67,23 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     r->decode = perf_iteration(&setup, &step, &r->decode_ops);
     r->decode_tokens_per_s = batch / r->decode.total_s;
     r->throughput = perf_best_throughput(&setup, req->gpus, req->prompt, req->output);
+    r->nspec = 0;
+    r->spec_tokens = 0;
+    if (req->speculate_k) {
+        /* the draft shares the target's devices and precision (its own cache) */
+        perf_setup draft = setup;
+        draft.model = req->draft;
+        perf_speculation sp = { req->draft ? &draft : NULL, req->speculate_k, req->acceptance };
+        r->spec_tokens = perf_speculative_tokens(req->acceptance, req->speculate_k);
+        double mean_context = req->prompt + req->output / 2;
+        for (unsigned b = 1; b <= r->max_batch && r->nspec < ESTIMATE_SPEC_BATCHES; b *= 4) {
+            estimate_speculation *e = &r->spec[r->nspec++];
+            e->batch = b;
+            e->plain_s = perf_decode_step(&setup, b, mean_context).total_s;
+            e->speculative_s = perf_speculative_round_s(&setup, &sp, b, mean_context)
+                               / r->spec_tokens;
+        }
+    }
 
     /* ---- training ---- */
     precision tprec = training_precision(prec);

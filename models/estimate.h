@@ -26,7 +26,21 @@ typedef struct estimate_request {
     unsigned seq_len;      /* training sequence length; 0 = min(context, 4096) */
     unsigned global_batch; /* sequences per training step; 0 = about 4M tokens */
     const perf_profile *profile; /* a calibration; NULL: perf_default_profile(device) */
+    /* speculative decoding: k tokens proposed a round (0: none), each accepted with
+     * probability acceptance, by draft (a catalog model on the same devices, in the same
+     * precision) or, when NULL, by a lookup that costs nothing on the GPU */
+    unsigned speculate_k;
+    double acceptance;
+    const model_spec *draft;
 } estimate_request;
+
+#define ESTIMATE_SPEC_BATCHES 6
+
+/* Speculative decoding at one batch size: time per output token with and without. */
+typedef struct estimate_speculation {
+    unsigned batch;
+    double plain_s, speculative_s;
+} estimate_speculation;
 
 typedef struct estimate_result {
     precision kv_prec;
@@ -40,6 +54,9 @@ typedef struct estimate_result {
     perf_breakdown first_token_ops, decode_ops; /* per operator, for the explanation */
     unsigned batch;               /* the decode batch: --batch within max_batch */
     double decode_tokens_per_s;   /* batch / decode step */
+    double spec_tokens;           /* tokens a speculative round yields (0: not asked) */
+    unsigned nspec;               /* batch sizes of 1, 4, 16, 64, 256, 1024 within max_batch */
+    estimate_speculation spec[ESTIMATE_SPEC_BATCHES];
     throughput_plan throughput;
     /* training */
     training_estimate train;

@@ -635,6 +635,37 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
     return totals(o);
 }
 
+double perf_speculative_tokens(double a, unsigned k)
+{
+    if (a >= 1)
+        return k + 1;
+    if (a <= 0)
+        return 1;
+    return (1 - pow(a, k + 1)) / (1 - a);
+}
+
+double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
+                                unsigned batch, double context)
+{
+    double q = sp->k + 1.0;
+    perf_batch verify = { .prefill_tokens = batch * q, .prefill_seqs = batch,
+                          .prefill_last = batch * q,
+                          .prefill_cached_pairs = batch * q * context,
+                          .prefill_new_pairs = batch * q * q / 2 };
+    double t = perf_iteration(target, &verify, NULL).total_s;
+    if (sp->draft) {
+        /* the draft's steps run inside the round's one engine iteration: the host work
+         * (scheduling, detokenising) is the verification's, not paid per draft token */
+        perf_profile quiet = *sp->draft->profile;
+        quiet.host_s = quiet.host_per_seq_s = quiet.host_tp_s = quiet.host_tp_per_seq_s = 0;
+        perf_setup draft = *sp->draft;
+        draft.profile = &quiet;
+        for (unsigned i = 0; i < sp->k; i++)
+            t += perf_decode_step(&draft, batch, context + i).total_s;
+    }
+    return t;
+}
+
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)
 {
     perf_batch b = { .prefill_tokens = batch * prompt, .prefill_seqs = batch,

@@ -194,6 +194,27 @@ perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdow
 perf_time perf_iteration_expert_group(const perf_setup *s, const perf_batch *b, unsigned ep,
                                       unsigned span, perf_breakdown *ops);
 
+/* Speculative decoding: a draft proposes k tokens a sequence, the target verifies them
+ * in one iteration over k + 1 positions and keeps the accepted prefix and one token of
+ * its own.  With each proposed token accepted independently with probability a, a
+ * round yields (1 - a^(k+1)) / (1 - a) tokens in expectation (k + 1 when a = 1;
+ * Leviathan et al. 2023, arXiv 2211.17192). */
+double perf_speculative_tokens(double acceptance, unsigned k);
+
+typedef struct perf_speculation {
+    const perf_setup *draft; /* a small model on the same devices; NULL: a draft that costs
+                              * nothing on the GPU (n-gram or prompt lookup) */
+    unsigned k;
+    double acceptance;
+} perf_speculation;
+
+/* One round at `batch` sequences of mean context `context`: k decode steps of the draft
+ * (without host work: they run inside the round's one engine iteration) and the
+ * target's verification, a prefill-like iteration of k + 1 tokens a sequence attending
+ * to its cache and to each other (logits for all of them). */
+double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
+                                unsigned batch, double context);
+
 /* Prefill of `batch` prompts of `prompt` tokens in one iteration. */
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt);
 

@@ -55,6 +55,24 @@ static void print_breakdown(FILE *out, const estimate_request *req, const estima
             1e3 * r->decode.comm_s);
 }
 
+/* Speculative decoding against plain decoding across batch sizes: its gain at small
+ * batches and how it shrinks (or turns into a loss) as the batch grows. */
+static void print_speculation(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    if (!r->nspec)
+        return;
+    fprintf(out, "\nspeculative decoding: %u tokens proposed a round by %s, each accepted with "
+            "probability %.3g: %.3g tokens a round\n", req->speculate_k,
+            req->draft ? req->draft->name : "a lookup (no GPU cost)", req->acceptance,
+            r->spec_tokens);
+    fprintf(out, "  %8s %14s %14s %9s\n", "batch", "plain ms/tok", "spec ms/tok", "speed-up");
+    for (unsigned i = 0; i < r->nspec; i++) {
+        const estimate_speculation *e = &r->spec[i];
+        fprintf(out, "  %8u %14.4f %14.4f %8.2fx\n", e->batch, 1e3 * e->plain_s,
+                1e3 * e->speculative_s, e->plain_s / e->speculative_s);
+    }
+}
+
 void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                           const estimate_request *req, const estimate_result *r)
 {
@@ -92,6 +110,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                 "tp %u, batch %u)\n", r->throughput.tokens_per_s, req->gpus,
                 r->throughput.replicas, r->throughput.tp, r->throughput.batch);
     print_breakdown(out, req, r);
+    print_speculation(out, req, r);
     fprintf(out, "\ntraining on %u device%s, %.3g tokens (%.3g FLOPs = 6 x %.3g x %.3g)\n",
             req->gpus, req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops,
             r->params_active, r->train_tokens);
@@ -173,6 +192,16 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "throughput_tokens_per_s", r->throughput.tokens_per_s, "tokens/s");
     row(out, "throughput_tp", r->throughput.tp, "devices");
     row(out, "throughput_batch", r->throughput.batch, "requests");
+    if (r->nspec) {
+        row(out, "spec_tokens_per_round", r->spec_tokens, "tokens");
+        char name[64];
+        for (unsigned k = 0; k < r->nspec; k++) {
+            snprintf(name, sizeof name, "spec_tpot_batch_%u_s", r->spec[k].batch);
+            row(out, name, r->spec[k].speculative_s, "s");
+            snprintf(name, sizeof name, "plain_tpot_batch_%u_s", r->spec[k].batch);
+            row(out, name, r->spec[k].plain_s, "s");
+        }
+    }
     row(out, "train_fits", r->train_fits, "1");
     row(out, "train_memory_per_gpu_gb", t->memory.total_bytes / GB, "GB");
     row(out, "train_min_gpus", r->train_fits ? req->gpus : r->train_min_gpus, "devices");

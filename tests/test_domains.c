@@ -71,7 +71,8 @@ Test(domains, tensor_parallel_all_reduces_within_the_rack_run_at_nvlink_rate)
     for (int i = 0; i < 2; i++) {
         const device_spec *d = test_device(names[i]);
         perf_profile p = perf_default_profile(d);
-        perf_setup s = { m, d, &p, PREC_FP16, PREC_FP16, 16 };
+        perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16,
+                         .kv = PREC_FP16, .tp = 16 };
         perf_breakdown ops;
         perf_iteration(&s, &b, &ops);
         got[i] = ops.op[OP_ALLREDUCE].time_s;
