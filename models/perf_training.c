@@ -18,6 +18,12 @@ static double gather_s(double bytes, unsigned n, double link, double latency)
     return perf_allreduce_s(bytes, n, link, latency) / 2;
 }
 
+/* The operator table the profile stands on: a calibration's, or the device family's. */
+static const perf_family *family_of(const perf_profile *p, const device_spec *d)
+{
+    return p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
+}
+
 static unsigned one_if_zero(unsigned x) { return x ? x : 1; }
 
 /* A memory pass of `bytes` over `tokens` at the family's elementwise (activation) rate:
@@ -73,7 +79,7 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) {
         /* Transformer Engine's casts: each product's input (forward) and output
          * gradient (backward), 3 bytes an element (read 16-bit, write fp8) */
-        const perf_family *f = p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
+        const perf_family *f = family_of(p, d);
         double t = one_if_zero(s->tp), h = m->hidden, hd = (double)m->hidden / m->heads;
         double qkv = (m->heads + 2.0 * m->kv_heads) * hd / t;
         double up = (m->gated ? 2.0 : 1.0) * m->ffn / t, ffn = m->ffn / t;
@@ -186,7 +192,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                       + fmax(half - forward * (reach + later), half / stage_layers);
     }
     /* Adam over this rank's share of the states */
-    const perf_family *f = p->has_operators ? &p->operators : p->family ? p->family : perf_family_of(d);
+    const perf_family *f = family_of(p, d);
     double opt_params = shard / (s.zero_stage >= 1 ? ranks : 1);
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */
@@ -235,7 +241,8 @@ static void describe(char *buf, size_t size, const training_setup *s)
 
 static double slower_pct(const training_estimate *alt, const training_estimate *best)
 {
-    return 100 * ((alt->step_s / alt->tokens_per_step) / (best->step_s / best->tokens_per_step) - 1);
+    double a = alt->step_s / alt->tokens_per_step, b = best->step_s / best->tokens_per_step;
+    return 100 * (a / b - 1);
 }
 
 /* What the planner has found so far. */
