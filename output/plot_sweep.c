@@ -8,12 +8,46 @@
 
 #include "output/csv_table.h"
 
+static const char *const ranked[][2] = {
+    { "slo_attainment", "share of requests within the SLO" },
+    { "ttft_p99_s", "time to first token, p99 (s)" },
+    { "tpot_p99_s", "time per output token, p99 (s)" },
+    { "e2e_p99_s", "whole response, p99 (s)" },
+    { "response_p99_s", "response, p99 (s)" },
+    { "queue_wait_p99_s", "queue wait, p99 (s)" },
+    { "queue_wait_mean_s", "queue wait, mean (s)" },
+    { "wait_probability", "share of requests that wait" },
+    { "throughput_per_s", "completed per second" },
+    { "throughput_tokens_per_s", "output tokens per second" },
+    { "drop_fraction", "share of requests dropped" },
+    { "utilization_mean", "busy share" },
+    { "batch_occupancy", "batch full (share)" },
+    { "gpus_mean", "GPUs held, mean" },
+    { "cost_per_mtok_usd", "cost per million output tokens (USD)" },
+    { "cost_usd", "cost (USD)" },
+};
+
+int plot_sweep_rank(const char *metric)
+{
+    for (size_t i = 0; i < sizeof ranked / sizeof *ranked; i++)
+        if (!strcmp(ranked[i][0], metric))
+            return (int)i;
+    return -1;
+}
+
+const char *plot_sweep_words(const char *metric)
+{
+    int r = plot_sweep_rank(metric);
+    return r < 0 ? metric : ranked[r][1];
+}
+
 /* The columns of sweep.csv, and the chart being written. */
 typedef struct sweep_chart {
     const csv_table *t;
     long scope, subject, metric, unit, value;
     long key1, key2;            /* key2 -1 with one swept key */
     bool key1_numeric;
+    bool key1_integral;         /* every value a whole number: tics at the values */
     plot_list key1_values;      /* distinct, in order: category positions */
     plot_list lines;            /* key2 values with data for this metric */
     size_t row;                 /* the metric's first row */
@@ -36,13 +70,17 @@ static void write_chart(FILE *out, const void *context)
 {
     const sweep_chart *c = context;
     const csv_table *t = c->t;
-    const char *key1 = t->header[c->key1], *unit = csv_table_cell(t, c->row, c->unit);
+    const char *key1 = t->header[c->key1];
     const char *metric = csv_table_cell(t, c->row, c->metric);
+    const char *words = plot_sweep_words(metric);
     char title[512];
-    snprintf(title, sizeof title, "%s of %s %s against %s (band: 95%% interval)", metric,
+    snprintf(title, sizeof title, "%s of %s %s against %s (band: 95%% interval)", words,
              csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1);
-    plot_script_head(out, c->name, "sweep.csv", title, key1,
-                     *unit && strcmp(unit, "1") != 0 ? unit : metric);
+    plot_script_head(out, c->name, "sweep.csv", title, key1, words);
+    fprintf(out, "%sHow %s of %s %s changes with %s: the mean over the replications, the "
+            "band its 95%% interval.\n", PLOT_CAPTION_MARK, words,
+            csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1);
+    fputs("set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.08  # off the frame\n", out);
     fputs("set style fill transparent solid 0.25 noborder\n", out);
     fputs("scope = ", out);
     write_quoted_cell(out, c, c->scope);
@@ -56,6 +94,14 @@ static void write_chart(FILE *out, const void *context)
         fputs("by(value, name) = strcol(", out);
         plot_script_quote(out, t->header[c->key2]);
         fputs(") eq value ? at(name) : NaN\n", out);
+    }
+    if (c->key1_numeric && c->key1_integral && c->key1_values.count <= 16) {
+        fputs("set xtics (", out);  /* whole numbers, at the swept values */
+        for (size_t i = 0; i < c->key1_values.count; i++)
+            fprintf(out, "%s%s", i ? ", " : "", c->key1_values.names[i]);
+        fputs(")\n", out);
+    } else if (c->key1_numeric && c->key1_integral) {
+        fputs("set format x '%.0f'\n", out);
     }
     if (c->key1_numeric) {
         fputs("x(row) = column(", out);
@@ -111,7 +157,7 @@ static void write_chart(FILE *out, const void *context)
             plot_script_quote(out, line_title);
         } else {
             char line_title[300];
-            snprintf(line_title, sizeof line_title, "%s (mean)", metric);
+            snprintf(line_title, sizeof line_title, "%s (mean)", words);
             plot_script_quote(out, line_title);
         }
         fputs(i + 1 < nlines ? ", \\\n" : "\n", out);
@@ -164,7 +210,7 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         .t = &t, .scope = csv_table_column(&t, "scope"),
         .subject = csv_table_column(&t, "subject"), .metric = csv_table_column(&t, "metric"),
         .unit = csv_table_column(&t, "unit"), .value = csv_table_column(&t, "value"),
-        .key1 = 0, .key2 = -1, .key1_numeric = true,
+        .key1 = 0, .key2 = -1, .key1_numeric = true, .key1_integral = true,
     };
     int status = 0;
     if (c.scope < 1 || c.subject < 0 || c.metric < 0 || c.value < 0
@@ -177,17 +223,20 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         c.key2 = 1;
     for (size_t r = 0; status == 0 && r < t.rows; r++) {
         const char *v = csv_table_cell(&t, r, c.key1);
-        if (*v && isnan(csv_table_number(&t, r, c.key1)))
+        double x = csv_table_number(&t, r, c.key1);
+        if (*v && isnan(x))
             c.key1_numeric = false;
+        if (*v && x != floor(x))
+            c.key1_integral = false;
     }
-    if (status == 0 && !c.key1_numeric && distinct(&c, c.key1, false, &c.key1_values) != 0) {
+    if (status == 0 && distinct(&c, c.key1, false, &c.key1_values) != 0) {
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
     /* the metrics, each by its first row, and whether any point has its value */
     size_t *first = malloc((t.rows + 1) * sizeof *first), nmetrics = 0;
-    bool *valued = calloc(t.rows + 1, sizeof *valued);
-    if (status == 0 && (!first || !valued)) {
+    bool *valued = calloc(t.rows + 1, sizeof *valued), *moves = calloc(t.rows + 1, 1);
+    if (status == 0 && (!first || !valued || !moves)) {
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
@@ -197,15 +246,19 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
             m++;
         if (m == nmetrics)
             first[nmetrics++] = r;
-        valued[m] |= !isnan(csv_table_number(&t, r, c.value));
+        double x = csv_table_number(&t, r, c.value), x0 = csv_table_number(&t, first[m], c.value);
+        valued[m] |= !isnan(x);
+        moves[m] |= !isnan(x) && (isnan(x0) || fabs(x - x0) > 1e-9 * fmax(1, fabs(x0)));
     }
+    /* the ranked metrics that move: a flat line is in the results table, not a chart */
     for (size_t m = 0; status == 0 && m < nmetrics; m++) {
         c.row = first[m];
-        if (valued[m])
+        if (valued[m] && moves[m] && plot_sweep_rank(csv_table_cell(&t, c.row, c.metric)) >= 0)
             status = chart_metric(dir, &c, written, err, err_size);
     }
     free(first);
     free(valued);
+    free(moves);
     plot_list_release(&c.key1_values);
     plot_list_release(&c.lines);
     csv_table_release(&t);

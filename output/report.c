@@ -12,6 +12,7 @@
 #include "output/csv_table.h"
 #include "output/html_text.h"
 #include "output/plot_script.h"
+#include "output/plot_sweep.h"
 #include "output/plots.h"
 #include "output/verdict.h"
 #include "sim/version.h"
@@ -22,14 +23,22 @@ static const char style[] =
     "h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}\n"
     "table{border-collapse:collapse;font-size:90%}\n"
     "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
     "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
+    ".caption{color:#222;font-size:110%}\n"
     "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
-/* Charts in reading order: latency first, cost last, other names after, by name. */
+/* Charts in reading order: latency first, cost last, other names after, by name; a
+ * sweep's by its metric's importance (the longest suffix that is a ranked metric). */
 static int rank(const char *name)
 {
+    if (!strncmp(name, "sweep_", 6)) {
+        for (const char *p = name + 6; (p = strchr(p, '_')); p++)
+            if (plot_sweep_rank(p + 1) >= 0)
+                return 200 + plot_sweep_rank(p + 1);
+        return 300;
+    }
     static const char *const order[] = {
         "latency", "queue_wait", "throughput", "utilization", "queue_length", "gpus",
         "gpu_allocation", "fragmentation", "tasks_pending", "cost",
@@ -104,6 +113,123 @@ static void write_summary(FILE *out, const char *dir)
     csv_table_release(&t);
 }
 
+static void write_interval(FILE *out, const csv_table *t, size_t r, long value, long lo, long hi)
+{
+    write_number(out, csv_table_number(t, r, value));
+    double half = (csv_table_number(t, r, hi) - csv_table_number(t, r, lo)) / 2;
+    if (!isnan(half) && half > 0)
+        fprintf(out, " &#177; %.2g", half);
+}
+
+/* A sweep's results: one row per point (its keys), a column per ranked metric of each
+ * subject that has a value, most important first, each the mean &#177; its interval. */
+static void write_sweep_table(FILE *out, const char *dir)
+{
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    csv_table t;
+    if (csv_table_read(path, &t, err, sizeof err) != 0) {
+        csv_table_release(&t);
+        return;
+    }
+    long scope = csv_table_column(&t, "scope"), subject = csv_table_column(&t, "subject");
+    long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
+    long lo = csv_table_column(&t, "ci95_lo"), hi = csv_table_column(&t, "ci95_hi");
+    if (scope < 1 || subject < 0 || metric < 0 || value < 0 || lo < 0 || hi < 0) {
+        csv_table_release(&t);
+        return;
+    }
+    enum { MAX_METRICS = 10 };
+    size_t cols[MAX_METRICS], ncols = 0;  /* a row of each metric shown */
+    for (int want = 0; want < 64 && ncols < MAX_METRICS; want++)
+        for (size_t r = 0; r < t.rows && ncols < MAX_METRICS; r++) {
+            if (plot_sweep_rank(csv_table_cell(&t, r, metric)) != want
+                || isnan(csv_table_number(&t, r, value)))
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < ncols && !seen; k++)
+                seen = !strcmp(csv_table_cell(&t, cols[k], subject), csv_table_cell(&t, r, subject))
+                    && !strcmp(csv_table_cell(&t, cols[k], metric), csv_table_cell(&t, r, metric));
+            if (!seen)
+                cols[ncols++] = r;
+        }
+    fputs("<h2>Results</h2>\n<p class=\"note\">One row per point: the mean over the "
+          "replications &#177; the half-width of its 95% interval. Every metric is in "
+          "<code>sweep.csv</code>.</p>\n<table class=\"results\">\n<thead><tr>", out);
+    for (long k = 0; k < scope; k++) {
+        fputs("<th>", out);
+        html_escape(out, t.header[k]);
+        fputs("</th>", out);
+    }
+    for (size_t k = 0; k < ncols; k++) {
+        fputs("<th>", out);
+        html_escape(out, csv_table_cell(&t, cols[k], subject));
+        fputs(": ", out);
+        html_escape(out, plot_sweep_words(csv_table_cell(&t, cols[k], metric)));
+        fputs("</th>", out);
+    }
+    fputs("</tr></thead>\n<tbody>\n", out);
+    for (size_t r = 0; r < t.rows; r++) {
+        bool first = true;  /* a point's first row: its keys differ from the row before */
+        if (r > 0) {
+            first = false;
+            for (long k = 0; k < scope && !first; k++)
+                first = strcmp(csv_table_cell(&t, r, k), csv_table_cell(&t, r - 1, k)) != 0;
+        }
+        if (!first)
+            continue;
+        fputs("<tr>", out);
+        for (long k = 0; k < scope; k++) {
+            fputs("<td class=\"num\">", out);
+            html_escape(out, csv_table_cell(&t, r, k));
+            fputs("</td>", out);
+        }
+        for (size_t k = 0; k < ncols; k++) {
+            fputs("<td class=\"num\">", out);
+            size_t at = r;  /* this point's row of the metric */
+            for (; at < t.rows; at++) {
+                bool same_point = true;
+                for (long j = 0; j < scope && same_point; j++)
+                    same_point = !strcmp(csv_table_cell(&t, at, j), csv_table_cell(&t, r, j));
+                if (!same_point) {
+                    at = t.rows;
+                    break;
+                }
+                if (!strcmp(csv_table_cell(&t, at, subject), csv_table_cell(&t, cols[k], subject))
+                    && !strcmp(csv_table_cell(&t, at, metric),
+                               csv_table_cell(&t, cols[k], metric)))
+                    break;
+            }
+            if (at < t.rows)
+                write_interval(out, &t, at, value, lo, hi);
+            else
+                fputs("-", out);
+            fputs("</td>", out);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody>\n</table>\n", out);
+    csv_table_release(&t);
+}
+
+/* The chart's "# caption: " line (what to read in it) as a sentence of its caption. */
+static void write_caption(FILE *out, const char *script)
+{
+    FILE *f = fopen(script, "r");
+    char line[2048];
+    size_t n = strlen(PLOT_CAPTION_MARK);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, PLOT_CAPTION_MARK, n)) {
+            line[strcspn(line, "\n")] = '\0';
+            fputs("<span class=\"caption\">", out);
+            html_escape(out, line + n);
+            fputs("</span><br/>", out);
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
 /* The rendered charts whose names do (sweep) or do not start with "sweep_". */
 static void write_charts(FILE *out, const char *dir, const plot_list *svgs, bool sweep)
 {
@@ -122,12 +248,34 @@ static void write_charts(FILE *out, const char *dir, const plot_list *svgs, bool
             html_escape(out, path);
             fputs(" holds no SVG.</p>\n", out);
         }
-        fputs("<figcaption>plots/", out);
+        fputs("<figcaption>", out);
+        snprintf(path, sizeof path, "%s/plots/%s.gp", dir, name);
+        write_caption(out, path);
+        fputs("<span class=\"file\">plots/", out);
         html_escape(out, name);
         fputs(".svg, drawn by <code>plots/", out);
         html_escape(out, name);
-        fputs(".gp</code></figcaption>\n</figure>\n", out);
+        fputs(".gp</code></span></figcaption>\n</figure>\n", out);
     }
+}
+
+/* plots/constant.txt, the series not drawn because they hold one value, as a list. */
+static void write_constants(FILE *out, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plots/" PLOT_CONSTANT_FILE, dir);
+    char *text = html_read_file(path);
+    if (!text)
+        return;
+    fputs("<p class=\"note\">Not drawn, because they hold one value over the whole run:</p>\n"
+          "<ul class=\"constant\">\n", out);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        fputs("<li>", out);
+        html_escape(out, line);
+        fputs("</li>\n", out);
+    }
+    fputs("</ul>\n", out);
+    free(text);
 }
 
 static void write_file_item(FILE *out, const char *dir, const char *relative)
@@ -264,8 +412,11 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         fputs("<h2>Charts</h2>\n", out);
         write_charts(out, dir, svgs, false);
     }
+    write_constants(out, dir);
+    write_sweep_table(out, dir);
     if (nsweep > 0) {
-        fputs("<h2>Sweep</h2>\n", out);
+        fputs("<h2>Sweep</h2>\n<p class=\"note\">The metrics that move from point to point, "
+              "most important first.</p>\n", out);
         write_charts(out, dir, svgs, true);
     }
     fputs("<h2>Summary</h2>\n", out);
