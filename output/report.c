@@ -26,7 +26,7 @@ static const char style[] =
     "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
     "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
-    ".caption{color:#222;font-size:110%}\n"
+    ".caption{color:#222;font-size:110%}.wide{overflow-x:auto}\n"
     "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
 /* Charts in reading order: latency first, cost last, other names after, by name; a
@@ -121,6 +121,57 @@ static void write_interval(FILE *out, const csv_table *t, size_t r, long value, 
         fprintf(out, " &#177; %.2g", half);
 }
 
+/* A search's answer and its probes, in the order run, from search.csv. */
+static void write_search(FILE *out, const char *dir)
+{
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/search.csv", dir);
+    csv_table t;
+    if (csv_table_read(path, &t, err, sizeof err) != 0 || t.columns < 12 || t.rows == 0) {
+        csv_table_release(&t);
+        return;
+    }
+    const char *key = t.header[1];
+    long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
+    long lo = csv_table_column(&t, "ci95_lo"), hi = csv_table_column(&t, "ci95_hi");
+    long target = csv_table_column(&t, "target"), meets = csv_table_column(&t, "meets");
+    size_t last = t.rows - 1;  /* the answer row */
+    fputs("<h2>Search</h2>\n<p class=\"answer\"><strong>", out);
+    if (*csv_table_cell(&t, last, 1)) {
+        fputs("Answer: ", out);
+        html_escape(out, key);
+        fputs(" = ", out);
+        html_escape(out, csv_table_cell(&t, last, 1));
+        fputs("</strong>, where ", out);
+        html_escape(out, csv_table_cell(&t, last, metric));
+        fputs(" is ", out);
+        write_interval(out, &t, last, value, lo, hi);
+        fputs(" (target ", out);
+    } else {
+        fputs("No value of ", out);
+        html_escape(out, key);
+        fputs(" probed meets the target</strong> (", out);
+    }
+    html_escape(out, csv_table_cell(&t, last, target));
+    fputs(").</p>\n<table class=\"probes\">\n<thead><tr><th>probe</th><th>", out);
+    html_escape(out, key);
+    fputs("</th><th>", out);
+    html_escape(out, csv_table_cell(&t, 0, metric));
+    fputs(" &#177; 95% interval</th><th>meets the target</th></tr></thead>\n<tbody>\n", out);
+    for (size_t r = 0; r < last; r++) {
+        fputs("<tr><td class=\"num\">", out);
+        html_escape(out, csv_table_cell(&t, r, 0));
+        fputs("</td><td class=\"num\">", out);
+        html_escape(out, csv_table_cell(&t, r, 1));
+        fputs("</td><td class=\"num\">", out);
+        write_interval(out, &t, r, value, lo, hi);
+        fprintf(out, "</td><td>%s</td></tr>\n",
+                !strcmp(csv_table_cell(&t, r, meets), "true") ? "yes" : "no");
+    }
+    fputs("</tbody>\n</table>\n", out);
+    csv_table_release(&t);
+}
+
 /* A sweep's results: one row per point (its keys), a column per ranked metric of each
  * subject that has a value, most important first, each the mean &#177; its interval. */
 static void write_sweep_table(FILE *out, const char *dir)
@@ -155,7 +206,7 @@ static void write_sweep_table(FILE *out, const char *dir)
         }
     fputs("<h2>Results</h2>\n<p class=\"note\">One row per point: the mean over the "
           "replications &#177; the half-width of its 95% interval. Every metric is in "
-          "<code>sweep.csv</code>.</p>\n<table class=\"results\">\n<thead><tr>", out);
+          "<code>sweep.csv</code>.</p>\n<div class=\"wide\"><table class=\"results\">\n<thead><tr>", out);
     for (long k = 0; k < scope; k++) {
         fputs("<th>", out);
         html_escape(out, t.header[k]);
@@ -208,7 +259,7 @@ static void write_sweep_table(FILE *out, const char *dir)
         }
         fputs("</tr>\n", out);
     }
-    fputs("</tbody>\n</table>\n", out);
+    fputs("</tbody>\n</table></div>\n", out);
     csv_table_release(&t);
 }
 
@@ -365,9 +416,17 @@ static void write_text_section(FILE *out, const char *dir, const char *file, con
     char *text = html_read_file(path);
     if (!text)
         return;
-    fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n<pre>", title, note);
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    /* a long one folded, so what follows (a claim's verdict) is on the first screen */
+    bool fold = lines > 30;
+    fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n", title, note);
+    if (fold)
+        fprintf(out, "<details><summary>%zu lines: show them</summary>\n", lines);
+    fputs("<pre>", out);
     html_escape(out, text);
-    fputs("</pre>\n", out);
+    fputs(fold ? "</pre>\n</details>\n" : "</pre>\n", out);
     free(text);
 }
 
@@ -413,6 +472,7 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         write_charts(out, dir, svgs, false);
     }
     write_constants(out, dir);
+    write_search(out, dir);
     write_sweep_table(out, dir);
     if (nsweep > 0) {
         fputs("<h2>Sweep</h2>\n<p class=\"note\">The metrics that move from point to point, "

@@ -280,6 +280,46 @@ Test(plots, charts_are_captioned_and_a_constant_series_is_said_in_words)
     free(page);
 }
 
+/* A search's page: the answer, every probe in the order run, and the target as a line
+ * on its metric's chart, whose probes (not in order) are points, not a zig-zag. */
+Test(plots, a_search_report_shows_its_answer_and_probes)
+{
+    write_in("search.csv",
+             "probe,pools.gpus.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n,target,meets\n"
+             "1,2,workload,chat,ttft_p99_s,2.5,s,2.2,2.8,5,ttft_p99_s <= 1,false\n"
+             "2,8,workload,chat,ttft_p99_s,0.62,s,0.55,0.7,5,ttft_p99_s <= 1,true\n"
+             "3,4,workload,chat,ttft_p99_s,1.25,s,1.1,1.4,5,ttft_p99_s <= 1,false\n"
+             "4,6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5,ttft_p99_s <= 1,true\n"
+             "answer,6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5,ttft_p99_s <= 1,true\n");
+    write_in("sweep.csv",
+             "pools.gpus.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+             "2,workload,chat,ttft_p99_s,2.5,s,2.2,2.8,5\n8,workload,chat,ttft_p99_s,0.62,s,0.55,0.7,5\n"
+             "4,workload,chat,ttft_p99_s,1.25,s,1.1,1.4,5\n6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5\n");
+    plot_options o = { .rewrite_scripts = true, .png = false, .gnuplot = "/nonexistent/gnuplot" };
+    char why[1024];
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    char *script = read_in("plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_expect(strstr(script, "set arrow from graph 0, first 1 to graph 1, first 1 nohead") != NULL,
+              "the target as a line: %s", script);
+    cr_expect(strstr(script, "with yerrorbars") != NULL && strstr(script, "linespoints") == NULL,
+              "probes out of order are points with their intervals");
+    free(script);
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    cr_expect(strstr(page, "<strong>Answer: pools.gpus.count = 6</strong>, where ttft_p99_s is "
+                     "0.8 &#177; 0.1 (target ttft_p99_s &lt;= 1)") != NULL, "the answer");
+    const char *probes = strstr(page, "<table class=\"probes\">");
+    cr_assert_not_null(probes);
+    cr_expect(strstr(probes, "<tr><td class=\"num\">3</td><td class=\"num\">4</td><td "
+                     "class=\"num\">1.25 &#177; 0.15</td><td>no</td></tr>") != NULL,
+              "probe 3 missed at 4");
+    int rows = 0;
+    for (const char *p = probes; (p = strstr(p, "<tr><td")) && p < strstr(probes, "</table>"); p++)
+        rows++;
+    cr_expect_eq(rows, 4, "a row per probe, the answer row not repeated");
+    free(page);
+}
+
 Test(plots, plot_renders_an_edited_script_and_keeps_it)
 {
     if (!have_gnuplot())
