@@ -419,8 +419,9 @@ static void write_text_section(FILE *out, const char *dir, const char *file, con
     size_t lines = 0;
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
-    /* a long one folded, so what follows (a claim's verdict) is on the first screen */
-    bool fold = lines > 30;
+    /* long settings folded, so what follows (a claim's verdict, the headline) is on the
+     * first screen; the headline is the answer, never folded */
+    bool fold = lines > 30 && strcmp(file, "headline.txt") != 0;
     fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n", title, note);
     if (fold)
         fprintf(out, "<details><summary>%zu lines: show them</summary>\n", lines);

@@ -320,6 +320,25 @@ Test(plots, a_search_report_shows_its_answer_and_probes)
     free(page);
 }
 
+/* Settings of 40 lines fold so a claim's verdict is on the first screen; a headline as
+ * long does not (it is the answer). */
+Test(plots, long_settings_fold_and_the_headline_never_does)
+{
+    char text[2048] = "";
+    for (int i = 0; i < 40; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "line %d\n", i);
+    write_in("scenario.txt", text);
+    write_in("headline.txt", text);
+    char why[1024];
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    const char *fold = strstr(page, "<details><summary>40 lines: show them</summary>");
+    cr_expect_not_null(fold, "the settings fold");
+    cr_expect(fold && strstr(fold + 1, "<details>") == NULL, "the headline does not");
+    cr_expect(fold && fold < strstr(page, "<h2>Headline</h2>"));
+    free(page);
+}
+
 Test(plots, plot_renders_an_edited_script_and_keeps_it)
 {
     if (!have_gnuplot())
