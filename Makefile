@@ -175,7 +175,7 @@ endif
 # ---- rules ------------------------------------------------------------------
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
-.PHONY: all deps deps-validate run test bench claims docs golden valgrind fuzz fuzzers install uninstall \
+.PHONY: all deps deps-validate deps-browser report-check run test bench claims docs golden valgrind fuzz fuzzers install uninstall \
         clean need-libraries need-criterion
 all: $(BIN)
 
@@ -201,6 +201,19 @@ deps-validate:
 	  echo "make deps-validate: installing python3-torch"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch; \
 	else echo "make deps-validate: run: sudo apt-get install -y python3-torch"; exit 1; fi
+
+# The optional browser check of report.html (make report-check): Debian's chromium.
+deps-browser:
+	$(Q)if command -v chromium > /dev/null; then :; elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make deps-browser: installing chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "make deps-browser: run: sudo apt-get install -y chromium"; exit 1; fi
+
+# report.html of the default scenario, a sweep and a claim in headless chromium (about
+# 2 minutes): the page loads, every chart drew, headline and results table are there;
+# screenshots in build/report-check/.  Without chromium it says so and passes.
+report-check: $(BIN)
+	$(Q)sh tests/report_check.sh ./$(BIN) $(BUILD)/report-check
 
 # A library missing is a loud error naming its Debian package, before anything
 # compiles; only targets that compile ask (make deps and make clean work without them).

@@ -14,6 +14,10 @@
 
 /* The first line of every script fleetsim writes: a script without it is the user's. */
 #define PLOT_SCRIPT_MARK "# fleetsim chart"
+/* The line of a script that report.html shows under its chart: what to read in it. */
+#define PLOT_CAPTION_MARK "# caption: "
+/* plots/constant.txt: series not drawn because they are constant, a line per chart. */
+#define PLOT_CONSTANT_FILE "constant.txt"
 
 /* The terminals of the two renders (the size is that of a laptop screen's half). */
 #define PLOT_TERM_SVG "svg size 960,540 dynamic font 'Arial,12' background '#ffffff'"

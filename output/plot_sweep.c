@@ -8,12 +8,50 @@
 
 #include "output/csv_table.h"
 
+static const char *const ranked[][2] = {
+    { "slo_attainment", "share of requests within the SLO" },
+    { "ttft_p99_s", "time to first token, p99 (s)" },
+    { "tpot_p99_s", "time per output token, p99 (s)" },
+    { "e2e_p99_s", "whole response, p99 (s)" },
+    { "response_p99_s", "response, p99 (s)" },
+    { "queue_wait_p99_s", "queue wait, p99 (s)" },
+    { "queue_wait_mean_s", "queue wait, mean (s)" },
+    { "wait_probability", "share of requests that wait" },
+    { "throughput_per_s", "completed per second" },
+    { "throughput_tokens_per_s", "output tokens per second" },
+    { "drop_fraction", "share of requests dropped" },
+    { "utilization_mean", "busy share" },
+    { "batch_occupancy", "batch full (share)" },
+    { "gpus_mean", "GPUs held, mean" },
+    { "cost_per_mtok_usd", "cost per million output tokens (USD)" },
+    { "cost_usd", "cost (USD)" },
+};
+
+int plot_sweep_rank(const char *metric)
+{
+    for (size_t i = 0; i < sizeof ranked / sizeof *ranked; i++)
+        if (!strcmp(ranked[i][0], metric))
+            return (int)i;
+    return -1;
+}
+
+const char *plot_sweep_words(const char *metric)
+{
+    int r = plot_sweep_rank(metric);
+    return r < 0 ? metric : ranked[r][1];
+}
+
 /* The columns of sweep.csv, and the chart being written. */
 typedef struct sweep_chart {
     const csv_table *t;
     long scope, subject, metric, unit, value;
     long key1, key2;            /* key2 -1 with one swept key */
     bool key1_numeric;
+    bool key1_integral;         /* every value a whole number: tics at the values */
+    bool key1_ascending;        /* in the file's order; a search's probes are not: points
+                                   and error bars, not lines that zig-zag */
+    double target;              /* a search's threshold on this chart's metric, or NaN */
+    double ylo, yhi;            /* the metric's values and intervals, and the target */
     plot_list key1_values;      /* distinct, in order: category positions */
     plot_list lines;            /* key2 values with data for this metric */
     size_t row;                 /* the metric's first row */
@@ -36,13 +74,27 @@ static void write_chart(FILE *out, const void *context)
 {
     const sweep_chart *c = context;
     const csv_table *t = c->t;
-    const char *key1 = t->header[c->key1], *unit = csv_table_cell(t, c->row, c->unit);
+    const char *key1 = t->header[c->key1];
     const char *metric = csv_table_cell(t, c->row, c->metric);
+    const char *words = plot_sweep_words(metric);
     char title[512];
-    snprintf(title, sizeof title, "%s of %s %s against %s (band: 95%% interval)", metric,
-             csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1);
-    plot_script_head(out, c->name, "sweep.csv", title, key1,
-                     *unit && strcmp(unit, "1") != 0 ? unit : metric);
+    snprintf(title, sizeof title, "%s of %s %s against %s (%s: 95%% interval)", words,
+             csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1,
+             c->key1_numeric && !c->key1_ascending ? "bars" : "band");
+    plot_script_head(out, c->name, "sweep.csv", title, key1, words);
+    bool bars = c->key1_numeric && !c->key1_ascending;
+    fprintf(out, "%sHow %s of %s %s changes with %s: the mean over the replications, the "
+            "%s its 95%% interval%s.\n", PLOT_CAPTION_MARK, words,
+            csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1,
+            bars ? "bars" : "band", isnan(c->target) ? "" : "; the dashed line the target");
+    /* room around the values and intervals, so no line runs along the frame; a range of
+     * values that are never negative starts at 0 at the lowest */
+    double pad = 0.08 * (c->yhi > c->ylo ? c->yhi - c->ylo : fmax(fabs(c->yhi), 1));
+    double bottom = c->ylo - pad;
+    if (c->ylo >= 0 && bottom < 0)
+        bottom = 0;
+    fprintf(out, "set offsets graph 0.03, graph 0.03, 0, 0\nset yrange [%.6g:%.6g]\n", bottom,
+            c->yhi + pad);
     fputs("set style fill transparent solid 0.25 noborder\n", out);
     fputs("scope = ", out);
     write_quoted_cell(out, c, c->scope);
@@ -56,6 +108,20 @@ static void write_chart(FILE *out, const void *context)
         fputs("by(value, name) = strcol(", out);
         plot_script_quote(out, t->header[c->key2]);
         fputs(") eq value ? at(name) : NaN\n", out);
+    }
+    if (!isnan(c->target)) {
+        fprintf(out, "set arrow from graph 0, first %.6g to graph 1, first %.6g nohead lw 2 "
+                "dt 2 lc rgb '#c00000' front\n", c->target, c->target);
+        fprintf(out, "set label 'target %.4g' at graph 0.01, first %.6g offset 0, 0.6 "
+                "textcolor rgb '#c00000' front\n", c->target, c->target);
+    }
+    if (c->key1_numeric && c->key1_integral && c->key1_values.count <= 16) {
+        fputs("set xtics (", out);  /* whole numbers, at the swept values */
+        for (size_t i = 0; i < c->key1_values.count; i++)
+            fprintf(out, "%s%s", i ? ", " : "", c->key1_values.names[i]);
+        fputs(")\n", out);
+    } else if (c->key1_numeric && c->key1_integral) {
+        fputs("set format x '%.0f'\n", out);
     }
     if (c->key1_numeric) {
         fputs("x(row) = column(", out);
@@ -100,10 +166,15 @@ static void write_chart(FILE *out, const void *context)
             snprintf(hi, sizeof hi, "at('ci95_hi')");
             snprintf(mean, sizeof mean, "at('value')");
         }
-        fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n",
-                i == 0 ? "plot 'sweep.csv' using" : "     '' using", lo, hi, i + 1);
-        fprintf(out, "     '' using (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ", mean,
-                i + 1);
+        if (!c->key1_numeric || c->key1_ascending) {
+            fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n",
+                    i == 0 ? "plot 'sweep.csv' using" : "     '' using", lo, hi, i + 1);
+            fprintf(out, "     '' using (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ",
+                    mean, i + 1);
+        } else {
+            fprintf(out, "%s (x(0)):(%s):(%s):(%s) with yerrorbars lw 2 pt 7 lc %zu title ",
+                    i == 0 ? "plot 'sweep.csv' using" : "     '' using", mean, lo, hi, i + 1);
+        }
         if (c->key2 >= 0) {
             char line_title[600];
             snprintf(line_title, sizeof line_title, "%s = %s", t->header[c->key2],
@@ -111,7 +182,7 @@ static void write_chart(FILE *out, const void *context)
             plot_script_quote(out, line_title);
         } else {
             char line_title[300];
-            snprintf(line_title, sizeof line_title, "%s (mean)", metric);
+            snprintf(line_title, sizeof line_title, "%s (mean)", words);
             plot_script_quote(out, line_title);
         }
         fputs(i + 1 < nlines ? ", \\\n" : "\n", out);
@@ -140,6 +211,20 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
         snprintf(err, err_size, "out of memory");
         return -1;
     }
+    c->ylo = isnan(c->target) ? INFINITY : c->target;
+    c->yhi = isnan(c->target) ? -INFINITY : c->target;
+    long lo = csv_table_column(c->t, "ci95_lo"), hi = csv_table_column(c->t, "ci95_hi");
+    for (size_t r = 0; r < c->t->rows; r++) {
+        if (!same_metric(c, r, c->row))
+            continue;
+        double v[] = { csv_table_number(c->t, r, c->value), csv_table_number(c->t, r, lo),
+                       csv_table_number(c->t, r, hi) };
+        for (int i = 0; i < 3; i++)
+            if (!isnan(v[i])) {
+                c->ylo = fmin(c->ylo, v[i]);
+                c->yhi = fmax(c->yhi, v[i]);
+            }
+    }
     char joined[400], safe[190];
     snprintf(joined, sizeof joined, "sweep_%s_%s_%s", csv_table_cell(c->t, c->row, c->scope),
              csv_table_cell(c->t, c->row, c->subject), csv_table_cell(c->t, c->row, c->metric));
@@ -148,6 +233,29 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
     for (int k = 2; plot_list_has(written, c->name); k++)  /* names that cleaned alike */
         snprintf(c->name, sizeof c->name, "%s_%d", safe, k);
     return plot_script_emit(dir, c->name, write_chart, c, written, err, err_size);
+}
+
+/* A search's target (search.csv's "METRIC OP NUMBER" and the subject it is measured
+ * for), drawn as a line on that metric's chart; NaN without a search. */
+static double search_target(const char *dir, char *metric, size_t metric_size, char *subject,
+                            size_t subject_size)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/search.csv", dir);
+    csv_table t;
+    double x = NAN;
+    long target = -1, sub = -1;
+    if (csv_table_read(path, &t, err, sizeof err) == 0 && t.rows > 0
+        && (target = csv_table_column(&t, "target")) >= 0
+        && (sub = csv_table_column(&t, "subject")) >= 0) {
+        char op[4];
+        if (sscanf(csv_table_cell(&t, 0, target), "%127s %3s %lf", metric, op, &x) != 3)
+            x = NAN;
+        snprintf(subject, subject_size, "%s", csv_table_cell(&t, 0, sub));
+    }
+    (void)metric_size;
+    csv_table_release(&t);
+    return x;
 }
 
 int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t err_size)
@@ -164,7 +272,8 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         .t = &t, .scope = csv_table_column(&t, "scope"),
         .subject = csv_table_column(&t, "subject"), .metric = csv_table_column(&t, "metric"),
         .unit = csv_table_column(&t, "unit"), .value = csv_table_column(&t, "value"),
-        .key1 = 0, .key2 = -1, .key1_numeric = true,
+        .key1 = 0, .key2 = -1, .key1_numeric = true, .key1_integral = true,
+        .key1_ascending = true,
     };
     int status = 0;
     if (c.scope < 1 || c.subject < 0 || c.metric < 0 || c.value < 0
@@ -177,17 +286,26 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         c.key2 = 1;
     for (size_t r = 0; status == 0 && r < t.rows; r++) {
         const char *v = csv_table_cell(&t, r, c.key1);
-        if (*v && isnan(csv_table_number(&t, r, c.key1)))
+        double x = csv_table_number(&t, r, c.key1);
+        if (*v && isnan(x))
             c.key1_numeric = false;
+        if (*v && x != floor(x))
+            c.key1_integral = false;
     }
-    if (status == 0 && !c.key1_numeric && distinct(&c, c.key1, false, &c.key1_values) != 0) {
+    if (status == 0 && distinct(&c, c.key1, false, &c.key1_values) != 0) {
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
+    for (size_t i = 1; status == 0 && c.key1_numeric && i < c.key1_values.count; i++)
+        if (strtod(c.key1_values.names[i], NULL) < strtod(c.key1_values.names[i - 1], NULL))
+            c.key1_ascending = false;
+    char target_metric[128] = "", target_subject[256] = "";
+    double target = search_target(dir, target_metric, sizeof target_metric, target_subject,
+                                  sizeof target_subject);
     /* the metrics, each by its first row, and whether any point has its value */
     size_t *first = malloc((t.rows + 1) * sizeof *first), nmetrics = 0;
-    bool *valued = calloc(t.rows + 1, sizeof *valued);
-    if (status == 0 && (!first || !valued)) {
+    bool *valued = calloc(t.rows + 1, sizeof *valued), *moves = calloc(t.rows + 1, 1);
+    if (status == 0 && (!first || !valued || !moves)) {
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
@@ -197,15 +315,21 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
             m++;
         if (m == nmetrics)
             first[nmetrics++] = r;
-        valued[m] |= !isnan(csv_table_number(&t, r, c.value));
+        double x = csv_table_number(&t, r, c.value), x0 = csv_table_number(&t, first[m], c.value);
+        valued[m] |= !isnan(x);
+        moves[m] |= !isnan(x) && (isnan(x0) || fabs(x - x0) > 1e-9 * fmax(1, fabs(x0)));
     }
+    /* the ranked metrics that move: a flat line is in the results table, not a chart */
     for (size_t m = 0; status == 0 && m < nmetrics; m++) {
         c.row = first[m];
-        if (valued[m])
+        c.target = !strcmp(csv_table_cell(&t, c.row, c.metric), target_metric)
+                   && !strcmp(csv_table_cell(&t, c.row, c.subject), target_subject) ? target : NAN;
+        if (valued[m] && moves[m] && plot_sweep_rank(csv_table_cell(&t, c.row, c.metric)) >= 0)
             status = chart_metric(dir, &c, written, err, err_size);
     }
     free(first);
     free(valued);
+    free(moves);
     plot_list_release(&c.key1_values);
     plot_list_release(&c.lines);
     csv_table_release(&t);

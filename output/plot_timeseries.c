@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "output/atomic_file.h"
 #include "output/csv_table.h"
+#include "output/plot_script.h"
 
 enum { MAX_COLUMNS = 4 };
 
@@ -20,29 +23,40 @@ typedef struct chart_kind {
     const char *columns[MAX_COLUMNS + 1];
     bool per_subject;           /* one chart per subject, its columns as series */
     bool log_when_wide;         /* log y axis when the values span decades */
+    const char *caption;        /* what to read in it, for report.html */
 } chart_kind;
 
 static const chart_kind kinds[] = {
     { "latency", "Latency quantiles over time", "seconds", "workload", NULL,
-      { "ttft_p99_s", "e2e_p99_s" }, false, true },
+      { "ttft_p99_s", "e2e_p99_s" }, false, true,
+      "The slowest 1% of requests over the run: time to first token and the whole response; a line rising to the end means a queue that grows." },
     { "queue_wait", "Queue wait and response time over time", "seconds", "workload",
       "queue_wait_p99_s", { "queue_wait_mean_s", "queue_wait_p99_s", "response_p99_s" },
-      false, true },
+      false, true,
+      "How long requests wait for a server, on average and for the slowest 1%, and their whole response." },
     { "throughput", "Throughput over time", "completed per second", "workload", NULL,
-      { "throughput_per_s" }, false, false },
+      { "throughput_per_s" }, false, false,
+      "Requests completed per second; below the arrival rate means work is left waiting." },
     { "utilization", "Utilization over time", "busy share", "pool", NULL,
-      { "utilization" }, false, false },
+      { "utilization" }, false, false,
+      "The share of each pool's capacity that is busy; near 1 the pool is the bottleneck." },
     { "queue_length", "Queue length over time", "requests waiting", "pool", NULL,
-      { "queue_length" }, false, false },
+      { "queue_length" }, false, false,
+      "Requests waiting for a server; a line that keeps rising means the pool cannot keep up." },
     { "gpus", "GPUs held, busy and idle, and replicas", "GPUs, replicas", "pool", "gpus_held",
-      { "gpus_held", "gpus_busy", "gpus_idle", "replicas" }, true, false },
+      { "gpus_held", "gpus_busy", "gpus_idle", "replicas" }, true, false,
+      "GPUs the pool holds, how many of them work, and its replicas: the gap between held and busy is paid for and idle." },
     { "gpu_allocation", "GPU allocation over time", "share of GPU capacity allocated",
-      "workload", NULL, { "gpu_allocation" }, false, false },
+      "workload", NULL, { "gpu_allocation" }, false, false,
+      "The share of the GPUs' capacity the tasks hold." },
     { "fragmentation", "GPU fragmentation over time", "share of GPU capacity stranded",
-      "workload", NULL, { "fragmentation" }, false, false },
+      "workload", NULL, { "fragmentation" }, false, false,
+      "The share of the GPUs' capacity left idle in pieces too small for a waiting task." },
     { "tasks_pending", "Tasks waiting over time", "tasks", "workload", NULL,
-      { "tasks_pending" }, false, false },
-    { "cost", "Cumulative cost per pool", "USD", "pool", NULL, { "cost_usd" }, false, false },
+      { "tasks_pending" }, false, false,
+      "Tasks waiting for GPUs." },
+    { "cost", "Cumulative cost per pool", "USD", "pool", NULL, { "cost_usd" }, false, false,
+      "What each pool has cost so far; the slope is its rate." },
 };
 
 /* What the table holds for one (subject, column): cells filled, and their range. */
@@ -76,7 +90,27 @@ typedef struct chart {
     series items[64];
     size_t count;
     bool log_y;
+    char constants[1024];       /* series left out as constant, in words */
 } chart;
+
+/* A column as a reader names it, for legends. */
+static const char *in_words(const char *column)
+{
+    static const char *const words[][2] = {
+        { "ttft_p99_s", "time to first token, p99" }, { "e2e_p99_s", "whole response, p99" },
+        { "queue_wait_mean_s", "queue wait, mean" }, { "queue_wait_p99_s", "queue wait, p99" },
+        { "response_p99_s", "response, p99" }, { "throughput_per_s", "completed per second" },
+        { "utilization", "busy share" }, { "queue_length", "requests waiting" },
+        { "gpus_held", "GPUs held" }, { "gpus_busy", "GPUs busy" },
+        { "gpus_idle", "GPUs idle" }, { "replicas", "replicas" },
+        { "gpu_allocation", "share allocated" }, { "fragmentation", "share stranded" },
+        { "tasks_pending", "tasks waiting" }, { "cost_usd", "cost (USD)" },
+    };
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcmp(words[i][0], column))
+            return words[i][1];
+    return column;
+}
 
 static const char *subject_scope(const series_data *d, size_t s)
 {
@@ -166,17 +200,26 @@ static void add_series(chart *c, size_t s)
         const cell_stats *st = stats_of(c->data, s, k->columns[i]);
         if (!st || st->filled == 0)
             continue;
+        if (st->max - st->min <= 1e-3 * fabs(st->max)) {  /* flat to 4 digits */
+            /* a flat line on the frame says less than the words (issue 18, 6) */
+            size_t n = strlen(c->constants);
+            snprintf(c->constants + n, sizeof c->constants - n, "%s%s %s: constant at %.4g",
+                     n ? "; " : "", subject_name(c->data, s), in_words(k->columns[i]),
+                     st->max);
+            continue;
+        }
         series *it = &c->items[c->count++];
         it->subject = s;
         it->column = k->columns[i];
         it->color = k->per_subject ? i + 1 : color;
         it->dash = i + 1;
         if (k->per_subject)
-            snprintf(it->title, sizeof it->title, "%s", it->column);
+            snprintf(it->title, sizeof it->title, "%s", in_words(it->column));
         else if (ncolumns == 1)
             snprintf(it->title, sizeof it->title, "%s", subject_name(c->data, s));
         else
-            snprintf(it->title, sizeof it->title, "%s %s", subject_name(c->data, s), it->column);
+            snprintf(it->title, sizeof it->title, "%s: %s", subject_name(c->data, s),
+                     in_words(it->column));
     }
 }
 
@@ -197,7 +240,20 @@ static void write_chart(FILE *out, const void *context)
 {
     const chart *c = context;
     plot_script_head(out, c->name, "timeseries.csv", c->title, c->xlabel, c->kind->ylabel);
-    fputs(c->log_y ? "set logscale y\n" : "set yrange [0:*]\n", out);
+    fprintf(out, "%s%s%s%s\n", PLOT_CAPTION_MARK, c->kind->caption,
+            *c->constants ? " Constant over the run, so not drawn: " : "", c->constants);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < c->count; i++) {
+        const cell_stats *st = stats_of(c->data, c->items[i].subject, c->items[i].column);
+        lo = fmin(lo, st->min);
+        hi = fmax(hi, st->max);
+    }
+    /* room above and below, so no line runs along the frame */
+    if (c->log_y)
+        fprintf(out, "set logscale y\nset yrange [%.6g:%.6g]\n", lo / 1.3, hi * 1.3);
+    else
+        fprintf(out, "set yrange [%.6g:%.6g]\n", lo < 0 ? lo - 0.08 * (hi - lo) : 0,
+                hi > 0 ? hi + 0.08 * (hi - fmin(lo, 0)) : 1);
     fprintf(out, "unit = %.17g    # seconds per unit of the x axis\n", c->unit_s);
     fputs("mid(unit) = (column('bucket_start_s') + column('bucket_end_s')) / 2 / unit\n"
           "at(scope, subject, name) = strcol('scope') eq scope && strcol('subject') eq subject"
@@ -232,12 +288,37 @@ static void choose_unit(const csv_table *t, chart *c)
               : last >= 120 ? "time (min)" : "time (s)";
 }
 
-static int emit(const char *dir, chart *c, plot_list *written, char *err, size_t err_size)
+/* flat collects the charts whose every series is constant: no chart, a line of words. */
+static int emit(const char *dir, chart *c, plot_list *written, char *flat, size_t flat_size,
+                char *err, size_t err_size)
 {
+    if (c->count == 0 && *c->constants) {
+        size_t n = strlen(flat);
+        snprintf(flat + n, flat_size - n, "%s: %s\n", c->title, c->constants);
+    }
     if (c->count == 0)
         return 0;
     c->log_y = wants_log(c);
     return plot_script_emit(dir, c->name, write_chart, c, written, err, err_size);
+}
+
+/* plots/constant.txt: the series left out as constant, for report.html; none, no file. */
+static int write_flat(const char *dir, const char *flat, char *err, size_t err_size)
+{
+    char plots[4096];
+    snprintf(plots, sizeof plots, "%s/plots", dir);
+    if (!*flat) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/" PLOT_CONSTANT_FILE, plots);
+        unlink(path);
+        return 0;
+    }
+    atomic_file *f = output_make_dir(plots, err, err_size) == 0
+                     ? atomic_file_open(plots, PLOT_CONSTANT_FILE, err, err_size) : NULL;
+    if (!f)
+        return -1;
+    fputs(flat, atomic_file_stream(f));
+    return atomic_file_commit(f, err, err_size);
 }
 
 int plot_timeseries_scripts(const char *dir, plot_list *written, char *err, size_t err_size)
@@ -252,6 +333,7 @@ int plot_timeseries_scripts(const char *dir, plot_list *written, char *err, size
     }
     int status = 0;
     series_data d = { 0 };
+    char flat[8192] = "";
     chart *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, err_size, "out of memory");
@@ -280,13 +362,16 @@ int plot_timeseries_scripts(const char *dir, plot_list *written, char *err, size
                 snprintf(c->name, sizeof c->name, "%s_%s", kinds[k].name, safe);
                 snprintf(c->title, sizeof c->title, "%s: pool %s", kinds[k].title,
                          subject_name(&d, s));
-                status = emit(dir, c, written, err, err_size);
+                status = emit(dir, c, written, flat, sizeof flat, err, err_size);
                 c->count = 0;
+                c->constants[0] = '\0';
             }
         }
         if (status == 0 && !kinds[k].per_subject)
-            status = emit(dir, c, written, err, err_size);
+            status = emit(dir, c, written, flat, sizeof flat, err, err_size);
     }
+    if (status == 0)
+        status = write_flat(dir, flat, err, err_size);
     free(c);
     free(d.subject_row);
     free(d.stats);

@@ -12,6 +12,7 @@
 #include "output/csv_table.h"
 #include "output/html_text.h"
 #include "output/plot_script.h"
+#include "output/plot_sweep.h"
 #include "output/plots.h"
 #include "output/verdict.h"
 #include "sim/version.h"
@@ -22,14 +23,22 @@ static const char style[] =
     "h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}\n"
     "table{border-collapse:collapse;font-size:90%}\n"
     "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
     "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
+    ".caption{color:#222;font-size:110%}.wide{overflow-x:auto}\n"
     "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
-/* Charts in reading order: latency first, cost last, other names after, by name. */
+/* Charts in reading order: latency first, cost last, other names after, by name; a
+ * sweep's by its metric's importance (the longest suffix that is a ranked metric). */
 static int rank(const char *name)
 {
+    if (!strncmp(name, "sweep_", 6)) {
+        for (const char *p = name + 6; (p = strchr(p, '_')); p++)
+            if (plot_sweep_rank(p + 1) >= 0)
+                return 200 + plot_sweep_rank(p + 1);
+        return 300;
+    }
     static const char *const order[] = {
         "latency", "queue_wait", "throughput", "utilization", "queue_length", "gpus",
         "gpu_allocation", "fragmentation", "tasks_pending", "cost",
@@ -104,6 +113,174 @@ static void write_summary(FILE *out, const char *dir)
     csv_table_release(&t);
 }
 
+static void write_interval(FILE *out, const csv_table *t, size_t r, long value, long lo, long hi)
+{
+    write_number(out, csv_table_number(t, r, value));
+    double half = (csv_table_number(t, r, hi) - csv_table_number(t, r, lo)) / 2;
+    if (!isnan(half) && half > 0)
+        fprintf(out, " &#177; %.2g", half);
+}
+
+/* A search's answer and its probes, in the order run, from search.csv. */
+static void write_search(FILE *out, const char *dir)
+{
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/search.csv", dir);
+    csv_table t;
+    if (csv_table_read(path, &t, err, sizeof err) != 0 || t.columns < 12 || t.rows == 0) {
+        csv_table_release(&t);
+        return;
+    }
+    const char *key = t.header[1];
+    long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
+    long lo = csv_table_column(&t, "ci95_lo"), hi = csv_table_column(&t, "ci95_hi");
+    long target = csv_table_column(&t, "target"), meets = csv_table_column(&t, "meets");
+    size_t last = t.rows - 1;  /* the answer row */
+    fputs("<h2>Search</h2>\n<p class=\"answer\"><strong>", out);
+    if (*csv_table_cell(&t, last, 1)) {
+        fputs("Answer: ", out);
+        html_escape(out, key);
+        fputs(" = ", out);
+        html_escape(out, csv_table_cell(&t, last, 1));
+        fputs("</strong>, where ", out);
+        html_escape(out, csv_table_cell(&t, last, metric));
+        fputs(" is ", out);
+        write_interval(out, &t, last, value, lo, hi);
+        fputs(" (target ", out);
+    } else {
+        fputs("No value of ", out);
+        html_escape(out, key);
+        fputs(" probed meets the target</strong> (", out);
+    }
+    html_escape(out, csv_table_cell(&t, last, target));
+    fputs(").</p>\n<table class=\"probes\">\n<thead><tr><th>probe</th><th>", out);
+    html_escape(out, key);
+    fputs("</th><th>", out);
+    html_escape(out, csv_table_cell(&t, 0, metric));
+    fputs(" &#177; 95% interval</th><th>meets the target</th></tr></thead>\n<tbody>\n", out);
+    for (size_t r = 0; r < last; r++) {
+        fputs("<tr><td class=\"num\">", out);
+        html_escape(out, csv_table_cell(&t, r, 0));
+        fputs("</td><td class=\"num\">", out);
+        html_escape(out, csv_table_cell(&t, r, 1));
+        fputs("</td><td class=\"num\">", out);
+        write_interval(out, &t, r, value, lo, hi);
+        fprintf(out, "</td><td>%s</td></tr>\n",
+                !strcmp(csv_table_cell(&t, r, meets), "true") ? "yes" : "no");
+    }
+    fputs("</tbody>\n</table>\n", out);
+    csv_table_release(&t);
+}
+
+/* A sweep's results: one row per point (its keys), a column per ranked metric of each
+ * subject that has a value, most important first, each the mean &#177; its interval. */
+static void write_sweep_table(FILE *out, const char *dir)
+{
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    csv_table t;
+    if (csv_table_read(path, &t, err, sizeof err) != 0) {
+        csv_table_release(&t);
+        return;
+    }
+    long scope = csv_table_column(&t, "scope"), subject = csv_table_column(&t, "subject");
+    long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
+    long lo = csv_table_column(&t, "ci95_lo"), hi = csv_table_column(&t, "ci95_hi");
+    if (scope < 1 || subject < 0 || metric < 0 || value < 0 || lo < 0 || hi < 0) {
+        csv_table_release(&t);
+        return;
+    }
+    enum { MAX_METRICS = 10 };
+    size_t cols[MAX_METRICS], ncols = 0;  /* a row of each metric shown */
+    for (int want = 0; want < 64 && ncols < MAX_METRICS; want++)
+        for (size_t r = 0; r < t.rows && ncols < MAX_METRICS; r++) {
+            if (plot_sweep_rank(csv_table_cell(&t, r, metric)) != want
+                || isnan(csv_table_number(&t, r, value)))
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < ncols && !seen; k++)
+                seen = !strcmp(csv_table_cell(&t, cols[k], subject), csv_table_cell(&t, r, subject))
+                    && !strcmp(csv_table_cell(&t, cols[k], metric), csv_table_cell(&t, r, metric));
+            if (!seen)
+                cols[ncols++] = r;
+        }
+    fputs("<h2>Results</h2>\n<p class=\"note\">One row per point: the mean over the "
+          "replications &#177; the half-width of its 95% interval. Every metric is in "
+          "<code>sweep.csv</code>.</p>\n<div class=\"wide\"><table class=\"results\">\n<thead><tr>", out);
+    for (long k = 0; k < scope; k++) {
+        fputs("<th>", out);
+        html_escape(out, t.header[k]);
+        fputs("</th>", out);
+    }
+    for (size_t k = 0; k < ncols; k++) {
+        fputs("<th>", out);
+        html_escape(out, csv_table_cell(&t, cols[k], subject));
+        fputs(": ", out);
+        html_escape(out, plot_sweep_words(csv_table_cell(&t, cols[k], metric)));
+        fputs("</th>", out);
+    }
+    fputs("</tr></thead>\n<tbody>\n", out);
+    for (size_t r = 0; r < t.rows; r++) {
+        bool first = true;  /* a point's first row: its keys differ from the row before */
+        if (r > 0) {
+            first = false;
+            for (long k = 0; k < scope && !first; k++)
+                first = strcmp(csv_table_cell(&t, r, k), csv_table_cell(&t, r - 1, k)) != 0;
+        }
+        if (!first)
+            continue;
+        fputs("<tr>", out);
+        for (long k = 0; k < scope; k++) {
+            fputs("<td class=\"num\">", out);
+            html_escape(out, csv_table_cell(&t, r, k));
+            fputs("</td>", out);
+        }
+        for (size_t k = 0; k < ncols; k++) {
+            fputs("<td class=\"num\">", out);
+            size_t at = r;  /* this point's row of the metric */
+            for (; at < t.rows; at++) {
+                bool same_point = true;
+                for (long j = 0; j < scope && same_point; j++)
+                    same_point = !strcmp(csv_table_cell(&t, at, j), csv_table_cell(&t, r, j));
+                if (!same_point) {
+                    at = t.rows;
+                    break;
+                }
+                if (!strcmp(csv_table_cell(&t, at, subject), csv_table_cell(&t, cols[k], subject))
+                    && !strcmp(csv_table_cell(&t, at, metric),
+                               csv_table_cell(&t, cols[k], metric)))
+                    break;
+            }
+            if (at < t.rows)
+                write_interval(out, &t, at, value, lo, hi);
+            else
+                fputs("-", out);
+            fputs("</td>", out);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody>\n</table></div>\n", out);
+    csv_table_release(&t);
+}
+
+/* The chart's "# caption: " line (what to read in it) as a sentence of its caption. */
+static void write_caption(FILE *out, const char *script)
+{
+    FILE *f = fopen(script, "r");
+    char line[2048];
+    size_t n = strlen(PLOT_CAPTION_MARK);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, PLOT_CAPTION_MARK, n)) {
+            line[strcspn(line, "\n")] = '\0';
+            fputs("<span class=\"caption\">", out);
+            html_escape(out, line + n);
+            fputs("</span><br/>", out);
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
 /* The rendered charts whose names do (sweep) or do not start with "sweep_". */
 static void write_charts(FILE *out, const char *dir, const plot_list *svgs, bool sweep)
 {
@@ -122,12 +299,34 @@ static void write_charts(FILE *out, const char *dir, const plot_list *svgs, bool
             html_escape(out, path);
             fputs(" holds no SVG.</p>\n", out);
         }
-        fputs("<figcaption>plots/", out);
+        fputs("<figcaption>", out);
+        snprintf(path, sizeof path, "%s/plots/%s.gp", dir, name);
+        write_caption(out, path);
+        fputs("<span class=\"file\">plots/", out);
         html_escape(out, name);
         fputs(".svg, drawn by <code>plots/", out);
         html_escape(out, name);
-        fputs(".gp</code></figcaption>\n</figure>\n", out);
+        fputs(".gp</code></span></figcaption>\n</figure>\n", out);
     }
+}
+
+/* plots/constant.txt, the series not drawn because they hold one value, as a list. */
+static void write_constants(FILE *out, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plots/" PLOT_CONSTANT_FILE, dir);
+    char *text = html_read_file(path);
+    if (!text)
+        return;
+    fputs("<p class=\"note\">Not drawn, because they hold one value over the whole run:</p>\n"
+          "<ul class=\"constant\">\n", out);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        fputs("<li>", out);
+        html_escape(out, line);
+        fputs("</li>\n", out);
+    }
+    fputs("</ul>\n", out);
+    free(text);
 }
 
 static void write_file_item(FILE *out, const char *dir, const char *relative)
@@ -217,9 +416,18 @@ static void write_text_section(FILE *out, const char *dir, const char *file, con
     char *text = html_read_file(path);
     if (!text)
         return;
-    fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n<pre>", title, note);
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    /* long settings folded, so what follows (a claim's verdict, the headline) is on the
+     * first screen; the headline is the answer, never folded */
+    bool fold = lines > 30 && strcmp(file, "headline.txt") != 0;
+    fprintf(out, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n", title, note);
+    if (fold)
+        fprintf(out, "<details><summary>%zu lines: show them</summary>\n", lines);
+    fputs("<pre>", out);
     html_escape(out, text);
-    fputs("</pre>\n", out);
+    fputs(fold ? "</pre>\n</details>\n" : "</pre>\n", out);
     free(text);
 }
 
@@ -264,8 +472,12 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         fputs("<h2>Charts</h2>\n", out);
         write_charts(out, dir, svgs, false);
     }
+    write_constants(out, dir);
+    write_search(out, dir);
+    write_sweep_table(out, dir);
     if (nsweep > 0) {
-        fputs("<h2>Sweep</h2>\n", out);
+        fputs("<h2>Sweep</h2>\n<p class=\"note\">The metrics that move from point to point, "
+              "most important first.</p>\n", out);
         write_charts(out, dir, svgs, true);
     }
     fputs("<h2>Summary</h2>\n", out);

@@ -204,11 +204,11 @@ Test(plots, a_rendered_svg_parses_and_holds_every_series)
     expect_well_formed("plots/latency.svg");
     expect_well_formed("plots/gpus_gpus.svg");
     char *svg = read_in("plots/latency.svg");
-    cr_expect_eq(series_points(svg, "chat ttft_p99_s"), 5, "one point per bucket");
-    cr_expect_eq(series_points(svg, "chat e2e_p99_s"), 4, "the empty cell is skipped");
+    cr_expect_eq(series_points(svg, "chat: time to first token, p99"), 5, "one point per bucket");
+    cr_expect_eq(series_points(svg, "chat: whole response, p99"), 4, "the empty cell is skipped");
     free(svg);
     svg = read_in("plots/gpus_gpus.svg");
-    const char *columns[] = { "gpus_held", "gpus_busy", "gpus_idle", "replicas" };
+    const char *columns[] = { "GPUs held", "GPUs busy", "GPUs idle", "replicas" };
     for (int i = 0; i < 4; i++)
         cr_expect_eq(series_points(svg, columns[i]), 5, "%s", columns[i]);
     free(svg);
@@ -224,7 +224,7 @@ Test(plots, sweep_charts_draw_the_mean_and_its_band_per_value_of_the_second_key)
     cr_expect(!exists("plots/sweep_workload_chat_drop_fraction.gp"), "no value, no chart");
     expect_well_formed("plots/sweep_workload_chat_ttft_p99_s.svg");
     char *svg = read_in("plots/sweep_workload_chat_ttft_p99_s.svg");
-    cr_expect_eq(series_points(svg, "ttft_p99_s (mean)"), 4);
+    cr_expect_eq(series_points(svg, "time to first token, p99 (s) (mean)"), 4);
     cr_expect(strstr(svg, "fill-opacity") != NULL || strstr(svg, "opacity") != NULL,
               "a translucent band");
     free(svg);
@@ -236,6 +236,107 @@ Test(plots, sweep_charts_draw_the_mean_and_its_band_per_value_of_the_second_key)
     cr_expect_eq(series_points(svg, "placement = best_fit"), 3);
     cr_expect_eq(series_points(svg, "placement = first_fit"), 3);
     free(svg);
+}
+
+/* Issue 18, 6: a caption per chart, a constant series in words and not on the frame, a
+ * y-range above the highest value, a sweep's results table and whole-number tics. */
+Test(plots, charts_are_captioned_and_a_constant_series_is_said_in_words)
+{
+    write_in("timeseries.csv",
+             "bucket_start_s,bucket_end_s,scope,subject,utilization,gpus_held,gpus_busy,"
+             "gpus_idle,replicas\n"
+             "0,60,pool,a,1,4,4,0,4\n0,60,pool,b,0.5,,,,\n"
+             "60,120,pool,a,0.9996,4,4,0,4\n60,120,pool,b,0.8,,,,\n");
+    plot_options o = { .rewrite_scripts = true, .png = false, .gnuplot = "/nonexistent/gnuplot" };
+    char why[1024];
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    char *script = read_in("plots/utilization.gp");
+    cr_expect(strstr(script, "# caption: The share of each pool's capacity that is busy") != NULL);
+    cr_expect(strstr(script, "a busy share: constant at 1") != NULL, "%s", script);
+    cr_expect(strstr(script, "'pool', 'a', 'utilization'") == NULL, "a's flat line not drawn");
+    cr_expect(strstr(script, "set yrange [0:0.864]") != NULL, "8%% above b's 0.8");
+    free(script);
+    cr_expect(!exists("plots/gpus_a.gp"), "every series of a's GPUs is constant");
+    char *flat = read_in("plots/constant.txt");
+    cr_expect(strstr(flat, "pool a: a GPUs held: constant at 4; a GPUs busy: constant at 4; "
+                     "a GPUs idle: constant at 0; a replicas: constant at 4") != NULL, "%s", flat);
+    free(flat);
+
+    write_in("sweep.csv", SWEEP1);
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    script = read_in("plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_expect(strstr(script, "set xtics (2, 4, 6, 8)") != NULL, "whole numbers: %s", script);
+    cr_expect(strstr(script, "# caption: How time to first token, p99 (s) of workload chat "
+                     "changes with pools.gpus.count") != NULL);
+    free(script);
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    cr_expect(strstr(page, "<th>pools.gpus.count</th><th>chat: time to first token, p99 (s)"
+                     "</th></tr>") != NULL, "the results table's header");
+    cr_expect(strstr(page, "<tr><td class=\"num\">6</td><td class=\"num\">0.8 &#177; 0.1"
+                     "</td></tr>") != NULL, "a row per point, the mean and its half-width");
+    cr_expect(strstr(page, "<li>GPUs held, busy and idle, and replicas: pool a: ") != NULL,
+              "the constant series in words");
+    free(page);
+}
+
+/* A search's page: the answer, every probe in the order run, and the target as a line
+ * on its metric's chart, whose probes (not in order) are points, not a zig-zag. */
+Test(plots, a_search_report_shows_its_answer_and_probes)
+{
+    write_in("search.csv",
+             "probe,pools.gpus.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n,target,meets\n"
+             "1,2,workload,chat,ttft_p99_s,2.5,s,2.2,2.8,5,ttft_p99_s <= 1,false\n"
+             "2,8,workload,chat,ttft_p99_s,0.62,s,0.55,0.7,5,ttft_p99_s <= 1,true\n"
+             "3,4,workload,chat,ttft_p99_s,1.25,s,1.1,1.4,5,ttft_p99_s <= 1,false\n"
+             "4,6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5,ttft_p99_s <= 1,true\n"
+             "answer,6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5,ttft_p99_s <= 1,true\n");
+    write_in("sweep.csv",
+             "pools.gpus.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+             "2,workload,chat,ttft_p99_s,2.5,s,2.2,2.8,5\n8,workload,chat,ttft_p99_s,0.62,s,0.55,0.7,5\n"
+             "4,workload,chat,ttft_p99_s,1.25,s,1.1,1.4,5\n6,workload,chat,ttft_p99_s,0.8,s,0.7,0.9,5\n");
+    plot_options o = { .rewrite_scripts = true, .png = false, .gnuplot = "/nonexistent/gnuplot" };
+    char why[1024];
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    char *script = read_in("plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_expect(strstr(script, "set arrow from graph 0, first 1 to graph 1, first 1 nohead") != NULL,
+              "the target as a line: %s", script);
+    cr_expect(strstr(script, "with yerrorbars") != NULL && strstr(script, "linespoints") == NULL,
+              "probes out of order are points with their intervals");
+    free(script);
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    cr_expect(strstr(page, "<strong>Answer: pools.gpus.count = 6</strong>, where ttft_p99_s is "
+                     "0.8 &#177; 0.1 (target ttft_p99_s &lt;= 1)") != NULL, "the answer");
+    const char *probes = strstr(page, "<table class=\"probes\">");
+    cr_assert_not_null(probes);
+    cr_expect(strstr(probes, "<tr><td class=\"num\">3</td><td class=\"num\">4</td><td "
+                     "class=\"num\">1.25 &#177; 0.15</td><td>no</td></tr>") != NULL,
+              "probe 3 missed at 4");
+    int rows = 0;
+    for (const char *p = probes; (p = strstr(p, "<tr><td")) && p < strstr(probes, "</table>"); p++)
+        rows++;
+    cr_expect_eq(rows, 4, "a row per probe, the answer row not repeated");
+    free(page);
+}
+
+/* Settings of 40 lines fold so a claim's verdict is on the first screen; a headline as
+ * long does not (it is the answer). */
+Test(plots, long_settings_fold_and_the_headline_never_does)
+{
+    char text[2048] = "";
+    for (int i = 0; i < 40; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "line %d\n", i);
+    write_in("scenario.txt", text);
+    write_in("headline.txt", text);
+    char why[1024];
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    const char *fold = strstr(page, "<details><summary>40 lines: show them</summary>");
+    cr_expect_not_null(fold, "the settings fold");
+    cr_expect(fold && strstr(fold + 1, "<details>") == NULL, "the headline does not");
+    cr_expect(fold && fold < strstr(page, "<h2>Headline</h2>"));
+    free(page);
 }
 
 Test(plots, plot_renders_an_edited_script_and_keeps_it)
