@@ -109,7 +109,12 @@ static void figure_text(char *buf, size_t size, const sim_metric *m, shown_as as
     const char *unit = as == AS_PERCENT ? "%" : readable_unit(m->unit, ci.mean, &factor);
     char value[48], half[64] = "", width[48];
     number_text(value, sizeof value, ci.mean * factor);
-    if (!isnan(ci.half_width) && ci.half_width > 1e-9 * fabs(ci.mean))
+    if (as == AS_PERCENT) {
+        share_text(buf, size, ci.mean, ci.half_width);
+        return;
+    }
+    bool shown = !isnan(ci.half_width) && ci.half_width > 1e-9 * fabs(ci.mean);
+    if (shown)
         snprintf(half, sizeof half, " +- %s",
                  half_width_text(width, sizeof width, ci.half_width * factor, ci.mean * factor));
     snprintf(buf, size, "%s%s%s%s", value, half, *unit && strcmp(unit, "%") ? " " : "", unit);

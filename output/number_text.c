@@ -92,3 +92,20 @@ char *duration_text(char *buf, size_t size, double s)
     snprintf(buf, size, "%g s", s);
     return buf;
 }
+
+char *share_text(char *buf, size_t size, double share, double half)
+{
+    char value[32], a[32], b[32];
+    number_text(value, sizeof value, 100 * share);
+    if (isnan(half) || !(half > 1e-9 * fabs(share))) {
+        snprintf(buf, size, "%s%%", value);
+    } else if (share - half < 0 || share + half > 1) {
+        number_text(a, sizeof a, 100 * fmax(share - half, 0));
+        number_text(b, sizeof b, 100 * fmin(share + half, 1));
+        snprintf(buf, size, "%s%% (95%% interval %s-%s%%)", value, a, b);
+    } else {
+        snprintf(buf, size, "%s +- %s%%", value,
+                 half_width_text(a, sizeof a, 100 * half, 100 * share));
+    }
+    return buf;
+}

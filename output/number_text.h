@@ -15,6 +15,11 @@ char *number_text(char *buf, size_t size, double v);
  * the mean (a constant measured through rounding), "-" for NaN.  Returns buf. */
 char *half_width_text(char *buf, size_t size, double half, double mean);
 
+/* A share in [0, 1] and its 95% half-width as a percentage: "94.22 +- 0.42%", or, when
+ * the interval runs past 0 or 1 (few, scattered replications), the part of it a share
+ * can take as a range: "46.3% (95% interval 0-100%)".  Returns buf. */
+char *share_text(char *buf, size_t size, double share, double half);
+
 /* The unit a value of `unit` reads best in and the factor to multiply it by: seconds as
  * "ms" below 1 s, "s" up to 3 h, "h" beyond (judged on |v|); any other unit unchanged,
  * "" for the dimensionless "1".  Returns the unit's text. */

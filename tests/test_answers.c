@@ -338,6 +338,17 @@ Test(answers, numbers_read_with_four_digits_and_intervals_without_noise)
     cr_expect_str_eq(duration_text(b, sizeof b, 90), "90 s");
 }
 
+Test(answers, a_share_s_interval_stays_within_what_a_share_can_be)
+{
+    char b[64];
+    cr_expect_str_eq(share_text(b, sizeof b, 0.9422, 0.0042), "94.22 +- 0.42%");
+    cr_expect_str_eq(share_text(b, sizeof b, 0.9841, NAN), "98.41%", "one replication");
+    /* three scattered replications: 46.3% +- 170 points is said as the range a share
+     * can take, 0 to 100%; one side clipped */
+    cr_expect_str_eq(share_text(b, sizeof b, 0.463, 1.70), "46.3% (95% interval 0-100%)");
+    cr_expect_str_eq(share_text(b, sizeof b, 0.9834, 0.0457), "98.34% (95% interval 93.77-100%)");
+}
+
 /* Percentiles no longer snap to bucket midpoints: two pools of one scenario with
  * different traffic give different p50s, and replications give an interval. */
 Test(answers, percentiles_differ_across_pools_and_replications, .timeout = 60)
