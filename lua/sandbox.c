@@ -184,8 +184,11 @@ static int api_closest(lua_State *L)
     enum { MOST = 128 };
     const char *names[MOST + 1];
     size_t n = 0;
+    /* each name stays on the stack while its pointer is used, so make room for them all:
+     * a C function is only promised LUA_MINSTACK (20) slots */
+    luaL_checkstack(L, MOST + 1, "closest: names");
     for (lua_Integer i = 1; n < MOST && lua_rawgeti(L, 2, i) == LUA_TSTRING; i++)
-        names[n++] = lua_tostring(L, -1); /* kept alive by the table */
+        names[n++] = lua_tostring(L, -1);
     names[n] = NULL;
     char text[512];
     if (closest_names_text(word, names, 0, text, sizeof text))

@@ -3,6 +3,7 @@
 #include "models/perf_training.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -286,6 +287,48 @@ static void consider(plan_state *st, const model_spec *m, const device_spec *d,
     }
 }
 
+/* Appends to buf (holding *used of size bytes) without running past it. */
+static __attribute__((format(printf, 4, 5))) void append(char *buf, size_t size, size_t *used,
+                                                        const char *format, ...)
+{
+    if (*used + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(buf + *used, size - *used, format, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
+/* best->why: how many setups fit, and what the best without sharding beyond ZeRO-1 or
+ * without recomputation would cost. */
+static void explain(training_estimate *best, const plan_state *st)
+{
+    char alt[96];
+    size_t used = 0, size = sizeof best->why;
+    best->why[0] = 0;
+    append(best->why, size, &used, "the fastest of %u setups that fit", st->tried);
+    if (best->setup.zero_stage > 1) {
+        if (st->found_low_zero) {
+            describe(alt, sizeof alt, &st->best_low_zero.setup);
+            append(best->why, size, &used, "; sharding only the optimizer (%s) is %.1f%% slower",
+                   alt, slower_pct(&st->best_low_zero, best));
+        } else {
+            append(best->why, size, &used, "; nothing fits with only the optimizer sharded");
+        }
+    }
+    if (best->setup.recompute_layers > 0) {
+        if (st->found_no_recompute) {
+            describe(alt, sizeof alt, &st->best_no_recompute.setup);
+            append(best->why, size, &used, "; without recomputation (%s) %.1f%% slower", alt,
+                   slower_pct(&st->best_no_recompute, best));
+        } else {
+            append(best->why, size, &used, "; nothing fits without recomputing layers");
+        }
+    }
+}
+
 bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                const perf_profile *p, precision prec, unsigned gpus,
                                unsigned seq_len, unsigned global_batch,
@@ -337,33 +380,8 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
     }
     training_estimate best = st.best;
     bool found = st.found;
-    if (found) {
-        char alt[96];
-        size_t used = (size_t)snprintf(best.why, sizeof best.why,
-                                       "the fastest of %u setups that fit", st.tried);
-        if (best.setup.zero_stage > 1) {
-            if (st.found_low_zero) {
-                describe(alt, sizeof alt, &st.best_low_zero.setup);
-                used += (size_t)snprintf(best.why + used, sizeof best.why - used,
-                                         "; sharding only the optimizer (%s) is %.1f%% slower",
-                                         alt, slower_pct(&st.best_low_zero, &best));
-            } else {
-                used += (size_t)snprintf(best.why + used, sizeof best.why - used,
-                                         "; nothing fits with only the optimizer sharded");
-            }
-        }
-        if (used < sizeof best.why && best.setup.recompute_layers > 0) {
-            if (st.found_no_recompute) {
-                describe(alt, sizeof alt, &st.best_no_recompute.setup);
-                snprintf(best.why + used, sizeof best.why - used,
-                         "; without recomputation (%s) %.1f%% slower", alt,
-                         slower_pct(&st.best_no_recompute, &best));
-            } else {
-                snprintf(best.why + used, sizeof best.why - used,
-                         "; nothing fits without recomputing layers");
-            }
-        }
-    }
+    if (found)
+        explain(&best, &st);
     *out = best;
     return found;
 }
