@@ -92,7 +92,7 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
         in_flight *= 1 + (pp - 1) / (pp * v);
     r.logits_bytes = 4.0 * s->seq_len / cp * s->micro_batch * m->vocab / t;
     double first = per_mb * in_flight, last = per_mb + r.logits_bytes;
-    r.activation_bytes = pp > 1 ? fmax(first, last) : per_mb + r.logits_bytes;
+    r.activation_bytes = fmax(first, last); /* one stage (pp 1): first <= last */
     r.total_bytes = r.weights_bytes + r.gradient_bytes + r.optimizer_bytes + r.activation_bytes;
     r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
     r.fits = r.total_bytes <= r.usable_bytes;

@@ -515,6 +515,24 @@ static double alltoall_s(const step *s, double T, double n, double span)
     return 2 * model_moe_layers(m) * (s->node->allreduce[2].alpha_s + bytes / link);
 }
 
+/* Whether a setup runs attention data parallel: asked for, over several devices, and a
+ * mixture to spread (a dense model has nothing to spread). */
+static bool attention_data_parallel(const perf_setup *setup)
+{
+    return setup->attention_dp && setup->tp > 1 && model_moe_layers(setup->model);
+}
+
+/* With attention data parallel, one device of the setup: every head, no tensor
+ * parallelism of its own, the setup's routing skew. */
+static void step_init_one_device(step *s, const perf_setup *setup)
+{
+    perf_setup one = *setup;
+    one.tp = 1;
+    one.attention_dp = one.expert_parallel = false;
+    step_init(s, &one);
+    s->expert_skew = setup->expert_skew;
+}
+
 /* One iteration of batch b on a device set up as s, routed experts as r. */
 static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const routed_plan *r)
 {
@@ -611,17 +629,13 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
     memset(ops, 0, sizeof *ops);
     perf_op_time *o = ops->op;
     step st;
-    if (setup->attention_dp && setup->tp > 1 && model_moe_layers(setup->model)) {
+    if (attention_data_parallel(setup)) {
         /* attention data parallel: each of the n devices runs its share of the batch
          * with every head and a whole copy of the attention and dense weights (and its
          * own scheduler: the host work is its share's), the mixtures' experts spread
          * whole over the n devices with all-to-all dispatch and combine */
         double n = setup->tp;
-        perf_setup one = *setup;
-        one.tp = 1;
-        one.attention_dp = one.expert_parallel = false;
-        step_init(&st, &one);
-        st.expert_skew = setup->expert_skew;
+        step_init_one_device(&st, setup);
         perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
                              b->prefill_seqs / n, b->prefill_last / n,
                              b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
@@ -686,12 +700,9 @@ perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
     perf_batch b = { .decode_seqs = seqs, .decode_context = 0 };
     step s;
     double n = 1;
-    if (setup->attention_dp && setup->tp > 1 && model_moe_layers(setup->model)) {
+    if (attention_data_parallel(setup)) {
         /* each device attends over its share of the sequences and of the context */
-        perf_setup one = *setup;
-        one.tp = 1;
-        one.attention_dp = one.expert_parallel = false;
-        step_init(&s, &one);
+        step_init_one_device(&s, setup);
         n = setup->tp;
     } else {
         step_init(&s, setup);
