@@ -661,11 +661,11 @@ double perf_speculative_tokens(double a, unsigned k)
 double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
                                 unsigned batch, double context)
 {
-    double q = sp->k + 1.0;
+    double q = sp->k + 1.0, cached, fresh;
+    model_attention_pairs(target->model, context, q, &cached, &fresh);
     perf_batch verify = { .prefill_tokens = batch * q, .prefill_seqs = batch,
-                          .prefill_last = batch * q,
-                          .prefill_cached_pairs = batch * q * context,
-                          .prefill_new_pairs = batch * q * q / 2 };
+                          .prefill_last = batch * q, .prefill_cached_pairs = batch * cached,
+                          .prefill_new_pairs = batch * fresh };
     double t = perf_iteration(target, &verify, NULL).total_s;
     if (sp->draft) {
         /* the draft's steps run inside the round's one engine iteration: the host work
@@ -682,14 +682,17 @@ double perf_speculative_round_s(const perf_setup *target, const perf_speculation
 
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)
 {
+    double cached, fresh;
+    model_attention_pairs(s->model, 0, prompt, &cached, &fresh);
     perf_batch b = { .prefill_tokens = batch * prompt, .prefill_seqs = batch,
-                     .prefill_last = batch, .prefill_new_pairs = batch * prompt * prompt / 2 };
+                     .prefill_last = batch, .prefill_new_pairs = batch * fresh };
     return perf_iteration(s, &b, NULL);
 }
 
 perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context)
 {
-    perf_batch b = { .decode_seqs = batch, .decode_context = batch * context };
+    perf_batch b = { .decode_seqs = batch,
+                     .decode_context = batch * model_attended_tokens(s->model, context) };
     return perf_iteration(s, &b, NULL);
 }
 
@@ -789,7 +792,7 @@ throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, dou
         perf_setup s = *setup;
         s.tp = tp;
         inference_memory mem = memory_inference(m, d, s.weights, s.kv, tp);
-        double max_batch = floor(mem.kv_capacity_tokens / context);
+        double max_batch = floor(mem.kv_capacity_tokens / model_attended_tokens(m, context));
         if (max_batch < 1)
             continue;
         for (double b = 1; b <= max_batch && b <= 4096; b = b * 2 > max_batch && b < max_batch ? max_batch : b * 2) {

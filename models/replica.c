@@ -35,6 +35,8 @@ struct replica {
     double run_iterations;
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
+    double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
+                            past a sliding window: see held) */
     replica_stats stats;
 };
 
@@ -115,10 +117,25 @@ static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
  * left to prefill) under preemption. */
+/* What a sequence of `tokens` holds in the cache, in tokens of every layer: fewer than
+ * its tokens when local layers keep only a sliding window (models/llm.h).  Attention reads
+ * the same amount, so both the cache and its reads are counted in these units. */
+static double held(const replica *r, double tokens)
+{
+    const model_spec *m = r->config.model;
+    return m->window ? model_attended_tokens(m, tokens) : tokens;
+}
+
+/* The cache a sequence adds when it grows from `from` to `to` tokens. */
+static double held_growth(const replica *r, double from, double to)
+{
+    return r->config.model->window ? held(r, to) - held(r, from) : to - from;
+}
+
 static double admission_need(const replica *r, const llm_request *q)
 {
-    return r->config.kv_policy == KV_RESERVE ? (double)q->prompt + q->output
-                                             : (double)(q->target - q->prefilled);
+    return r->config.kv_policy == KV_RESERVE ? held(r, (double)q->prompt + q->output)
+                                             : held_growth(r, q->prefilled, q->target);
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -177,7 +194,7 @@ static bool head_droppable(const replica *r, double now)
         return false;
     bool expired = r->config.max_wait_s > 0 && !q->preemptions
                    && now - q->arrival_s > r->config.max_wait_s;
-    return expired || q->prompt + q->output > r->config.kv_capacity_tokens;
+    return expired || held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -207,10 +224,8 @@ static void admit(replica *r, double now)
         pop_waiting(r);
         if (!q->preemptions)
             q->admitted_s = now;
-        if (r->config.kv_policy == KV_RESERVE)
-            r->kv_committed += (double)q->prompt + q->output;
-        else
-            r->kv_pending += q->target - q->prefilled;
+        r->kv_committed += r->config.kv_policy == KV_RESERVE ? admission_need(r, q) : 0;
+        r->kv_pending += r->config.kv_policy == KV_RESERVE ? 0 : admission_need(r, q);
         r->running[r->nrunning++] = q;
     }
 }
@@ -224,7 +239,7 @@ static void retire(replica *r, double now)
         if (decoding(q) && q->generated >= q->output) {
             q->finish_s = now;
             r->kv_committed -= r->config.kv_policy == KV_RESERVE
-                                   ? (double)q->prompt + q->output : (double)q->cached;
+                                   ? held(r, (double)q->prompt + q->output) : held(r, q->cached);
             r->done(r->context, q, false);
         } else {
             r->running[kept++] = q;
@@ -245,7 +260,7 @@ static void start_prefill(replica *r, double now)
         q->chunk = 0;
         if (decoding(q)) {
             b.decode_seqs++;
-            b.decode_context += q->cached + 1; /* the input token attends to itself too */
+            b.decode_context += held(r, q->cached + 1.0); /* the input token attends to itself too */
             budget--;
         }
     }
@@ -265,9 +280,11 @@ static void start_prefill(replica *r, double now)
         prefill += take;
         b.prefill_seqs++;
         b.prefill_last += take == left;
-        b.prefill_cached_pairs += (double)take * q->prefilled;
-        cached_read += q->prefilled;
-        b.prefill_new_pairs += (double)take * take / 2;
+        double cached_pairs, new_pairs;
+        model_attention_pairs(c->model, q->prefilled, take, &cached_pairs, &new_pairs);
+        b.prefill_cached_pairs += cached_pairs;
+        cached_read += held(r, q->prefilled);
+        b.prefill_new_pairs += new_pairs;
         budget -= take;
         if (budget <= 0)
             break;
@@ -285,15 +302,31 @@ static void start_prefill(replica *r, double now)
 static void start_decode(replica *r, double now)
 {
     const replica_config *c = &r->config;
-    double context = 0, fewest = INFINITY;
+    double context = 0, growth = 0, cache_growth = 0, fewest = INFINITY;
+    unsigned window = c->model->window;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        context += q->cached + 1;
+        double at = q->cached + 1.0;
+        context += held(r, at);
         fewest = fmin(fewest, (double)(q->output - q->generated));
+        if (!window) {
+            growth++;
+            continue;
+        }
+        /* the reads (from cached + 1) and the cache (from cached) grow at one rate each
+         * while no sequence crosses its window: the run ends before one does */
+        growth += model_attended_growth(c->model, at);
+        cache_growth += model_attended_growth(c->model, q->cached);
+        if (q->cached < window)
+            fewest = fmin(fewest, fmax(1, window - at));
     }
-    if (c->kv_policy == KV_PREEMPT) /* the run ends when the cache is full */
+    if (c->kv_policy == KV_PREEMPT && !window) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
+    else if (c->kv_policy == KV_PREEMPT) /* ... as plan() sees it: room for a token each */
+        fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
+                                             - r->nrunning) / cache_growth) + 1));
+    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), growth, context);
+    r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning;
     r->run_iterations = c->reference ? 1 : fewest;
@@ -335,8 +368,8 @@ static void cut_run(replica *r, double now)
 static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
-    r->kv_committed -= q->cached;
-    r->kv_pending -= q->target - q->prefilled;
+    r->kv_committed -= held(r, q->cached);
+    r->kv_pending -= held_growth(r, q->prefilled, q->target);
     q->cached = 0;
     q->prefilled = 0;
     q->chunk = 0;
@@ -397,7 +430,7 @@ static void on_iteration_end(sim_engine *e, void *data)
     r->stats.iterations += n_run;
     r->stats.tokens_computed += n_run * r->run_tokens;
     r->stats.cache_tokens_read += n_run * r->run_context
-                                  + (r->phase == PREFILL ? 0 : r->nrunning * n_run * (n_run - 1) / 2);
+                                  + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
@@ -405,8 +438,9 @@ static void on_iteration_end(sim_engine *e, void *data)
                 q->prefilled += q->chunk;
                 q->cached += q->chunk;
                 if (preempting) {
-                    r->kv_committed += q->chunk;
-                    r->kv_pending -= q->chunk;
+                    double grown = held_growth(r, q->cached - q->chunk, q->cached);
+                    r->kv_committed += grown;
+                    r->kv_pending -= grown;
                 }
                 q->chunk = 0;
                 if (decoding(q)) { /* the prompt's last position gives the next token */
@@ -418,25 +452,29 @@ static void on_iteration_end(sim_engine *e, void *data)
                 q->generated++;
                 q->cached++;
                 if (preempting)
-                    r->kv_committed++;
+                    r->kv_committed += held_growth(r, q->cached - 1, q->cached);
             }
         }
     } else {
         unsigned n = (unsigned)r->run_iterations;
+        bool windowed = preempting && r->config.model->window;
         for (unsigned i = 0; i < r->nrunning; i++) {
-            r->running[i]->generated += n;
-            r->running[i]->cached += n;
+            llm_request *q = r->running[i];
+            if (windowed) /* exact, whichever side of the window each sequence is */
+                r->kv_committed += held_growth(r, q->cached, q->cached + n);
+            q->generated += n;
+            q->cached += n;
         }
         if (preempting && n > 1) {
             /* the cache grew by a token per sequence at each of the run's boundaries:
              * over the run it held on average (n - 1) / 2 steps more than at its start
              * (exact when the steps take equal time) */
-            double extra = (double)r->nrunning * (n - 1) / 2 / r->config.kv_capacity_tokens
+            double extra = r->run_growth * (n - 1) / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
             r->stats.kv.area += extra;
             r->stats.life_kv.area += extra;
         }
-        if (preempting)
+        if (preempting && !windowed)
             r->kv_committed += (double)n * r->nrunning;
     }
     retire(r, now);
@@ -536,7 +574,7 @@ llm_request *replica_evict(replica *r)
              * (see on_iteration_end) */
             double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
                                                         r->run_iterations);
-            double extra = (double)r->nrunning * done / 2 / r->config.kv_capacity_tokens
+            double extra = r->run_growth * done / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
             r->stats.kv.area += extra;
             r->stats.life_kv.area += extra;

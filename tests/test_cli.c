@@ -261,7 +261,8 @@ Test(cli, estimate_names_the_known_models_and_devices)
 {
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-9b --gpu H100-SXM"), 2);
     cr_expect(strstr(err, "unknown model 'llama-3-9b' (did you mean 'llama-3-8b'?) (known: "
-                     "bloom-176b, deepseek-v3, gpt-3-175b, gpt-3-20b, gpt-3-5b, gpt-j-6b, llama-2-13b") == strstr(err, "unknown"),
+                     "bloom-176b, deepseek-r1, deepseek-v3, gemma-3-12b, gemma-3-1b, gemma-3-27b, gemma-3-4b, "
+                     "gpt-3-175b") == strstr(err, "unknown"),
               "%s", err);
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H300"), 2);
     cr_expect(strstr(err, "unknown device 'H300'") != NULL, "%s", err);
