@@ -76,6 +76,7 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
                  + o[OP_MLP_UP].time_s + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
     r.attention_f = o[OP_ATTN_PREFILL].time_s;
     r.pass_f = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ROPE].time_s + o[OP_ACT].time_s
+               + o[OP_MOE_PERMUTE].time_s
                + o[OP_ADD].time_s + o[OP_FINAL_NORM].time_s;
     r.tp_f = o[OP_ALLREDUCE].time_s;
     double cast_f = 0, cast_b = 0;

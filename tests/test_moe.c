@@ -161,3 +161,30 @@ Test(moe, attention_data_parallel_pays_two_all_to_alls_a_mixture_layer)
         sum += perf_decode_step(&s, 64, 1000.0 + k).total_s;
     cr_expect_float_eq(decode_cost_sum(&cost, 50), sum, 1e-9 * sum);
 }
+
+Test(moe, a_mixture_layer_permutes_its_tokens_as_two_memory_passes)
+{
+    /* Qwen3-30B-A3B on one H100, a prefill of 4096 tokens: each of 48 mixture layers
+     * copies 4096 x 8 routed states of 2048 values (bf16) into expert order (read and
+     * write) and sums them back (read, then write 4096 states): (3 x 32768 + 4096) x 2048
+     * x 2 bytes over its two kernels */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_BF16,
+                     .kv = PREC_BF16, .tp = 1 };
+    perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
+                     .prefill_new_pairs = 4096.0 * 4096 / 2 };
+    perf_breakdown ops;
+    perf_iteration(&s, &b, &ops);
+    const perf_pass_constants *c = &perf_families[PERF_FAMILY_H100]->pass[PASS_RESHAPE];
+    double pairs = 4096.0 * 8, bytes = (3 * pairs + 4096) * 2048 * 2 / 2;
+    double one = bytes / (3.35e12 * c->efficiency * pairs / (pairs + c->tokens_half));
+    cr_assert_gt(one, c->floor_s);
+    cr_expect_float_eq(ops.op[OP_MOE_PERMUTE].time_s, 96 * one, 1e-12 * one);
+    cr_expect_eq(ops.op[OP_MOE_PERMUTE].count, 96);
+    /* a dense model permutes nothing */
+    s.model = test_model("llama-3-8b");
+    perf_iteration(&s, &b, &ops);
+    cr_expect_eq(ops.op[OP_MOE_PERMUTE].count, 0);
+}
