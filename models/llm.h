@@ -35,6 +35,10 @@ typedef struct model_spec {
      * global_every-th layer attends to the whole context (Gemma 3: 6, gpt-oss: 2), else
      * every layer is local.  0: every layer global. */
     unsigned window, global_every;
+    /* the precision its weights are released in (DeepSeek-V3's fp8, gpt-oss's MXFP4), the
+     * default of estimate and fs.inference; has_released false: fp16 */
+    bool has_released;
+    precision released;
     double published_params, published_active_params; /* for tests; 0 if unknown */
 } model_spec;
 

@@ -808,7 +808,7 @@ throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, dou
             continue;
         perf_setup s = *setup;
         s.tp = tp;
-        inference_memory mem = memory_inference(m, d, s.weights, s.kv, tp);
+        inference_memory mem = memory_inference_for(m, d, s.weights, s.kv, tp, s.attention_dp);
         double max_batch = floor(mem.kv_capacity_tokens / model_attended_tokens(m, context));
         if (max_batch < 1)
             continue;

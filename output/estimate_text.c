@@ -73,6 +73,30 @@ static void print_speculation(FILE *out, const estimate_request *req, const esti
     }
 }
 
+/* A mixture's layout on its replica's devices, and the others' best offline throughput. */
+static void print_layout(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    if (!r->layouts_compared)
+        return;
+    static const char *const names[] = {
+        [ESTIMATE_LAYOUT_TP] = "tensor parallel (each expert split over the devices)",
+        [ESTIMATE_LAYOUT_EP] = "expert parallel (experts held whole, attention tensor parallel)",
+        [ESTIMATE_LAYOUT_DP] = "attention data parallel, experts held whole (all-to-all)",
+    };
+    static const char *const short_names[] = {
+        [ESTIMATE_LAYOUT_TP] = "tensor parallel", [ESTIMATE_LAYOUT_EP] = "expert parallel",
+        [ESTIMATE_LAYOUT_DP] = "attention data parallel",
+    };
+    fprintf(out, "  layout              %s, EP %u%s\n", names[r->layout],
+            r->layout == ESTIMATE_LAYOUT_TP ? 1 : r->tp,
+            req->layout == ESTIMATE_LAYOUT_BEST ? " (the best offline throughput)" : " (--layout)");
+    fprintf(out, "                      best output tokens/s on %u devices:", req->gpus);
+    for (int l = ESTIMATE_LAYOUT_TP; l <= ESTIMATE_LAYOUT_DP; l++)
+        fprintf(out, "%s %s %.4g", l == ESTIMATE_LAYOUT_TP ? "" : ",", short_names[l],
+                r->layout_tokens_per_s[l]);
+    fputc('\n', out);
+}
+
 void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                           const estimate_request *req, const estimate_result *r)
 {
@@ -88,6 +112,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));
     fprintf(out, "inference, replicas of %u device%s (smallest that fits: %u)\n", r->tp,
             r->tp == 1 ? "" : "s", r->min_tp);
+    print_layout(out, req, r);
     fprintf(out, "  memory per device   %.1f GB weights + cache, %.1f GB usable\n",
             r->memory.weights_bytes / GB, r->memory.usable_bytes / GB);
     fprintf(out, "  cache capacity      %.0f tokens: %.0f requests of %.0f + %.0f tokens\n",
@@ -192,6 +217,10 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "throughput_tokens_per_s", r->throughput.tokens_per_s, "tokens/s");
     row(out, "throughput_tp", r->throughput.tp, "devices");
     row(out, "throughput_batch", r->throughput.batch, "requests");
+    if (r->layouts_compared) {
+        row(out, "expert_parallel", r->layout != ESTIMATE_LAYOUT_TP, "1");
+        row(out, "attention_dp", r->layout == ESTIMATE_LAYOUT_DP, "1");
+    }
     if (r->nspec) {
         row(out, "spec_tokens_per_round", r->spec_tokens, "tokens");
         char name[64];

@@ -257,6 +257,25 @@ Test(cli, estimate_kv_precision_halves_the_cache_and_explains_the_step)
     cr_expect(strstr(out, "measurements        h100: the profiled H100 SXM") != NULL, "%s", out);
 }
 
+Test(cli, estimate_answers_deepseek_v3_on_8_h200s_with_an_expert_parallel_plan)
+{
+    /* issue 21's done-when: in its released fp8, with the layout and its breakdown */
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8"), 0,
+                 "%s", err);
+    cr_expect(strstr(out, "deepseek-v3 on 8 x H200-SXM, fp8") != NULL, "%s", out);
+    cr_expect(strstr(out, "  layout              attention data parallel, experts held whole "
+                     "(all-to-all), EP 8 (the best offline throughput)") != NULL, "%s", out);
+    cr_expect(strstr(out, "  all_to_all ") != NULL && strstr(out, "  moe_permute ") != NULL,
+              "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8 "
+                         "--layout ep --csv"), 0, "%s", err);
+    cr_expect(strstr(out, "expert_parallel,1,1\nattention_dp,0,1\n") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8 "
+                         "--layout wide"), 2);
+    cr_expect(strstr(err, "--layout expects tp, ep or attention-dp, got 'wide'") != NULL, "%s",
+              err);
+}
+
 Test(cli, estimate_names_the_known_models_and_devices)
 {
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-9b --gpu H100-SXM"), 2);

@@ -204,7 +204,14 @@ Test(models, mixture_and_latent_keys_need_their_base)
     cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
                            "ffn = 256, vocab = 100, kv_lora_rank = 32 }", err, sizeof err), -1);
     cr_expect(strstr(err, "needs rope_head_dim"), "%s", err);
-    /* head_dim lets hidden be other than heads x head size */
+    /* a released precision is one of the precisions; a window's pattern needs a window */
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, precision = 'fp7' }", err, sizeof err), -1);
+    cr_expect(strstr(err, "models.odd.precision") != NULL, "%s", err);
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, global_every = 2 }", err, sizeof err), -1);
+    cr_expect(strstr(err, "set window too") != NULL, "%s", err);
+        /* head_dim lets hidden be other than heads x head size */
     cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 100, heads = 3, kv_heads = 1, "
                            "head_dim = 32, ffn = 256, vocab = 100 }", err, sizeof err), 0, "%s", err);
 }

@@ -47,10 +47,12 @@ local gemma3 = { gated = true, vocab = 262208, tied = true, head_dim = 256, wind
 -- of 64, every layer a mixture of experts 2880 wide with 4 routed per token, untied,
 -- sliding-window (128) and full attention alternating.  The card's active counts (5.13B,
 -- 3.61B) leave out the input embedding (a lookup); params_active adds it back (0.58B), as
--- the other entries count.  Not modelled: the attention sinks and biases (under 0.01%).
+-- the other entries count.  Released with the experts in MXFP4 (4.25 bits; 98% of the
+-- weights): taken as fp4 for all (the 2% left in bf16 then weigh 1.7 GB too little at 120B).
+-- Not modelled: the attention sinks and biases (under 0.01%).
 local gpt_oss = { layers = 36, hidden = 2880, heads = 64, kv_heads = 8, head_dim = 64, ffn = 2880,
                   gated = true, vocab = 201088, experts_active = 4, window = 128, global_every = 2,
-                  context = 131072 }
+                  precision = "fp4", context = 131072 }
 
 local function with(base, fields)
   local t = {}
@@ -120,7 +122,8 @@ return {
   -- token besides its routed ones), dense_layers (leading layers with a dense FFN of ffn
   -- width), moe_every (after those, every moe_every-th layer a mixture, the others dense),
   -- and multi-head latent attention's kv_lora_rank, q_lora_rank, rope_head_dim,
-  -- v_head_dim (head_dim then the non-rotary query and key part).
+  -- v_head_dim (head_dim then the non-rotary query and key part); precision, the weights'
+  -- as released, when not 16-bit (estimate's and fs.inference's default).
   -- Mistral AI, Mixtral-8x22B-v0.1 config.json (huggingface.co/mistralai/Mixtral-8x22B-v0.1,
   -- 2024-04) and "Cheaper, Better, Faster, Stronger" (2024-04): 141B total, 39B active;
   -- vocab 32000 (the Instruct v0.1 tokenizer has 32768).
@@ -154,17 +157,17 @@ return {
   -- wide), then 256 routed experts (8 per token) and 1 shared, 2048 wide; latent attention
   -- with a 512 key-value latent, a 1536 query latent, 128 + 64 (rotary) query and key
   -- dimensions and 128 value dimensions per head; 671B / 37B without the multi-token
-  -- prediction module (R1 has the same shapes).
+  -- prediction module (R1 has the same shapes); released in fp8 (128 x 128 block scales).
   ["deepseek-v3"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
                       vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
                       dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
-                      params = 671e9, params_active = 37e9, context = 163840 },
+                      precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
   -- DeepSeek-AI, DeepSeek-R1 (arXiv 2501.12948, 2025-01; huggingface.co/deepseek-ai/
   -- DeepSeek-R1 config.json): DeepSeek-V3's shapes, trained further.
   ["deepseek-r1"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
                       vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
                       dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
-                      params = 671e9, params_active = 37e9, context = 163840 },
+                      precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
   ["gpt-oss-20b"] = with(gpt_oss, { layers = 24, experts = 32, params = 20.91e9, params_active = 4.19e9 }),
   ["gpt-oss-120b"] = with(gpt_oss, { experts = 128, params = 116.83e9, params_active = 5.71e9 }),
 }
