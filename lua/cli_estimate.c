@@ -224,14 +224,22 @@ int cli_estimate(int argc, char **argv)
         }
         if (!precision_given)
             req.prec = m->released; /* the precision the model is released in, or fp16 */
-        estimate_result r;
-        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0) {
+        estimate_result r, datasheet;
+        estimate_request plain = req;
+        plain.profile = NULL;
+        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0
+            || (profile_path && estimate_run(m, catalog_device(&cat, gpu_name), &plain,
+                                             &datasheet, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim estimate: %s\n", err);
             status = CLI_EXIT_BAD_INPUT;
         } else if (csv) {
             output_estimate_csv(stdout, m, d, &req, &r);
+            if (profile_path)
+                output_estimate_compare_csv(stdout, &datasheet);
         } else {
             output_estimate_text(stdout, m, d, &req, &r);
+            if (profile_path)
+                output_estimate_compare_text(stdout, profile_path, &datasheet, &r);
         }
     }
     catalog_release(&cat);

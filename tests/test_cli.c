@@ -276,6 +276,28 @@ Test(cli, estimate_answers_deepseek_v3_on_8_h200s_with_an_expert_parallel_plan)
               err);
 }
 
+Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)
+{
+    /* the datasheet column is the answer without --profile, to the digit */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 --csv"), 0,
+                 "%s", err);
+    const char *at = strstr(out, "\nttft_s,");
+    cr_assert_not_null(at, "%s", out);
+    double plain = strtod(at + 8, NULL);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 --csv "
+                         "--profile kernels/profiles/epyc-2vcpu.lua"), 0, "%s", err);
+    at = strstr(out, "\ndatasheet_ttft_s,");
+    cr_assert_not_null(at, "%s", out);
+    cr_expect_float_eq(strtod(at + 18, NULL), plain, 1e-12 * plain);
+    at = strstr(out, "\nttft_s,");
+    cr_expect_gt(strtod(at + 8, NULL), plain, "the 2-vCPU profile is slower than the datasheet");
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 "
+                         "--profile kernels/profiles/epyc-2vcpu.lua"), 0, "%s", err);
+    cr_expect(strstr(out, "datasheet against the profile (kernels/profiles/epyc-2vcpu.lua)")
+              != NULL, "%s", out);
+    cr_expect(strstr(out, "  time to first token ") != NULL, "%s", out);
+}
+
 Test(cli, estimate_names_the_known_models_and_devices)
 {
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-9b --gpu H100-SXM"), 2);
