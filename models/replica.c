@@ -114,11 +114,12 @@ static double remaining_tokens(const llm_request *q)
 static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption. */
+ * left to prefill) under preemption, plus the cache it brought (prefilled elsewhere;
+ * 0 for every other waiting request). */
 static double admission_need(const replica *r, const llm_request *q)
 {
     return r->config.kv_policy == KV_RESERVE ? (double)q->prompt + q->output
-                                             : (double)(q->target - q->prefilled);
+                                             : (double)(q->target - q->prefilled + q->cached);
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -209,8 +210,10 @@ static void admit(replica *r, double now)
             q->admitted_s = now;
         if (r->config.kv_policy == KV_RESERVE)
             r->kv_committed += (double)q->prompt + q->output;
-        else
+        else {
             r->kv_pending += q->target - q->prefilled;
+            r->kv_committed += q->cached; /* a cache that came prefilled */
+        }
         r->running[r->nrunning++] = q;
     }
 }
@@ -471,14 +474,30 @@ static void drop_expired(replica *r, double now)
     }
 }
 
+static void enqueue(replica *r, llm_request *q, double now);
+
 void replica_enqueue(replica *r, llm_request *q)
 {
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->next = NULL;
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
     q->target = q->prompt;
+    enqueue(r, q, now);
+}
+
+void replica_enqueue_prefilled(replica *r, llm_request *q)
+{
+    double now = sim_engine_now(r->engine);
+    if (r->config.max_wait_s > 0)
+        drop_expired(r, now);
+    q->chunk = q->preemptions = 0;
+    enqueue(r, q, now);
+}
+
+static void enqueue(replica *r, llm_request *q, double now)
+{
+    q->next = NULL;
     if (r->waiting_tail)
         r->waiting_tail->next = q;
     else

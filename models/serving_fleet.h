@@ -131,6 +131,10 @@ bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);
  * with the message in err (the caller stops the run). */
 int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size);
 
+/* The same for a request prefilled elsewhere whose cache came with it (disaggregated
+ * serving's decode stage: replica_enqueue_prefilled). */
+int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size);
+
 /* The replicas wanted, ordered or running, clamped by nothing: the caller applies the
  * bounds (autoscale_decide).  Orders or drains at once to meet it. */
 void serving_fleet_set_target(serving_fleet *f, unsigned replicas);
