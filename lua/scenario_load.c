@@ -44,7 +44,7 @@ static const char *const INFERENCE_KEYS[] = {
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
     "streams", "decode", "kv_link", NULL,
 };
-static const char *const DECODE_KEYS[] = { "pool", "tp", NULL };
+static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
     "bandwidth", "latency", "shared", "gpus_per_node", NULL,
 };
@@ -723,13 +723,18 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
         return fields_fail(c, w->where, path, "a Lua routing function is not for a "
                            "disaggregated workload yet; name a built-in policy");
     }
+    static const char *const routings[] = { "round_robin", "least_outstanding",
+                                            "shortest_tokens", "power_of_two", NULL };
     char *name = NULL;
     int64_t tp = 0;
+    int routing = (int)out->routing;
     int status = fields_object_check_keys(c, &dec, DECODE_KEYS)
+                 || fields_read_choice(c, &dec, "routing", routings, routing, &routing)
                  || fields_read_string(c, &dec, "pool", true, &name)
                  || fields_read_integer(c, &dec, "tp", false, 0, 1, 1024, &tp)
                  || find_pool_at(c, &dec, "pool", sc, pools, name, &out->decode_pool);
     free(name);
+    out->decode_routing = (routing_policy)routing;
     const pool_spec *p = status == 0 ? &sc->pools[out->decode_pool] : NULL;
     snprintf(path, sizeof path, "%s.pool", dec.path);
     if (status == 0 && out->decode_pool == out->pool)

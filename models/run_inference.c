@@ -103,6 +103,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
              * had it (a request dropped there after its prefill would waste it) */
             second->replica.max_wait_s = 0;
             c.decode = second;
+            c.decode_routing = w->decode_routing;
             c.link = w->kv_link;
             c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
                                                             w->kv_prec);

@@ -139,6 +139,7 @@ typedef struct inference_spec {
     size_t decode_pool, decode_device;
     unsigned decode_tp;
     bool decode_tp_chosen;
+    routing_policy decode_routing; /* decode.routing: the workload's routing by default */
     double decode_kv_capacity_tokens; /* of a decode replica, at decode_tp */
     kv_link_spec kv_link;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */

@@ -419,7 +419,8 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
         return NULL;
     }
-    if (config->decode && (config->overflow || config->decode->replica.max_batch < 1
+    if (config->decode && (config->overflow || config->decode_routing == ROUTE_CUSTOM
+                           || config->decode->replica.max_batch < 1
                            || !(config->decode->replica.kv_capacity_tokens >= 1)
                            || !(config->link.bandwidth_bytes_per_s > 0)
                            || !(config->link.latency_s >= 0)
@@ -466,9 +467,11 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     if (c->decode)
         s->links = kv_links_create(engine, &c->link, on_transferred, s);
     for (unsigned i = 0; i < s->nfleets; i++) {
+        bool decoding = c->decode && i == 1;
         serving_fleet_config fc = {
             .group = *fleet_config(s, i), .index = i,
-            .routing = { c->routing, c->custom_route, c->route_context, s->route_rng, name },
+            .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
+                         c->route_context, s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };

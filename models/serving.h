@@ -50,6 +50,7 @@ typedef struct serving_config {
      * replica of this decode group, which admits it when its cache has room and makes
      * the other tokens.  Not with an overflow pool. */
     const serving_group_config *decode;
+    routing_policy decode_routing; /* among the decode replicas (not ROUTE_CUSTOM) */
     kv_link_spec link;
     double kv_bytes_per_token;
     routing_policy routing;

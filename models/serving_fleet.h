@@ -5,8 +5,12 @@
  * keeps that many replicas ordered or running, reorders after a loss, drains replicas on
  * a scale-in or a spot notice, and runs replicas on shared or noisy GPUs.
  *
- * Another kind of fleet (prefill and decode replicas apart, several models on one
- * pool) is another type behind these same calls: the owner never sees a replica.
+ * Prefill and decode replicas apart are two of these fleets, one a pool, which the
+ * owner chains (serving.c: a request's first token on the one, its cache over a link,
+ * the rest on the other, serving_fleet_route_prefilled): the fleet needed no other type,
+ * only a way to hand over a request already prefilled.  Another kind of fleet (several
+ * models on one pool) would be another type behind these same calls: the owner never
+ * sees a replica.
  */
 #ifndef FLEETSIM_MODELS_SERVING_FLEET_H
 #define FLEETSIM_MODELS_SERVING_FLEET_H

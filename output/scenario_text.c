@@ -38,9 +38,10 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
     double per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
     double bytes = per_token * sim_dist_mean(&w->prompt_tokens);
     fprintf(out, "    disaggregated: prefill here (token 1), decode on %s: %u replica%s of tp "
-            "%u%s, cache %.0f tokens per replica\n", d->name, d->count / w->decode_tp,
+            "%u%s, cache %.0f tokens per replica, routing %s\n", d->name, d->count / w->decode_tp,
             d->count / w->decode_tp == 1 ? "" : "s", w->decode_tp,
-            w->decode_tp_chosen ? " (chosen)" : "", w->decode_kv_capacity_tokens);
+            w->decode_tp_chosen ? " (chosen)" : "", w->decode_kv_capacity_tokens,
+            routing_policy_name(w->decode_routing));
     fprintf(out, "    kv link %s", kv_link_scope_name(k->scope));
     if (k->scope == KV_LINK_PER_NODE)
         fprintf(out, " (%u GPUs a node)", k->gpus_per_node);

@@ -48,6 +48,7 @@ static serving_config config_of(double rate, unsigned prefill, unsigned decode)
         .rtt_s = sim_dist_constant(0.05), .seed = 1,
         .link = { 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 },
         .kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16),
+        .decode_routing = ROUTE_ROUND_ROBIN,
     };
     c.replica = replica_of();
     decode_group = (serving_group_config){
@@ -315,11 +316,12 @@ static char *write_scenario(const char *line)
 
 Test(disaggregated_cli, check_prints_the_decode_pool_and_the_link)
 {
-    char *path = write_scenario("decode = { pool = \"d\", tp = 2 }, "
+    char *path = write_scenario("decode = { pool = \"d\", tp = 2, routing = \"power_of_two\" }, "
                                 "kv_link = { bandwidth = \"25GB/s\", latency = \"5us\", "
                                 "shared = \"per_node\", gpus_per_node = 4 }");
     cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
-    cr_expect(strstr(out, "decode on d: 2 replicas of tp 2") != NULL, "%s", out);
+    cr_expect(strstr(out, "decode on d: 2 replicas of tp 2, cache") != NULL, "%s", out);
+    cr_expect(strstr(out, "routing power_of_two\n") != NULL, "%s", out);
     /* 1,000 tokens x 131,072 bytes = 131.1 MB over 25 GB/s: 5.243 ms, plus 5 us */
     cr_expect(strstr(out, "kv link per_node (4 GPUs a node), 25 GB/s, latency 5e-06 s: the "
                           "cache is 131072 bytes a token, 131.1 MB for a mean prompt, 5.248 ms "

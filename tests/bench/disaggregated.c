@@ -35,6 +35,7 @@ void bench_disaggregated_table(int quick)
         .prompt_tokens = sim_dist_lognormal(600, 1.0),
         .output_tokens = sim_dist_lognormal(200, 0.8),
         .rtt_s = sim_dist_constant(0.03), .seed = 1, .replica = one, .decode = &decode,
+        .decode_routing = ROUTE_LEAST_OUTSTANDING,
         .link = { 50e9, 10e-6, KV_LINK_PER_REPLICA, 0 },
         .kv_bytes_per_token = model_kv_bytes_per_token(m, PREC_FP16),
     };
