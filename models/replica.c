@@ -208,9 +208,9 @@ static void admit(replica *r, double now)
         pop_waiting(r);
         if (!q->preemptions)
             q->admitted_s = now;
-        if (r->config.kv_policy == KV_RESERVE)
+        if (r->config.kv_policy == KV_RESERVE) {
             r->kv_committed += (double)q->prompt + q->output;
-        else {
+        } else {
             r->kv_pending += q->target - q->prefilled;
             r->kv_committed += q->cached; /* a cache that came prefilled */
         }

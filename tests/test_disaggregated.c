@@ -131,24 +131,30 @@ Test(disaggregated, one_request_prefills_moves_its_cache_and_decodes)
     cr_expect_float_eq(r.stats.tpot_s.mean, together.stats.tpot_s.mean + transfer / 199, 1e-12);
 }
 
-/* Two requests at the same instant prefill on two replicas side by side and send their
- * caches at once: over one shared link each takes the latency plus twice its bytes over
- * the bandwidth; each prefill replica with its own link, once. */
+/* Two requests at the same instant prefill on two replicas side by side (GPUs 0 and 1)
+ * and send their caches at once: over one shared link, or one link for their node,
+ * each takes the latency plus twice its bytes over the bandwidth; each prefill replica
+ * with its own link, or on nodes of one GPU, once. */
 Test(disaggregated, caches_sharing_one_link_take_twice_as_long)
 {
     double bytes = 1000 * 131072.0, alone = 20e-6 + bytes / 50e9;
     double twice = 20e-6 + 2 * bytes / 50e9;
-    for (int shared = 0; shared < 2; shared++) {
+    const struct { kv_link_scope scope; unsigned node; double expected; } cases[] = {
+        { KV_LINK_PER_REPLICA, 0, alone }, { KV_LINK_ONE, 0, twice },
+        { KV_LINK_PER_NODE, 8, twice }, { KV_LINK_PER_NODE, 1, alone },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         serving_config c = config_of(1, 2, 2);
         c.interarrival = sim_dist_constant(0);
         c.prompt_tokens = sim_dist_constant(1000);
         c.output_tokens = sim_dist_constant(50);
         c.max_arrivals = 2;
-        c.link.scope = shared ? KV_LINK_ONE : KV_LINK_PER_REPLICA;
+        c.link.scope = cases[i].scope;
+        c.link.gpus_per_node = cases[i].node;
         run_result r = run(&c, 100);
         cr_assert_eq(r.stats.completed, 2);
-        cr_expect_float_eq(r.stats.transfer_s.mean, shared ? twice : alone, 1e-12,
-                           "%s: %.12g", shared ? "one link" : "a link each", r.stats.transfer_s.mean);
+        cr_expect_float_eq(r.stats.transfer_s.mean, cases[i].expected, 1e-12, "%s (%u a node): %.12g",
+                           kv_link_scope_name(cases[i].scope), cases[i].node, r.stats.transfer_s.mean);
         cr_expect_float_eq(r.stats.transfer_s.max, r.stats.transfer_s.min, 1e-15);
     }
 }
