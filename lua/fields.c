@@ -358,6 +358,13 @@ int fields_read_rate(load_context *c, const fields_object *o, const char *key, d
     return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);
 }
 
+int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key,
+                          bool required, double fallback, double max, double *out)
+{
+    return read_with_unit(c, o, key, "bandwidth", "bandwidth", "bytes/s", required, fallback, 0,
+                          max, false, out);
+}
+
 int fields_read_string(load_context *c, const fields_object *o, const char *key, bool required,
                        char **out)
 {

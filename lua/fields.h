@@ -85,6 +85,11 @@ int fields_read_size(load_context *c, const fields_object *o, const char *key, d
 int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
                      double *out);
 
+/* A bandwidth in bytes per second in (0, max] ("50GB/s"); absent: *out = fallback, or
+ * an error when required. */
+int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key,
+                          bool required, double fallback, double max, double *out);
+
 /* A finite number in [min, max] (or (min, max] without allow_min). */
 int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
                        double fallback, double min, double max, bool allow_min, double *out);

@@ -42,7 +42,11 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", NULL,
+    "streams", "decode", "kv_link", NULL,
+};
+static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
+static const char *const KV_LINK_KEYS[] = {
+    "bandwidth", "latency", "shared", "gpus_per_node", NULL,
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
@@ -639,6 +643,126 @@ static int convert_overflow(load_context *c, const fields_object *w, scenario *s
                          &out->overflow_tp_chosen);
 }
 
+/* kv_link = { bandwidth, latency, shared, gpus_per_node }: by default each prefill
+ * replica's own NICs (the prefill pool's network bandwidth a device times tp, its
+ * latency, its node: the device's, else its family's; models/perf.h). */
+static int convert_kv_link(load_context *c, const fields_object *w, const pool_spec *p,
+                           const device_spec *d, unsigned tp, inference_spec *out)
+{
+    perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
+    static const char *const scopes[] = { "per_replica", "per_node", "one", NULL };
+    int top = lua_gettop(c->L);
+    fields_object link = { 0 };
+    int found = fields_object_open_field(c, w, "kv_link", NULL, "a table such as { bandwidth = "
+                                         "\"50GB/s\", latency = \"10us\" }", &link);
+    if (found < 0)
+        return -1;
+    kv_link_spec *k = &out->kv_link;
+    double nics = profile.network_bytes_per_s * tp;
+    int scope = KV_LINK_PER_REPLICA;
+    int64_t node = 0;
+    if (!found) {
+        if (!(nics > 0)) {
+            char path[FIELD_PATH_MAX];
+            snprintf(path, sizeof path, "%s.kv_link", w->path);
+            return fields_fail(c, w->where, path, "missing: %s states no network bandwidth to "
+                               "carry the caches by default; give kv_link = { bandwidth = "
+                               "\"50GB/s\" }", d->name);
+        }
+        *k = (kv_link_spec){ nics, profile.link_latency_s, KV_LINK_PER_REPLICA,
+                             profile.devices_per_node };
+        return 0;
+    }
+    double latency = profile.link_latency_s;
+    int status = fields_object_check_keys(c, &link, KV_LINK_KEYS)
+                 || fields_read_bandwidth(c, &link, "bandwidth", !(nics > 0), nics, 1e18,
+                                          &k->bandwidth_bytes_per_s)
+                 || fields_read_duration(c, &link, "latency", false, latency, 0, 1e6, true,
+                                         &k->latency_s)
+                 || fields_read_choice(c, &link, "shared", scopes, KV_LINK_PER_REPLICA, &scope)
+                 || fields_read_integer(c, &link, "gpus_per_node", false,
+                                        profile.devices_per_node ? profile.devices_per_node : 8,
+                                        1, 100000, &node);
+    k->scope = (kv_link_scope)scope;
+    k->gpus_per_node = (unsigned)node;
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
+
+/* decode = { pool = "d", tp = 4 }: disaggregated serving, the workload's own pool
+ * prefilling; kv_link only with it, overflow not with it. */
+static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
+                          const named_list *pools, const model_spec *m, inference_spec *out)
+{
+    char path[FIELD_PATH_MAX];
+    int top = lua_gettop(c->L);
+    fields_object dec = { 0 };
+    int found = fields_object_open_field(c, w, "decode", NULL, "a table such as { pool = "
+                                         "\"decode\", tp = 2 }", &dec);
+    if (found < 0)
+        return -1;
+    if (!found) {
+        if (fields_object_get(c, w, "kv_link") != LUA_TNIL) {
+            lua_settop(c->L, top);
+            snprintf(path, sizeof path, "%s.kv_link", w->path);
+            return fields_fail(c, w->where, path, "a link for disaggregated serving; give "
+                               "decode = { pool = ... } too");
+        }
+        lua_settop(c->L, top);
+        return 0;
+    }
+    if (out->has_overflow) {
+        lua_settop(c->L, top);
+        snprintf(path, sizeof path, "%s.overflow", w->path);
+        return fields_fail(c, w->where, path, "not with decode: a disaggregated workload has "
+                           "its prefill and decode pools");
+    }
+    if (out->routing == ROUTE_CUSTOM) {
+        lua_settop(c->L, top);
+        snprintf(path, sizeof path, "%s.routing", w->path);
+        return fields_fail(c, w->where, path, "a Lua routing function is not for a "
+                           "disaggregated workload yet; name a built-in policy");
+    }
+    static const char *const routings[] = { "round_robin", "least_outstanding",
+                                            "shortest_tokens", "power_of_two", NULL };
+    char *name = NULL;
+    int64_t tp = 0;
+    int routing = (int)out->routing;
+    int status = fields_object_check_keys(c, &dec, DECODE_KEYS)
+                 || fields_read_choice(c, &dec, "routing", routings, routing, &routing)
+                 || fields_read_string(c, &dec, "pool", true, &name)
+                 || fields_read_integer(c, &dec, "tp", false, 0, 1, 1024, &tp)
+                 || find_pool_at(c, &dec, "pool", sc, pools, name, &out->decode_pool);
+    free(name);
+    out->decode_routing = (routing_policy)routing;
+    const pool_spec *p = status == 0 ? &sc->pools[out->decode_pool] : NULL;
+    snprintf(path, sizeof path, "%s.pool", dec.path);
+    if (status == 0 && out->decode_pool == out->pool)
+        status = fields_fail(c, dec.where, path, "\"%s\" is the workload's own (prefill) pool; "
+                             "name another", p->name);
+    if (status == 0 && !p->gpu)
+        status = fields_fail(c, dec.where, path, "pool \"%s\" names no gpu", p->name);
+    if (status == 0 && p->units_per_gpu > 1)
+        status = fields_fail(c, dec.where, path, "pool \"%s\" shares its GPUs; decode replicas "
+                             "run on whole GPUs", p->name);
+    const device_spec *d = status == 0 ? catalog_device(&sc->catalog, p->gpu) : NULL;
+    if (status == 0) {
+        out->has_decode = true;
+        out->decode_device = (size_t)(d - sc->catalog.devices);
+        status = size_replicas(c, &dec, "tp", p, m, d, out, (unsigned)tp, &out->decode_tp,
+                               &out->decode_tp_chosen);
+    }
+    if (status == 0)
+        out->decode_kv_capacity_tokens =
+            memory_inference_for(m, d, out->prec, out->kv_prec, out->decode_tp, out->attention_dp)
+                .kv_capacity_tokens;
+    lua_settop(c->L, top);
+    if (status == 0)
+        status = convert_kv_link(c, w, &sc->pools[out->pool], &sc->catalog.devices[out->device],
+                                 out->tp, out);
+    return status ? -1 : 0;
+}
+
 static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
                              const named_list *pools, inference_spec *out)
 {
@@ -749,6 +873,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = check_context(c, w, m, model, out);
     if (status == 0)
         status = convert_overflow(c, w, sc, pools, m, out);
+    if (status == 0)
+        status = convert_decode(c, w, sc, pools, m, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {
@@ -851,7 +977,8 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
         const fields_object *o = &pool_objects[p];
         for (size_t i = 0; i < sc->ninferences; i++)
             inference += sc->inferences[i].pool == p
-                         || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p);
+                         || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p)
+                         || (sc->inferences[i].has_decode && sc->inferences[i].decode_pool == p);
         for (size_t i = 0; i < sc->nservices; i++)
             services += sc->services[i].pool == p;
         size_t jobs = 0;

@@ -115,8 +115,6 @@ static double remaining_tokens(const llm_request *q)
 
 static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
-/* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption. */
 /* What a sequence of `tokens` holds in the cache, in tokens of every layer: fewer than
  * its tokens when local layers keep only a sliding window (models/llm.h).  Attention reads
  * the same amount, so both the cache and its reads are counted in these units. */
@@ -132,10 +130,14 @@ static double held_growth(const replica *r, double from, double to)
     return r->config.model->window ? held(r, to) - held(r, from) : to - from;
 }
 
+/* Cache a request commits on admission: all of it when reserving, its prompt (what is
+ * left to prefill) under preemption, plus the cache it brought (prefilled elsewhere;
+ * 0 for every other waiting request). */
 static double admission_need(const replica *r, const llm_request *q)
 {
-    return r->config.kv_policy == KV_RESERVE ? held(r, (double)q->prompt + q->output)
-                                             : held_growth(r, q->prefilled, q->target);
+    return r->config.kv_policy == KV_RESERVE
+               ? held(r, (double)q->prompt + q->output)
+               : held_growth(r, q->prefilled, q->target) + held(r, q->cached);
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -224,8 +226,12 @@ static void admit(replica *r, double now)
         pop_waiting(r);
         if (!q->preemptions)
             q->admitted_s = now;
-        r->kv_committed += r->config.kv_policy == KV_RESERVE ? admission_need(r, q) : 0;
-        r->kv_pending += r->config.kv_policy == KV_RESERVE ? 0 : admission_need(r, q);
+        if (r->config.kv_policy == KV_RESERVE) {
+            r->kv_committed += admission_need(r, q);
+        } else {
+            r->kv_pending += held_growth(r, q->prefilled, q->target);
+            r->kv_committed += held(r, q->cached); /* a cache that came prefilled */
+        }
         r->running[r->nrunning++] = q;
     }
 }
@@ -509,14 +515,30 @@ static void drop_expired(replica *r, double now)
     }
 }
 
+static void enqueue(replica *r, llm_request *q, double now);
+
 void replica_enqueue(replica *r, llm_request *q)
 {
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->next = NULL;
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
     q->target = q->prompt;
+    enqueue(r, q, now);
+}
+
+void replica_enqueue_prefilled(replica *r, llm_request *q)
+{
+    double now = sim_engine_now(r->engine);
+    if (r->config.max_wait_s > 0)
+        drop_expired(r, now);
+    q->chunk = q->preemptions = 0;
+    enqueue(r, q, now);
+}
+
+static void enqueue(replica *r, llm_request *q, double now)
+{
+    q->next = NULL;
     if (r->waiting_tail)
         r->waiting_tail->next = q;
     else

@@ -44,6 +44,12 @@ typedef struct llm_request {
     unsigned preemptions;
     struct llm_request *next;     /* queue link */
     uint64_t id;
+    /* The fleet's and disaggregated serving's (models/serving.c); a replica never
+     * touches them. */
+    unsigned unit;                /* first pool unit of the replica it was routed to */
+    unsigned full_output;         /* its output, while a prefill replica makes token 1 */
+    double prefill_admitted_s;    /* admitted by its prefill replica */
+    double transferred_s;         /* its cache arrived at the decode pool */
 } llm_request;
 
 typedef enum kv_policy { KV_RESERVE, KV_PREEMPT } kv_policy;
@@ -88,6 +94,13 @@ void replica_free(replica *r);
 
 /* Hands a request to the replica at the current time. */
 void replica_enqueue(replica *r, llm_request *request);
+
+/* Hands over a request whose prompt was prefilled elsewhere and whose cache came with
+ * it (disaggregated serving): it keeps prefilled == target, cached and generated (its
+ * first token made), is admitted when the batch has room and the cache can take what
+ * it brings and will grow to, and only decodes.  A preemption here makes it recompute
+ * its prompt and tokens on this replica, as any preempted request. */
+void replica_enqueue_prefilled(replica *r, llm_request *request);
 
 /* Slows the replica down: compute_factor and memory_factor (finite, >= 1; 1 = the
  * device's own speed) multiply the compute-bound and memory-bound sides of the roofline

@@ -14,7 +14,7 @@
 
 typedef struct inference_run {
     const scenario *sc;
-    serving_group_config overflow; /* the serving's overflow pool, while it runs */
+    serving_group_config second; /* the serving's overflow or decode pool, while it runs */
     const inference_spec *spec;
     pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
     serving *sv;
@@ -42,9 +42,26 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     };
 }
 
+/* A workload's group g (0: its own pool; 1: its overflow or decode pool): the pool, the
+ * device and the GPUs of a replica. */
+static size_t group_pool(const inference_spec *w, unsigned g)
+{
+    return g == 0 ? w->pool : w->has_decode ? w->decode_pool : w->overflow_pool;
+}
+
+static size_t group_device(const inference_spec *w, unsigned g)
+{
+    return g == 0 ? w->device : w->has_decode ? w->decode_device : w->overflow_device;
+}
+
+static unsigned group_tp(const inference_spec *w, unsigned g)
+{
+    return g == 0 ? w->tp : w->has_decode ? w->decode_tp : w->overflow_tp;
+}
+
 static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r,
                                         const pool_gpus *gpus,
-                                        serving_group_config *overflow)
+                                        serving_group_config *second)
 {
     const pool_spec *pool = &sc->pools[w->pool];
     serving_config c = {
@@ -67,20 +84,33 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .traffic = w->has_traffic ? &w->traffic : NULL,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
-    if (w->has_overflow) {
-        const pool_spec *o = &sc->pools[w->overflow_pool];
-        *overflow = (serving_group_config){
+    if (w->has_overflow || w->has_decode) {
+        size_t pool2 = group_pool(w, 1);
+        unsigned tp2 = group_tp(w, 1);
+        const pool_spec *o = &sc->pools[pool2];
+        *second = (serving_group_config){
             .pool_name = o->name,
-            .replica = replica_config_of(sc, w, w->overflow_pool, w->overflow_device,
-                                         w->overflow_tp),
-            .replicas = o->count / w->overflow_tp, .min = o->min / w->overflow_tp,
-            .max = o->capacity.max / w->overflow_tp, .pool = gpus[w->overflow_pool].gp,
-            .autoscaler = &o->autoscaler, .rtt_s = o->site.rtt_s,
+            .replica = replica_config_of(sc, w, pool2, group_device(w, 1), tp2),
+            .replicas = o->count / tp2, .min = o->min / tp2,
+            .max = o->capacity.max / tp2, .pool = gpus[pool2].gp,
+            .autoscaler = &o->autoscaler, .rtt_s = w->has_rtt ? w->rtt_s : o->site.rtt_s,
             .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
             .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
             .units_per_gpu = o->units_per_gpu,
         };
-        c.overflow = overflow;
+        if (w->has_decode) {
+            /* decode replicas wait for a cache without a deadline: the prefill's queue
+             * had it (a request dropped there after its prefill would waste it) */
+            second->replica.max_wait_s = 0;
+            c.decode = second;
+            c.decode_routing = w->decode_routing;
+            c.link = w->kv_link;
+            c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
+                                                            w->kv_prec);
+        } else {
+            second->rtt_s = o->site.rtt_s;
+            c.overflow = second;
+        }
     }
     return c;
 }
@@ -110,11 +140,9 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
     const inference_spec *spec = ir->spec;
-    size_t where[2] = { spec->pool, spec->overflow_pool };
-    unsigned tp[2] = { spec->tp, spec->overflow_tp };
     for (unsigned g = 0; g < serving_groups(ir->sv); g++)
-        if (ir->pools[where[g]].gp)
-            pool_gpus_add_work(&ir->pools[where[g]], b->group_busy_s[g] * tp[g],
+        if (ir->pools[group_pool(spec, g)].gp)
+            pool_gpus_add_work(&ir->pools[group_pool(spec, g)], b->group_busy_s[g] * group_tp(spec, g),
                                b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
     ir->bucket_start_s = end_s;
 }
@@ -153,6 +181,26 @@ static peak_shares peak_shares_of(const model_spec *m, const device_spec *d,
     return out;
 }
 
+/* Disaggregated serving's own rows: TTFT's parts, the cache transfers, the wait for a
+ * decode replica, and goodput (requests a second meeting every SLO). */
+static void record_disaggregated(sim_metrics *m, const char *name, const serving_stats *st,
+                                 double measured_s)
+{
+    sim_metrics_add(m, "workload", name, "ttft_queue_mean_s", "s", sim_stat_mean(&st->ttft_queue_s));
+    sim_metrics_add(m, "workload", name, "ttft_prefill_mean_s", "s",
+                    sim_stat_mean(&st->ttft_prefill_s));
+    sim_metrics_add(m, "workload", name, "kv_transfer_mean_s", "s", sim_stat_mean(&st->transfer_s));
+    sim_metrics_add(m, "workload", name, "kv_transfer_p99_s", "s",
+                    sim_histogram_quantile(&st->transfer_hist_s, 0.99));
+    sim_metrics_add(m, "workload", name, "kv_transfer_bytes", "bytes", st->transfer_bytes);
+    sim_metrics_add(m, "workload", name, "kv_transfer_bytes_mean", "bytes",
+                    st->transfers ? st->transfer_bytes / (double)st->transfers : NAN);
+    sim_metrics_add(m, "workload", name, "decode_queue_mean_s", "s",
+                    sim_stat_mean(&st->decode_queue_s));
+    sim_metrics_add(m, "workload", name, "goodput_per_s", "requests/s",
+                    measured_s > 0 ? (double)st->slo_met / measured_s : NAN);
+}
+
 static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
 {
     const scenario *sc = ir->sc;
@@ -163,9 +211,9 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
-        const char *where = g == 0 ? pool : sc->pools[w->overflow_pool].name;
-        size_t device = g == 0 ? w->device : w->overflow_device;
-        unsigned tp = g == 0 ? w->tp : w->overflow_tp;
+        const char *where = g == 0 ? pool : sc->pools[group_pool(w, g)].name;
+        size_t device = group_device(w, g);
+        unsigned tp = group_tp(w, g);
         busy = fmin(busy, isnan(gs.utilization) ? 0 : gs.utilization);
         sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
         sim_metrics_add(m, "pool", where, "replicas_max", "replicas", gs.replicas_max);
@@ -180,7 +228,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
                         (double)gs.kv_preemptions);
         sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
-        if (g == 1)
+        if (g == 1 && w->has_overflow)
             sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
                             st->completed ? (double)gs.served / (double)st->completed : NAN);
     }
@@ -214,19 +262,22 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     sim_metrics_add(m, "workload", name, "output_tokens", "tokens", st->output_tokens);
     sim_metrics_add(m, "workload", name, "egress_gb", "GB",
                     st->output_tokens * w->response_bytes_per_token / 1e9);
+    if (w->has_decode)
+        record_disaggregated(m, name, st, measured_s);
 }
 
 /* Cost per million output tokens: what the workload's pools cost after the warm-up
- * (its own and its overflow pool, each serving it alone). */
+ * (its own and its overflow or decode pool, each serving it alone). */
 static void record_inference_cost(sim_metrics *m, const inference_run *ir)
 {
     const inference_spec *w = ir->spec;
     const pool_spec *own = &ir->sc->pools[w->pool];
-    if (!own->has_cost && !(w->has_overflow && ir->sc->pools[w->overflow_pool].has_cost))
+    bool second = w->has_overflow || w->has_decode;
+    if (!own->has_cost && !(second && ir->sc->pools[group_pool(w, 1)].has_cost))
         return;
     double usd = ir->pools[w->pool].measured.total_usd;
-    if (w->has_overflow)
-        usd += ir->pools[w->overflow_pool].measured.total_usd;
+    if (second)
+        usd += ir->pools[group_pool(w, 1)].measured.total_usd;
     double tokens = serving_get_stats(ir->sv)->output_tokens;
     sim_metrics_add(m, "workload", w->name, "cost_per_mtok_usd", "USD/Mtok",
                     tokens > 0 ? usd / (tokens / 1e6) : NAN);
@@ -255,7 +306,7 @@ static int start(void *parts, run_shared *rs, char *err, size_t err_size)
     for (size_t i = 0; i < rs->sc->ninferences; i++) {
         inference_run *ir = &runs[i];
         serving_config config = serving_config_of(rs->sc, ir->spec, rs->replication, rs->gpus,
-                                                  &ir->overflow);
+                                                  &ir->second);
         if (rs->options) {
             config.on_request = rs->options->on_request;
             config.request_context = rs->options->request_context;

@@ -22,7 +22,8 @@ static bool serves_inference(const scenario *sc, size_t p)
 {
     for (size_t i = 0; i < sc->ninferences; i++)
         if (sc->inferences[i].pool == p
-            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p))
+            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p)
+            || (sc->inferences[i].has_decode && sc->inferences[i].decode_pool == p))
             return true;
     return false;
 }

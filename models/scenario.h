@@ -132,6 +132,16 @@ typedef struct inference_spec {
     size_t overflow_pool, overflow_device;
     unsigned overflow_tp, overflow_threshold;
     bool overflow_tp_chosen;
+    /* decode = { pool, tp } and kv_link = { ... }: disaggregated serving, the own pool
+     * prefilling (its replicas make the first token) and this one decoding, each
+     * request's prompt cache crossing kv_link between them (models/serving.h) */
+    bool has_decode;
+    size_t decode_pool, decode_device;
+    unsigned decode_tp;
+    bool decode_tp_chosen;
+    routing_policy decode_routing; /* decode.routing: the workload's routing by default */
+    double decode_kv_capacity_tokens; /* of a decode replica, at decode_tp */
+    kv_link_spec kv_link;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;
     traffic_spec traffic;     /* owned */

@@ -2,7 +2,13 @@
  * process, a trace, closed-loop users), go to the workload's own fleet of replicas or,
  * when it is saturated, to its overflow fleet (models/serving_fleet.h), wait while no
  * replica is ready, and are recorded as users saw them.  Every autoscaled fleet is
- * evaluated here each interval (models/autoscale.h). */
+ * evaluated here each interval (models/autoscale.h).
+ *
+ * Disaggregated, the own fleet prefills: a request goes there asking for one output
+ * token (the prefill's), then its prompt's cache crosses a link (models/kv_link.h) and
+ * it goes to the decode fleet with its whole output (replica_enqueue_prefilled).  Which
+ * stage a request is at is whether it has a token: a request whose replica was lost
+ * comes back with none, and is prefilled again. */
 #include "models/serving.h"
 
 #include <math.h>
@@ -23,7 +29,7 @@ typedef struct request_block {
     llm_request items[256];
 } request_block;
 
-enum { MAX_FLEETS = 2 }; /* the workload's own pool, and its overflow pool */
+enum { MAX_FLEETS = 2 }; /* the workload's own pool, and its overflow or decode pool */
 
 struct serving {
     sim_engine *engine;
@@ -38,6 +44,10 @@ struct serving {
                                      evaluation: they call for a first replica */
     llm_request *pending_head, *pending_tail; /* no replica ready to take them */
     unsigned npending;
+    llm_request *decode_head, *decode_tail; /* disaggregated: caches that arrived while
+                                               no decode replica was ready */
+    unsigned ndecode;
+    kv_links *links;          /* disaggregated: prefill to decode; else NULL */
     arrivals *arrivals;
     gsl_rng *route_rng, *rtt_rng;
     char error[512];
@@ -51,11 +61,13 @@ struct serving {
     double bucket_start_s;
 };
 
-/* The configuration of fleet i (0: own, 1: overflow). */
+/* The configuration of fleet i (0: own, 1: overflow or decode). */
 static const serving_group_config *fleet_config(const serving *s, unsigned i)
 {
-    return i == 0 ? &s->own : s->config.overflow;
+    return i == 0 ? &s->own : s->config.decode ? s->config.decode : s->config.overflow;
 }
+
+static void route(serving *s, llm_request *q);
 
 static llm_request *request_take(serving *s)
 {
@@ -121,6 +133,21 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
 {
     serving *s = owner;
     serving_stats *st = &s->stats;
+    bool disaggregated = s->links != NULL, decoded = disaggregated && fleet == 1;
+    if (disaggregated) {
+        q->output = q->full_output;
+        if (fleet == 0 && !dropped && q->output > 1) { /* prefilled: its cache moves */
+            q->prefill_admitted_s = q->admitted_s;
+            unsigned link = kv_link_of(&s->config.link, q->unit, s->own.replica.tp);
+            /* a sliding window's layers send only the window they keep */
+            double held = model_attended_tokens(s->config.replica.model, q->cached);
+            kv_links_send(s->links, link, s->config.kv_bytes_per_token * held, q);
+            return;
+        }
+    }
+    double decode_admitted_s = q->admitted_s;
+    if (decoded)
+        q->admitted_s = q->prefill_admitted_s; /* users waited for the prefill's */
     double ttft = NAN, tpot = NAN, e2e = NAN, rtt = NAN;
     if (!dropped) {
         const serving_group_config *where = fleet_config(s, fleet);
@@ -158,6 +185,19 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
                 sim_stat_add(&st->tpot_s, tpot);
                 sim_histogram_add(&st->tpot_hist_s, tpot);
             }
+            if (disaggregated) {
+                sim_stat_add(&st->ttft_queue_s, q->admitted_s - q->arrival_s);
+                sim_stat_add(&st->ttft_prefill_s, q->first_token_s - q->admitted_s);
+            }
+            if (decoded) {
+                double transfer = q->transferred_s - q->first_token_s;
+                sim_stat_add(&st->transfer_s, transfer);
+                sim_histogram_add(&st->transfer_hist_s, transfer);
+                sim_stat_add(&st->decode_queue_s, decode_admitted_s - q->transferred_s);
+                st->transfer_bytes += s->config.kv_bytes_per_token
+                                      * model_attended_tokens(s->config.replica.model, q->prompt);
+                st->transfers++;
+            }
             const serving_config *c = &s->config;
             bool met = (!c->slo_ttft_s || ttft <= c->slo_ttft_s)
                        && (!c->slo_e2e_s || e2e <= c->slo_e2e_s)
@@ -169,12 +209,67 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
     arrivals_request_ended(s->arrivals);
 }
 
+/* kv_link_done_fn: a prefilled request's cache reached the decode pool. */
+static void on_transferred(void *owner, void *item)
+{
+    serving *s = owner;
+    llm_request *q = item;
+    q->transferred_s = sim_engine_now(s->engine);
+    route(s, q);
+}
+
 /* ---- routing between fleets --------------------------------------------------------- */
+
+static void pend(llm_request **head, llm_request **tail, unsigned *n, llm_request *q)
+{
+    q->next = NULL;
+    if (*tail)
+        (*tail)->next = q;
+    else
+        *head = q;
+    *tail = q;
+    (*n)++;
+}
+
+static llm_request *unpend(llm_request **head, llm_request **tail, unsigned *n)
+{
+    llm_request *q = *head;
+    *head = q->next;
+    if (!*head)
+        *tail = NULL;
+    (*n)--;
+    return q;
+}
+
+/* Disaggregated: a request with a token to the decode fleet, else to the prefill fleet
+ * for its first token; to the stage's waiting list while it has no replica ready. */
+static void route_stage(serving *s, llm_request *q)
+{
+    bool decode = q->generated > 0;
+    serving_fleet *f = s->fleets[decode ? 1 : 0];
+    if (!decode)
+        q->output = 1;
+    if (serving_fleet_active(f) == 0) {
+        if (decode)
+            pend(&s->decode_head, &s->decode_tail, &s->ndecode, q);
+        else
+            pend(&s->pending_head, &s->pending_tail, &s->npending, q);
+        return;
+    }
+    int routed = decode ? serving_fleet_route_prefilled(f, q, s->error, sizeof s->error)
+                        : serving_fleet_route(f, q, s->error, sizeof s->error);
+    if (routed < 0)
+        sim_engine_stop(s->engine);
+}
 
 /* To the own fleet, or to the overflow fleet when every own replica is saturated, or
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
+    if (s->links) {
+        route_stage(s, q);
+        return;
+    }
     serving_fleet *own = s->fleets[0], *chosen = NULL;
     serving_fleet *overflow = s->nfleets > 1 ? s->fleets[1] : NULL;
     bool spill = overflow && serving_fleet_saturated(own, s->config.overflow_threshold);
@@ -210,6 +305,13 @@ static bool any_replica_ready(const serving *s)
 static void on_fleet_ready(void *owner)
 {
     serving *s = owner;
+    if (s->links) { /* each stage's waiting list to its own fleet */
+        while (s->pending_head && serving_fleet_active(s->fleets[0]) > 0)
+            route(s, unpend(&s->pending_head, &s->pending_tail, &s->npending));
+        while (s->decode_head && serving_fleet_active(s->fleets[1]) > 0)
+            route(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode));
+        return;
+    }
     while (s->pending_head && any_replica_ready(s)) {
         llm_request *q = s->pending_head;
         s->pending_head = q->next;
@@ -236,8 +338,8 @@ static void on_autoscale(sim_engine *e, void *data)
     const autoscaler_spec *a = fleet_config(s, i)->autoscaler;
     double now = sim_engine_now(e);
     autoscale_view v = serving_fleet_observe(f, now);
-    v.pending = s->npending;
-    v.outstanding += s->npending;
+    v.pending = s->links && i == 1 ? s->ndecode : s->npending;
+    v.outstanding += v.pending;
     v.spilled = s->spilled[i];
     unsigned target = serving_fleet_target(f);
     if (a->custom) {
@@ -267,6 +369,7 @@ static void admit_request(void *owner, unsigned prompt, unsigned output)
     q->arrival_s = now;
     q->prompt = prompt;
     q->output = output;
+    q->full_output = output;
     if (now >= s->config.warmup_s)
         s->stats.arrived++;
     s->bucket.arrived++;
@@ -280,7 +383,7 @@ static void admit_request(void *owner, unsigned prompt, unsigned output)
             on_request_done(s, q, true, 0);
             return;
         }
-        q->output = m->context - prompt;
+        q->output = q->full_output = m->context - prompt;
         s->stats.truncated += counted;
     }
     route(s, q);
@@ -319,6 +422,17 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
         return NULL;
     }
+    if (config->decode && (config->overflow || config->decode_routing == ROUTE_CUSTOM
+                           || config->decode->replica.max_batch < 1
+                           || !(config->decode->replica.kv_capacity_tokens >= 1)
+                           || !(config->link.bandwidth_bytes_per_s > 0)
+                           || !(config->link.latency_s >= 0)
+                           || !(config->kv_bytes_per_token >= 0))) {
+        snprintf(err, err_size, "disaggregated serving needs decode replicas with a batch and "
+                                "cache space, a link of bandwidth > 0 and latency >= 0, and "
+                                "no overflow pool");
+        return NULL;
+    }
     serving *s = calloc(1, sizeof *s);
     if (!s)
         sim_out_of_memory("out of memory creating a serving workload");
@@ -352,11 +466,15 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         .spike_probability = c->spike_probability, .spike_s = c->spike_s,
         .sharing = c->sharing, .noisy = c->noisy, .units_per_gpu = c->units_per_gpu,
     };
-    s->nfleets = c->overflow ? 2 : 1;
+    s->nfleets = c->overflow || c->decode ? 2 : 1;
+    if (c->decode)
+        s->links = kv_links_create(engine, &c->link, on_transferred, s);
     for (unsigned i = 0; i < s->nfleets; i++) {
+        bool decoding = c->decode && i == 1;
         serving_fleet_config fc = {
             .group = *fleet_config(s, i), .index = i,
-            .routing = { c->routing, c->custom_route, c->route_context, s->route_rng, name },
+            .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
+                         c->route_context, s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };
@@ -369,6 +487,11 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_stat_reset(&st->tpot_s);
     sim_stat_reset(&st->e2e_s);
     sim_stat_reset(&st->queue_wait_s);
+    sim_stat_reset(&st->ttft_queue_s);
+    sim_stat_reset(&st->ttft_prefill_s);
+    sim_stat_reset(&st->transfer_s);
+    sim_stat_reset(&st->decode_queue_s);
+    sim_histogram_init(&st->transfer_hist_s);
     sim_histogram_init(&st->ttft_hist_s);
     sim_histogram_init(&st->tpot_hist_s);
     sim_histogram_init(&st->e2e_hist_s);
@@ -430,6 +553,7 @@ void serving_free(serving *s)
         return;
     for (unsigned i = 0; i < s->nfleets; i++) /* requests live in the blocks freed below */
         serving_fleet_free(s->fleets[i]);
+    kv_links_free(s->links);
     while (s->blocks) {
         request_block *next = s->blocks->next;
         free(s->blocks);
@@ -441,6 +565,7 @@ void serving_free(serving *s)
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);
     sim_histogram_release(&s->stats.e2e_hist_s);
+    sim_histogram_release(&s->stats.transfer_hist_s);
     sim_histogram_release(&s->bucket.ttft_hist_s);
     sim_histogram_release(&s->bucket.e2e_hist_s);
     sim_histogram_release(&s->view.ttft_hist_s);
@@ -509,5 +634,7 @@ size_t serving_memory_bytes(const serving *s)
     return sizeof *s + s->nblocks * sizeof(request_block)
            + sim_histogram_memory_bytes(&s->stats.ttft_hist_s)
            + sim_histogram_memory_bytes(&s->stats.tpot_hist_s)
-           + sim_histogram_memory_bytes(&s->stats.e2e_hist_s);
+           + sim_histogram_memory_bytes(&s->stats.e2e_hist_s)
+           + sim_histogram_memory_bytes(&s->stats.transfer_hist_s)
+           + (s->links ? kv_links_memory_bytes(s->links) : 0);
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "models/kv_link.h"
 #include "models/serving_fleet.h"
 #include "models/trace.h"
 #include "models/traffic.h"
@@ -44,6 +45,14 @@ typedef struct serving_config {
      * overflow_threshold requests or more (or it has none ready) */
     const serving_group_config *overflow;
     unsigned overflow_threshold;
+    /* NULL, or disaggregated serving: the own pool's replicas prefill and make the
+     * first token, the prompt's cache (kv_bytes_per_token each) crosses a link to a
+     * replica of this decode group, which admits it when its cache has room and makes
+     * the other tokens.  Not with an overflow pool. */
+    const serving_group_config *decode;
+    routing_policy decode_routing; /* among the decode replicas (not ROUTE_CUSTOM) */
+    kv_link_spec link;
+    double kv_bytes_per_token;
     routing_policy routing;
     route_fn custom_route;     /* with ROUTE_CUSTOM */
     void *route_context;
@@ -79,6 +88,14 @@ typedef struct serving_stats {
     double output_tokens, prompt_tokens;
     sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
     sim_histogram ttft_hist_s, tpot_hist_s, e2e_hist_s;
+    /* Disaggregated serving, of completed requests: TTFT's parts (queue: arrival to
+     * prefill admission; prefill: admission to the first token; TTFT adds the round
+     * trip), the cache's transfer (first token to its arrival at the decode pool) and
+     * its wait there for a decode replica's admission. */
+    sim_stat ttft_queue_s, ttft_prefill_s, transfer_s, decode_queue_s;
+    sim_histogram transfer_hist_s;
+    double transfer_bytes;
+    uint64_t transfers;
 } serving_stats;
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped
@@ -117,7 +134,8 @@ double serving_kv_utilization(const serving *s, double end_s);
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
 /* A group's replicas over the run (after the warm-up): group 0 is the workload's own
- * pool, group 1 the overflow pool (serving_group_stats: models/serving_fleet.h). */
+ * pool, group 1 the overflow pool or, disaggregated, the decode pool
+ * (serving_group_stats: models/serving_fleet.h). */
 unsigned serving_groups(const serving *s);
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
 

@@ -192,6 +192,7 @@ static void slot_activate(serving_slot *sl, unsigned unit)
     serving_fleet *f = sl->fleet;
     double now = sim_engine_now(f->engine);
     replica_config config = f->group.replica;
+    sl->unit = unit;
     if (hosts_needed(f)) {
         unsigned per = f->group.units_per_gpu ? f->group.units_per_gpu : 1;
         sl->host = host_open(f, unit / per);

@@ -5,8 +5,12 @@
  * keeps that many replicas ordered or running, reorders after a loss, drains replicas on
  * a scale-in or a spot notice, and runs replicas on shared or noisy GPUs.
  *
- * Another kind of fleet (prefill and decode replicas apart, several models on one
- * pool) is another type behind these same calls: the owner never sees a replica.
+ * Prefill and decode replicas apart are two of these fleets, one a pool, which the
+ * owner chains (serving.c: a request's first token on the one, its cache over a link,
+ * the rest on the other, serving_fleet_route_prefilled): the fleet needed no other type,
+ * only a way to hand over a request already prefilled.  Another kind of fleet (several
+ * models on one pool) would be another type behind these same calls: the owner never
+ * sees a replica.
  */
 #ifndef FLEETSIM_MODELS_SERVING_FLEET_H
 #define FLEETSIM_MODELS_SERVING_FLEET_H
@@ -130,6 +134,10 @@ bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);
  * no replica active (the request stays the caller's); -1 when a custom policy failed,
  * with the message in err (the caller stops the run). */
 int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size);
+
+/* The same for a request prefilled elsewhere whose cache came with it (disaggregated
+ * serving's decode stage: replica_enqueue_prefilled). */
+int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size);
 
 /* The replicas wanted, ordered or running, clamped by nothing: the caller applies the
  * bounds (autoscale_decide).  Orders or drains at once to meet it. */

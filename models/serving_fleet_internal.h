@@ -37,6 +37,7 @@ typedef struct serving_slot {
     uint64_t serial;       /* creation order: scale-in drains the newest first */
     gpu_host *host;        /* NULL when the GPU is neither shared nor noisy */
     unsigned member;       /* the replica's unit on its host */
+    unsigned unit;         /* the pool unit of its first GPU */
     sim_event_id release_check; /* pending on_release_check, or 0 */
 } serving_slot;
 

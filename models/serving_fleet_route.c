@@ -90,14 +90,29 @@ bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold)
     return true;
 }
 
-int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size)
+static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, size_t err_size)
 {
     if (f->nactive == 0)
         return 0;
     int i = choose(f, q->prompt, q->output, err, err_size);
     if (i < 0)
         return -1;
-    if (!sim_engine_stopped(f->engine)) /* another part failed at this instant */
+    if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
+        return 1;
+    q->unit = f->active[i]->unit;
+    if (prefilled)
+        replica_enqueue_prefilled(f->active[i]->r, q);
+    else
         replica_enqueue(f->active[i]->r, q);
     return 1;
+}
+
+int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size)
+{
+    return route(f, q, false, err, err_size);
+}
+
+int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size)
+{
+    return route(f, q, true, err, err_size);
 }

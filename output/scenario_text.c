@@ -31,6 +31,26 @@ void output_cache_capacity_text(FILE *out, const inference_spec *w)
             w->kv_capacity_tokens / mean < w->max_batch ? ", fewer than max_batch" : "");
 }
 
+void output_disaggregated_text(FILE *out, const scenario *sc, const inference_spec *w)
+{
+    const kv_link_spec *k = &w->kv_link;
+    const pool_spec *d = &sc->pools[w->decode_pool];
+    double per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
+    double bytes = per_token * sim_dist_mean(&w->prompt_tokens);
+    fprintf(out, "    disaggregated: prefill here (token 1), decode on %s: %u replica%s of tp "
+            "%u%s, cache %.0f tokens per replica, routing %s\n", d->name, d->count / w->decode_tp,
+            d->count / w->decode_tp == 1 ? "" : "s", w->decode_tp,
+            w->decode_tp_chosen ? " (chosen)" : "", w->decode_kv_capacity_tokens,
+            routing_policy_name(w->decode_routing));
+    fprintf(out, "    kv link %s", kv_link_scope_name(k->scope));
+    if (k->scope == KV_LINK_PER_NODE)
+        fprintf(out, " (%u GPUs a node)", k->gpus_per_node);
+    fprintf(out, ", %.6g GB/s, latency %.6g s: the cache is %.6g bytes a token, %.4g MB for "
+            "a mean prompt, %.4g ms alone on a link\n", k->bandwidth_bytes_per_s / 1e9,
+            k->latency_s, per_token, bytes / 1e6,
+            1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
+}
+
 void output_replicas_text(FILE *out, const scenario *sc)
 {
     for (size_t i = 0; i < sc->ninferences; i++) {
@@ -40,6 +60,12 @@ void output_replicas_text(FILE *out, const scenario *sc)
                 "requests of %.0f tokens)\n", w->name, w->replicas, w->replicas == 1 ? "" : "s",
                 w->tp, w->tp_chosen ? " (chosen)" : "", sc->pools[w->pool].name,
                 w->kv_capacity_tokens, floor(w->kv_capacity_tokens / mean), mean);
+        if (w->has_decode)
+            fprintf(out, "%s: decode on %u replica%s of tp %u%s on %s, cache %.0f tokens per "
+                    "replica (%.0f requests)\n", w->name, sc->pools[w->decode_pool].count / w->decode_tp,
+                    sc->pools[w->decode_pool].count / w->decode_tp == 1 ? "" : "s", w->decode_tp,
+                    w->decode_tp_chosen ? " (chosen)" : "", sc->pools[w->decode_pool].name,
+                    w->decode_kv_capacity_tokens, floor(w->decode_kv_capacity_tokens / mean));
     }
 }
 
@@ -142,6 +168,8 @@ void output_scenario_text(FILE *out, const scenario *sc)
                     sc->pools[w->overflow_pool].name, w->overflow_tp,
                     w->overflow_tp_chosen ? ", chosen" : "",
                     w->overflow_threshold ? w->overflow_threshold : w->max_batch);
+        if (w->has_decode)
+            output_disaggregated_text(out, sc, w);
         output_inference_details(out, w);
     }
     output_training_details(out, sc);

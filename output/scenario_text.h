@@ -16,6 +16,9 @@ void output_cache_capacity_text(FILE *out, const inference_spec *w);
  * and cache capacity, one line each. */
 void output_replicas_text(FILE *out, const scenario *sc);
 
+/* A disaggregated workload's decode pool and cache link, two indented lines. */
+void output_disaggregated_text(FILE *out, const scenario *sc, const inference_spec *w);
+
 /* One distribution as text, e.g. "exponential { mean = 0.25 }". */
 void output_dist_text(FILE *out, const sim_dist *d);
 

@@ -36,6 +36,8 @@ int main(int argc, char **argv)
     printf("\n");
     bench_serving_table(quick);
     printf("\n");
+    bench_disaggregated_table(quick);
+    printf("\n");
     bench_gpu_tasks_table(quick);
     printf("\n");
     bench_hold_table(quick);
