@@ -53,7 +53,8 @@ typedef struct sweep_chart {
     double target;              /* a search's threshold on this chart's metric, or NaN */
     double ylo, yhi;            /* the metric's values and intervals, and the target */
     plot_list key1_values;      /* distinct, in order: category positions */
-    plot_list lines;            /* key2 values with data for this metric */
+    plot_list lines;            /* key2 values (or subjects) with data for this metric */
+    bool by_subject;            /* one line per subject of the scope: a comparison */
     size_t row;                 /* the metric's first row */
     char name[200];
 } sweep_chart;
@@ -61,7 +62,8 @@ typedef struct sweep_chart {
 static bool same_metric(const sweep_chart *c, size_t a, size_t b)
 {
     return !strcmp(csv_table_cell(c->t, a, c->scope), csv_table_cell(c->t, b, c->scope))
-        && !strcmp(csv_table_cell(c->t, a, c->subject), csv_table_cell(c->t, b, c->subject))
+        && (c->by_subject
+            || !strcmp(csv_table_cell(c->t, a, c->subject), csv_table_cell(c->t, b, c->subject)))
         && !strcmp(csv_table_cell(c->t, a, c->metric), csv_table_cell(c->t, b, c->metric));
 }
 
@@ -77,16 +79,20 @@ static void write_chart(FILE *out, const void *context)
     const char *key1 = t->header[c->key1];
     const char *metric = csv_table_cell(t, c->row, c->metric);
     const char *words = plot_sweep_words(metric);
-    char title[512];
-    snprintf(title, sizeof title, "%s of %s %s against %s (%s: 95%% interval)", words,
-             csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1,
+    char title[512], whose[300];
+    if (c->by_subject)
+        snprintf(whose, sizeof whose, "each %s", csv_table_cell(t, c->row, c->scope));
+    else
+        snprintf(whose, sizeof whose, "%s %s", csv_table_cell(t, c->row, c->scope),
+                 csv_table_cell(t, c->row, c->subject));
+    snprintf(title, sizeof title, "%s of %s against %s (%s: 95%% interval)", words, whose, key1,
              c->key1_numeric && !c->key1_ascending ? "bars" : "band");
     plot_script_head(out, c->name, "sweep.csv", title, key1, words);
     bool bars = c->key1_numeric && !c->key1_ascending;
-    fprintf(out, "%sHow %s of %s %s changes with %s: the mean over the replications, the "
-            "%s its 95%% interval%s.\n", PLOT_CAPTION_MARK, words,
-            csv_table_cell(t, c->row, c->scope), csv_table_cell(t, c->row, c->subject), key1,
-            bars ? "bars" : "band", isnan(c->target) ? "" : "; the dashed line the target");
+    fprintf(out, "%sHow %s of %s changes with %s%s: the mean over the replications, the "
+            "%s its 95%% interval%s.\n", PLOT_CAPTION_MARK, words, whose, key1,
+            c->by_subject ? ", side by side" : "", bars ? "bars" : "band",
+            isnan(c->target) ? "" : "; the dashed line the target");
     /* room around the values and intervals, so no line runs along the frame; a range of
      * values that are never negative starts at 0 at the lowest */
     double pad = 0.08 * (c->yhi > c->ylo ? c->yhi - c->ylo : fmax(fabs(c->yhi), 1));
@@ -102,9 +108,15 @@ static void write_chart(FILE *out, const void *context)
     write_quoted_cell(out, c, c->subject);
     fputs("; metric = ", out);
     write_quoted_cell(out, c, c->metric);
-    fputs("\nat(name) = strcol('scope') eq scope && strcol('subject') eq subject"
-          " && strcol('metric') eq metric ? column(name) : NaN\n", out);
-    if (c->key2 >= 0) {
+    if (c->by_subject)
+        fputs("\nat(name) = strcol('scope') eq scope && strcol('metric') eq metric"
+              " ? column(name) : NaN\n", out);
+    else
+        fputs("\nat(name) = strcol('scope') eq scope && strcol('subject') eq subject"
+              " && strcol('metric') eq metric ? column(name) : NaN\n", out);
+    if (c->by_subject) {
+        fputs("by(value, name) = strcol('subject') eq value ? at(name) : NaN\n", out);
+    } else if (c->key2 >= 0) {
         fputs("by(value, name) = strcol(", out);
         plot_script_quote(out, t->header[c->key2]);
         fputs(") eq value ? at(name) : NaN\n", out);
@@ -144,10 +156,11 @@ static void write_chart(FILE *out, const void *context)
         }
         fputs("NaN\n", out);
     }
-    size_t nlines = c->key2 >= 0 ? c->lines.count : 1;
+    bool split = c->by_subject || c->key2 >= 0;
+    size_t nlines = split ? c->lines.count : 1;
     for (size_t i = 0; i < nlines; i++) {
         char lo[600], hi[600], mean[600];
-        if (c->key2 >= 0) {
+        if (split) {
             char q[520];
             size_t n = 0;
             q[n++] = '\'';
@@ -175,7 +188,9 @@ static void write_chart(FILE *out, const void *context)
             fprintf(out, "%s (x(0)):(%s):(%s):(%s) with yerrorbars lw 2 pt 7 lc %zu title ",
                     i == 0 ? "plot 'sweep.csv' using" : "     '' using", mean, lo, hi, i + 1);
         }
-        if (c->key2 >= 0) {
+        if (c->by_subject) {
+            plot_script_quote(out, c->lines.names[i]);
+        } else if (c->key2 >= 0) {
             char line_title[600];
             snprintf(line_title, sizeof line_title, "%s = %s", t->header[c->key2],
                      c->lines.names[i]);
@@ -203,11 +218,35 @@ static int distinct(sweep_chart *c, long column, bool metric_only, plot_list *ou
     return 0;
 }
 
+/* Whether column k takes two values at one value of the first key (crossed with it), not
+ * one each (zipped with it, or constant). */
+static bool varies_within(const sweep_chart *c, long k)
+{
+    size_t n = c->key1_values.count;
+    const char **seen = calloc(n ? n : 1, sizeof *seen);
+    bool varies = false;
+    for (size_t r = 0; seen && !varies && r < c->t->rows; r++) {
+        const char *x = csv_table_cell(c->t, r, c->key1), *v = csv_table_cell(c->t, r, k);
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(c->key1_values.names[i], x))
+                continue;
+            if (!seen[i])
+                seen[i] = v;
+            else if (strcmp(seen[i], v))
+                varies = true;
+            break;
+        }
+    }
+    free(seen);
+    return varies;
+}
+
 static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, char *err,
                         size_t err_size)
 {
     plot_list_release(&c->lines);
-    if (c->key2 >= 0 && distinct(c, c->key2, true, &c->lines) != 0) {
+    if ((c->by_subject || c->key2 >= 0)
+        && distinct(c, c->by_subject ? c->subject : c->key2, true, &c->lines) != 0) {
         snprintf(err, err_size, "out of memory");
         return -1;
     }
@@ -226,8 +265,12 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
             }
     }
     char joined[400], safe[190];
-    snprintf(joined, sizeof joined, "sweep_%s_%s_%s", csv_table_cell(c->t, c->row, c->scope),
-             csv_table_cell(c->t, c->row, c->subject), csv_table_cell(c->t, c->row, c->metric));
+    if (c->by_subject)
+        snprintf(joined, sizeof joined, "sweep_compare_%s_%s",
+                 csv_table_cell(c->t, c->row, c->scope), csv_table_cell(c->t, c->row, c->metric));
+    else
+        snprintf(joined, sizeof joined, "sweep_%s_%s_%s", csv_table_cell(c->t, c->row, c->scope),
+                 csv_table_cell(c->t, c->row, c->subject), csv_table_cell(c->t, c->row, c->metric));
     plot_script_name(safe, sizeof safe, joined);
     snprintf(c->name, sizeof c->name, "%s", safe);
     for (int k = 2; plot_list_has(written, c->name); k++)  /* names that cleaned alike */
@@ -282,8 +325,6 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
                  "unit,ci95_lo,ci95_hi,n", path);
         status = -1;
     }
-    if (status == 0 && c.scope >= 2)
-        c.key2 = 1;
     for (size_t r = 0; status == 0 && r < t.rows; r++) {
         const char *v = csv_table_cell(&t, r, c.key1);
         double x = csv_table_number(&t, r, c.key1);
@@ -296,6 +337,11 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
+    /* lines by the first other key that varies at one value of the first: keys zipped
+     * with the first move with it and split nothing */
+    for (long k = 1; status == 0 && k < c.scope && c.key2 < 0; k++)
+        if (varies_within(&c, k))
+            c.key2 = k;
     for (size_t i = 1; status == 0 && c.key1_numeric && i < c.key1_values.count; i++)
         if (strtod(c.key1_values.names[i], NULL) < strtod(c.key1_values.names[i - 1], NULL))
             c.key1_ascending = false;
@@ -326,6 +372,28 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
                    && !strcmp(csv_table_cell(&t, c.row, c.subject), target_subject) ? target : NAN;
         if (valued[m] && moves[m] && plot_sweep_rank(csv_table_cell(&t, c.row, c.metric)) >= 0)
             status = chart_metric(dir, &c, written, err, err_size);
+    }
+    /* a one-dimensional sweep of several workloads (or pools) with a metric that moves for
+     * at least two of them: that metric side by side, one line a subject */
+    for (size_t m = 0; status == 0 && c.key2 < 0 && m < nmetrics; m++) {
+        if (!valued[m] || !moves[m] || plot_sweep_rank(csv_table_cell(&t, first[m], c.metric)) < 0)
+            continue;
+        size_t earlier = 0, moving = 0;
+        for (size_t o = 0; o < nmetrics; o++) {
+            bool alike = !strcmp(csv_table_cell(&t, first[o], c.scope),
+                                 csv_table_cell(&t, first[m], c.scope))
+                         && !strcmp(csv_table_cell(&t, first[o], c.metric),
+                                    csv_table_cell(&t, first[m], c.metric));
+            earlier += alike && o < m;
+            moving += alike && valued[o] && moves[o];
+        }
+        if (earlier || moving < 2)
+            continue; /* drawn at its first subject, or nothing to compare */
+        c.row = first[m];
+        c.by_subject = true;
+        c.target = NAN;
+        status = chart_metric(dir, &c, written, err, err_size);
+        c.by_subject = false;
     }
     free(first);
     free(valued);

@@ -238,6 +238,41 @@ Test(plots, sweep_charts_draw_the_mean_and_its_band_per_value_of_the_second_key)
     free(svg);
 }
 
+/* Two zipped keys (they move together) and two workloads: the second key splits no line,
+ * and a chart puts the workloads side by side. */
+static const char SWEEP_ZIPPED[] =
+    "pools.a.count,pools.b.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "8,16,workload,on_a,ttft_p99_s,3.0,s,,,1\n"
+    "8,16,workload,on_b,ttft_p99_s,2.0,s,,,1\n"
+    "16,32,workload,on_a,ttft_p99_s,1.0,s,,,1\n"
+    "16,32,workload,on_b,ttft_p99_s,0.5,s,,,1\n"
+    "24,48,workload,on_a,ttft_p99_s,0.4,s,,,1\n"
+    "24,48,workload,on_b,ttft_p99_s,0.3,s,,,1\n";
+
+Test(plots, zipped_keys_split_no_line_and_workloads_are_compared_side_by_side)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("sweep.csv", SWEEP_ZIPPED);
+    char why[4096];
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    char *svg = read_in("plots/sweep_workload_on_a_ttft_p99_s.svg");
+    cr_expect_eq(series_points(svg, "time to first token, p99 (s) (mean)"), 3,
+                 "one line of three points, not a line per value of pools.b.count");
+    cr_expect(strstr(svg, "pools.b.count = ") == NULL);
+    free(svg);
+    expect_well_formed("plots/sweep_compare_workload_ttft_p99_s.svg");
+    svg = read_in("plots/sweep_compare_workload_ttft_p99_s.svg");
+    cr_expect_eq(series_points(svg, "on_a"), 3);
+    cr_expect_eq(series_points(svg, "on_b"), 3);
+    cr_expect(strstr(svg, "of each workload against pools.a.count") != NULL);
+    free(svg);
+    /* a crossed second key still splits lines, and then nothing is compared */
+    write_in("sweep.csv", SWEEP2);
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect(!exists("plots/sweep_compare_pool_utilization_mean.gp"));
+}
+
 /* Issue 18, 6: a caption per chart, a constant series in words and not on the frame, a
  * y-range above the highest value, a sweep's results table and whole-number tics. */
 Test(plots, charts_are_captioned_and_a_constant_series_is_said_in_words)
