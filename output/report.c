@@ -33,15 +33,13 @@ static const char style[] =
  * sweep's by its metric's importance (the longest suffix that is a ranked metric). */
 static int rank(const char *name)
 {
-    if (!strncmp(name, "sweep_compare_", 14)) /* the side-by-side charts lead */
-        for (const char *p = name + 13; (p = strchr(p, '_')); p++)
-            if (plot_sweep_rank(p + 1) >= 0)
-                return 150 + plot_sweep_rank(p + 1);
     if (!strncmp(name, "sweep_", 6)) {
+        /* a metric side by side leads that metric's own charts */
+        int single = strncmp(name, "sweep_compare_", 14) != 0;
         for (const char *p = name + 6; (p = strchr(p, '_')); p++)
             if (plot_sweep_rank(p + 1) >= 0)
-                return 200 + plot_sweep_rank(p + 1);
-        return 300;
+                return 200 + 2 * plot_sweep_rank(p + 1) + single;
+        return 400;
     }
     static const char *const order[] = {
         "latency", "queue_wait", "throughput", "utilization", "queue_length", "gpus",
