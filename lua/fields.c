@@ -352,6 +352,13 @@ int fields_read_size(load_context *c, const fields_object *o, const char *key, d
     return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, 0, max, false, out);
 }
 
+int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key, double max,
+                          double *out)
+{
+    return read_with_unit(c, o, key, "bandwidth", "bandwidth", "bytes/s", true, 0, 0, max,
+                          false, out);
+}
+
 int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
                      double *out)
 {

@@ -81,6 +81,10 @@ int fields_read_duration(load_context *c, const fields_object *o, const char *ke
 int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
                      double *out);
 
+/* A bandwidth in bytes per second in (0, max] ("25GB/s"). */
+int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key, double max,
+                          double *out);
+
 /* A rate per second in (0, max]. */
 int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
                      double *out);

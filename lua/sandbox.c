@@ -229,8 +229,8 @@ static int sandbox_require(lua_State *L)
             /* the loader's own copy of the parsers: a scenario may replace the fields of
              * the module table it sees, not these */
             lua_newtable(L);
-            static const char *const parsers[] = { "duration", "size", "rate" };
-            for (int i = 0; i < 3; i++) {
+            static const char *const parsers[] = { "duration", "size", "rate", "bandwidth" };
+            for (int i = 0; i < 4; i++) {
                 lua_pushstring(L, parsers[i]);
                 lua_rawget(L, -3);
                 lua_setfield(L, -2, parsers[i]);

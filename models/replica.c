@@ -24,6 +24,8 @@ struct replica {
     unsigned nrunning;
     double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
     double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
+    double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
+    double stall_s;      /* copies to wait for before the next iteration starts */
     phase phase;
     sim_event_id event;
     /* pure-decode iteration costs by batch size (fixed_s NaN: not yet computed), for the
@@ -114,11 +116,27 @@ static double remaining_tokens(const llm_request *q)
 static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption. */
+ * left to prefill) under preemption, and the cache it swapped out. */
 static double admission_need(const replica *r, const llm_request *q)
 {
     return r->config.kv_policy == KV_RESERVE ? (double)q->prompt + q->output
-                                             : (double)(q->target - q->prefilled);
+                                             : (double)(q->target - q->prefilled)
+                                                   + (q->swapped ? (double)q->cached : 0);
+}
+
+/* The cache grows a token at a time (preempt or swap), instead of being reserved. */
+static bool grows(const replica *r) { return r->config.kv_policy != KV_RESERVE; }
+
+/* Copies a sequence's cache between the device and the host tier: the next iteration
+ * waits for it. */
+static void copy_cache(replica *r, const llm_request *q)
+{
+    const replica_config *c = &r->config;
+    double bytes = (double)q->cached * c->kv_bytes_per_token;
+    double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
+    r->stall_s += s;
+    r->stats.swap.bytes += bytes;
+    r->stats.swap.stall_s += s;
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -139,6 +157,7 @@ void replica_restart_stats(replica *r, double now)
     sim_timeavg_restart(&r->stats.batch, now);
     sim_timeavg_restart(&r->stats.kv, now);
     r->stats.preemptions = 0; /* counted after the warm-up, as the rest */
+    r->stats.swap = (kv_swap_stats){ 0 };
     r->stats.iterations = r->stats.tokens_computed = r->stats.cache_tokens_read = 0;
 }
 
@@ -162,8 +181,8 @@ static bool head_fits(const replica *r)
         return false;
     if (r->config.kv_policy == KV_RESERVE)
         return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
-    /* its prompt, the prompts admitted before it, and a token per sequence for the next
-     * step must all fit */
+    /* its prompt (or swapped cache), the prompts admitted before it, and a token per
+     * sequence for the next step must all fit */
     return r->kv_committed + r->kv_pending + admission_need(r, q) + r->nrunning + 1
            <= r->config.kv_capacity_tokens;
 }
@@ -211,6 +230,13 @@ static void admit(replica *r, double now)
             r->kv_committed += (double)q->prompt + q->output;
         else
             r->kv_pending += q->target - q->prefilled;
+        if (q->swapped) { /* its cache comes back from the host tier */
+            copy_cache(r, q);
+            r->host_used_bytes -= (double)q->cached * r->config.kv_bytes_per_token;
+            r->kv_committed += q->cached;
+            r->stats.swap.swaps_in++;
+            q->swapped = false;
+        }
         r->running[r->nrunning++] = q;
     }
 }
@@ -277,8 +303,11 @@ static void start_prefill(replica *r, double now)
     r->run_tokens = prefill + b.decode_seqs;
     perf_setup s = setup_of(r);
     perf_time t = perf_iteration(&s, &b, NULL);
+    double stall = r->stall_s;
+    r->stall_s = 0;
     set_phase(r, now, PREFILL);
-    r->event = sim_event_schedule(r->engine, now + t.total_s, EVENT_MODEL, on_iteration_end, r);
+    r->event = sim_event_schedule(r->engine, now + stall + t.total_s, EVENT_MODEL,
+                                  on_iteration_end, r);
     r->stats.iterations_events++;
 }
 
@@ -291,24 +320,27 @@ static void start_decode(replica *r, double now)
         context += q->cached + 1;
         fewest = fmin(fewest, (double)(q->output - q->generated));
     }
-    if (c->kv_policy == KV_PREEMPT) /* the run ends when the cache is full */
+    if (grows(r)) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
     r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
     r->run_context = context;
     r->run_tokens = r->nrunning;
     r->run_iterations = c->reference ? 1 : fewest;
+    /* the run's first iteration starts once the copies planned with it are done */
+    double begin = now + r->stall_s;
+    r->stall_s = 0;
     /* a waiting request that will expire is dropped at the first boundary after its
      * deadline, as one event per iteration would: end the run there */
     const llm_request *head = r->waiting_head;
     if (!c->reference && head && c->max_wait_s > 0 && !head->preemptions) {
-        double left = head->arrival_s + c->max_wait_s - now;
+        double left = head->arrival_s + c->max_wait_s - begin;
         double within = left >= 0 ? decode_cost_iterations_within(&r->run_cost, left,
                                                                    r->run_iterations) : 0;
         r->run_iterations = fmin(r->run_iterations, within + 1);
     }
-    r->run_start_s = now;
+    r->run_start_s = begin;
     set_phase(r, now, DECODE);
-    r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
+    r->event = sim_event_schedule(r->engine, begin + decode_cost_sum(&r->run_cost, r->run_iterations),
                                   EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
 }
@@ -331,16 +363,28 @@ static void cut_run(replica *r, double now)
 }
 
 /* Frees the cache of the most recently admitted sequence and puts it back at the head
- * of the queue, to recompute its prompt and its tokens so far when readmitted. */
+ * of the queue: under KV_SWAP its cache goes to the host tier when there is room, to
+ * come back on readmission; else it recomputes its prompt and its tokens so far. */
 static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
+    const replica_config *c = &r->config;
+    double bytes = (double)q->cached * c->kv_bytes_per_token;
     r->kv_committed -= q->cached;
     r->kv_pending -= q->target - q->prefilled;
-    q->cached = 0;
-    q->prefilled = 0;
     q->chunk = 0;
-    q->target = q->prompt + q->generated;
+    if (c->kv_policy == KV_SWAP && q->cached > 0
+        && r->host_used_bytes + bytes <= c->host_kv_bytes) {
+        copy_cache(r, q);
+        r->host_used_bytes += bytes;
+        q->swapped = true;
+        r->stats.swap.swaps_out++;
+    } else {
+        q->cached = 0;
+        q->prefilled = 0;
+        q->target = q->prompt + q->generated;
+        r->stats.swap.recomputes++;
+    }
     q->preemptions++;
     r->stats.preemptions++;
     q->next = r->waiting_head;
@@ -366,7 +410,7 @@ static void plan(replica *r, double now)
     admit(r, now);
     /* under preemption the next step needs the pending prompts and a token per
      * sequence */
-    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
+    while (grows(r) && r->nrunning > 1
            && r->kv_committed + r->kv_pending + r->nrunning > r->config.kv_capacity_tokens)
         preempt_latest(r);
     if (r->nrunning == 0) {
@@ -390,7 +434,7 @@ static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
     double now = sim_engine_now(e);
-    bool preempting = r->config.kv_policy == KV_PREEMPT;
+    bool preempting = grows(r);
     /* a run of n iterations reads its first one's context, growing a token per sequence
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
@@ -478,6 +522,7 @@ void replica_enqueue(replica *r, llm_request *q)
         drop_expired(r, now);
     q->next = NULL;
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->swapped = false;
     q->target = q->prompt;
     if (r->waiting_tail)
         r->waiting_tail->next = q;
@@ -523,6 +568,7 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
 static void reset_progress(llm_request *q)
 {
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;
     q->admitted_s = q->first_token_s = q->finish_s = 0;
 }
@@ -531,10 +577,11 @@ llm_request *replica_evict(replica *r)
 {
     double now = sim_engine_now(r->engine);
     if (r->phase != IDLE && sim_event_pending(r->engine, r->event)) {
-        if (r->phase == DECODE && r->config.kv_policy == KV_PREEMPT) {
+        if (r->phase == DECODE && grows(r)) {
             /* the cache grew a token per sequence at each boundary of the run so far
              * (see on_iteration_end) */
-            double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+            double done = decode_cost_iterations_within(&r->run_cost,
+                                                        fmax(0, now - r->run_start_s),
                                                         r->run_iterations);
             double extra = (double)r->nrunning * done / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
@@ -556,6 +603,7 @@ llm_request *replica_evict(replica *r)
     r->waiting_count = 0;
     r->waiting_tokens = 0;
     r->kv_committed = r->kv_pending = 0;
+    r->host_used_bytes = r->stall_s = 0;
     set_phase(r, now, IDLE);
     notify_busy(r, false);
     return head;

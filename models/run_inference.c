@@ -29,6 +29,7 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     const model_spec *m = &sc->catalog.models[w->model];
     const device_spec *d = &sc->catalog.devices[device];
     const pool_spec *p = &sc->pools[pool];
+    bool swap = w->kv_policy == KV_SWAP;
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
         .profile = p->has_profile ? p->profile : perf_default_profile(d),
@@ -39,6 +40,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
         .kv_capacity_tokens = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp)
                                   .kv_capacity_tokens,
         .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
+        .host_kv_bytes = swap ? w->host_kv.size_bytes : 0,
+        .host_kv_bytes_per_s = swap ? kv_swap_bandwidth(&w->host_kv, d, w->attention_dp ? 1 : tp)
+                                    : 0,
+        .host_kv_latency_s = swap ? kv_swap_latency(&w->host_kv) : 0,
+        .kv_bytes_per_token = model_kv_bytes_per_token(m, w->kv_prec),
     };
 }
 
@@ -180,6 +186,17 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
                         (double)gs.kv_preemptions);
         sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
+        if (w->kv_policy == KV_SWAP) { /* only then: other runs' files stay as they were */
+            const kv_swap_stats *sw = &gs.kv_swap;
+            sim_metrics_add(m, "pool", where, "kv_swaps", "sequences", (double)sw->swaps_out);
+            sim_metrics_add(m, "pool", where, "kv_swaps_in", "sequences", (double)sw->swaps_in);
+            sim_metrics_add(m, "pool", where, "kv_recomputes", "sequences",
+                            (double)sw->recomputes);
+            sim_metrics_add(m, "pool", where, "kv_swap_gb", "GB", sw->bytes / 1e9);
+            sim_metrics_add(m, "pool", where, "kv_swap_stall_s", "s", sw->stall_s);
+            sim_metrics_add(m, "pool", where, "kv_swap_stall_fraction", "1",
+                            gs.replica_s > 0 ? sw->stall_s / gs.replica_s : NAN);
+        }
         if (g == 1)
             sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
                             st->completed ? (double)gs.served / (double)st->completed : NAN);

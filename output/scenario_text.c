@@ -143,6 +143,20 @@ void output_scenario_text(FILE *out, const scenario *sc)
                     w->overflow_tp_chosen ? ", chosen" : "",
                     w->overflow_threshold ? w->overflow_threshold : w->max_batch);
         output_inference_details(out, w);
+        if (w->kv_policy == KV_SWAP) {
+            const device_spec *d = &sc->catalog.devices[w->device];
+            unsigned links = w->attention_dp ? 1 : w->tp;
+            double bytes = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
+            fprintf(out, "    host tier         %.6g GB a replica, %.6g GB/s each way",
+                    w->host_kv.size_bytes / 1e9,
+                    kv_swap_bandwidth(&w->host_kv, d, links) / 1e9);
+            if (w->host_kv.bandwidth_bytes_per_s <= 0)
+                fprintf(out, " (%u PCIe link%s of %.6g GB/s at %.0f%%)", links,
+                        links == 1 ? "" : "s", d->pcie_bytes_per_s / 1e9,
+                        100 * KV_SWAP_PCIE_ACHIEVED_SHARE);
+            fprintf(out, ", %.6g us a copy, %.6g kB a token of cache (%s)\n",
+                    kv_swap_latency(&w->host_kv) * 1e6, bytes / 1e3, precision_name(w->kv_prec));
+        }
     }
     output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {

@@ -5,6 +5,7 @@
 --   size:     "80GB" (10^9 bytes, as datasheets count), "80GiB" (2^30), B KB MB GB TB PB,
 --             KiB MiB GiB TiB PiB; a plain number is bytes
 --   rate:     "5/s", "300/min", "1800/h", "40/d"; a plain number is per second
+--   bandwidth: a size per second, "25GB/s", "400MiB/s"; a plain number is bytes per second
 --
 -- Each parser returns the value in base units (seconds, bytes, per second), or nil and
 -- a message saying what was expected.
@@ -77,6 +78,20 @@ function units.rate(v)
     return nil, ("unknown rate unit %q in %q (known: %s)"):format(per, v, unit_list(RATE_PER, "/"))
   end
   return value / seconds
+end
+
+function units.bandwidth(v)
+  if type(v) == "number" then return v end
+  if type(v) ~= "string" then
+    return nil, ("expected a bandwidth (bytes per second, or a string such as \"25GB/s\"), got %s"):format(type(v))
+  end
+  local size = v:match("^%s*(.-)%s*/%s*s%s*$")
+  if not size then
+    return nil, ("expected a bandwidth such as \"25GB/s\", got %q"):format(v)
+  end
+  local bytes, err = units.size(size)
+  if not bytes then return nil, err end
+  return bytes
 end
 
 return units
