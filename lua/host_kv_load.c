@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-static const char *const HOST_KV_KEYS[] = { "size", "bandwidth", "latency", NULL };
+static const char *const HOST_KV_KEYS[] = { "size", "bandwidth", "latency", "offload", NULL };
 
 /* Sizes and rates past these are typing mistakes, not machines. */
 #define HOST_KV_MAX_BYTES 1e15
@@ -38,6 +38,14 @@ int host_kv_load(load_context *c, const fields_object *w, bool swap, host_kv_spe
     }
     if (status == 0)
         status = fields_read_duration(c, &o, "latency", false, -1, 0, 1, true, &out->latency_s);
+    if (status == 0)
+        status = fields_read_flag(c, &o, "offload", false, &out->offload);
+    if (status == 0 && out->offload && swap) {
+        snprintf(path, sizeof path, "%s.host_kv.offload", w->path);
+        status = fields_fail(c, w->where, path, "the host tier is swap's (when_full = \"swap\") "
+                             "or an offload tier that extends the cache (offload = true), not "
+                             "both");
+    }
     lua_settop(c->L, top);
     return status ? -1 : 0;
 }

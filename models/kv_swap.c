@@ -1,6 +1,8 @@
 /* The host tier's copy times (see kv_swap.h). */
 #include "models/kv_swap.h"
 
+#include <math.h>
+
 double kv_swap_bandwidth(const host_kv_spec *h, const device_spec *d, unsigned links)
 {
     if (h->bandwidth_bytes_per_s > 0)
@@ -18,6 +20,11 @@ double kv_swap_copy_s(double bytes, double bandwidth_bytes_per_s, double latency
     return latency_s + bytes / bandwidth_bytes_per_s;
 }
 
+double kv_offload_tokens(const host_kv_spec *h, double kv_bytes_per_token)
+{
+    return h->offload && h->size_bytes > 0 ? floor(h->size_bytes / kv_bytes_per_token) : 0;
+}
+
 void kv_swap_stats_add(kv_swap_stats *sum, const kv_swap_stats *s)
 {
     sum->swaps_out += s->swaps_out;
@@ -25,4 +32,6 @@ void kv_swap_stats_add(kv_swap_stats *sum, const kv_swap_stats *s)
     sum->recomputes += s->recomputes;
     sum->bytes += s->bytes;
     sum->stall_s += s->stall_s;
+    sum->offload_bytes += s->offload_bytes;
+    sum->offload_s += s->offload_s;
 }

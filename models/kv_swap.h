@@ -1,4 +1,6 @@
-/* The host tier of a replica's key-value cache: when the cache is full under
+/* The host tier of a replica's key-value cache, as a swap space or an offload tier.
+ *
+ * Swap: when the cache is full under
  * when_full = "swap", a preempted sequence's cache is copied to host memory over PCIe
  * and back when it is readmitted (vLLM's swap preemption), instead of being thrown
  * away and recomputed; a host tier that is full falls back to recomputing.
@@ -26,12 +28,20 @@
  * microseconds (bandwidthTest's small-copy times), 10 us taken. */
 #define KV_SWAP_LATENCY_S 10e-6
 
-/* host_kv = { size, bandwidth, latency } of a replica. */
+/* host_kv = { size, bandwidth, latency, offload } of a replica. */
 typedef struct host_kv_spec {
     double size_bytes;         /* host memory the replica may fill; 0: no host tier */
     double bandwidth_bytes_per_s; /* each direction; 0: its devices' PCIe (below) */
     double latency_s;          /* per copy; < 0: KV_SWAP_LATENCY_S */
+    /* An offload tier instead of swap's: the cache extends into the host memory, and
+     * every iteration's attention reads the part of the running sequences' cache beyond
+     * the device's share over PCIe (bytes / bandwidth, no latency: a stream of reads),
+     * which is how a context longer than the device holds can be served at all. */
+    bool offload;
 } host_kv_spec;
+
+/* Tokens of cache the offload tier adds to a replica (0 without one). */
+double kv_offload_tokens(const host_kv_spec *h, double kv_bytes_per_token);
 
 /* The bandwidth a replica's copies reach: the spec's, else `links` PCIe links of device
  * d at KV_SWAP_PCIE_ACHIEVED_SHARE (links: tp, each device moving its shard; 1 under
@@ -49,6 +59,9 @@ typedef struct kv_swap_stats {
                                      "preempt", or "swap" with the host tier full */
     double bytes;                 /* moved, both directions */
     double stall_s;               /* replica time spent waiting for copies */
+    /* the offload tier: cache read from host memory by iterations, and their time
+       waiting for it */
+    double offload_bytes, offload_s;
 } kv_swap_stats;
 
 void kv_swap_stats_add(kv_swap_stats *sum, const kv_swap_stats *s);

@@ -37,6 +37,8 @@ struct replica {
     double run_iterations;
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
+    double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
+                                                from host memory, and their growth a step */
     replica_stats stats;
 };
 
@@ -126,6 +128,15 @@ static double admission_need(const replica *r, const llm_request *q)
 
 /* The cache grows a token at a time (preempt or swap), instead of being reserved. */
 static bool grows(const replica *r) { return r->config.kv_policy != KV_RESERVE; }
+
+/* The offload tier: seconds an iteration spends reading `tokens` of cache from host
+ * memory (0 without one). */
+static double offload_s(const replica *r, double tokens)
+{
+    const replica_config *c = &r->config;
+    return c->kv_device_tokens > 0 && tokens > 0
+           ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
+}
 
 /* Copies a sequence's cache between the device and the host tier: the next iteration
  * waits for it. */
@@ -305,6 +316,14 @@ static void start_prefill(replica *r, double now)
     perf_time t = perf_iteration(&s, &b, NULL);
     double stall = r->stall_s;
     r->stall_s = 0;
+    if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
+        double cached = 0;
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += r->running[i]->cached;
+        r->run_host_tokens = fmax(0, cached - c->kv_device_tokens);
+        r->run_host_growth = 0;
+        stall += offload_s(r, r->run_host_tokens);
+    }
     set_phase(r, now, PREFILL);
     r->event = sim_event_schedule(r->engine, now + stall + t.total_s, EVENT_MODEL,
                                   on_iteration_end, r);
@@ -325,6 +344,25 @@ static void start_decode(replica *r, double now)
     r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
     r->run_context = context;
     r->run_tokens = r->nrunning;
+    if (c->kv_device_tokens > 0) {
+        /* iteration k reads the cached tokens beyond the device's share, S + n k - D, over
+         * PCIe; the attention waits for them, so the time adds to both sides of the
+         * roofline and the run stays linear in k.  A run that starts under the share ends
+         * where it would cross it. */
+        double cached = context - r->nrunning, over = cached - c->kv_device_tokens;
+        if (over < 0) {
+            fewest = fmin(fewest, ceil(-over / r->nrunning));
+            r->run_host_tokens = r->run_host_growth = 0;
+        } else {
+            r->run_host_tokens = over;
+            r->run_host_growth = r->nrunning;
+            double h0 = offload_s(r, over), h1 = offload_s(r, r->nrunning);
+            r->run_cost.compute0 += h0;
+            r->run_cost.memory0 += h0;
+            r->run_cost.compute1 += h1;
+            r->run_cost.memory1 += h1;
+        }
+    }
     r->run_iterations = c->reference ? 1 : fewest;
     /* the run's first iteration starts once the copies planned with it are done */
     double begin = now + r->stall_s;
@@ -442,6 +480,11 @@ static void on_iteration_end(sim_engine *e, void *data)
     r->stats.tokens_computed += n_run * r->run_tokens;
     r->stats.cache_tokens_read += n_run * r->run_context
                                   + (r->phase == PREFILL ? 0 : r->nrunning * n_run * (n_run - 1) / 2);
+    if (r->config.kv_device_tokens > 0) {
+        double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
+        r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;
+        r->stats.swap.offload_s += offload_s(r, host);
+    }
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];

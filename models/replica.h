@@ -12,7 +12,9 @@
  * and the tokens it had generated when readmitted (vLLM's recompute preemption).
  * KV_SWAP preempts alike but copies the sequence's cache to the host tier and back when
  * it is readmitted, the replica stalling for each copy (models/kv_swap.h; vLLM's swap
- * preemption); with the host tier full it recomputes, as KV_PREEMPT.
+ * preemption); with the host tier full it recomputes, as KV_PREEMPT.  An offload tier
+ * (kv_device_tokens) instead extends the cache into host memory: what the running
+ * sequences cache beyond the device's share is read over PCIe at every iteration.
  *
  * Fast by design: between batch changes (an admission, a finish, a prefill) the batch
  * decodes with a cost linear in the iteration index, so a run of n iterations is one
@@ -73,6 +75,11 @@ typedef struct replica_config {
      * latency, and the bytes a token of a sequence's cache takes on the whole replica */
     double host_kv_bytes, host_kv_bytes_per_s, host_kv_latency_s;
     double kv_bytes_per_token;
+    /* The offload tier (host_kv's offload): 0, or the device's share of
+     * kv_capacity_tokens, the rest being host memory: the cached tokens beyond it are
+     * read over PCIe (host_kv_bytes_per_s) by every iteration's attention, which waits
+     * for them. */
+    double kv_device_tokens;
     bool reference;                /* one event per iteration */
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
@@ -132,7 +139,7 @@ typedef struct replica_stats {
     sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
     uint64_t iterations_events; /* engine events the replica used */
     uint64_t preemptions;       /* swapped or recomputed */
-    kv_swap_stats swap;
+    kv_swap_stats swap;         /* the host tier's: swaps, and the offload tier's reads */
     /* after the warm-up, for the shares of the device's peaks: iterations run (each
      * reads the weights once), tokens they computed (prompt and output) and tokens of
      * cache their attention read */

@@ -144,3 +144,54 @@ Test(kv_swap, the_default_bandwidth_is_the_pcie_links_at_their_achieved_share)
     cr_expect_float_eq(kv_swap_bandwidth(&h, h100, 4), 25e9, 1e-3, "given: as given");
     cr_expect_float_eq(kv_swap_latency(&h), 0, 0);
 }
+
+/* The offload tier: a sequence's cache beyond the device's share (2,000 tokens here)
+ * stays in host memory, and every iteration reads that part over PCIe. */
+static double offload_finish(unsigned prompt, unsigned output, bool offload, bool reference,
+                             replica_stats *stats)
+{
+    replica_config c = {
+        .model = llama, .device = h100, .profile = perf_default_profile(h100),
+        .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 8, .max_tokens = 8192,
+        .kv_capacity_tokens = 12000, .kv_device_tokens = offload ? 2000 : 0,
+        .kv_policy = KV_PREEMPT, .reference = reference, .host_kv_bytes_per_s = 50e9,
+        .kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16),
+    };
+    unsigned done = 0;
+    sim_engine *e = sim_engine_create();
+    replica *r = replica_create(e, &c, on_done, &done);
+    llm_request q = { .prompt = prompt, .output = output };
+    void *pair[2] = { r, &q };
+    sim_event_schedule(e, 0, 0, enqueue, pair);
+    sim_engine_run(e);
+    cr_assert_eq(done, 1);
+    if (stats)
+        *stats = *replica_get_stats(r);
+    replica_free(r);
+    sim_engine_free(e);
+    return q.finish_s;
+}
+
+Test(kv_swap, the_offload_tier_reads_the_cache_beyond_the_device_every_step)
+{
+    double bpt = model_kv_bytes_per_token(llama, PREC_FP16), bw = 50e9;
+    /* 3,000 prompt tokens, 10 out: the prefill caches 3,000 (reading nothing back), then 9
+     * decode steps read 3,000 + k cached tokens, k = 0..8, of which 1,000 + k are beyond
+     * the device's 2,000: 9 x 1,000 + 36 = 9,036 tokens over PCIe */
+    replica_stats st;
+    double slow = offload_finish(3000, 10, true, false, &st);
+    double fast = offload_finish(3000, 10, false, false, NULL);
+    double extra = 9036 * bpt / bw; /* 23.7 ms */
+    cr_expect_float_eq(slow - fast, extra, 1e-9, "%g s more, expected %g", slow - fast, extra);
+    cr_expect_float_eq(st.swap.offload_bytes, 9036 * bpt, 1e-3);
+    cr_expect_float_eq(st.swap.offload_s, extra, 1e-12);
+    cr_expect_float_eq(offload_finish(3000, 10, true, true, NULL), slow, 1e-9 * slow,
+                       "one event per iteration agrees");
+    /* a run that crosses the device's share: 1,990 cached, 19 steps; from step 10 on,
+     * 0, 1, ..., 8 tokens are beyond it: 36 tokens over PCIe; the fast path ends its
+     * run at the crossing, so both modes see the same */
+    double cross = offload_finish(1990, 20, true, false, &st);
+    double under = offload_finish(1990, 20, false, false, NULL);
+    cr_expect_float_eq(cross - under, 36 * bpt / bw, 1e-9, "%g s more", cross - under);
+    cr_expect_float_eq(offload_finish(1990, 20, true, true, NULL), cross, 1e-9 * cross);
+}

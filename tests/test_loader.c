@@ -420,6 +420,11 @@ Test(loader, a_swap_host_tier_reads_its_units_and_refuses_mistakes)
                            "\"1TB\", bandwidth = \"25GB\" },", 6,
                            "workloads.chat.host_kv.bandwidth: expected a bandwidth such as "
                            "\"25GB/s\", got \"25GB\"");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { size = "
+                           "\"1TB\", offload = true },", 6,
+                           "workloads.chat.host_kv.offload: the host tier is swap's (when_full "
+                           "= \"swap\") or an offload tier that extends the cache (offload = "
+                           "true), not both");
     expect_inference_error(10, "      output = 200, when_full = \"spill\",", 6,
                            "workloads.chat.when_full: expected one of \"queue\", \"preempt\", "
                            "\"swap\", got \"spill\"");
