@@ -23,7 +23,8 @@ static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
     "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
     "expert_ffn", "shared_experts", "dense_layers", "moe_every", "kv_lora_rank",
-    "q_lora_rank", "rope_head_dim", "v_head_dim", NULL,
+    "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "global_every", "precision",
+    NULL,
 };
 
 static int by_name(const void *a, const void *b)
@@ -188,6 +189,10 @@ static int read_unsigned(load_context *c, const fields_object *o, const char *ke
 
 static int convert_model(load_context *c, const fields_object *o, const char *name, model_spec *m)
 {
+    /* in precision's order (models/device.h) */
+    static const char *const released_choices[] = { "fp32", "tf32", "fp16", "bf16", "fp8",
+                                                    "int8", "int4", "fp4", NULL };
+    int released = -1;
     if (!(m->name = strdup(name)))
         return fields_fail(c, o->where, o->path, "out of memory");
     int status = fields_object_check_keys(c, o, MODEL_KEYS)
@@ -210,6 +215,9 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || read_unsigned(c, o, "q_lora_rank", false, &m->q_lora_rank)
                  || read_unsigned(c, o, "rope_head_dim", false, &m->rope_head_dim)
                  || read_unsigned(c, o, "v_head_dim", false, &m->v_head_dim)
+                 || read_unsigned(c, o, "window", false, &m->window)
+                 || read_unsigned(c, o, "global_every", false, &m->global_every)
+                 || fields_read_choice(c, o, "precision", released_choices, -1, &released)
                  || fields_read_flag(c, o, "gated", false, &m->gated)
                  || fields_read_flag(c, o, "tied", false, &m->tied)
                  || fields_read_flag(c, o, "alibi", false, &m->alibi)
@@ -230,6 +238,14 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
     if (status == 0 && m->kv_lora_rank && !m->rope_head_dim)
         status = fields_fail(c, o->where, o->path, "latent attention (kv_lora_rank %u) needs "
                              "rope_head_dim, the rotary key's size", m->kv_lora_rank);
+    m->has_released = released >= 0;
+    m->released = m->has_released ? (precision)released : PREC_FP16;
+    if (status == 0 && m->global_every && !m->window)
+        status = fields_fail(c, o->where, o->path, "global_every (%u) sets which layers attend "
+                             "beyond a sliding window: set window too", m->global_every);
+    if (status == 0 && m->global_every > m->layers)
+        status = fields_fail(c, o->where, o->path, "global_every (%u) must be at most layers (%u)",
+                             m->global_every, m->layers);
     if (status == 0 && !m->head_dim && m->hidden % m->heads)
         status = fields_fail(c, o->where, o->path, "hidden (%u) must be a multiple of heads (%u), or "
                              "head_dim given",

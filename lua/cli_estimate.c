@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lua/catalog.h"
 #include "lua/cli.h"
@@ -16,16 +17,22 @@ const char cli_estimate_usage[] =
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
     "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
-    "                         [--profile FILE] [--model-file FILE]\n"
+    "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
+    "                         [--model-file FILE]\n"
     "                         [--speculative K --acceptance A [--draft MODEL]] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
     "offline throughput on --gpus devices, and training step time, MFU, days and\n"
     "GPU-hours for --train-tokens (default 20 per parameter).  Defaults: --gpus 1,\n"
-    "--precision fp16, --batch 1, --prompt 512, --output 256; --tp the smallest that\n"
-    "fits.  --gpu takes any catalog device, CPUs included.  --kv-precision sets the\n"
-    "key-value cache's precision (16-bit by default, fp32 for fp32 weights).  --profile\n"
+    "--precision the model's as released (fp16 unless its catalog entry says: fp8 for\n"
+    "DeepSeek-V3/R1, fp4 for gpt-oss), --batch 1, --prompt 512, --output 256; --tp the\n"
+    "smallest that fits.  --gpu takes any catalog device, CPUs included.\n"
+    "--kv-precision sets the key-value cache's precision (16-bit by default, fp32 for\n"
+    "fp32 weights).  A mixture of experts on several devices is tried three ways and\n"
+    "served the fastest unless --layout says: tp (each expert split over the devices),\n"
+    "ep (experts held whole, attention tensor parallel) or attention-dp (attention data\n"
+    "parallel, the experts held whole, all-to-all dispatch and combine).  --profile\n"
     "takes a calibration profile (fleetsim calibrate) whose measured figures replace the\n"
     "device's datasheet ones.  The text output breaks one prefill (the first token) and\n"
     "one decode step down by operator (time, share, bound).  --model-file takes a Lua\n"
@@ -56,7 +63,7 @@ int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
            O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE, O_SPEC,
-           O_ACCEPT, O_DRAFT };
+           O_ACCEPT, O_DRAFT, O_LAYOUT };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -73,11 +80,12 @@ int cli_estimate(int argc, char **argv)
         { "speculative", required_argument, NULL, O_SPEC },
         { "acceptance", required_argument, NULL, O_ACCEPT },
         { "draft", required_argument, NULL, O_DRAFT },
+        { "layout", required_argument, NULL, O_LAYOUT },
         { NULL, 0, NULL, 0 },
     };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
     const char *draft_name = NULL;
-    bool acceptance_given = false;
+    bool acceptance_given = false, precision_given = false;
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     double x;
@@ -98,6 +106,7 @@ int cli_estimate(int argc, char **argv)
         case O_SEQ: bad = option_count("seq", optarg, 1, 1 << 24, &x); req.seq_len = (unsigned)x; break;
         case O_GLOBAL: bad = option_count("global-batch", optarg, 1, 1 << 30, &x); req.global_batch = (unsigned)x; break;
         case O_PREC:
+            precision_given = true;
             if (precision_parse(optarg, &req.prec) != 0) {
                 fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
                         "fp16, bf16, fp8, int8, int4, fp4)\n", optarg);
@@ -128,6 +137,19 @@ int cli_estimate(int argc, char **argv)
             break;
         }
         case O_DRAFT: draft_name = optarg; break;
+        case O_LAYOUT:
+            if (!strcmp(optarg, "tp"))
+                req.layout = ESTIMATE_LAYOUT_TP;
+            else if (!strcmp(optarg, "ep"))
+                req.layout = ESTIMATE_LAYOUT_EP;
+            else if (!strcmp(optarg, "attention-dp"))
+                req.layout = ESTIMATE_LAYOUT_DP;
+            else {
+                fprintf(stderr, "fleetsim estimate: --layout expects tp, ep or attention-dp, "
+                        "got '%s'\n", optarg);
+                bad = -1;
+            }
+            break;
         case 'h': fputs(cli_estimate_usage, stdout); return 0;
         case ':':
             fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
@@ -200,14 +222,24 @@ int cli_estimate(int argc, char **argv)
             d = &calibrated;
             req.profile = &perf;
         }
-        estimate_result r;
-        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0) {
+        if (!precision_given)
+            req.prec = m->released; /* the precision the model is released in, or fp16 */
+        estimate_result r, datasheet;
+        estimate_request plain = req;
+        plain.profile = NULL;
+        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0
+            || (profile_path && estimate_run(m, catalog_device(&cat, gpu_name), &plain,
+                                             &datasheet, err, sizeof err) != 0)) {
             fprintf(stderr, "fleetsim estimate: %s\n", err);
             status = CLI_EXIT_BAD_INPUT;
         } else if (csv) {
             output_estimate_csv(stdout, m, d, &req, &r);
+            if (profile_path)
+                output_estimate_compare_csv(stdout, &datasheet);
         } else {
             output_estimate_text(stdout, m, d, &req, &r);
+            if (profile_path)
+                output_estimate_compare_text(stdout, profile_path, &datasheet, &r);
         }
     }
     catalog_release(&cat);

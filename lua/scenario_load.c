@@ -659,7 +659,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     int status = fields_object_check_keys(c, w, INFERENCE_KEYS)
                  || fields_read_string(c, w, "model", true, &model)
                  || fields_read_string(c, w, "pool", true, &pool)
-                 || fields_read_choice(c, w, "precision", precisions, PREC_FP16, &prec)
+                 || fields_read_choice(c, w, "precision", precisions, -1, &prec)
                  || fields_read_choice(c, w, "kv_precision", caches, -1, &cache)
                  || fields_read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
                  || convert_inference_arrivals(c, w, out)
@@ -725,7 +725,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
         out->model = (size_t)(m - sc->catalog.models);
         out->device = d ? (size_t)(d - sc->catalog.devices) : 0;
-        out->prec = (precision)prec;
+        out->prec = prec >= 0 ? (precision)prec : m->released; /* the model's own, or fp16 */
         out->kv_prec = cache >= 0 ? cache_precisions[cache] : precision_cache(out->prec);
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;

@@ -33,6 +33,7 @@ static const struct { const char *source, *catalog; } model_aliases[] = {
     { "GPT3-175B", "gpt-3-175b" }, { "GPT-3 175B", "gpt-3-175b" },
     { "Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b" },
     { "Qwen3-235B-A22B-FP8", "qwen3-235b-a22b" }, { "DeepSeek-V3", "deepseek-v3" },
+    { "Qwen3-30B-A3B", "qwen3-30b-a3b" }, { "Qwen3-235B-A22B", "qwen3-235b-a22b" },
     { "BLOOM-176B", "bloom-176b" }, { "OPT-175B", "opt-175b" },
     { "GPT3-5B", "gpt-3-5b" }, { "GPT3-20B", "gpt-3-20b" },
     { "MPT-7B", "mpt-7b" }, { "MPT-13B", "mpt-13b" },

@@ -12,6 +12,38 @@ static precision training_precision(precision p)
     return p == PREC_FP32 || p == PREC_TF32 ? p : (p == PREC_FP8 ? PREC_FP8 : PREC_BF16);
 }
 
+static void set_layout(perf_setup *s, estimate_layout layout)
+{
+    s->expert_parallel = layout == ESTIMATE_LAYOUT_EP || layout == ESTIMATE_LAYOUT_DP;
+    s->attention_dp = layout == ESTIMATE_LAYOUT_DP;
+}
+
+/* A mixture on several devices: each layout's best offline throughput, and the layout of
+ * the request or else the fastest; a dense model, or one device, is tensor parallel. */
+static void choose_layout(const estimate_request *req, perf_setup *s, estimate_result *r)
+{
+    r->layout = ESTIMATE_LAYOUT_TP;
+    if (!model_moe_layers(s->model) || req->gpus <= 1 || s->device->is_cpu) {
+        set_layout(s, r->layout);
+        return;
+    }
+    r->layouts_compared = true;
+    double best = -1;
+    for (int l = ESTIMATE_LAYOUT_TP; l <= ESTIMATE_LAYOUT_DP; l++) {
+        perf_setup at = *s;
+        set_layout(&at, (estimate_layout)l);
+        r->layout_tokens_per_s[l] = perf_best_throughput(&at, req->gpus, req->prompt,
+                                                         req->output).tokens_per_s;
+        if (req->layout == ESTIMATE_LAYOUT_BEST && r->layout_tokens_per_s[l] > best) {
+            best = r->layout_tokens_per_s[l];
+            r->layout = (estimate_layout)l;
+        }
+    }
+    if (req->layout != ESTIMATE_LAYOUT_BEST)
+        r->layout = req->layout;
+    set_layout(s, r->layout);
+}
+
 int estimate_run(const model_spec *m, const device_spec *d, const estimate_request *req,
                  estimate_result *r, char *err, size_t err_size)
 {
@@ -33,11 +65,15 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
         return -1;
     }
     r->tp = req->tp ? req->tp : (r->min_tp ? r->min_tp : 1);
-    r->memory = memory_inference(m, d, prec, r->kv_prec, r->tp);
-    r->max_batch = floor(r->memory.kv_capacity_tokens / context);
+    perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = prec,
+                          .kv = r->kv_prec, .tp = r->tp };
+    choose_layout(req, &setup, r);
+    r->memory = memory_inference_for(m, d, prec, r->kv_prec, r->tp, setup.attention_dp);
+    double held = model_attended_tokens(m, context); /* a sliding window caches fewer */
+    r->max_batch = floor(r->memory.kv_capacity_tokens / held);
     r->fits = r->max_batch >= 1;
     if (!r->fits) {
-        double need = r->memory.weights_bytes + context * r->memory.kv_bytes_per_token;
+        double need = r->memory.weights_bytes + held * r->memory.kv_bytes_per_token;
         unsigned wider = memory_min_tp(m, d, prec, r->kv_prec, context, 1u << 20);
         char hint[160];
         if (wider)
@@ -49,21 +85,22 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
                  "device (%.1f GB of weights and %.2f GB of cache for %.0f tokens) and each %s has "
                  "%.1f GB usable (%.0f%% of %.0f GB); %s", m->name, precision_name(prec), r->tp,
                  d->name, need / GB, r->memory.weights_bytes / GB,
-                 context * r->memory.kv_bytes_per_token / GB, context, d->name,
+                 held * r->memory.kv_bytes_per_token / GB, context, d->name,
                  r->memory.usable_bytes / GB, 100 * MEMORY_USABLE_FRACTION,
                  d->memory_bytes / GB, hint);
         return -1;
     }
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
     r->batch = batch;
-    perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = prec,
-                          .kv = r->kv_prec, .tp = r->tp };
     r->prefill = perf_prefill(&setup, batch, req->prompt);
+    double no_cache, own;
+    model_attention_pairs(m, 0, req->prompt, &no_cache, &own);
     perf_batch one = { .prefill_tokens = req->prompt, .prefill_seqs = 1, .prefill_last = 1,
-                       .prefill_new_pairs = req->prompt * req->prompt / 2 };
+                       .prefill_new_pairs = own };
     r->first_token = perf_iteration(&setup, &one, &r->first_token_ops);
     perf_batch step = { .decode_seqs = batch,
-                        .decode_context = batch * (req->prompt + req->output / 2) };
+                        .decode_context = batch * model_attended_tokens(m, req->prompt
+                                                                           + req->output / 2) };
     r->decode = perf_iteration(&setup, &step, &r->decode_ops);
     r->decode_tokens_per_s = batch / r->decode.total_s;
     r->throughput = perf_best_throughput(&setup, req->gpus, req->prompt, req->output);

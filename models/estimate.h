@@ -13,6 +13,14 @@
 #include "models/perf.h"
 #include "models/perf_training.h"
 
+/* How a mixture's replica spreads over its devices (perf_setup's expert_parallel and
+ * attention_dp): experts split like a dense FFN (tensor parallel), held whole (expert
+ * parallel), or held whole under data-parallel attention. */
+typedef enum estimate_layout {
+    ESTIMATE_LAYOUT_BEST,   /* the one with the best offline throughput (a request only) */
+    ESTIMATE_LAYOUT_TP, ESTIMATE_LAYOUT_EP, ESTIMATE_LAYOUT_DP,
+} estimate_layout;
+
 typedef struct estimate_request {
     unsigned gpus;         /* devices available (>= 1) */
     unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
@@ -32,6 +40,7 @@ typedef struct estimate_request {
     unsigned speculate_k;
     double acceptance;
     const model_spec *draft;
+    estimate_layout layout;  /* a mixture's on replicas of several devices */
 } estimate_request;
 
 #define ESTIMATE_SPEC_BATCHES 6
@@ -47,6 +56,11 @@ typedef struct estimate_result {
     double params, params_active, weights_bytes, kv_bytes_per_token;
     /* inference, on replicas of tp devices */
     unsigned tp, min_tp;
+    /* a mixture on several devices: the layout used, and each layout's best offline
+     * throughput (0 where its replica does not fit; indexed by estimate_layout) */
+    estimate_layout layout;
+    bool layouts_compared;
+    double layout_tokens_per_s[4];
     inference_memory memory;
     bool fits;
     double max_batch;             /* sequences of prompt + output tokens per replica */

@@ -90,6 +90,56 @@ double model_params_active(const model_spec *m)
 
 bool model_rotary(const model_spec *m) { return !m->positions && !m->alibi; }
 
+unsigned model_local_layers(const model_spec *m)
+{
+    if (!m->window)
+        return 0;
+    return m->global_every ? m->layers - m->layers / m->global_every : m->layers;
+}
+
+double model_attended_tokens(const model_spec *m, double context)
+{
+    if (!m->window || context <= m->window)
+        return context;
+    double local = model_local_layers(m);
+    return context - local / m->layers * (context - m->window);
+}
+
+double model_attended_growth(const model_spec *m, double context)
+{
+    if (!m->window || context < m->window)
+        return 1;
+    return 1 - (double)model_local_layers(m) / m->layers;
+}
+
+/* Over the new tokens j in [0, n) at positions c + j, the tokens a window of w keeps in
+ * sight: the integral of min(w, c + x) (continuous, as chunk^2 / 2 is). */
+static double window_pairs(double w, double c, double n)
+{
+    if (c >= w)
+        return n * w;
+    if (c + n <= w)
+        return n * c + n * n / 2;
+    return (w - c) * (c + w) / 2 + (c + n - w) * w;
+}
+
+void model_attention_pairs(const model_spec *m, double cached, double chunk, double *cached_pairs,
+                           double *new_pairs)
+{
+    double global_cached = chunk * cached, global_new = chunk * chunk / 2;
+    double local = model_local_layers(m) / (double)m->layers;
+    if (local <= 0) {
+        *cached_pairs = global_cached;
+        *new_pairs = global_new;
+        return;
+    }
+    double w = m->window;
+    double local_new = window_pairs(w, 0, chunk);
+    double local_cached = window_pairs(w, cached, chunk) - local_new;
+    *cached_pairs = (1 - local) * global_cached + local * local_cached;
+    *new_pairs = (1 - local) * global_new + local * local_new;
+}
+
 double model_kv_bytes_per_token(const model_spec *m, precision kv)
 {
     if (model_latent_attention(m))

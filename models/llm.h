@@ -30,6 +30,15 @@ typedef struct model_spec {
      * and layer, shared by the heads; queries through a q_lora_rank latent (0: direct);
      * head_dim is then the non-rotary query/key part, v_head_dim the value's */
     unsigned kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim;
+    /* sliding-window attention (Mistral 7B v0.1, Gemma 2/3, gpt-oss): a local layer
+     * attends to, and caches, only the last `window` tokens; with global_every, every
+     * global_every-th layer attends to the whole context (Gemma 3: 6, gpt-oss: 2), else
+     * every layer is local.  0: every layer global. */
+    unsigned window, global_every;
+    /* the precision its weights are released in (DeepSeek-V3's fp8, gpt-oss's MXFP4), the
+     * default of estimate and fs.inference; has_released false: fp16 */
+    bool has_released;
+    precision released;
     double published_params, published_active_params; /* for tests; 0 if unknown */
 } model_spec;
 
@@ -62,6 +71,24 @@ double model_params_embedding(const model_spec *m);
 /* Whether queries and keys are rotated (rotary embeddings): neither learned positions
  * nor ALiBi. */
 bool model_rotary(const model_spec *m);
+
+/* Layers whose attention is local (a sliding window); 0 without a window. */
+unsigned model_local_layers(const model_spec *m);
+
+/* The tokens one mean layer attends to and caches for a sequence of `context` tokens:
+ * (global layers x context + local layers x min(context, window)) / layers; the context
+ * itself without a window.  Caches are counted and attention is timed in these units
+ * (a token of all layers), so a sliding window shrinks both.  The growth is its slope
+ * at `context` (the next token's share: 1, or the global layers' share once past the
+ * window). */
+double model_attended_tokens(const model_spec *m, double context);
+double model_attended_growth(const model_spec *m, double context);
+
+/* Attention pairs of a mean layer when `chunk` new tokens join a sequence that has
+ * `cached` tokens: each new token with the cached tokens it sees (*cached_pairs) and
+ * with the new ones before it (*new_pairs; causal, chunk^2 / 2 without a window). */
+void model_attention_pairs(const model_spec *m, double cached, double chunk, double *cached_pairs,
+                           double *new_pairs);
 
 /* Key-value cache bytes per token of context, all layers: keys and values of the KV
  * heads, or with latent attention the latent and the rotary key. */

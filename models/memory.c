@@ -43,7 +43,8 @@ unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weig
                        precision kv, double context, unsigned max_tp)
 {
     for (unsigned tp = 1; tp <= max_tp; tp *= 2)
-        if (memory_inference(m, d, weights, kv, tp).kv_capacity_tokens >= context)
+        if (memory_inference(m, d, weights, kv, tp).kv_capacity_tokens
+            >= model_attended_tokens(m, context))
             return tp;
     return 0;
 }

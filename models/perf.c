@@ -168,7 +168,8 @@ const char *perf_op_name(perf_op op)
         [OP_EMBED] = "embedding", [OP_NORM] = "norms", [OP_QKV] = "qkv_proj",
         [OP_ROPE] = "rotary", [OP_ATTN_PREFILL] = "attention_prefill",
         [OP_ATTN_DECODE] = "attention_decode", [OP_ATTN_COPY] = "attention_copies",
-        [OP_OUT_PROJ] = "out_proj", [OP_ROUTER] = "router", [OP_MLP_UP] = "mlp_up",
+        [OP_OUT_PROJ] = "out_proj", [OP_ROUTER] = "router",
+        [OP_MOE_PERMUTE] = "moe_permute", [OP_MLP_UP] = "mlp_up",
         [OP_ACT] = "activation", [OP_MLP_DOWN] = "mlp_down", [OP_ADD] = "residual_adds",
         [OP_ALLREDUCE] = "all_reduce", [OP_ALLTOALL] = "all_to_all",
         [OP_FINAL_NORM] = "final_norm", [OP_LM_HEAD] = "lm_head",
@@ -454,6 +455,19 @@ typedef struct routed_plan {
     double span;           /* devices the group's all-to-all spans (its link) */
 } routed_plan;
 
+/* A mixture layer's token permutation, as engines run it (Megatron's permute and
+ * unpermute, vLLM's fused-MoE align and sum): dispatch gathers a copy of each token's
+ * hidden state for every expert it is routed to, grouped by expert (a read and a write of
+ * each of `pairs` copies); combine reads the experts' outputs and writes each of the
+ * `tokens` tokens' weighted sum.  Two kernels a layer, as memory passes of their mean
+ * bytes; a dense model has none. */
+static void add_permutation(const step *s, perf_op_time *o, double layers, double pairs,
+                            double tokens)
+{
+    double h = s->m->hidden;
+    add_pass(s, o, PASS_RESHAPE, 2 * layers, pairs, s->abytes * h * (3 * pairs + tokens) / 2);
+}
+
 static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan *r)
 {
     const model_spec *m = s->m;
@@ -477,17 +491,20 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
             double w = e / r->width_split;
             add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * w);
             add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, w, h);
+            add_permutation(s, &o[OP_MOE_PERMUTE], moe, busiest, busiest / m->experts_active);
             act_tokens_ffn += moe * busiest * w;
         } else if (s->expert_parallel && tp > 1) {
             double busiest = perf_expert_busiest_tokens(m, T, (unsigned)tp, s->expert_skew);
             double local = touched / tp;
             add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
             add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, e, h);
+            add_permutation(s, &o[OP_MOE_PERMUTE], moe, busiest, T);
             act_tokens_ffn += moe * busiest * e;
         } else {
             double per_expert = T * m->experts_active / touched;
             add_gemm(s, &o[OP_MLP_UP], moe, touched, per_expert, h, gates * e / tp);
             add_gemm(s, &o[OP_MLP_DOWN], moe, touched, per_expert, e / tp, h);
+            add_permutation(s, &o[OP_MOE_PERMUTE], moe, T * m->experts_active, T);
             act_tokens_ffn += moe * T * m->experts_active * e / tp;
         }
         if (m->shared_experts) {
@@ -661,11 +678,11 @@ double perf_speculative_tokens(double a, unsigned k)
 double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
                                 unsigned batch, double context)
 {
-    double q = sp->k + 1.0;
+    double q = sp->k + 1.0, cached, fresh;
+    model_attention_pairs(target->model, context, q, &cached, &fresh);
     perf_batch verify = { .prefill_tokens = batch * q, .prefill_seqs = batch,
-                          .prefill_last = batch * q,
-                          .prefill_cached_pairs = batch * q * context,
-                          .prefill_new_pairs = batch * q * q / 2 };
+                          .prefill_last = batch * q, .prefill_cached_pairs = batch * cached,
+                          .prefill_new_pairs = batch * fresh };
     double t = perf_iteration(target, &verify, NULL).total_s;
     if (sp->draft) {
         /* the draft's steps run inside the round's one engine iteration: the host work
@@ -682,14 +699,17 @@ double perf_speculative_round_s(const perf_setup *target, const perf_speculation
 
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)
 {
+    double cached, fresh;
+    model_attention_pairs(s->model, 0, prompt, &cached, &fresh);
     perf_batch b = { .prefill_tokens = batch * prompt, .prefill_seqs = batch,
-                     .prefill_last = batch, .prefill_new_pairs = batch * prompt * prompt / 2 };
+                     .prefill_last = batch, .prefill_new_pairs = batch * fresh };
     return perf_iteration(s, &b, NULL);
 }
 
 perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context)
 {
-    perf_batch b = { .decode_seqs = batch, .decode_context = batch * context };
+    perf_batch b = { .decode_seqs = batch,
+                     .decode_context = batch * model_attended_tokens(s->model, context) };
     return perf_iteration(s, &b, NULL);
 }
 
@@ -788,8 +808,8 @@ throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, dou
             continue;
         perf_setup s = *setup;
         s.tp = tp;
-        inference_memory mem = memory_inference(m, d, s.weights, s.kv, tp);
-        double max_batch = floor(mem.kv_capacity_tokens / context);
+        inference_memory mem = memory_inference_for(m, d, s.weights, s.kv, tp, s.attention_dp);
+        double max_batch = floor(mem.kv_capacity_tokens / model_attended_tokens(m, context));
         if (max_batch < 1)
             continue;
         for (double b = 1; b <= max_batch && b <= 4096; b = b * 2 > max_batch && b < max_batch ? max_batch : b * 2) {

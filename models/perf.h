@@ -153,7 +153,7 @@ const char *perf_bound_name(perf_bound b); /* "compute", "memory", ... */
 
 typedef enum perf_op {
     OP_EMBED, OP_NORM, OP_QKV, OP_ROPE, OP_ATTN_PREFILL, OP_ATTN_DECODE, OP_ATTN_COPY,
-    OP_OUT_PROJ, OP_ROUTER, OP_MLP_UP, OP_ACT, OP_MLP_DOWN, OP_ADD, OP_ALLREDUCE,
+    OP_OUT_PROJ, OP_ROUTER, OP_MOE_PERMUTE, OP_MLP_UP, OP_ACT, OP_MLP_DOWN, OP_ADD, OP_ALLREDUCE,
     OP_ALLTOALL, OP_FINAL_NORM, OP_LM_HEAD, OP_HOST, OP_COUNT
 } perf_op;
 

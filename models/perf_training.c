@@ -61,9 +61,11 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     double cp = one_if_zero(s->cp), seq = s->seq_len / cp, mb = s->micro_batch;
     /* a sequence's share of one device attends causally to its own share and, over the
      * ring, to the earlier shares: seq^2 / 2 new pairs and seq^2 (cp - 1) / 2 cached */
+    double ring, own;
+    model_attention_pairs(m, seq * (cp - 1), seq, &ring, &own); /* a window sees fewer */
     perf_batch b = { .prefill_tokens = mb * seq, .prefill_seqs = mb,
-                     .prefill_last = mb * seq, .prefill_new_pairs = mb * seq * seq / 2,
-                     .prefill_cached_pairs = mb * seq * seq * (cp - 1) / 2 };
+                     .prefill_last = mb * seq, .prefill_new_pairs = mb * own,
+                     .prefill_cached_pairs = mb * ring / 2 };
     perf_breakdown ops;
     unsigned ep = one_if_zero(s->ep);
     perf_iteration_expert_group(&ps, &b, ep, s->tp * one_if_zero(s->cp) * ep, &ops);
@@ -74,6 +76,7 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
                  + o[OP_MLP_UP].time_s + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
     r.attention_f = o[OP_ATTN_PREFILL].time_s;
     r.pass_f = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ROPE].time_s + o[OP_ACT].time_s
+               + o[OP_MOE_PERMUTE].time_s
                + o[OP_ADD].time_s + o[OP_FINAL_NORM].time_s;
     r.tp_f = o[OP_ALLREDUCE].time_s;
     double cast_f = 0, cast_b = 0;

@@ -39,6 +39,8 @@ struct replica {
     double run_tokens;   /* tokens each of its iterations computes */
     double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
                                                 from host memory, and their growth a step */
+    double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
+                            past a sliding window: see held) */
     replica_stats stats;
 };
 
@@ -119,11 +121,26 @@ static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
  * left to prefill) under preemption, and the cache it swapped out. */
+/* What a sequence of `tokens` holds in the cache, in tokens of every layer: fewer than
+ * its tokens when local layers keep only a sliding window (models/llm.h).  Attention reads
+ * the same amount, so both the cache and its reads are counted in these units. */
+static double held(const replica *r, double tokens)
+{
+    const model_spec *m = r->config.model;
+    return m->window ? model_attended_tokens(m, tokens) : tokens;
+}
+
+/* The cache a sequence adds when it grows from `from` to `to` tokens. */
+static double held_growth(const replica *r, double from, double to)
+{
+    return r->config.model->window ? held(r, to) - held(r, from) : to - from;
+}
+
 static double admission_need(const replica *r, const llm_request *q)
 {
-    return r->config.kv_policy == KV_RESERVE ? (double)q->prompt + q->output
-                                             : (double)(q->target - q->prefilled)
-                                                   + (q->swapped ? (double)q->cached : 0);
+    return r->config.kv_policy == KV_RESERVE ? held(r, (double)q->prompt + q->output)
+                                             : held_growth(r, q->prefilled, q->target)
+                                                   + (q->swapped ? held(r, q->cached) : 0);
 }
 
 /* The cache grows a token at a time (preempt or swap), instead of being reserved. */
@@ -138,12 +155,18 @@ static double offload_s(const replica *r, double tokens)
            ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
 }
 
+/* The bytes of a sequence's cache: what it holds, in tokens of every layer. */
+static double cache_bytes(const replica *r, const llm_request *q)
+{
+    return held(r, q->cached) * r->config.kv_bytes_per_token;
+}
+
 /* Copies a sequence's cache between the device and the host tier: the next iteration
  * waits for it. */
 static void copy_cache(replica *r, const llm_request *q)
 {
     const replica_config *c = &r->config;
-    double bytes = (double)q->cached * c->kv_bytes_per_token;
+    double bytes = cache_bytes(r, q);
     double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
     r->stall_s += s;
     r->stats.swap.bytes += bytes;
@@ -207,7 +230,7 @@ static bool head_droppable(const replica *r, double now)
         return false;
     bool expired = r->config.max_wait_s > 0 && !q->preemptions
                    && now - q->arrival_s > r->config.max_wait_s;
-    return expired || q->prompt + q->output > r->config.kv_capacity_tokens;
+    return expired || held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -238,13 +261,13 @@ static void admit(replica *r, double now)
         if (!q->preemptions)
             q->admitted_s = now;
         if (r->config.kv_policy == KV_RESERVE)
-            r->kv_committed += (double)q->prompt + q->output;
+            r->kv_committed += admission_need(r, q);
         else
-            r->kv_pending += q->target - q->prefilled;
+            r->kv_pending += held_growth(r, q->prefilled, q->target);
         if (q->swapped) { /* its cache comes back from the host tier */
             copy_cache(r, q);
-            r->host_used_bytes -= (double)q->cached * r->config.kv_bytes_per_token;
-            r->kv_committed += q->cached;
+            r->host_used_bytes -= cache_bytes(r, q);
+            r->kv_committed += held(r, q->cached);
             r->stats.swap.swaps_in++;
             q->swapped = false;
         }
@@ -261,7 +284,7 @@ static void retire(replica *r, double now)
         if (decoding(q) && q->generated >= q->output) {
             q->finish_s = now;
             r->kv_committed -= r->config.kv_policy == KV_RESERVE
-                                   ? (double)q->prompt + q->output : (double)q->cached;
+                                   ? held(r, (double)q->prompt + q->output) : held(r, q->cached);
             r->done(r->context, q, false);
         } else {
             r->running[kept++] = q;
@@ -282,7 +305,7 @@ static void start_prefill(replica *r, double now)
         q->chunk = 0;
         if (decoding(q)) {
             b.decode_seqs++;
-            b.decode_context += q->cached + 1; /* the input token attends to itself too */
+            b.decode_context += held(r, q->cached + 1.0); /* the input token attends to itself too */
             budget--;
         }
     }
@@ -302,9 +325,11 @@ static void start_prefill(replica *r, double now)
         prefill += take;
         b.prefill_seqs++;
         b.prefill_last += take == left;
-        b.prefill_cached_pairs += (double)take * q->prefilled;
-        cached_read += q->prefilled;
-        b.prefill_new_pairs += (double)take * take / 2;
+        double cached_pairs, new_pairs;
+        model_attention_pairs(c->model, q->prefilled, take, &cached_pairs, &new_pairs);
+        b.prefill_cached_pairs += cached_pairs;
+        cached_read += held(r, q->prefilled);
+        b.prefill_new_pairs += new_pairs;
         budget -= take;
         if (budget <= 0)
             break;
@@ -319,7 +344,7 @@ static void start_prefill(replica *r, double now)
     if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
         double cached = 0;
         for (unsigned i = 0; i < r->nrunning; i++)
-            cached += r->running[i]->cached;
+            cached += held(r, r->running[i]->cached);
         r->run_host_tokens = fmax(0, cached - c->kv_device_tokens);
         r->run_host_growth = 0;
         stall += offload_s(r, r->run_host_tokens);
@@ -333,30 +358,49 @@ static void start_prefill(replica *r, double now)
 static void start_decode(replica *r, double now)
 {
     const replica_config *c = &r->config;
-    double context = 0, fewest = INFINITY;
+    double context = 0, growth = 0, cache_growth = 0, fewest = INFINITY;
+    unsigned window = c->model->window;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        context += q->cached + 1;
+        double at = q->cached + 1.0;
+        context += held(r, at);
         fewest = fmin(fewest, (double)(q->output - q->generated));
+        if (!window) {
+            growth++;
+            continue;
+        }
+        /* the reads (from cached + 1) and the cache (from cached) grow at one rate each
+         * while no sequence crosses its window: the run ends before one does */
+        growth += model_attended_growth(c->model, at);
+        cache_growth += model_attended_growth(c->model, q->cached);
+        if (q->cached < window)
+            fewest = fmin(fewest, fmax(1, window - at));
     }
-    if (grows(r)) /* the run ends when the cache is full */
+    if (grows(r) && !window) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), r->nrunning, context);
+    else if (grows(r)) /* ... as plan() sees it: room for a token each */
+        fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
+                                             - r->nrunning) / cache_growth) + 1));
+    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), growth, context);
+    r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning;
     if (c->kv_device_tokens > 0) {
-        /* iteration k reads the cached tokens beyond the device's share, S + n k - D, over
-         * PCIe; the attention waits for them, so the time adds to both sides of the
+        /* iteration k reads the cached tokens beyond the device's share, S + g k - D (g:
+         * the cache's growth a step, n tokens without sliding windows), over PCIe; the attention waits for them, so the time adds to both sides of the
          * roofline and the run stays linear in k.  A run that starts under the share ends
          * where it would cross it. */
-        double cached = context - r->nrunning, over = cached - c->kv_device_tokens;
+        double cached = 0, step = window ? cache_growth : r->nrunning; /* held tokens */
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += held(r, r->running[i]->cached);
+        double over = cached - c->kv_device_tokens;
         if (over < 0) {
-            fewest = fmin(fewest, ceil(-over / r->nrunning));
+            fewest = fmin(fewest, step > 0 ? ceil(-over / step) : INFINITY);
             r->run_host_tokens = r->run_host_growth = 0;
         } else {
             r->run_host_tokens = over;
-            r->run_host_growth = r->nrunning;
-            double h0 = offload_s(r, over), h1 = offload_s(r, r->nrunning);
+            r->run_host_growth = step;
+            double h0 = offload_s(r, over), h1 = offload_s(r, step);
             r->run_cost.compute0 += h0;
             r->run_cost.memory0 += h0;
             r->run_cost.compute1 += h1;
@@ -407,9 +451,9 @@ static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
     const replica_config *c = &r->config;
-    double bytes = (double)q->cached * c->kv_bytes_per_token;
-    r->kv_committed -= q->cached;
-    r->kv_pending -= q->target - q->prefilled;
+    double bytes = cache_bytes(r, q);
+    r->kv_committed -= held(r, q->cached);
+    r->kv_pending -= held_growth(r, q->prefilled, q->target);
     q->chunk = 0;
     if (c->kv_policy == KV_SWAP && q->cached > 0
         && r->host_used_bytes + bytes <= c->host_kv_bytes) {
@@ -479,7 +523,7 @@ static void on_iteration_end(sim_engine *e, void *data)
     r->stats.iterations += n_run;
     r->stats.tokens_computed += n_run * r->run_tokens;
     r->stats.cache_tokens_read += n_run * r->run_context
-                                  + (r->phase == PREFILL ? 0 : r->nrunning * n_run * (n_run - 1) / 2);
+                                  + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
     if (r->config.kv_device_tokens > 0) {
         double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
         r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;
@@ -492,8 +536,9 @@ static void on_iteration_end(sim_engine *e, void *data)
                 q->prefilled += q->chunk;
                 q->cached += q->chunk;
                 if (preempting) {
-                    r->kv_committed += q->chunk;
-                    r->kv_pending -= q->chunk;
+                    double grown = held_growth(r, q->cached - q->chunk, q->cached);
+                    r->kv_committed += grown;
+                    r->kv_pending -= grown;
                 }
                 q->chunk = 0;
                 if (decoding(q)) { /* the prompt's last position gives the next token */
@@ -505,25 +550,29 @@ static void on_iteration_end(sim_engine *e, void *data)
                 q->generated++;
                 q->cached++;
                 if (preempting)
-                    r->kv_committed++;
+                    r->kv_committed += held_growth(r, q->cached - 1, q->cached);
             }
         }
     } else {
         unsigned n = (unsigned)r->run_iterations;
+        bool windowed = preempting && r->config.model->window;
         for (unsigned i = 0; i < r->nrunning; i++) {
-            r->running[i]->generated += n;
-            r->running[i]->cached += n;
+            llm_request *q = r->running[i];
+            if (windowed) /* exact, whichever side of the window each sequence is */
+                r->kv_committed += held_growth(r, q->cached, q->cached + n);
+            q->generated += n;
+            q->cached += n;
         }
         if (preempting && n > 1) {
             /* the cache grew by a token per sequence at each of the run's boundaries:
              * over the run it held on average (n - 1) / 2 steps more than at its start
              * (exact when the steps take equal time) */
-            double extra = (double)r->nrunning * (n - 1) / 2 / r->config.kv_capacity_tokens
+            double extra = r->run_growth * (n - 1) / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
             r->stats.kv.area += extra;
             r->stats.life_kv.area += extra;
         }
-        if (preempting)
+        if (preempting && !windowed)
             r->kv_committed += (double)n * r->nrunning;
     }
     retire(r, now);
@@ -626,7 +675,7 @@ llm_request *replica_evict(replica *r)
             double done = decode_cost_iterations_within(&r->run_cost,
                                                         fmax(0, now - r->run_start_s),
                                                         r->run_iterations);
-            double extra = (double)r->nrunning * done / 2 / r->config.kv_capacity_tokens
+            double extra = r->run_growth * done / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
             r->stats.kv.area += extra;
             r->stats.life_kv.area += extra;

@@ -10,7 +10,8 @@ double replica_wave_rate_per_device(const perf_setup *s, double prompt, double o
 {
     inference_memory mem = memory_inference_for(s->model, s->device, s->weights, s->kv, s->tp,
                                                 s->attention_dp);
-    double held = mem.fits ? floor(mem.kv_capacity_tokens / (prompt + output)) : 0;
+    double held = mem.fits ? floor(mem.kv_capacity_tokens
+                                   / model_attended_tokens(s->model, prompt + output)) : 0;
     if (held < 1)
         return 0;
     unsigned batch = held < max_batch ? (unsigned)held : max_batch;

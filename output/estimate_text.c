@@ -1,6 +1,7 @@
 #include "output/estimate_text.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "output/csv_write.h"
 
@@ -73,6 +74,30 @@ static void print_speculation(FILE *out, const estimate_request *req, const esti
     }
 }
 
+/* A mixture's layout on its replica's devices, and the others' best offline throughput. */
+static void print_layout(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    if (!r->layouts_compared)
+        return;
+    static const char *const names[] = {
+        [ESTIMATE_LAYOUT_TP] = "tensor parallel (each expert split over the devices)",
+        [ESTIMATE_LAYOUT_EP] = "expert parallel (experts held whole, attention tensor parallel)",
+        [ESTIMATE_LAYOUT_DP] = "attention data parallel, experts held whole (all-to-all)",
+    };
+    static const char *const short_names[] = {
+        [ESTIMATE_LAYOUT_TP] = "tensor parallel", [ESTIMATE_LAYOUT_EP] = "expert parallel",
+        [ESTIMATE_LAYOUT_DP] = "attention data parallel",
+    };
+    fprintf(out, "  layout              %s, EP %u%s\n", names[r->layout],
+            r->layout == ESTIMATE_LAYOUT_TP ? 1 : r->tp,
+            req->layout == ESTIMATE_LAYOUT_BEST ? " (the best offline throughput)" : " (--layout)");
+    fprintf(out, "                      best output tokens/s on %u devices:", req->gpus);
+    for (int l = ESTIMATE_LAYOUT_TP; l <= ESTIMATE_LAYOUT_DP; l++)
+        fprintf(out, "%s %s %.4g", l == ESTIMATE_LAYOUT_TP ? "" : ",", short_names[l],
+                r->layout_tokens_per_s[l]);
+    fputc('\n', out);
+}
+
 void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                           const estimate_request *req, const estimate_result *r)
 {
@@ -88,6 +113,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));
     fprintf(out, "inference, replicas of %u device%s (smallest that fits: %u)\n", r->tp,
             r->tp == 1 ? "" : "s", r->min_tp);
+    print_layout(out, req, r);
     fprintf(out, "  memory per device   %.1f GB weights + cache, %.1f GB usable\n",
             r->memory.weights_bytes / GB, r->memory.usable_bytes / GB);
     fprintf(out, "  cache capacity      %.0f tokens: %.0f requests of %.0f + %.0f tokens\n",
@@ -192,6 +218,10 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "throughput_tokens_per_s", r->throughput.tokens_per_s, "tokens/s");
     row(out, "throughput_tp", r->throughput.tp, "devices");
     row(out, "throughput_batch", r->throughput.batch, "requests");
+    if (r->layouts_compared) {
+        row(out, "expert_parallel", r->layout != ESTIMATE_LAYOUT_TP, "1");
+        row(out, "attention_dp", r->layout == ESTIMATE_LAYOUT_DP, "1");
+    }
     if (r->nspec) {
         row(out, "spec_tokens_per_round", r->spec_tokens, "tokens");
         char name[64];
@@ -231,5 +261,54 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
             snprintf(name, sizeof name, "%s_op_%s_s", steps[k].name, perf_op_name((perf_op)i));
             row(out, name, steps[k].ops->op[i].time_s, "s");
         }
+    }
+}
+
+/* The figures compared, in both results; training's only where the plan fits. */
+typedef struct compared {
+    const char *label, *csv, *unit;
+    double datasheet, calibrated;
+} compared;
+
+static size_t compared_figures(const estimate_result *a, const estimate_result *b, compared *c)
+{
+    size_t n = 0;
+    c[n++] = (compared){ "time to first token", "ttft_s", "s", a->first_token.total_s,
+                         b->first_token.total_s };
+    c[n++] = (compared){ "decode step", "tpot_s", "s", a->decode.total_s, b->decode.total_s };
+    c[n++] = (compared){ "best throughput", "throughput_tokens_per_s", "tokens/s",
+                         a->throughput.tokens_per_s, b->throughput.tokens_per_s };
+    if (a->train_fits && b->train_fits) {
+        c[n++] = (compared){ "training step", "train_step_s", "s", a->train.step_s,
+                             b->train.step_s };
+        c[n++] = (compared){ "training GPU-hours", "train_gpu_hours", "GPU-hours",
+                             a->train_gpu_hours, b->train_gpu_hours };
+    }
+    return n;
+}
+
+void output_estimate_compare_text(FILE *out, const char *profile, const estimate_result *datasheet,
+                                  const estimate_result *calibrated)
+{
+    compared c[5];
+    size_t n = compared_figures(datasheet, calibrated, c);
+    fprintf(out, "\ndatasheet against the profile (%s)\n", profile);
+    fprintf(out, "  %-22s %14s %14s  %s\n", "", "datasheet", "profile", "profile / datasheet");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-22s %10.4g %-3s %10.4g %-3s  %.3gx\n", c[i].label, c[i].datasheet,
+                !strcmp(c[i].unit, "s") ? "s" : "", c[i].calibrated,
+                !strcmp(c[i].unit, "s") ? "s" : "", c[i].calibrated / c[i].datasheet);
+    fprintf(out, "  (throughput in output tokens/s on the same devices; the decode step at the "
+            "batch above)\n");
+}
+
+void output_estimate_compare_csv(FILE *out, const estimate_result *datasheet)
+{
+    compared c[5];
+    size_t n = compared_figures(datasheet, datasheet, c);
+    char name[96];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "datasheet_%s", c[i].csv);
+        row(out, name, c[i].datasheet, c[i].unit);
     }
 }

@@ -257,11 +257,53 @@ Test(cli, estimate_kv_precision_halves_the_cache_and_explains_the_step)
     cr_expect(strstr(out, "measurements        h100: the profiled H100 SXM") != NULL, "%s", out);
 }
 
+Test(cli, estimate_answers_deepseek_v3_on_8_h200s_with_an_expert_parallel_plan)
+{
+    /* issue 21's done-when: in its released fp8, with the layout and its breakdown */
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8"), 0,
+                 "%s", err);
+    cr_expect(strstr(out, "deepseek-v3 on 8 x H200-SXM, fp8") != NULL, "%s", out);
+    cr_expect(strstr(out, "  layout              attention data parallel, experts held whole "
+                     "(all-to-all), EP 8 (the best offline throughput)") != NULL, "%s", out);
+    cr_expect(strstr(out, "  all_to_all ") != NULL && strstr(out, "  moe_permute ") != NULL,
+              "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8 "
+                         "--layout ep --csv"), 0, "%s", err);
+    cr_expect(strstr(out, "expert_parallel,1,1\nattention_dp,0,1\n") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H200-SXM --gpus 8 "
+                         "--layout wide"), 2);
+    cr_expect(strstr(err, "--layout expects tp, ep or attention-dp, got 'wide'") != NULL, "%s",
+              err);
+}
+
+Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)
+{
+    /* the datasheet column is the answer without --profile, to the digit */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 --csv"), 0,
+                 "%s", err);
+    const char *at = strstr(out, "\nttft_s,");
+    cr_assert_not_null(at, "%s", out);
+    double plain = strtod(at + 8, NULL);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 --csv "
+                         "--profile kernels/profiles/epyc-2vcpu.lua"), 0, "%s", err);
+    at = strstr(out, "\ndatasheet_ttft_s,");
+    cr_assert_not_null(at, "%s", out);
+    cr_expect_float_eq(strtod(at + 18, NULL), plain, 1e-12 * plain);
+    at = strstr(out, "\nttft_s,");
+    cr_expect_gt(strtod(at + 8, NULL), plain, "the 2-vCPU profile is slower than the datasheet");
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.2-1b --gpu EPYC-9654 "
+                         "--profile kernels/profiles/epyc-2vcpu.lua"), 0, "%s", err);
+    cr_expect(strstr(out, "datasheet against the profile (kernels/profiles/epyc-2vcpu.lua)")
+              != NULL, "%s", out);
+    cr_expect(strstr(out, "  time to first token ") != NULL, "%s", out);
+}
+
 Test(cli, estimate_names_the_known_models_and_devices)
 {
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-9b --gpu H100-SXM"), 2);
     cr_expect(strstr(err, "unknown model 'llama-3-9b' (did you mean 'llama-3-8b'?) (known: "
-                     "bloom-176b, deepseek-v3, gpt-3-175b, gpt-3-20b, gpt-3-5b, gpt-j-6b, llama-2-13b") == strstr(err, "unknown"),
+                     "bloom-176b, deepseek-r1, deepseek-v3, gemma-3-12b, gemma-3-1b, gemma-3-27b, gemma-3-4b, "
+                     "gpt-3-175b") == strstr(err, "unknown"),
               "%s", err);
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H300"), 2);
     cr_expect(strstr(err, "unknown device 'H300'") != NULL, "%s", err);

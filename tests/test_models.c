@@ -19,7 +19,7 @@ TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
 {
-    cr_assert_eq(test_catalog.nmodels, 31);
+    cr_assert_eq(test_catalog.nmodels, 40);
     for (size_t i = 0; i < test_catalog.nmodels; i++) {
         const model_spec *m = &test_catalog.models[i];
         double derived = model_params(m);
@@ -46,6 +46,15 @@ Test(models, entries_after_2024_and_for_validation_keep_their_sources_counts)
         { "llama-3.3-70b", 70.6e9 },
         { "qwen2.5-7b", 7.61e9 },      /* Qwen model cards */
         { "qwen2.5-72b", 72.7e9 },
+        { "qwen3-8b", 8.2e9 },         /* Qwen3 model cards */
+        { "qwen3-32b", 32.8e9 },
+        { "gemma-3-1b", 1.000e9 },     /* Gemma 3 report, Table 1: 302M + 698M */
+        { "gemma-3-4b", 3.884e9 },     /* 675M + 3,209M */
+        { "gemma-3-12b", 11.771e9 },   /* 1,012M + 10,759M */
+        { "gemma-3-27b", 27.016e9 },   /* 1,416M + 25,600M */
+        { "gpt-oss-20b", 20.91e9 },    /* gpt-oss model card */
+        { "gpt-oss-120b", 116.83e9 },
+        { "deepseek-r1", 671e9 },      /* DeepSeek-V3's shapes */
     };
     for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
         const model_spec *m = test_model(cards[i].name);
@@ -112,7 +121,7 @@ Test(models, mixtral_active_parameters_are_two_experts_of_eight)
 Test(models, active_parameters_match_the_model_cards_within_2_percent)
 {
     /* every mixture whose card states its active count: Mixtral 8x7B/8x22B, Qwen3,
-     * Llama 4, DeepSeek-V3 */
+     * Llama 4, DeepSeek-V3 and R1, gpt-oss (with its input embedding) */
     unsigned n = 0;
     for (size_t i = 0; i < test_catalog.nmodels; i++) {
         const model_spec *m = &test_catalog.models[i];
@@ -124,7 +133,7 @@ Test(models, active_parameters_match_the_model_cards_within_2_percent)
                       "%s: %g active vs published %g", m->name, derived,
                       m->published_active_params);
     }
-    cr_expect_eq(n, 7);
+    cr_expect_eq(n, 10);
 }
 
 Test(models, deepseek_v3_by_hand)
@@ -195,7 +204,14 @@ Test(models, mixture_and_latent_keys_need_their_base)
     cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
                            "ffn = 256, vocab = 100, kv_lora_rank = 32 }", err, sizeof err), -1);
     cr_expect(strstr(err, "needs rope_head_dim"), "%s", err);
-    /* head_dim lets hidden be other than heads x head size */
+    /* a released precision is one of the precisions; a window's pattern needs a window */
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, precision = 'fp7' }", err, sizeof err), -1);
+    cr_expect(strstr(err, "models.odd.precision") != NULL, "%s", err);
+    cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 64, heads = 4, kv_heads = 4, "
+                           "ffn = 256, vocab = 100, global_every = 2 }", err, sizeof err), -1);
+    cr_expect(strstr(err, "set window too") != NULL, "%s", err);
+        /* head_dim lets hidden be other than heads x head size */
     cr_expect_eq(load_with("fs.models.odd = { layers = 2, hidden = 100, heads = 3, kv_heads = 1, "
                            "head_dim = 32, ffn = 256, vocab = 100 }", err, sizeof err), 0, "%s", err);
 }
@@ -411,4 +427,63 @@ Test(models, every_catalog_pair_has_an_estimate)
             cr_expect(r.throughput.tokens_per_s > 0);
         }
     }
+}
+
+Test(models, sliding_windows_by_hand)
+{
+    /* Gemma 3 27B: 62 layers, every sixth global (10), 52 local with a 1024-token window */
+    const model_spec *g = test_model("gemma-3-27b");
+    cr_expect_eq(model_local_layers(g), 52);
+    cr_expect_float_eq(model_attended_tokens(g, 800), 800, 0, "inside the window: every token");
+    cr_expect_float_eq(model_attended_tokens(g, 4096), (10 * 4096.0 + 52 * 1024.0) / 62, 1e-9);
+    cr_expect_float_eq(model_attended_growth(g, 1000), 1, 0);
+    cr_expect_float_eq(model_attended_growth(g, 5000), 10.0 / 62, 1e-12);
+    /* gpt-oss-120b: 36 layers alternating, a 128-token window: at 1000 tokens a mean layer
+     * holds (18 x 1000 + 18 x 128) / 36 = 564 */
+    const model_spec *o = test_model("gpt-oss-120b");
+    cr_expect_eq(model_local_layers(o), 18);
+    cr_expect_float_eq(model_attended_tokens(o, 1000), 564, 1e-9);
+    /* a 512-token prompt from scratch: global layers 512^2 / 2 pairs, local ones
+     * 128^2 / 2 + (512 - 128) x 128; a 64-token chunk after 1000 cached tokens: global
+     * 64 x 1000 cached, local 64 x 128 in sight less the chunk's own 64^2 / 2 */
+    double cached, fresh;
+    model_attention_pairs(o, 0, 512, &cached, &fresh);
+    cr_expect_float_eq(cached, 0, 0);
+    cr_expect_float_eq(fresh, (512.0 * 512 / 2 + 128.0 * 128 / 2 + 384.0 * 128) / 2, 1e-9);
+    model_attention_pairs(o, 1000, 64, &cached, &fresh);
+    cr_expect_float_eq(cached, (64.0 * 1000 + (64.0 * 128 - 64.0 * 64 / 2)) / 2, 1e-9);
+    cr_expect_float_eq(fresh, 64.0 * 64 / 2, 1e-9);
+    /* a dense model without a window: the causal square and the rectangle */
+    model_attention_pairs(test_model("llama-3-8b"), 300, 100, &cached, &fresh);
+    cr_expect_float_eq(cached, 30000, 0);
+    cr_expect_float_eq(fresh, 5000, 0);
+}
+
+Test(models, a_window_cuts_long_context_decode_and_its_cache)
+{
+    /* Gemma 3 27B at 32k tokens: its local layers read a 1024-token window, so a decode
+     * step is faster and a replica holds more such sequences than the same shapes with
+     * every layer global */
+    const model_spec *g = test_model("gemma-3-27b");
+    model_spec whole = *g;
+    whole.window = whole.global_every = 0;
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = g, .device = d, .profile = &p, .weights = PREC_FP16,
+                     .kv = PREC_FP16, .tp = 1 };
+    perf_setup w = s;
+    w.model = &whole;
+    double windowed = perf_decode_step(&s, 16, 32768).total_s;
+    double full = perf_decode_step(&w, 16, 32768).total_s;
+    cr_expect_lt(windowed, 0.6 * full, "%g s vs %g s", windowed, full);
+    estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 30000,
+                             .output = 2768, .train_tokens = 1e9 };
+    estimate_result a, b;
+    char err[256];
+    cr_assert_eq(estimate_run(g, d, &req, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(estimate_run(&whole, d, &req, &b, err, sizeof err), 0, "%s", err);
+    /* (10 x 32768 + 52 x 1024) / 62 = 6144 tokens of every layer instead of 32768 */
+    cr_expect_float_eq(a.max_batch, floor(a.memory.kv_capacity_tokens / 6144.0), 0,
+                       "%g sequences", a.max_batch);
+    cr_expect_gt(a.max_batch, 4 * b.max_batch, "%g vs %g", a.max_batch, b.max_batch);
 }

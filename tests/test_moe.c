@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "models/estimate.h"
 #include "models/perf.h"
 #include "support/catalog_fixture.h"
 
@@ -160,4 +161,69 @@ Test(moe, attention_data_parallel_pays_two_all_to_alls_a_mixture_layer)
     for (int k = 0; k < 50; k++)
         sum += perf_decode_step(&s, 64, 1000.0 + k).total_s;
     cr_expect_float_eq(decode_cost_sum(&cost, 50), sum, 1e-9 * sum);
+}
+
+Test(moe, a_mixture_layer_permutes_its_tokens_as_two_memory_passes)
+{
+    /* Qwen3-30B-A3B on one H100, a prefill of 4096 tokens: each of 48 mixture layers
+     * copies 4096 x 8 routed states of 2048 values (bf16) into expert order (read and
+     * write) and sums them back (read, then write 4096 states): (3 x 32768 + 4096) x 2048
+     * x 2 bytes over its two kernels */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_BF16,
+                     .kv = PREC_BF16, .tp = 1 };
+    perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
+                     .prefill_new_pairs = 4096.0 * 4096 / 2 };
+    perf_breakdown ops;
+    perf_iteration(&s, &b, &ops);
+    const perf_pass_constants *c = &perf_families[PERF_FAMILY_H100]->pass[PASS_RESHAPE];
+    double pairs = 4096.0 * 8, bytes = (3 * pairs + 4096) * 2048 * 2 / 2;
+    double one = bytes / (3.35e12 * c->efficiency * pairs / (pairs + c->tokens_half));
+    cr_assert_gt(one, c->floor_s);
+    cr_expect_float_eq(ops.op[OP_MOE_PERMUTE].time_s, 96 * one, 1e-12 * one);
+    cr_expect_eq(ops.op[OP_MOE_PERMUTE].count, 96);
+    /* a dense model permutes nothing */
+    s.model = test_model("llama-3-8b");
+    perf_iteration(&s, &b, &ops);
+    cr_expect_eq(ops.op[OP_MOE_PERMUTE].count, 0);
+}
+
+Test(moe, estimate_serves_a_mixture_the_fastest_of_three_layouts)
+{
+    /* DeepSeek-V3 on 8 H200s, released in fp8: tensor parallel, expert parallel and
+     * attention data parallel are each planned, the fastest served unless asked */
+    const model_spec *m = test_model("deepseek-v3");
+    const device_spec *d = test_device("H200-SXM");
+    cr_expect(m->has_released);
+    cr_expect_eq(m->released, PREC_FP8);
+    estimate_request req = { .gpus = 8, .prec = m->released, .batch = 1, .prompt = 512,
+                             .output = 256, .train_tokens = 1e9 };
+    estimate_result r;
+    char err[512];
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
+    cr_assert(r.layouts_compared);
+    double best = 0;
+    for (int l = ESTIMATE_LAYOUT_TP; l <= ESTIMATE_LAYOUT_DP; l++)
+        best = fmax(best, r.layout_tokens_per_s[l]);
+    cr_expect_float_eq(r.layout_tokens_per_s[r.layout], best, 0);
+    cr_expect_float_eq(r.throughput.tokens_per_s, best, 1e-9 * best);
+    /* a latent cache is replicated under tensor parallelism and split under data-parallel
+     * attention, so attention data parallel holds more sequences and serves the most */
+    cr_expect_eq(r.layout, ESTIMATE_LAYOUT_DP);
+    cr_expect_gt(r.layout_tokens_per_s[ESTIMATE_LAYOUT_DP],
+                 2 * r.layout_tokens_per_s[ESTIMATE_LAYOUT_TP]);
+    /* asked for, a layout is served as asked */
+    req.layout = ESTIMATE_LAYOUT_TP;
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.layout, ESTIMATE_LAYOUT_TP);
+    cr_expect_float_eq(r.throughput.tokens_per_s, r.layout_tokens_per_s[ESTIMATE_LAYOUT_TP],
+                       1e-9 * r.throughput.tokens_per_s);
+    /* a dense model has one layout */
+    req.layout = ESTIMATE_LAYOUT_BEST;
+    cr_assert_eq(estimate_run(test_model("llama-3-70b"), d, &req, &r, err, sizeof err), 0, "%s",
+                 err);
+    cr_expect_not(r.layouts_compared);
+    cr_expect_not(test_model("llama-3-70b")->has_released);
 }

@@ -66,9 +66,12 @@ return {
     memory = "141GB", bandwidth_gbs = 4800, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 75, tdp_w = 700,
     usd_per_hour = 4.50, price_date = "2026-09", price_source = "Nebius H200",
   },
+  -- fp4: NVIDIA DGX B200 datasheet (2024), 144 PFLOPS fp4 for 8 GPUs with sparsity:
+  -- 9 dense a GPU, twice its fp8 (72 PFLOPS sparse, 4.5 dense), as on every Blackwell.
   ["B200"] = {
     kind = "gpu",
-    tflops = { fp32 = 75, tf32 = 1100, fp16 = 2250, bf16 = 2250, fp8 = 4500, int8 = 4500 },
+    tflops = { fp32 = 75, tf32 = 1100, fp16 = 2250, bf16 = 2250, fp8 = 4500, int8 = 4500,
+               fp4 = 9000 },
     memory = "180GB", bandwidth_gbs = 7700, scale_up = { devices = 8, gbs = 1800 }, pcie_gen = 5, idle_w = 120, tdp_w = 1000,
     usd_per_hour = 6.99, price_date = "2026-09", price_source = "Lambda B200",
   },

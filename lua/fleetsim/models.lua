@@ -33,6 +33,26 @@ local nemo_gpt3 = { gated = false, vocab = 50257, tied = true, positions = 2048,
 -- and /Qwen2.5-72B, 2024-09); "Qwen2.5 Technical Report" (arXiv:2412.15115): SwiGLU,
 -- rotary, untied embeddings; 32768 in config.json (131072 with YaRN).
 local qwen25 = { gated = true, vocab = 152064, context = 32768 }
+-- Qwen team, Qwen3-8B and Qwen3-32B config.json (huggingface.co/Qwen, 2025-04) and the
+-- Qwen3 technical report (arXiv 2505.09388): dense, head_dim 128, untied; 8.2B and 32.8B.
+local qwen3 = { gated = true, vocab = 151936, head_dim = 128, context = 32768 }
+-- Google, "Gemma 3 Technical Report" (arXiv 2503.19786, 2025-03), Table 1 (embedding and
+-- non-embedding parameters; the 417M vision encoder is not counted here) and the
+-- google/gemma-3-*-pt config.json: GeGLU, tied embeddings, head_dim 256 (128 at 27B),
+-- five local layers (a 1024-token sliding window; 512 at 1B) for each global one.
+local gemma3 = { gated = true, vocab = 262208, tied = true, head_dim = 256, window = 1024,
+                 global_every = 6, context = 131072 }
+-- OpenAI, gpt-oss-120b & gpt-oss-20b model card (2025-08) and config.json
+-- (huggingface.co/openai/gpt-oss-120b, -20b): 2880 wide, 64 query and 8 key-value heads
+-- of 64, every layer a mixture of experts 2880 wide with 4 routed per token, untied,
+-- sliding-window (128) and full attention alternating.  The card's active counts (5.13B,
+-- 3.61B) leave out the input embedding (a lookup); params_active adds it back (0.58B), as
+-- the other entries count.  Released with the experts in MXFP4 (4.25 bits; 98% of the
+-- weights): taken as fp4 for all (the 2% left in bf16 then weigh 1.7 GB too little at 120B).
+-- Not modelled: the attention sinks and biases (under 0.01%).
+local gpt_oss = { layers = 36, hidden = 2880, heads = 64, kv_heads = 8, head_dim = 64, ffn = 2880,
+                  gated = true, vocab = 201088, experts_active = 4, window = 128, global_every = 2,
+                  precision = "fp4", context = 131072 }
 
 local function with(base, fields)
   local t = {}
@@ -89,12 +109,21 @@ return {
                                      context = 131072 }),
   ["qwen2.5-7b"] = with(qwen25, { layers = 28, hidden = 3584, heads = 28, kv_heads = 4, ffn = 18944, params = 7.61e9 }),
   ["qwen2.5-72b"] = with(qwen25, { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 29568, params = 72.7e9 }),
+  ["qwen3-8b"] = with(qwen3, { layers = 36, hidden = 4096, heads = 32, kv_heads = 8, ffn = 12288, params = 8.2e9 }),
+  ["qwen3-32b"] = with(qwen3, { layers = 64, hidden = 5120, heads = 64, kv_heads = 8, ffn = 25600, params = 32.8e9 }),
+  ["gemma-3-1b"] = with(gemma3, { layers = 26, hidden = 1152, heads = 4, kv_heads = 1, ffn = 6912, vocab = 262144,
+                                  window = 512, params = 1.000e9, context = 32768 }),
+  ["gemma-3-4b"] = with(gemma3, { layers = 34, hidden = 2560, heads = 8, kv_heads = 4, ffn = 10240, params = 3.884e9 }),
+  ["gemma-3-12b"] = with(gemma3, { layers = 48, hidden = 3840, heads = 16, kv_heads = 8, ffn = 15360, params = 11.771e9 }),
+  ["gemma-3-27b"] = with(gemma3, { layers = 62, hidden = 5376, heads = 32, kv_heads = 16, head_dim = 128, ffn = 21504,
+                                   params = 27.016e9 }),
   -- Mixtures of experts and latent attention (issue 21): head_dim when it is not
   -- hidden / heads, expert_ffn (an expert's FFN width), shared_experts (used by every
   -- token besides its routed ones), dense_layers (leading layers with a dense FFN of ffn
   -- width), moe_every (after those, every moe_every-th layer a mixture, the others dense),
   -- and multi-head latent attention's kv_lora_rank, q_lora_rank, rope_head_dim,
-  -- v_head_dim (head_dim then the non-rotary query and key part).
+  -- v_head_dim (head_dim then the non-rotary query and key part); precision, the weights'
+  -- as released, when not 16-bit (estimate's and fs.inference's default).
   -- Mistral AI, Mixtral-8x22B-v0.1 config.json (huggingface.co/mistralai/Mixtral-8x22B-v0.1,
   -- 2024-04) and "Cheaper, Better, Faster, Stronger" (2024-04): 141B total, 39B active;
   -- vocab 32000 (the Instruct v0.1 tokenizer has 32768).
@@ -112,22 +141,33 @@ return {
   -- Meta, Llama 4 Scout and Maverick model cards and config.json (huggingface.co/meta-llama/
   -- Llama-4-Scout-17B-16E and -Maverick-17B-128E, 2025-04): text model only, 1 routed
   -- expert and 1 shared (8192 wide), Maverick's mixtures on every other layer with dense
-  -- layers 16384 wide between; 109B / 17B and 400B / 17B.  Not modelled: its chunked
-  -- attention (8192-token chunks on three layers of four), so the cache is counted whole.
+  -- layers 16384 wide between; 109B / 17B and 400B / 17B.  Its chunked attention (three
+  -- layers of four attend within 8192-token chunks) is taken as a sliding window of 8192:
+  -- the same cache bound; the reads past a chunk's start are overstated, up to twice.
   ["llama-4-scout"] = { layers = 48, hidden = 5120, heads = 40, kv_heads = 8, head_dim = 128, ffn = 16384, gated = true,
                         vocab = 202048, experts = 16, experts_active = 1, shared_experts = 1, expert_ffn = 8192,
-                        params = 109e9, params_active = 17e9, context = 10485760 },
+                        window = 8192, global_every = 4, params = 109e9, params_active = 17e9,
+                        context = 10485760 },
   ["llama-4-maverick"] = { layers = 48, hidden = 5120, heads = 40, kv_heads = 8, head_dim = 128, ffn = 16384, gated = true,
                            vocab = 202048, experts = 128, experts_active = 1, shared_experts = 1, expert_ffn = 8192,
-                           moe_every = 2, params = 400e9, params_active = 17e9, context = 1048576 },
+                           moe_every = 2, window = 8192, global_every = 4, params = 400e9,
+                           params_active = 17e9, context = 1048576 },
   -- DeepSeek-AI, DeepSeek-V3 config.json (huggingface.co/deepseek-ai/DeepSeek-V3, 2024-12)
   -- and the technical report (arXiv 2412.19437): 61 layers, the first 3 dense (18432
   -- wide), then 256 routed experts (8 per token) and 1 shared, 2048 wide; latent attention
   -- with a 512 key-value latent, a 1536 query latent, 128 + 64 (rotary) query and key
   -- dimensions and 128 value dimensions per head; 671B / 37B without the multi-token
-  -- prediction module (R1 has the same shapes).
+  -- prediction module (R1 has the same shapes); released in fp8 (128 x 128 block scales).
   ["deepseek-v3"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
                       vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
                       dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
-                      params = 671e9, params_active = 37e9, context = 163840 },
+                      precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
+  -- DeepSeek-AI, DeepSeek-R1 (arXiv 2501.12948, 2025-01; huggingface.co/deepseek-ai/
+  -- DeepSeek-R1 config.json): DeepSeek-V3's shapes, trained further.
+  ["deepseek-r1"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
+                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
+                      dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
+                      precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
+  ["gpt-oss-20b"] = with(gpt_oss, { layers = 24, experts = 32, params = 20.91e9, params_active = 4.19e9 }),
+  ["gpt-oss-120b"] = with(gpt_oss, { experts = 128, params = 116.83e9, params_active = 5.71e9 }),
 }
