@@ -422,6 +422,41 @@ Test(serving, fast_path_agrees_across_a_sliding_window_under_preemption, .timeou
     check_fast_against_reference(c, 300, 1.0);
 }
 
+/* Swapping and the offload tier with a sliding window: what moves and what is read from
+ * host memory is what the cache holds; the closed form still agrees. */
+Test(serving, fast_path_agrees_across_a_sliding_window_with_swap_and_offload, .timeout = 120)
+{
+    serving_config c = windowed_config();
+    c.replica.kv_policy = KV_SWAP;
+    c.replica.kv_capacity_tokens = 12000;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(c.replica.model, PREC_FP16);
+    c.replica.host_kv_bytes = 3000 * c.replica.kv_bytes_per_token;
+    c.replica.host_kv_bytes_per_s = 25e9;
+    c.replica.host_kv_latency_s = 10e-6;
+    check_fast_against_reference(c, 300, 1.0);
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_device_tokens = 6000; /* half the cache in host memory */
+    check_fast_against_reference(c, 300, 1.0);
+    /* both were exercised */
+    for (int k = 0; k < 2; k++) {
+        c.replica.kv_policy = k ? KV_PREEMPT : KV_SWAP;
+        c.replica.kv_device_tokens = k ? 6000 : 0;
+        char err[256];
+        sim_engine *e = sim_engine_create();
+        serving *s = serving_create(e, &c, err, sizeof err);
+        cr_assert_not_null(s, "%s", err);
+        serving_start(s);
+        sim_engine_run_until(e, 300);
+        serving_group_stats g = serving_group_get_stats(s, 0, 300);
+        if (k)
+            cr_expect_gt(g.kv_swap.offload_s, 0, "the offload tier was read");
+        else
+            cr_expect_gt(g.kv_swap.swaps_in, 0, "sequences were swapped out and back");
+        serving_free(s);
+        sim_engine_free(e);
+    }
+}
+
 Test(serving, a_sliding_window_lets_more_long_sequences_share_the_cache, .timeout = 60)
 {
     /* Gemma 3 12B: 48 layers, 8 global, 40 local with a 1024-token window.  A request of
