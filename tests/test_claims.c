@@ -228,3 +228,26 @@ Test(claims, long_context_swap_counts_its_copies_and_beats_recomputing)
     double slo_recompute = metric("lcs/points/5", "workload", "chat", "slo_attainment");
     cr_expect_gt(slo_swap, slo_recompute, "swap %g, recompute %g", slo_swap, slo_recompute);
 }
+
+/* A grid search's verdict sees the point found: r.search.point with its values. */
+Test(claims, a_grid_search_hands_its_point_to_the_verdict)
+{
+    char *file = scratch_file(dir, "grid.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"grid\", duration = \"2h\", warmup = \"1h\", bucket = \"1h\", seed = 3,\n"
+        "  pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 3.2 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"q\" } },\n"
+        "  search = fs.search { grid = { [\"pools.q.count\"] = { 5, 6, 7 } },\n"
+        "    target = \"queue_wait_mean_s <= 0.1\", minimise = \"servers\" },\n"
+        "  claim = fs.claim { text = \"six servers\", verdict = function(r)\n"
+        "    local n = r.search.found and r.search.point.values[\"pools.q.count\"]\n"
+        "    return n == 6 and \"holds\" or \"refuted\", tostring(n) end },\n"
+        "}\n");
+    char args[600];
+    snprintf(args, sizeof args, "%s", file);
+    cr_expect_str_eq(run_verdict("grid", args), "holds", "%s", out);
+    cr_expect(strstr(out, "six servers -- 6 -- holds") != NULL, "%s", out);
+    free(file);
+}
