@@ -24,6 +24,8 @@ struct replica {
     unsigned nrunning;
     double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
     double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
+    double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
+    double stall_s;      /* copies to wait for before the next iteration starts */
     phase phase;
     sim_event_id event;
     /* pure-decode iteration costs by batch size (fixed_s NaN: not yet computed), for the
@@ -35,6 +37,8 @@ struct replica {
     double run_iterations;
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
+    double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
+                                                from host memory, and their growth a step */
     double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
                             past a sliding window: see held) */
     replica_stats stats;
@@ -131,13 +135,43 @@ static double held_growth(const replica *r, double from, double to)
 }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption, plus the cache it brought (prefilled elsewhere;
- * 0 for every other waiting request). */
+ * left to prefill) under preemption or swap, plus the cache it brings (prefilled
+ * elsewhere, or swapped out to the host tier; 0 for every other waiting request). */
 static double admission_need(const replica *r, const llm_request *q)
 {
     return r->config.kv_policy == KV_RESERVE
                ? held(r, (double)q->prompt + q->output)
                : held_growth(r, q->prefilled, q->target) + held(r, q->cached);
+}
+
+/* The cache grows a token at a time (preempt or swap), instead of being reserved. */
+static bool grows(const replica *r) { return r->config.kv_policy != KV_RESERVE; }
+
+/* The offload tier: seconds an iteration spends reading `tokens` of cache from host
+ * memory (0 without one). */
+static double offload_s(const replica *r, double tokens)
+{
+    const replica_config *c = &r->config;
+    return c->kv_device_tokens > 0 && tokens > 0
+           ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
+}
+
+/* The bytes of a sequence's cache: what it holds, in tokens of every layer. */
+static double cache_bytes(const replica *r, const llm_request *q)
+{
+    return held(r, q->cached) * r->config.kv_bytes_per_token;
+}
+
+/* Copies a sequence's cache between the device and the host tier: the next iteration
+ * waits for it. */
+static void copy_cache(replica *r, const llm_request *q)
+{
+    const replica_config *c = &r->config;
+    double bytes = cache_bytes(r, q);
+    double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
+    r->stall_s += s;
+    r->stats.swap.bytes += bytes;
+    r->stats.swap.stall_s += s;
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -158,6 +192,7 @@ void replica_restart_stats(replica *r, double now)
     sim_timeavg_restart(&r->stats.batch, now);
     sim_timeavg_restart(&r->stats.kv, now);
     r->stats.preemptions = 0; /* counted after the warm-up, as the rest */
+    r->stats.swap = (kv_swap_stats){ 0 };
     r->stats.iterations = r->stats.tokens_computed = r->stats.cache_tokens_read = 0;
 }
 
@@ -181,8 +216,8 @@ static bool head_fits(const replica *r)
         return false;
     if (r->config.kv_policy == KV_RESERVE)
         return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
-    /* its prompt, the prompts admitted before it, and a token per sequence for the next
-     * step must all fit */
+    /* its prompt (or swapped cache), the prompts admitted before it, and a token per
+     * sequence for the next step must all fit */
     return r->kv_committed + r->kv_pending + admission_need(r, q) + r->nrunning + 1
            <= r->config.kv_capacity_tokens;
 }
@@ -230,7 +265,14 @@ static void admit(replica *r, double now)
             r->kv_committed += admission_need(r, q);
         } else {
             r->kv_pending += held_growth(r, q->prefilled, q->target);
-            r->kv_committed += held(r, q->cached); /* a cache that came prefilled */
+            /* a cache that came prefilled (from a prefill pool) or back from the host tier */
+            r->kv_committed += held(r, q->cached);
+        }
+        if (q->swapped) { /* its cache comes back from the host tier */
+            copy_cache(r, q);
+            r->host_used_bytes -= cache_bytes(r, q);
+            r->stats.swap.swaps_in++;
+            q->swapped = false;
         }
         r->running[r->nrunning++] = q;
     }
@@ -300,8 +342,19 @@ static void start_prefill(replica *r, double now)
     r->run_tokens = prefill + b.decode_seqs;
     perf_setup s = setup_of(r);
     perf_time t = perf_iteration(&s, &b, NULL);
+    double stall = r->stall_s;
+    r->stall_s = 0;
+    if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
+        double cached = 0;
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += held(r, r->running[i]->cached);
+        r->run_host_tokens = fmax(0, cached - c->kv_device_tokens);
+        r->run_host_growth = 0;
+        stall += offload_s(r, r->run_host_tokens);
+    }
     set_phase(r, now, PREFILL);
-    r->event = sim_event_schedule(r->engine, now + t.total_s, EVENT_MODEL, on_iteration_end, r);
+    r->event = sim_event_schedule(r->engine, now + stall + t.total_s, EVENT_MODEL,
+                                  on_iteration_end, r);
     r->stats.iterations_events++;
 }
 
@@ -326,28 +379,53 @@ static void start_decode(replica *r, double now)
         if (q->cached < window)
             fewest = fmin(fewest, fmax(1, window - at));
     }
-    if (c->kv_policy == KV_PREEMPT && !window) /* the run ends when the cache is full */
+    if (grows(r) && !window) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    else if (c->kv_policy == KV_PREEMPT) /* ... as plan() sees it: room for a token each */
+    else if (grows(r)) /* ... as plan() sees it: room for a token each */
         fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
                                              - r->nrunning) / cache_growth) + 1));
     r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), growth, context);
     r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning;
+    if (c->kv_device_tokens > 0) {
+        /* iteration k reads the cached tokens beyond the device's share, S + g k - D (g:
+         * the cache's growth a step, n tokens without sliding windows), over PCIe; the attention waits for them, so the time adds to both sides of the
+         * roofline and the run stays linear in k.  A run that starts under the share ends
+         * where it would cross it. */
+        double cached = 0, step = window ? cache_growth : r->nrunning; /* held tokens */
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += held(r, r->running[i]->cached);
+        double over = cached - c->kv_device_tokens;
+        if (over < 0) {
+            fewest = fmin(fewest, step > 0 ? ceil(-over / step) : INFINITY);
+            r->run_host_tokens = r->run_host_growth = 0;
+        } else {
+            r->run_host_tokens = over;
+            r->run_host_growth = step;
+            double h0 = offload_s(r, over), h1 = offload_s(r, step);
+            r->run_cost.compute0 += h0;
+            r->run_cost.memory0 += h0;
+            r->run_cost.compute1 += h1;
+            r->run_cost.memory1 += h1;
+        }
+    }
     r->run_iterations = c->reference ? 1 : fewest;
+    /* the run's first iteration starts once the copies planned with it are done */
+    double begin = now + r->stall_s;
+    r->stall_s = 0;
     /* a waiting request that will expire is dropped at the first boundary after its
      * deadline, as one event per iteration would: end the run there */
     const llm_request *head = r->waiting_head;
     if (!c->reference && head && c->max_wait_s > 0 && !head->preemptions) {
-        double left = head->arrival_s + c->max_wait_s - now;
+        double left = head->arrival_s + c->max_wait_s - begin;
         double within = left >= 0 ? decode_cost_iterations_within(&r->run_cost, left,
                                                                    r->run_iterations) : 0;
         r->run_iterations = fmin(r->run_iterations, within + 1);
     }
-    r->run_start_s = now;
+    r->run_start_s = begin;
     set_phase(r, now, DECODE);
-    r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
+    r->event = sim_event_schedule(r->engine, begin + decode_cost_sum(&r->run_cost, r->run_iterations),
                                   EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
 }
@@ -370,16 +448,28 @@ static void cut_run(replica *r, double now)
 }
 
 /* Frees the cache of the most recently admitted sequence and puts it back at the head
- * of the queue, to recompute its prompt and its tokens so far when readmitted. */
+ * of the queue: under KV_SWAP its cache goes to the host tier when there is room, to
+ * come back on readmission; else it recomputes its prompt and its tokens so far. */
 static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
+    const replica_config *c = &r->config;
+    double bytes = cache_bytes(r, q);
     r->kv_committed -= held(r, q->cached);
     r->kv_pending -= held_growth(r, q->prefilled, q->target);
-    q->cached = 0;
-    q->prefilled = 0;
     q->chunk = 0;
-    q->target = q->prompt + q->generated;
+    if (c->kv_policy == KV_SWAP && q->cached > 0
+        && r->host_used_bytes + bytes <= c->host_kv_bytes) {
+        copy_cache(r, q);
+        r->host_used_bytes += bytes;
+        q->swapped = true;
+        r->stats.swap.swaps_out++;
+    } else {
+        q->cached = 0;
+        q->prefilled = 0;
+        q->target = q->prompt + q->generated;
+        r->stats.swap.recomputes++;
+    }
     q->preemptions++;
     r->stats.preemptions++;
     q->next = r->waiting_head;
@@ -405,7 +495,7 @@ static void plan(replica *r, double now)
     admit(r, now);
     /* under preemption the next step needs the pending prompts and a token per
      * sequence */
-    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
+    while (grows(r) && r->nrunning > 1
            && r->kv_committed + r->kv_pending + r->nrunning > r->config.kv_capacity_tokens)
         preempt_latest(r);
     if (r->nrunning == 0) {
@@ -429,7 +519,7 @@ static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
     double now = sim_engine_now(e);
-    bool preempting = r->config.kv_policy == KV_PREEMPT;
+    bool preempting = grows(r);
     /* a run of n iterations reads its first one's context, growing a token per sequence
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
@@ -437,6 +527,11 @@ static void on_iteration_end(sim_engine *e, void *data)
     r->stats.tokens_computed += n_run * r->run_tokens;
     r->stats.cache_tokens_read += n_run * r->run_context
                                   + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
+    if (r->config.kv_device_tokens > 0) {
+        double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
+        r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;
+        r->stats.swap.offload_s += offload_s(r, host);
+    }
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
@@ -523,6 +618,7 @@ void replica_enqueue(replica *r, llm_request *q)
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->swapped = false;
     q->target = q->prompt;
     enqueue(r, q, now);
 }
@@ -583,6 +679,7 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
 static void reset_progress(llm_request *q)
 {
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;
     q->admitted_s = q->first_token_s = q->finish_s = 0;
 }
@@ -591,10 +688,11 @@ llm_request *replica_evict(replica *r)
 {
     double now = sim_engine_now(r->engine);
     if (r->phase != IDLE && sim_event_pending(r->engine, r->event)) {
-        if (r->phase == DECODE && r->config.kv_policy == KV_PREEMPT) {
+        if (r->phase == DECODE && grows(r)) {
             /* the cache grew a token per sequence at each boundary of the run so far
              * (see on_iteration_end) */
-            double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+            double done = decode_cost_iterations_within(&r->run_cost,
+                                                        fmax(0, now - r->run_start_s),
                                                         r->run_iterations);
             double extra = r->run_growth * done / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
@@ -616,6 +714,7 @@ llm_request *replica_evict(replica *r)
     r->waiting_count = 0;
     r->waiting_tokens = 0;
     r->kv_committed = r->kv_pending = 0;
+    r->host_used_bytes = r->stall_s = 0;
     set_phase(r, now, IDLE);
     notify_busy(r, false);
     return head;

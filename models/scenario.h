@@ -117,7 +117,8 @@ typedef struct inference_spec {
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
     double response_bytes_per_token;          /* for egress */
     bool reference;
-    kv_policy kv_policy;      /* when the cache is full: queue (reserve) or preempt */
+    kv_policy kv_policy;      /* when the cache is full: queue (reserve), preempt or swap */
+    host_kv_spec host_kv;     /* swap's host tier (models/kv_swap.h) */
     /* trace replay (arrivals = fs.trace { ... }) */
     bool has_trace;
     trace_options trace;      /* strings owned */

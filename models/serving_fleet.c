@@ -89,6 +89,7 @@ static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
     for (int k = 0; k < 3; k++)
         f->gone_bucket[k] += sim_timeavg_integral(life[k], now) - marks[k];
     f->gone_kv_preemptions += st->preemptions;
+    kv_swap_stats_add(&f->gone_kv_swap, &st->swap);
     f->gone_events += st->iterations_events;
     f->gone_batch_max = fmax(f->gone_batch_max, st->batch.max);
     f->gone_kv_max = fmax(f->gone_kv_max, st->life_kv.max);

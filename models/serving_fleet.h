@@ -76,6 +76,7 @@ typedef struct serving_group_stats {
     double replicas_mean, replicas_max; /* ready (serving or draining) */
     uint64_t served;           /* requests that finished there */
     uint64_t kv_preemptions, replica_losses;
+    kv_swap_stats kv_swap;     /* the host tier's copies (when_full = "swap") */
     double replica_s;          /* ready replica time */
     double iterations;         /* batching iterations run */
     double tokens_computed;    /* prompt and output tokens they computed */

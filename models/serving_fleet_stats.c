@@ -31,6 +31,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
 {
     serving_group_stats out = { .served = f->served, .replica_losses = f->losses,
                                 .kv_preemptions = f->gone_kv_preemptions,
+                                .kv_swap = f->gone_kv_swap,
                                 .replicas_max = f->ready.max,
                                 .iterations = f->gone_iterations,
                                 .tokens_computed = f->gone_tokens,
@@ -45,6 +46,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
         batch += sim_timeavg_integral(&st->batch, end_s);
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
+        kv_swap_stats_add(&out.kv_swap, &st->swap);
         out.iterations += st->iterations;
         out.tokens_computed += st->tokens_computed;
         out.cache_tokens_read += st->cache_tokens_read;
@@ -94,6 +96,7 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
     f->gone_busy = f->gone_batch = f->gone_kv = 0;
     f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
     f->gone_kv_preemptions = 0;
+    f->gone_kv_swap = (kv_swap_stats){ 0 };
     f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
     f->losses = 0;
 }

@@ -148,8 +148,10 @@ void output_inference_details(FILE *out, const inference_spec *w)
         fprintf(out, "the pool's site\n");
     }
     key(out, "when full");
-    fprintf(out, "%s, response %.10g bytes per token\n",
-            w->kv_policy == KV_PREEMPT ? "preempt" : "queue", w->response_bytes_per_token);
+    static const char *const policies[] = { [KV_RESERVE] = "queue", [KV_PREEMPT] = "preempt",
+                                            [KV_SWAP] = "swap" };
+    fprintf(out, "%s, response %.10g bytes per token\n", policies[w->kv_policy],
+            w->response_bytes_per_token);
     if (!w->has_overflow) {
         key(out, "overflow");
         fprintf(out, "none\n");

@@ -247,6 +247,53 @@ Test(serving, fast_path_agrees_under_preemption, .timeout = 120)
     check_fast_against_reference(c, 300, 1.0);
 }
 
+static serving_config swap_config(double rate, double host_sequences)
+{
+    serving_config c = base_config(rate, 1);
+    c.replica.kv_capacity_tokens = 60000;
+    c.replica.kv_policy = KV_SWAP;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
+    c.replica.host_kv_bytes = host_sequences * 600 * c.replica.kv_bytes_per_token;
+    c.replica.host_kv_bytes_per_s = 25e9;
+    c.replica.host_kv_latency_s = 10e-6;
+    return c;
+}
+
+/* when_full = "swap": the fast path still agrees with one event per iteration within
+ * 1%, copies included, with a host tier of a few sequences that fills now and then */
+Test(serving, fast_path_agrees_under_swapping, .timeout = 120)
+{
+    check_fast_against_reference(swap_config(30, 4), 300, 1.0);
+}
+
+/* Swapping's counts add up, and its memory is a replica's counters: what the serving
+ * holds stays that of the requests in flight (a load the replica keeps up with; only
+ * the latency histograms' touched buckets may grow, by a few). */
+Test(serving, swapping_counts_add_up_and_memory_stays_flat, .timeout = 120)
+{
+    serving_config c = swap_config(15, 2);
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 300);
+    size_t early = serving_memory_bytes(s);
+    sim_engine_run_until(e, 900);
+    const serving_stats *st = serving_get_stats(s);
+    cr_assert_gt(st->completed, 0.99 * st->arrived - 100, "not overloaded: %llu of %llu",
+                 (unsigned long long)st->completed, (unsigned long long)st->arrived);
+    serving_group_stats g = serving_group_get_stats(s, 0, 900);
+    cr_expect_gt(g.kv_swap.swaps_out, 0, "sequences were swapped");
+    cr_expect_eq(g.kv_swap.swaps_out + g.kv_swap.recomputes, g.kv_preemptions);
+    cr_expect_leq(g.kv_swap.swaps_in, g.kv_swap.swaps_out);
+    cr_expect_gt(g.kv_swap.stall_s, 0);
+    cr_expect_leq(serving_memory_bytes(s), early * 1.1, "memory grew with the requests: %zu "
+                  "then %zu bytes", early, serving_memory_bytes(s));
+    serving_free(s);
+    sim_engine_free(e);
+}
+
 Test(serving, network_spikes_add_to_what_users_see)
 {
     /* 10% of round trips meet a 1 s spike: the mean TTFT grows by 0.1 s and the p99
@@ -373,6 +420,41 @@ Test(serving, fast_path_agrees_across_a_sliding_window_under_preemption, .timeou
     c.replica.kv_policy = KV_PREEMPT;
     c.replica.kv_capacity_tokens = 12000;
     check_fast_against_reference(c, 300, 1.0);
+}
+
+/* Swapping and the offload tier with a sliding window: what moves and what is read from
+ * host memory is what the cache holds; the closed form still agrees. */
+Test(serving, fast_path_agrees_across_a_sliding_window_with_swap_and_offload, .timeout = 120)
+{
+    serving_config c = windowed_config();
+    c.replica.kv_policy = KV_SWAP;
+    c.replica.kv_capacity_tokens = 12000;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(c.replica.model, PREC_FP16);
+    c.replica.host_kv_bytes = 3000 * c.replica.kv_bytes_per_token;
+    c.replica.host_kv_bytes_per_s = 25e9;
+    c.replica.host_kv_latency_s = 10e-6;
+    check_fast_against_reference(c, 300, 1.0);
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_device_tokens = 6000; /* half the cache in host memory */
+    check_fast_against_reference(c, 300, 1.0);
+    /* both were exercised */
+    for (int k = 0; k < 2; k++) {
+        c.replica.kv_policy = k ? KV_PREEMPT : KV_SWAP;
+        c.replica.kv_device_tokens = k ? 6000 : 0;
+        char err[256];
+        sim_engine *e = sim_engine_create();
+        serving *s = serving_create(e, &c, err, sizeof err);
+        cr_assert_not_null(s, "%s", err);
+        serving_start(s);
+        sim_engine_run_until(e, 300);
+        serving_group_stats g = serving_group_get_stats(s, 0, 300);
+        if (k)
+            cr_expect_gt(g.kv_swap.offload_s, 0, "the offload tier was read");
+        else
+            cr_expect_gt(g.kv_swap.swaps_in, 0, "sequences were swapped out and back");
+        serving_free(s);
+        sim_engine_free(e);
+    }
 }
 
 Test(serving, a_sliding_window_lets_more_long_sequences_share_the_cache, .timeout = 60)
