@@ -34,7 +34,7 @@ Test(speculative, a_round_is_the_drafts_steps_and_one_verification)
     perf_setup draft = t, draft_quiet = t;
     draft.model = draft_quiet.model = small;
     draft_quiet.profile = &quiet;
-    perf_speculation sp = { &draft, 3, 0.8 };
+    perf_speculation sp = { &draft, 3, 0.8, 0 };
     /* verification: 8 sequences x 4 positions over 1000 cached tokens and each other */
     perf_batch verify = { .prefill_tokens = 32, .prefill_seqs = 8, .prefill_last = 32,
                           .prefill_cached_pairs = 32 * 1000.0, .prefill_new_pairs = 8 * 16 / 2.0 };
@@ -43,7 +43,7 @@ Test(speculative, a_round_is_the_drafts_steps_and_one_verification)
         expect += perf_decode_step(&draft_quiet, 8, 1000.0 + i).total_s;
     cr_expect_float_eq(perf_speculative_round_s(&t, &sp, 8, 1000), expect, 1e-12 * expect);
     /* a lookup draft: the verification alone */
-    perf_speculation lookup = { NULL, 3, 0.8 };
+    perf_speculation lookup = { NULL, 3, 0.8, 0 };
     cr_expect_float_eq(perf_speculative_round_s(&t, &lookup, 8, 1000),
                        perf_iteration(&t, &verify, NULL).total_s, 1e-15);
 }
