@@ -42,9 +42,11 @@ typedef struct llm_request {
     unsigned cached;              /* tokens in the key-value cache */
     unsigned chunk;               /* prompt tokens in the iteration in progress */
     unsigned preemptions;
-    double spec_tokens;           /* speculative decoding: the tokens its rounds yield in
-                                     expectation (0: the replica's spec_tokens) */
-    unsigned spec_rounds;         /* the rounds it made (models/replica_spec.h) */
+    unsigned spec_rounds;         /* speculative decoding: the rounds it made
+                                     (models/replica_spec.h) */
+    float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
+                                     replica's spec_tokens); a float keeps the request in
+                                     its size */
     struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never

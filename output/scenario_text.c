@@ -171,6 +171,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
         if (w->has_decode)
             output_disaggregated_text(out, sc, w);
         output_inference_details(out, w);
+        output_speculative_details(out, sc, w);
     }
     output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {

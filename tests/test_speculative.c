@@ -1,6 +1,7 @@
 /* Speculative decoding in the analytic model (models/perf.h perf_speculative_*, estimate
  * --speculative): the expected tokens a round by hand, a round's cost from its parts,
- * and the known shape, a large gain at small batch that shrinks as the batch grows. */
+ * and the known shape, a large gain at small batch that shrinks as the batch grows; and
+ * scenarios/speculative_load.lua, whose gain falls once its batch fills. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "models/perf.h"
 #include "support/catalog_fixture.h"
 #include "support/cli.h"
+#include "support/scratch.h"
 
 TestSuite(speculative, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
@@ -80,4 +82,64 @@ Test(speculative, the_gain_is_largest_at_small_batch_and_shrinks)
     cr_expect(strstr(err, "--draft: unknown model 'llama-9b'"), "%s", err);
     free(out);
     free(err);
+}
+
+/* A metric of a workload at a sweep point of sweep.csv (rows "RATE,RATE,workload,NAME,
+ * METRIC,VALUE,..."). */
+static double sweep_value(const char *csv, double rate, const char *scope, const char *subject,
+                          const char *metric)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\n%g,%g,%s,%s,%s,", rate, rate, scope, subject, metric);
+    const char *p = strstr(csv, key);
+    cr_assert_not_null(p, "no %s", key + 1);
+    return strtod(p + strlen(key), NULL);
+}
+
+Test(speculative, the_scenarios_gain_falls_once_the_batch_fills, .timeout = 120)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, path[512];
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/speculative_load.lua -q --no-plots -o %s",
+                         dir), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    char *csv = scratch_read(path);
+    cr_assert_not_null(csv);
+    double gain[13] = { 0 };
+    unsigned rates[] = { 1, 8, 12 };
+    for (size_t i = 0; i < 3; i++) {
+        unsigned r = rates[i];
+        gain[r] = sweep_value(csv, r, "workload", "chat_plain", "tpot_p50_s")
+                  / sweep_value(csv, r, "workload", "chat_spec", "tpot_p50_s");
+    }
+    /* alone, about the fixed batch's x1.9 (tests/test_replica_spec.c): a round of the
+     * 1B's four steps and a verification costs about 1.4 plain steps for 2.7 tokens */
+    cr_expect(gain[1] > 1.6 && gain[1] < 2.2, "1/s: x%g", gain[1]);
+    /* at 12/s both hold a full batch (256) and the gain is the smallest */
+    cr_expect_gt(sweep_value(csv, 12, "pool", "spec", "batch_size_mean"), 240);
+    cr_expect_lt(gain[12], gain[8], "12/s: x%g against x%g at 8/s", gain[12], gain[8]);
+    cr_expect_lt(gain[12], gain[1], "12/s: x%g against x%g at 1/s", gain[12], gain[1]);
+    /* there a round takes as long for every sequence, so a request of low acceptance
+     * (1.94 tokens a round at 0.5) waits longer a token than without: the p99 reverses,
+     * while the server makes more tokens a second */
+    cr_expect_gt(sweep_value(csv, 12, "workload", "chat_spec", "tpot_p99_s"),
+                 sweep_value(csv, 12, "workload", "chat_plain", "tpot_p99_s"));
+    cr_expect_gt(sweep_value(csv, 12, "workload", "chat_spec", "throughput_tokens_per_s"),
+                 1.1 * sweep_value(csv, 12, "workload", "chat_plain", "throughput_tokens_per_s"));
+    /* the metrics that say why: tokens a round, the drawn acceptance, the draft's share */
+    double tokens = sweep_value(csv, 1, "workload", "chat_spec", "spec_tokens_per_round");
+    cr_expect(tokens > 2.5 && tokens < 2.78, "tokens a round %g (2.77 at the mean 0.7)", tokens);
+    double a = sweep_value(csv, 1, "workload", "chat_spec", "spec_acceptance_mean");
+    cr_expect(fabs(a - 0.7) < 0.02, "acceptance %g", a);
+    double share = sweep_value(csv, 1, "pool", "spec", "draft_time_share");
+    cr_expect(share > 0.05 && share < 0.5, "draft share %g", share);
+    cr_expect_null(strstr(csv, "chat_plain,spec_"), "no speculative rows without it");
+    snprintf(path, sizeof path, "%s/verdict.csv", dir);
+    char *verdict = scratch_read(path);
+    cr_assert_not_null(verdict);
+    cr_expect(strstr(verdict, ",holds,"), "%s", verdict);
+    free(verdict);
+    free(csv);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
 }
