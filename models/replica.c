@@ -155,24 +155,30 @@ static double spec_tokens_of(const replica *r, const llm_request *q)
 static double steps_to_finish(const replica *r, const llm_request *q)
 {
     unsigned left = q->output - q->generated;
-    return r->config.spec_k ? replica_spec_rounds_for(q->spec_rounds, spec_tokens_of(r, q), left)
-                            : left;
+    if (!r->config.spec_k) /* first and small, so that the plain path stays inlined */
+        return left;
+    return replica_spec_rounds_for(q->spec_rounds, spec_tokens_of(r, q), left);
 }
 
-/* q makes the tokens of n decode steps (rounds), no more than its output has left. */
+/* The tokens n rounds make for q, no more than its output has left. */
+static unsigned speculated(replica *r, llm_request *q, unsigned n)
+{
+    unsigned left = q->output - q->generated;
+    unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
+    made = made < left ? made : left;
+    q->spec_rounds += n;
+    r->stats.spec_rounds += n;
+    r->stats.spec_tokens += made;
+    return made;
+}
+
+/* q makes the tokens of n decode steps (rounds, when speculating). */
 static void advance(replica *r, llm_request *q, unsigned n)
 {
-    unsigned made = n;
-    if (r->config.spec_k) {
-        unsigned left = q->output - q->generated;
-        made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
-        made = made < left ? made : left;
-        q->spec_rounds += n;
-        r->stats.spec_rounds += n;
-        r->stats.spec_tokens += made;
-    }
-    q->generated += made;
-    q->cached += made;
+    if (r->config.spec_k)
+        n = speculated(r, q, n);
+    q->generated += n;
+    q->cached += n;
 }
 
 static double remaining_tokens(const llm_request *q)
