@@ -170,9 +170,13 @@ void output_speculative_details(FILE *out, const scenario *sc, const inference_s
         fprintf(out, "a lookup at %.10g s a step", w->spec_step_s);
     double a = sim_dist_mean(&w->spec_acceptance);
     fprintf(out, ", acceptance ");
-    output_dist_text(out, &w->spec_acceptance);
-    fprintf(out, " a request (mean %.3g): %.3g tokens a round at the mean\n", a,
-            perf_speculative_tokens(a, w->spec_k));
+    if (w->spec_acceptance.kind == SIM_DIST_CONSTANT) {
+        fprintf(out, "%.10g", a);
+    } else {
+        output_dist_text(out, &w->spec_acceptance);
+        fprintf(out, " a request (mean %.3g)", a);
+    }
+    fprintf(out, ": %.3g tokens a round at the mean\n", perf_speculative_tokens(a, w->spec_k));
 }
 
 /* "    checkpoints       every 1800 s, 60 s to write, restart 0 s", no newline. */

@@ -89,14 +89,15 @@ static void on_done(void *context, llm_request *q, bool dropped)
 
 /* n requests of a 512-token prompt and 61 tokens out, all at time 0 (one prefill, then
  * decoding together): the mean time per output token after the first. */
-static double batch_tpot(const bench *b, unsigned n, unsigned k, double acceptance,
-                         bool reference, uint64_t *events)
+static double batch_tpot_with(const bench *b, unsigned n, unsigned k, double acceptance,
+                              bool reference, const model_spec *draft, double step_s)
 {
     replica_config c = {
         .model = b->target, .device = b->gpu, .profile = b->profile, .prec = PREC_FP8,
         .kv_prec = PREC_BF16, .tp = 8, .max_batch = 256, .max_tokens = 1000000,
         .kv_capacity_tokens = 1e9, .reference = reference, .spec_k = k,
-        .draft = k ? b->draft : NULL, .spec_tokens = perf_speculative_tokens(acceptance, k),
+        .draft = draft, .spec_step_s = step_s,
+        .spec_tokens = perf_speculative_tokens(acceptance, k),
     };
     sim_engine *e = sim_engine_create();
     batch_result r = { 0 };
@@ -109,8 +110,6 @@ static double batch_tpot(const bench *b, unsigned n, unsigned k, double acceptan
     }
     sim_engine_run(e);
     cr_assert_eq(r.done, n);
-    if (events)
-        *events = replica_get_stats(rep)->iterations_events;
     if (k) { /* every sequence made its 60 tokens in the rounds they take */
         const replica_stats *st = replica_get_stats(rep);
         cr_expect_float_eq(st->spec_rounds, n * replica_spec_rounds_for(0, c.spec_tokens, 60), 0);
@@ -120,6 +119,13 @@ static double batch_tpot(const bench *b, unsigned n, unsigned k, double acceptan
     sim_engine_free(e);
     free(qs);
     return r.tpot_sum / n;
+}
+
+/* The same with the bench's draft model (when k > 0). */
+static double batch_tpot(const bench *b, unsigned n, unsigned k, double acceptance,
+                         bool reference)
+{
+    return batch_tpot_with(b, n, k, acceptance, reference, k ? b->draft : NULL, 0);
 }
 
 Test(replica_spec, a_fixed_batch_decodes_at_the_models_rounds)
@@ -133,16 +139,24 @@ Test(replica_spec, a_fixed_batch_decodes_at_the_models_rounds)
          * closed form: by linearity 31 rounds at the mean context 513 + 15 e, for 60
          * tokens */
         double want = 31 * perf_speculative_round_s(&b.setup, &sp, n, 513 + 15 * e) / 60;
-        double fast = batch_tpot(&b, n, 4, 0.5, false, NULL);
+        double fast = batch_tpot(&b, n, 4, 0.5, false);
         cr_expect_float_eq(fast, want, 1e-9 * want, "batch %u: %g against %g", n, fast, want);
         /* one event a round reads whole tokens of context: within 0.1% */
-        double ref = batch_tpot(&b, n, 4, 0.5, true, NULL);
+        double ref = batch_tpot(&b, n, 4, 0.5, true);
         cr_expect_leq(fabs(ref / want - 1), 1e-3, "batch %u: reference %g against %g", n, ref, want);
         /* plain decoding: 60 steps from 513, at their mean context 542.5 */
-        double plain = batch_tpot(&b, n, 0, 0, false, NULL);
+        double plain = batch_tpot(&b, n, 0, 0, false);
         double step = perf_decode_step(&b.setup, n, 542.5).total_s;
         cr_expect_float_eq(plain, step, 1e-9 * step, "batch %u plain: %g against %g", n, plain, step);
     }
+    /* an n-gram lookup at 0.2 ms a step: the verification and 4 x 0.2 ms a round */
+    perf_speculation lookup = { NULL, 4, 0.5, 2e-4 };
+    double want = 31 * perf_speculative_round_s(&b.setup, &lookup, 8, 513 + 15 * e) / 60;
+    double got = batch_tpot_with(&b, 8, 4, 0.5, false, NULL, 2e-4);
+    cr_expect_float_eq(got, want, 1e-9 * want, "lookup: %g against %g", got, want);
+    cr_expect_float_eq(perf_speculative_round_s(&b.setup, &lookup, 8, 600)
+                           - perf_speculative_round_s(&b.setup, &(perf_speculation){ NULL, 4, 0.5, 0 },
+                                                      8, 600), 8e-4, 1e-12);
 }
 
 Test(replica_spec, the_gain_falls_as_the_batch_grows, .timeout = 60)
@@ -158,7 +172,7 @@ Test(replica_spec, the_gain_falls_as_the_batch_grows, .timeout = 60)
     unsigned batches[] = { 1, 16, 64, 256 };
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
         unsigned n = batches[i];
-        double gain = batch_tpot(&b, n, 0, 0, false, NULL) / batch_tpot(&b, n, 4, 0.7, false, NULL);
+        double gain = batch_tpot(&b, n, 0, 0, false) / batch_tpot(&b, n, 4, 0.7, false);
         double hand = perf_decode_step(&b.setup, n, 542.5).total_s
                       / (22 * perf_speculative_round_s(&b.setup, &sp, n, 513 + 10.5 * e) / 60);
         cr_expect_float_eq(gain, hand, 1e-9 * hand, "batch %u: %g against %g", n, gain, hand);

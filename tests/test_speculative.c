@@ -143,3 +143,70 @@ Test(speculative, the_scenarios_gain_falls_once_the_batch_fills, .timeout = 120)
     free(err);
     scratch_remove_dir(dir);
 }
+
+/* A workload of llama-3.1-70b on 8 H100s with `speculative = { SPEC }`. */
+static char *spec_scenario(const char *dir, const char *spec)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario { name = \"s\", duration = \"1m\",\n"
+             "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"
+             "  workloads = { chat = fs.inference { model = \"llama-3.1-70b\", precision = \"fp8\",\n"
+             "    pool = \"gpus\", tp = 8, arrivals = fs.poisson { rate = 1 }, max_wait = \"1m\",\n"
+             "    prompt = 1000, output = 200,\n"
+             "    speculative = { %s } } } }\n", spec);
+    return scratch_file(dir, "s.lua", text);
+}
+
+Test(speculative, check_prints_it_and_bad_input_names_the_key_and_value)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL;
+    char *file = spec_scenario(dir, "k = 4, acceptance = 0.7, draft = \"llama-3.2-1b\"");
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "speculative       4 tokens proposed a round by llama-3.2-1b (on the "
+                          "replica's GPUs, its weights and cache in its memory), acceptance 0.7: "
+                          "2.77 tokens a round at the mean"), "%s", out);
+    /* the draft's 1.24B weights and its cache (16 layers of 8 x 64 x 2 in 16 bits: 32 KiB a
+     * token, beside the target's 320 KiB) leave fewer tokens of cache */
+    const char *capacity = strstr(out, "cache capacity ");
+    cr_assert_not_null(capacity, "%s", out);
+    double with = strtod(capacity + strlen("cache capacity "), NULL);
+    free(file);
+    file = spec_scenario(dir, "k = 4, acceptance = 0.7, draft_cost = \"0.2ms\"");
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "by a lookup at 0.0002 s a step"), "%s", out);
+    capacity = strstr(out, "cache capacity ");
+    double without = strtod(capacity + strlen("cache capacity "), NULL);
+    cr_expect(with < without && with > 0.85 * without, "%g with the draft, %g without", with,
+              without);
+    struct { const char *spec, *message; } bad[] = {
+        { "k = 4, acceptance = 1.5, draft = \"llama-3.2-1b\"",
+          "s.lua:4: workloads.chat.speculative.acceptance: 1.5 is over the limit of 1" },
+        { "k = 4, acceptance = fs.uniform { low = 0.5, high = 1.2 }, draft_cost = 0",
+          "workloads.chat.speculative.acceptance: expected a probability in [0, 1] a request" },
+        { "k = 0, acceptance = 0.7, draft_cost = 0",
+          "workloads.chat.speculative.k: expected a positive integer, got 0" },
+        { "k = 4, acceptance = 0.7", "workloads.chat.speculative.draft: missing" },
+        { "k = 4, acceptance = 0.7, draft = \"llama-3.2-1b\", draft_cost = 0", "not both" },
+        { "k = 4, acceptance = 0.7, draft = \"llama-3.2-1c\"",
+          "workloads.chat.speculative.draft: unknown model \"llama-3.2-1c\" (did you mean" },
+        { "k = 4, acceptance = 0.7, drafts = \"llama-3.2-1b\"",
+          "unknown key 'drafts' (did you mean 'draft'?)" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        free(file);
+        file = spec_scenario(dir, bad[i].spec);
+        cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out", file, dir), 2, "%s", bad[i].spec);
+        cr_expect(strstr(err, bad[i].message), "%s:\n%s", bad[i].spec, err);
+        char path[512];
+        snprintf(path, sizeof path, "%s/out/summary.csv", dir);
+        char *written = scratch_read(path);
+        cr_expect_null(written, "nothing written for %s", bad[i].spec);
+        free(written);
+    }
+    free(file);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
