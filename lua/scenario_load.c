@@ -23,6 +23,7 @@
 #include "lua/pool_load.h"
 #include "lua/rate_function.h"
 #include "lua/router.h"
+#include "lua/speculative_load.h"
 #include "models/memory.h"
 #include "models/replica_tp.h"
 #include "models/trace.h"
@@ -43,7 +44,7 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", "decode", "kv_link", "host_kv", NULL,
+    "streams", "decode", "kv_link", "host_kv", "speculative", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -878,6 +879,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = convert_overflow(c, w, sc, pools, m, out);
     if (status == 0)
         status = convert_decode(c, w, sc, pools, m, out);
+    if (status == 0)
+        status = speculative_load(c, w, sc, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {

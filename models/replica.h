@@ -49,6 +49,11 @@ typedef struct llm_request {
     unsigned chunk;               /* prompt tokens in the iteration in progress */
     unsigned preemptions;
     bool swapped;                 /* its cache (cached tokens) is in the host tier */
+    unsigned spec_rounds;         /* speculative decoding: the rounds it made
+                                     (models/replica_spec.h) */
+    float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
+                                     replica's spec_tokens); a float keeps the request in
+                                     its size */
     struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never
@@ -87,6 +92,16 @@ typedef struct replica_config {
      * for them. */
     double kv_device_tokens;
     bool reference;                /* one event per iteration */
+    /* Speculative decoding (spec_k 0: none; models/replica_spec.h): each decode step of a
+     * sequence is a round of the draft's spec_k steps and the target's verification of
+     * spec_k + 1 positions (models/perf.h), also beside prompt chunks in a mixed
+     * iteration.  The draft runs on the same devices in the same precisions (its memory
+     * is the caller's to count in kv_capacity_tokens); without one, a lookup costing
+     * spec_step_s a step.  With KV_RESERVE and a model without a sliding window only. */
+    unsigned spec_k;
+    const model_spec *draft;       /* borrowed; NULL: a lookup (n-gram, self-speculation) */
+    double spec_step_s;
+    double spec_tokens;            /* a round's tokens for a request that brings none */
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
      * evicted); not on every iteration.  It may call replica_set_speed on this replica
@@ -157,6 +172,9 @@ typedef struct replica_stats {
      * reads the weights once), tokens they computed (prompt and output) and tokens of
      * cache their attention read */
     double iterations, tokens_computed, cache_tokens_read;
+    /* speculative decoding, after the warm-up: sequence-rounds, the tokens they made, and
+     * the seconds of the replica's iterations spent in the draft */
+    double spec_rounds, spec_tokens, draft_s;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

@@ -31,8 +31,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     const pool_spec *p = &sc->pools[pool];
     bool swap = w->kv_policy == KV_SWAP, offload = w->host_kv.offload && !swap;
     double bytes_per_token = model_kv_bytes_per_token(m, w->kv_prec);
-    double device_tokens = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp)
-                               .kv_capacity_tokens;
+    const model_spec *draft = w->has_spec_draft ? &sc->catalog.models[w->spec_draft] : NULL;
+    double device_tokens = draft ? memory_inference_with_draft(m, draft, d, w->prec, w->kv_prec, tp)
+                                       .kv_capacity_tokens
+                                 : memory_inference_for(m, d, w->prec, w->kv_prec, tp,
+                                                        w->attention_dp).kv_capacity_tokens;
     unsigned links = w->attention_dp ? 1 : tp;
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
@@ -49,6 +52,9 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
         .host_kv_bytes_per_s = swap || offload ? kv_swap_bandwidth(&w->host_kv, d, links) : 0,
         .host_kv_latency_s = swap ? kv_swap_latency(&w->host_kv) : 0,
         .kv_bytes_per_token = bytes_per_token,
+        .spec_k = w->spec_k, .draft = draft, .spec_step_s = w->spec_step_s,
+        .spec_tokens = w->spec_k ? perf_speculative_tokens(sim_dist_mean(&w->spec_acceptance),
+                                                           w->spec_k) : 0,
     };
 }
 
@@ -92,6 +98,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .trace = w->has_trace ? &w->trace : NULL, .lengths_from_trace = w->lengths_from_trace,
         .loop = w->loop, .sample = w->sample,
         .traffic = w->has_traffic ? &w->traffic : NULL,
+        .spec_acceptance = w->spec_acceptance,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
     if (w->has_overflow || w->has_decode) {
@@ -219,6 +226,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     const char *pool = sc->pools[w->pool].name, *name = w->name;
     double measured_s = end_s - sc->warmup_s;
     double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
+    double rounds = 0, round_tokens = 0;
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
         const char *where = g == 0 ? pool : sc->pools[group_pool(w, g)].name;
@@ -256,6 +264,13 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
             sim_metrics_add(m, "pool", where, "kv_offload_read_fraction", "1",
                             gs.replica_s > 0 ? sw->offload_s / gs.replica_s : NAN);
         }
+        if (w->spec_k) {
+            double busy_s = gs.utilization * gs.replica_s;
+            sim_metrics_add(m, "pool", where, "draft_time_share", "1",
+                            busy_s > 0 ? gs.draft_s / busy_s : NAN);
+            rounds += gs.spec_rounds;
+            round_tokens += gs.spec_tokens;
+        }
         if (g == 1 && w->has_overflow)
             sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
                             st->completed ? (double)gs.served / (double)st->completed : NAN);
@@ -292,6 +307,12 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
                     st->output_tokens * w->response_bytes_per_token / 1e9);
     if (w->has_decode)
         record_disaggregated(m, name, st, measured_s);
+    if (w->spec_k) {
+        sim_metrics_add(m, "workload", name, "spec_tokens_per_round", "tokens",
+                        rounds > 0 ? round_tokens / rounds : NAN);
+        sim_metrics_add(m, "workload", name, "spec_acceptance_mean", "1",
+                        sim_stat_mean(&st->acceptance));
+    }
 }
 
 /* Cost per million output tokens: what the workload's pools cost after the warm-up

@@ -34,6 +34,7 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->inferences[i].prompt_tokens);
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);
+        sim_dist_release(&sc->inferences[i].spec_acceptance);
         traffic_spec_release(&sc->inferences[i].traffic);
         if (sc->inferences[i].trace.fd > 0)
             close(sc->inferences[i].trace.fd);

@@ -146,6 +146,14 @@ typedef struct inference_spec {
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;
     traffic_spec traffic;     /* owned */
+    /* speculative = { k, acceptance, draft | draft_cost } (spec_k 0: none; replica.h):
+     * the draft a catalog model (spec_draft, with has_spec_draft; its memory counted in
+     * kv_capacity_tokens) or a lookup costing spec_step_s a step */
+    unsigned spec_k;
+    sim_dist spec_acceptance; /* owned; drawn per request, values in [0, 1] */
+    bool has_spec_draft;
+    size_t spec_draft;
+    double spec_step_s;
 } inference_spec;
 
 /* fs.gpu_tasks: a cluster trace of (fractional) GPU tasks replayed on its node list. */

@@ -81,6 +81,8 @@ typedef struct serving_group_stats {
     double iterations;         /* batching iterations run */
     double tokens_computed;    /* prompt and output tokens they computed */
     double cache_tokens_read;  /* tokens of cache their attention read */
+    /* speculative decoding: sequence-rounds, the tokens they made, draft seconds */
+    double spec_rounds, spec_tokens, draft_s;
 } serving_group_stats;
 typedef struct serving_fleet serving_fleet;
 

@@ -35,7 +35,10 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
                                 .replicas_max = f->ready.max,
                                 .iterations = f->gone_iterations,
                                 .tokens_computed = f->gone_tokens,
-                                .cache_tokens_read = f->gone_cache_read };
+                                .cache_tokens_read = f->gone_cache_read,
+                                .spec_rounds = f->gone_spec_rounds,
+                                .spec_tokens = f->gone_spec_tokens,
+                                .draft_s = f->gone_draft_s };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
     for (size_t i = 0; i < f->nslots; i++) {
         const replica *r = f->slots[i]->r;
@@ -50,6 +53,9 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
         out.iterations += st->iterations;
         out.tokens_computed += st->tokens_computed;
         out.cache_tokens_read += st->cache_tokens_read;
+        out.spec_rounds += st->spec_rounds;
+        out.spec_tokens += st->spec_tokens;
+        out.draft_s += st->draft_s;
     }
     double replica_s = sim_timeavg_integral(&f->ready, end_s);
     out.replica_s = replica_s;
@@ -95,6 +101,7 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
     sim_timeavg_restart(&f->ready, now);
     f->gone_busy = f->gone_batch = f->gone_kv = 0;
     f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
+    f->gone_spec_rounds = f->gone_spec_tokens = f->gone_draft_s = 0;
     f->gone_kv_preemptions = 0;
     f->gone_kv_swap = (kv_swap_stats){ 0 };
     f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
