@@ -10,14 +10,14 @@
 
 #define NONE UINT32_MAX
 
-typedef struct block {
+typedef struct cache_block {
     uint64_t key;
     uint32_t older, newer; /* the recency list; the free list through older */
-} block;
+} cache_block;
 
 struct prefix_cache {
     unsigned block_tokens;
-    block *blocks;
+    cache_block *blocks;
     uint32_t nblocks, cap;  /* blocks ever made, and room for */
     uint32_t free;          /* a free block, or NONE */
     uint32_t oldest, newest;
@@ -121,7 +121,7 @@ static void grow_table(prefix_cache *pc)
 
 static void unlink_block(prefix_cache *pc, uint32_t b)
 {
-    block *x = &pc->blocks[b];
+    cache_block *x = &pc->blocks[b];
     if (x->older != NONE)
         pc->blocks[x->older].newer = x->newer;
     else
@@ -134,7 +134,7 @@ static void unlink_block(prefix_cache *pc, uint32_t b)
 
 static void append_newest(prefix_cache *pc, uint32_t b)
 {
-    block *x = &pc->blocks[b];
+    cache_block *x = &pc->blocks[b];
     x->older = pc->newest;
     x->newer = NONE;
     if (pc->newest != NONE)
@@ -152,7 +152,7 @@ static uint32_t new_block(prefix_cache *pc, uint64_t key)
     } else {
         if (pc->nblocks == pc->cap) {
             uint32_t cap = pc->cap ? pc->cap * 2 : 64;
-            block *more = realloc(pc->blocks, (size_t)cap * sizeof *more);
+            cache_block *more = realloc(pc->blocks, (size_t)cap * sizeof *more);
             if (!more || cap < pc->cap)
                 sim_out_of_memory("out of memory for a prefix cache");
             pc->blocks = more;

@@ -36,12 +36,21 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
                                 .tokens_computed = f->gone_tokens,
                                 .cache_tokens_read = f->gone_cache_read };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
+    double live_busy = 0, busiest = 0;
+    unsigned live = 0;
+    out.prefix_evictions = f->gone_evictions;
     for (size_t i = 0; i < f->nslots; i++) {
         const replica *r = f->slots[i]->r;
         if (!r)
             continue;
         const replica_stats *st = replica_get_stats(r);
-        busy += sim_timeavg_integral(&st->busy, end_s);
+        double b = sim_timeavg_integral(&st->busy, end_s);
+        busy += b;
+        live_busy += b;
+        busiest = fmax(busiest, b);
+        live++;
+        if (f->slots[i]->cache)
+            out.prefix_evictions += prefix_cache_evictions(f->slots[i]->cache);
         batch += sim_timeavg_integral(&st->batch, end_s);
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
@@ -55,6 +64,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
     out.utilization = replica_s > 0 ? busy / replica_s : NAN;
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
     out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
+    out.busy_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
     return out;
 }
 

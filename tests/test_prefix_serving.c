@@ -1,0 +1,172 @@
+/* Sessions and prefix caching in serving: a fixed session replayed by hand (the exact
+ * tokens each turn finds cached), a shared system prompt, prefix affinity against least
+ * outstanding on hit rate and balance, and the fast path against one event per
+ * iteration with caching on. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "lua/catalog.h"
+#include "models/serving.h"
+
+static catalog cat;
+static const model_spec *llama;
+static const device_spec *h100;
+
+static void setup(void)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    llama = catalog_model(&cat, "llama-3-8b");
+    h100 = catalog_device(&cat, "H100-SXM");
+}
+static void teardown(void) { catalog_release(&cat); }
+
+TestSuite(prefix_serving, .init = setup, .fini = teardown);
+
+static const system_prompt SYSTEM_1000[] = { { 1000, 1 } };
+
+static serving_config chat_config(unsigned replicas, double session_rate)
+{
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_constant(3), sim_dist_constant(10), sim_dist_constant(100) };
+    serving_config c = {
+        .name = "chat", .replicas = replicas, .routing = ROUTE_LEAST_OUTSTANDING,
+        .interarrival = sim_dist_constant(1 / session_rate),
+        .prompt_tokens = sim_dist_constant(100), .output_tokens = sim_dist_constant(50),
+        .rtt_s = sim_dist_constant(0), .seed = 1, .prefix_block = 16, .affinity_bound = 0.25,
+        .system_prompts = SYSTEM_1000, .nsystem_prompts = 1, .sessions = &spec,
+    };
+    c.replica = (replica_config){
+        .model = llama, .device = h100, .profile = perf_default_profile(h100),
+        .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 128, .max_tokens = 8192,
+        .kv_capacity_tokens = memory_inference(llama, h100, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    return c;
+}
+
+typedef struct outcome {
+    serving_stats stats;
+    sessions_stats sessions;
+    serving_group_stats group;
+    double ttft_p99;
+} outcome;
+
+static outcome run(const serving_config *c, double duration_s)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, duration_s);
+    outcome o = { *serving_get_stats(s), serving_sessions_stats(s),
+                  serving_group_get_stats(s, 0, duration_s), 0 };
+    o.ttft_p99 = sim_histogram_quantile(&o.stats.ttft_hist_s, 0.99);
+    memset(&o.stats.ttft_hist_s, 0, sizeof o.stats.ttft_hist_s); /* freed with s */
+    memset(&o.stats.tpot_hist_s, 0, sizeof o.stats.tpot_hist_s);
+    memset(&o.stats.e2e_hist_s, 0, sizeof o.stats.e2e_hist_s);
+    memset(&o.stats.transfer_hist_s, 0, sizeof o.stats.transfer_hist_s);
+    serving_free(s);
+    sim_engine_free(e);
+    return o;
+}
+
+Test(prefix_serving, a_replayed_session_finds_its_history_cached_block_by_block)
+{
+    /* Two sessions 100 s apart, each three turns of 100 new tokens and 50 out, after a
+     * 1,000-token system prompt, blocks of 16.  Session 1: turn 1 (1,100 tokens) finds
+     * nothing; it ends with 1,149 tokens of cache (the last output token has none):
+     * 71 blocks, 1,136 tokens.  Turn 2 (1,150 + 100 = 1,250) finds those 1,136; it
+     * leaves 1,299: 81 blocks, 1,296, which turn 3 (1,400) finds.  Session 2's turn 1
+     * finds the system prompt's 62 whole blocks (992 tokens; block 62 straddles its
+     * end and is session 1's), then 1,136 and 1,296 as session 1. */
+    serving_config c = chat_config(1, 0.01);
+    c.max_arrivals = 2;
+    outcome o = run(&c, 1000);
+    cr_assert_eq(o.stats.completed, 6);
+    cr_expect_eq(o.stats.prompt_tokens, 2 * (1100 + 1250 + 1400));
+    cr_expect_eq(o.stats.prefix_cached_tokens, 1136 + 1296 + 992 + 1136 + 1296);
+    cr_expect_eq(o.stats.prefix_hits, 5);
+    cr_expect_eq(o.sessions.ended, 2);
+    cr_expect_eq(o.sessions.turns, 6);
+    cr_expect_eq(o.sessions.in_progress, 0);
+    cr_expect_eq(o.group.prefix_evictions, 0);
+}
+
+Test(prefix_serving, a_cached_prefix_shortens_the_first_token)
+{
+    /* the same sessions without the cache: every token prefilled, TTFT longer */
+    serving_config c = chat_config(1, 0.01);
+    c.max_arrivals = 2;
+    outcome cached = run(&c, 1000);
+    c.prefix_block = 0;
+    outcome plain = run(&c, 1000);
+    cr_assert_eq(plain.stats.completed, 6);
+    cr_expect_eq(plain.stats.prefix_cached_tokens, 0);
+    cr_expect_lt(cached.stats.ttft_s.mean, 0.6 * plain.stats.ttft_s.mean, "%g vs %g",
+                 cached.stats.ttft_s.mean, plain.stats.ttft_s.mean);
+    /* the answers decode the same tokens either way */
+    cr_expect_eq(cached.stats.output_tokens, plain.stats.output_tokens);
+}
+
+Test(prefix_serving, the_cache_yields_to_running_sequences)
+{
+    /* two sessions 0.1 s apart on a cache of 2,400 tokens: when session 2's turn 2
+     * routes, session 1's turn 2 holds 1,300 tokens (its prompt and answer, reserved),
+     * leaving 68 blocks for the 80 the two sessions' turns 1 left: the oldest go.
+     * Without the bound they would find 2 x (1,136 + 1,296) tokens. */
+    serving_config c = chat_config(1, 10);
+    c.max_arrivals = 2;
+    c.replica.kv_capacity_tokens = 2400;
+    outcome o = run(&c, 1000);
+    cr_assert_eq(o.stats.completed, 6);
+    cr_expect_gt(o.group.prefix_evictions, 0);
+    cr_expect_lt(o.stats.prefix_cached_tokens, 2 * (1136 + 1296));
+}
+
+Test(prefix_serving, affinity_beats_least_outstanding_on_hits_and_keeps_the_balance)
+{
+    serving_config c = chat_config(4, 4);
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_uniform(2, 8), sim_dist_exponential(5),
+                           sim_dist_lognormal(150, 0.6) };
+    c.sessions = &spec;
+    c.output_tokens = sim_dist_lognormal(200, 0.6);
+    c.interarrival = sim_dist_exponential(0.25);
+    c.warmup_s = 60;
+    outcome lo = run(&c, 600);
+    c.routing = ROUTE_PREFIX_AFFINITY;
+    outcome aff = run(&c, 600);
+    double lo_rate = lo.stats.prefix_cached_tokens / lo.stats.prompt_tokens;
+    double aff_rate = aff.stats.prefix_cached_tokens / aff.stats.prompt_tokens;
+    cr_expect_gt(aff_rate, lo_rate + 0.1, "affinity %g, least outstanding %g", aff_rate, lo_rate);
+    cr_expect_lt(aff.group.busy_max_over_mean, 1.25, "balance %g", aff.group.busy_max_over_mean);
+    cr_expect_gt(aff.stats.completed, 0.98 * lo.stats.completed);
+}
+
+Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
+{
+    serving_config c = chat_config(2, 2);
+    c.routing = ROUTE_PREFIX_AFFINITY;
+    c.interarrival = sim_dist_exponential(0.5);
+    outcome fast = run(&c, 300);
+    c.replica.reference = true;
+    outcome ref = run(&c, 300);
+    cr_assert_gt(fast.stats.completed, 500);
+    cr_expect_leq(fabs(fast.stats.ttft_s.mean / ref.stats.ttft_s.mean - 1), 0.01);
+    cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 0.01);
+    cr_expect_leq(fabs(fast.stats.prefix_cached_tokens / ref.stats.prefix_cached_tokens - 1), 0.01);
+}
+
+Test(prefix_serving, sessions_are_not_for_a_trace_or_disaggregated_serving)
+{
+    serving_config c = chat_config(1, 1);
+    trace_options t = { 0 };
+    c.trace = &t;
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    cr_expect_null(serving_create(e, &c, err, sizeof err));
+    cr_expect(strstr(err, "not a trace"), "%s", err);
+    sim_engine_free(e);
+}
