@@ -28,6 +28,7 @@
 #include "output/plot_script.h"
 #include "lua/fields.h"
 #include "sim/closest.h"
+#include "lua/prefix_load.h"
 #include "lua/sandbox.h"
 
 static const char *const SCENARIO_KEYS[] = {
@@ -42,7 +43,8 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", "decode", "kv_link", NULL,
+    "streams", "decode", "kv_link", "prefix_cache", "affinity_bound", "system_prompt",
+    "sessions", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -769,7 +771,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
                                               "int4", "fp4", NULL };
     static const char *const routings[] = { "round_robin", "least_outstanding",
-                                            "shortest_tokens", "power_of_two", NULL };
+                                            "shortest_tokens", "power_of_two",
+                                            "prefix_affinity", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
     static const char *const when_full[] = { "queue", "preempt", NULL };
     static const char *const caches[] = { "fp16", "bf16", "fp8", "fp32", NULL };
@@ -875,6 +878,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = convert_overflow(c, w, sc, pools, m, out);
     if (status == 0)
         status = convert_decode(c, w, sc, pools, m, out);
+    if (status == 0)
+        status = prefix_load_convert(c, w, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {

@@ -83,10 +83,11 @@ typedef struct serving_group_stats {
     double iterations;         /* batching iterations run */
     double tokens_computed;    /* prompt and output tokens they computed */
     double cache_tokens_read;  /* tokens of cache their attention read */
-    /* With a prefix cache: blocks evicted (gone replicas' too), and the balance, the
-     * busiest replica's busy time over the mean of the replicas there now */
+    /* With a prefix cache: blocks evicted (gone replicas' too); and the balance: the
+     * largest time-average batch (sequences held) of the replicas there now over their
+     * mean (busy time says little: a replica with one sequence is busy) */
     uint64_t prefix_evictions;
-    double busy_max_over_mean;
+    double load_max_over_mean;
 } serving_group_stats;
 typedef struct serving_fleet serving_fleet;
 
@@ -120,7 +121,7 @@ typedef struct fleet_prefix {
 typedef struct fleet_prefix_config {
     unsigned block;            /* tokens a block */
     double affinity_bound;     /* ROUTE_PREFIX_AFFINITY: a replica qualifies while its
-                                  requests + 1 <= ceil((1 + bound) x (all + 1) / n) */
+                                  requests + 1 <= ceil((1 + bound) x (fewest + 1)) */
 } fleet_prefix_config;
 
 /* How a fleet picks a replica for a request. */

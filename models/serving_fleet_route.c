@@ -56,19 +56,23 @@ static uint64_t rendezvous(uint64_t own, uint64_t serial)
     return x ^ (x >> 32);
 }
 
-/* Prefix affinity with bounded load (consistent hashing with bounded loads): among the
- * replicas holding fewer than ceil((1 + bound) x (outstanding + 1) / n) requests, the
- * one with the longest cached prefix of the request; ties go to the fewer requests,
- * then to the session's rendezvous hash (which alone decides when nothing is cached).
- * The least loaded replica always qualifies. */
+/* Prefix affinity with bounded load: among the replicas whose requests, with this one,
+ * stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
+ * replica's, the one with the longest cached prefix of the request; ties go to the
+ * fewer requests, then to the session's rendezvous hash (which alone decides when
+ * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
+ * least loaded rather than the mean (as consistent hashing with bounded loads has it):
+ * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
+ * and starves while the others stay under it. */
 static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_request *q)
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
-    double total = 0;
-    for (unsigned i = 0; i < n; i++)
-        total += replica_outstanding(a[i]->r);
-    double bound = ceil((1 + f->prefix.affinity_bound) * (total + 1) / n);
+    unsigned fewest = replica_outstanding(a[0]->r);
+    for (unsigned i = 1; i < n; i++)
+        if (replica_outstanding(a[i]->r) < fewest)
+            fewest = replica_outstanding(a[i]->r);
+    double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
     int best = -1;
     unsigned best_hit = 0, best_load = 0;
     uint64_t best_hash = 0;

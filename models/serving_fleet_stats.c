@@ -36,7 +36,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
                                 .tokens_computed = f->gone_tokens,
                                 .cache_tokens_read = f->gone_cache_read };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
-    double live_busy = 0, busiest = 0;
+    double live_busy = 0, busiest = 0; /* of the batch: sequences held */
     unsigned live = 0;
     out.prefix_evictions = f->gone_evictions;
     for (size_t i = 0; i < f->nslots; i++) {
@@ -44,10 +44,10 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
         if (!r)
             continue;
         const replica_stats *st = replica_get_stats(r);
-        double b = sim_timeavg_integral(&st->busy, end_s);
-        busy += b;
-        live_busy += b;
-        busiest = fmax(busiest, b);
+        busy += sim_timeavg_integral(&st->busy, end_s);
+        double held = sim_timeavg_integral(&st->batch, end_s);
+        live_busy += held;
+        busiest = fmax(busiest, held);
         live++;
         if (f->slots[i]->cache)
             out.prefix_evictions += prefix_cache_evictions(f->slots[i]->cache);
@@ -64,7 +64,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
     out.utilization = replica_s > 0 ? busy / replica_s : NAN;
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
     out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
-    out.busy_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
+    out.load_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
     return out;
 }
 

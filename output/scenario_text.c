@@ -69,6 +69,32 @@ void output_replicas_text(FILE *out, const scenario *sc)
     }
 }
 
+/* Prompts that repeat: the system prompts, the sessions, the prefix cache. */
+static void output_prefix_text(FILE *out, const inference_spec *w)
+{
+    if (w->nsystem_prompts) {
+        fprintf(out, "    system prompt");
+        for (unsigned k = 0; k < w->nsystem_prompts; k++)
+            fprintf(out, "%s %u tokens (weight %.6g)", k ? "," : "",
+                    w->system_prompts[k].tokens, w->system_prompts[k].weight);
+        fprintf(out, " before each %s\n", w->has_sessions ? "session" : "prompt");
+    }
+    if (w->has_sessions) {
+        fprintf(out, "    arrivals are sessions: turns ");
+        output_dist_text(out, &w->sessions.turns);
+        fprintf(out, " (mean %.6g), think ", sim_dist_mean(&w->sessions.turns));
+        output_dist_text(out, &w->sessions.think_s);
+        fprintf(out, " s, new tokens a turn ");
+        output_dist_text(out, &w->sessions.new_tokens);
+        fprintf(out, " (mean %.6g); a turn's prompt is the history plus them\n",
+                sim_dist_mean(&w->sessions.new_tokens));
+    }
+    if (w->prefix_block)
+        fprintf(out, "    prefix cache per replica in blocks of %u tokens\n", w->prefix_block);
+    if (w->routing == ROUTE_PREFIX_AFFINITY)
+        fprintf(out, "    prefix affinity within a load bound of %.6g\n", w->affinity_bound);
+}
+
 void output_scenario_text(FILE *out, const scenario *sc)
 {
     fprintf(out, "scenario \"%s\"\n", sc->name);
@@ -170,6 +196,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
                     w->overflow_threshold ? w->overflow_threshold : w->max_batch);
         if (w->has_decode)
             output_disaggregated_text(out, sc, w);
+        output_prefix_text(out, w);
         output_inference_details(out, w);
     }
     output_training_details(out, sc);
