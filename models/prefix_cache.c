@@ -1,6 +1,10 @@
-/* A block-level prefix cache with LRU eviction (see prefix_cache.h): a pool of blocks
- * threaded on a doubly linked recency list, and an open-addressing table from key to
- * block (linear probing, deletion by backward shift, so no tombstones build up). */
+/* A block-level prefix cache with LRU eviction (see prefix_cache.h), kept as segments:
+ * a chain's blocks are a run of the shared prompt's and a run of its own, so the cache
+ * holds, per owner, how many of its blocks it has, on one recency list, and an
+ * open-addressing table from owner to segment (linear probing, deletion by backward
+ * shift, so no tombstones build up).  Looking up, inserting and evicting a chain are
+ * then O(1) however long it is: a routing looks up every replica's cache, and a
+ * 3,000-token prompt is 188 blocks of 16. */
 #include "models/prefix_cache.h"
 
 #include <stdbool.h>
@@ -10,20 +14,22 @@
 
 #define NONE UINT32_MAX
 
-typedef struct cache_block {
-    uint64_t key;
-    uint32_t older, newer; /* the recency list; the free list through older */
-} cache_block;
+typedef struct segment {
+    uint64_t key;            /* the owner's, tagged shared or own */
+    uint32_t blocks;         /* its first `blocks` blocks are held */
+    uint32_t older, newer;   /* the recency list; the free list through older */
+} segment;
 
 struct prefix_cache {
     unsigned block_tokens;
-    cache_block *blocks;
-    uint32_t nblocks, cap;  /* blocks ever made, and room for */
-    uint32_t free;          /* a free block, or NONE */
+    segment *segs;
+    uint32_t nsegs, cap;     /* segments ever made, and room for */
+    uint32_t free;           /* a free segment, or NONE */
     uint32_t oldest, newest;
-    size_t held;
-    uint32_t *table;        /* block index + 1; 0: empty */
-    size_t table_size;      /* a power of two, at least twice the blocks */
+    size_t live;             /* segments on the recency list */
+    size_t held;             /* blocks, over every segment */
+    uint32_t *table;         /* segment index + 1; 0: empty */
+    size_t table_size;       /* a power of two, at least twice the live segments */
     uint64_t evictions;
 };
 
@@ -37,12 +43,22 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-uint64_t prefix_block_key(const prefix_chain *chain, unsigned i, unsigned block)
+static uint64_t shared_key(const prefix_chain *c)
 {
-    bool shared = chain->shared_tokens && ((uint64_t)i + 1) * block <= chain->shared_tokens;
-    uint64_t owner = shared ? chain->shared : chain->own;
-    uint64_t k = mix(mix(owner ^ (shared ? 0x5348u : 0x4f57u)) + i); /* owners apart */
+    uint64_t k = mix(c->shared ^ 0x5348415245440000ULL);
     return k ? k : 1;
+}
+
+static uint64_t own_key(const prefix_chain *c)
+{
+    uint64_t k = mix(c->own ^ 0x4f574e0000000000ULL);
+    return k ? k : 2;
+}
+
+/* Blocks wholly inside the shared prompt: the own run starts there. */
+static unsigned shared_blocks(const prefix_cache *pc, const prefix_chain *c)
+{
+    return c->shared_tokens / pc->block_tokens;
 }
 
 prefix_cache *prefix_cache_create(unsigned block_tokens)
@@ -59,7 +75,7 @@ void prefix_cache_free(prefix_cache *pc)
 {
     if (!pc)
         return;
-    free(pc->blocks);
+    free(pc->segs);
     free(pc->table);
     free(pc);
 }
@@ -69,7 +85,7 @@ static size_t slot_of(const prefix_cache *pc, uint64_t key)
     return (size_t)(key & (pc->table_size - 1));
 }
 
-/* The block holding key, or NONE. */
+/* The segment of key, or NONE. */
 static uint32_t find(const prefix_cache *pc, uint64_t key)
 {
     if (!pc->table_size)
@@ -78,27 +94,27 @@ static uint32_t find(const prefix_cache *pc, uint64_t key)
         uint32_t e = pc->table[s];
         if (!e)
             return NONE;
-        if (pc->blocks[e - 1].key == key)
+        if (pc->segs[e - 1].key == key)
             return e - 1;
     }
 }
 
-static void table_put(prefix_cache *pc, uint32_t b)
+static void table_put(prefix_cache *pc, uint32_t g)
 {
-    size_t s = slot_of(pc, pc->blocks[b].key);
+    size_t s = slot_of(pc, pc->segs[g].key);
     while (pc->table[s])
         s = (s + 1) & (pc->table_size - 1);
-    pc->table[s] = b + 1;
+    pc->table[s] = g + 1;
 }
 
 static void table_remove(prefix_cache *pc, uint64_t key)
 {
     size_t mask = pc->table_size - 1, s = slot_of(pc, key);
-    while (pc->blocks[pc->table[s] - 1].key != key)
+    while (pc->segs[pc->table[s] - 1].key != key)
         s = (s + 1) & mask;
-    /* shift back every later entry of the run that may sit at or before the hole */
+    /* shift back every later entry of the run whose home is not after the hole */
     for (size_t next = (s + 1) & mask; pc->table[next]; next = (next + 1) & mask) {
-        size_t home = slot_of(pc, pc->blocks[pc->table[next] - 1].key);
+        size_t home = slot_of(pc, pc->segs[pc->table[next] - 1].key);
         if (((next - home) & mask) >= ((next - s) & mask)) {
             pc->table[s] = pc->table[next];
             s = next;
@@ -115,91 +131,113 @@ static void grow_table(prefix_cache *pc)
     if (!pc->table)
         sim_out_of_memory("out of memory for a prefix cache");
     pc->table_size = size;
-    for (uint32_t b = pc->oldest; b != NONE; b = pc->blocks[b].newer)
-        table_put(pc, b);
+    for (uint32_t g = pc->oldest; g != NONE; g = pc->segs[g].newer)
+        table_put(pc, g);
 }
 
-static void unlink_block(prefix_cache *pc, uint32_t b)
+static void unlink_segment(prefix_cache *pc, uint32_t g)
 {
-    cache_block *x = &pc->blocks[b];
+    segment *x = &pc->segs[g];
     if (x->older != NONE)
-        pc->blocks[x->older].newer = x->newer;
+        pc->segs[x->older].newer = x->newer;
     else
         pc->oldest = x->newer;
     if (x->newer != NONE)
-        pc->blocks[x->newer].older = x->older;
+        pc->segs[x->newer].older = x->older;
     else
         pc->newest = x->older;
 }
 
-static void append_newest(prefix_cache *pc, uint32_t b)
+static void append_newest(prefix_cache *pc, uint32_t g)
 {
-    cache_block *x = &pc->blocks[b];
+    segment *x = &pc->segs[g];
     x->older = pc->newest;
     x->newer = NONE;
     if (pc->newest != NONE)
-        pc->blocks[pc->newest].newer = b;
+        pc->segs[pc->newest].newer = g;
     else
-        pc->oldest = b;
-    pc->newest = b;
+        pc->oldest = g;
+    pc->newest = g;
 }
 
-static uint32_t new_block(prefix_cache *pc, uint64_t key)
+/* The segment of key, made (empty, linked newest) if missing. */
+static uint32_t segment_of(prefix_cache *pc, uint64_t key)
 {
-    uint32_t b = pc->free;
-    if (b != NONE) {
-        pc->free = pc->blocks[b].older;
+    uint32_t g = find(pc, key);
+    if (g != NONE)
+        return g;
+    g = pc->free;
+    if (g != NONE) {
+        pc->free = pc->segs[g].older;
     } else {
-        if (pc->nblocks == pc->cap) {
+        if (pc->nsegs == pc->cap) {
             uint32_t cap = pc->cap ? pc->cap * 2 : 64;
-            cache_block *more = realloc(pc->blocks, (size_t)cap * sizeof *more);
+            segment *more = realloc(pc->segs, (size_t)cap * sizeof *more);
             if (!more || cap < pc->cap)
                 sim_out_of_memory("out of memory for a prefix cache");
-            pc->blocks = more;
+            pc->segs = more;
             pc->cap = cap;
         }
-        b = pc->nblocks++;
+        g = pc->nsegs++;
     }
-    pc->blocks[b].key = key;
-    if ((pc->held + 1) * 2 > pc->table_size)
-        grow_table(pc);
-    table_put(pc, b);
-    pc->held++;
-    return b;
+    pc->segs[g].key = key;
+    pc->segs[g].blocks = 0;
+    append_newest(pc, g);
+    pc->live++;
+    if (pc->live * 2 > pc->table_size)
+        grow_table(pc); /* puts g too: it is on the list */
+    else
+        table_put(pc, g);
+    return g;
 }
 
-static void evict_oldest(prefix_cache *pc)
+/* Makes the segment of key hold at least `blocks` and the most recently used. */
+static void touch(prefix_cache *pc, uint64_t key, uint32_t blocks)
 {
-    uint32_t b = pc->oldest;
-    unlink_block(pc, b);
-    table_remove(pc, pc->blocks[b].key);
-    pc->blocks[b].older = pc->free;
-    pc->free = b;
-    pc->held--;
-    pc->evictions++;
+    uint32_t g = segment_of(pc, key);
+    unlink_segment(pc, g);
+    append_newest(pc, g);
+    if (pc->segs[g].blocks < blocks) {
+        pc->held += blocks - pc->segs[g].blocks;
+        pc->segs[g].blocks = blocks;
+    }
 }
 
 void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks)
 {
-    while (pc->held > capacity_blocks)
-        evict_oldest(pc);
+    while (pc->held > capacity_blocks) {
+        uint32_t g = pc->oldest;
+        segment *x = &pc->segs[g];
+        size_t over = pc->held - capacity_blocks;
+        uint32_t take = over < x->blocks ? (uint32_t)over : x->blocks; /* its last blocks */
+        x->blocks -= take;
+        pc->held -= take;
+        pc->evictions += take;
+        if (x->blocks == 0) {
+            unlink_segment(pc, g);
+            table_remove(pc, x->key);
+            x->older = pc->free;
+            pc->free = g;
+            pc->live--;
+        }
+    }
 }
 
 unsigned prefix_cache_longest(const prefix_cache *pc, const prefix_chain *chain,
                               unsigned tokens)
 {
-    unsigned B = pc->block_tokens;
-    unsigned lo = 0, hi = tokens / B; /* blocks 0..lo-1 held; none from hi on known */
-    if ((size_t)hi > pc->held)
-        hi = (unsigned)pc->held;
-    while (lo < hi) { /* the held blocks of a chain are a prefix of it: binary search */
-        unsigned mid = lo + (hi - lo + 1) / 2;
-        if (find(pc, prefix_block_key(chain, mid - 1, B)) != NONE)
-            lo = mid;
-        else
-            hi = mid - 1;
+    unsigned n = tokens / pc->block_tokens, s0 = shared_blocks(pc, chain);
+    if (n == 0)
+        return 0;
+    if (s0 > 0) {
+        uint32_t g = find(pc, shared_key(chain));
+        unsigned have = g == NONE ? 0 : pc->segs[g].blocks;
+        if (have < s0 || n <= s0) /* the chain stops inside the shared prompt */
+            return (have < n ? have : n) * pc->block_tokens;
     }
-    return lo * B;
+    uint32_t g = find(pc, own_key(chain));
+    unsigned have = s0 + (g == NONE ? 0 : pc->segs[g].blocks);
+    return (have < n ? have : n) * pc->block_tokens;
 }
 
 void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
@@ -208,15 +246,11 @@ void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned t
     size_t n = tokens / pc->block_tokens;
     if (n > capacity_blocks)
         n = capacity_blocks;
-    for (size_t i = n; i-- > 0;) { /* the last block first: parents end up newer */
-        uint64_t key = prefix_block_key(chain, (unsigned)i, pc->block_tokens);
-        uint32_t b = find(pc, key);
-        if (b == NONE)
-            b = new_block(pc, key);
-        else
-            unlink_block(pc, b);
-        append_newest(pc, b);
-    }
+    unsigned s0 = shared_blocks(pc, chain);
+    if (n > s0) /* the own run first: the shared one, its parent, ends up newer */
+        touch(pc, own_key(chain), (uint32_t)(n - s0));
+    if (s0 > 0 && n > 0)
+        touch(pc, shared_key(chain), (uint32_t)(n < s0 ? n : s0));
     prefix_cache_trim(pc, capacity_blocks);
 }
 
@@ -226,11 +260,12 @@ uint64_t prefix_cache_evictions(const prefix_cache *pc) { return pc->evictions; 
 
 int prefix_cache_holds(const prefix_cache *pc, const prefix_chain *chain, unsigned i)
 {
-    return find(pc, prefix_block_key(chain, i, pc->block_tokens)) != NONE;
+    return prefix_cache_longest(pc, chain, (i + 1) * pc->block_tokens)
+           == (i + 1) * pc->block_tokens;
 }
 
 size_t prefix_cache_memory_bytes(const prefix_cache *pc)
 {
-    return sizeof *pc + (size_t)pc->cap * sizeof *pc->blocks
+    return sizeof *pc + (size_t)pc->cap * sizeof *pc->segs
            + pc->table_size * sizeof *pc->table;
 }

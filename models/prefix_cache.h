@@ -3,20 +3,21 @@
  * (vLLM's automatic prefix caching, SGLang's radix cache).
  *
  * A prompt is a chain of blocks of `block` tokens; only whole blocks are cached.  A
- * block is named by a 64-bit key, never by its tokens: the first shared_tokens of a
- * chain belong to a prompt many requests share (a workload's system prompt), named by
- * `shared`, and the rest to one conversation, named by `own`.  Block i's key mixes its
- * owner with i; since an owner's content fixes everything before it (a session draws
- * its system prompt once), the pair names the block's whole prefix, as a chained hash
- * of (parent, content) would.  A block that straddles the end of the shared part is
- * the conversation's.
+ * block is named by its owner and index, never by its tokens: the blocks wholly in the
+ * first shared_tokens of a chain belong to a prompt many requests share (a workload's
+ * system prompt), named by the 64-bit `shared`, and the rest to one conversation, named
+ * by `own`; a block that straddles the end of the shared part is the conversation's.
+ * Since an owner's content fixes everything before it (a session draws its system
+ * prompt once), (owner, index) names a block's whole prefix, as a chained hash of
+ * (parent, content) would.  The cache keeps, per owner, how many of its first blocks it
+ * holds: a radix tree of two levels, the shared prompts and the conversations below.
  *
- * Eviction is least recently used, and a chain is touched from its last block to its
- * first: a block is then always at least as recent as its descendants, so eviction
- * takes leaves first and never cuts a chain in the middle, and the cached blocks of
- * any chain are a prefix of it (which is what makes prefix_cache_longest a binary
- * search).  Memory: a few dozen bytes a cached block, growing to the largest number
- * ever held.
+ * Eviction is least recently used, by owner: inserting a chain makes its own run and
+ * then its shared run the most recent, so a shared prompt is always more recent than
+ * the conversations below it, and eviction takes the last blocks of the least recently
+ * used run first: leaves first, never a chain cut in the middle.  (A coarser recency
+ * than a block's own: touching a run's first blocks refreshes the whole run, where a
+ * radix tree would split it.)  Memory: a few dozen bytes an owner held.
  */
 #ifndef FLEETSIM_MODELS_PREFIX_CACHE_H
 #define FLEETSIM_MODELS_PREFIX_CACHE_H
@@ -29,9 +30,6 @@ typedef struct prefix_chain {
     unsigned shared_tokens;
     uint64_t own;              /* the conversation's (or the request's) name */
 } prefix_chain;
-
-/* The key of block i (tokens i x block to (i + 1) x block - 1) of a chain; never 0. */
-uint64_t prefix_block_key(const prefix_chain *chain, unsigned i, unsigned block);
 
 typedef struct prefix_cache prefix_cache;
 
@@ -46,9 +44,9 @@ unsigned prefix_cache_longest(const prefix_cache *pc, const prefix_chain *chain,
                               unsigned tokens);
 
 /* Inserts the whole blocks of the chain's first `tokens` that are missing and makes
- * them all (those held already too) the most recently used, then evicts least recently
- * used blocks until at most capacity_blocks remain.  A chain longer than the capacity
- * keeps its first capacity_blocks. */
+ * its runs the most recently used (own, then shared), then evicts least recently used
+ * blocks until at most capacity_blocks remain.  A chain longer than the capacity keeps
+ * its first capacity_blocks. */
 void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
                          size_t capacity_blocks);
 

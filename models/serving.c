@@ -722,7 +722,10 @@ uint64_t serving_replica_events(const serving *s)
 
 size_t serving_memory_bytes(const serving *s)
 {
-    return sizeof *s + s->nblocks * sizeof(request_block)
+    size_t caches = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        caches += serving_fleet_prefix_memory_bytes(s->fleets[i]);
+    return caches + sizeof *s + s->nblocks * sizeof(request_block)
            + sim_histogram_memory_bytes(&s->stats.ttft_hist_s)
            + sim_histogram_memory_bytes(&s->stats.tpot_hist_s)
            + sim_histogram_memory_bytes(&s->stats.e2e_hist_s)

@@ -64,7 +64,8 @@ static uint64_t rendezvous(uint64_t own, uint64_t serial)
  * least loaded rather than the mean (as consistent hashing with bounded loads has it):
  * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
  * and starves while the others stay under it. */
-static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_request *q)
+static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_request *q,
+                           unsigned *hit_out)
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
@@ -94,6 +95,7 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
             best_hash = hash;
         }
     }
+    *hit_out = best_hit;
     return best;
 }
 
@@ -174,9 +176,10 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
     if (f->nactive == 0)
         return 0;
     fleet_prefix *p = !prefilled && f->prefix.block ? f->events.prefix(f->events.owner, q) : NULL;
-    int i = p && f->routing.policy == ROUTE_PREFIX_AFFINITY ? choose_affinity(f, p, q)
-                                                            : choose(f, q->prompt, q->output,
-                                                                     err, err_size);
+    bool affinity = p && f->routing.policy == ROUTE_PREFIX_AFFINITY;
+    unsigned hit = 0;
+    int i = affinity ? choose_affinity(f, p, q, &hit)
+                     : choose(f, q->prompt, q->output, err, err_size);
     if (i < 0)
         return -1;
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
@@ -184,7 +187,8 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
     q->unit = f->active[i]->unit;
     if (p) { /* its cached prefix counts as prefilled here; the replica computes the rest */
         serving_slot *sl = f->active[i];
-        unsigned hit = cached_prefix(f, sl, p, q);
+        if (!affinity)
+            hit = cached_prefix(f, sl, p, q);
         prefix_cache_insert(sl->cache, &p->chain, hit, free_blocks(f, sl)); /* used now */
         p->cached = hit;
         q->prefilled = q->cached = hit;

@@ -138,3 +138,12 @@ autoscale_view serving_fleet_observe(serving_fleet *f, double now)
     v.kv_cache = span > 0 ? kv / span : 0;
     return v;
 }
+
+size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->cache)
+            n += prefix_cache_memory_bytes(f->slots[k]->cache);
+    return n;
+}

@@ -33,30 +33,48 @@ Test(prefix_cache, shares_the_system_prompt_blocks_between_sessions)
     cr_expect_eq(prefix_cache_longest(pc, &other, 80), 0);
     prefix_cache_insert(pc, &b, 64, 1000); /* adds b's blocks 2, 3 */
     cr_expect_eq(prefix_cache_blocks(pc), 7);
-    cr_expect_eq(prefix_block_key(&a, 1, 16), prefix_block_key(&b, 1, 16));
-    cr_expect_neq(prefix_block_key(&a, 2, 16), prefix_block_key(&b, 2, 16));
+    cr_expect(prefix_cache_holds(pc, &b, 3));
+    cr_expect(!prefix_cache_holds(pc, &b, 4));
+    cr_expect(prefix_cache_holds(pc, &a, 4));
 }
 
 Test(prefix_cache, evicts_least_recently_used_leaves_first)
 {
     prefix_chain a = { 0, 0, 1 }, b = { 0, 0, 2 };
-    prefix_cache_insert(pc, &a, 48, 6); /* a0 a1 a2, recency (old..new): a2 a1 a0 */
-    prefix_cache_insert(pc, &b, 48, 6); /* then b2 b1 b0 */
+    prefix_cache_insert(pc, &a, 48, 6); /* a0 a1 a2 */
+    prefix_cache_insert(pc, &b, 48, 6); /* b0 b1 b2: recency (old..new) a, b */
     cr_expect_eq(prefix_cache_blocks(pc), 6);
-    /* a lookup touches nothing; re-inserting a's first block makes a0 the newest */
+    /* a lookup touches nothing; re-inserting a's first block makes a the newest */
     cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
-    prefix_cache_insert(pc, &a, 16, 6); /* old..new: a2 a1 b2 b1 b0 a0 */
-    prefix_cache_trim(pc, 5);           /* a2 goes: a's leaf, not its root */
-    cr_expect(!prefix_cache_holds(pc, &a, 2));
-    cr_expect(prefix_cache_holds(pc, &a, 1));
-    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 32);
-    prefix_cache_trim(pc, 3);           /* then a1, then b2 */
-    cr_expect(!prefix_cache_holds(pc, &a, 1));
+    prefix_cache_insert(pc, &a, 16, 6); /* old..new: b, a */
+    prefix_cache_trim(pc, 5);           /* b2 goes: b's leaf, not its root */
     cr_expect(!prefix_cache_holds(pc, &b, 2));
     cr_expect(prefix_cache_holds(pc, &b, 1));
-    cr_expect(prefix_cache_holds(pc, &a, 0));
-    cr_expect_eq(prefix_cache_longest(pc, &b, 48), 32);
-    cr_expect_eq(prefix_cache_evictions(pc), 3);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
+    prefix_cache_trim(pc, 3);           /* then b1, b0 */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 48), 0);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
+    prefix_cache_trim(pc, 1);           /* then a2, a1 */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 16);
+    cr_expect_eq(prefix_cache_evictions(pc), 5);
+}
+
+Test(prefix_cache, the_system_prompt_outlives_the_sessions_below_it)
+{
+    /* a 32-token system prompt (2 blocks) and two sessions of 2 blocks each after it */
+    prefix_chain a = { 5, 32, 1 }, b = { 5, 32, 2 };
+    prefix_cache_insert(pc, &a, 64, 100);
+    prefix_cache_insert(pc, &b, 64, 100); /* old..new: a's own, b's own, the shared */
+    cr_expect_eq(prefix_cache_blocks(pc), 6);
+    prefix_cache_trim(pc, 4);             /* a's own two go first */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 64), 32);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 64), 64);
+    prefix_cache_trim(pc, 2);             /* then b's own: the shared prompt stays */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 64), 32);
+    prefix_chain c = { 5, 32, 3 };
+    cr_expect_eq(prefix_cache_longest(pc, &c, 1000), 32);
+    prefix_cache_trim(pc, 1);             /* a shared prompt is cut from its end too */
+    cr_expect_eq(prefix_cache_longest(pc, &c, 1000), 16);
 }
 
 Test(prefix_cache, a_chain_longer_than_the_capacity_keeps_its_start)
