@@ -143,7 +143,7 @@ int prefix_load_convert(load_context *c, const fields_object *w, inference_spec 
         snprintf(path, sizeof path, "%s.sessions", w->path);
         return fields_fail(c, w->where, path, "sessions arrive as fs.poisson, fs.constant_rate "
                            "or a traffic profile: not with %s", out->has_trace
-                           ? "a trace (give its session_id column instead)" : "fs.closed_loop");
+                           ? "a trace (name its session column: fs.trace { session = ... })" : "fs.closed_loop");
     }
     if ((out->prefix_block || out->has_sessions) && out->has_decode) {
         snprintf(path, sizeof path, "%s.%s", w->path, out->prefix_block ? "prefix_cache" : "sessions");

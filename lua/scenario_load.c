@@ -52,7 +52,7 @@ static const char *const KV_LINK_KEYS[] = {
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
-    "file", "time", "prompt", "output", "speedup", "loop", "sample", "skip_bad", NULL,
+    "file", "time", "prompt", "output", "session", "speedup", "loop", "sample", "skip_bad", NULL,
 };
 /* Requests a run may hold waiting without max_wait: about 4 GB of queue. */
 #define UNBOUNDED_INFERENCE_REQUESTS 5e7
@@ -347,7 +347,8 @@ static int open_trace(load_context *c, const fields_object *t, const char *file,
     return 0;
 }
 
-/* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
+/* arrivals = fs.trace { file, time, prompt, output, session, speedup, loop, sample,
+ * skip_bad } */
 static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -355,7 +356,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     snprintf(path, sizeof path, "%s.arrivals", w->path);
     fields_object t;
     static const char *const kinds[] = { "trace", NULL };
-    char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
+    char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL, *session_column = NULL;
     double speedup = 1;
     int status = fields_object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
                  || fields_object_check_keys(c, &t, TRACE_KEYS)
@@ -363,6 +364,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
                  || fields_read_string(c, &t, "time", false, &time)
                  || fields_read_string(c, &t, "prompt", false, &prompt)
                  || fields_read_string(c, &t, "output", false, &output)
+                 || fields_read_string(c, &t, "session", false, &session_column)
                  || fields_read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
                  || fields_read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
                  || fields_read_flag(c, &t, "loop", false, &out->loop)
@@ -377,6 +379,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");
     out->trace.prompt_column = dup_or_default(prompt, "ContextTokens");
     out->trace.output_column = dup_or_default(output, "GeneratedTokens");
+    out->trace.session_column = session_column; /* NULL: none */
     if (status == 0 && (!out->trace.time_column || !out->trace.prompt_column
                         || !out->trace.output_column))
         status = fields_fail(c, t.where, path, "out of memory");

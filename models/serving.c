@@ -424,15 +424,17 @@ static void on_turn(void *owner, const session_turn *t)
     join(owner, t->prompt, t->output, t->session, &t->chain);
 }
 
-/* arrivals_config.arrive: a request, or a session, arrives. */
-static void admit_request(void *owner, unsigned prompt, unsigned output)
+/* arrivals_config.arrive: a request, or a session, arrives; a trace's session (not 0)
+ * names the request's own blocks, so its turns find each other's. */
+static void admit_request(void *owner, unsigned prompt, unsigned output,
+                          uint64_t trace_session)
 {
     serving *s = owner;
     if (s->sessions) {
         sessions_begin(s->sessions);
         return;
     }
-    prefix_chain chain = { .own = s->next_id + 1 }; /* a prompt no other shares */
+    prefix_chain chain = { .own = trace_session ? trace_session : s->next_id + 1 };
     if (s->config.nsystem_prompts) { /* the system prompt it begins with */
         unsigned k = 0;
         if (s->system_rng) {

@@ -155,3 +155,83 @@ Test(prefix_scenario, mistakes_name_the_key_and_the_value)
     expect_mistake("sessions = { turns = 3, thinks = \"5s\" }", "did you mean 'think'");
     expect_mistake("affinity_bound = -1", "workloads.chat.affinity_bound");
 }
+
+/* A session trace by hand through the loader: session a's turn 2 finds turn 1's 65
+ * blocks (1,040 tokens), b and the row without a session nothing. */
+Test(prefix_scenario, a_session_trace_replays_through_the_loader)
+{
+    char *trace = scratch_file(dir, "t.csv", "TIMESTAMP,session_id,ContextTokens,GeneratedTokens\n"
+                                             "0,a,1000,50\n10,a,1150,50\n20,b,1000,50\n30,,1000,50\n");
+    char *path = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"2m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"t.csv\", session = \"session_id\" },\n"
+        "    prefix_cache = { block = 16 } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefill_tokens_saved"), 1040, 0);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.25, 1e-12);
+    free(csv);
+    free(trace);
+    free(path);
+}
+
+/* tools/session_trace.py writes what the loader reads, each session's turns extending
+ * the last turn's prompt and answer, the same file for the same seed. */
+Test(prefix_scenario, the_generator_writes_a_trace_the_loader_replays)
+{
+    char command[1024], *gen_out = NULL, *gen_err = NULL;
+    snprintf(command, sizeof command, "python3 tools/session_trace.py --sessions 20 --rate 2 "
+             "--system 500 --seed 3 -o %s/g.csv && python3 tools/session_trace.py --sessions 20 "
+             "--rate 2 --system 500 --seed 3 -o %s/h.csv", dir, dir);
+    if (scratch_run(command, &gen_out, &gen_err) != 0)
+        cr_skip_test("python3 did not run the generator: %s", gen_err ? gen_err : "");
+    char g[512], h[512];
+    snprintf(g, sizeof g, "%s/g.csv", dir);
+    snprintf(h, sizeof h, "%s/h.csv", dir);
+    char *first = scratch_read(g), *second = scratch_read(h);
+    cr_assert(first && second);
+    cr_expect_str_eq(first, second);
+    /* s1's turns: each prompt is the last prompt and answer plus new tokens */
+    unsigned last_prompt = 0, last_output = 0, turns = 0;
+    for (const char *line = strchr(first, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t;
+        char name[32];
+        unsigned prompt, output;
+        cr_assert_eq(sscanf(line + 1, "%lf,%31[^,],%u,%u", &t, name, &prompt, &output), 4);
+        if (strcmp(name, "s1"))
+            continue;
+        if (turns++ == 0)
+            cr_expect_gt(prompt, 500);
+        else
+            cr_expect_gt(prompt, last_prompt + last_output);
+        last_prompt = prompt;
+        last_output = output;
+    }
+    cr_expect(turns >= 4 && turns <= 8, "%u turns", turns);
+    char *path = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"10m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"g.csv\", session = \"session_id\" },\n"
+        "    prefix_cache = { block = 16 }, routing = \"prefix_affinity\" } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    /* every turn but each session's first finds its history */
+    cr_expect_gt(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.7);
+    free(csv);
+    free(path);
+    free(first);
+    free(second);
+    free(gen_out);
+    free(gen_err);
+}

@@ -8,6 +8,7 @@
 
 #include "lua/catalog.h"
 #include "models/serving.h"
+#include "tests/support/scratch.h"
 
 static catalog cat;
 static const model_spec *llama;
@@ -210,4 +211,35 @@ Test(prefix_serving, the_gpus_for_one_slo_fall_as_the_shared_prefix_grows)
     cr_expect_leq(cached_short, plain_short);
     cr_expect_lt(cached_long, plain_long);
     cr_expect_gt(plain_long - cached_long, plain_short - cached_short);
+}
+
+Test(prefix_serving, a_session_trace_replays_its_turns_onto_their_history)
+{
+    /* session a's turn 2 (1,150 tokens) finds turn 1's 1,049 tokens of cache as 65
+     * blocks, 1,040 tokens; session b and the row without a session find nothing (no
+     * system prompt here) */
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,session_id,ContextTokens,GeneratedTokens\n"
+                                            "0,a,1000,50\n10,a,1150,50\n20,b,1000,50\n"
+                                            "30,,1000,50\n");
+    trace_options t = { .path = path, .time_column = "TIMESTAMP",
+                        .prompt_column = "ContextTokens", .output_column = "GeneratedTokens",
+                        .session_column = "session_id", .speedup = 1 };
+    serving_config c = chat_config(1, 1);
+    c.sessions = NULL;
+    c.system_prompts = NULL;
+    c.nsystem_prompts = 0;
+    c.trace = &t;
+    c.lengths_from_trace = true;
+    outcome o = run(&c, 1000);
+    cr_expect_eq(o.stats.completed, 4);
+    cr_expect_eq(o.stats.prompt_tokens, 4150);
+    cr_expect_eq(o.stats.prefix_cached_tokens, 1040);
+    cr_expect_eq(o.stats.prefix_hits, 1);
+    /* without the column every row is a request of its own */
+    t.session_column = NULL;
+    outcome apart = run(&c, 1000);
+    cr_expect_eq(apart.stats.prefix_cached_tokens, 0);
+    free(path);
+    scratch_remove_dir(dir);
 }
