@@ -291,6 +291,7 @@ static void route_stage(serving *s, llm_request *q)
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
+    request_of(q)->prefix.cached = 0; /* until a fleet with a cache finds some */
     if (s->links) {
         route_stage(s, q);
         return;

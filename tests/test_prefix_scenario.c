@@ -169,6 +169,12 @@ Test(prefix_scenario, a_session_trace_replays_through_the_loader)
         "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
         "    arrivals = fs.trace { file = \"t.csv\", session = \"session_id\" },\n"
         "    prefix_cache = { block = 16 } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "4 rows over 30 s, 0.133333/s on average, sessions in column "
+                          "session_id)") != NULL, "%s", out);
+    free(out);
+    free(err);
+    out = err = NULL;
     cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
     char csvpath[512];
     snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
