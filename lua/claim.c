@@ -268,13 +268,18 @@ static void push_results(lua_State *L, const claim_results *r)
     lua_setfield(L, top, "keys");
     if (r->has_search) {
         lua_createtable(L, 0, 5);
-        lua_pushstring(L, r->keys[0]);
-        lua_setfield(L, -2, "key");
+        if (!r->grid) {
+            lua_pushstring(L, r->keys[0]);
+            lua_setfield(L, -2, "key");
+        }
         lua_pushstring(L, r->search_target ? r->search_target : "");
         lua_setfield(L, -2, "target");
         lua_pushboolean(L, r->found);
         lua_setfield(L, -2, "found");
-        if (r->found) {
+        if (r->found && r->grid) { /* the grid's point, with its values under r.keys */
+            lua_rawgeti(L, points, (lua_Integer)r->answer_point + 1);
+            lua_setfield(L, -2, "point");
+        } else if (r->found) {
             char answer[32];
             snprintf(answer, sizeof answer, "%lld", r->answer);
             lua_pushinteger(L, r->answer);

@@ -59,7 +59,9 @@ typedef struct claim_results {
     size_t npoints;
     bool has_search, found;
     const char *search_target;
-    long long answer;
+    long long answer;          /* a search along one key: its value found */
+    bool grid;                 /* a grid search: keys are the grid's */
+    size_t answer_point;       /* the point found (found only) */
 } claim_results;
 
 typedef struct claim_verdict {

@@ -41,8 +41,10 @@ static int check_run(const char *file, const scenario *sc, const experiment *x, 
 
 static void print_points(const experiment *x)
 {
+    const search_spec *s = &x->spec.search;
+    bool grid = x->spec.has_search && s->ngrid;
     printf("\n%s: %zu %s over", x->spec.has_search ? "search" : "sweep", x->npoints,
-           x->spec.has_search ? "first probes" : x->npoints == 1 ? "point" : "points");
+           x->spec.has_search && !grid ? "first probes" : x->npoints == 1 ? "point" : "points");
     for (size_t k = 0; k < x->nkeys; k++)
         printf(" %s", x->keys[k]);
     char label[1024];
@@ -50,6 +52,10 @@ static void print_points(const experiment *x)
         experiment_point_label(x, p, label, sizeof label);
         printf("\n  %zu: %s", p + 1, label);
     }
+    if (grid)
+        printf("\nthe answer: of the points with %s, the %s %s%s%s", s->target,
+               s->maximise ? "most" : "least", s->objective_metric,
+               s->objective_subject ? " of " : "", s->objective_subject ? s->objective_subject : "");
     printf("\nloading them ran %.3g million Lua instructions (a sweep or search may spend %.0f "
            "million)\n", (double)x->load_instructions / 1e6,
            (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);

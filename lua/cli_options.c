@@ -194,7 +194,10 @@ int cli_options_check_memory(const cli_options *o, const scenario *sc,
     for (size_t a = 0; a < spec->naxes; a++)
         points = points * spec->axes[a].nvalues > EXPERIMENT_MAX_POINTS
                      ? EXPERIMENT_MAX_POINTS : points * spec->axes[a].nvalues;
-    if (spec->has_search) /* low, high, then bisection */
+    for (size_t a = 0; a < spec->search.ngrid; a++) /* a grid search runs every point */
+        points = points * spec->search.grid[a].nvalues > EXPERIMENT_MAX_POINTS
+                     ? EXPERIMENT_MAX_POINTS : points * spec->search.grid[a].nvalues;
+    if (spec->has_search && !spec->search.ngrid) /* low, high, then bisection */
         points = 2 + (size_t)ceil(log2(fmax(2.0, (double)(spec->search.high
                                                            - spec->search.low))));
     unsigned processes = o->jobs > 1 ? o->jobs : 1;

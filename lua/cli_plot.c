@@ -21,5 +21,5 @@ int cli_plot(int argc, char **argv)
         fprintf(stderr, "fleetsim plot: expected one run folder (see fleetsim help plot)\n");
         return CLI_EXIT_BAD_INPUT;
     }
-    return output_pictures(argv[2], NULL, NULL, false, stderr) == 0 ? 0 : CLI_EXIT_RUN_FAILURE;
+    return output_pictures(argv[2], NULL, NULL, false, NULL, 0, stderr) == 0 ? 0 : CLI_EXIT_RUN_FAILURE;
 }

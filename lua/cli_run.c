@@ -3,6 +3,7 @@
  * summary, the claim's verdict, then the pictures. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,7 +212,7 @@ static int run_single(const cli_options *o, scenario *sc)
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
             /* pictures (issue 7): plots/ and report.html after the CSVs */
             if (status == 0 && !sig && !o->no_plots /* interrupted: the user wants out */
-                && output_pictures(dir, sc->name, sc->description, true, stderr) != 0)
+                && output_pictures(dir, sc->name, sc->description, true, NULL, 0, stderr) != 0)
                 status = CLI_EXIT_RUN_FAILURE;
         }
         if (sig && status == 0)
@@ -266,16 +267,23 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
     for (size_t p = 0; p < x->npoints; p++) {
         const experiment_point *pt = &x->points[p];
         views[p] = view_of(pt);
-        probes[p] = (search_probe_view){ pt->values[0],
+        const search_spec *s = &x->spec.search;
+        probes[p] = (search_probe_view){ (const char *const *)pt->values,
             sim_metrics_find(&pt->results.metrics, x->target_scope, x->target_subject,
-                             x->spec.has_search ? x->spec.search.metric : ""), pt->meets };
+                             x->spec.has_search ? s->metric : ""), pt->meets,
+            s->objective ? sim_metrics_find(&pt->results.metrics, x->objective_scope,
+                                            x->objective_subject, s->objective_metric) : NULL };
     }
+    char objective[300];  /* "minimise cost_usd" */
+    snprintf(objective, sizeof objective, "%s %s", x->spec.search.maximise ? "maximise"
+             : "minimise", x->spec.search.objective_metric ? x->spec.search.objective_metric : "");
     int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
     if (status == 0)
         status = write_text_files(dir, sc, NULL, err, err_size);
     if (status == 0 && x->spec.has_search)
-        status = output_search_csv(dir, x->keys[0], x->spec.search.target, probes, x->npoints,
-                                   x->found, x->answer, err, err_size);
+        status = output_search_csv(dir, x->keys, x->nkeys, x->spec.search.target,
+                                   x->spec.search.objective ? objective : NULL, probes, x->npoints,
+                                   x->found ? x->answer_point : SIZE_MAX, err, err_size);
     else if (status == 0)
         status = output_sweep_diff_csv(dir, x->keys, x->nkeys, views, x->npoints, err,
                                        err_size);
@@ -293,13 +301,34 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         if (x->spec.has_search)
             printf(": %s = %.6g, %s", x->spec.search.metric, pt->measured,
                    pt->meets ? "meets the target" : "misses it");
+        if (x->spec.has_search && x->spec.search.objective)
+            printf("; %s = %.6g", x->spec.search.objective_metric, pt->objective);
         printf("\n");
         char prefix[1100];
         snprintf(prefix, sizeof prefix, "%s %zu (%s): ", x->spec.has_search ? "probe" : "point",
                  p + 1, label);
         output_overload_warnings(stderr, &pt->results.metrics, prefix);
     }
-    if (x->spec.has_search) {
+    if (x->spec.has_search && x->spec.search.ngrid) {
+        const search_spec *s = &x->spec.search;
+        size_t meeting = 0;
+        for (size_t p = 0; p < x->npoints; p++)
+            meeting += x->points[p].meets;
+        if (x->found) {
+            experiment_point_label(x, x->answer_point, label, sizeof label);
+            printf("\n%s: the %s %s%s%s (%.6g) of the %zu points of %zu with %s %s (%s = %.6g "
+                   "there)\n", label, s->maximise ? "most" : "least", s->objective_metric,
+                   strcmp(x->objective_scope, "run") ? " of " : "",
+                   strcmp(x->objective_scope, "run") ? x->objective_subject : "",
+                   x->points[x->answer_point].objective, meeting, x->npoints,
+                   x->target_subject, s->target, s->metric, x->points[x->answer_point].measured);
+        } else {
+            printf("\nno point of the %zu in the grid gives %s %s\n", x->npoints,
+                   x->target_subject, s->target);
+        }
+        printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
+               x->npoints);
+    } else if (x->spec.has_search) {
         const search_spec *s = &x->spec.search;
         char step[64] = "";
         if (s->step > 1)
@@ -332,10 +361,31 @@ static int judge_experiment(void *runtime, const experiment *x, claim_verdict *v
         points[p] = (claim_point){ (const char *const *)x->points[p].values,
                                    &x->points[p].results.metrics, x->points[p].replications };
     claim_results r = { x->name, x->keys, x->nkeys, points, x->npoints, x->spec.has_search,
-                        x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer };
+                        x->found, x->spec.has_search ? x->spec.search.target : NULL, x->answer,
+                        x->spec.search.ngrid > 0, x->answer_point };
     int status = judge_claim(runtime, &r, v, judged);
     free(points);
     return status;
+}
+
+/* The SLOs of sc's inference workloads as levels on a sweep's charts: each limit on its
+ * p99 (the share within it is slo_attainment).  The scenario's own: a sweep of an SLO
+ * draws the file's.  The count; *out (the caller frees it) points into sc. */
+static size_t slo_limits(const scenario *sc, plot_limit **out)
+{
+    *out = calloc(3 * sc->ninferences + 1, sizeof **out);
+    size_t n = 0;
+    for (size_t i = 0; *out && i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        const struct { const char *metric; double s; } slo[] = {
+            { "ttft_p99_s", w->slo_ttft_s }, { "tpot_p99_s", w->slo_tpot_s },
+            { "e2e_p99_s", w->slo_e2e_s },
+        };
+        for (size_t k = 0; k < 3; k++)
+            if (slo[k].s > 0)
+                (*out)[n++] = (plot_limit){ "workload", w->name, slo[k].metric, slo[k].s, "SLO" };
+    }
+    return n;
 }
 
 /* Sweeps, searches, and runs spread over processes: every (point, replication) a task. */
@@ -397,9 +447,12 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     if (writes && status == EXPERIMENT_OK)
         verdict = write_verdict(&v, judged, dir);
     /* pictures: plots/ (sweep charts from sweep.csv) and report.html; prints its errors */
+    plot_limit *slos = NULL;
+    size_t nslos = writes && !o->no_plots ? slo_limits(sc, &slos) : 0;
     if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
-        && output_pictures(dir, x.name, description, true, stderr) != 0)
+        && output_pictures(dir, x.name, description, true, slos, nslos, stderr) != 0)
         status = EXPERIMENT_FAILED;
+    free(slos);
     free(dir);
     experiment_release(&x);
     if (verdict)

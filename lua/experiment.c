@@ -59,6 +59,7 @@ static experiment_point *add_point(experiment *x, const char *const *values)
         snprintf(pt->sets[k], n, "%s=%s", x->keys[k], values[k]);
     }
     sim_metrics_init(&pt->results.metrics);
+    pt->objective = NAN;
     return pt;
 }
 
@@ -144,16 +145,16 @@ static void release_point(experiment_point *pt, size_t nkeys)
     free(pt->samples);
 }
 
-/* The sweep's cross product: point i's value of axis k, the last axis fastest. */
-/* The sweep's points: the cross product of its axes, the zipped ones (sweep.zip) one
- * axis together whose k-th point takes each one's k-th value (issue 18, 10). */
-static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
+/* The points of a sweep (or a search's grid): the cross product of its axes, the last
+ * fastest, the zipped ones (sweep.zip) one axis together whose k-th point takes each
+ * one's k-th value (issue 18, 10). */
+static experiment_status plan_sweep(experiment *x, const sweep_axis *axes, size_t naxes,
+                                    char *err, size_t err_size)
 {
-    const experiment_spec *s = &x->spec;
     size_t n = 1;
     const sweep_axis *first_zip = NULL;
-    for (size_t k = 0; k < s->naxes; k++) {
-        const sweep_axis *a = &s->axes[k];
+    for (size_t k = 0; k < naxes; k++) {
+        const sweep_axis *a = &axes[k];
         if (a->zip && first_zip) {
             if (a->nvalues != first_zip->nvalues) {
                 snprintf(err, err_size, "%s.zip: its lists move together and must be as long: "
@@ -166,18 +167,18 @@ static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
         if (a->zip)
             first_zip = a;
         if (a->nvalues > EXPERIMENT_MAX_POINTS / n) {
-            snprintf(err, err_size, "%s: the sweep has more than %u points", x->options.file,
-                     EXPERIMENT_MAX_POINTS);
+            snprintf(err, err_size, "%s: the %s has more than %u points", x->options.file,
+                     x->spec.has_search ? "search's grid" : "sweep", EXPERIMENT_MAX_POINTS);
             return EXPERIMENT_BAD_INPUT;
         }
         n *= a->nvalues;
     }
-    const char **values = allocate(s->naxes, sizeof *values);
+    const char **values = allocate(naxes, sizeof *values);
     for (size_t i = 0; i < n; i++) {
         size_t rest = i, zip_index = 0;
         /* the last axis varies fastest; the zipped keys count once, at the first's place */
-        for (size_t k = s->naxes; k-- > 0;) {
-            const sweep_axis *a = &s->axes[k];
+        for (size_t k = naxes; k-- > 0;) {
+            const sweep_axis *a = &axes[k];
             if (a->zip && a != first_zip)
                 continue;
             size_t j = rest % a->nvalues;
@@ -186,9 +187,9 @@ static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
                 zip_index = j;
             values[k] = a->values[j];
         }
-        for (size_t k = 0; k < s->naxes; k++)
-            if (s->axes[k].zip)
-                values[k] = s->axes[k].values[zip_index];
+        for (size_t k = 0; k < naxes; k++)
+            if (axes[k].zip)
+                values[k] = axes[k].values[zip_index];
         add_point(x, values);
     }
     free(values);
@@ -199,10 +200,11 @@ static experiment_status plan_sweep(experiment *x, char *err, size_t err_size)
          * rather than after hours of loading */
         double all = (double)x->load_instructions * (double)x->npoints;
         if (status == EXPERIMENT_OK && i == 0 && all > EXPERIMENT_LOAD_INSTRUCTIONS) {
-            snprintf(err, err_size, "%s: the sweep has %zu points and loading one ran %.3g "
+            snprintf(err, err_size, "%s: the %s has %zu points and loading one ran %.3g "
                      "million Lua instructions: all of them would run about %.3g million, over "
                      "the %.0f million a sweep may spend loading its points; sweep fewer points "
-                     "or make the file cheaper to run", x->options.file, x->npoints,
+                     "or make the file cheaper to run", x->options.file,
+                     x->spec.has_search ? "search's grid" : "sweep", x->npoints,
                      (double)x->load_instructions / 1e6, all / 1e6,
                      (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);
             status = EXPERIMENT_BAD_INPUT;
@@ -232,6 +234,14 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
                  x->spec.search.where, "search");
         return EXPERIMENT_BAD_INPUT;
     }
+    if (x->spec.has_search && x->spec.search.ngrid) { /* every point of the grid */
+        const search_spec *s = &x->spec.search;
+        x->nkeys = s->ngrid;
+        x->keys = allocate(x->nkeys, sizeof *x->keys);
+        for (size_t k = 0; k < x->nkeys; k++)
+            x->keys[k] = s->grid[k].key;
+        return plan_sweep(x, s->grid, s->ngrid, err, err_size);
+    }
     if (x->spec.has_search) {
         x->keys = allocate(1, sizeof *x->keys);
         x->keys[0] = x->spec.search.key;
@@ -246,7 +256,7 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
     for (size_t k = 0; k < x->nkeys; k++)
         x->keys[k] = x->spec.axes[k].key;
     if (x->nkeys)
-        return plan_sweep(x, err, err_size);
+        return plan_sweep(x, x->spec.axes, x->spec.naxes, err, err_size);
     add_point(x, NULL);
     return load_point(x, 0, err, err_size);
 }
@@ -451,6 +461,83 @@ static experiment_status resolve_target(experiment *x, const sim_metrics *m, cha
     return EXPERIMENT_BAD_INPUT;
 }
 
+/* Finds a grid search's objective in the first point's results: the metric of that name
+ * for the subject given ("cost_usd of gpus"), else its only one, else the run's. */
+static experiment_status resolve_objective(experiment *x, const sim_metrics *m, char *err,
+                                           size_t err_size)
+{
+    const search_spec *s = &x->spec.search;
+    const sim_metric *match = NULL, *run = NULL;
+    size_t matches = 0;
+    char names[1536] = "", subjects[1024] = "";
+    for (size_t i = 0; i < m->count; i++) {
+        const sim_metric *mi = &m->items[i];
+        if (s->objective_subject && strcmp(mi->subject, s->objective_subject))
+            continue;
+        list_once(names, sizeof names, mi->name);
+        if (strcmp(mi->name, s->objective_metric))
+            continue;
+        char who[512];
+        snprintf(who, sizeof who, "%s%s%s", mi->subject, *mi->subject ? " " : "", mi->scope);
+        list_once(subjects, sizeof subjects, who);
+        match = matches++ ? match : mi;
+        if (!strcmp(mi->scope, "run"))
+            run = mi;
+    }
+    const char *key = s->maximise ? "search.maximise" : "search.minimise";
+    if (matches > 1 && run)
+        match = run, matches = 1;
+    if (matches == 1) {
+        snprintf(x->objective_scope, sizeof x->objective_scope, "%s", match->scope);
+        snprintf(x->objective_subject, sizeof x->objective_subject, "%s", match->subject);
+        return EXPERIMENT_OK;
+    }
+    if (matches > 1)
+        snprintf(err, err_size, "%s%s: %s is measured for %s: name one, as in \"%s of %s\"",
+                 s->where, key, s->objective_metric, subjects, s->objective_metric,
+                 m->items[0].subject);
+    else if (!*names)
+        snprintf(err, err_size, "%s%s: no metrics for %s", s->where, key, s->objective_subject);
+    else
+        snprintf(err, err_size, "%s%s: unknown metric '%s'%s%s (metrics: %s)", s->where, key,
+                 s->objective_metric, s->objective_subject ? " for " : "",
+                 s->objective_subject ? s->objective_subject : "", names);
+    return EXPERIMENT_BAD_INPUT;
+}
+
+/* A grid search: every point runs (one round, spread over the workers), then of those
+ * meeting the target the least (or most) objective wins, the first in grid order on a
+ * tie; a point without the objective's value cannot win. */
+static experiment_status run_grid(experiment *x, char *err, size_t err_size)
+{
+    const search_spec *s = &x->spec.search;
+    experiment_status status = run_points(x, 0, x->npoints, err, err_size);
+    if (status == EXPERIMENT_OK)
+        status = resolve_target(x, &x->points[0].results.metrics, err, err_size);
+    if (status == EXPERIMENT_OK)
+        status = resolve_objective(x, &x->points[0].results.metrics, err, err_size);
+    if (status != EXPERIMENT_OK)
+        return status;
+    for (size_t p = 0; p < x->npoints; p++) {
+        experiment_point *pt = &x->points[p];
+        const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
+                                               x->target_subject, s->metric);
+        const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
+                                               x->objective_subject, s->objective_metric);
+        pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
+        pt->meets = experiment_load_search_meets(s->op, pt->measured, s->threshold);
+        pt->objective = o ? sim_stat_mean(&o->replications) : NAN;
+        if (!pt->meets || isnan(pt->objective))
+            continue;
+        double best = x->found ? x->points[x->answer_point].objective : NAN;
+        if (!x->found || (s->maximise ? pt->objective > best : pt->objective < best)) {
+            x->found = true;
+            x->answer_point = p;
+        }
+    }
+    return EXPERIMENT_OK;
+}
+
 /* Runs probe p and says whether it meets the target. */
 static experiment_status probe(experiment *x, size_t p, char *err, size_t err_size)
 {
@@ -481,6 +568,7 @@ static experiment_status run_search(experiment *x, char *err, size_t err_size)
     if (status != EXPERIMENT_OK || x->points[first].meets) {
         x->found = status == EXPERIMENT_OK;
         x->answer = first ? s->high : s->low;
+        x->answer_point = first;
         return status;
     }
     if (x->npoints < 2)
@@ -502,11 +590,18 @@ static experiment_status run_search(experiment *x, char *err, size_t err_size)
     }
     x->found = true;
     x->answer = s->low + hit * s->step;
+    char text[32];
+    snprintf(text, sizeof text, "%lld", x->answer);
+    for (size_t p = 0; p < x->npoints; p++) /* the probe of the answer */
+        if (!strcmp(x->points[p].values[0], text))
+            x->answer_point = p;
     return EXPERIMENT_OK;
 }
 
 experiment_status experiment_run(experiment *x, char *err, size_t err_size)
 {
+    if (x->spec.has_search && x->spec.search.ngrid)
+        return run_grid(x, err, err_size);
     if (x->spec.has_search)
         return run_search(x, err, err_size);
     return run_points(x, 0, x->npoints, err, err_size);

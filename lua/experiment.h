@@ -43,6 +43,7 @@ typedef struct experiment_point {
     size_t samples_metrics; /* metrics there is room for */
     bool meets;             /* search: whether the probe meets the target */
     double measured;        /* search: the target metric's mean */
+    double objective;       /* grid search: the objective metric's mean (NaN: none) */
 } experiment_point;
 
 typedef void (*experiment_progress_fn)(void *context, size_t point_done, size_t points);
@@ -78,7 +79,9 @@ typedef struct experiment {
     /* search: the answer */
     bool found;
     long long answer;
+    size_t answer_point;           /* the point of the answer (a probe of it), when found */
     char target_scope[128], target_subject[256]; /* the metric the target names */
+    char objective_scope[128], objective_subject[256]; /* a grid search's objective */
 } experiment;
 
 /* Plans the experiment of spec (taken: released with x) on the scenario file: every
@@ -92,8 +95,10 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
 
 /* Runs the plan: every point's replications, or the search's bisection (the smallest
  * integer value in [low, high] whose target metric, mean over replications, meets the
- * target, assuming that meeting it is monotone in the value).  Results are in
- * x->points; err says what failed otherwise. */
+ * target, assuming that meeting it is monotone in the value), or a grid search's every
+ * point (the answer: of those meeting the target, the one with the least, or most, of
+ * the objective's mean; the first in grid order on a tie).  Results are in x->points;
+ * err says what failed otherwise. */
 experiment_status experiment_run(experiment *x, char *err, size_t err_size);
 
 /* "pools.q.count=4, workloads.mm.arrivals.rate=3" */

@@ -11,7 +11,8 @@
 
 static const char *const SEARCH_KINDS[] = { "search", NULL };
 static const char *const SEARCH_KEYS[] = { "key", "target", "low", "high", "step", "find",
-                                           "subject", "scope", NULL };
+                                           "subject", "scope", "grid", "minimise", "maximise",
+                                           NULL };
 static const char *const SEARCH_FINDS[] = { "smallest", "largest", NULL };
 /* Integers a search may probe: exactly representable doubles. */
 #define SEARCH_MAX_VALUE 9007199254740992.0
@@ -41,6 +42,12 @@ void experiment_load_release(experiment_spec *spec)
     free(s->metric);
     free(s->subject);
     free(s->scope);
+    for (size_t i = 0; i < s->ngrid; i++)
+        axis_release(&s->grid[i]);
+    free(s->grid);
+    free(s->objective);
+    free(s->objective_metric);
+    free(s->objective_subject);
     experiment_load_init(spec);
 }
 
@@ -86,14 +93,16 @@ static void number_text(lua_State *L, int index, char *buf, size_t size)
     }
 }
 
-/* sweep[key] = { v1, v2, ... } at the top of the stack, into axis. */
-static int read_axis(load_context *c, const fields_object *s, const char *key, sweep_axis *axis)
+/* what[key] = { v1, v2, ... } at the top of the stack, into axis; what is "sweep" or
+ * "search.grid", the table it is in. */
+static int read_axis(load_context *c, const fields_object *s, const char *what, const char *key,
+                     sweep_axis *axis)
 {
     lua_State *L = c->L;
     char path[FIELD_PATH_MAX], got[96], text[64];
-    snprintf(path, sizeof path, "sweep[\"%s\"]", key);
+    snprintf(path, sizeof path, "%s[\"%s\"]", what, key);
     if (!*key || strchr(key, '='))
-        return fields_fail(c, s->where, "sweep", "keys are dotted paths such as "
+        return fields_fail(c, s->where, what, "keys are dotted paths such as "
                            "\"pools.q.count\", got \"%s\"", key);
     size_t n = lua_istable(L, -1) ? (size_t)lua_rawlen(L, -1) : 0;
     if (n == 0)
@@ -101,11 +110,11 @@ static int read_axis(load_context *c, const fields_object *s, const char *key, s
                            "got %s", fields_describe(L, -1, got, sizeof got));
     axis->key = strdup(key);
     axis->values = calloc(n, sizeof *axis->values);
-    size_t wlen = strlen(s->where);
-    axis->origin = malloc(wlen + 8);
+    size_t wlen = strlen(s->where) + strlen(what) + 1;
+    axis->origin = malloc(wlen);
     if (!axis->key || !axis->values || !axis->origin)
         return fields_fail(c, s->where, path, "out of memory");
-    snprintf(axis->origin, wlen + 8, "%ssweep", s->where);
+    snprintf(axis->origin, wlen, "%s%s", s->where, what);
     for (size_t i = 0; i < n; i++) {
         int type = lua_rawgeti(L, -1, (lua_Integer)(i + 1));
         const char *value = text;
@@ -126,36 +135,38 @@ static int read_axis(load_context *c, const fields_object *s, const char *key, s
     return 0;
 }
 
-/* The lists of the table at `table` (sweep, or sweep.zip with zip set) into out. */
-static int read_axes(load_context *c, const fields_object *s, int table, bool zip,
-                     experiment_spec *out)
+/* The lists of the table at `table` (sweep, or sweep.zip with zip set; a search's grid
+ * when what is "search.grid") into out's axes. */
+static int read_axes(load_context *c, const fields_object *s, const char *what, int table,
+                     bool zip, experiment_spec *out)
 {
+    bool grid = !strcmp(what, "search.grid");
     lua_State *L = c->L;
     char got[96];
     int status = 0;
     lua_pushnil(L);
     while (status == 0 && lua_next(L, table)) {
         if (lua_type(L, -2) != LUA_TSTRING) {
-            status = fields_fail(c, s->where, zip ? "sweep.zip" : "sweep", "keys are dotted "
+            status = fields_fail(c, s->where, zip ? "sweep.zip" : what, "keys are dotted "
                                  "paths such as [\"pools.q.count\"], got the key %s",
                                  fields_describe(L, -2, got, sizeof got));
             break;
         }
-        if (!zip && !strcmp(lua_tostring(L, -2), "zip")) {
+        if (!zip && !grid && !strcmp(lua_tostring(L, -2), "zip")) {
             if (!lua_istable(L, -1))
                 status = fields_fail(c, s->where, "sweep.zip", "expected a table of lists that "
                                      "move together, as in zip = { [\"pools.a.count\"] = { 4, 8 "
                                      "}, [\"pools.b.count\"] = { 2, 4 } }, got %s",
                                      fields_describe(L, -1, got, sizeof got));
             else
-                status = read_axes(c, s, lua_gettop(L), true, out);
+                status = read_axes(c, s, what, lua_gettop(L), true, out);
             lua_settop(L, table + 1);
             continue;
         }
         sweep_axis axis = { .zip = zip };
         if (!grow_axes(out))
             status = fields_fail(c, s->where, "sweep", "out of memory");
-        else if ((status = read_axis(c, s, lua_tostring(L, -2), &axis)) == 0)
+        else if ((status = read_axis(c, s, what, lua_tostring(L, -2), &axis)) == 0)
             put_axis(out, &axis);
         else
             axis_release(&axis);
@@ -181,7 +192,7 @@ static int read_sweep(load_context *c, const fields_object *s, experiment_spec *
         lua_settop(L, top);
         return -1;
     }
-    int status = read_axes(c, s, lua_gettop(L), false, out);
+    int status = read_axes(c, s, "sweep", lua_gettop(L), false, out);
     lua_settop(L, top);
     return status;
 }
@@ -222,6 +233,86 @@ static int parse_target(const char *text, search_spec *s)
     return s->metric ? 0 : -1;
 }
 
+/* search.grid: a table of lists at the top of the stack, into sp->grid (sorted by key). */
+static int read_grid(load_context *c, const fields_object *o, search_spec *sp)
+{
+    lua_State *L = c->L;
+    char got[96];
+    int top = lua_gettop(L);
+    int type = fields_object_get(c, o, "grid");
+    int status = 0;
+    experiment_spec axes;
+    experiment_load_init(&axes);
+    if (type != LUA_TTABLE)
+        status = fields_fail(c, o->where, "search.grid", "expected a table of lists, as in grid "
+                             "= { [\"workloads.chat.tp\"] = { 1, 2, 4 }, [\"pools.gpus.count\"] "
+                             "= { 8, 16 } }, got %s", fields_describe(L, -1, got, sizeof got));
+    else
+        status = read_axes(c, o, "search.grid", lua_gettop(L), false, &axes);
+    if (status == 0 && axes.naxes == 0)
+        status = fields_fail(c, o->where, "search.grid", "expected at least one key and its "
+                             "values, got an empty table");
+    sp->grid = axes.axes;  /* taken, whole or partial: released with the spec */
+    sp->ngrid = axes.naxes;
+    lua_settop(L, top);
+    return status;
+}
+
+/* minimise = "METRIC" or "METRIC of SUBJECT" (maximise alike). */
+static int read_objective(load_context *c, const fields_object *o, search_spec *sp)
+{
+    char *least = NULL, *most = NULL;
+    if (fields_read_string(c, o, "minimise", false, &least)
+        || fields_read_string(c, o, "maximise", false, &most)) {
+        free(least);
+        free(most);
+        return -1;
+    }
+    if (least && most) {
+        free(least);
+        free(most);
+        return fields_fail(c, o->where, "search.maximise", "a search minimises or maximises "
+                           "one metric: give minimise or maximise, not both");
+    }
+    sp->maximise = most != NULL;
+    sp->objective = most ? most : least;
+    if (!sp->objective)
+        return 0;
+    const char *text = sp->objective, *of = strstr(text, " of ");
+    size_t len = of ? (size_t)(of - text) : strlen(text);
+    bool ok = len > 0;
+    for (size_t i = 0; i < len && ok; i++)
+        ok = isalnum((unsigned char)text[i]) || text[i] == '_';
+    if (ok && of) {
+        const char *who = of + 4;
+        ok = *who && !strchr(who, ' ');
+        if (ok && !(sp->objective_subject = strdup(who)))
+            return fields_fail(c, o->where, "search", "out of memory");
+    }
+    if (!ok)
+        return fields_fail(c, o->where, sp->maximise ? "search.maximise" : "search.minimise",
+                           "expected a metric such as \"cost_usd\", or one of a subject such "
+                           "as \"cost_usd of gpus\", got \"%s\"", text);
+    if (!(sp->objective_metric = strndup(text, len)))
+        return fields_fail(c, o->where, "search", "out of memory");
+    return 0;
+}
+
+/* The keys of a grid search that belong to a search along one key, refused by name. */
+static int refuse_with_grid(load_context *c, const fields_object *o)
+{
+    static const char *const one_key[] = { "key", "low", "high", "step", "find", NULL };
+    for (size_t i = 0; one_key[i]; i++) {
+        int type = fields_object_get(c, o, one_key[i]);
+        lua_pop(c->L, 1);
+        if (type != LUA_TNIL)
+            return fields_fail(c, o->where, "search.grid", "a grid search runs every point of "
+                               "its grid: %s belongs to a search along one key; give grid or "
+                               "key, low and high", one_key[i]);
+    }
+    return 0;
+}
+
 static int read_search(load_context *c, const fields_object *s, experiment_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -234,11 +325,21 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
     int find = 0;
     out->has_search = true;
     snprintf(sp->where, sizeof sp->where, "%s", o.where);
+    int grid = fields_object_get(c, &o, "grid");
+    lua_pop(c->L, 1);
     int status = fields_object_check_keys(c, &o, SEARCH_KEYS)
-                 || fields_read_string(c, &o, "key", true, &sp->key)
                  || fields_read_string(c, &o, "target", true, &sp->target)
                  || fields_read_string(c, &o, "subject", false, &sp->subject)
                  || fields_read_string(c, &o, "scope", false, &sp->scope)
+                 || read_objective(c, &o, sp);
+    if (status == 0 && grid != LUA_TNIL) {
+        status = refuse_with_grid(c, &o) || read_grid(c, &o, sp);
+        if (status == 0 && !sp->objective)
+            status = fields_fail(c, o.where, "search.minimise", "a grid search picks the point "
+                                 "meeting the target with the least (minimise = \"cost_usd\") "
+                                 "or most (maximise = ...) of a metric: give one");
+    } else if (status == 0) {
+        status = fields_read_string(c, &o, "key", true, &sp->key)
                  || fields_read_integer(c, &o, "low", true, 0, -(int64_t)SEARCH_MAX_VALUE,
                                         (int64_t)SEARCH_MAX_VALUE, &sp->low)
                  || fields_read_integer(c, &o, "high", true, 0, -(int64_t)SEARCH_MAX_VALUE,
@@ -246,18 +347,24 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
                  || fields_read_integer(c, &o, "step", false, 1, 1, (int64_t)SEARCH_MAX_VALUE,
                                         &sp->step)
                  || fields_read_choice(c, &o, "find", SEARCH_FINDS, 0, &find);
-    sp->largest = find == 1;
-    if (status == 0 && (!*sp->key || strchr(sp->key, '=')))
-        status = fields_fail(c, o.where, "search.key", "expected a dotted path such as "
-                             "\"pools.q.count\", got \"%s\"", sp->key);
+        if (status == 0 && sp->objective)
+            status = fields_fail(c, o.where, sp->maximise ? "search.maximise" : "search.minimise",
+                                 "an objective needs a grid of points to choose among (grid = "
+                                 "{ [\"KEY\"] = { values }, ... }); a search along one key "
+                                 "finds its smallest or largest value");
+        sp->largest = find == 1;
+        if (status == 0 && (!*sp->key || strchr(sp->key, '=')))
+            status = fields_fail(c, o.where, "search.key", "expected a dotted path such as "
+                                 "\"pools.q.count\", got \"%s\"", sp->key);
+    }
     if (status == 0 && parse_target(sp->target, sp) != 0)
         status = fields_fail(c, o.where, "search.target", "expected \"METRIC OP NUMBER\" such as "
                              "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), got \"%s\"",
                              sp->target);
-    if (status == 0 && sp->high < sp->low)
+    if (status == 0 && !sp->ngrid && sp->high < sp->low)
         status = fields_fail(c, o.where, "search.high", "%lld is below low (%lld)",
                              (long long)sp->high, (long long)sp->low);
-    if (status == 0 && (sp->high - sp->low) % sp->step)
+    if (status == 0 && !sp->ngrid && (sp->high - sp->low) % sp->step)
         status = fields_fail(c, o.where, "search.high", "%lld is not low (%lld) plus a multiple "
                              "of step (%lld): say %lld", (long long)sp->high,
                              (long long)sp->low, (long long)sp->step,

@@ -29,7 +29,10 @@ typedef struct sweep_axis {
 typedef enum search_op { SEARCH_LE, SEARCH_LT, SEARCH_GE, SEARCH_GT } search_op;
 
 /* fs.search: the smallest integer value of key in [low, high] whose metric (mean over
- * the replications) meets `metric op threshold`. */
+ * the replications) meets `metric op threshold`; or, with a grid, the point of the grid
+ * (the cross product of several keys' values, as a sweep's) that meets it with the
+ * least (or most) of an objective metric: Vidur-Search's and DistServe's "cheapest
+ * configuration within the SLO". */
 typedef struct search_spec {
     char *key;
     char *target;     /* the text, "ttft_p99_s <= 0.2" */
@@ -42,6 +45,14 @@ typedef struct search_spec {
     int64_t step;     /* values low, low + step, ..., high (GPUs in servers of 8) */
     bool largest;     /* find = "largest": the largest value meeting the target (the
                          highest rate a fleet sustains); else the smallest */
+    /* grid = { ["KEY"] = { values }, ... }: every point is run (no bisection); key,
+       low, high, step and find are then absent */
+    sweep_axis *grid;  /* sorted by key, as a sweep's axes */
+    size_t ngrid;
+    char *objective;   /* the text given, "cost_usd" or "cost_usd of gpus"; NULL: none */
+    char *objective_metric;  /* "cost_usd" */
+    char *objective_subject; /* "gpus", or NULL: the metric's only subject, else the run's */
+    bool maximise;     /* maximise = ...: the most of it; minimise = ...: the least */
     char where[FIELD_PATH_MAX]; /* "file.lua:12: " of the fs.search, for messages */
 } search_spec;
 

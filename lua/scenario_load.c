@@ -18,10 +18,12 @@
 #include "lua/claim.h"
 #include "lua/experiment_load.h"
 #include "lua/gpu_tasks_load.h"
+#include "lua/host_kv_load.h"
 #include "lua/training_load.h"
 #include "lua/pool_load.h"
 #include "lua/rate_function.h"
 #include "lua/router.h"
+#include "lua/speculative_load.h"
 #include "models/memory.h"
 #include "models/replica_tp.h"
 #include "models/trace.h"
@@ -43,8 +45,8 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", "decode", "kv_link", "prefix_cache", "affinity_bound", "system_prompt",
-    "sessions", NULL,
+    "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
+    "system_prompt", "sessions", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -777,7 +779,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                             "shortest_tokens", "power_of_two",
                                             "prefix_affinity", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
-    static const char *const when_full[] = { "queue", "preempt", NULL };
+    static const char *const when_full[] = { "queue", "preempt", "swap", NULL };
+    static const kv_policy policies[] = { KV_RESERVE, KV_PREEMPT, KV_SWAP };
     static const char *const caches[] = { "fp16", "bf16", "fp8", "fp32", NULL };
     static const precision cache_precisions[] = { PREC_FP16, PREC_BF16, PREC_FP8, PREC_FP32 };
     char *model = NULL, *pool = NULL, path[FIELD_PATH_MAX];
@@ -809,6 +812,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                        &out->response_bytes_per_token)
                  || fields_read_choice(c, w, "mode", modes, 0, &mode)
                  || fields_read_choice(c, w, "when_full", when_full, 0, &full)
+                 || host_kv_load(c, w, full == 2, &out->host_kv)
                  || fields_read_string(c, w, "streams", false, &out->streams);
     if (status == 0 && fields_object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
@@ -856,7 +860,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->kv_prec = cache >= 0 ? cache_precisions[cache] : precision_cache(out->prec);
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;
-        out->kv_policy = full == 1 ? KV_PREEMPT : KV_RESERVE;
+        out->kv_policy = policies[full];
         out->max_batch = (unsigned)max_batch;
         out->max_tokens = (unsigned)max_tokens;
     }
@@ -881,6 +885,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = convert_overflow(c, w, sc, pools, m, out);
     if (status == 0)
         status = convert_decode(c, w, sc, pools, m, out);
+    if (status == 0)
+        status = speculative_load(c, w, sc, out);
     if (status == 0)
         status = prefix_load_convert(c, w, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)

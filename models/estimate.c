@@ -110,7 +110,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
         /* the draft shares the target's devices and precision (its own cache) */
         perf_setup draft = setup;
         draft.model = req->draft;
-        perf_speculation sp = { req->draft ? &draft : NULL, req->speculate_k, req->acceptance };
+        perf_speculation sp = { req->draft ? &draft : NULL, req->speculate_k, req->acceptance, 0 };
         r->spec_tokens = perf_speculative_tokens(req->acceptance, req->speculate_k);
         double mean_context = req->prompt + req->output / 2;
         for (unsigned b = 1; b <= r->max_batch && r->nspec < ESTIMATE_SPEC_BATCHES; b *= 4) {

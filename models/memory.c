@@ -15,6 +15,22 @@ inference_memory memory_inference(const model_spec *m, const device_spec *d,
     return r;
 }
 
+inference_memory memory_inference_with_draft(const model_spec *m, const model_spec *draft,
+                                             const device_spec *d, precision weights,
+                                             precision kv, unsigned tp)
+{
+    inference_memory r = memory_inference(m, d, weights, kv, tp);
+    if (!draft)
+        return r;
+    inference_memory small = memory_inference(draft, d, weights, kv, tp);
+    r.weights_bytes += small.weights_bytes;
+    r.kv_bytes_per_token += small.kv_bytes_per_token;
+    double free_bytes = r.usable_bytes - r.weights_bytes;
+    r.kv_capacity_tokens = free_bytes > 0 ? floor(free_bytes / r.kv_bytes_per_token) : 0;
+    r.fits = r.kv_capacity_tokens >= 1;
+    return r;
+}
+
 inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
                                      precision weights, precision kv, unsigned n)
 {

@@ -38,6 +38,15 @@ inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
                                       precision weights, precision kv, unsigned tp,
                                       bool attention_dp);
 
+/* A replica that also holds a draft model for speculative decoding, on the same tp
+ * devices in the same precisions: the draft's weights take their share of the memory and
+ * every token of context has a cache in both models, so kv_capacity_tokens is (usable -
+ * both weights) / (both caches' bytes a token); weights_bytes and kv_bytes_per_token are
+ * the two's together.  draft NULL: memory_inference's. */
+inference_memory memory_inference_with_draft(const model_spec *m, const model_spec *draft,
+                                             const device_spec *d, precision weights,
+                                             precision kv, unsigned tp);
+
 /* The smallest power-of-two tensor parallelism, at most max_tp, whose replica holds the
  * weights and `context` tokens of cache; 0 if none does. */
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,

@@ -675,26 +675,79 @@ double perf_speculative_tokens(double a, unsigned k)
     return (1 - pow(a, k + 1)) / (1 - a);
 }
 
+void perf_speculative_verify_add(perf_batch *b, const model_spec *m, unsigned k, double seqs,
+                                 double context)
+{
+    double q = k + 1.0, cached, fresh;
+    model_attention_pairs(m, context, q, &cached, &fresh);
+    b->prefill_tokens += seqs * q;
+    b->prefill_seqs += seqs;
+    b->prefill_last += seqs * q;
+    b->prefill_cached_pairs += seqs * cached;
+    b->prefill_new_pairs += seqs * fresh;
+}
+
 double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
                                 unsigned batch, double context)
 {
-    double q = sp->k + 1.0, cached, fresh;
-    model_attention_pairs(target->model, context, q, &cached, &fresh);
-    perf_batch verify = { .prefill_tokens = batch * q, .prefill_seqs = batch,
-                          .prefill_last = batch * q, .prefill_cached_pairs = batch * cached,
-                          .prefill_new_pairs = batch * fresh };
-    double t = perf_iteration(target, &verify, NULL).total_s;
-    if (sp->draft) {
-        /* the draft's steps run inside the round's one engine iteration: the host work
-         * (scheduling, detokenising) is the verification's, not paid per draft token */
-        perf_profile quiet = *sp->draft->profile;
-        quiet.host_s = quiet.host_per_seq_s = quiet.host_tp_s = quiet.host_tp_per_seq_s = 0;
-        perf_setup draft = *sp->draft;
-        draft.profile = &quiet;
-        for (unsigned i = 0; i < sp->k; i++)
-            t += perf_decode_step(&draft, batch, context + i).total_s;
-    }
+    perf_batch verify = { 0 };
+    perf_speculative_verify_add(&verify, target->model, sp->k, batch, context);
+    return perf_iteration(target, &verify, NULL).total_s + perf_speculative_draft_s(sp, batch, context);
+}
+
+/* The draft's steps run inside the round's one engine iteration: the host work
+ * (scheduling, detokenising) is the verification's, not paid again by the draft. */
+static perf_setup quiet_draft(const perf_speculation *sp, perf_profile *quiet)
+{
+    *quiet = *sp->draft->profile;
+    quiet->host_s = quiet->host_per_seq_s = quiet->host_tp_s = quiet->host_tp_per_seq_s = 0;
+    perf_setup draft = *sp->draft;
+    draft.profile = quiet;
+    return draft;
+}
+
+double perf_speculative_draft_s(const perf_speculation *sp, unsigned batch, double context)
+{
+    if (!sp->draft)
+        return sp->k * sp->step_s;
+    perf_profile quiet;
+    perf_setup draft = quiet_draft(sp, &quiet);
+    double t = 0;
+    for (unsigned i = 0; i < sp->k; i++)
+        t += perf_decode_step(&draft, batch, context + i).total_s;
     return t;
+}
+
+double perf_speculative_draft_prefill_s(const perf_speculation *sp, const perf_batch *b)
+{
+    if (!sp->draft || !(b->prefill_tokens > 0))
+        return 0;
+    perf_profile quiet;
+    perf_setup draft = quiet_draft(sp, &quiet);
+    perf_batch chunks = *b;
+    chunks.decode_seqs = chunks.decode_context = 0;
+    return perf_iteration(&draft, &chunks, NULL).total_s;
+}
+
+/* A cost linear in the context (see perf.h) from two points: exact but for rounding. */
+static perf_decode_shape shape_of_two_points(double at0, double at1, double wide, unsigned seqs)
+{
+    return (perf_decode_shape){ .fixed_s = at0, .attention_s_per_token = (at1 - at0) / (wide * seqs) };
+}
+
+perf_decode_shape perf_speculative_shape_of(const perf_setup *target, const perf_speculation *sp,
+                                            unsigned seqs)
+{
+    const double wide = 4096;
+    return shape_of_two_points(perf_speculative_round_s(target, sp, seqs, 0),
+                               perf_speculative_round_s(target, sp, seqs, wide), wide, seqs);
+}
+
+perf_decode_shape perf_speculative_draft_shape_of(const perf_speculation *sp, unsigned seqs)
+{
+    const double wide = 4096;
+    return shape_of_two_points(perf_speculative_draft_s(sp, seqs, 0),
+                               perf_speculative_draft_s(sp, seqs, wide), wide, seqs);
 }
 
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt)

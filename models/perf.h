@@ -203,9 +203,11 @@ double perf_speculative_tokens(double acceptance, unsigned k);
 
 typedef struct perf_speculation {
     const perf_setup *draft; /* a small model on the same devices; NULL: a draft that costs
-                              * nothing on the GPU (n-gram or prompt lookup) */
+                              * nothing on the GPU (n-gram or prompt lookup) but step_s */
     unsigned k;
     double acceptance;
+    double step_s;           /* without a draft model: the lookup's cost a draft step, for
+                              * the whole batch (n-gram or self-speculation; 0: free) */
 } perf_speculation;
 
 /* One round at `batch` sequences of mean context `context`: k decode steps of the draft
@@ -214,6 +216,20 @@ typedef struct perf_speculation {
  * to its cache and to each other (logits for all of them). */
 double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
                                 unsigned batch, double context);
+
+/* Adds to b the verification of `seqs` sequences of `context` tokens each (what a plain
+ * decode step of one would read): k + 1 positions a sequence attending to its cache and
+ * to each other, logits for every one.  The round's verification is this batch alone; a
+ * replica adds it beside prompt chunks in a mixed iteration. */
+void perf_speculative_verify_add(perf_batch *b, const model_spec *m, unsigned k, double seqs,
+                                 double context);
+
+/* The draft's part of that round alone: its k steps (or k x step_s without a model). */
+double perf_speculative_draft_s(const perf_speculation *sp, unsigned batch, double context);
+
+/* The draft's prefill of the prompt chunks in b (its own cache of every prompt), without
+ * host work, as its steps; 0 without a draft model. */
+double perf_speculative_draft_prefill_s(const perf_speculation *sp, const perf_batch *b);
 
 /* Prefill of `batch` prompts of `prompt` tokens in one iteration. */
 perf_time perf_prefill(const perf_setup *s, unsigned batch, double prompt);
@@ -231,6 +247,20 @@ typedef struct perf_decode_shape {
 } perf_decode_shape;
 
 perf_decode_shape perf_decode_shape_of(const perf_setup *s, double seqs);
+
+/* A round of `seqs` sequences whose plain decode steps would read `context` tokens in
+ * all costs shape.fixed_s + shape.attention_s_per_token x context, as a pure-decode
+ * iteration does: the verification's pairs with the cache and the draft's reads are
+ * linear in the context, the rest fixed for the batch (a model without a sliding window;
+ * the draft's likewise).  So a replica caches a round's shape per batch size and sums a
+ * run of rounds with decode_cost_sum.  Taken from perf_speculative_round_s at two
+ * contexts, not derived again. */
+perf_decode_shape perf_speculative_shape_of(const perf_setup *target, const perf_speculation *sp,
+                                            unsigned seqs);
+
+/* The same for the draft's part alone (perf_speculative_draft_s): how much of a round is
+ * the draft's, for a replica's draft share of its time. */
+perf_decode_shape perf_speculative_draft_shape_of(const perf_speculation *sp, unsigned seqs);
 
 /* The k-th of a run of iterations with a fixed batch costs max(compute0 + compute1 k,
  * memory0 + memory1 k) + fixed (all in seconds). */

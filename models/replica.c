@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "models/event_order.h"
+#include "models/replica_spec.h"
 #include "sim/fatal.h"
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
@@ -24,19 +25,25 @@ struct replica {
     unsigned nrunning;
     double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
     double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
+    double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
+    double stall_s;      /* copies to wait for before the next iteration starts */
     phase phase;
     sim_event_id event;
     /* pure-decode iteration costs by batch size (fixed_s NaN: not yet computed), for the
      * speed in force: the model is evaluated once per batch shape, not per event */
     perf_decode_shape *shapes;
+    perf_decode_shape *draft_shapes; /* speculating: the draft's part of a round, likewise */
     /* the decode run in progress */
     double run_start_s;
     decode_cost run_cost;
     double run_iterations;
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
+    double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
+                                                from host memory, and their growth a step */
     double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
                             past a sliding window: see held) */
+    decode_cost run_draft; /* speculating: the draft's part of the run's cost */
     replica_stats stats;
 };
 
@@ -47,20 +54,30 @@ static void cut_run(replica *r, double now);
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context)
 {
+    if (config->spec_k && (config->kv_policy != KV_RESERVE || config->model->window
+                           || (config->draft && config->draft->window)
+                           || !(config->spec_tokens >= 1)))
+        sim_fatal("replica_create: speculative decoding needs KV_RESERVE, models without a "
+                  "sliding window and spec_tokens >= 1");
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
     unsigned most = config->max_batch ? config->max_batch : 1;
     r->running = calloc(most, sizeof *r->running);
     r->shapes = malloc((most + 1) * sizeof *r->shapes);
-    if (!r->running || !r->shapes) {
+    r->draft_shapes = config->spec_k ? malloc((most + 1) * sizeof *r->draft_shapes) : NULL;
+    if (!r->running || !r->shapes || (config->spec_k && !r->draft_shapes)) {
         free(r->running);
         free(r->shapes);
+        free(r->draft_shapes);
         free(r);
         return NULL;
     }
-    for (unsigned i = 0; i <= most; i++)
+    for (unsigned i = 0; i <= most; i++) {
         r->shapes[i].fixed_s = NAN;
+        if (r->draft_shapes)
+            r->draft_shapes[i].fixed_s = NAN;
+    }
     r->engine = engine;
     r->config = *config;
     r->base_profile = config->profile;
@@ -85,6 +102,7 @@ void replica_free(replica *r)
         sim_event_cancel(r->engine, r->event);
     free(r->running);
     free(r->shapes);
+    free(r->draft_shapes);
     free(r);
 }
 
@@ -97,15 +115,74 @@ static perf_setup setup_of(const replica *r)
                          .attention_dp = c->attention_dp };
 }
 
-/* The cost shape of a pure-decode iteration of n sequences, computed once per n. */
+/* Speculative decoding's draft, on the replica's devices at its speed (into *draft). */
+static perf_speculation speculation_of(const replica *r, perf_setup *draft)
+{
+    const replica_config *c = &r->config;
+    *draft = setup_of(r);
+    draft->model = c->draft;
+    return (perf_speculation){ c->draft ? draft : NULL, c->spec_k, 0, c->spec_step_s };
+}
+
+/* The cost shape of a pure-decode iteration of n sequences (a speculative round's when
+ * speculating), computed once per n. */
 static const perf_decode_shape *decode_shape(replica *r, unsigned n)
 {
     perf_decode_shape *shape = &r->shapes[n];
     if (isnan(shape->fixed_s)) {
-        perf_setup s = setup_of(r);
-        *shape = perf_decode_shape_of(&s, n);
+        perf_setup s = setup_of(r), draft;
+        perf_speculation sp = speculation_of(r, &draft);
+        *shape = r->config.spec_k ? perf_speculative_shape_of(&s, &sp, n)
+                                  : perf_decode_shape_of(&s, n);
     }
     return shape;
+}
+
+/* The draft's part of a round of n sequences, likewise. */
+static const perf_decode_shape *draft_shape(replica *r, unsigned n)
+{
+    perf_decode_shape *shape = &r->draft_shapes[n];
+    if (isnan(shape->fixed_s)) {
+        perf_setup draft;
+        perf_speculation sp = speculation_of(r, &draft);
+        *shape = perf_speculative_draft_shape_of(&sp, n);
+    }
+    return shape;
+}
+
+static double spec_tokens_of(const replica *r, const llm_request *q)
+{
+    return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
+}
+
+/* Decode steps (rounds, when speculating) until q has made its output. */
+static double steps_to_finish(const replica *r, const llm_request *q)
+{
+    unsigned left = q->output - q->generated;
+    if (!r->config.spec_k) /* first and small, so that the plain path stays inlined */
+        return left;
+    return replica_spec_rounds_for(q->spec_rounds, spec_tokens_of(r, q), left);
+}
+
+/* The tokens n rounds make for q, no more than its output has left. */
+static unsigned speculated(replica *r, llm_request *q, unsigned n)
+{
+    unsigned left = q->output - q->generated;
+    unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
+    made = made < left ? made : left;
+    q->spec_rounds += n;
+    r->stats.spec_rounds += n;
+    r->stats.spec_tokens += made;
+    return made;
+}
+
+/* q makes the tokens of n decode steps (rounds, when speculating). */
+static void advance(replica *r, llm_request *q, unsigned n)
+{
+    if (r->config.spec_k)
+        n = speculated(r, q, n);
+    q->generated += n;
+    q->cached += n;
 }
 
 static double remaining_tokens(const llm_request *q)
@@ -131,13 +208,43 @@ static double held_growth(const replica *r, double from, double to)
 }
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption, plus the cache it brought (prefilled elsewhere;
- * 0 for every other waiting request). */
+ * left to prefill) under preemption or swap, plus the cache it brings (prefilled
+ * elsewhere, or swapped out to the host tier; 0 for every other waiting request). */
 static double admission_need(const replica *r, const llm_request *q)
 {
     return r->config.kv_policy == KV_RESERVE
                ? held(r, (double)q->prompt + q->output)
                : held_growth(r, q->prefilled, q->target) + held(r, q->cached);
+}
+
+/* The cache grows a token at a time (preempt or swap), instead of being reserved. */
+static bool grows(const replica *r) { return r->config.kv_policy != KV_RESERVE; }
+
+/* The offload tier: seconds an iteration spends reading `tokens` of cache from host
+ * memory (0 without one). */
+static double offload_s(const replica *r, double tokens)
+{
+    const replica_config *c = &r->config;
+    return c->kv_device_tokens > 0 && tokens > 0
+           ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
+}
+
+/* The bytes of a sequence's cache: what it holds, in tokens of every layer. */
+static double cache_bytes(const replica *r, const llm_request *q)
+{
+    return held(r, q->cached) * r->config.kv_bytes_per_token;
+}
+
+/* Copies a sequence's cache between the device and the host tier: the next iteration
+ * waits for it. */
+static void copy_cache(replica *r, const llm_request *q)
+{
+    const replica_config *c = &r->config;
+    double bytes = cache_bytes(r, q);
+    double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
+    r->stall_s += s;
+    r->stats.swap.bytes += bytes;
+    r->stats.swap.stall_s += s;
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -158,7 +265,9 @@ void replica_restart_stats(replica *r, double now)
     sim_timeavg_restart(&r->stats.batch, now);
     sim_timeavg_restart(&r->stats.kv, now);
     r->stats.preemptions = 0; /* counted after the warm-up, as the rest */
+    r->stats.swap = (kv_swap_stats){ 0 };
     r->stats.iterations = r->stats.tokens_computed = r->stats.cache_tokens_read = 0;
+    r->stats.spec_rounds = r->stats.spec_tokens = r->stats.draft_s = 0;
 }
 
 static void set_phase(replica *r, double now, phase p)
@@ -181,8 +290,8 @@ static bool head_fits(const replica *r)
         return false;
     if (r->config.kv_policy == KV_RESERVE)
         return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
-    /* its prompt, the prompts admitted before it, and a token per sequence for the next
-     * step must all fit */
+    /* its prompt (or swapped cache), the prompts admitted before it, and a token per
+     * sequence for the next step must all fit */
     return r->kv_committed + r->kv_pending + admission_need(r, q) + r->nrunning + 1
            <= r->config.kv_capacity_tokens;
 }
@@ -230,7 +339,14 @@ static void admit(replica *r, double now)
             r->kv_committed += admission_need(r, q);
         } else {
             r->kv_pending += held_growth(r, q->prefilled, q->target);
-            r->kv_committed += held(r, q->cached); /* a cache that came prefilled */
+            /* a cache that came prefilled (from a prefill pool) or back from the host tier */
+            r->kv_committed += held(r, q->cached);
+        }
+        if (q->swapped) { /* its cache comes back from the host tier */
+            copy_cache(r, q);
+            r->host_used_bytes -= cache_bytes(r, q);
+            r->stats.swap.swaps_in++;
+            q->swapped = false;
         }
         r->running[r->nrunning++] = q;
     }
@@ -260,11 +376,15 @@ static void start_prefill(replica *r, double now)
 {
     const replica_config *c = &r->config;
     perf_batch b = { 0 };
-    double prefill = 0, budget = c->max_tokens, cached_read = 0;
+    double prefill = 0, budget = c->max_tokens, cached_read = 0, verified = 0, verified_context = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         q->chunk = 0;
-        if (decoding(q)) {
+        if (decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
+            verified++;
+            verified_context += q->cached + 1.0;
+            budget -= c->spec_k + 1.0;
+        } else if (decoding(q)) {
             b.decode_seqs++;
             b.decode_context += held(r, q->cached + 1.0); /* the input token attends to itself too */
             budget--;
@@ -296,12 +416,34 @@ static void start_prefill(replica *r, double now)
             break;
     }
     b.prefill_tokens = prefill;
-    r->run_context = b.decode_context + cached_read;
-    r->run_tokens = prefill + b.decode_seqs;
-    perf_setup s = setup_of(r);
+    r->run_context = b.decode_context + cached_read + verified_context;
+    r->run_tokens = prefill + b.decode_seqs + verified * (c->spec_k + 1.0);
+    perf_setup s = setup_of(r), draft;
+    double draft_s = 0;
+    if (c->spec_k) { /* the draft prefills the chunks too, and drafts for the decoders */
+        perf_speculation sp = speculation_of(r, &draft);
+        draft_s = perf_speculative_draft_prefill_s(&sp, &b);
+        if (verified > 0) {
+            perf_speculative_verify_add(&b, c->model, c->spec_k, verified, verified_context / verified);
+            const perf_decode_shape *d = draft_shape(r, (unsigned)verified);
+            draft_s += d->fixed_s + d->attention_s_per_token * verified_context;
+        }
+    }
+    r->run_draft = (decode_cost){ .fixed = draft_s };
     perf_time t = perf_iteration(&s, &b, NULL);
+    double stall = r->stall_s;
+    r->stall_s = 0;
+    if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
+        double cached = 0;
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += held(r, r->running[i]->cached);
+        r->run_host_tokens = fmax(0, cached - c->kv_device_tokens);
+        r->run_host_growth = 0;
+        stall += offload_s(r, r->run_host_tokens);
+    }
     set_phase(r, now, PREFILL);
-    r->event = sim_event_schedule(r->engine, now + t.total_s, EVENT_MODEL, on_iteration_end, r);
+    r->event = sim_event_schedule(r->engine, now + stall + t.total_s + draft_s, EVENT_MODEL,
+                                  on_iteration_end, r);
     r->stats.iterations_events++;
 }
 
@@ -314,9 +456,9 @@ static void start_decode(replica *r, double now)
         llm_request *q = r->running[i];
         double at = q->cached + 1.0;
         context += held(r, at);
-        fewest = fmin(fewest, (double)(q->output - q->generated));
+        fewest = fmin(fewest, steps_to_finish(r, q));
         if (!window) {
-            growth++;
+            growth += c->spec_k ? spec_tokens_of(r, q) : 1; /* a round's tokens, expected */
             continue;
         }
         /* the reads (from cached + 1) and the cache (from cached) grow at one rate each
@@ -326,28 +468,56 @@ static void start_decode(replica *r, double now)
         if (q->cached < window)
             fewest = fmin(fewest, fmax(1, window - at));
     }
-    if (c->kv_policy == KV_PREEMPT && !window) /* the run ends when the cache is full */
+    if (grows(r) && !window) /* the run ends when the cache is full */
         fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    else if (c->kv_policy == KV_PREEMPT) /* ... as plan() sees it: room for a token each */
+    else if (grows(r)) /* ... as plan() sees it: room for a token each */
         fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
                                              - r->nrunning) / cache_growth) + 1));
     r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), growth, context);
     r->run_growth = growth;
     r->run_context = context;
-    r->run_tokens = r->nrunning;
+    r->run_tokens = r->nrunning * (c->spec_k + 1.0);
+    if (c->spec_k)
+        r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), growth, context);
+    if (c->kv_device_tokens > 0) {
+        /* iteration k reads the cached tokens beyond the device's share, S + g k - D (g:
+         * the cache's growth a step: n tokens, or n rounds' expected tokens, without
+         * sliding windows), over PCIe; the attention waits for them, so the time adds to
+         * both sides of the roofline and the run stays linear in k.  A run that starts
+         * under the share ends where it would cross it. */
+        double cached = 0, step = window ? cache_growth : growth; /* held tokens */
+        for (unsigned i = 0; i < r->nrunning; i++)
+            cached += held(r, r->running[i]->cached);
+        double over = cached - c->kv_device_tokens;
+        if (over < 0) {
+            fewest = fmin(fewest, step > 0 ? ceil(-over / step) : INFINITY);
+            r->run_host_tokens = r->run_host_growth = 0;
+        } else {
+            r->run_host_tokens = over;
+            r->run_host_growth = step;
+            double h0 = offload_s(r, over), h1 = offload_s(r, step);
+            r->run_cost.compute0 += h0;
+            r->run_cost.memory0 += h0;
+            r->run_cost.compute1 += h1;
+            r->run_cost.memory1 += h1;
+        }
+    }
     r->run_iterations = c->reference ? 1 : fewest;
+    /* the run's first iteration starts once the copies planned with it are done */
+    double begin = now + r->stall_s;
+    r->stall_s = 0;
     /* a waiting request that will expire is dropped at the first boundary after its
      * deadline, as one event per iteration would: end the run there */
     const llm_request *head = r->waiting_head;
     if (!c->reference && head && c->max_wait_s > 0 && !head->preemptions) {
-        double left = head->arrival_s + c->max_wait_s - now;
+        double left = head->arrival_s + c->max_wait_s - begin;
         double within = left >= 0 ? decode_cost_iterations_within(&r->run_cost, left,
                                                                    r->run_iterations) : 0;
         r->run_iterations = fmin(r->run_iterations, within + 1);
     }
-    r->run_start_s = now;
+    r->run_start_s = begin;
     set_phase(r, now, DECODE);
-    r->event = sim_event_schedule(r->engine, now + decode_cost_sum(&r->run_cost, r->run_iterations),
+    r->event = sim_event_schedule(r->engine, begin + decode_cost_sum(&r->run_cost, r->run_iterations),
                                   EVENT_MODEL, on_iteration_end, r);
     r->stats.iterations_events++;
 }
@@ -370,16 +540,28 @@ static void cut_run(replica *r, double now)
 }
 
 /* Frees the cache of the most recently admitted sequence and puts it back at the head
- * of the queue, to recompute its prompt and its tokens so far when readmitted. */
+ * of the queue: under KV_SWAP its cache goes to the host tier when there is room, to
+ * come back on readmission; else it recomputes its prompt and its tokens so far. */
 static void preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
+    const replica_config *c = &r->config;
+    double bytes = cache_bytes(r, q);
     r->kv_committed -= held(r, q->cached);
     r->kv_pending -= held_growth(r, q->prefilled, q->target);
-    q->cached = 0;
-    q->prefilled = 0;
     q->chunk = 0;
-    q->target = q->prompt + q->generated;
+    if (c->kv_policy == KV_SWAP && q->cached > 0
+        && r->host_used_bytes + bytes <= c->host_kv_bytes) {
+        copy_cache(r, q);
+        r->host_used_bytes += bytes;
+        q->swapped = true;
+        r->stats.swap.swaps_out++;
+    } else {
+        q->cached = 0;
+        q->prefilled = 0;
+        q->target = q->prompt + q->generated;
+        r->stats.swap.recomputes++;
+    }
     q->preemptions++;
     r->stats.preemptions++;
     q->next = r->waiting_head;
@@ -405,7 +587,7 @@ static void plan(replica *r, double now)
     admit(r, now);
     /* under preemption the next step needs the pending prompts and a token per
      * sequence */
-    while (r->config.kv_policy == KV_PREEMPT && r->nrunning > 1
+    while (grows(r) && r->nrunning > 1
            && r->kv_committed + r->kv_pending + r->nrunning > r->config.kv_capacity_tokens)
         preempt_latest(r);
     if (r->nrunning == 0) {
@@ -429,14 +611,21 @@ static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
     double now = sim_engine_now(e);
-    bool preempting = r->config.kv_policy == KV_PREEMPT;
+    bool preempting = grows(r);
     /* a run of n iterations reads its first one's context, growing a token per sequence
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
     r->stats.iterations += n_run;
+    if (r->config.spec_k)
+        r->stats.draft_s += decode_cost_sum(&r->run_draft, n_run);
     r->stats.tokens_computed += n_run * r->run_tokens;
     r->stats.cache_tokens_read += n_run * r->run_context
                                   + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
+    if (r->config.kv_device_tokens > 0) {
+        double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
+        r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;
+        r->stats.swap.offload_s += offload_s(r, host);
+    }
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
@@ -455,8 +644,7 @@ static void on_iteration_end(sim_engine *e, void *data)
                     q->generated++;
                 }
             } else if (decoding(q)) {
-                q->generated++;
-                q->cached++;
+                advance(r, q, 1);
                 if (preempting)
                     r->kv_committed += held_growth(r, q->cached - 1, q->cached);
             }
@@ -468,8 +656,7 @@ static void on_iteration_end(sim_engine *e, void *data)
             llm_request *q = r->running[i];
             if (windowed) /* exact, whichever side of the window each sequence is */
                 r->kv_committed += held_growth(r, q->cached, q->cached + n);
-            q->generated += n;
-            q->cached += n;
+            advance(r, q, n);
         }
         if (preempting && n > 1) {
             /* the cache grew by a token per sequence at each of the run's boundaries:
@@ -522,7 +709,8 @@ void replica_enqueue(replica *r, llm_request *q)
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
+    q->swapped = false;
     q->target = q->prompt;
     enqueue(r, q, now);
 }
@@ -568,8 +756,11 @@ void replica_set_speed(replica *r, double compute_factor, double memory_factor)
     r->memory_factor = memory_factor;
     r->config.profile.compute_efficiency = r->base_profile.compute_efficiency / compute_factor;
     r->config.profile.bandwidth_efficiency = r->base_profile.bandwidth_efficiency / memory_factor;
-    for (unsigned i = 0; i <= (r->config.max_batch ? r->config.max_batch : 1); i++)
+    for (unsigned i = 0; i <= (r->config.max_batch ? r->config.max_batch : 1); i++) {
         r->shapes[i].fixed_s = NAN; /* the costs at the old speed */
+        if (r->draft_shapes)
+            r->draft_shapes[i].fixed_s = NAN;
+    }
     cut_run(r, sim_engine_now(r->engine));
 }
 
@@ -582,7 +773,8 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
 /* Puts a request back in the state replica_enqueue expects, its progress lost. */
 static void reset_progress(llm_request *q)
 {
-    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = 0;
+    q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
+    q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;
     q->admitted_s = q->first_token_s = q->finish_s = 0;
 }
@@ -591,10 +783,11 @@ llm_request *replica_evict(replica *r)
 {
     double now = sim_engine_now(r->engine);
     if (r->phase != IDLE && sim_event_pending(r->engine, r->event)) {
-        if (r->phase == DECODE && r->config.kv_policy == KV_PREEMPT) {
+        if (r->phase == DECODE && grows(r)) {
             /* the cache grew a token per sequence at each boundary of the run so far
              * (see on_iteration_end) */
-            double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
+            double done = decode_cost_iterations_within(&r->run_cost,
+                                                        fmax(0, now - r->run_start_s),
                                                         r->run_iterations);
             double extra = r->run_growth * done / 2 / r->config.kv_capacity_tokens
                            * (now - r->run_start_s);
@@ -616,6 +809,7 @@ llm_request *replica_evict(replica *r)
     r->waiting_count = 0;
     r->waiting_tokens = 0;
     r->kv_committed = r->kv_pending = 0;
+    r->host_used_bytes = r->stall_s = 0;
     set_phase(r, now, IDLE);
     notify_busy(r, false);
     return head;

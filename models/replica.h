@@ -10,6 +10,11 @@
  * at a time, and when the cache is full preempts the most recently admitted sequence:
  * its cache is freed and it goes back to the head of the queue, to recompute its prompt
  * and the tokens it had generated when readmitted (vLLM's recompute preemption).
+ * KV_SWAP preempts alike but copies the sequence's cache to the host tier and back when
+ * it is readmitted, the replica stalling for each copy (models/kv_swap.h; vLLM's swap
+ * preemption); with the host tier full it recomputes, as KV_PREEMPT.  An offload tier
+ * (kv_device_tokens) instead extends the cache into host memory: what the running
+ * sequences cache beyond the device's share is read over PCIe at every iteration.
  *
  * Fast by design: between batch changes (an admission, a finish, a prefill) the batch
  * decodes with a cost linear in the iteration index, so a run of n iterations is one
@@ -28,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/kv_swap.h"
 #include "models/perf.h"
 #include "sim/engine.h"
 #include "sim/timeavg.h"
@@ -42,6 +48,12 @@ typedef struct llm_request {
     unsigned cached;              /* tokens in the key-value cache */
     unsigned chunk;               /* prompt tokens in the iteration in progress */
     unsigned preemptions;
+    bool swapped;                 /* its cache (cached tokens) is in the host tier */
+    unsigned spec_rounds;         /* speculative decoding: the rounds it made
+                                     (models/replica_spec.h) */
+    float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
+                                     replica's spec_tokens); a float keeps the request in
+                                     its size */
     struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never
@@ -52,7 +64,7 @@ typedef struct llm_request {
     double transferred_s;         /* its cache arrived at the decode pool */
 } llm_request;
 
-typedef enum kv_policy { KV_RESERVE, KV_PREEMPT } kv_policy;
+typedef enum kv_policy { KV_RESERVE, KV_PREEMPT, KV_SWAP } kv_policy;
 
 typedef struct replica_config {
     const model_spec *model;
@@ -70,7 +82,26 @@ typedef struct replica_config {
     double kv_capacity_tokens;
     double max_wait_s;             /* 0 = wait forever */
     kv_policy kv_policy;
+    /* KV_SWAP's host tier (kv_swap.h), resolved: its size, its copies' bandwidth and
+     * latency, and the bytes a token of a sequence's cache takes on the whole replica */
+    double host_kv_bytes, host_kv_bytes_per_s, host_kv_latency_s;
+    double kv_bytes_per_token;
+    /* The offload tier (host_kv's offload): 0, or the device's share of
+     * kv_capacity_tokens, the rest being host memory: the cached tokens beyond it are
+     * read over PCIe (host_kv_bytes_per_s) by every iteration's attention, which waits
+     * for them. */
+    double kv_device_tokens;
     bool reference;                /* one event per iteration */
+    /* Speculative decoding (spec_k 0: none; models/replica_spec.h): each decode step of a
+     * sequence is a round of the draft's spec_k steps and the target's verification of
+     * spec_k + 1 positions (models/perf.h), also beside prompt chunks in a mixed
+     * iteration.  The draft runs on the same devices in the same precisions (its memory
+     * is the caller's to count in kv_capacity_tokens); without one, a lookup costing
+     * spec_step_s a step.  With KV_RESERVE and a model without a sliding window only. */
+    unsigned spec_k;
+    const model_spec *draft;       /* borrowed; NULL: a lookup (n-gram, self-speculation) */
+    double spec_step_s;
+    double spec_tokens;            /* a round's tokens for a request that brings none */
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
      * evicted); not on every iteration.  It may call replica_set_speed on this replica
@@ -135,11 +166,15 @@ typedef struct replica_stats {
     sim_timeavg busy, batch, kv;
     sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
     uint64_t iterations_events; /* engine events the replica used */
-    uint64_t preemptions;
+    uint64_t preemptions;       /* swapped or recomputed */
+    kv_swap_stats swap;         /* the host tier's: swaps, and the offload tier's reads */
     /* after the warm-up, for the shares of the device's peaks: iterations run (each
      * reads the weights once), tokens they computed (prompt and output) and tokens of
      * cache their attention read */
     double iterations, tokens_computed, cache_tokens_read;
+    /* speculative decoding, after the warm-up: sequence-rounds, the tokens they made, and
+     * the seconds of the replica's iterations spent in the draft */
+    double spec_rounds, spec_tokens, draft_s;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

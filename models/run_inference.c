@@ -29,6 +29,14 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     const model_spec *m = &sc->catalog.models[w->model];
     const device_spec *d = &sc->catalog.devices[device];
     const pool_spec *p = &sc->pools[pool];
+    bool swap = w->kv_policy == KV_SWAP, offload = w->host_kv.offload && !swap;
+    double bytes_per_token = model_kv_bytes_per_token(m, w->kv_prec);
+    const model_spec *draft = w->has_spec_draft ? &sc->catalog.models[w->spec_draft] : NULL;
+    double device_tokens = draft ? memory_inference_with_draft(m, draft, d, w->prec, w->kv_prec, tp)
+                                       .kv_capacity_tokens
+                                 : memory_inference_for(m, d, w->prec, w->kv_prec, tp,
+                                                        w->attention_dp).kv_capacity_tokens;
+    unsigned links = w->attention_dp ? 1 : tp;
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
         .profile = p->has_profile ? p->profile : perf_default_profile(d),
@@ -36,9 +44,17 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
         .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
         .attention_dp = w->attention_dp,
-        .kv_capacity_tokens = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp)
-                                  .kv_capacity_tokens,
+        .kv_capacity_tokens = device_tokens + kv_offload_tokens(&w->host_kv, bytes_per_token)
+                                                  * offload,
+        .kv_device_tokens = offload ? device_tokens : 0,
         .max_wait_s = w->max_wait_s, .reference = w->reference, .kv_policy = w->kv_policy,
+        .host_kv_bytes = swap ? w->host_kv.size_bytes : 0,
+        .host_kv_bytes_per_s = swap || offload ? kv_swap_bandwidth(&w->host_kv, d, links) : 0,
+        .host_kv_latency_s = swap ? kv_swap_latency(&w->host_kv) : 0,
+        .kv_bytes_per_token = bytes_per_token,
+        .spec_k = w->spec_k, .draft = draft, .spec_step_s = w->spec_step_s,
+        .spec_tokens = w->spec_k ? perf_speculative_tokens(sim_dist_mean(&w->spec_acceptance),
+                                                           w->spec_k) : 0,
     };
 }
 
@@ -86,6 +102,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .system_prompts = w->nsystem_prompts ? w->system_prompts : NULL,
         .nsystem_prompts = w->nsystem_prompts,
         .sessions = w->has_sessions ? &w->sessions : NULL,
+        .spec_acceptance = w->spec_acceptance,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
     if (w->has_overflow || w->has_decode) {
@@ -244,6 +261,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     const char *pool = sc->pools[w->pool].name, *name = w->name;
     double measured_s = end_s - sc->warmup_s;
     double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
+    double rounds = 0, round_tokens = 0;
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
         const char *where = g == 0 ? pool : sc->pools[group_pool(w, g)].name;
@@ -263,6 +281,31 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "pool", where, "kv_preemptions", "preemptions",
                         (double)gs.kv_preemptions);
         sim_metrics_add(m, "pool", where, "replicas_lost", "replicas", (double)gs.replica_losses);
+        if (w->kv_policy == KV_SWAP) { /* only then: other runs' files stay as they were */
+            const kv_swap_stats *sw = &gs.kv_swap;
+            sim_metrics_add(m, "pool", where, "kv_swaps", "sequences", (double)sw->swaps_out);
+            sim_metrics_add(m, "pool", where, "kv_swaps_in", "sequences", (double)sw->swaps_in);
+            sim_metrics_add(m, "pool", where, "kv_recomputes", "sequences",
+                            (double)sw->recomputes);
+            sim_metrics_add(m, "pool", where, "kv_swap_gb", "GB", sw->bytes / 1e9);
+            sim_metrics_add(m, "pool", where, "kv_swap_stall_s", "s", sw->stall_s);
+            sim_metrics_add(m, "pool", where, "kv_swap_stall_fraction", "1",
+                            gs.replica_s > 0 ? sw->stall_s / gs.replica_s : NAN);
+        }
+        if (w->host_kv.offload && w->kv_policy != KV_SWAP) {
+            const kv_swap_stats *sw = &gs.kv_swap;
+            sim_metrics_add(m, "pool", where, "kv_offload_read_gb", "GB", sw->offload_bytes / 1e9);
+            sim_metrics_add(m, "pool", where, "kv_offload_read_s", "s", sw->offload_s);
+            sim_metrics_add(m, "pool", where, "kv_offload_read_fraction", "1",
+                            gs.replica_s > 0 ? sw->offload_s / gs.replica_s : NAN);
+        }
+        if (w->spec_k) {
+            double busy_s = gs.utilization * gs.replica_s;
+            sim_metrics_add(m, "pool", where, "draft_time_share", "1",
+                            busy_s > 0 ? gs.draft_s / busy_s : NAN);
+            rounds += gs.spec_rounds;
+            round_tokens += gs.spec_tokens;
+        }
         if (g == 1 && w->has_overflow)
             sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
                             st->completed ? (double)gs.served / (double)st->completed : NAN);
@@ -300,6 +343,12 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     if (w->has_decode)
         record_disaggregated(m, name, st, measured_s);
     record_prefix(m, ir, pool, end_s);
+    if (w->spec_k) {
+        sim_metrics_add(m, "workload", name, "spec_tokens_per_round", "tokens",
+                        rounds > 0 ? round_tokens / rounds : NAN);
+        sim_metrics_add(m, "workload", name, "spec_acceptance_mean", "1",
+                        sim_stat_mean(&st->acceptance));
+    }
 }
 
 /* Cost per million output tokens: what the workload's pools cost after the warm-up

@@ -40,6 +40,7 @@ void scenario_release(scenario *sc)
             if (sc->inferences[i].has_new_tokens)
                 sim_dist_release(&sc->inferences[i].sessions.new_tokens);
         }
+        sim_dist_release(&sc->inferences[i].spec_acceptance);
         traffic_spec_release(&sc->inferences[i].traffic);
         if (sc->inferences[i].trace.fd > 0)
             close(sc->inferences[i].trace.fd);

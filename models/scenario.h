@@ -117,7 +117,8 @@ typedef struct inference_spec {
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
     double response_bytes_per_token;          /* for egress */
     bool reference;
-    kv_policy kv_policy;      /* when the cache is full: queue (reserve) or preempt */
+    kv_policy kv_policy;      /* when the cache is full: queue (reserve), preempt or swap */
+    host_kv_spec host_kv;     /* swap's host tier (models/kv_swap.h) */
     /* trace replay (arrivals = fs.trace { ... }) */
     bool has_trace;
     trace_options trace;      /* strings owned */
@@ -154,6 +155,14 @@ typedef struct inference_spec {
     unsigned nsystem_prompts;
     bool has_sessions, has_new_tokens;
     session_spec sessions;    /* owned */
+    /* speculative = { k, acceptance, draft | draft_cost } (spec_k 0: none; replica.h):
+     * the draft a catalog model (spec_draft, with has_spec_draft; its memory counted in
+     * kv_capacity_tokens) or a lookup costing spec_step_s a step */
+    unsigned spec_k;
+    sim_dist spec_acceptance; /* owned; drawn per request, values in [0, 1] */
+    bool has_spec_draft;
+    size_t spec_draft;
+    double spec_step_s;
 } inference_spec;
 
 /* fs.gpu_tasks: a cluster trace of (fractional) GPU tasks replayed on its node list. */

@@ -62,6 +62,7 @@ struct serving {
     gsl_rng *route_rng, *rtt_rng;
     gsl_rng *system_rng;      /* several system prompts without sessions: which one */
     double system_weight;
+    gsl_rng *acceptance_rng;   /* speculative decoding's per-request draws, or NULL */
     char error[512];
     llm_request *free_list;
     request_block *blocks;
@@ -400,8 +401,17 @@ static void join(serving *s, unsigned prompt, unsigned output, session *of,
     q->prompt = prompt;
     q->output = output;
     q->full_output = output;
-    if (now >= s->config.warmup_s)
+    unsigned k = s->config.replica.spec_k;
+    double a = 0;
+    if (k) {
+        a = fmin(1, fmax(0, sim_dist_sample(&s->config.spec_acceptance, s->acceptance_rng)));
+        q->spec_tokens = perf_speculative_tokens(a, k);
+    }
+    if (now >= s->config.warmup_s) {
         s->stats.arrived++;
+        if (k)
+            sim_stat_add(&s->stats.acceptance, a);
+    }
     s->bucket.arrived++;
     const model_spec *m = s->config.replica.model;
     if (m && m->context && (uint64_t)prompt + output > m->context) {
@@ -472,6 +482,11 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             return NULL;
         }
     }
+    if (config->replica.spec_k
+        && sim_dist_check(&config->spec_acceptance, why, sizeof why) != 0) {
+        snprintf(err, err_size, "acceptance: %s", why);
+        return NULL;
+    }
     if (config->routing == ROUTE_CUSTOM && !config->custom_route) {
         snprintf(err, err_size, "a custom routing policy needs its function");
         return NULL;
@@ -520,6 +535,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     for (int i = 0; i < 2; i++) {
         snprintf(stream, sizeof stream, "%s.%s", name, suffix[i]);
         *rngs[i] = sim_rng_stream(config->seed, config->replication, stream);
+    }
+    if (config->replica.spec_k) {
+        snprintf(stream, sizeof stream, "%s.acceptance", name);
+        s->acceptance_rng = sim_rng_stream(config->seed, config->replication, stream);
     }
     const serving_config *c = config;
     arrivals_config ac = {
@@ -578,6 +597,7 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_stat_reset(&st->ttft_prefill_s);
     sim_stat_reset(&st->transfer_s);
     sim_stat_reset(&st->decode_queue_s);
+    sim_stat_reset(&st->acceptance);
     sim_histogram_init(&st->transfer_hist_s);
     sim_histogram_init(&st->ttft_hist_s);
     sim_histogram_init(&st->tpot_hist_s);
@@ -650,6 +670,8 @@ void serving_free(serving *s)
     sessions_free(s->sessions);
     gsl_rng_free(s->system_rng);
     gsl_rng_free(s->route_rng);
+    if (s->acceptance_rng)
+        gsl_rng_free(s->acceptance_rng);
     gsl_rng_free(s->rtt_rng);
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);

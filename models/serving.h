@@ -70,6 +70,11 @@ typedef struct serving_config {
     bool loop;
     double sample;
     sim_dist rtt_s;            /* client round trip, added to what users see */
+    /* Speculative decoding (replica.spec_k > 0): each request's acceptance, drawn as it
+     * arrives from its own stream ("<name>.acceptance", so the other streams draw alike
+     * with and without it) and held in [0, 1]; its rounds yield perf_speculative_tokens
+     * of it. */
+    sim_dist spec_acceptance;
     double spike_probability;  /* a request's round trip also meets a spike ... */
     sim_dist spike_s;          /* ... of this extra delay (rare congestion, retransmits) */
     double warmup_s;
@@ -115,6 +120,7 @@ typedef struct serving_stats {
      * cached, and the prompt tokens found (whose prefill was skipped) */
     uint64_t prefix_hits;
     double prefix_cached_tokens;
+    sim_stat acceptance;       /* speculating: the acceptance drawn for each arrival */
 } serving_stats;
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped

@@ -86,10 +86,14 @@ static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
     f->gone_iterations += st->iterations;
     f->gone_tokens += st->tokens_computed;
     f->gone_cache_read += st->cache_tokens_read;
+    f->gone_spec_rounds += st->spec_rounds;
+    f->gone_spec_tokens += st->spec_tokens;
+    f->gone_draft_s += st->draft_s;
     const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
     for (int k = 0; k < 3; k++)
         f->gone_bucket[k] += sim_timeavg_integral(life[k], now) - marks[k];
     f->gone_kv_preemptions += st->preemptions;
+    kv_swap_stats_add(&f->gone_kv_swap, &st->swap);
     f->gone_events += st->iterations_events;
     if (sl_cache)
         f->gone_evictions += prefix_cache_evictions(sl_cache);

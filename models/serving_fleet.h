@@ -79,6 +79,7 @@ typedef struct serving_group_stats {
     double replicas_mean, replicas_max; /* ready (serving or draining) */
     uint64_t served;           /* requests that finished there */
     uint64_t kv_preemptions, replica_losses;
+    kv_swap_stats kv_swap;     /* the host tier's copies (when_full = "swap") */
     double replica_s;          /* ready replica time */
     double iterations;         /* batching iterations run */
     double tokens_computed;    /* prompt and output tokens they computed */
@@ -88,6 +89,8 @@ typedef struct serving_group_stats {
      * mean (busy time says little: a replica with one sequence is busy) */
     uint64_t prefix_evictions;
     double load_max_over_mean;
+    /* speculative decoding: sequence-rounds, the tokens they made, draft seconds */
+    double spec_rounds, spec_tokens, draft_s;
 } serving_group_stats;
 typedef struct serving_fleet serving_fleet;
 

@@ -64,7 +64,9 @@ struct serving_fleet {
     /* replicas that are gone: their areas since the warm-up, and since the bucket began */
     double gone_busy, gone_batch, gone_kv, gone_bucket[3];
     double gone_iterations, gone_tokens, gone_cache_read; /* after the warm-up */
+    double gone_spec_rounds, gone_spec_tokens, gone_draft_s;
     uint64_t gone_kv_preemptions, gone_events, gone_evictions;
+    kv_swap_stats gone_kv_swap;
     double gone_batch_max, gone_kv_max;
     uint64_t served, losses;
     gpu_host **hosts;      /* by physical GPU number; NULL where none is in use */

@@ -191,8 +191,9 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
             hit = cached_prefix(f, sl, p, q);
         prefix_cache_insert(sl->cache, &p->chain, hit, free_blocks(f, sl)); /* used now */
         p->cached = hit;
-        q->prefilled = q->cached = hit;
-        q->generated = 0;
+        q->prefilled = q->cached = hit; /* the rest as replica_enqueue sets it */
+        q->generated = q->spec_rounds = 0;
+        q->swapped = false;
         q->target = q->prompt;
         replica_enqueue_prefilled(sl->r, q);
     } else if (prefilled)

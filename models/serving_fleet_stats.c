@@ -31,10 +31,14 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
 {
     serving_group_stats out = { .served = f->served, .replica_losses = f->losses,
                                 .kv_preemptions = f->gone_kv_preemptions,
+                                .kv_swap = f->gone_kv_swap,
                                 .replicas_max = f->ready.max,
                                 .iterations = f->gone_iterations,
                                 .tokens_computed = f->gone_tokens,
-                                .cache_tokens_read = f->gone_cache_read };
+                                .cache_tokens_read = f->gone_cache_read,
+                                .spec_rounds = f->gone_spec_rounds,
+                                .spec_tokens = f->gone_spec_tokens,
+                                .draft_s = f->gone_draft_s };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
     double live_busy = 0, busiest = 0; /* of the batch: sequences held */
     unsigned live = 0;
@@ -54,9 +58,13 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
         batch += sim_timeavg_integral(&st->batch, end_s);
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
+        kv_swap_stats_add(&out.kv_swap, &st->swap);
         out.iterations += st->iterations;
         out.tokens_computed += st->tokens_computed;
         out.cache_tokens_read += st->cache_tokens_read;
+        out.spec_rounds += st->spec_rounds;
+        out.spec_tokens += st->spec_tokens;
+        out.draft_s += st->draft_s;
     }
     double replica_s = sim_timeavg_integral(&f->ready, end_s);
     out.replica_s = replica_s;
@@ -103,7 +111,9 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
     sim_timeavg_restart(&f->ready, now);
     f->gone_busy = f->gone_batch = f->gone_kv = 0;
     f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
+    f->gone_spec_rounds = f->gone_spec_tokens = f->gone_draft_s = 0;
     f->gone_kv_preemptions = 0;
+    f->gone_kv_swap = (kv_swap_stats){ 0 };
     f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
     f->losses = 0;
 }

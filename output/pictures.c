@@ -4,10 +4,12 @@
 #include "output/report.h"
 
 int output_pictures(const char *dir, const char *scenario_name, const char *description,
-                    bool rewrite_scripts, FILE *messages)
+                    bool rewrite_scripts, const plot_limit *limits, size_t nlimits,
+                    FILE *messages)
 {
     char err[8192];
-    plot_options o = { .rewrite_scripts = rewrite_scripts, .png = true, .gnuplot = NULL };
+    plot_options o = { .rewrite_scripts = rewrite_scripts, .png = true, .gnuplot = NULL,
+                       .limits = limits, .nlimits = nlimits };
     int plotted = output_plots(dir, &o, err, sizeof err);
     if (plotted != 0)
         fprintf(messages, "fleetsim: %s\n", err);

@@ -7,12 +7,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Writes DIR/plots/ and DIR/report.html.  rewrite_scripts: true after a run (scripts
+#include "output/plot_sweep.h"
+
+/* Writes DIR/plots/ and DIR/report.html (limits: SLOs drawn on a sweep's charts,
+ * nlimits of them, NULL when none; output/plot_sweep.h).  rewrite_scripts: true after a run (scripts
  * from the new CSVs), false for `fleetsim plot` (the scripts as the user left them;
  * scenario_name NULL keeps the report's name).  A missing gnuplot prints a one-line
  * note on messages and still writes the scripts and the report: 0.  -1 after printing
  * "fleetsim: <what failed>" on messages (the report is still written when it can be). */
 int output_pictures(const char *dir, const char *scenario_name, const char *description,
-                    bool rewrite_scripts, FILE *messages);
+                    bool rewrite_scripts, const plot_limit *limits, size_t nlimits,
+                    FILE *messages);
 
 #endif

@@ -48,9 +48,10 @@ typedef struct sweep_chart {
     long key1, key2;            /* key2 -1 with one swept key */
     bool key1_numeric;
     bool key1_integral;         /* every value a whole number: tics at the values */
-    bool key1_ascending;        /* in the file's order; a search's probes are not: points
+    bool key1_in_order;         /* rising or falling in the file; a search's probes are not: points
                                    and error bars, not lines that zig-zag */
-    double target;              /* a search's threshold on this chart's metric, or NaN */
+    double target;              /* a search's threshold on this chart's metric, an SLO, or NaN */
+    const char *target_label;   /* "target", "SLO" */
     double ylo, yhi;            /* the metric's values and intervals, and the target */
     plot_list key1_values;      /* distinct, in order: category positions */
     plot_list lines;            /* key2 values (or subjects) with data for this metric */
@@ -86,13 +87,14 @@ static void write_chart(FILE *out, const void *context)
         snprintf(whose, sizeof whose, "%s %s", csv_table_cell(t, c->row, c->scope),
                  csv_table_cell(t, c->row, c->subject));
     snprintf(title, sizeof title, "%s of %s against %s (%s: 95%% interval)", words, whose, key1,
-             c->key1_numeric && !c->key1_ascending ? "bars" : "band");
+             c->key1_numeric && !c->key1_in_order ? "bars" : "band");
     plot_script_head(out, c->name, "sweep.csv", title, key1, words);
-    bool bars = c->key1_numeric && !c->key1_ascending;
+    bool bars = c->key1_numeric && !c->key1_in_order;
     fprintf(out, "%sHow %s of %s changes with %s%s: the mean over the replications, the "
-            "%s its 95%% interval%s.\n", PLOT_CAPTION_MARK, words, whose, key1,
+            "%s its 95%% interval%s%s.\n", PLOT_CAPTION_MARK, words, whose, key1,
             c->by_subject ? ", side by side" : "", bars ? "bars" : "band",
-            isnan(c->target) ? "" : "; the dashed line the target");
+            isnan(c->target) ? "" : "; the dashed line the ",
+            isnan(c->target) ? "" : c->target_label);
     /* room around the values and intervals, so no line runs along the frame; a range of
      * values that are never negative starts at 0 at the lowest */
     double pad = 0.08 * (c->yhi > c->ylo ? c->yhi - c->ylo : fmax(fabs(c->yhi), 1));
@@ -124,8 +126,8 @@ static void write_chart(FILE *out, const void *context)
     if (!isnan(c->target)) {
         fprintf(out, "set arrow from graph 0, first %.6g to graph 1, first %.6g nohead lw 2 "
                 "dt 2 lc rgb '#c00000' front\n", c->target, c->target);
-        fprintf(out, "set label 'target %.4g' at graph 0.01, first %.6g offset 0, 0.6 "
-                "textcolor rgb '#c00000' front\n", c->target, c->target);
+        fprintf(out, "set label '%s %.4g' at graph 0.01, first %.6g offset 0, 0.6 "
+                "textcolor rgb '#c00000' front\n", c->target_label, c->target, c->target);
     }
     if (c->key1_numeric && c->key1_integral && c->key1_values.count <= 16) {
         fputs("set xtics (", out);  /* whole numbers, at the swept values */
@@ -179,7 +181,7 @@ static void write_chart(FILE *out, const void *context)
             snprintf(hi, sizeof hi, "at('ci95_hi')");
             snprintf(mean, sizeof mean, "at('value')");
         }
-        if (!c->key1_numeric || c->key1_ascending) {
+        if (!c->key1_numeric || c->key1_in_order) {
             fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n",
                     i == 0 ? "plot 'sweep.csv' using" : "     '' using", lo, hi, i + 1);
             fprintf(out, "     '' using (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ",
@@ -301,7 +303,8 @@ static double search_target(const char *dir, char *metric, size_t metric_size, c
     return x;
 }
 
-int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t err_size)
+int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits,
+                       plot_list *written, char *err, size_t err_size)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
@@ -316,7 +319,7 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
         .subject = csv_table_column(&t, "subject"), .metric = csv_table_column(&t, "metric"),
         .unit = csv_table_column(&t, "unit"), .value = csv_table_column(&t, "value"),
         .key1 = 0, .key2 = -1, .key1_numeric = true, .key1_integral = true,
-        .key1_ascending = true,
+        .key1_in_order = true,
     };
     int status = 0;
     if (c.scope < 1 || c.subject < 0 || c.metric < 0 || c.value < 0
@@ -342,9 +345,16 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
     for (long k = 1; status == 0 && k < c.scope && c.key2 < 0; k++)
         if (varies_within(&c, k))
             c.key2 = k;
-    for (size_t i = 1; status == 0 && c.key1_numeric && i < c.key1_values.count; i++)
-        if (strtod(c.key1_values.names[i], NULL) < strtod(c.key1_values.names[i - 1], NULL))
-            c.key1_ascending = false;
+    /* in order either way (a sweep may list its values falling): lines; a search's probes
+     * jump about: points */
+    bool rising = true, falling = true;
+    for (size_t i = 1; status == 0 && c.key1_numeric && i < c.key1_values.count; i++) {
+        double now = strtod(c.key1_values.names[i], NULL);
+        double before = strtod(c.key1_values.names[i - 1], NULL);
+        rising &= now > before;
+        falling &= now < before;
+    }
+    c.key1_in_order = rising || falling;
     char target_metric[128] = "", target_subject[256] = "";
     double target = search_target(dir, target_metric, sizeof target_metric, target_subject,
                                   sizeof target_subject);
@@ -368,8 +378,18 @@ int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t er
     /* the ranked metrics that move: a flat line is in the results table, not a chart */
     for (size_t m = 0; status == 0 && m < nmetrics; m++) {
         c.row = first[m];
-        c.target = !strcmp(csv_table_cell(&t, c.row, c.metric), target_metric)
-                   && !strcmp(csv_table_cell(&t, c.row, c.subject), target_subject) ? target : NAN;
+        const char *scope = csv_table_cell(&t, c.row, c.scope);
+        const char *subject = csv_table_cell(&t, c.row, c.subject);
+        const char *metric = csv_table_cell(&t, c.row, c.metric);
+        c.target = !strcmp(metric, target_metric) && !strcmp(subject, target_subject)
+                   ? target : NAN;
+        c.target_label = "target";
+        for (size_t k = 0; k < nlimits && isnan(c.target); k++)
+            if (!strcmp(limits[k].scope, scope) && !strcmp(limits[k].subject, subject)
+                && !strcmp(limits[k].metric, metric)) {
+                c.target = limits[k].value;
+                c.target_label = limits[k].label;
+            }
         if (valued[m] && moves[m] && plot_sweep_rank(csv_table_cell(&t, c.row, c.metric)) >= 0)
             status = chart_metric(dir, &c, written, err, err_size);
     }

@@ -15,8 +15,19 @@
 int plot_sweep_rank(const char *metric);
 const char *plot_sweep_words(const char *metric);
 
+/* A level drawn across a sweep's chart of one metric as a dashed line: an SLO (the ttft
+ * limit on ttft_p99_s's chart).  A search's target is read from search.csv instead. */
+typedef struct plot_limit {
+    const char *scope, *subject, *metric;
+    double value;           /* in the metric's unit */
+    const char *label;      /* "SLO": the line's label and the caption's word */
+} plot_limit;
+
 /* Writes DIR/plots/sweep_<scope>_<subject>_<metric>.gp for every ranked metric whose
- * value moves from point to point and adds each NAME to written.  No sweep.csv: nothing, 0.  -1 with a message. */
-int plot_sweep_scripts(const char *dir, plot_list *written, char *err, size_t err_size);
+ * value moves from point to point and adds each NAME to written, with the search's
+ * target, else the first of limits (nlimits of them; NULL when none) naming the chart's
+ * metric, as a line.  No sweep.csv: nothing, 0.  -1 with a message. */
+int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits,
+                       plot_list *written, char *err, size_t err_size);
 
 #endif

@@ -91,7 +91,7 @@ int output_plots(const char *dir, const plot_options *o, char *err, size_t err_s
     if (status == 0 && (o->rewrite_scripts || before.count == 0)) {
         status = plot_timeseries_scripts(dir, &written, err, err_size);
         if (status == 0)
-            status = plot_sweep_scripts(dir, &written, err, err_size);
+            status = plot_sweep_scripts(dir, o->limits, o->nlimits, &written, err, err_size);
         if (status == 0)
             remove_stale(dir, &before, &written);
     }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "output/plot_script.h"
+#include "output/plot_sweep.h"
 
 typedef struct plot_options {
     /* true (a run): write plots/NAME.gp anew from the CSVs, removing the scripts an
@@ -17,6 +18,8 @@ typedef struct plot_options {
     bool rewrite_scripts;
     bool png;               /* also render plots/NAME.png */
     const char *gnuplot;    /* the program; NULL: "gnuplot", looked up on PATH */
+    const plot_limit *limits; /* SLOs drawn on a sweep's charts (nlimits; NULL: none) */
+    size_t nlimits;
 } plot_options;
 
 enum { OUTPUT_PLOTS_NO_GNUPLOT = 1 };

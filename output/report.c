@@ -33,15 +33,13 @@ static const char style[] =
  * sweep's by its metric's importance (the longest suffix that is a ranked metric). */
 static int rank(const char *name)
 {
-    if (!strncmp(name, "sweep_compare_", 14)) /* the side-by-side charts lead */
-        for (const char *p = name + 13; (p = strchr(p, '_')); p++)
-            if (plot_sweep_rank(p + 1) >= 0)
-                return 150 + plot_sweep_rank(p + 1);
     if (!strncmp(name, "sweep_", 6)) {
+        /* a metric side by side leads that metric's own charts */
+        int single = strncmp(name, "sweep_compare_", 14) != 0;
         for (const char *p = name + 6; (p = strchr(p, '_')); p++)
             if (plot_sweep_rank(p + 1) >= 0)
-                return 200 + plot_sweep_rank(p + 1);
-        return 300;
+                return 200 + 2 * plot_sweep_rank(p + 1) + single;
+        return 400;
     }
     static const char *const order[] = {
         "latency", "queue_wait", "throughput", "utilization", "queue_length", "gpus",
@@ -125,52 +123,103 @@ static void write_interval(FILE *out, const csv_table *t, size_t r, long value, 
         fprintf(out, " &#177; %.2g", half);
 }
 
-/* A search's answer and its probes, in the order run, from search.csv. */
+/* "k1 = v1, k2 = v2": the key columns (1 .. keys - 1) of row r. */
+static void write_keys_of(FILE *out, const csv_table *t, size_t r, long keys)
+{
+    for (long k = 1; k < keys; k++) {
+        fputs(k > 1 ? ", " : "", out);
+        html_escape(out, t->header[k]);
+        fputs(" = ", out);
+        html_escape(out, csv_table_cell(t, r, k));
+    }
+}
+
+/* A search's answer and its probes, in the order run, from search.csv: the key columns
+ * come between probe and scope; a grid search's objective after meets. */
 static void write_search(FILE *out, const char *dir)
 {
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/search.csv", dir);
     csv_table t;
-    if (csv_table_read(path, &t, err, sizeof err) != 0 || t.columns < 12 || t.rows == 0) {
+    long keys = -1;
+    if (csv_table_read(path, &t, err, sizeof err) != 0 || t.columns < 12 || t.rows == 0
+        || (keys = csv_table_column(&t, "scope")) < 2) {
         csv_table_release(&t);
         return;
     }
-    const char *key = t.header[1];
     long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
     long lo = csv_table_column(&t, "ci95_lo"), hi = csv_table_column(&t, "ci95_hi");
     long target = csv_table_column(&t, "target"), meets = csv_table_column(&t, "meets");
+    long objective = csv_table_column(&t, "objective");
+    long ovalue = csv_table_column(&t, "objective_value");
+    long osubject = csv_table_column(&t, "objective_subject");
+    long olo = csv_table_column(&t, "objective_ci95_lo");
+    long ohi = csv_table_column(&t, "objective_ci95_hi");
+    bool grid = objective >= 0 && ovalue >= 0 && osubject >= 0 && olo >= 0 && ohi >= 0;
     size_t last = t.rows - 1;  /* the answer row */
     fputs("<h2>Search</h2>\n<p class=\"answer\"><strong>", out);
-    if (*csv_table_cell(&t, last, 1)) {
+    if (*csv_table_cell(&t, last, 1) && grid) { /* objective: "minimise cost_usd" */
         fputs("Answer: ", out);
-        html_escape(out, key);
-        fputs(" = ", out);
-        html_escape(out, csv_table_cell(&t, last, 1));
+        write_keys_of(out, &t, last, keys);
+        fputs("</strong>: of the points meeting the target (", out);
+        html_escape(out, csv_table_cell(&t, last, target));
+        fputs("; here ", out);
+        write_interval(out, &t, last, value, lo, hi);
+        fputs("), the one that would ", out);
+        html_escape(out, csv_table_cell(&t, last, objective));
+        fputs(" (", out);
+        write_interval(out, &t, last, ovalue, olo, ohi);
+        fputs(").</p>\n", out);
+    } else if (*csv_table_cell(&t, last, 1)) {
+        fputs("Answer: ", out);
+        write_keys_of(out, &t, last, keys);
         fputs("</strong>, where ", out);
         html_escape(out, csv_table_cell(&t, last, metric));
         fputs(" is ", out);
         write_interval(out, &t, last, value, lo, hi);
         fputs(" (target ", out);
+        html_escape(out, csv_table_cell(&t, last, target));
+        fputs(").</p>\n", out);
     } else {
-        fputs("No value of ", out);
-        html_escape(out, key);
+        fputs(grid ? "No point of the grid" : "No value of ", out);
+        if (!grid)
+            html_escape(out, t.header[1]);
         fputs(" probed meets the target</strong> (", out);
+        html_escape(out, csv_table_cell(&t, last, target));
+        fputs(").</p>\n", out);
     }
-    html_escape(out, csv_table_cell(&t, last, target));
-    fputs(").</p>\n<table class=\"probes\">\n<thead><tr><th>probe</th><th>", out);
-    html_escape(out, key);
-    fputs("</th><th>", out);
+    fputs("<table class=\"probes\">\n<thead><tr><th>probe</th>", out);
+    for (long k = 1; k < keys; k++) {
+        fputs("<th>", out);
+        html_escape(out, t.header[k]);
+        fputs("</th>", out);
+    }
+    fputs("<th>", out);
     html_escape(out, csv_table_cell(&t, 0, metric));
-    fputs(" &#177; 95% interval</th><th>meets the target</th></tr></thead>\n<tbody>\n", out);
+    fputs(" &#177; 95% interval</th><th>meets the target</th>", out);
+    if (grid) {
+        fputs("<th>", out);
+        html_escape(out, csv_table_cell(&t, 0, objective));
+        fputs(" &#177; 95% interval</th>", out);
+    }
+    fputs("</tr></thead>\n<tbody>\n", out);
     for (size_t r = 0; r < last; r++) {
         fputs("<tr><td class=\"num\">", out);
         html_escape(out, csv_table_cell(&t, r, 0));
-        fputs("</td><td class=\"num\">", out);
-        html_escape(out, csv_table_cell(&t, r, 1));
+        for (long k = 1; k < keys; k++) {
+            fputs("</td><td class=\"num\">", out);
+            html_escape(out, csv_table_cell(&t, r, k));
+        }
         fputs("</td><td class=\"num\">", out);
         write_interval(out, &t, r, value, lo, hi);
-        fprintf(out, "</td><td>%s</td></tr>\n",
+        fprintf(out, "</td><td>%s</td>",
                 !strcmp(csv_table_cell(&t, r, meets), "true") ? "yes" : "no");
+        if (grid) {
+            fputs("<td class=\"num\">", out);
+            write_interval(out, &t, r, ovalue, olo, ohi);
+            fputs("</td>", out);
+        }
+        fputs("</tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
     csv_table_release(&t);

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "models/perf.h"
 #include "output/scenario_text.h"
 
 /* "    key  value", for the indented lines under a pool or a workload. */
@@ -148,12 +149,36 @@ void output_inference_details(FILE *out, const inference_spec *w)
         fprintf(out, "the pool's site\n");
     }
     key(out, "when full");
-    fprintf(out, "%s, response %.10g bytes per token\n",
-            w->kv_policy == KV_PREEMPT ? "preempt" : "queue", w->response_bytes_per_token);
+    static const char *const policies[] = { [KV_RESERVE] = "queue", [KV_PREEMPT] = "preempt",
+                                            [KV_SWAP] = "swap" };
+    fprintf(out, "%s, response %.10g bytes per token\n", policies[w->kv_policy],
+            w->response_bytes_per_token);
     if (!w->has_overflow) {
         key(out, "overflow");
         fprintf(out, "none\n");
     }
+}
+
+void output_speculative_details(FILE *out, const scenario *sc, const inference_spec *w)
+{
+    if (!w->spec_k)
+        return;
+    key(out, "speculative");
+    fprintf(out, "%u tokens proposed a round by ", w->spec_k);
+    if (w->has_spec_draft)
+        fprintf(out, "%s (on the replica's GPUs, its weights and cache in its memory)",
+                sc->catalog.models[w->spec_draft].name);
+    else
+        fprintf(out, "a lookup at %.10g s a step", w->spec_step_s);
+    double a = sim_dist_mean(&w->spec_acceptance);
+    fprintf(out, ", acceptance ");
+    if (w->spec_acceptance.kind == SIM_DIST_CONSTANT) {
+        fprintf(out, "%.10g", a);
+    } else {
+        output_dist_text(out, &w->spec_acceptance);
+        fprintf(out, " a request (mean %.3g)", a);
+    }
+    fprintf(out, ": %.3g tokens a round at the mean\n", perf_speculative_tokens(a, w->spec_k));
 }
 
 /* "    checkpoints       every 1800 s, 60 s to write, restart 0 s", no newline. */

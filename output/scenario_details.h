@@ -10,6 +10,9 @@
 
 void output_pool_details(FILE *out, const pool_spec *p);
 void output_inference_details(FILE *out, const inference_spec *w);
+/* Speculative decoding's settings, a line when the workload speculates (none otherwise,
+ * so outputs of scenarios without it stay as they were). */
+void output_speculative_details(FILE *out, const scenario *sc, const inference_spec *w);
 /* Every fs.training and fs.job_stream, a line or two each. */
 void output_training_details(FILE *out, const scenario *sc);
 

@@ -200,6 +200,28 @@ void output_scenario_text(FILE *out, const scenario *sc)
             output_disaggregated_text(out, sc, w);
         output_prefix_text(out, w);
         output_inference_details(out, w);
+        if (w->kv_policy == KV_SWAP || w->host_kv.offload) {
+            const device_spec *d = &sc->catalog.devices[w->device];
+            unsigned links = w->attention_dp ? 1 : w->tp;
+            double bytes = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
+            if (w->host_kv.offload)
+                fprintf(out, "    offload tier      the cache extended by %.10g tokens in host "
+                        "memory, the part beyond the device's %.10g read over PCIe each "
+                        "iteration\n", kv_offload_tokens(&w->host_kv, bytes),
+                        w->kv_capacity_tokens);
+            fprintf(out, "    host tier         %.6g GB a replica, %.6g GB/s each way",
+                    w->host_kv.size_bytes / 1e9,
+                    kv_swap_bandwidth(&w->host_kv, d, links) / 1e9);
+            if (w->host_kv.bandwidth_bytes_per_s <= 0)
+                fprintf(out, " (%u PCIe link%s of %.6g GB/s at %.0f%%)", links,
+                        links == 1 ? "" : "s", d->pcie_bytes_per_s / 1e9,
+                        100 * KV_SWAP_PCIE_ACHIEVED_SHARE);
+            if (!w->host_kv.offload)
+                fprintf(out, ", %.6g us a copy", kv_swap_latency(&w->host_kv) * 1e6);
+            fprintf(out, ", %.6g kB a token of cache (%s)\n", bytes / 1e3,
+                    precision_name(w->kv_prec));
+        }
+        output_speculative_details(out, sc, w);
     }
     output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {

@@ -35,19 +35,24 @@ int output_sweep_diff_csv(const char *dir, const char *const *keys, size_t nkeys
                           const sweep_point_view *points, size_t npoints, char *err,
                           size_t err_size);
 
-/* One probe of a search. */
+/* One probe of a search (a point of a grid search). */
 typedef struct search_probe_view {
-    const char *value;      /* the key's value */
-    const sim_metric *metric; /* the target's metric at this probe (NULL: not measured) */
+    const char *const *values;  /* each key's value */
+    const sim_metric *metric;   /* the target's metric at this probe (NULL: not measured) */
     bool meets;
+    const sim_metric *objective; /* a grid search's objective here (NULL: none) */
 } search_probe_view;
 
-/* search.csv: probe,KEY,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n,target,meets;
- * a row per probe in the order run (probe 1, 2, ...), then a row "answer" with the
- * smallest value that meets the target (the key's column empty when none did). */
-int output_search_csv(const char *dir, const char *key, const char *target,
-                      const search_probe_view *probes, size_t nprobes, bool found,
-                      long long answer, char *err, size_t err_size);
+/* search.csv: probe, a column per key, then scope,subject,metric,value,unit,ci95_lo,
+ * ci95_hi,n,target,meets, and with an objective (its text, "minimise cost_usd", or NULL)
+ * objective,objective_subject,objective_value,objective_ci95_lo,objective_ci95_hi; a
+ * row per probe in the order run (probe 1, 2, ...), then a row "answer" with probe
+ * `answer`'s values (the smallest or largest that meets the target, or the grid's
+ * best), its key columns empty when answer is SIZE_MAX (none did). */
+int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
+                      const char *target, const char *objective,
+                      const search_probe_view *probes, size_t nprobes, size_t answer,
+                      char *err, size_t err_size);
 
 /* DIR/points/<k>/summary.csv and timeseries.csv (k from 1). */
 int output_point_dir(const char *dir, size_t k, const sim_metrics *metrics,

@@ -199,3 +199,55 @@ Test(claims, verdict_mistakes_are_located_and_exit_2)
                           "    while true do end end },\n", ""), 2);
     cr_expect(strstr(err, "instructions") != NULL, "%s", err);
 }
+
+/* scenarios/long_context_swap.lua (issue 19, 2): a verdict, the swap points count their
+ * copies (and the others have no such metric), and swapping beats recomputing at the
+ * busier load, where preemptions are most frequent. */
+Test(claims, long_context_swap_counts_its_copies_and_beats_recomputing)
+{
+    const char *word = run_verdict("lcs", "scenarios/long_context_swap.lua");
+    cr_expect(strcmp(word, "refuted") != 0, "swapping should not lose: %s", word);
+    /* points in sweep order: rate 0.1 (queue, preempt, swap), then 0.12 */
+    double swaps = metric("lcs/points/6", "pool", "gpus", "kv_swaps");
+    double recomputes = metric("lcs/points/6", "pool", "gpus", "kv_recomputes");
+    double preemptions = metric("lcs/points/6", "pool", "gpus", "kv_preemptions");
+    cr_expect_gt(swaps, 10, "%g swaps", swaps);
+    cr_expect_float_eq(swaps + recomputes, preemptions, 1e-9);
+    /* each swap moves a sequence of ~24,000 tokens or more out and back: 131,072 bytes a
+     * token, so at least 2 x 3 GB a swap-in on average */
+    double gb = metric("lcs/points/6", "pool", "gpus", "kv_swap_gb");
+    double ins = metric("lcs/points/6", "pool", "gpus", "kv_swaps_in");
+    cr_expect_gt(gb / (swaps + ins), 2.5, "%g GB a copy", gb / (swaps + ins));
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcs/points/5/summary.csv", dir);
+    char *csv = scratch_read(path);
+    cr_assert_not_null(csv);
+    cr_expect(strstr(csv, "kv_swaps") == NULL, "preempt has no swap metrics");
+    free(csv);
+    double slo_swap = metric("lcs/points/6", "workload", "chat", "slo_attainment");
+    double slo_recompute = metric("lcs/points/5", "workload", "chat", "slo_attainment");
+    cr_expect_gt(slo_swap, slo_recompute, "swap %g, recompute %g", slo_swap, slo_recompute);
+}
+
+/* A grid search's verdict sees the point found: r.search.point with its values. */
+Test(claims, a_grid_search_hands_its_point_to_the_verdict)
+{
+    char *file = scratch_file(dir, "grid.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"grid\", duration = \"2h\", warmup = \"1h\", bucket = \"1h\", seed = 3,\n"
+        "  pools = { q = fs.dedicated { count = 4 } },\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 3.2 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"q\" } },\n"
+        "  search = fs.search { grid = { [\"pools.q.count\"] = { 5, 6, 7 } },\n"
+        "    target = \"queue_wait_mean_s <= 0.1\", minimise = \"servers\" },\n"
+        "  claim = fs.claim { text = \"six servers\", verdict = function(r)\n"
+        "    local n = r.search.found and r.search.point.values[\"pools.q.count\"]\n"
+        "    return n == 6 and \"holds\" or \"refuted\", tostring(n) end },\n"
+        "}\n");
+    char args[600];
+    snprintf(args, sizeof args, "%s", file);
+    cr_expect_str_eq(run_verdict("grid", args), "holds", "%s", out);
+    cr_expect(strstr(out, "six servers -- 6 -- holds") != NULL, "%s", out);
+    free(file);
+}

@@ -393,6 +393,44 @@ Test(loader, inference_mistakes)
                            "and token counts cannot be negative: use fs.lognormal or fs.gamma");
 }
 
+/* when_full = "swap" and its host tier (issue 19, 2): values with units, the default
+ * bandwidth left for the run (0), and the mistakes at the workload's line. */
+Test(loader, a_swap_host_tier_reads_its_units_and_refuses_mistakes)
+{
+    scenario sc;
+    char *path;
+    char *text = inference_with_line(10, "      output = 200, when_full = \"swap\",\n"
+                                     "      host_kv = { size = \"512GB\", bandwidth = \"25GB/s\", "
+                                     "latency = \"20us\" },");
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    const inference_spec *w = &sc.inferences[0];
+    cr_expect_eq(w->kv_policy, KV_SWAP);
+    cr_expect_float_eq(w->host_kv.size_bytes, 512e9, 0);
+    cr_expect_float_eq(w->host_kv.bandwidth_bytes_per_s, 25e9, 0);
+    cr_expect_float_eq(w->host_kv.latency_s, 20e-6, 1e-18);
+    scenario_release(&sc);
+    free(path);
+    expect_inference_error(10, "      output = 200, when_full = \"swap\",", 6,
+                           "workloads.chat.when_full: \"swap\" moves a preempted sequence's "
+                           "cache to host memory: give its size, as in host_kv = { size = "
+                           "\"512GB\" } (bandwidth: the GPUs' PCIe unless given)");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { sise = 1 },",
+                           6, "workloads.chat.host_kv.sise: unknown key 'sise' (did you mean "
+                           "'size'?)");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { size = "
+                           "\"1TB\", bandwidth = \"25GB\" },", 6,
+                           "workloads.chat.host_kv.bandwidth: expected a bandwidth such as "
+                           "\"50GB/s\", got \"25GB\"");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { size = "
+                           "\"1TB\", offload = true },", 6,
+                           "workloads.chat.host_kv.offload: the host tier is swap's (when_full "
+                           "= \"swap\") or an offload tier that extends the cache (offload = "
+                           "true), not both");
+    expect_inference_error(10, "      output = 200, when_full = \"spill\",", 6,
+                           "workloads.chat.when_full: expected one of \"queue\", \"preempt\", "
+                           "\"swap\", got \"spill\"");
+}
+
 Test(loader, a_pool_site_gives_its_workloads_their_round_trip)
 {
     scenario sc;

@@ -355,6 +355,58 @@ Test(plots, a_search_report_shows_its_answer_and_probes)
     free(page);
 }
 
+/* Issue 18, 6: an ordinary sweep's chart of a metric with an SLO draws the SLO as a
+ * dashed line (the search's target line, with its own label); other charts do not. */
+Test(plots, a_sweep_chart_draws_the_slo_of_its_metric)
+{
+    write_in("sweep.csv", SWEEP1);
+    plot_limit slos[] = { { "workload", "chat", "ttft_p99_s", 0.25, "SLO" },
+                          { "workload", "other", "tpot_p99_s", 0.05, "SLO" } };
+    plot_options o = { .rewrite_scripts = true, .png = false, .gnuplot = "/nonexistent/gnuplot",
+                       .limits = slos, .nlimits = 2 };
+    char why[1024];
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    char *script = read_in("plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_assert_not_null(script);
+    cr_expect(strstr(script, "set arrow from graph 0, first 0.25 to graph 1, first 0.25 nohead")
+              != NULL, "the SLO as a line: %s", script);
+    cr_expect(strstr(script, "set label 'SLO 0.25'") != NULL, "labelled SLO: %s", script);
+    cr_expect(strstr(script, "; the dashed line the SLO.") != NULL, "the caption says so");
+    free(script);
+    o.nlimits = 0;
+    cr_expect_eq(output_plots(dir, &o, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT);
+    script = read_in("plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_expect(strstr(script, "set arrow") == NULL, "no SLO, no line: %s", script);
+    free(script);
+}
+
+/* Issue 18, 9: a grid search's page names the point found by all its keys, the
+ * objective it minimised there, and a column of it per probe. */
+Test(plots, a_grid_search_report_shows_its_point_and_objective)
+{
+    write_in("search.csv",
+             "probe,pools.q.count,workloads.mm.service.mean,scope,subject,metric,value,unit,"
+             "ci95_lo,ci95_hi,n,target,meets,objective,objective_subject,objective_value,"
+             "objective_ci95_lo,objective_ci95_hi\n"
+             "1,4,1s,workload,mm,queue_wait_mean_s,0.75,s,0.7,0.8,4,queue_wait_mean_s <= 0.1,"
+             "false,minimise servers,q,4,4,4\n"
+             "2,5,0.8s,workload,mm,queue_wait_mean_s,0.05,s,0.04,0.06,4,queue_wait_mean_s <= 0.1,"
+             "true,minimise servers,q,5,5,5\n"
+             "answer,5,0.8s,workload,mm,queue_wait_mean_s,0.05,s,0.04,0.06,4,queue_wait_mean_s <= "
+             "0.1,true,minimise servers,q,5,5,5\n");
+    char why[1024];
+    cr_assert_eq(output_report(dir, "fixture", NULL, why, sizeof why), 0, "%s", why);
+    char *page = read_in("report.html");
+    cr_expect(strstr(page, "<strong>Answer: pools.q.count = 5, workloads.mm.service.mean = 0.8s"
+                     "</strong>: of the points meeting the target (queue_wait_mean_s &lt;= 0.1; "
+                     "here 0.05 &#177; 0.01), the one that would minimise servers (5).") != NULL,
+              "the answer: %s", page);
+    cr_expect(strstr(page, "<tr><td class=\"num\">1</td><td class=\"num\">4</td><td "
+                     "class=\"num\">1s</td><td class=\"num\">0.75 &#177; 0.05</td><td>no</td>"
+                     "<td class=\"num\">4</td></tr>") != NULL, "probe 1 with its objective");
+    free(page);
+}
+
 /* Settings of 40 lines fold so a claim's verdict is on the first screen; a headline as
  * long does not (it is the answer). */
 Test(plots, long_settings_fold_and_the_headline_never_does)
@@ -533,7 +585,7 @@ Test(plots, a_link_planted_in_plots_is_not_written_through)
                  (long)getpid());
         cr_assert_eq(symlink(victim, link_path), 0);
     }
-    cr_assert_eq(output_pictures(dir, NULL, NULL, false, stderr), 0);
+    cr_assert_eq(output_pictures(dir, NULL, NULL, false, NULL, 0, stderr), 0);
     char *kept = scratch_read(victim);
     cr_expect_str_eq(kept, "precious\n", "gnuplot wrote through the planted link");
     char *svg = read_in("plots/latency.svg");

@@ -203,6 +203,41 @@ Test(serving, fast_path_agrees_with_chunked_prefill_and_a_full_cache, .timeout =
     check_fast_against_reference(c, 300, 1.5);
 }
 
+/* Speculative decoding (llama-3.2-1b drafting 4 tokens, each request's acceptance drawn
+ * uniformly in [0.5, 0.9]): a fast run of rounds against one event a round. */
+static serving_config speculative_config(double rate)
+{
+    serving_config c = base_config(rate, 2);
+    c.replica.spec_k = 4;
+    c.replica.draft = catalog_model(&cat, "llama-3.2-1b");
+    c.replica.spec_tokens = perf_speculative_tokens(0.7, 4);
+    c.replica.kv_capacity_tokens = memory_inference_with_draft(llama, c.replica.draft, h100,
+                                                               PREC_FP16, PREC_FP16, 1)
+                                       .kv_capacity_tokens;
+    c.spec_acceptance = sim_dist_uniform(0.5, 0.9);
+    return c;
+}
+
+Test(serving, fast_path_agrees_with_speculative_decoding, .timeout = 120)
+{
+    check_fast_against_reference(speculative_config(3), 600, 5);
+    /* and it pays at this load: ~2.73 tokens a round (a uniform in [0.5, 0.9] through
+     * (1 - a^5) / (1 - a)) for a round costing about 1.9 plain steps (a 1B draft's four
+     * steps beside the 8B target's verification) */
+    serving_config spec = speculative_config(3), plain = spec;
+    plain.replica.spec_k = 0;
+    run_result with = run(&spec, 300), without = run(&plain, 300);
+    double gain = without.stats.tpot_s.mean / with.stats.tpot_s.mean;
+    cr_expect(gain > 1.3 && gain < 2.73, "tpot %g without, %g with: %g", without.stats.tpot_s.mean,
+              with.stats.tpot_s.mean, gain);
+    cr_expect_eq(with.stats.completed, without.stats.completed, "the same requests");
+    cr_expect_float_eq(sim_stat_mean(&with.stats.acceptance), 0.7, 0.01);
+    serving_config c = speculative_config(30);
+    c.replica.chunked_prefill = true;
+    c.replica.max_tokens = 1024;
+    check_fast_against_reference(c, 300, 1.2);
+}
+
 Test(serving, same_seed_same_results)
 {
     serving_config c = base_config(20, 4);
@@ -245,6 +280,53 @@ Test(serving, fast_path_agrees_under_preemption, .timeout = 120)
     /* a full cache ends a decode run every few iterations: little to skip, but never more
      * events than the reference */
     check_fast_against_reference(c, 300, 1.0);
+}
+
+static serving_config swap_config(double rate, double host_sequences)
+{
+    serving_config c = base_config(rate, 1);
+    c.replica.kv_capacity_tokens = 60000;
+    c.replica.kv_policy = KV_SWAP;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
+    c.replica.host_kv_bytes = host_sequences * 600 * c.replica.kv_bytes_per_token;
+    c.replica.host_kv_bytes_per_s = 25e9;
+    c.replica.host_kv_latency_s = 10e-6;
+    return c;
+}
+
+/* when_full = "swap": the fast path still agrees with one event per iteration within
+ * 1%, copies included, with a host tier of a few sequences that fills now and then */
+Test(serving, fast_path_agrees_under_swapping, .timeout = 120)
+{
+    check_fast_against_reference(swap_config(30, 4), 300, 1.0);
+}
+
+/* Swapping's counts add up, and its memory is a replica's counters: what the serving
+ * holds stays that of the requests in flight (a load the replica keeps up with; only
+ * the latency histograms' touched buckets may grow, by a few). */
+Test(serving, swapping_counts_add_up_and_memory_stays_flat, .timeout = 120)
+{
+    serving_config c = swap_config(15, 2);
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 300);
+    size_t early = serving_memory_bytes(s);
+    sim_engine_run_until(e, 900);
+    const serving_stats *st = serving_get_stats(s);
+    cr_assert_gt(st->completed, 0.99 * st->arrived - 100, "not overloaded: %llu of %llu",
+                 (unsigned long long)st->completed, (unsigned long long)st->arrived);
+    serving_group_stats g = serving_group_get_stats(s, 0, 900);
+    cr_expect_gt(g.kv_swap.swaps_out, 0, "sequences were swapped");
+    cr_expect_eq(g.kv_swap.swaps_out + g.kv_swap.recomputes, g.kv_preemptions);
+    cr_expect_leq(g.kv_swap.swaps_in, g.kv_swap.swaps_out);
+    cr_expect_gt(g.kv_swap.stall_s, 0);
+    cr_expect_leq(serving_memory_bytes(s), early * 1.1, "memory grew with the requests: %zu "
+                  "then %zu bytes", early, serving_memory_bytes(s));
+    serving_free(s);
+    sim_engine_free(e);
 }
 
 Test(serving, network_spikes_add_to_what_users_see)
@@ -373,6 +455,41 @@ Test(serving, fast_path_agrees_across_a_sliding_window_under_preemption, .timeou
     c.replica.kv_policy = KV_PREEMPT;
     c.replica.kv_capacity_tokens = 12000;
     check_fast_against_reference(c, 300, 1.0);
+}
+
+/* Swapping and the offload tier with a sliding window: what moves and what is read from
+ * host memory is what the cache holds; the closed form still agrees. */
+Test(serving, fast_path_agrees_across_a_sliding_window_with_swap_and_offload, .timeout = 120)
+{
+    serving_config c = windowed_config();
+    c.replica.kv_policy = KV_SWAP;
+    c.replica.kv_capacity_tokens = 12000;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(c.replica.model, PREC_FP16);
+    c.replica.host_kv_bytes = 3000 * c.replica.kv_bytes_per_token;
+    c.replica.host_kv_bytes_per_s = 25e9;
+    c.replica.host_kv_latency_s = 10e-6;
+    check_fast_against_reference(c, 300, 1.0);
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_device_tokens = 6000; /* half the cache in host memory */
+    check_fast_against_reference(c, 300, 1.0);
+    /* both were exercised */
+    for (int k = 0; k < 2; k++) {
+        c.replica.kv_policy = k ? KV_PREEMPT : KV_SWAP;
+        c.replica.kv_device_tokens = k ? 6000 : 0;
+        char err[256];
+        sim_engine *e = sim_engine_create();
+        serving *s = serving_create(e, &c, err, sizeof err);
+        cr_assert_not_null(s, "%s", err);
+        serving_start(s);
+        sim_engine_run_until(e, 300);
+        serving_group_stats g = serving_group_get_stats(s, 0, 300);
+        if (k)
+            cr_expect_gt(g.kv_swap.offload_s, 0, "the offload tier was read");
+        else
+            cr_expect_gt(g.kv_swap.swaps_in, 0, "sequences were swapped out and back");
+        serving_free(s);
+        sim_engine_free(e);
+    }
 }
 
 Test(serving, a_sliding_window_lets_more_long_sequences_share_the_cache, .timeout = 60)

@@ -347,6 +347,137 @@ Test(sweep, mistakes_name_the_file_line_or_option)
     free(bad), free(plain), free(scalar), free(unknown);
 }
 
+/* Issue 18, 9: a grid search over two keys, the cheapest point meeting a target.  M/M/c
+ * at 3.2 arrivals a second: with 1 s services Erlang C needs 6 servers for a mean wait
+ * of at most 0.1 s, with 0.8 s services 5; the least `servers` meeting it is (5, 0.8 s),
+ * and every point runs, so each probe's verdict is known by hand. */
+Test(sweep, grid_search_finds_the_cheapest_point_meeting_the_target, .timeout = 120)
+{
+    const double means[] = { 1, 0.8 };
+    unsigned need[2];
+    for (int m = 0; m < 2; m++) {
+        need[m] = 1;
+        while (need[m] <= 3.2 * means[m]
+               || queueing_mmc_wait_mean_s(need[m], 3.2, 1 / means[m]) > 0.1)
+            need[m]++;
+    }
+    cr_assert_eq(need[0], 6, "Erlang C, 1 s services");
+    cr_assert_eq(need[1], 5, "Erlang C, 0.8 s services: 4 wait %g s, 5 wait %g s",
+                 queueing_mmc_wait_mean_s(4, 3.2, 1.25), queueing_mmc_wait_mean_s(5, 3.2, 1.25));
+    char *file = mmc_file("grid.lua", "20h", 4,
+                          "  search = fs.search {\n"
+                          "    grid = { [\"pools.q.count\"] = { 4, 5, 6, 7 },\n"
+                          "             [\"workloads.mm.service.mean\"] = { \"1s\", \"0.8s\" } },\n"
+                          "    target = \"queue_wait_mean_s <= 0.1\", minimise = \"servers\" },");
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/g -q --no-plots --jobs 2", file, dir), 0,
+                 "%s", err);
+    char *csv = read_in("g", "search.csv");
+    cr_assert_not_null(csv);
+    cr_expect(starts_with(csv, "probe,pools.q.count,workloads.mm.service.mean,scope,subject,"
+                          "metric,value,unit,ci95_lo,ci95_hi,n,target,meets,objective,"
+                          "objective_subject,objective_value,objective_ci95_lo,"
+                          "objective_ci95_hi\n"), "%.200s", csv);
+    char **rows[16];
+    size_t n = rows_where(csv, 3, "workload", rows, 16);
+    cr_assert_eq(n, 9, "eight points in grid order and the answer, got %zu rows", n);
+    for (size_t i = 0; i < 8; i++) {
+        unsigned c = 4 + (unsigned)i / 2, m = (unsigned)i % 2;
+        cr_expect_eq(atoi(rows[i][1]), (int)c, "point %zu", i + 1);
+        cr_expect_str_eq(rows[i][2], m ? "0.8s" : "1s", "point %zu", i + 1);
+        cr_expect_str_eq(rows[i][12], c >= need[m] ? "true" : "false", "point %zu", i + 1);
+        cr_expect_str_eq(rows[i][13], "minimise servers");
+        cr_expect_eq(atoi(rows[i][15]), (int)c, "the objective is the servers");
+    }
+    cr_expect_str_eq(rows[8][0], "answer");
+    cr_expect_str_eq(rows[8][1], "5");
+    cr_expect_str_eq(rows[8][2], "0.8s");
+    cr_expect_str_eq(rows[8][14], "q", "the objective's subject");
+    free_rows(rows, n);
+    cr_expect(strstr(out, "pools.q.count=5, workloads.mm.service.mean=0.8s: the least servers "
+                     "of q (5) of the 5 points of 8 with mm queue_wait_mean_s <= 0.1") != NULL,
+              "%s", out);
+    char *point = read_in("g/points/8", "summary.csv");
+    cr_expect_not_null(point, "each point has its folder");
+    free(point), free(csv), free(file);
+}
+
+/* A grid search's mistakes: exit 2, the file and line, nothing written. */
+Test(sweep, grid_search_mistakes_are_refused_with_nothing_written, .timeout = 60)
+{
+    const char *cases[][2] = {
+        { "    grid = { [\"pools.q.count\"] = { 4, 5 } }, target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.minimise: a grid search picks the point meeting the target with the least" },
+        { "    grid = { [\"pools.q.count\"] = { 4, 5 } }, low = 1, minimise = \"servers\",\n"
+          "    target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.grid: a grid search runs every point of its grid: low belongs to a search "
+          "along one key" },
+        { "    grid = { [\"pools.q.count\"] = 4 }, minimise = \"servers\",\n"
+          "    target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.grid[\"pools.q.count\"]: expected a list of values" },
+        { "    grid = { [\"pools.q.count\"] = { 4, 5 } }, minimise = \"servers\",\n"
+          "    maximise = \"servers\", target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.maximise: a search minimises or maximises one metric" },
+        { "    key = \"pools.q.count\", low = 4, high = 5, minimise = \"servers\",\n"
+          "    target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.minimise: an objective needs a grid of points to choose among" },
+        { "    grid = { [\"pools.q.count\"] = { 4, 5 } }, minimise = \"servers of\",\n"
+          "    target = \"queue_wait_mean_s <= 0.1\" },",
+          "search.minimise: expected a metric such as \"cost_usd\"" },
+        { "    grid = { [\"pools.q.count\"] = { 4, \"x\" } }, minimise = \"servers\",\n"
+          "    target = \"queue_wait_mean_s <= 0.1\" },",
+          "search pools.q.count=x: pools.q.count: expected a positive integer" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char extra[1024], name[32], expected[1024];
+        snprintf(extra, sizeof extra, "  search = fs.search {\n%s", cases[i][0]);
+        snprintf(name, sizeof name, "bad%zu.lua", i);
+        char *file = mmc_file(name, "2h", 1, extra);
+        snprintf(expected, sizeof expected, "%s:10: %s", file, cases[i][1]);
+        expect_refused(expected, file);
+        free(file);
+    }
+    /* an unknown objective: refused once the grid ran, with the metric names */
+    char *file = mmc_file("unknown.lua", "2h", 1,
+                          "  search = fs.search {\n"
+                          "    grid = { [\"pools.q.count\"] = { 4, 5 } }, minimise = \"sevrers\",\n"
+                          "    target = \"queue_wait_mean_s <= 0.1\" },");
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s:10: search.minimise: unknown metric 'sevrers' "
+             "(metrics: ", file);
+    cr_expect_eq(cli_run(&out, &err, "run %s -o %s/u -q --no-plots", file, dir), 2);
+    cr_expect(starts_with(err, expected), "got %s", err);
+    cr_expect(strstr(err, "servers") != NULL, "the list names the right one: %s", err);
+    cr_expect_null(read_in("u", "search.csv"));
+    free(file);
+}
+
+/* Issue 18, 6: a sweep's chart of a latency with an SLO draws the SLO as a line, from
+ * the scenario's slo table (ttft on ttft_p99_s's chart; tpot has none here). */
+Test(sweep, a_sweep_chart_draws_the_workloads_slo, .timeout = 60)
+{
+    char *file = scratch_file(dir, "slo.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario {\n"
+        "  name = \"slo\", duration = \"5m\", warmup = \"30s\", bucket = \"1m\",\n"
+        "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"gpus\",\n"
+        "    arrivals = fs.poisson { rate = 2 }, prompt = 500, output = 50,\n"
+        "    slo = { ttft = \"150ms\" } } },\n"
+        "  sweep = { [\"workloads.chat.arrivals.rate\"] = { 2, 20, 40 } },\n"
+        "}\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/p -q", file, dir), 0, "%s", err);
+    char *script = read_in("p", "plots/sweep_workload_chat_ttft_p99_s.gp");
+    cr_assert_not_null(script);
+    cr_expect(strstr(script, "set arrow from graph 0, first 0.15 to graph 1, first 0.15") != NULL,
+              "the SLO as a line: %s", script);
+    cr_expect(strstr(script, "set label 'SLO 0.15'") != NULL);
+    free(script);
+    script = read_in("p", "plots/sweep_workload_chat_tpot_p99_s.gp");
+    cr_expect(script == NULL || strstr(script, "set arrow") == NULL, "no tpot SLO, no line");
+    free(script);
+    free(file);
+}
+
 Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
 {
     /* a trusted (--unsafe) rate function that ends its process half-way */

@@ -5,7 +5,7 @@
 --   size:     "80GB" (10^9 bytes, as datasheets count), "80GiB" (2^30), B KB MB GB TB PB,
 --             KiB MiB GiB TiB PiB; a plain number is bytes
 --   rate:     "5/s", "300/min", "1800/h", "40/d"; a plain number is per second
---   bandwidth: a size per second, "50GB/s", "25GiB/s"; a plain number is bytes per second
+--   bandwidth: a size per second, "50GB/s", "400MiB/s"; a plain number is bytes per second
 --
 -- Each parser returns the value in base units (seconds, bytes, per second), or nil and
 -- a message saying what was expected.
@@ -85,11 +85,13 @@ function units.bandwidth(v)
   if type(v) ~= "string" then
     return nil, ("expected a bandwidth (bytes per second, or a string such as \"50GB/s\"), got %s"):format(type(v))
   end
-  local size = v:match("^(.-)%s*/%s*s%s*$")
+  local size = v:match("^%s*(.-)%s*/%s*s%s*$")
   if not size then
     return nil, ("expected a bandwidth such as \"50GB/s\", got %q"):format(v)
   end
-  return units.size(size)
+  local bytes, err = units.size(size)
+  if not bytes then return nil, err end
+  return bytes
 end
 
 return units
