@@ -31,6 +31,10 @@ struct prefix_cache {
     uint32_t *table;         /* segment index + 1; 0: empty */
     size_t table_size;       /* a power of two, at least twice the live segments */
     uint64_t evictions;
+    /* the last shared prompt looked up and its segment: every routing asks each
+     * replica for the same few system prompts, and a table probe is a cache miss */
+    uint64_t memo_key;
+    uint32_t memo_seg;
 };
 
 /* splitmix64's finaliser: every bit of the input moves every bit of the output */
@@ -217,20 +221,33 @@ void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks)
             unlink_segment(pc, g);
             table_remove(pc, x->key);
             x->older = pc->free;
+            x->key = 0; /* no key is 0: a free segment is no memo's */
             pc->free = g;
             pc->live--;
         }
     }
 }
 
-unsigned prefix_cache_longest(const prefix_cache *pc, const prefix_chain *chain,
-                              unsigned tokens)
+/* find, through the memo, for a shared prompt. */
+static uint32_t find_shared(prefix_cache *pc, uint64_t key)
+{
+    if (pc->memo_key == key && pc->memo_seg < pc->nsegs && pc->segs[pc->memo_seg].key == key)
+        return pc->memo_seg;
+    uint32_t g = find(pc, key);
+    if (g != NONE) {
+        pc->memo_key = key;
+        pc->memo_seg = g;
+    }
+    return g;
+}
+
+unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsigned tokens)
 {
     unsigned n = tokens / pc->block_tokens, s0 = shared_blocks(pc, chain);
     if (n == 0)
         return 0;
     if (s0 > 0) {
-        uint32_t g = find(pc, shared_key(chain));
+        uint32_t g = find_shared(pc, shared_key(chain));
         unsigned have = g == NONE ? 0 : pc->segs[g].blocks;
         if (have < s0 || n <= s0) /* the chain stops inside the shared prompt */
             return (have < n ? have : n) * pc->block_tokens;
@@ -258,7 +275,7 @@ size_t prefix_cache_blocks(const prefix_cache *pc) { return pc->held; }
 unsigned prefix_cache_block(const prefix_cache *pc) { return pc->block_tokens; }
 uint64_t prefix_cache_evictions(const prefix_cache *pc) { return pc->evictions; }
 
-int prefix_cache_holds(const prefix_cache *pc, const prefix_chain *chain, unsigned i)
+int prefix_cache_holds(prefix_cache *pc, const prefix_chain *chain, unsigned i)
 {
     return prefix_cache_longest(pc, chain, (i + 1) * pc->block_tokens)
            == (i + 1) * pc->block_tokens;

@@ -39,9 +39,8 @@ prefix_cache *prefix_cache_create(unsigned block);
 void prefix_cache_free(prefix_cache *pc);
 
 /* Tokens of the chain's first `tokens` that the cache holds: a multiple of the block,
- * at most tokens.  Touches nothing. */
-unsigned prefix_cache_longest(const prefix_cache *pc, const prefix_chain *chain,
-                              unsigned tokens);
+ * at most tokens.  Touches nothing (the cache is not const only for a lookup's memo). */
+unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsigned tokens);
 
 /* Inserts the whole blocks of the chain's first `tokens` that are missing and makes
  * its runs the most recently used (own, then shared), then evicts least recently used
@@ -59,7 +58,7 @@ unsigned prefix_cache_block(const prefix_cache *pc);
 /* Blocks evicted since creation. */
 uint64_t prefix_cache_evictions(const prefix_cache *pc);
 /* Whether block i of the chain is held (for tests). */
-int prefix_cache_holds(const prefix_cache *pc, const prefix_chain *chain, unsigned i);
+int prefix_cache_holds(prefix_cache *pc, const prefix_chain *chain, unsigned i);
 size_t prefix_cache_memory_bytes(const prefix_cache *pc);
 
 #endif

@@ -408,6 +408,7 @@ void serving_fleet_free(serving_fleet *f)
     free(f->slots);
     free(f->active);
     free(f->loads);
+    free(f->outstanding);
     free(f);
 }
 

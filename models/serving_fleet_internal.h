@@ -74,6 +74,8 @@ struct serving_fleet {
     uint64_t host_opens;   /* hosts opened so far: names their noise streams */
     replica_load *loads;   /* for a custom routing policy */
     size_t nloads;
+    unsigned *outstanding; /* for prefix affinity: each active replica's requests */
+    size_t noutstanding;
 };
 
 #endif

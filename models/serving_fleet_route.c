@@ -69,16 +69,20 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
-    unsigned fewest = replica_outstanding(a[0]->r);
-    for (unsigned i = 1; i < n; i++)
-        if (replica_outstanding(a[i]->r) < fewest)
-            fewest = replica_outstanding(a[i]->r);
+    f->outstanding = sim_array_grow(f->outstanding, &f->noutstanding, n,
+                                    sizeof *f->outstanding, "the loads to route by");
+    unsigned fewest = UINT32_MAX;
+    for (unsigned i = 0; i < n; i++) {
+        f->outstanding[i] = replica_outstanding(a[i]->r);
+        if (f->outstanding[i] < fewest)
+            fewest = f->outstanding[i];
+    }
     double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
     int best = -1;
     unsigned best_hit = 0, best_load = 0;
     uint64_t best_hash = 0;
     for (unsigned i = 0; i < n; i++) {
-        unsigned load = replica_outstanding(a[i]->r);
+        unsigned load = f->outstanding[i];
         if (load + 1 > bound)
             continue;
         unsigned hit = cached_prefix(f, a[i], p, q);
