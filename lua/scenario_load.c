@@ -30,6 +30,7 @@
 #include "output/plot_script.h"
 #include "lua/fields.h"
 #include "sim/closest.h"
+#include "lua/prefix_load.h"
 #include "lua/sandbox.h"
 
 static const char *const SCENARIO_KEYS[] = {
@@ -44,7 +45,8 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", "decode", "kv_link", "host_kv", "speculative", NULL,
+    "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
+    "system_prompt", "sessions", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -52,7 +54,7 @@ static const char *const KV_LINK_KEYS[] = {
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
-    "file", "time", "prompt", "output", "speedup", "loop", "sample", "skip_bad", NULL,
+    "file", "time", "prompt", "output", "session", "speedup", "loop", "sample", "skip_bad", NULL,
 };
 /* Requests a run may hold waiting without max_wait: about 4 GB of queue. */
 #define UNBOUNDED_INFERENCE_REQUESTS 5e7
@@ -347,7 +349,8 @@ static int open_trace(load_context *c, const fields_object *t, const char *file,
     return 0;
 }
 
-/* arrivals = fs.trace { file, time, prompt, output, speedup, loop, sample, skip_bad } */
+/* arrivals = fs.trace { file, time, prompt, output, session, speedup, loop, sample,
+ * skip_bad } */
 static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -355,7 +358,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     snprintf(path, sizeof path, "%s.arrivals", w->path);
     fields_object t;
     static const char *const kinds[] = { "trace", NULL };
-    char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL;
+    char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL, *session_column = NULL;
     double speedup = 1;
     int status = fields_object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
                  || fields_object_check_keys(c, &t, TRACE_KEYS)
@@ -363,6 +366,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
                  || fields_read_string(c, &t, "time", false, &time)
                  || fields_read_string(c, &t, "prompt", false, &prompt)
                  || fields_read_string(c, &t, "output", false, &output)
+                 || fields_read_string(c, &t, "session", false, &session_column)
                  || fields_read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
                  || fields_read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
                  || fields_read_flag(c, &t, "loop", false, &out->loop)
@@ -377,6 +381,7 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     out->trace.time_column = dup_or_default(time, "TIMESTAMP");
     out->trace.prompt_column = dup_or_default(prompt, "ContextTokens");
     out->trace.output_column = dup_or_default(output, "GeneratedTokens");
+    out->trace.session_column = session_column; /* NULL: none */
     if (status == 0 && (!out->trace.time_column || !out->trace.prompt_column
                         || !out->trace.output_column))
         status = fields_fail(c, t.where, path, "out of memory");
@@ -771,7 +776,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
                                               "int4", "fp4", NULL };
     static const char *const routings[] = { "round_robin", "least_outstanding",
-                                            "shortest_tokens", "power_of_two", NULL };
+                                            "shortest_tokens", "power_of_two",
+                                            "prefix_affinity", NULL };
     static const char *const modes[] = { "fast", "reference", NULL };
     static const char *const when_full[] = { "queue", "preempt", "swap", NULL };
     static const kv_policy policies[] = { KV_RESERVE, KV_PREEMPT, KV_SWAP };
@@ -881,6 +887,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = convert_decode(c, w, sc, pools, m, out);
     if (status == 0)
         status = speculative_load(c, w, sc, out);
+    if (status == 0)
+        status = prefix_load_convert(c, w, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {

@@ -85,7 +85,7 @@ static void on_trace_arrival(sim_engine *e, void *data)
     a->generated++;
     if (!a->config.max_arrivals || a->generated < a->config.max_arrivals)
         schedule_trace_row(a);
-    a->config.arrive(a->config.owner, prompt, output);
+    a->config.arrive(a->config.owner, prompt, output, r.session);
 }
 
 /* The next arrival of an open process after now. */
@@ -114,7 +114,7 @@ static void on_arrival(sim_engine *e, void *data)
     }
     unsigned prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
     unsigned output = draw_tokens(&a->config.output_tokens, a->length_rng);
-    a->config.arrive(a->config.owner, prompt, output);
+    a->config.arrive(a->config.owner, prompt, output, 0);
 }
 
 static bool closed_loop(const arrivals *a)
@@ -129,7 +129,7 @@ static void on_user_request(sim_engine *e, void *data)
     a->generated++;
     unsigned prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
     unsigned output = draw_tokens(&a->config.output_tokens, a->length_rng);
-    a->config.arrive(a->config.owner, prompt, output);
+    a->config.arrive(a->config.owner, prompt, output, 0);
 }
 
 static void schedule_user(arrivals *a, double now)

@@ -27,8 +27,9 @@ typedef struct arrivals_config {
     double sample;             /* each row kept with this probability (0 or 1: every row) */
     const traffic_spec *traffic; /* NULL: none */
     uint64_t max_arrivals;     /* 0 = no limit */
-    /* Called for every arrival, at its instant. */
-    void (*arrive)(void *owner, unsigned prompt, unsigned output);
+    /* Called for every arrival, at its instant; session: a trace row's session
+     * (trace_record.session), else 0. */
+    void (*arrive)(void *owner, unsigned prompt, unsigned output, uint64_t session);
     void *owner;
 } arrivals_config;
 

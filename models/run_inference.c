@@ -98,6 +98,10 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .trace = w->has_trace ? &w->trace : NULL, .lengths_from_trace = w->lengths_from_trace,
         .loop = w->loop, .sample = w->sample,
         .traffic = w->has_traffic ? &w->traffic : NULL,
+        .prefix_block = w->prefix_block, .affinity_bound = w->affinity_bound,
+        .system_prompts = w->nsystem_prompts ? w->system_prompts : NULL,
+        .nsystem_prompts = w->nsystem_prompts,
+        .sessions = w->has_sessions ? &w->sessions : NULL,
         .spec_acceptance = w->spec_acceptance,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
@@ -218,6 +222,37 @@ static void record_disaggregated(sim_metrics *m, const char *name, const serving
                     measured_s > 0 ? (double)st->slo_met / measured_s : NAN);
 }
 
+/* Prefix caching's and sessions' own rows: the share of prompt tokens and of requests
+ * that found a cached prefix, the prefill they skipped, the blocks evicted, how evenly
+ * the replicas worked, and the sessions that ended. */
+static void record_prefix(sim_metrics *m, const inference_run *ir, const char *pool,
+                          double end_s)
+{
+    const inference_spec *w = ir->spec;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    const char *name = w->name;
+    serving_group_stats gs = serving_group_get_stats(ir->sv, 0, end_s);
+    if (w->prefix_block || w->has_sessions)
+        sim_metrics_add(m, "pool", pool, "replica_load_max_over_mean", "1",
+                        gs.load_max_over_mean);
+    if (w->prefix_block) {
+        sim_metrics_add(m, "workload", name, "prefix_hit_rate_tokens", "1",
+                        st->prompt_tokens > 0 ? st->prefix_cached_tokens / st->prompt_tokens : NAN);
+        sim_metrics_add(m, "workload", name, "prefix_hit_rate_requests", "1",
+                        st->completed ? (double)st->prefix_hits / (double)st->completed : NAN);
+        sim_metrics_add(m, "workload", name, "prefill_tokens_saved", "tokens",
+                        st->prefix_cached_tokens);
+        sim_metrics_add(m, "pool", pool, "prefix_evictions", "blocks",
+                        (double)gs.prefix_evictions);
+    }
+    if (w->has_sessions) {
+        sessions_stats ss = serving_sessions_stats(ir->sv);
+        sim_metrics_add(m, "workload", name, "sessions_completed", "sessions", (double)ss.ended);
+        sim_metrics_add(m, "workload", name, "turns_per_session_mean", "requests",
+                        ss.ended ? (double)ss.turns / (double)ss.ended : NAN);
+    }
+}
+
 static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
 {
     const scenario *sc = ir->sc;
@@ -307,6 +342,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
                     st->output_tokens * w->response_bytes_per_token / 1e9);
     if (w->has_decode)
         record_disaggregated(m, name, st, measured_s);
+    record_prefix(m, ir, pool, end_s);
     if (w->spec_k) {
         sim_metrics_add(m, "workload", name, "spec_tokens_per_round", "tokens",
                         rounds > 0 ? round_tokens / rounds : NAN);

@@ -34,6 +34,12 @@ void scenario_release(scenario *sc)
         sim_dist_release(&sc->inferences[i].prompt_tokens);
         sim_dist_release(&sc->inferences[i].output_tokens);
         sim_dist_release(&sc->inferences[i].rtt_s);
+        if (sc->inferences[i].has_sessions) {
+            sim_dist_release(&sc->inferences[i].sessions.turns);
+            sim_dist_release(&sc->inferences[i].sessions.think_s);
+            if (sc->inferences[i].has_new_tokens)
+                sim_dist_release(&sc->inferences[i].sessions.new_tokens);
+        }
         sim_dist_release(&sc->inferences[i].spec_acceptance);
         traffic_spec_release(&sc->inferences[i].traffic);
         if (sc->inferences[i].trace.fd > 0)
@@ -41,6 +47,7 @@ void scenario_release(scenario *sc)
         free((char *)sc->inferences[i].trace.path);
         free((char *)sc->inferences[i].trace.time_column);
         free((char *)sc->inferences[i].trace.prompt_column);
+        free((char *)sc->inferences[i].trace.session_column);
         free((char *)sc->inferences[i].trace.output_column);
     }
     free(sc->inferences);

@@ -146,6 +146,15 @@ typedef struct inference_spec {
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;
     traffic_spec traffic;     /* owned */
+    /* prefix_cache = { block } (0: none), affinity_bound (routing "prefix_affinity"),
+     * system_prompt = tokens or { { tokens, weight }, ... }, sessions = { turns, think,
+     * new_tokens } (arrivals then are sessions'; new_tokens by default the prompt's) */
+    unsigned prefix_block;
+    double affinity_bound;
+    system_prompt system_prompts[SYSTEM_PROMPTS_MAX];
+    unsigned nsystem_prompts;
+    bool has_sessions, has_new_tokens;
+    session_spec sessions;    /* owned */
     /* speculative = { k, acceptance, draft | draft_cost } (spec_k 0: none; replica.h):
      * the draft a catalog model (spec_draft, with has_spec_draft; its memory counted in
      * kv_capacity_tokens) or a lookup costing spec_step_s a step */

@@ -22,11 +22,20 @@
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
+/* A request in flight, with what the workload keeps of it: its prefix for the fleet's
+ * cache, and its session.  The replica's request comes first, so that the one is the
+ * other. */
+typedef struct serving_request {
+    llm_request q;
+    fleet_prefix prefix;
+    session *session;          /* NULL: a request of its own */
+} serving_request;
+
 /* Requests in flight come from a free list: memory follows the requests in the system,
  * not the number served. */
 typedef struct request_block {
     struct request_block *next;
-    llm_request items[256];
+    serving_request items[256];
 } request_block;
 
 enum { MAX_FLEETS = 2 }; /* the workload's own pool, and its overflow or decode pool */
@@ -49,7 +58,10 @@ struct serving {
     unsigned ndecode;
     kv_links *links;          /* disaggregated: prefill to decode; else NULL */
     arrivals *arrivals;
+    sessions *sessions;       /* NULL without sessions */
     gsl_rng *route_rng, *rtt_rng;
+    gsl_rng *system_rng;      /* several system prompts without sessions: which one */
+    double system_weight;
     gsl_rng *acceptance_rng;   /* speculative decoding's per-request draws, or NULL */
     char error[512];
     llm_request *free_list;
@@ -80,15 +92,20 @@ static llm_request *request_take(serving *s)
         s->blocks = b;
         s->nblocks++;
         for (size_t i = 0; i < 256; i++) {
-            b->items[i].next = s->free_list;
-            s->free_list = &b->items[i];
+            b->items[i].q.next = s->free_list;
+            s->free_list = &b->items[i].q;
         }
     }
     llm_request *q = s->free_list;
     s->free_list = q->next;
-    memset(q, 0, sizeof *q);
+    memset(q, 0, sizeof(serving_request));
     return q;
 }
+
+static serving_request *request_of(llm_request *q) { return (serving_request *)q; }
+
+/* fleet_events.prefix */
+static fleet_prefix *prefix_of(void *owner, llm_request *q) { return &request_of(q)->prefix; }
 
 static void request_give(serving *s, llm_request *q)
 {
@@ -199,6 +216,10 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
                                       * model_attended_tokens(s->config.replica.model, q->prompt);
                 st->transfers++;
             }
+            if (s->config.prefix_block) {
+                st->prefix_hits += request_of(q)->prefix.cached > 0;
+                st->prefix_cached_tokens += request_of(q)->prefix.cached;
+            }
             const serving_config *c = &s->config;
             bool met = (!c->slo_ttft_s || ttft <= c->slo_ttft_s)
                        && (!c->slo_e2e_s || e2e <= c->slo_e2e_s)
@@ -206,7 +227,11 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
             st->slo_met += met;
         }
     }
+    session *of = request_of(q)->session;
+    unsigned answered = q->output;
     request_give(s, q);
+    if (of)
+        sessions_turn_ended(s->sessions, of, !dropped, answered);
     arrivals_request_ended(s->arrivals);
 }
 
@@ -267,6 +292,7 @@ static void route_stage(serving *s, llm_request *q)
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
+    request_of(q)->prefix.cached = 0; /* until a fleet with a cache finds some */
     if (s->links) {
         route_stage(s, q);
         return;
@@ -360,13 +386,17 @@ static void on_autoscale(sim_engine *e, void *data)
 
 /* ---- life cycle -------------------------------------------------------------------- */
 
-/* arrivals_config.arrive: a request joins the workload. */
-static void admit_request(void *owner, unsigned prompt, unsigned output)
+/* A request joins the workload: a session's turn (session not NULL, its chain given)
+ * or a request of its own. */
+static void join(serving *s, unsigned prompt, unsigned output, session *of,
+                 const prefix_chain *chain)
 {
-    serving *s = owner;
     double now = sim_engine_now(s->engine);
     llm_request *q = request_take(s);
     q->id = s->next_id++;
+    request_of(q)->session = of;
+    if (chain)
+        request_of(q)->prefix.chain = *chain;
     q->arrival_s = now;
     q->prompt = prompt;
     q->output = output;
@@ -397,6 +427,38 @@ static void admit_request(void *owner, unsigned prompt, unsigned output)
         s->stats.truncated += counted;
     }
     route(s, q);
+}
+
+/* sessions_config.turn */
+static void on_turn(void *owner, const session_turn *t)
+{
+    join(owner, t->prompt, t->output, t->session, &t->chain);
+}
+
+/* arrivals_config.arrive: a request, or a session, arrives; a trace's session (not 0)
+ * names the request's own blocks, so its turns find each other's. */
+static void admit_request(void *owner, unsigned prompt, unsigned output,
+                          uint64_t trace_session)
+{
+    serving *s = owner;
+    if (s->sessions) {
+        sessions_begin(s->sessions);
+        return;
+    }
+    prefix_chain chain = { .own = trace_session ? trace_session : s->next_id + 1 };
+    if (s->config.nsystem_prompts) { /* the system prompt it begins with */
+        unsigned k = 0;
+        if (s->system_rng) {
+            double u = gsl_rng_uniform(s->system_rng) * s->system_weight;
+            while (k + 1 < s->config.nsystem_prompts && u >= s->config.system_prompts[k].weight)
+                u -= s->config.system_prompts[k++].weight;
+        }
+        unsigned system = s->config.system_prompts[k].tokens;
+        chain.shared = system_prompt_key(k);
+        chain.shared_tokens = system;
+        prompt = (uint64_t)prompt + system > 10000000 ? 10000000 : prompt + system;
+    }
+    join(s, prompt, output, NULL, &chain);
 }
 
 static void on_warmup_end(sim_engine *e, void *data)
@@ -435,6 +497,16 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         || (config->overflow && (config->overflow->replica.max_batch < 1
                                  || !(config->overflow->replica.kv_capacity_tokens >= 1)))) {
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
+        return NULL;
+    }
+    if ((config->prefix_block || config->sessions) && config->decode) {
+        snprintf(err, err_size, "prefix caching and sessions are not for disaggregated serving");
+        return NULL;
+    }
+    if (config->sessions && (config->trace || (config->traffic
+                                                && config->traffic->kind == TRAFFIC_CLOSED_LOOP))) {
+        snprintf(err, err_size, "sessions arrive from a distribution or a traffic profile, "
+                                "not a trace or closed-loop users");
         return NULL;
     }
     if (config->decode && (config->overflow || config->decode_routing == ROUTE_CUSTOM
@@ -478,6 +550,19 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         .arrive = admit_request, .owner = s,
     };
     s->arrivals = arrivals_create(engine, &ac);
+    if (c->sessions) {
+        sessions_config sc = {
+            .spec = c->sessions, .system = c->system_prompts, .nsystem = c->nsystem_prompts,
+            .output_tokens = c->output_tokens, .name = name, .seed = c->seed,
+            .replication = c->replication, .warmup_s = c->warmup_s, .turn = on_turn, .owner = s,
+        };
+        s->sessions = sessions_create(engine, &sc);
+    } else if (c->nsystem_prompts > 1) {
+        snprintf(stream, sizeof stream, "%s.system", name);
+        s->system_rng = sim_rng_stream(c->seed, c->replication, stream);
+        for (unsigned i = 0; i < c->nsystem_prompts; i++)
+            s->system_weight += c->system_prompts[i].weight;
+    }
     s->own = (serving_group_config){
         .pool_name = c->pool_name, .replica = c->replica, .replicas = c->replicas,
         .min = c->min_replicas, .max = c->max_replicas ? c->max_replicas : c->replicas,
@@ -494,7 +579,9 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             .group = *fleet_config(s, i), .index = i,
             .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
                          c->route_context, s->route_rng, name },
-            .events = { s, on_request_done, on_fleet_ready, on_reroute },
+            .events = { s, on_request_done, on_fleet_ready, on_reroute, prefix_of },
+            /* the own pool's replicas cache prefixes; an overflow pool's do not */
+            .prefix = { i == 0 ? c->prefix_block : 0, c->affinity_bound },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };
         s->fleets[i] = serving_fleet_create(engine, &fc);
@@ -580,6 +667,8 @@ void serving_free(serving *s)
         s->blocks = next;
     }
     arrivals_free(s->arrivals);
+    sessions_free(s->sessions);
+    gsl_rng_free(s->system_rng);
     gsl_rng_free(s->route_rng);
     if (s->acceptance_rng)
         gsl_rng_free(s->acceptance_rng);
@@ -630,6 +719,11 @@ double serving_kv_max(const serving *s)
 
 unsigned serving_groups(const serving *s) { return s->nfleets; }
 
+sessions_stats serving_sessions_stats(const serving *s)
+{
+    return s->sessions ? sessions_get_stats(s->sessions) : (sessions_stats){ 0 };
+}
+
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s)
 {
     return serving_fleet_stats(s->fleets[group], end_s);
@@ -653,10 +747,14 @@ uint64_t serving_replica_events(const serving *s)
 
 size_t serving_memory_bytes(const serving *s)
 {
-    return sizeof *s + s->nblocks * sizeof(request_block)
+    size_t caches = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        caches += serving_fleet_prefix_memory_bytes(s->fleets[i]);
+    return caches + sizeof *s + s->nblocks * sizeof(request_block)
            + sim_histogram_memory_bytes(&s->stats.ttft_hist_s)
            + sim_histogram_memory_bytes(&s->stats.tpot_hist_s)
            + sim_histogram_memory_bytes(&s->stats.e2e_hist_s)
            + sim_histogram_memory_bytes(&s->stats.transfer_hist_s)
-           + (s->links ? kv_links_memory_bytes(s->links) : 0);
+           + (s->links ? kv_links_memory_bytes(s->links) : 0)
+           + (s->sessions ? sessions_memory_bytes(s->sessions) : 0);
 }

@@ -9,6 +9,7 @@
 
 #include "models/kv_link.h"
 #include "models/serving_fleet.h"
+#include "models/sessions.h"
 #include "models/trace.h"
 #include "models/traffic.h"
 #include "sim/dist.h"
@@ -79,6 +80,20 @@ typedef struct serving_config {
     double warmup_s;
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
     uint64_t max_arrivals;     /* 0 = no limit */
+    /* Prefix caching, off when prefix_block is 0 (models/serving_fleet.h:
+     * fleet_prefix_config): each replica of the own pool keeps the blocks of the
+     * prompts and answers it served and a prompt that begins with them skips their
+     * prefill; ROUTE_PREFIX_AFFINITY looks for the longest within affinity_bound.  Not
+     * with disaggregated serving. */
+    unsigned prefix_block;     /* tokens a block */
+    double affinity_bound;
+    /* NULL, or the system prompts every request begins with (one drawn by weight from
+     * the stream "<name>.system", or once a session), before its drawn prompt */
+    const system_prompt *system_prompts;
+    unsigned nsystem_prompts;
+    /* NULL, or each arrival is a session of turns (models/sessions.h), its turns'
+     * answers drawn from output_tokens; not with a trace or closed-loop users. */
+    const session_spec *sessions;
     request_record_fn on_request; /* NULL, or called for every request that ends */
     void *request_context;
     uint64_t seed, replication;
@@ -101,6 +116,10 @@ typedef struct serving_stats {
     sim_histogram transfer_hist_s;
     double transfer_bytes;
     uint64_t transfers;
+    /* With prefix caching, of completed requests: those that found some of their prompt
+     * cached, and the prompt tokens found (whose prefill was skipped) */
+    uint64_t prefix_hits;
+    double prefix_cached_tokens;
     sim_stat acceptance;       /* speculating: the acceptance drawn for each arrival */
 } serving_stats;
 
@@ -144,6 +163,10 @@ const serving_bucket *serving_bucket_close(serving *s, double now);
  * (serving_group_stats: models/serving_fleet.h). */
 unsigned serving_groups(const serving *s);
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
+
+/* Sessions begun and ended after the warm-up, their turns, those in progress (all 0
+ * without sessions). */
+sessions_stats serving_sessions_stats(const serving *s);
 
 /* Largest share of the cache any replica committed. */
 double serving_kv_max(const serving *s);

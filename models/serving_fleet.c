@@ -76,7 +76,8 @@ static serving_slot *slot_new(serving_fleet *f)
 }
 
 /* Folds a replica's statistics into the fleet's record of gone replicas. */
-static void fold_gone(serving_fleet *f, const replica *r, const double marks[3], double now)
+static void fold_gone(serving_fleet *f, const replica *r, const double marks[3], double now,
+                      const prefix_cache *sl_cache)
 {
     const replica_stats *st = replica_get_stats(r);
     f->gone_busy += sim_timeavg_integral(&st->busy, now);
@@ -94,6 +95,8 @@ static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
     f->gone_kv_preemptions += st->preemptions;
     kv_swap_stats_add(&f->gone_kv_swap, &st->swap);
     f->gone_events += st->iterations_events;
+    if (sl_cache)
+        f->gone_evictions += prefix_cache_evictions(sl_cache);
     f->gone_batch_max = fmax(f->gone_batch_max, st->batch.max);
     f->gone_kv_max = fmax(f->gone_kv_max, st->life_kv.max);
 }
@@ -109,9 +112,10 @@ static void slot_remove(serving_slot *sl)
         sim_event_cancel(f->engine, sl->release_check);
     host_leave(sl);
     if (sl->r) {
-        fold_gone(f, sl->r, sl->marks, now);
+        fold_gone(f, sl->r, sl->marks, now, sl->cache);
         replica_free(sl->r);
     }
+    prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */
     size_t i = 0;
     while (f->slots[i] != sl)
         i++;
@@ -209,6 +213,8 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         sim_out_of_memory("out of memory creating a replica");
     if (sl->host)
         gpu_share_attach(sl->host->share, sl->member, sl->r);
+    if (f->prefix.block)
+        sl->cache = prefix_cache_create(f->prefix.block);
     sl->state = SLOT_ACTIVE;
     sl->tick_from_s = now;
     rebuild_active(f);
@@ -341,6 +347,11 @@ static void on_done(void *context, llm_request *q, bool dropped)
     serving_fleet *f = sl->fleet;
     if (!dropped)
         f->served += q->arrival_s >= f->warmup_s;
+    if (!dropped && sl->cache) { /* its blocks stay cached (the last token has none) */
+        double all = f->group.replica.kv_capacity_tokens / f->prefix.block;
+        prefix_cache_insert(sl->cache, &f->events.prefix(f->events.owner, q)->chain, q->cached,
+                            (size_t)all);
+    }
     f->events.done(f->events.owner, q, dropped, f->index);
     if (sl->state == SLOT_DRAINING)
         schedule_release_check(sl);
@@ -358,6 +369,7 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
     f->index = config->index;
     f->routing = config->routing;
     f->events = config->events;
+    f->prefix = config->prefix;
     f->warmup_s = config->warmup_s;
     f->seed = config->seed;
     f->replication = config->replication;
@@ -386,6 +398,7 @@ void serving_fleet_free(serving_fleet *f)
         return;
     for (size_t k = 0; k < f->nslots; k++) {
         replica_free(f->slots[k]->r);
+        prefix_cache_free(f->slots[k]->cache);
         free(f->slots[k]);
     }
     for (size_t k = 0; k < f->nhosts; k++)
@@ -395,6 +408,7 @@ void serving_fleet_free(serving_fleet *f)
     free(f->slots);
     free(f->active);
     free(f->loads);
+    free(f->outstanding);
     free(f);
 }
 

@@ -22,6 +22,7 @@
 #include "models/gpu_pool.h"
 #include "models/gpu_share.h"
 #include "models/noisy.h"
+#include "models/prefix_cache.h"
 #include "models/replica.h"
 #include "sim/dist.h"
 
@@ -30,6 +31,8 @@ typedef enum routing_policy {
     ROUTE_LEAST_OUTSTANDING,   /* fewest requests waiting or running */
     ROUTE_SHORTEST_TOKENS,     /* fewest remaining tokens (join the shortest queue by work) */
     ROUTE_POWER_OF_TWO,        /* the less loaded (by requests) of two chosen at random */
+    ROUTE_PREFIX_AFFINITY,     /* the longest cached prefix among the replicas within a
+                                  load bound, else the session's by consistent hashing */
     ROUTE_CUSTOM,              /* a function of the caller's (a scenario's Lua function) */
 } routing_policy;
 
@@ -81,6 +84,11 @@ typedef struct serving_group_stats {
     double iterations;         /* batching iterations run */
     double tokens_computed;    /* prompt and output tokens they computed */
     double cache_tokens_read;  /* tokens of cache their attention read */
+    /* With a prefix cache: blocks evicted (gone replicas' too); and the balance: the
+     * largest time-average batch (sequences held) of the replicas there now over their
+     * mean (busy time says little: a replica with one sequence is busy) */
+    uint64_t prefix_evictions;
+    double load_max_over_mean;
     /* speculative decoding: sequence-rounds, the tokens they made, draft seconds */
     double spec_rounds, spec_tokens, draft_s;
 } serving_group_stats;
@@ -96,7 +104,28 @@ typedef struct fleet_events {
     /* A request that was on a replica the pool took away (its cache is lost): it keeps
      * its arrival time, and the owner routes it again. */
     void (*reroute)(void *owner, llm_request *q);
+    /* With a prefix cache: the request's prefix, owned by the owner, which the fleet
+     * reads at routing and at the end, and whose `cached` it sets when it routes. */
+    struct fleet_prefix *(*prefix)(void *owner, llm_request *q);
 } fleet_events;
+
+/* What a fleet with a prefix cache knows of a request. */
+typedef struct fleet_prefix {
+    prefix_chain chain;
+    unsigned cached;           /* tokens found cached where it was last routed */
+} fleet_prefix;
+
+/* A fleet's prefix caching (block 0: none).  Each replica caches the whole blocks of
+ * the requests it finished (prompt and answer), within the share of its key-value
+ * cache the running sequences leave free, read at each routing (a simplification: a
+ * running sequence's blocks count in both); a request routed there skips the prefill
+ * of its longest cached prefix, but for its last token, which gives the first output
+ * token (as engines recompute it). */
+typedef struct fleet_prefix_config {
+    unsigned block;            /* tokens a block */
+    double affinity_bound;     /* ROUTE_PREFIX_AFFINITY: a replica qualifies while its
+                                  requests + 1 <= ceil((1 + bound) x (fewest + 1)) */
+} fleet_prefix_config;
 
 /* How a fleet picks a replica for a request. */
 typedef struct fleet_routing {
@@ -112,6 +141,7 @@ typedef struct serving_fleet_config {
     unsigned index;             /* 0: the workload's own pool; 1: its overflow pool */
     fleet_routing routing;
     fleet_events events;
+    fleet_prefix_config prefix;
     double warmup_s;            /* requests arriving before it are not counted served */
     uint64_t seed, replication; /* the noisy hosts' random streams */
 } serving_fleet_config;
@@ -171,5 +201,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s);
 double serving_fleet_batch_max(const serving_fleet *f);
 double serving_fleet_kv_max(const serving_fleet *f);
 uint64_t serving_fleet_replica_events(const serving_fleet *f);
+/* Bytes its replicas' prefix caches hold (0 without them). */
+size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f);
 
 #endif

@@ -39,6 +39,7 @@ typedef struct serving_slot {
     unsigned member;       /* the replica's unit on its host */
     unsigned unit;         /* the pool unit of its first GPU */
     sim_event_id release_check; /* pending on_release_check, or 0 */
+    prefix_cache *cache;   /* NULL without prefix caching */
 } serving_slot;
 
 struct serving_fleet {
@@ -47,6 +48,7 @@ struct serving_fleet {
     unsigned index;
     fleet_routing routing;
     fleet_events events;
+    fleet_prefix_config prefix;
     double warmup_s;
     uint64_t seed, replication;
     serving_slot **slots;  /* every slot, in creation order */
@@ -63,7 +65,7 @@ struct serving_fleet {
     double gone_busy, gone_batch, gone_kv, gone_bucket[3];
     double gone_iterations, gone_tokens, gone_cache_read; /* after the warm-up */
     double gone_spec_rounds, gone_spec_tokens, gone_draft_s;
-    uint64_t gone_kv_preemptions, gone_events;
+    uint64_t gone_kv_preemptions, gone_events, gone_evictions;
     kv_swap_stats gone_kv_swap;
     double gone_batch_max, gone_kv_max;
     uint64_t served, losses;
@@ -72,6 +74,8 @@ struct serving_fleet {
     uint64_t host_opens;   /* hosts opened so far: names their noise streams */
     replica_load *loads;   /* for a custom routing policy */
     size_t nloads;
+    unsigned *outstanding; /* for prefix affinity: each active replica's requests */
+    size_t noutstanding;
 };
 
 #endif

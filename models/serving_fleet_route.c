@@ -1,6 +1,8 @@
 /* Choosing a fleet's replica for a request (see serving_fleet.h): round robin, fewest
- * outstanding requests or tokens, the better of two at random, or a scenario's
- * function. */
+ * outstanding requests or tokens, the better of two at random, the longest cached
+ * prefix within a load bound, or a scenario's function; and, with prefix caching,
+ * handing the replica the request with its cached prefix already in place. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +11,96 @@
 #include "sim/array.h"
 
 static const char *const ROUTING_NAMES[] = {
-    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "custom",
+    "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "prefix_affinity",
+    "custom",
 };
 
 const char *routing_policy_name(routing_policy p) { return ROUTING_NAMES[p]; }
 
 int routing_policy_parse(const char *name, routing_policy *out)
 {
-    for (int i = 0; i < 4; i++) /* "custom" is not a name a scenario gives */
+    for (int i = 0; i < ROUTE_CUSTOM; i++) /* "custom" is not a name a scenario gives */
         if (!strcmp(name, ROUTING_NAMES[i])) {
             *out = (routing_policy)i;
             return 0;
         }
     return -1;
+}
+
+/* Blocks of a replica's cache its running sequences leave free now (the cache share
+ * its statistics last recorded, which every iteration boundary updates). */
+static size_t free_blocks(const serving_fleet *f, const serving_slot *sl)
+{
+    double capacity = f->group.replica.kv_capacity_tokens;
+    double used = replica_get_stats(sl->r)->life_kv.value * capacity;
+    double left = floor((capacity - used) / f->prefix.block);
+    return left > 0 ? (size_t)left : 0;
+}
+
+/* Tokens of the request's prompt the replica holds, and may skip: whole blocks, short
+ * of the prompt's last token, whose computation gives the first output token. */
+static unsigned cached_prefix(serving_fleet *f, serving_slot *sl, const fleet_prefix *p,
+                              const llm_request *q)
+{
+    prefix_cache_trim(sl->cache, free_blocks(f, sl)); /* the running sequences' needs first */
+    return q->prompt > 1 ? prefix_cache_longest(sl->cache, &p->chain, q->prompt - 1) : 0;
+}
+
+/* Highest random weight (rendezvous) hashing of the session on the replica: the same
+ * replica while the fleet keeps it, a new one moving only its own share. */
+static uint64_t rendezvous(uint64_t own, uint64_t serial)
+{
+    uint64_t x = own * 0x9e3779b97f4a7c15ULL ^ (serial + 0x632be59bd9b4e019ULL);
+    x ^= x >> 31;
+    x *= 0xd6e8feb86659fd93ULL;
+    return x ^ (x >> 32);
+}
+
+/* Prefix affinity with bounded load: among the replicas whose requests, with this one,
+ * stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
+ * replica's, the one with the longest cached prefix of the request; ties go to the
+ * fewer requests, then to the session's rendezvous hash (which alone decides when
+ * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
+ * least loaded rather than the mean (as consistent hashing with bounded loads has it):
+ * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
+ * and starves while the others stay under it. */
+static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_request *q,
+                           unsigned *hit_out)
+{
+    unsigned n = f->nactive;
+    serving_slot **a = f->active;
+    f->outstanding = sim_array_grow(f->outstanding, &f->noutstanding, n,
+                                    sizeof *f->outstanding, "the loads to route by");
+    unsigned fewest = UINT32_MAX;
+    for (unsigned i = 0; i < n; i++) {
+        f->outstanding[i] = replica_outstanding(a[i]->r);
+        if (f->outstanding[i] < fewest)
+            fewest = f->outstanding[i];
+    }
+    double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
+    int best = -1;
+    unsigned best_hit = 0, best_load = 0;
+    uint64_t best_hash = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned load = f->outstanding[i];
+        if (load + 1 > bound)
+            continue;
+        unsigned hit = cached_prefix(f, a[i], p, q);
+        uint64_t hash = rendezvous(p->chain.own, a[i]->serial);
+        bool better = best < 0 || hit > best_hit
+                      || (hit == best_hit && (load < best_load
+                                              || (load == best_load && hash > best_hash)));
+        if (hit == 0 && best_hit == 0 && best >= 0) /* nothing cached: the session's own */
+            better = hash > best_hash;
+        if (better) {
+            best = (int)i;
+            best_hit = hit;
+            best_load = load;
+            best_hash = hash;
+        }
+    }
+    *hit_out = best_hit;
+    return best;
 }
 
 /* The index of the active replica for a request; -1 with the message in err when a
@@ -76,6 +155,12 @@ static int choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
         unsigned y = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
         return (int)(replica_outstanding(a[y]->r) < replica_outstanding(a[x]->r) ? y : x);
     }
+    case ROUTE_PREFIX_AFFINITY: { /* without a prefix cache: the least outstanding */
+        f->routing.policy = ROUTE_LEAST_OUTSTANDING;
+        int i = choose(f, prompt, output, err, err_size);
+        f->routing.policy = ROUTE_PREFIX_AFFINITY;
+        return i;
+    }
     }
     return 0;
 }
@@ -94,13 +179,28 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
 {
     if (f->nactive == 0)
         return 0;
-    int i = choose(f, q->prompt, q->output, err, err_size);
+    fleet_prefix *p = !prefilled && f->prefix.block ? f->events.prefix(f->events.owner, q) : NULL;
+    bool affinity = p && f->routing.policy == ROUTE_PREFIX_AFFINITY;
+    unsigned hit = 0;
+    int i = affinity ? choose_affinity(f, p, q, &hit)
+                     : choose(f, q->prompt, q->output, err, err_size);
     if (i < 0)
         return -1;
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
         return 1;
     q->unit = f->active[i]->unit;
-    if (prefilled)
+    if (p) { /* its cached prefix counts as prefilled here; the replica computes the rest */
+        serving_slot *sl = f->active[i];
+        if (!affinity)
+            hit = cached_prefix(f, sl, p, q);
+        prefix_cache_insert(sl->cache, &p->chain, hit, free_blocks(f, sl)); /* used now */
+        p->cached = hit;
+        q->prefilled = q->cached = hit; /* the rest as replica_enqueue sets it */
+        q->generated = q->spec_rounds = 0;
+        q->swapped = false;
+        q->target = q->prompt;
+        replica_enqueue_prefilled(sl->r, q);
+    } else if (prefilled)
         replica_enqueue_prefilled(f->active[i]->r, q);
     else
         replica_enqueue(f->active[i]->r, q);

@@ -40,12 +40,21 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
                                 .spec_tokens = f->gone_spec_tokens,
                                 .draft_s = f->gone_draft_s };
     double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
+    double live_busy = 0, busiest = 0; /* of the batch: sequences held */
+    unsigned live = 0;
+    out.prefix_evictions = f->gone_evictions;
     for (size_t i = 0; i < f->nslots; i++) {
         const replica *r = f->slots[i]->r;
         if (!r)
             continue;
         const replica_stats *st = replica_get_stats(r);
         busy += sim_timeavg_integral(&st->busy, end_s);
+        double held = sim_timeavg_integral(&st->batch, end_s);
+        live_busy += held;
+        busiest = fmax(busiest, held);
+        live++;
+        if (f->slots[i]->cache)
+            out.prefix_evictions += prefix_cache_evictions(f->slots[i]->cache);
         batch += sim_timeavg_integral(&st->batch, end_s);
         kv += sim_timeavg_integral(&st->kv, end_s);
         out.kv_preemptions += st->preemptions;
@@ -63,6 +72,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
     out.utilization = replica_s > 0 ? busy / replica_s : NAN;
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
     out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
+    out.load_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
     return out;
 }
 
@@ -137,4 +147,13 @@ autoscale_view serving_fleet_observe(serving_fleet *f, double now)
     v.utilization = span > 0 ? busy / span : 0;
     v.kv_cache = span > 0 ? kv / span : 0;
     return v;
+}
+
+size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < f->nslots; k++)
+        if (f->slots[k]->cache)
+            n += prefix_cache_memory_bytes(f->slots[k]->cache);
+    return n;
 }

@@ -18,7 +18,7 @@
 
 /* One parsed row: the three fields we use (copied), and how many fields it had. */
 typedef struct raw_row {
-    char time[MAX_FIELD], prompt[MAX_FIELD], output[MAX_FIELD];
+    char time[MAX_FIELD], prompt[MAX_FIELD], output[MAX_FIELD], session[MAX_FIELD];
     size_t fields;
     uint64_t row;
     bool nul;              /* a field held a NUL byte */
@@ -31,7 +31,7 @@ struct trace_reader {
                               is shared with every copy of it (forked workers) */
     struct csv_parser parser;
     bool header_done, eof;
-    int time_col, prompt_col, output_col;
+    int time_col, prompt_col, output_col, session_col;
     size_t header_fields;
     /* the row being parsed */
     raw_row current;
@@ -71,6 +71,8 @@ static void on_field(void *s, size_t len, void *data)
             t->prompt_col = (int)i;
         if (!strcmp(name, t->options.output_column))
             t->output_col = (int)i;
+        if (t->options.session_column && !strcmp(name, t->options.session_column))
+            t->session_col = (int)i;
         return;
     }
     if ((int)i == t->time_col)
@@ -79,6 +81,8 @@ static void on_field(void *s, size_t len, void *data)
         copy_field(t->current.prompt, s, len);
     if ((int)i == t->output_col)
         copy_field(t->current.output, s, len);
+    if ((int)i == t->session_col)
+        copy_field(t->current.session, s, len);
 }
 
 static void on_row(int terminator, void *data)
@@ -149,7 +153,7 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
     t->options = *options;
     if (!(t->options.speedup > 0))
         t->options.speedup = 1;
-    t->time_col = t->prompt_col = t->output_col = -1;
+    t->time_col = t->prompt_col = t->output_col = t->session_col = -1;
     if (options->fd <= 0 && !(t->file = fopen(options->path, "rb"))) {
         snprintf(err, err_size, "%s: cannot read the trace: %s", options->path, strerror(errno));
         free(t);
@@ -160,7 +164,9 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
         ;
     const char *missing = t->time_col < 0 ? options->time_column
                         : t->prompt_col < 0 ? options->prompt_column
-                        : t->output_col < 0 ? options->output_column : NULL;
+                        : t->output_col < 0 ? options->output_column
+                        : options->session_column && t->session_col < 0 ? options->session_column
+                        : NULL;
     if (!t->header_done || missing) {
         snprintf(err, err_size, "%s:row 1: no column \"%s\" in the header", options->path,
                  missing ? missing : options->time_column);
@@ -219,6 +225,17 @@ static int parse_count(const char *text, unsigned *out)
     return 0;
 }
 
+/* A session's id as 64 bits (FNV-1a): equal texts, equal sessions; "" none. */
+static uint64_t session_hash(const char *text)
+{
+    if (!*text)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ULL;
+    return h ? h : 1;
+}
+
 /* Checks a raw row; 0 and *out, or -1 with the message. */
 static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *err, size_t n)
 {
@@ -264,6 +281,7 @@ static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *e
     out->prompt = values[0];
     out->output = values[1];
     out->row = r->row;
+    out->session = t->session_col >= 0 ? session_hash(r->session) : 0;
     return 0;
 }
 

@@ -1,7 +1,9 @@
 /* Request traces from CSV files, read as a stream: a chunk of the file at a time, never
  * the whole file in memory.  A trace names three columns, the arrival time, the prompt
  * length and the output length (the Azure LLM inference trace 2023 has TIMESTAMP,
- * ContextTokens and GeneratedTokens).  Times are seconds (a number) or timestamps
+ * ContextTokens and GeneratedTokens), and optionally a fourth naming each row's session
+ * (a conversation's or an agent run's id, any text: its turns share a prompt prefix,
+ * each turn's prompt holding the one before and its answer).  Times are seconds (a number) or timestamps
  * "YYYY-MM-DD HH:MM:SS[.fraction]"; the first row is time 0.
  *
  * Every row is checked: a malformed row, a missing, negative or non-integer length, a
@@ -26,12 +28,15 @@ typedef struct trace_options {
      * again, and a link or a rename after the descriptor was opened changes nothing.
      * 0: open path.  The caller owns the descriptor. */
     int fd;
+    const char *session_column; /* NULL: none; else a column naming each row's session */
 } trace_options;
 
 typedef struct trace_record {
     double time_s;   /* since the first row, after speedup */
     unsigned prompt, output;
     uint64_t row;    /* 1-based, counting the header */
+    uint64_t session; /* the session column's text hashed (never 0), or 0: no column or
+                         an empty field (a request of its own) */
 } trace_record;
 
 typedef struct trace_reader trace_reader;

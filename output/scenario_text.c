@@ -69,6 +69,32 @@ void output_replicas_text(FILE *out, const scenario *sc)
     }
 }
 
+/* Prompts that repeat: the system prompts, the sessions, the prefix cache. */
+static void output_prefix_text(FILE *out, const inference_spec *w)
+{
+    if (w->nsystem_prompts) {
+        fprintf(out, "    system prompt");
+        for (unsigned k = 0; k < w->nsystem_prompts; k++)
+            fprintf(out, "%s %u tokens (weight %.6g)", k ? "," : "",
+                    w->system_prompts[k].tokens, w->system_prompts[k].weight);
+        fprintf(out, " before each %s\n", w->has_sessions ? "session" : "prompt");
+    }
+    if (w->has_sessions) {
+        fprintf(out, "    arrivals are sessions: turns ");
+        output_dist_text(out, &w->sessions.turns);
+        fprintf(out, " (mean %.6g), think ", sim_dist_mean(&w->sessions.turns));
+        output_dist_text(out, &w->sessions.think_s);
+        fprintf(out, " s, new tokens a turn ");
+        output_dist_text(out, &w->sessions.new_tokens);
+        fprintf(out, " (mean %.6g); a turn's prompt is the history plus them\n",
+                sim_dist_mean(&w->sessions.new_tokens));
+    }
+    if (w->prefix_block)
+        fprintf(out, "    prefix cache per replica in blocks of %u tokens\n", w->prefix_block);
+    if (w->routing == ROUTE_PREFIX_AFFINITY)
+        fprintf(out, "    prefix affinity within a load bound of %.6g\n", w->affinity_bound);
+}
+
 void output_scenario_text(FILE *out, const scenario *sc)
 {
     fprintf(out, "scenario \"%s\"\n", sc->name);
@@ -131,10 +157,12 @@ void output_scenario_text(FILE *out, const scenario *sc)
         char arrivals[1400];
         if (w->has_trace) /* the trace's rows, not a Poisson process of their mean rate */
             snprintf(arrivals, sizeof arrivals, "the trace %s (%llu rows over %.6g s, %.6g/s "
-                     "on average%s%s)", w->trace.path,
+                     "on average%s%s%s%s)", w->trace.path,
                      (unsigned long long)w->trace_summary.rows, w->trace_summary.duration_s,
                      w->arrivals.rate_per_s, w->loop ? ", looped" : "",
-                     w->sample > 0 && w->sample < 1 ? ", sampled" : "");
+                     w->sample > 0 && w->sample < 1 ? ", sampled" : "",
+                     w->trace.session_column ? ", sessions in column " : "",
+                     w->trace.session_column ? w->trace.session_column : "");
         else if (w->has_traffic)
             snprintf(arrivals, sizeof arrivals, "%s traffic at %.10g/s on average",
                      traffic_kind_name(w->traffic.kind), w->arrivals.rate_per_s);
@@ -170,6 +198,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
                     w->overflow_threshold ? w->overflow_threshold : w->max_batch);
         if (w->has_decode)
             output_disaggregated_text(out, sc, w);
+        output_prefix_text(out, w);
         output_inference_details(out, w);
         if (w->kv_policy == KV_SWAP || w->host_kv.offload) {
             const device_spec *d = &sc->catalog.devices[w->device];

@@ -382,7 +382,8 @@ Test(loader, inference_mistakes)
                            "with 72.0 GB usable; a smaller tp is not enough either");
     expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", routing = \"random\",", 6,
                            "workloads.chat.routing: expected one of \"round_robin\", \"least_outstanding\", "
-                           "\"shortest_tokens\", \"power_of_two\", got \"random\"");
+                           "\"shortest_tokens\", \"power_of_two\", \"prefix_affinity\", "
+                           "got \"random\"");
     expect_inference_error(10, "      output = -5,", 6,
                            "workloads.chat.output: expected a number >= 0, got -5");
     expect_inference_error(11, "      slo = { ttft = \"500ms\", p99 = 1 },", 6,

@@ -17,7 +17,8 @@ TestSuite(trace, .init = setup, .fini = teardown);
 
 static trace_options azure(const char *path)
 {
-    return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false, 0 };
+    return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false, 0,
+                            NULL };
 }
 
 Test(trace, the_azure_conversation_trace_streams_whole)
@@ -51,7 +52,7 @@ Test(trace, the_code_trace_too)
 static void expect_trace_error(const char *text, const char *message)
 {
     char *path = scratch_file(dir, "t.csv", text), err[512], expected[512];
-    trace_options o = { path, "t", "in", "out", 1, false, 0 };
+    trace_options o = { path, "t", "in", "out", 1, false, 0, NULL };
     trace_summary s;
     cr_expect_eq(trace_scan(&o, &s, err, sizeof err), -1, "accepted: %s", text);
     snprintf(expected, sizeof expected, "%s:%s", path, message);
@@ -74,7 +75,7 @@ Test(trace, bad_rows_are_reported_with_file_and_row)
 Test(trace, skip_bad_skips_and_counts)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n0,10,5\n1,x,5\n2,10\n3,7,1\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, true, 0 };
+    trace_options o = { path, "t", "in", "out", 1, true, 0, NULL };
     trace_summary s;
     cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
     cr_expect_eq(s.rows, 2);
@@ -87,7 +88,7 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n\"2023-11-16 23:59:59.5\",1,1\n"
                                           "2023-11-17 00:00:01.25,2,3\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, false, 0 };
+    trace_options o = { path, "t", "in", "out", 1, false, 0, NULL };
     trace_reader *t = trace_open(&o, err, sizeof err);
     cr_assert_not_null(t, "%s", err);
     trace_record r;
@@ -109,7 +110,7 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
 Test(trace, a_byte_order_mark_is_skipped_and_a_nul_byte_refused)
 {
     char *path = scratch_file(dir, "bom.csv", "\xEF\xBB\xBFTIMESTAMP,in,out\n0,10,5\n"), err[512];
-    trace_options o = { path, "TIMESTAMP", "in", "out", 1, false, 0 };
+    trace_options o = { path, "TIMESTAMP", "in", "out", 1, false, 0, NULL };
     trace_summary s;
     cr_expect_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
     cr_expect_eq(s.rows, 1);
@@ -121,7 +122,7 @@ Test(trace, a_byte_order_mark_is_skipped_and_a_nul_byte_refused)
     cr_assert_not_null(f);
     fwrite(text, 1, sizeof text - 1, f);
     fclose(f);
-    trace_options n = { nul_path, "t", "in", "out", 1, false, 0 };
+    trace_options n = { nul_path, "t", "in", "out", 1, false, 0, NULL };
     cr_expect_eq(trace_scan(&n, &s, err, sizeof err), -1);
     char expected[1100];
     snprintf(expected, sizeof expected, "%s:row 3: a field holds a NUL byte", nul_path);
@@ -141,7 +142,7 @@ Test(trace, a_descriptor_reads_the_file_opened_whatever_the_name_becomes)
     snprintf(other, sizeof other, "%s/other.csv", dir);
     cr_assert_eq(unlink(path), 0);
     cr_assert_eq(symlink(other, path), 0, "the name now points elsewhere");
-    trace_options o = { path, "t", "in", "out", 1, false, fd };
+    trace_options o = { path, "t", "in", "out", 1, false, fd, NULL };
     for (int pass = 0; pass < 2; pass++) {
         trace_summary s;
         cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);

@@ -21,6 +21,7 @@ void bench_estimate_table(int quick);
 void bench_serving_table(int quick);
 /* 64 prefill + 64 decode replicas: requests per second of wall time (target 2e5). */
 void bench_disaggregated_table(int quick);
+void bench_prefix_table(int quick);
 void bench_training_table(int quick);
 void bench_gpu_tasks_table(int quick);
 /* A 16 x 8 sweep through the binary with --jobs 1 and --jobs 2: the speed-up. */

@@ -28,6 +28,10 @@ int main(int argc, char **argv)
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows appear as they are measured */
     printf("fleetsim %s benchmarks (best of %d runs each)\n\n", FLEETSIM_VERSION, BENCH_REPEATS);
+    if (argc > 1 && !strcmp(argv[1], "--prefix")) { /* one table, to measure it alone */
+        bench_prefix_table(0);
+        return 0;
+    }
     bench_mm8_table(quick);
     printf("\n");
     bench_cli_table(quick);
@@ -37,6 +41,8 @@ int main(int argc, char **argv)
     bench_serving_table(quick);
     printf("\n");
     bench_disaggregated_table(quick);
+    printf("\n");
+    bench_prefix_table(quick);
     printf("\n");
     bench_gpu_tasks_table(quick);
     printf("\n");

@@ -1,0 +1,154 @@
+/* prefix_cache = true | { block = 16 }, affinity_bound = 0.25,
+ * system_prompt = 1000 | { { tokens = 1000, weight = 3 }, ... },
+ * sessions = { turns = ..., think = ..., new_tokens = ... } (see prefix_load.h). */
+#include "lua/prefix_load.h"
+
+#include <lua.h>
+#include <stdio.h>
+
+static const char *const PREFIX_CACHE_KEYS[] = { "block", NULL };
+static const char *const SESSION_KEYS[] = { "turns", "think", "new_tokens", NULL };
+static const char *const SYSTEM_PROMPT_KEYS[] = { "tokens", "weight", NULL };
+
+static int read_prefix_cache(load_context *c, const fields_object *w, inference_spec *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    int type = fields_object_get(c, w, "prefix_cache");
+    lua_settop(L, top);
+    if (type == LUA_TNIL)
+        return 0;
+    if (type == LUA_TBOOLEAN) {
+        bool on;
+        if (fields_read_flag(c, w, "prefix_cache", false, &on) != 0)
+            return -1;
+        out->prefix_block = on ? 16 : 0;
+        return 0;
+    }
+    fields_object pc;
+    if (fields_object_open_field(c, w, "prefix_cache", NULL, "true or a table such as "
+                                 "{ block = 16 }", &pc) < 0)
+        return -1;
+    int64_t block = 16;
+    int status = fields_object_check_keys(c, &pc, PREFIX_CACHE_KEYS)
+                 || fields_read_integer(c, &pc, "block", false, 16, 1, 65536, &block);
+    lua_settop(L, top);
+    out->prefix_block = (unsigned)block;
+    return status ? -1 : 0;
+}
+
+static int read_system_prompt(load_context *c, const fields_object *w, inference_spec *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    int type = fields_object_get(c, w, "system_prompt");
+    lua_settop(L, top);
+    if (type == LUA_TNIL)
+        return 0;
+    char path[FIELD_PATH_MAX], got[96];
+    snprintf(path, sizeof path, "%s.system_prompt", w->path);
+    if (type == LUA_TNUMBER) {
+        int64_t tokens;
+        if (fields_read_integer(c, w, "system_prompt", true, 0, 1, 10000000, &tokens) != 0)
+            return -1;
+        out->system_prompts[0] = (system_prompt){ (unsigned)tokens, 1 };
+        out->nsystem_prompts = 1;
+        return 0;
+    }
+    fields_object_get(c, w, "system_prompt");
+    size_t n = type == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
+    if (n < 1 || n > SYSTEM_PROMPTS_MAX) {
+        fields_describe(L, -1, got, sizeof got);
+        lua_settop(L, top);
+        return fields_fail(c, w->where, path, "expected a token count or a list of 1 to %d "
+                           "{ tokens = ..., weight = ... }, got %s", SYSTEM_PROMPTS_MAX, got);
+    }
+    int list = lua_gettop(L), status = 0;
+    for (size_t i = 0; i < n && status == 0; i++) {
+        lua_rawgeti(L, list, (lua_Integer)i + 1);
+        char item[FIELD_PATH_MAX];
+        snprintf(item, sizeof item, "%s[%zu]", path, i + 1);
+        fields_object e;
+        status = fields_object_open(c, -1, item, w->where, NULL, "a table such as "
+                                    "{ tokens = 1000, weight = 1 }", &e);
+        if (status == 0 && !*e.where)
+            snprintf(e.where, sizeof e.where, "%s", w->where);
+        int64_t tokens = 0;
+        double weight = 1;
+        status = status
+                 || fields_object_check_keys(c, &e, SYSTEM_PROMPT_KEYS)
+                 || fields_read_integer(c, &e, "tokens", true, 0, 1, 10000000, &tokens)
+                 || fields_read_number(c, &e, "weight", false, 1, 0, 1e12, false, &weight);
+        out->system_prompts[i] = (system_prompt){ (unsigned)tokens, weight };
+        lua_settop(L, list);
+    }
+    lua_settop(L, top);
+    out->nsystem_prompts = status ? 0 : (unsigned)n;
+    return status ? -1 : 0;
+}
+
+static int read_sessions(load_context *c, const fields_object *w, inference_spec *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    fields_object so;
+    int found = fields_object_open_field(c, w, "sessions", NULL, "a table such as { turns = 4, "
+                                         "think = \"30s\", new_tokens = 200 }", &so);
+    if (found <= 0)
+        return found;
+    session_spec *s = &out->sessions;
+    if (*so.where == 0)
+        snprintf(so.where, sizeof so.where, "%s", w->where);
+    int status = fields_object_check_keys(c, &so, SESSION_KEYS)
+                 || fields_read_count_dist(c, &so, "turns", &s->turns);
+    if (status == 0) {
+        out->has_sessions = true; /* the turns' distribution is owned from here */
+        s->think_s = sim_dist_constant(0);
+        if (fields_object_get(c, &so, "think") != LUA_TNIL) {
+            lua_pop(L, 1);
+            status = fields_read_duration_dist(c, &so, "think", &s->think_s);
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+    if (status == 0) {
+        if (fields_object_get(c, &so, "new_tokens") != LUA_TNIL) {
+            lua_pop(L, 1);
+            status = fields_read_count_dist(c, &so, "new_tokens", &s->new_tokens);
+            out->has_new_tokens = status == 0;
+        } else {
+            lua_pop(L, 1);
+            s->new_tokens = out->prompt_tokens; /* borrowed: the prompt's own */
+        }
+    }
+    lua_settop(L, top);
+    return status ? -1 : 0;
+}
+
+int prefix_load_convert(load_context *c, const fields_object *w, inference_spec *out)
+{
+    char path[FIELD_PATH_MAX];
+    if (read_prefix_cache(c, w, out) != 0
+        || fields_read_number(c, w, "affinity_bound", false, 0.25, 0, 1e6, true,
+                              &out->affinity_bound) != 0
+        || read_system_prompt(c, w, out) != 0 || read_sessions(c, w, out) != 0)
+        return -1;
+    if (out->routing == ROUTE_PREFIX_AFFINITY && !out->prefix_block) {
+        snprintf(path, sizeof path, "%s.routing", w->path);
+        return fields_fail(c, w->where, path, "\"prefix_affinity\" routes by the replicas' "
+                           "prefix caches: give prefix_cache = { block = 16 } too");
+    }
+    if (out->has_sessions && (out->has_trace || (out->has_traffic
+                                                 && out->traffic.kind == TRAFFIC_CLOSED_LOOP))) {
+        snprintf(path, sizeof path, "%s.sessions", w->path);
+        return fields_fail(c, w->where, path, "sessions arrive as fs.poisson, fs.constant_rate "
+                           "or a traffic profile: not with %s", out->has_trace
+                           ? "a trace (name its session column: fs.trace { session = ... })" : "fs.closed_loop");
+    }
+    if ((out->prefix_block || out->has_sessions) && out->has_decode) {
+        snprintf(path, sizeof path, "%s.%s", w->path, out->prefix_block ? "prefix_cache" : "sessions");
+        return fields_fail(c, w->where, path, "not with decode: disaggregated serving has no "
+                           "prefix caching or sessions yet");
+    }
+    return 0;
+}

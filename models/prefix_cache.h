@@ -1,0 +1,64 @@
+/* A replica's prefix cache: the key-value blocks of prompts it served, kept after their
+ * requests ended so that a later prompt that starts the same way skips their prefill
+ * (vLLM's automatic prefix caching, SGLang's radix cache).
+ *
+ * A prompt is a chain of blocks of `block` tokens; only whole blocks are cached.  A
+ * block is named by its owner and index, never by its tokens: the blocks wholly in the
+ * first shared_tokens of a chain belong to a prompt many requests share (a workload's
+ * system prompt), named by the 64-bit `shared`, and the rest to one conversation, named
+ * by `own`; a block that straddles the end of the shared part is the conversation's.
+ * Since an owner's content fixes everything before it (a session draws its system
+ * prompt once), (owner, index) names a block's whole prefix, as a chained hash of
+ * (parent, content) would.  The cache keeps, per owner, how many of its first blocks it
+ * holds: a radix tree of two levels, the shared prompts and the conversations below.
+ *
+ * Eviction is least recently used, by owner: inserting a chain makes its own run and
+ * then its shared run the most recent, so a shared prompt is always more recent than
+ * the conversations below it, and eviction takes the last blocks of the least recently
+ * used run first: leaves first, never a chain cut in the middle.  (A coarser recency
+ * than a block's own: touching a run's first blocks refreshes the whole run, where a
+ * radix tree would split it.)  Memory: a few dozen bytes an owner held.
+ */
+#ifndef FLEETSIM_MODELS_PREFIX_CACHE_H
+#define FLEETSIM_MODELS_PREFIX_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct prefix_chain {
+    uint64_t shared;           /* the shared prompt's name; unused when shared_tokens is 0 */
+    unsigned shared_tokens;
+    uint64_t own;              /* the conversation's (or the request's) name */
+} prefix_chain;
+
+typedef struct prefix_cache prefix_cache;
+
+/* An empty cache of blocks of `block` tokens (>= 1).  Out of memory is fatal. */
+prefix_cache *prefix_cache_create(unsigned block);
+/* NULL is fine. */
+void prefix_cache_free(prefix_cache *pc);
+
+/* Tokens of the chain's first `tokens` that the cache holds: a multiple of the block,
+ * at most tokens.  Touches nothing (the cache is not const only for a lookup's memo). */
+unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsigned tokens);
+
+/* Inserts the whole blocks of the chain's first `tokens` that are missing and makes
+ * its runs the most recently used (own, then shared), then evicts least recently used
+ * blocks until at most capacity_blocks remain.  A chain longer than the capacity keeps
+ * its first capacity_blocks. */
+void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
+                         size_t capacity_blocks);
+
+/* Evicts least recently used blocks until at most capacity_blocks remain (the running
+ * sequences took the memory back). */
+void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks);
+
+size_t prefix_cache_blocks(const prefix_cache *pc);
+unsigned prefix_cache_block(const prefix_cache *pc);
+/* Blocks evicted since creation. */
+uint64_t prefix_cache_evictions(const prefix_cache *pc);
+/* Whether block i of the chain is held (for tests). */
+int prefix_cache_holds(prefix_cache *pc, const prefix_chain *chain, unsigned i);
+size_t prefix_cache_memory_bytes(const prefix_cache *pc);
+
+#endif

@@ -1,0 +1,108 @@
+/* The prefix cache by hand: whole blocks only, a shared system prompt between chains,
+ * the longest held prefix, and the exact order of LRU eviction (leaves first). */
+#include <criterion/criterion.h>
+
+#include "models/prefix_cache.h"
+
+static prefix_cache *pc;
+
+static void setup(void) { pc = prefix_cache_create(16); }
+static void teardown(void) { prefix_cache_free(pc); }
+
+TestSuite(prefix_cache, .init = setup, .fini = teardown);
+
+Test(prefix_cache, caches_whole_blocks_only)
+{
+    prefix_chain a = { 0, 0, 7 };
+    prefix_cache_insert(pc, &a, 100, 1000); /* 6 whole blocks of 16: 96 tokens */
+    cr_expect_eq(prefix_cache_blocks(pc), 6);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 200), 96);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 50), 48); /* a prompt of 50: 3 blocks */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 15), 0);
+    prefix_chain b = { 0, 0, 8 };
+    cr_expect_eq(prefix_cache_longest(pc, &b, 200), 0);
+}
+
+Test(prefix_cache, shares_the_system_prompt_blocks_between_sessions)
+{
+    /* a 40-token system prompt: blocks 0 and 1 (tokens 0-31) are shared; block 2
+     * (32-47) straddles its end and is each session's own */
+    prefix_chain a = { 99, 40, 1 }, b = { 99, 40, 2 }, other = { 98, 40, 2 };
+    prefix_cache_insert(pc, &a, 80, 1000); /* 5 blocks */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 80), 32);
+    cr_expect_eq(prefix_cache_longest(pc, &other, 80), 0);
+    prefix_cache_insert(pc, &b, 64, 1000); /* adds b's blocks 2, 3 */
+    cr_expect_eq(prefix_cache_blocks(pc), 7);
+    cr_expect(prefix_cache_holds(pc, &b, 3));
+    cr_expect(!prefix_cache_holds(pc, &b, 4));
+    cr_expect(prefix_cache_holds(pc, &a, 4));
+}
+
+Test(prefix_cache, evicts_least_recently_used_leaves_first)
+{
+    prefix_chain a = { 0, 0, 1 }, b = { 0, 0, 2 };
+    prefix_cache_insert(pc, &a, 48, 6); /* a0 a1 a2 */
+    prefix_cache_insert(pc, &b, 48, 6); /* b0 b1 b2: recency (old..new) a, b */
+    cr_expect_eq(prefix_cache_blocks(pc), 6);
+    /* a lookup touches nothing; re-inserting a's first block makes a the newest */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
+    prefix_cache_insert(pc, &a, 16, 6); /* old..new: b, a */
+    prefix_cache_trim(pc, 5);           /* b2 goes: b's leaf, not its root */
+    cr_expect(!prefix_cache_holds(pc, &b, 2));
+    cr_expect(prefix_cache_holds(pc, &b, 1));
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
+    prefix_cache_trim(pc, 3);           /* then b1, b0 */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 48), 0);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 48);
+    prefix_cache_trim(pc, 1);           /* then a2, a1 */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 16);
+    cr_expect_eq(prefix_cache_evictions(pc), 5);
+}
+
+Test(prefix_cache, the_system_prompt_outlives_the_sessions_below_it)
+{
+    /* a 32-token system prompt (2 blocks) and two sessions of 2 blocks each after it */
+    prefix_chain a = { 5, 32, 1 }, b = { 5, 32, 2 };
+    prefix_cache_insert(pc, &a, 64, 100);
+    prefix_cache_insert(pc, &b, 64, 100); /* old..new: a's own, b's own, the shared */
+    cr_expect_eq(prefix_cache_blocks(pc), 6);
+    prefix_cache_trim(pc, 4);             /* a's own two go first */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 64), 32);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 64), 64);
+    prefix_cache_trim(pc, 2);             /* then b's own: the shared prompt stays */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 64), 32);
+    prefix_chain c = { 5, 32, 3 };
+    cr_expect_eq(prefix_cache_longest(pc, &c, 1000), 32);
+    prefix_cache_trim(pc, 1);             /* a shared prompt is cut from its end too */
+    cr_expect_eq(prefix_cache_longest(pc, &c, 1000), 16);
+}
+
+Test(prefix_cache, a_chain_longer_than_the_capacity_keeps_its_start)
+{
+    prefix_chain a = { 0, 0, 1 }, b = { 0, 0, 2 };
+    prefix_cache_insert(pc, &b, 32, 4);
+    prefix_cache_insert(pc, &a, 160, 4); /* 10 blocks into 4: a0..a3, b's two evicted */
+    cr_expect_eq(prefix_cache_blocks(pc), 4);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 160), 64);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 32), 0);
+    cr_expect_eq(prefix_cache_evictions(pc), 2);
+}
+
+Test(prefix_cache, survives_many_insertions_and_evictions)
+{
+    /* the table's backward-shift deletion keeps every held block findable */
+    for (uint64_t s = 1; s <= 5000; s++) {
+        prefix_chain c = { 42, 64, s };
+        unsigned tokens = 16 * (unsigned)(1 + s % 9);
+        prefix_cache_insert(pc, &c, tokens, 300);
+        cr_assert_leq(prefix_cache_blocks(pc), 300);
+        cr_assert_eq(prefix_cache_longest(pc, &c, tokens), tokens);
+        /* past its end only the system prompt's blocks, held since chain 3 (64 tokens) */
+        if (s >= 3)
+            cr_assert_eq(prefix_cache_longest(pc, &c, 10000), tokens > 64 ? tokens : 64);
+    }
+    prefix_chain last = { 42, 64, 5000 }, shared = { 42, 64, 123456 };
+    cr_expect_eq(prefix_cache_longest(pc, &shared, 10000), 64); /* the system prompt */
+    cr_expect_eq(prefix_cache_longest(pc, &last, 10000), 16 * (1 + 5000 % 9)); /* 96 */
+    cr_expect_lt(prefix_cache_memory_bytes(pc), 64 * 1024);
+}

@@ -1,0 +1,243 @@
+/* The prefix-caching scenario through the binary (TTFT, hit rates and balance each way,
+ * and the gain growing with the shared prefix), `check`'s lines, and the mistakes. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/cli.h"
+#include "tests/support/scratch.h"
+
+static char *dir, *out, *err;
+
+static void setup(void)
+{
+    dir = scratch_dir();
+    out = err = NULL;
+}
+
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+}
+
+TestSuite(prefix_scenario, .init = setup, .fini = teardown, .timeout = 240);
+
+/* "NAME TTFT p99 X ms[, hit rate Y% of prompt tokens], balance Z" from the verdict. */
+static void read_way(const char *line, const char *name, double *ttft_ms, double *hit,
+                     double *balance)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s TTFT p99 ", name);
+    const char *at = strstr(line, key);
+    cr_assert_not_null(at, "%s in %s", name, line);
+    cr_assert_eq(sscanf(at + strlen(key), "%lf ms", ttft_ms), 1, "%s", at);
+    *hit = 0;
+    const char *h = strstr(at, "hit rate ");
+    const char *b = strstr(at, "balance ");
+    cr_assert_not_null(b);
+    if (h && h < b)
+        cr_assert_eq(sscanf(h, "hit rate %lf%%", hit), 1, "%s", h);
+    cr_assert_eq(sscanf(b, "balance %lf", balance), 1, "%s", b);
+}
+
+static double row(const char *csv, const char *scope, const char *subject, const char *metric)
+{
+    summary_row r = scratch_summary_row(csv, scope, subject, metric);
+    cr_assert(r.found, "%s %s %s", scope, subject, metric);
+    return r.value;
+}
+
+Test(prefix_scenario, caching_and_affinity_cut_ttft_more_as_the_system_prompt_grows)
+{
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/prefix_chat.lua -q --no-plots -o %s/p", dir),
+                 0, "%s", err);
+    const char *line = strstr(out, "verdict: ");
+    cr_assert_not_null(line, "%s", out);
+    double plain, cached, aff, plain_hit, cached_hit, aff_hit, plain_bal, cached_bal, aff_bal;
+    read_way(line, "plain", &plain, &plain_hit, &plain_bal);
+    read_way(line, "cached", &cached, &cached_hit, &cached_bal);
+    read_way(line, "affinity", &aff, &aff_hit, &aff_bal);
+    /* at a 4,000-token system prompt: the cache cuts TTFT p99 by most of it, affinity
+     * finds more of each prompt cached than least outstanding, and loses little on
+     * balance (the busiest replica's mean batch over the mean) */
+    cr_expect_lt(cached, 0.25 * plain, "cached %g ms, plain %g ms", cached, plain);
+    cr_expect_lt(aff, cached, "affinity %g ms, cached %g ms", aff, cached);
+    cr_expect_gt(aff_hit, cached_hit + 10, "affinity %g%%, cached %g%%", aff_hit, cached_hit);
+    cr_expect_lt(aff_bal, cached_bal + 0.05, "affinity %g, cached %g", aff_bal, cached_bal);
+    cr_expect_lt(aff_bal, 1.1);
+    cr_expect(strstr(line, "-- holds") != NULL, "%s", line);
+    /* the gain grows with the shared prefix: plain's TTFT p99 over affinity's at 250
+     * tokens (point 1) and at 4,000 (point 4) */
+    double ratio[2];
+    int points[2] = { 1, 4 };
+    for (int k = 0; k < 2; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/p/points/%d/summary.csv", dir, points[k]);
+        char *csv = scratch_read(path);
+        cr_assert_not_null(csv, "%s", path);
+        ratio[k] = row(csv, "workload", "plain", "ttft_p99_s")
+                   / row(csv, "workload", "affinity", "ttft_p99_s");
+        double saved = row(csv, "workload", "affinity", "prefill_tokens_saved");
+        double prompt = row(csv, "workload", "affinity", "prompt_tokens");
+        cr_expect_float_eq(row(csv, "workload", "affinity", "prefix_hit_rate_tokens"),
+                           saved / prompt, 1e-12);
+        /* sessions of 4 to 8 turns: 6 on average */
+        double turns = row(csv, "workload", "affinity", "turns_per_session_mean");
+        cr_expect(turns > 5.5 && turns < 6.5, "turns %g", turns);
+        cr_expect_gt(row(csv, "pool", "p_affinity", "prefix_evictions"), 0);
+        free(csv);
+    }
+    cr_expect_gt(ratio[1], 3 * ratio[0], "plain / affinity TTFT p99: %g at 250, %g at 4000",
+                 ratio[0], ratio[1]);
+}
+
+static const char *SCENARIO =
+    "local fs = require \"fleetsim\"\n"
+    "return fs.scenario { duration = \"2m\",\n"
+    "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+    "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+    "    arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 50,\n"
+    "    %s } } }\n";
+
+static char *write_scenario(const char *line)
+{
+    char text[2048];
+    snprintf(text, sizeof text, SCENARIO, line);
+    return scratch_file(dir, "s.lua", text);
+}
+
+Test(prefix_scenario, check_prints_the_sessions_and_the_cache)
+{
+    char *path = write_scenario("prefix_cache = { block = 32 }, routing = \"prefix_affinity\", "
+                                "affinity_bound = 0.5, system_prompt = { { tokens = 500, weight = 3 }, "
+                                "{ tokens = 2000 } }, sessions = { turns = 5, think = \"10s\" }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "routing prefix_affinity") != NULL, "%s", out);
+    cr_expect(strstr(out, "system prompt 500 tokens (weight 3), 2000 tokens (weight 1) before "
+                          "each session") != NULL, "%s", out);
+    cr_expect(strstr(out, "arrivals are sessions: turns constant { value = 5 }") != NULL, "%s", out);
+    cr_expect(strstr(out, "prefix cache per replica in blocks of 32 tokens") != NULL, "%s", out);
+    cr_expect(strstr(out, "prefix affinity within a load bound of 0.5") != NULL, "%s", out);
+    free(path);
+}
+
+/* Each mistake: exit 2, file:line, the key and the value, nothing written. */
+static void expect_mistake(const char *line, const char *message)
+{
+    char *path = write_scenario(line);
+    cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 2, "%s", line);
+    cr_expect(strstr(err, "s.lua:4: ") != NULL, "located: %s", err);
+    cr_expect(strstr(err, message) != NULL, "expected '%s' in: %s", message, err);
+    char o[512];
+    snprintf(o, sizeof o, "%s/o/summary.csv", dir);
+    char *written = scratch_read(o);
+    cr_expect_null(written, "nothing written");
+    free(written);
+    free(path);
+}
+
+Test(prefix_scenario, mistakes_name_the_key_and_the_value)
+{
+    expect_mistake("prefix_cache = { block = 0 }", "workloads.chat.prefix_cache.block");
+    expect_mistake("prefix_cache = { blok = 16 }", "did you mean 'block'");
+    expect_mistake("routing = \"prefix_affinity\"",
+                   "workloads.chat.routing: \"prefix_affinity\" routes by the replicas' prefix "
+                   "caches: give prefix_cache = { block = 16 } too");
+    expect_mistake("system_prompt = \"long\"",
+                   "workloads.chat.system_prompt: expected a token count or a list of 1 to 16 "
+                   "{ tokens = ..., weight = ... }, got \"long\"");
+    expect_mistake("system_prompt = { { tokens = 100, weight = -1 } }",
+                   "workloads.chat.system_prompt[1].weight");
+    expect_mistake("sessions = { think = \"5s\" }", "workloads.chat.sessions.turns: missing");
+    expect_mistake("sessions = { turns = 3, thinks = \"5s\" }", "did you mean 'think'");
+    expect_mistake("affinity_bound = -1", "workloads.chat.affinity_bound");
+}
+
+/* A session trace by hand through the loader: session a's turn 2 finds turn 1's 65
+ * blocks (1,040 tokens), b and the row without a session nothing. */
+Test(prefix_scenario, a_session_trace_replays_through_the_loader)
+{
+    char *trace = scratch_file(dir, "t.csv", "TIMESTAMP,session_id,ContextTokens,GeneratedTokens\n"
+                                             "0,a,1000,50\n10,a,1150,50\n20,b,1000,50\n30,,1000,50\n");
+    char *path = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"2m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"t.csv\", session = \"session_id\" },\n"
+        "    prefix_cache = { block = 16 } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "4 rows over 30 s, 0.133333/s on average, sessions in column "
+                          "session_id)") != NULL, "%s", out);
+    free(out);
+    free(err);
+    out = err = NULL;
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefill_tokens_saved"), 1040, 0);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.25, 1e-12);
+    free(csv);
+    free(trace);
+    free(path);
+}
+
+/* tools/session_trace.py writes what the loader reads, each session's turns extending
+ * the last turn's prompt and answer, the same file for the same seed. */
+Test(prefix_scenario, the_generator_writes_a_trace_the_loader_replays)
+{
+    char command[1024], *gen_out = NULL, *gen_err = NULL;
+    snprintf(command, sizeof command, "python3 tools/session_trace.py --sessions 20 --rate 2 "
+             "--system 500 --seed 3 -o %s/g.csv && python3 tools/session_trace.py --sessions 20 "
+             "--rate 2 --system 500 --seed 3 -o %s/h.csv", dir, dir);
+    if (scratch_run(command, &gen_out, &gen_err) != 0)
+        cr_skip_test("python3 did not run the generator: %s", gen_err ? gen_err : "");
+    char g[512], h[512];
+    snprintf(g, sizeof g, "%s/g.csv", dir);
+    snprintf(h, sizeof h, "%s/h.csv", dir);
+    char *first = scratch_read(g), *second = scratch_read(h);
+    cr_assert(first && second);
+    cr_expect_str_eq(first, second);
+    /* s1's turns: each prompt is the last prompt and answer plus new tokens */
+    unsigned last_prompt = 0, last_output = 0, turns = 0;
+    for (const char *line = strchr(first, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t;
+        char name[32];
+        unsigned prompt, output;
+        cr_assert_eq(sscanf(line + 1, "%lf,%31[^,],%u,%u", &t, name, &prompt, &output), 4);
+        if (strcmp(name, "s1"))
+            continue;
+        if (turns++ == 0)
+            cr_expect_gt(prompt, 500);
+        else
+            cr_expect_gt(prompt, last_prompt + last_output);
+        last_prompt = prompt;
+        last_output = output;
+    }
+    cr_expect(turns >= 4 && turns <= 8, "%u turns", turns);
+    char *path = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"10m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"g.csv\", session = \"session_id\" },\n"
+        "    prefix_cache = { block = 16 }, routing = \"prefix_affinity\" } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    /* every turn but each session's first finds its history */
+    cr_expect_gt(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.7);
+    free(csv);
+    free(path);
+    free(first);
+    free(second);
+    free(gen_out);
+    free(gen_err);
+}

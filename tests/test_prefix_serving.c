@@ -1,0 +1,245 @@
+/* Sessions and prefix caching in serving: a fixed session replayed by hand (the exact
+ * tokens each turn finds cached), a shared system prompt, prefix affinity against least
+ * outstanding on hit rate and balance, and the fast path against one event per
+ * iteration with caching on. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "lua/catalog.h"
+#include "models/serving.h"
+#include "tests/support/scratch.h"
+
+static catalog cat;
+static const model_spec *llama;
+static const device_spec *h100;
+
+static void setup(void)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    llama = catalog_model(&cat, "llama-3-8b");
+    h100 = catalog_device(&cat, "H100-SXM");
+}
+static void teardown(void) { catalog_release(&cat); }
+
+TestSuite(prefix_serving, .init = setup, .fini = teardown);
+
+static const system_prompt SYSTEM_1000[] = { { 1000, 1 } };
+
+static serving_config chat_config(unsigned replicas, double session_rate)
+{
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_constant(3), sim_dist_constant(10), sim_dist_constant(100) };
+    serving_config c = {
+        .name = "chat", .replicas = replicas, .routing = ROUTE_LEAST_OUTSTANDING,
+        .interarrival = sim_dist_constant(1 / session_rate),
+        .prompt_tokens = sim_dist_constant(100), .output_tokens = sim_dist_constant(50),
+        .rtt_s = sim_dist_constant(0), .seed = 1, .prefix_block = 16, .affinity_bound = 0.25,
+        .system_prompts = SYSTEM_1000, .nsystem_prompts = 1, .sessions = &spec,
+    };
+    c.replica = (replica_config){
+        .model = llama, .device = h100, .profile = perf_default_profile(h100),
+        .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 128, .max_tokens = 8192,
+        .kv_capacity_tokens = memory_inference(llama, h100, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    return c;
+}
+
+typedef struct outcome {
+    serving_stats stats;
+    sessions_stats sessions;
+    serving_group_stats group;
+    double ttft_p99;
+} outcome;
+
+static outcome run(const serving_config *c, double duration_s)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, duration_s);
+    outcome o = { *serving_get_stats(s), serving_sessions_stats(s),
+                  serving_group_get_stats(s, 0, duration_s), 0 };
+    o.ttft_p99 = sim_histogram_quantile(&o.stats.ttft_hist_s, 0.99);
+    memset(&o.stats.ttft_hist_s, 0, sizeof o.stats.ttft_hist_s); /* freed with s */
+    memset(&o.stats.tpot_hist_s, 0, sizeof o.stats.tpot_hist_s);
+    memset(&o.stats.e2e_hist_s, 0, sizeof o.stats.e2e_hist_s);
+    memset(&o.stats.transfer_hist_s, 0, sizeof o.stats.transfer_hist_s);
+    serving_free(s);
+    sim_engine_free(e);
+    return o;
+}
+
+Test(prefix_serving, a_replayed_session_finds_its_history_cached_block_by_block)
+{
+    /* Two sessions 100 s apart, each three turns of 100 new tokens and 50 out, after a
+     * 1,000-token system prompt, blocks of 16.  Session 1: turn 1 (1,100 tokens) finds
+     * nothing; it ends with 1,149 tokens of cache (the last output token has none):
+     * 71 blocks, 1,136 tokens.  Turn 2 (1,150 + 100 = 1,250) finds those 1,136; it
+     * leaves 1,299: 81 blocks, 1,296, which turn 3 (1,400) finds.  Session 2's turn 1
+     * finds the system prompt's 62 whole blocks (992 tokens; block 62 straddles its
+     * end and is session 1's), then 1,136 and 1,296 as session 1. */
+    serving_config c = chat_config(1, 0.01);
+    c.max_arrivals = 2;
+    outcome o = run(&c, 1000);
+    cr_assert_eq(o.stats.completed, 6);
+    cr_expect_eq(o.stats.prompt_tokens, 2 * (1100 + 1250 + 1400));
+    cr_expect_eq(o.stats.prefix_cached_tokens, 1136 + 1296 + 992 + 1136 + 1296);
+    cr_expect_eq(o.stats.prefix_hits, 5);
+    cr_expect_eq(o.sessions.ended, 2);
+    cr_expect_eq(o.sessions.turns, 6);
+    cr_expect_eq(o.sessions.in_progress, 0);
+    cr_expect_eq(o.group.prefix_evictions, 0);
+}
+
+Test(prefix_serving, a_cached_prefix_shortens_the_first_token)
+{
+    /* the same sessions without the cache: every token prefilled, TTFT longer */
+    serving_config c = chat_config(1, 0.01);
+    c.max_arrivals = 2;
+    outcome cached = run(&c, 1000);
+    c.prefix_block = 0;
+    outcome plain = run(&c, 1000);
+    cr_assert_eq(plain.stats.completed, 6);
+    cr_expect_eq(plain.stats.prefix_cached_tokens, 0);
+    cr_expect_lt(cached.stats.ttft_s.mean, 0.6 * plain.stats.ttft_s.mean, "%g vs %g",
+                 cached.stats.ttft_s.mean, plain.stats.ttft_s.mean);
+    /* the answers decode the same tokens either way */
+    cr_expect_eq(cached.stats.output_tokens, plain.stats.output_tokens);
+}
+
+Test(prefix_serving, the_cache_yields_to_running_sequences)
+{
+    /* two sessions 0.1 s apart on a cache of 2,400 tokens: when session 2's turn 2
+     * routes, session 1's turn 2 holds 1,300 tokens (its prompt and answer, reserved),
+     * leaving 68 blocks for the 80 the two sessions' turns 1 left: the oldest go.
+     * Without the bound they would find 2 x (1,136 + 1,296) tokens. */
+    serving_config c = chat_config(1, 10);
+    c.max_arrivals = 2;
+    c.replica.kv_capacity_tokens = 2400;
+    outcome o = run(&c, 1000);
+    cr_assert_eq(o.stats.completed, 6);
+    cr_expect_gt(o.group.prefix_evictions, 0);
+    cr_expect_lt(o.stats.prefix_cached_tokens, 2 * (1136 + 1296));
+}
+
+Test(prefix_serving, affinity_beats_least_outstanding_on_hits_and_keeps_the_balance)
+{
+    serving_config c = chat_config(4, 4);
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_uniform(2, 8), sim_dist_exponential(5),
+                           sim_dist_lognormal(150, 0.6) };
+    c.sessions = &spec;
+    c.output_tokens = sim_dist_lognormal(200, 0.6);
+    c.interarrival = sim_dist_exponential(0.25);
+    c.warmup_s = 60;
+    outcome lo = run(&c, 600);
+    c.routing = ROUTE_PREFIX_AFFINITY;
+    outcome aff = run(&c, 600);
+    double lo_rate = lo.stats.prefix_cached_tokens / lo.stats.prompt_tokens;
+    double aff_rate = aff.stats.prefix_cached_tokens / aff.stats.prompt_tokens;
+    cr_expect_gt(aff_rate, lo_rate + 0.1, "affinity %g, least outstanding %g", aff_rate, lo_rate);
+    cr_expect_lt(aff.group.load_max_over_mean, 1.25, "balance %g", aff.group.load_max_over_mean);
+    cr_expect_gt(aff.stats.completed, 0.98 * lo.stats.completed);
+}
+
+Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
+{
+    serving_config c = chat_config(2, 2);
+    c.routing = ROUTE_PREFIX_AFFINITY;
+    c.interarrival = sim_dist_exponential(0.5);
+    outcome fast = run(&c, 300);
+    c.replica.reference = true;
+    outcome ref = run(&c, 300);
+    cr_assert_gt(fast.stats.completed, 500);
+    cr_expect_leq(fabs(fast.stats.ttft_s.mean / ref.stats.ttft_s.mean - 1), 0.01);
+    cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 0.01);
+    cr_expect_leq(fabs(fast.stats.prefix_cached_tokens / ref.stats.prefix_cached_tokens - 1), 0.01);
+}
+
+Test(prefix_serving, sessions_are_not_for_a_trace_or_disaggregated_serving)
+{
+    serving_config c = chat_config(1, 1);
+    trace_options t = { 0 };
+    c.trace = &t;
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    cr_expect_null(serving_create(e, &c, err, sizeof err));
+    cr_expect(strstr(err, "not a trace"), "%s", err);
+    sim_engine_free(e);
+}
+
+/* The fewest replicas (1 to 16; 17: none) whose TTFT p99 stays within slo_s, for chat sessions of
+ * 4 to 8 turns after a system prompt of `system` tokens, on Llama-3.1-8B. */
+static unsigned fewest_replicas(unsigned system, bool cached, double slo_s)
+{
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_uniform(4, 8), sim_dist_exponential(20),
+                           sim_dist_lognormal(150, 0.5) };
+    system_prompt sp[] = { { system, 1 } };
+    for (unsigned n = 1; n <= 16; n++) {
+        serving_config c = chat_config(n, 5);
+        c.sessions = &spec;
+        c.system_prompts = sp;
+        c.interarrival = sim_dist_exponential(1.0 / 5);
+        c.output_tokens = sim_dist_lognormal(250, 0.5);
+        c.replica.max_wait_s = 60;
+        c.warmup_s = 60;
+        c.prefix_block = cached ? 16 : 0;
+        c.replica.model = catalog_model(&cat, "llama-3.1-8b"); /* 128k context */
+        c.routing = cached ? ROUTE_PREFIX_AFFINITY : ROUTE_LEAST_OUTSTANDING;
+        outcome o = run(&c, 360);
+        if (o.ttft_p99 <= slo_s && o.stats.dropped == 0)
+            return n;
+    }
+    return 17;
+}
+
+Test(prefix_serving, the_gpus_for_one_slo_fall_as_the_shared_prefix_grows)
+{
+    /* without a cache the GPUs needed grow with the system prompt; with it and affinity
+     * much less, so the saving grows (3 -> 10 plain, 3 -> 5 cached, at this writing) */
+    unsigned plain_short = fewest_replicas(250, false, 0.5);
+    unsigned plain_long = fewest_replicas(4000, false, 0.5);
+    unsigned cached_short = fewest_replicas(250, true, 0.5);
+    unsigned cached_long = fewest_replicas(4000, true, 0.5);
+    cr_log_info("replicas for TTFT p99 <= 500 ms: plain %u -> %u, cached %u -> %u", plain_short,
+                plain_long, cached_short, cached_long);
+    cr_expect_leq(cached_short, plain_short);
+    cr_expect_lt(cached_long, plain_long);
+    cr_expect_gt(plain_long - cached_long, plain_short - cached_short);
+}
+
+Test(prefix_serving, a_session_trace_replays_its_turns_onto_their_history)
+{
+    /* session a's turn 2 (1,150 tokens) finds turn 1's 1,049 tokens of cache as 65
+     * blocks, 1,040 tokens; session b and the row without a session find nothing (no
+     * system prompt here) */
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,session_id,ContextTokens,GeneratedTokens\n"
+                                            "0,a,1000,50\n10,a,1150,50\n20,b,1000,50\n"
+                                            "30,,1000,50\n");
+    trace_options t = { .path = path, .time_column = "TIMESTAMP",
+                        .prompt_column = "ContextTokens", .output_column = "GeneratedTokens",
+                        .session_column = "session_id", .speedup = 1 };
+    serving_config c = chat_config(1, 1);
+    c.sessions = NULL;
+    c.system_prompts = NULL;
+    c.nsystem_prompts = 0;
+    c.trace = &t;
+    c.lengths_from_trace = true;
+    outcome o = run(&c, 1000);
+    cr_expect_eq(o.stats.completed, 4);
+    cr_expect_eq(o.stats.prompt_tokens, 4150);
+    cr_expect_eq(o.stats.prefix_cached_tokens, 1040);
+    cr_expect_eq(o.stats.prefix_hits, 1);
+    /* without the column every row is a request of its own */
+    t.session_column = NULL;
+    outcome apart = run(&c, 1000);
+    cr_expect_eq(apart.stats.prefix_cached_tokens, 0);
+    free(path);
+    scratch_remove_dir(dir);
+}
