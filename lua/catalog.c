@@ -82,8 +82,8 @@ static int read_scale_up(load_context *c, const fields_object *o, double nvlink_
         d->nvlink_bytes_per_s = nvlink_gbs * 1e9;
         return found;
     }
-    int64_t devices;
-    double gbs;
+    int64_t devices = 1;
+    double gbs = 0;
     int status = fields_object_check_keys(c, &s, SCALE_UP_KEYS)
                  || fields_read_integer(c, &s, "devices", true, 0, 1, 100000, &devices)
                  || fields_read_number(c, &s, "gbs", false, nvlink_gbs, 0, 1e6, true, &gbs);
@@ -94,9 +94,11 @@ static int read_scale_up(load_context *c, const fields_object *o, double nvlink_
         status = fields_fail(c, s.where, s.path, "a domain of %lld devices needs its link: gbs "
                              "(GB/s a device, both directions)", (long long)devices);
     lua_settop(c->L, s.index - 1);
+    if (status)
+        return -1; /* nothing read is kept */
     d->scale_up_devices = (unsigned)devices;
     d->nvlink_bytes_per_s = gbs * 1e9;
-    return status ? -1 : 0;
+    return 0;
 }
 
 /* network = { gbit_per_s = 400, latency = "10us" }: the scale-out NIC a device has. */
@@ -108,14 +110,16 @@ static int read_network(load_context *c, const fields_object *o, device_spec *d)
                                          &s);
     if (found <= 0)
         return found;
-    double gbit;
+    double gbit = 0;
     int status = fields_object_check_keys(c, &s, NETWORK_KEYS)
                  || fields_read_number(c, &s, "gbit_per_s", true, 0, 0, 1e6, false, &gbit)
                  || fields_read_duration(c, &s, "latency", false, 0, 0, 1, true,
                                          &d->network_latency_s);
     lua_settop(c->L, s.index - 1);
+    if (status)
+        return -1; /* nothing read is kept */
     d->network_bytes_per_s = gbit * 1e9 / 8;
-    return status ? -1 : 0;
+    return 0;
 }
 
 static int convert_device(load_context *c, const fields_object *o, const char *name, device_spec *d)
