@@ -11,6 +11,7 @@
 #include "models/serving.h"
 #include "tests/support/cli.h"
 #include "tests/support/scratch.h"
+#include "tests/support/serving_run.h"
 
 static catalog cat;
 static const model_spec *llama;
@@ -59,39 +60,6 @@ static serving_config config_of(double rate, unsigned prefill, unsigned decode)
     return c;
 }
 
-typedef struct run_result {
-    serving_stats stats;
-    double ttft_p99, tpot_p99, e2e_p99, transfer_p99;
-    uint64_t events;
-    serving_group_stats groups[2];
-} run_result;
-
-static run_result run(const serving_config *c, double duration_s)
-{
-    char err[256];
-    sim_engine *e = sim_engine_create();
-    serving *s = serving_create(e, c, err, sizeof err);
-    cr_assert_not_null(s, "%s", err);
-    serving_start(s);
-    sim_engine_run_until(e, duration_s);
-    run_result r;
-    r.stats = *serving_get_stats(s);
-    r.ttft_p99 = sim_histogram_quantile(&r.stats.ttft_hist_s, 0.99);
-    r.tpot_p99 = sim_histogram_quantile(&r.stats.tpot_hist_s, 0.99);
-    r.e2e_p99 = sim_histogram_quantile(&r.stats.e2e_hist_s, 0.99);
-    r.transfer_p99 = sim_histogram_quantile(&r.stats.transfer_hist_s, 0.99);
-    r.events = sim_engine_events_run(e);
-    for (unsigned g = 0; g < serving_groups(s); g++)
-        r.groups[g] = serving_group_get_stats(s, g, duration_s);
-    memset(&r.stats.ttft_hist_s, 0, sizeof r.stats.ttft_hist_s); /* freed with s */
-    memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
-    memset(&r.stats.e2e_hist_s, 0, sizeof r.stats.e2e_hist_s);
-    memset(&r.stats.transfer_hist_s, 0, sizeof r.stats.transfer_hist_s);
-    serving_free(s);
-    sim_engine_free(e);
-    return r;
-}
-
 /* One request of 512 + 200 tokens: its first token when the prefill ends (plus the round
  * trip), its cache of 512 x 131,072 bytes over 50 GB/s after 20 us, then 199 decode
  * steps from a context of 513 on the decode replica: the colocated request's steps,
@@ -103,7 +71,7 @@ Test(disaggregated, one_request_prefills_moves_its_cache_and_decodes)
     c.prompt_tokens = sim_dist_constant(512);
     c.output_tokens = sim_dist_constant(200);
     c.max_arrivals = 1;
-    run_result r = run(&c, 100);
+    run_result r = serving_run(&c, 100);
     cr_assert_eq(r.stats.completed, 1);
     cr_expect_eq(r.groups[0].served, 1);
     cr_expect_eq(r.groups[1].served, 1);
@@ -124,7 +92,7 @@ Test(disaggregated, one_request_prefills_moves_its_cache_and_decodes)
 
     serving_config colocated = c;
     colocated.decode = NULL;
-    run_result together = run(&colocated, 100);
+    run_result together = serving_run(&colocated, 100);
     cr_expect_float_eq(r.stats.e2e_s.mean, together.stats.e2e_s.mean + transfer, 1e-9,
                        "disaggregated %.12g, colocated %.12g", r.stats.e2e_s.mean,
                        together.stats.e2e_s.mean);
@@ -151,7 +119,7 @@ Test(disaggregated, caches_sharing_one_link_take_twice_as_long)
         c.max_arrivals = 2;
         c.link.scope = cases[i].scope;
         c.link.gpus_per_node = cases[i].node;
-        run_result r = run(&c, 100);
+        run_result r = serving_run(&c, 100);
         cr_assert_eq(r.stats.completed, 2);
         cr_expect_float_eq(r.stats.transfer_s.mean, cases[i].expected, 1e-12, "%s (%u a node): %.12g",
                            kv_link_scope_name(cases[i].scope), cases[i].node, r.stats.transfer_s.mean);
@@ -164,7 +132,7 @@ Test(disaggregated, a_full_decode_cache_makes_caches_wait_at_the_decode_pool, .t
 {
     serving_config c = config_of(20, 2, 1);
     decode_group.replica.kv_capacity_tokens = 8000; /* a handful of requests at a time */
-    run_result r = run(&c, 120);
+    run_result r = serving_run(&c, 120);
     cr_assert_gt(r.stats.completed, 100);
     cr_expect_gt(r.stats.decode_queue_s.mean, 1.0, "decode queue %g s", r.stats.decode_queue_s.mean);
     cr_expect_lt(r.stats.ttft_queue_s.mean, 0.1, "prefill queue %g s", r.stats.ttft_queue_s.mean);
@@ -181,9 +149,9 @@ static void expect_within_1_percent(double fast, double reference, const char *w
 static void check_fast_against_reference(serving_config c, double duration_s)
 {
     c.replica.reference = decode_group.replica.reference = false;
-    run_result fast = run(&c, duration_s);
+    run_result fast = serving_run(&c, duration_s);
     c.replica.reference = decode_group.replica.reference = true;
-    run_result ref = run(&c, duration_s);
+    run_result ref = serving_run(&c, duration_s);
     cr_assert_gt(fast.stats.completed, 100);
     cr_expect_eq(fast.stats.completed, ref.stats.completed);
     expect_within_1_percent(fast.stats.ttft_s.mean, ref.stats.ttft_s.mean, "ttft mean");
@@ -218,7 +186,7 @@ Test(disaggregated, same_seed_same_results)
 {
     serving_config c = config_of(20, 2, 2);
     c.routing = ROUTE_POWER_OF_TWO;
-    run_result a = run(&c, 100), b = run(&c, 100);
+    run_result a = serving_run(&c, 100), b = serving_run(&c, 100);
     cr_expect_eq(a.stats.completed, b.stats.completed);
     cr_expect(memcmp(&a.stats.e2e_s, &b.stats.e2e_s, sizeof a.stats.e2e_s) == 0);
     cr_expect(memcmp(&a.stats.transfer_s, &b.stats.transfer_s, sizeof a.stats.transfer_s) == 0);

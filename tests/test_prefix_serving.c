@@ -9,6 +9,7 @@
 #include "lua/catalog.h"
 #include "models/serving.h"
 #include "tests/support/scratch.h"
+#include "tests/support/serving_run.h"
 
 static catalog cat;
 static const model_spec *llama;
@@ -46,33 +47,6 @@ static serving_config chat_config(unsigned replicas, double session_rate)
     return c;
 }
 
-typedef struct outcome {
-    serving_stats stats;
-    sessions_stats sessions;
-    serving_group_stats group;
-    double ttft_p99;
-} outcome;
-
-static outcome run(const serving_config *c, double duration_s)
-{
-    char err[256];
-    sim_engine *e = sim_engine_create();
-    serving *s = serving_create(e, c, err, sizeof err);
-    cr_assert_not_null(s, "%s", err);
-    serving_start(s);
-    sim_engine_run_until(e, duration_s);
-    outcome o = { *serving_get_stats(s), serving_sessions_stats(s),
-                  serving_group_get_stats(s, 0, duration_s), 0 };
-    o.ttft_p99 = sim_histogram_quantile(&o.stats.ttft_hist_s, 0.99);
-    memset(&o.stats.ttft_hist_s, 0, sizeof o.stats.ttft_hist_s); /* freed with s */
-    memset(&o.stats.tpot_hist_s, 0, sizeof o.stats.tpot_hist_s);
-    memset(&o.stats.e2e_hist_s, 0, sizeof o.stats.e2e_hist_s);
-    memset(&o.stats.transfer_hist_s, 0, sizeof o.stats.transfer_hist_s);
-    serving_free(s);
-    sim_engine_free(e);
-    return o;
-}
-
 Test(prefix_serving, a_replayed_session_finds_its_history_cached_block_by_block)
 {
     /* Two sessions 100 s apart, each three turns of 100 new tokens and 50 out, after a
@@ -84,7 +58,7 @@ Test(prefix_serving, a_replayed_session_finds_its_history_cached_block_by_block)
      * end and is session 1's), then 1,136 and 1,296 as session 1. */
     serving_config c = chat_config(1, 0.01);
     c.max_arrivals = 2;
-    outcome o = run(&c, 1000);
+    run_result o = serving_run(&c, 1000);
     cr_assert_eq(o.stats.completed, 6);
     cr_expect_eq(o.stats.prompt_tokens, 2 * (1100 + 1250 + 1400));
     cr_expect_eq(o.stats.prefix_cached_tokens, 1136 + 1296 + 992 + 1136 + 1296);
@@ -92,7 +66,7 @@ Test(prefix_serving, a_replayed_session_finds_its_history_cached_block_by_block)
     cr_expect_eq(o.sessions.ended, 2);
     cr_expect_eq(o.sessions.turns, 6);
     cr_expect_eq(o.sessions.in_progress, 0);
-    cr_expect_eq(o.group.prefix_evictions, 0);
+    cr_expect_eq(o.groups[0].prefix_evictions, 0);
 }
 
 Test(prefix_serving, a_cached_prefix_shortens_the_first_token)
@@ -100,9 +74,9 @@ Test(prefix_serving, a_cached_prefix_shortens_the_first_token)
     /* the same sessions without the cache: every token prefilled, TTFT longer */
     serving_config c = chat_config(1, 0.01);
     c.max_arrivals = 2;
-    outcome cached = run(&c, 1000);
+    run_result cached = serving_run(&c, 1000);
     c.prefix_block = 0;
-    outcome plain = run(&c, 1000);
+    run_result plain = serving_run(&c, 1000);
     cr_assert_eq(plain.stats.completed, 6);
     cr_expect_eq(plain.stats.prefix_cached_tokens, 0);
     cr_expect_lt(cached.stats.ttft_s.mean, 0.6 * plain.stats.ttft_s.mean, "%g vs %g",
@@ -120,9 +94,9 @@ Test(prefix_serving, the_cache_yields_to_running_sequences)
     serving_config c = chat_config(1, 10);
     c.max_arrivals = 2;
     c.replica.kv_capacity_tokens = 2400;
-    outcome o = run(&c, 1000);
+    run_result o = serving_run(&c, 1000);
     cr_assert_eq(o.stats.completed, 6);
-    cr_expect_gt(o.group.prefix_evictions, 0);
+    cr_expect_gt(o.groups[0].prefix_evictions, 0);
     cr_expect_lt(o.stats.prefix_cached_tokens, 2 * (1136 + 1296));
 }
 
@@ -136,13 +110,13 @@ Test(prefix_serving, affinity_beats_least_outstanding_on_hits_and_keeps_the_bala
     c.output_tokens = sim_dist_lognormal(200, 0.6);
     c.interarrival = sim_dist_exponential(0.25);
     c.warmup_s = 60;
-    outcome lo = run(&c, 600);
+    run_result lo = serving_run(&c, 600);
     c.routing = ROUTE_PREFIX_AFFINITY;
-    outcome aff = run(&c, 600);
+    run_result aff = serving_run(&c, 600);
     double lo_rate = lo.stats.prefix_cached_tokens / lo.stats.prompt_tokens;
     double aff_rate = aff.stats.prefix_cached_tokens / aff.stats.prompt_tokens;
     cr_expect_gt(aff_rate, lo_rate + 0.1, "affinity %g, least outstanding %g", aff_rate, lo_rate);
-    cr_expect_lt(aff.group.load_max_over_mean, 1.25, "balance %g", aff.group.load_max_over_mean);
+    cr_expect_lt(aff.groups[0].load_max_over_mean, 1.25, "balance %g", aff.groups[0].load_max_over_mean);
     cr_expect_gt(aff.stats.completed, 0.98 * lo.stats.completed);
 }
 
@@ -151,9 +125,9 @@ Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
     serving_config c = chat_config(2, 2);
     c.routing = ROUTE_PREFIX_AFFINITY;
     c.interarrival = sim_dist_exponential(0.5);
-    outcome fast = run(&c, 300);
+    run_result fast = serving_run(&c, 300);
     c.replica.reference = true;
-    outcome ref = run(&c, 300);
+    run_result ref = serving_run(&c, 300);
     cr_assert_gt(fast.stats.completed, 500);
     cr_expect_leq(fabs(fast.stats.ttft_s.mean / ref.stats.ttft_s.mean - 1), 0.01);
     cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 0.01);
@@ -191,7 +165,7 @@ static unsigned fewest_replicas(unsigned system, bool cached, double slo_s)
         c.prefix_block = cached ? 16 : 0;
         c.replica.model = catalog_model(&cat, "llama-3.1-8b"); /* 128k context */
         c.routing = cached ? ROUTE_PREFIX_AFFINITY : ROUTE_LEAST_OUTSTANDING;
-        outcome o = run(&c, 360);
+        run_result o = serving_run(&c, 360);
         if (o.ttft_p99 <= slo_s && o.stats.dropped == 0)
             return n;
     }
@@ -231,14 +205,14 @@ Test(prefix_serving, a_session_trace_replays_its_turns_onto_their_history)
     c.nsystem_prompts = 0;
     c.trace = &t;
     c.lengths_from_trace = true;
-    outcome o = run(&c, 1000);
+    run_result o = serving_run(&c, 1000);
     cr_expect_eq(o.stats.completed, 4);
     cr_expect_eq(o.stats.prompt_tokens, 4150);
     cr_expect_eq(o.stats.prefix_cached_tokens, 1040);
     cr_expect_eq(o.stats.prefix_hits, 1);
     /* without the column every row is a request of its own */
     t.session_column = NULL;
-    outcome apart = run(&c, 1000);
+    run_result apart = serving_run(&c, 1000);
     cr_expect_eq(apart.stats.prefix_cached_tokens, 0);
     free(path);
     scratch_remove_dir(dir);

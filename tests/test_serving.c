@@ -6,6 +6,7 @@
 
 #include "lua/catalog.h"
 #include "models/serving.h"
+#include "support/serving_run.h"
 
 static catalog cat;
 static const model_spec *llama;
@@ -39,40 +40,6 @@ static serving_config base_config(double rate, unsigned replicas)
     return c;
 }
 
-typedef struct run_result {
-    serving_stats stats;
-    double ttft_p99, tpot_p99, e2e_p99;
-    double utilization, batch_mean, batch_max, kv_mean, kv_max;
-    uint64_t events;
-} run_result;
-
-static run_result run(const serving_config *c, double duration_s)
-{
-    char err[256];
-    sim_engine *e = sim_engine_create();
-    serving *s = serving_create(e, c, err, sizeof err);
-    cr_assert_not_null(s, "%s", err);
-    serving_start(s);
-    sim_engine_run_until(e, duration_s);
-    run_result r;
-    r.stats = *serving_get_stats(s);
-    r.ttft_p99 = sim_histogram_quantile(&r.stats.ttft_hist_s, 0.99);
-    r.tpot_p99 = sim_histogram_quantile(&r.stats.tpot_hist_s, 0.99);
-    r.e2e_p99 = sim_histogram_quantile(&r.stats.e2e_hist_s, 0.99);
-    r.utilization = serving_utilization(s, duration_s);
-    r.batch_mean = serving_batch_mean(s, duration_s);
-    r.batch_max = serving_batch_max(s);
-    r.kv_mean = serving_kv_utilization(s, duration_s);
-    r.kv_max = serving_kv_max(s);
-    r.events = sim_engine_events_run(e);
-    memset(&r.stats.ttft_hist_s, 0, sizeof r.stats.ttft_hist_s); /* freed with s */
-    memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
-    memset(&r.stats.e2e_hist_s, 0, sizeof r.stats.e2e_hist_s);
-    serving_free(s);
-    sim_engine_free(e);
-    return r;
-}
-
 Test(serving, one_request_sees_prefill_plus_network_and_the_model_decode_time)
 {
     serving_config c = base_config(1, 1);
@@ -80,7 +47,7 @@ Test(serving, one_request_sees_prefill_plus_network_and_the_model_decode_time)
     c.prompt_tokens = sim_dist_constant(512);
     c.output_tokens = sim_dist_constant(200);
     c.max_arrivals = 1;
-    run_result r = run(&c, 100);
+    run_result r = serving_run(&c, 100);
     cr_assert_eq(r.stats.completed, 1);
     perf_profile p = perf_default_profile(h100);
     perf_setup s = { .model = llama, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
@@ -121,12 +88,12 @@ Test(serving, drops_only_when_waits_pass_the_limit)
 {
     serving_config c = base_config(2, 2);
     c.replica.max_wait_s = 30;
-    run_result r = run(&c, 600);
+    run_result r = serving_run(&c, 600);
     cr_expect_eq(r.stats.dropped, 0, "a light load drops nothing");
     cr_expect_gt(r.stats.completed, 1000);
     serving_config heavy = base_config(400, 1);
     heavy.replica.max_wait_s = 2;
-    run_result h = run(&heavy, 120);
+    run_result h = serving_run(&heavy, 120);
     cr_expect_gt(h.stats.dropped, h.stats.arrived / 4, "an overload far past capacity drops");
     cr_expect_leq(h.stats.queue_wait_s.max, 2 + 1, "no served request waited much past 2 s");
 }
@@ -139,11 +106,11 @@ Test(serving, load_aware_routing_beats_round_robin)
     serving_config c = base_config(40, 8);
     c.output_tokens = sim_dist_lognormal(150, 1.2);
     c.replica.max_batch = 16; /* small batches, so that requests queue at ~85% load */
-    run_result rr = run(&c, 1200);
+    run_result rr = serving_run(&c, 1200);
     routing_policy better[] = { ROUTE_LEAST_OUTSTANDING, ROUTE_SHORTEST_TOKENS, ROUTE_POWER_OF_TWO };
     for (int i = 0; i < 3; i++) {
         c.routing = better[i];
-        run_result r = run(&c, 1200);
+        run_result r = serving_run(&c, 1200);
         cr_expect_lt(r.stats.e2e_s.mean, rr.stats.e2e_s.mean, "%s: mean e2e %g vs round robin %g",
                      routing_policy_name(better[i]), r.stats.e2e_s.mean, rr.stats.e2e_s.mean);
         cr_expect_lt(r.ttft_p99, rr.ttft_p99, "%s: p99 ttft %g vs round robin %g",
@@ -164,9 +131,9 @@ static void expect_within_1_percent(double fast, double reference, const char *w
 static void check_fast_against_reference(serving_config c, double duration_s, double min_ratio)
 {
     c.replica.reference = false;
-    run_result fast = run(&c, duration_s);
+    run_result fast = serving_run(&c, duration_s);
     c.replica.reference = true;
-    run_result ref = run(&c, duration_s);
+    run_result ref = serving_run(&c, duration_s);
     cr_assert_gt(fast.stats.completed, 100);
     cr_expect_eq(fast.stats.completed, ref.stats.completed);
     cr_expect_eq(fast.stats.dropped, ref.stats.dropped);
@@ -226,7 +193,7 @@ Test(serving, fast_path_agrees_with_speculative_decoding, .timeout = 120)
      * steps beside the 8B target's verification) */
     serving_config spec = speculative_config(3), plain = spec;
     plain.replica.spec_k = 0;
-    run_result with = run(&spec, 300), without = run(&plain, 300);
+    run_result with = serving_run(&spec, 300), without = serving_run(&plain, 300);
     double gain = without.stats.tpot_s.mean / with.stats.tpot_s.mean;
     cr_expect(gain > 1.3 && gain < 2.73, "tpot %g without, %g with: %g", without.stats.tpot_s.mean,
               with.stats.tpot_s.mean, gain);
@@ -242,7 +209,7 @@ Test(serving, same_seed_same_results)
 {
     serving_config c = base_config(20, 4);
     c.routing = ROUTE_POWER_OF_TWO;
-    run_result a = run(&c, 200), b = run(&c, 200);
+    run_result a = serving_run(&c, 200), b = serving_run(&c, 200);
     cr_expect_eq(a.stats.completed, b.stats.completed);
     cr_expect(memcmp(&a.stats.e2e_s, &b.stats.e2e_s, sizeof a.stats.e2e_s) == 0);
 }
@@ -254,7 +221,7 @@ Test(serving, preemption_admits_more_and_still_finishes_everything, .timeout = 1
     serving_config c = base_config(30, 1);
     c.replica.kv_capacity_tokens = 60000;
     c.replica.max_batch = 256;
-    run_result reserve = run(&c, 400);
+    run_result reserve = serving_run(&c, 400);
     c.replica.kv_policy = KV_PREEMPT;
     char err[256];
     sim_engine *e = sim_engine_create();
@@ -334,10 +301,10 @@ Test(serving, network_spikes_add_to_what_users_see)
     /* 10% of round trips meet a 1 s spike: the mean TTFT grows by 0.1 s and the p99
      * carries the whole spike */
     serving_config c = base_config(4, 2);
-    run_result calm = run(&c, 1000);
+    run_result calm = serving_run(&c, 1000);
     c.spike_probability = 0.1;
     c.spike_s = sim_dist_constant(1);
-    run_result spiky = run(&c, 1000);
+    run_result spiky = serving_run(&c, 1000);
     double extra = spiky.stats.ttft_s.mean - calm.stats.ttft_s.mean;
     double se = sqrt(0.1 * 0.9 / calm.stats.completed);
     cr_expect_leq(fabs(extra - 0.1), 4 * se, "mean TTFT grew by %g", extra);
@@ -365,7 +332,7 @@ Test(serving, preemption_never_overfills_the_cache, .timeout = 120)
     c.replica.max_tokens = 256;
     for (int mode = 0; mode < 2; mode++) {
         c.replica.reference = mode == 1;
-        run_result r = run(&c, 200);
+        run_result r = serving_run(&c, 200);
         cr_expect_leq(r.kv_max, 1.0, "%s mode: the cache held %g of its capacity",
                       mode ? "reference" : "fast", r.kv_max);
         cr_expect_gt(r.stats.completed, 100);
@@ -504,11 +471,11 @@ Test(serving, a_sliding_window_lets_more_long_sequences_share_the_cache, .timeou
     c.output_tokens = sim_dist_constant(200);
     c.replica.kv_capacity_tokens = 100000;
     c.replica.max_batch = 256;
-    run_result r = run(&c, 60);
+    run_result r = serving_run(&c, 60);
     cr_expect_float_eq(r.batch_max, 64, 0, "sequences at once: %g", r.batch_max);
     model_spec whole = *m;
     whole.window = whole.global_every = 0;
     c.replica.model = &whole;
-    r = run(&c, 60);
+    r = serving_run(&c, 60);
     cr_expect_float_eq(r.batch_max, 23, 0, "without the window: %g", r.batch_max);
 }

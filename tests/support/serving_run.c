@@ -1,0 +1,37 @@
+#include "serving_run.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+run_result serving_run(const serving_config *c, double duration_s)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, duration_s);
+    run_result r;
+    memset(&r, 0, sizeof r);
+    r.stats = *serving_get_stats(s);
+    r.ttft_p99 = sim_histogram_quantile(&r.stats.ttft_hist_s, 0.99);
+    r.tpot_p99 = sim_histogram_quantile(&r.stats.tpot_hist_s, 0.99);
+    r.e2e_p99 = sim_histogram_quantile(&r.stats.e2e_hist_s, 0.99);
+    r.transfer_p99 = sim_histogram_quantile(&r.stats.transfer_hist_s, 0.99);
+    r.utilization = serving_utilization(s, duration_s);
+    r.batch_mean = serving_batch_mean(s, duration_s);
+    r.batch_max = serving_batch_max(s);
+    r.kv_mean = serving_kv_utilization(s, duration_s);
+    r.kv_max = serving_kv_max(s);
+    r.events = sim_engine_events_run(e);
+    for (unsigned g = 0; g < serving_groups(s) && g < 2; g++)
+        r.groups[g] = serving_group_get_stats(s, g, duration_s);
+    r.sessions = serving_sessions_stats(s);
+    memset(&r.stats.ttft_hist_s, 0, sizeof r.stats.ttft_hist_s); /* freed with s */
+    memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
+    memset(&r.stats.e2e_hist_s, 0, sizeof r.stats.e2e_hist_s);
+    memset(&r.stats.transfer_hist_s, 0, sizeof r.stats.transfer_hist_s);
+    serving_free(s);
+    sim_engine_free(e);
+    return r;
+}

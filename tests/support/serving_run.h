@@ -1,0 +1,23 @@
+/* A serving configuration run for a while on an engine of its own, for the tests: what
+ * they read of it, taken before it is freed. */
+#ifndef FLEETSIM_TESTS_SERVING_RUN_H
+#define FLEETSIM_TESTS_SERVING_RUN_H
+
+#include <stdint.h>
+
+#include "models/serving.h"
+
+typedef struct run_result {
+    serving_stats stats;        /* its histograms detached (freed with the serving): read
+                                   the quantiles below instead */
+    double ttft_p99, tpot_p99, e2e_p99, transfer_p99;
+    double utilization, batch_mean, batch_max, kv_mean, kv_max;
+    uint64_t events;
+    serving_group_stats groups[2]; /* its own pool's, then the overflow or decode pool's */
+    sessions_stats sessions;
+} run_result;
+
+/* Runs c for duration_s simulated seconds (a Criterion assertion if it is refused). */
+run_result serving_run(const serving_config *c, double duration_s);
+
+#endif
