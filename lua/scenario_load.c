@@ -20,6 +20,7 @@
 #include "lua/gpu_tasks_load.h"
 #include "lua/host_kv_load.h"
 #include "lua/training_load.h"
+#include "lua/cold_start_load.h"
 #include "lua/pool_load.h"
 #include "lua/rate_function.h"
 #include "lua/router.h"
@@ -46,7 +47,7 @@ static const char *const INFERENCE_KEYS[] = {
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
     "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
-    "system_prompt", "sessions", NULL,
+    "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -874,10 +875,11 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp,
                                &out->tp_chosen);
     if (status == 0) {
+        inference_memory mem = memory_inference_for(m, d, out->prec, out->kv_prec, out->tp,
+                                                    out->attention_dp);
         out->replicas = p->count / out->tp;
-        out->kv_capacity_tokens =
-            memory_inference_for(m, d, out->prec, out->kv_prec, out->tp, out->attention_dp)
-                .kv_capacity_tokens;
+        out->kv_capacity_tokens = mem.kv_capacity_tokens;
+        status = cold_start_load(c, w, p, mem.weights_bytes * out->tp, out);
     }
     if (status == 0)
         status = check_context(c, w, m, model, out);
@@ -980,8 +982,44 @@ static int convert_job_workload(load_context *c, const fields_object *w, scenari
     return training_load_convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }
 
-/* An inference workload has its pool to itself (its own or its overflow pool): its
- * replicas are the pool's GPUs.  Queueing services run on fixed servers. */
+/* Several inference workloads on one pool (several models sharing its GPUs): each names
+ * it as its own pool (not as an overflow or decode pool), says how many replicas it
+ * starts with, and the replicas they start with fit; the pool's GPUs are whole (no
+ * MIG, time-slicing or noisy neighbours) and it has no autoscaler (a model grows by its
+ * own demand: scale_to_zero). */
+static int check_shared_pool(load_context *c, const scenario *sc, size_t p,
+                             const fields_object *o)
+{
+    const pool_spec *pool = &sc->pools[p];
+    if (pool->sharing.mode != SHARE_NONE || pool->has_noisy || pool->autoscaler.enabled)
+        return fields_fail(c, o->where, o->path, "is shared by several inference workloads, "
+                           "which needs whole GPUs and no autoscaler (not yet with %s)",
+                           pool->autoscaler.enabled ? "an autoscaler"
+                           : pool->has_noisy ? "noisy neighbours" : "MIG or time-slicing");
+    unsigned gpus = 0;
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        if ((w->has_overflow && w->overflow_pool == p) || (w->has_decode && w->decode_pool == p))
+            return fields_fail(c, o->where, o->path, "is shared by several models; workload "
+                               "\"%s\" cannot overflow or decode there", w->name);
+        if (w->pool != p)
+            continue;
+        if (!w->replicas_given)
+            return fields_fail(c, o->where, o->path, "is shared by several models: workload "
+                               "\"%s\" must say how many replicas it has (replicas = N)",
+                               w->name);
+        gpus += w->scale_to_zero_s > 0 ? 0 : w->replicas * w->tp;
+    }
+    unsigned most = pool->capacity.kind == POOL_DEDICATED ? pool->count : pool->capacity.max;
+    if (gpus > most)
+        return fields_fail(c, o->where, o->path, "its models' replicas that do not scale to "
+                           "zero need %u GPUs; it has %u", gpus, most);
+    return 0;
+}
+
+/* An inference workload has its pool to itself unless several models share it
+ * (check_shared_pool), and an overflow or decode pool always.  Queueing services run
+ * on fixed servers. */
 static int check_pool_sharing(load_context *c, const scenario *sc,
                               const fields_object *pool_objects)
 {
@@ -1004,14 +1042,29 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
             return fields_fail(c, o->where, o->path, "runs training jobs and %s; give the jobs a "
                                "pool of their own", inference ? "an inference workload"
                                                              : "queueing services");
-        if (inference > 1 || (inference && services))
+        if (inference && services)
             return fields_fail(c, o->where, o->path, "is used by %zu workloads, one of them an "
                                "inference workload, which needs its pool to itself",
                                inference + services);
+        if (inference > 1 && check_shared_pool(c, sc, p, o) != 0)
+            return -1;
         if (services && pool->capacity.kind != POOL_DEDICATED)
             return fields_fail(c, o->where, o->path, "a queueing service (fs.service) runs on "
                                "fixed servers: use fs.dedicated for it");
-        if (inference && pool->count == 0 && !pool->autoscaler.enabled)
+        bool on_demand = false; /* a model that scales to zero orders its own GPUs */
+        for (size_t i = 0; i < sc->ninferences; i++) {
+            const inference_spec *w = &sc->inferences[i];
+            if (w->pool != p || !(w->scale_to_zero_s > 0))
+                continue;
+            on_demand = true;
+            if (pool->autoscaler.enabled || w->has_overflow || w->has_decode)
+                return fields_fail(c, o->where, o->path, "workload \"%s\" scales to zero "
+                                   "here, which is not with %s", w->name,
+                                   pool->autoscaler.enabled ? "an autoscaler on the pool"
+                                   : w->has_overflow ? "an overflow pool"
+                                                     : "disaggregated decoding");
+        }
+        if (inference && pool->count == 0 && !pool->autoscaler.enabled && !on_demand)
             return fields_fail(c, o->where, o->path, "starts with no GPUs and has no autoscaler, "
                                "so its workload would never be served: set count or autoscaler");
     }

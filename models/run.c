@@ -129,7 +129,8 @@ static int run(const scenario *sc, const run_options *options, bool dry, run_res
         return -1;
     }
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
-    size_t subjects = sc->npools + sc->nservices + sc->ninferences + sc->ngpu_tasks;
+    /* inference workloads count twice: a pool several models share reports each's */
+    size_t subjects = sc->npools + sc->nservices + 2 * sc->ninferences + sc->ngpu_tasks;
     if (sim_timeseries_cells_needed(nbuckets, subjects, NCOLUMNS)
         > SIM_TIMESERIES_MAX_CELLS) {
         snprintf(err, err_size, "the time series would need %zu buckets for %zu pools and "

@@ -3,10 +3,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/event_order.h"
 #include "models/memory.h"
 #include "models/overload.h"
+#include "models/pool_tenants.h"
 #include "models/run.h"
 #include "models/run_part.h"
 #include "models/serving.h"
@@ -21,7 +23,30 @@ typedef struct inference_run {
     sim_timeseries *ts;
     size_t pool_subject, workload_subject;
     double bucket_start_s;
+    /* A pool several models share: its arbiter (the first of its workloads owns it),
+     * and where this workload's replicas are reported ("<pool>/<workload>") */
+    pool_tenants *tenants;
+    bool owns_tenants;
+    char *shared_subject;
 } inference_run;
+
+/* Whether other inference workloads name w's pool as their own. */
+static bool pool_is_shared(const scenario *sc, const inference_spec *w)
+{
+    for (size_t i = 0; i < sc->ninferences; i++)
+        if (&sc->inferences[i] != w && sc->inferences[i].pool == w->pool)
+            return true;
+    return false;
+}
+
+/* A replica's cold start: the one given, else the derived one where models come and go
+ * (a shared pool, or scaling to zero), else none (lua/cold_start_load.h). */
+static double load_s_of(const scenario *sc, const inference_spec *w)
+{
+    if (w->has_cold_start || w->scale_to_zero_s > 0 || pool_is_shared(sc, w))
+        return w->cold_start_s;
+    return 0;
+}
 
 static replica_config replica_config_of(const scenario *sc, const inference_spec *w,
                                         size_t pool, size_t device, unsigned tp)
@@ -103,6 +128,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .nsystem_prompts = w->nsystem_prompts,
         .sessions = w->has_sessions ? &w->sessions : NULL,
         .spec_acceptance = w->spec_acceptance,
+        .load_s = load_s_of(sc, w), .scale_to_zero_s = w->scale_to_zero_s,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
     if (w->has_overflow || w->has_decode) {
@@ -253,12 +279,35 @@ static void record_prefix(sim_metrics *m, const inference_run *ir, const char *p
     }
 }
 
+/* Where models come and go (a cold start given or derived, scaling to zero, a shared
+ * pool): the replicas loaded, how long a load takes, the requests that found no
+ * replica ready and their wait, and the GPUs the workload held. */
+static void record_cold_starts(sim_metrics *m, const inference_run *ir, double end_s)
+{
+    const inference_spec *w = ir->spec;
+    if (!(load_s_of(ir->sc, w) > 0) && !ir->tenants && !(w->scale_to_zero_s > 0))
+        return;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    serving_group_stats gs = serving_group_get_stats(ir->sv, 0, end_s);
+    const char *name = w->name;
+    sim_metrics_add(m, "workload", name, "cold_starts", "replicas", (double)gs.cold_starts);
+    sim_metrics_add(m, "workload", name, "cold_start_s", "s", load_s_of(ir->sc, w));
+    sim_metrics_add(m, "workload", name, "cold_start_waits", "requests",
+                    (double)st->cold_wait_s.n);
+    sim_metrics_add(m, "workload", name, "cold_start_wait_mean_s", "s",
+                    sim_stat_mean(&st->cold_wait_s));
+    sim_metrics_add(m, "workload", name, "cold_start_wait_max_s", "s",
+                    st->cold_wait_s.n ? st->cold_wait_s.max : NAN);
+    sim_metrics_add(m, "workload", name, "gpus_held_mean", "GPUs", gs.gpus_held_mean);
+}
+
 static void record_inference_metrics(sim_metrics *m, const inference_run *ir, double end_s)
 {
     const scenario *sc = ir->sc;
     const inference_spec *w = ir->spec;
     const serving_stats *st = serving_get_stats(ir->sv);
-    const char *pool = sc->pools[w->pool].name, *name = w->name;
+    const char *pool = ir->shared_subject ? ir->shared_subject : sc->pools[w->pool].name;
+    const char *name = w->name;
     double measured_s = end_s - sc->warmup_s;
     double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
     double rounds = 0, round_tokens = 0;
@@ -343,6 +392,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     if (w->has_decode)
         record_disaggregated(m, name, st, measured_s);
     record_prefix(m, ir, pool, end_s);
+    record_cold_starts(m, ir, end_s);
     if (w->spec_k) {
         sim_metrics_add(m, "workload", name, "spec_tokens_per_round", "tokens",
                         rounds > 0 ? round_tokens / rounds : NAN);
@@ -352,15 +402,16 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
 }
 
 /* Cost per million output tokens: what the workload's pools cost after the warm-up
- * (its own and its overflow or decode pool, each serving it alone). */
-static void record_inference_cost(sim_metrics *m, const inference_run *ir)
+ * (its own and its overflow or decode pool, each serving it alone; a pool several
+ * models share, in proportion to the GPUs each held: own_share). */
+static void record_inference_cost(sim_metrics *m, const inference_run *ir, double own_share)
 {
     const inference_spec *w = ir->spec;
     const pool_spec *own = &ir->sc->pools[w->pool];
     bool second = w->has_overflow || w->has_decode;
     if (!own->has_cost && !(second && ir->sc->pools[group_pool(w, 1)].has_cost))
         return;
-    double usd = ir->pools[w->pool].measured.total_usd;
+    double usd = ir->pools[w->pool].measured.total_usd * own_share;
     if (second)
         usd += ir->pools[group_pool(w, 1)].measured.total_usd;
     double tokens = serving_get_stats(ir->sv)->output_tokens;
@@ -375,13 +426,23 @@ static void *plan(run_shared *rs)
     inference_run *runs = calloc(sc->ninferences + 1, sizeof *runs);
     if (!runs)
         sim_out_of_memory("out of memory planning a run");
-    for (size_t i = 0; i < sc->ninferences; i++)
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
         runs[i] = (inference_run){
-            .sc = sc, .spec = &sc->inferences[i], .ts = rs->ts, .pools = rs->gpus,
-            .pool_subject = rs->pool_subjects[sc->inferences[i].pool],
-            .workload_subject = sim_timeseries_add_subject(rs->ts, "workload",
-                                                           sc->inferences[i].name),
+            .sc = sc, .spec = w, .ts = rs->ts, .pools = rs->gpus,
+            .pool_subject = rs->pool_subjects[w->pool],
+            .workload_subject = sim_timeseries_add_subject(rs->ts, "workload", w->name),
         };
+        if (pool_is_shared(sc, w)) { /* each model's replicas apart */
+            const char *pool = sc->pools[w->pool].name;
+            size_t n = strlen(pool) + strlen(w->name) + 2;
+            if (!(runs[i].shared_subject = malloc(n)))
+                sim_out_of_memory("out of memory planning a run");
+            snprintf(runs[i].shared_subject, n, "%s/%s", pool, w->name);
+            runs[i].pool_subject = sim_timeseries_add_subject(rs->ts, "pool",
+                                                              runs[i].shared_subject);
+        }
+    }
     return runs;
 }
 
@@ -392,6 +453,16 @@ static int start(void *parts, run_shared *rs, char *err, size_t err_size)
         inference_run *ir = &runs[i];
         serving_config config = serving_config_of(rs->sc, ir->spec, rs->replication, rs->gpus,
                                                   &ir->second);
+        if (ir->shared_subject) { /* the pool's arbiter: the first of its models makes it */
+            for (size_t k = 0; k < i && !ir->tenants; k++)
+                if (runs[k].spec->pool == ir->spec->pool)
+                    ir->tenants = runs[k].tenants;
+            if (!ir->tenants) {
+                ir->tenants = pool_tenants_create(rs->engine, rs->gpus[ir->spec->pool].gp);
+                ir->owns_tenants = true;
+            }
+            config.tenants = ir->tenants;
+        }
         if (rs->options) {
             config.on_request = rs->options->on_request;
             config.request_context = rs->options->request_context;
@@ -429,8 +500,21 @@ static void record_workloads(void *parts, run_shared *rs, double end_s, sim_metr
 static void record_costs(void *parts, run_shared *rs, double end_s, sim_metrics *m)
 {
     inference_run *runs = parts;
-    for (size_t i = 0; i < rs->sc->ninferences; i++)
-        record_inference_cost(m, &runs[i]);
+    for (size_t i = 0; i < rs->sc->ninferences; i++) {
+        double share = 1;
+        if (runs[i].shared_subject) { /* this one's GPU-time over all the pool's models' */
+            double own = 0, all = 0;
+            for (size_t k = 0; k < rs->sc->ninferences; k++) {
+                if (runs[k].spec->pool != runs[i].spec->pool)
+                    continue;
+                double held = serving_group_get_stats(runs[k].sv, 0, end_s).gpus_held_mean;
+                all += held;
+                own += k == i ? held : 0;
+            }
+            share = all > 0 ? own / all : NAN;
+        }
+        record_inference_cost(m, &runs[i], share);
+    }
 }
 
 static void stop(void *parts, run_shared *rs)
@@ -440,10 +524,24 @@ static void stop(void *parts, run_shared *rs)
         serving_free(runs[i].sv);
         runs[i].sv = NULL;
     }
+    for (size_t i = 0; i < rs->sc->ninferences; i++) {
+        if (runs[i].owns_tenants)
+            pool_tenants_free(runs[i].tenants);
+        runs[i].tenants = NULL;
+        runs[i].owns_tenants = false;
+    }
+}
+
+static void release(void *parts)
+{
+    inference_run *runs = parts;
+    for (size_t i = 0; runs && runs[i].sc; i++)
+        free(runs[i].shared_subject);
+    free(runs);
 }
 
 const run_part_kind run_inference = {
     .what = "inference", .plan = plan, .start = start, .failure = failure,
     .record = { [RUN_STAGE_WORKLOADS] = record_workloads, [RUN_STAGE_COSTS] = record_costs },
-    .stop = stop, .release = free,
+    .stop = stop, .release = release,
 };

@@ -163,6 +163,12 @@ typedef struct inference_spec {
     bool has_spec_draft;
     size_t spec_draft;
     double spec_step_s;
+    /* replicas = N (replicas_given; else the pool's GPUs / tp), scale_to_zero = idle
+     * time (0: never), cold_start = a duration or { bandwidth, fixed } (has_cold_start;
+     * else cold_start_s is derived from the weights, and applies only where the pool
+     * is shared or the workload scales to zero: lua/cold_start_load.h) */
+    bool replicas_given, has_cold_start;
+    double scale_to_zero_s, cold_start_s;
 } inference_spec;
 
 /* fs.gpu_tasks: a cluster trace of (fractional) GPU tasks replayed on its node list. */

@@ -65,6 +65,9 @@ struct serving {
     gsl_rng *acceptance_rng;   /* speculative decoding's per-request draws, or NULL */
     char error[512];
     llm_request *free_list;
+    unsigned in_system;       /* requests taken and not yet given back */
+    double idle_since_s;      /* scale to zero: when in_system last fell to 0 */
+    sim_event_id idle_check;  /* pending on_idle_check, or 0 */
     request_block *blocks;
     size_t nblocks;
     uint64_t next_id;
@@ -99,6 +102,7 @@ static llm_request *request_take(serving *s)
     llm_request *q = s->free_list;
     s->free_list = q->next;
     memset(q, 0, sizeof(serving_request));
+    s->in_system++;
     return q;
 }
 
@@ -107,10 +111,37 @@ static serving_request *request_of(llm_request *q) { return (serving_request *)q
 /* fleet_events.prefix */
 static fleet_prefix *prefix_of(void *owner, llm_request *q) { return &request_of(q)->prefix; }
 
+static void on_idle_check(sim_engine *e, void *data);
+
+/* Scale to zero: the workload's replicas go once it has had no request for the idle
+ * time (checked when it empties, and again at the time it would be up). */
+static void idle_check_at(serving *s, double at)
+{
+    if (!s->idle_check)
+        s->idle_check = sim_event_schedule(s->engine, at, EVENT_FLEET, on_idle_check, s);
+}
+
+static void on_idle_check(sim_engine *e, void *data)
+{
+    serving *s = data;
+    s->idle_check = 0;
+    if (s->in_system > 0)
+        return; /* checked again when it next empties */
+    double due = s->idle_since_s + s->config.scale_to_zero_s;
+    if (sim_engine_now(e) >= due)
+        serving_fleet_set_target(s->fleets[0], 0);
+    else
+        idle_check_at(s, due);
+}
+
 static void request_give(serving *s, llm_request *q)
 {
     q->next = s->free_list;
     s->free_list = q;
+    if (--s->in_system == 0 && s->config.scale_to_zero_s > 0) {
+        s->idle_since_s = sim_engine_now(s->engine);
+        idle_check_at(s, s->idle_since_s + s->config.scale_to_zero_s);
+    }
 }
 
 static void bucket_clear(serving_bucket *b)
@@ -299,6 +330,8 @@ static void route(serving *s, llm_request *q)
     }
     serving_fleet *own = s->fleets[0], *chosen = NULL;
     serving_fleet *overflow = s->nfleets > 1 ? s->fleets[1] : NULL;
+    if (s->config.scale_to_zero_s > 0 && serving_fleet_target(own) < s->config.replicas)
+        serving_fleet_set_target(own, s->config.replicas); /* a cold start (or more) */
     bool spill = overflow && serving_fleet_saturated(own, s->config.overflow_threshold);
     if (spill && serving_fleet_active(overflow) > 0)
         chosen = overflow;
@@ -339,12 +372,15 @@ static void on_fleet_ready(void *owner)
             route(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode));
         return;
     }
+    double now = sim_engine_now(s->engine);
     while (s->pending_head && any_replica_ready(s)) {
         llm_request *q = s->pending_head;
         s->pending_head = q->next;
         if (!s->pending_head)
             s->pending_tail = NULL;
         s->npending--;
+        if (q->arrival_s >= s->config.warmup_s)
+            sim_stat_add(&s->stats.cold_wait_s, now - q->arrival_s);
         route(s, q);
     }
 }
@@ -492,6 +528,12 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         return NULL;
     }
     bool elastic = config->pool && config->autoscaler && config->autoscaler->enabled;
+    if (config->scale_to_zero_s > 0 && (!config->pool || elastic || config->decode
+                                        || config->overflow || config->replicas < 1)) {
+        snprintf(err, err_size, "scaling to zero needs a pool, no autoscaler, no overflow or "
+                                "decode pool, and replicas to load");
+        return NULL;
+    }
     if ((config->replicas < 1 && !elastic) || config->replica.max_batch < 1
         || config->replica.max_tokens < 1 || !(config->replica.kv_capacity_tokens >= 1)
         || (config->overflow && (config->overflow->replica.max_batch < 1
@@ -563,12 +605,15 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         for (unsigned i = 0; i < c->nsystem_prompts; i++)
             s->system_weight += c->system_prompts[i].weight;
     }
+    bool to_zero = c->scale_to_zero_s > 0;
     s->own = (serving_group_config){
-        .pool_name = c->pool_name, .replica = c->replica, .replicas = c->replicas,
-        .min = c->min_replicas, .max = c->max_replicas ? c->max_replicas : c->replicas,
+        .pool_name = c->pool_name, .replica = c->replica, .replicas = to_zero ? 0 : c->replicas,
+        .min = to_zero ? 0 : c->min_replicas,
+        .max = c->max_replicas ? c->max_replicas : c->replicas,
         .pool = c->pool, .autoscaler = c->autoscaler, .rtt_s = c->rtt_s,
         .spike_probability = c->spike_probability, .spike_s = c->spike_s,
         .sharing = c->sharing, .noisy = c->noisy, .units_per_gpu = c->units_per_gpu,
+        .load_s = c->load_s, .tenants = c->tenants,
     };
     s->nfleets = c->overflow || c->decode ? 2 : 1;
     if (c->decode)
@@ -598,6 +643,7 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_stat_reset(&st->transfer_s);
     sim_stat_reset(&st->decode_queue_s);
     sim_stat_reset(&st->acceptance);
+    sim_stat_reset(&st->cold_wait_s);
     sim_histogram_init(&st->transfer_hist_s);
     sim_histogram_init(&st->ttft_hist_s);
     sim_histogram_init(&st->tpot_hist_s);

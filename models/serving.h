@@ -94,6 +94,14 @@ typedef struct serving_config {
     /* NULL, or each arrival is a session of turns (models/sessions.h), its turns'
      * answers drawn from output_tokens; not with a trace or closed-loop users. */
     const session_spec *sessions;
+    /* Cold starts and scale to zero (models/serving_fleet.h: load_s, tenants): a replica
+     * ordered during the run loads for load_s; with scale_to_zero_s > 0 the own fleet
+     * starts with none, loads `replicas` when a request comes to find none, and gives
+     * them all back once no request has been in the workload for scale_to_zero_s.
+     * tenants: the own pool's arbiter when other models share it (else NULL). */
+    double load_s;
+    double scale_to_zero_s;
+    struct pool_tenants *tenants;
     request_record_fn on_request; /* NULL, or called for every request that ends */
     void *request_context;
     uint64_t seed, replication;
@@ -121,6 +129,9 @@ typedef struct serving_stats {
     uint64_t prefix_hits;
     double prefix_cached_tokens;
     sim_stat acceptance;       /* speculating: the acceptance drawn for each arrival */
+    /* Requests that arrived after the warm-up to find no replica ready (a cold start,
+     * or every replica lost), and how long they waited for one */
+    sim_stat cold_wait_s;
 } serving_stats;
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped

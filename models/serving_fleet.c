@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "models/event_order.h"
+#include "models/pool_tenants.h"
 #include "models/serving_fleet_internal.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
@@ -46,13 +47,21 @@ static void rebuild_active(serving_fleet *f)
         f->next_replica = 0;
 }
 
+static bool slot_ready(const serving_slot *sl)
+{
+    return sl->state == SLOT_ACTIVE || sl->state == SLOT_DRAINING;
+}
+
 static void set_ready(serving_fleet *f, double now)
 {
-    double ready = 0;
-    for (size_t i = 0; i < f->nslots; i++)
-        ready += f->slots[i]->state != SLOT_ORDERED;
+    double ready = 0, held = 0;
+    for (size_t i = 0; i < f->nslots; i++) {
+        ready += slot_ready(f->slots[i]);
+        held += f->slots[i]->state != SLOT_ORDERED;
+    }
     sim_timeavg_set(&f->ready, now, ready);
     sim_timeavg_set(&f->life_ready, now, ready);
+    sim_timeavg_set(&f->held, now, held * f->group.replica.tp);
 }
 
 static serving_slot *slot_new(serving_fleet *f)
@@ -110,6 +119,8 @@ static void slot_remove(serving_slot *sl)
     double now = sim_engine_now(f->engine);
     if (sl->release_check)
         sim_event_cancel(f->engine, sl->release_check);
+    if (sl->loaded)
+        sim_event_cancel(f->engine, sl->loaded);
     host_leave(sl);
     if (sl->r) {
         fold_gone(f, sl->r, sl->marks, now, sl->cache);
@@ -121,10 +132,10 @@ static void slot_remove(serving_slot *sl)
         i++;
     memmove(&f->slots[i], &f->slots[i + 1], (f->nslots - i - 1) * sizeof *f->slots);
     f->nslots--;
-    bool was_ready = sl->state != SLOT_ORDERED;
+    bool was_held = sl->state != SLOT_ORDERED;
     free(sl);
     rebuild_active(f);
-    if (was_ready)
+    if (was_held)
         set_ready(f, now);
 }
 
@@ -233,9 +244,30 @@ static void on_retry(sim_engine *e, void *data)
     reconcile(f);
 }
 
+/* A cold start's end: the weights are in, the replica takes requests. */
+static void on_loaded(sim_engine *e, void *data)
+{
+    serving_slot *sl = data;
+    sl->loaded = 0;
+    slot_activate(sl, sl->unit);
+}
+
+/* The GPUs are the slot's: ready at once (the replicas of the start are loaded
+ * already), or once its weights are loaded. */
 static void granted(void *context, const unsigned *gpus, unsigned n)
 {
-    slot_activate(context, gpus[0]);
+    serving_slot *sl = context;
+    serving_fleet *f = sl->fleet;
+    if (!f->started || !(f->group.load_s > 0)) {
+        slot_activate(sl, gpus[0]);
+        return;
+    }
+    double now = sim_engine_now(f->engine);
+    sl->unit = gpus[0];
+    sl->state = SLOT_LOADING;
+    f->cold_starts += now >= f->warmup_s;
+    sl->loaded = sim_event_schedule(f->engine, now + f->group.load_s, EVENT_FLEET, on_loaded, sl);
+    set_ready(f, now);
 }
 
 static void drain(serving_slot *sl);
@@ -271,7 +303,23 @@ static const gpu_holder HOLDER = { granted, warned, lost };
 
 static unsigned wanted_now(const serving_fleet *f)
 {
-    return count_state(f, SLOT_ORDERED) + count_state(f, SLOT_ACTIVE);
+    return count_state(f, SLOT_ORDERED) + count_state(f, SLOT_LOADING)
+           + count_state(f, SLOT_ACTIVE);
+}
+
+/* Nothing to give now: the pool's arbiter may free another model's idle replica (the
+ * pool then tells it, and it tells this fleet to try again); else try again later. */
+static void short_of_gpus(serving_fleet *f)
+{
+    if (f->group.tenants) {
+        pool_tenants_short(f->group.tenants, f);
+        return;
+    }
+    if (!f->retry_scheduled) {
+        f->retry_scheduled = true;
+        sim_event_schedule(f->engine, sim_engine_now(f->engine) + retry_interval_s(f),
+                           EVENT_FLEET, on_retry, f);
+    }
 }
 
 /* Orders or gives back slots until ordered + active equals the target. */
@@ -282,27 +330,26 @@ static void reconcile(serving_fleet *f)
     while (wanted_now(f) < f->target) {
         serving_slot *sl = slot_new(f);
         int64_t request = gpu_pool_acquire(f->group.pool, f->group.replica.tp, &HOLDER, sl);
-        if (request < 0) { /* nothing to give now: try again later */
+        if (request < 0) {
             slot_remove(sl);
-            if (!f->retry_scheduled) {
-                f->retry_scheduled = true;
-                sim_event_schedule(f->engine, sim_engine_now(f->engine)
-                                   + retry_interval_s(f), EVENT_FLEET, on_retry, f);
-            }
+            short_of_gpus(f);
             return;
         }
         sl->request = request; /* granted may already have run */
     }
     while (wanted_now(f) > f->target) {
-        serving_slot *victim = NULL; /* the newest order, else the newest replica */
-        for (size_t i = f->nslots; i-- > 0 && !victim;)
-            if (f->slots[i]->state == SLOT_ORDERED)
-                victim = f->slots[i];
-        for (size_t i = f->nslots; i-- > 0 && !victim;)
-            if (f->slots[i]->state == SLOT_ACTIVE)
-                victim = f->slots[i];
+        /* the newest order, else the newest load, else the newest replica */
+        static const slot_state order[] = { SLOT_ORDERED, SLOT_LOADING, SLOT_ACTIVE };
+        serving_slot *victim = NULL;
+        for (size_t k = 0; k < 3 && !victim; k++)
+            for (size_t i = f->nslots; i-- > 0 && !victim;)
+                if (f->slots[i]->state == order[k])
+                    victim = f->slots[i];
         if (victim->state == SLOT_ORDERED) {
             gpu_pool_cancel(f->group.pool, victim->request);
+            slot_remove(victim);
+        } else if (victim->state == SLOT_LOADING) { /* granted: its GPUs go back */
+            gpu_pool_release(f->group.pool, victim->request);
             slot_remove(victim);
         } else {
             drain(victim);
@@ -345,6 +392,7 @@ static void on_done(void *context, llm_request *q, bool dropped)
 {
     serving_slot *sl = context;
     serving_fleet *f = sl->fleet;
+    f->last_used_s = sim_engine_now(f->engine);
     if (!dropped)
         f->served += q->arrival_s >= f->warmup_s;
     if (!dropped && sl->cache) { /* its blocks stay cached (the last token has none) */
@@ -355,7 +403,49 @@ static void on_done(void *context, llm_request *q, bool dropped)
     f->events.done(f->events.owner, q, dropped, f->index);
     if (sl->state == SLOT_DRAINING)
         schedule_release_check(sl);
+    if (f->group.tenants) /* another model waiting may take a replica once this one is
+                             idle: it looks in an event of its own, when the replica has
+                             let the request go */
+        pool_tenants_idle(f->group.tenants);
 }
+
+/* ---- a tenant of a shared pool ------------------------------------------------------ */
+
+static unsigned fleet_outstanding(const serving_fleet *f)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < f->nslots; i++)
+        if (f->slots[i]->r)
+            n += replica_outstanding(f->slots[i]->r);
+    return n;
+}
+
+static double tenant_last_used(void *tenant)
+{
+    const serving_fleet *f = tenant;
+    return fleet_outstanding(f) > 0 ? INFINITY : f->last_used_s;
+}
+
+/* The newest active replica holding nothing goes, if the target is above the floor. */
+static bool tenant_give_idle(void *tenant)
+{
+    serving_fleet *f = tenant;
+    if (f->target <= f->group.min)
+        return false;
+    for (size_t i = f->nslots; i-- > 0;) {
+        serving_slot *sl = f->slots[i];
+        if (sl->state == SLOT_ACTIVE && replica_outstanding(sl->r) == 0) {
+            f->target--;
+            drain(sl);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void tenant_retry(void *tenant) { reconcile(tenant); }
+
+static const pool_tenant_ops TENANT_OPS = { tenant_last_used, tenant_give_idle, tenant_retry };
 
 /* ---- life cycle ---------------------------------------------------------------------- */
 
@@ -379,6 +469,10 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
     double now = sim_engine_now(engine);
     sim_timeavg_init(&f->ready, now, 0);
     sim_timeavg_init(&f->life_ready, now, 0);
+    sim_timeavg_init(&f->held, now, 0);
+    f->last_used_s = now;
+    if (f->group.tenants)
+        pool_tenants_add(f->group.tenants, &TENANT_OPS, f);
     return f;
 }
 
@@ -387,9 +481,10 @@ void serving_fleet_start(serving_fleet *f)
     if (!f->group.pool) { /* fixed replicas, ready at once */
         for (unsigned k = 0; k < f->group.replicas; k++)
             slot_activate(slot_new(f), k * f->group.replica.tp);
-        return;
+    } else {
+        reconcile(f);
     }
-    reconcile(f);
+    f->started = true;
 }
 
 void serving_fleet_free(serving_fleet *f)

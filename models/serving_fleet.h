@@ -70,6 +70,14 @@ typedef struct serving_group_config {
     const sharing_spec *sharing;
     const noisy_spec *noisy;
     unsigned units_per_gpu;
+    /* A replica ordered once the run has begun loads its weights for load_s after its
+     * GPUs are granted (a cold start; they are held meanwhile); those at the start are
+     * loaded already.  0: ready when granted. */
+    double load_s;
+    /* NULL, or the pool's arbiter when several models share it (models/pool_tenants.h):
+     * short of GPUs, the fleet asks it to free another model's idle replica, and it
+     * gives back one of its own idle replicas above `min` when asked. */
+    struct pool_tenants *tenants;
 } serving_group_config;
 
 /* A fleet's replicas over the run (after the warm-up). */
@@ -91,6 +99,10 @@ typedef struct serving_group_stats {
     double load_max_over_mean;
     /* speculative decoding: sequence-rounds, the tokens they made, draft seconds */
     double spec_rounds, spec_tokens, draft_s;
+    /* Cold starts: replicas that began loading after the warm-up, and the mean GPUs the
+     * fleet held (loading, serving or draining) */
+    uint64_t cold_starts;
+    double gpus_held_mean;
 } serving_group_stats;
 typedef struct serving_fleet serving_fleet;
 

@@ -10,6 +10,7 @@
 
 typedef enum slot_state {
     SLOT_ORDERED,   /* GPUs asked for, not ready yet */
+    SLOT_LOADING,   /* GPUs granted, the model's weights loading (a cold start) */
     SLOT_ACTIVE,    /* takes requests */
     SLOT_DRAINING,  /* finishes what it holds, takes nothing new (scale-in, spot notice) */
 } slot_state;
@@ -39,6 +40,7 @@ typedef struct serving_slot {
     unsigned member;       /* the replica's unit on its host */
     unsigned unit;         /* the pool unit of its first GPU */
     sim_event_id release_check; /* pending on_release_check, or 0 */
+    sim_event_id loaded;   /* LOADING: the end of the load, pending */
     prefix_cache *cache;   /* NULL without prefix caching */
 } serving_slot;
 
@@ -76,6 +78,10 @@ struct serving_fleet {
     size_t nloads;
     unsigned *outstanding; /* for prefix affinity: each active replica's requests */
     size_t noutstanding;
+    bool started;          /* serving_fleet_start has ordered the first replicas */
+    double last_used_s;    /* a request routed or finished last (pool_tenants) */
+    uint64_t cold_starts;  /* loads begun after the warm-up */
+    sim_timeavg held;      /* GPUs held: slots loading, active or draining */
 };
 
 #endif

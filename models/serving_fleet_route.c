@@ -189,6 +189,7 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
         return 1;
     q->unit = f->active[i]->unit;
+    f->last_used_s = sim_engine_now(f->engine);
     if (p) { /* its cached prefix counts as prefilled here; the replica computes the rest */
         serving_slot *sl = f->active[i];
         if (!affinity)

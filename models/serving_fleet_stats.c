@@ -73,6 +73,8 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
     out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
     out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
     out.load_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
+    out.cold_starts = f->cold_starts;
+    out.gpus_held_mean = sim_timeavg_mean(&f->held, end_s);
     return out;
 }
 
@@ -109,6 +111,7 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
         if (f->slots[k]->r)
             replica_restart_stats(f->slots[k]->r, now);
     sim_timeavg_restart(&f->ready, now);
+    sim_timeavg_restart(&f->held, now);
     f->gone_busy = f->gone_batch = f->gone_kv = 0;
     f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
     f->gone_spec_rounds = f->gone_spec_tokens = f->gone_draft_s = 0;
@@ -116,6 +119,7 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
     f->gone_kv_swap = (kv_swap_stats){ 0 };
     f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
     f->losses = 0;
+    f->cold_starts = 0;
 }
 
 autoscale_view serving_fleet_observe(serving_fleet *f, double now)
@@ -124,7 +128,7 @@ autoscale_view serving_fleet_observe(serving_fleet *f, double now)
     double busy = 0, kv = 0, span = 0;
     for (size_t i = 0; i < f->nslots; i++) {
         serving_slot *sl = f->slots[i];
-        if (sl->state == SLOT_ORDERED) {
+        if (sl->state == SLOT_ORDERED || sl->state == SLOT_LOADING) {
             v.provisioning++;
             continue;
         }
