@@ -23,6 +23,8 @@ static const char *const ranked[][2] = {
     { "utilization_mean", "busy share" },
     { "batch_occupancy", "batch full (share)" },
     { "gpus_mean", "GPUs held, mean" },
+    { "gpus_held_mean", "a model's GPUs held, mean" },
+    { "cold_start_wait_mean_s", "wait for a cold start, mean (s)" },
     { "cost_per_mtok_usd", "cost per million output tokens (USD)" },
     { "cost_usd", "cost (USD)" },
 };
