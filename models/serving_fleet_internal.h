@@ -5,6 +5,7 @@
 #ifndef FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 #define FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 
+#include "models/prefix_directory.h"
 #include "models/serving_fleet.h"
 #include "sim/rng.h"
 
@@ -40,6 +41,7 @@ typedef struct serving_slot {
     unsigned unit;         /* the pool unit of its first GPU */
     sim_event_id release_check; /* pending on_release_check, or 0 */
     prefix_cache *cache;   /* NULL without prefix caching */
+    prefix_directory_member listing; /* the cache's place in the fleet's directory */
 } serving_slot;
 
 struct serving_fleet {
@@ -76,6 +78,9 @@ struct serving_fleet {
     size_t nloads;
     unsigned *outstanding; /* for prefix affinity: each active replica's requests */
     size_t noutstanding;
+    prefix_directory *directory; /* with prefix affinity: who caches what */
+    unsigned *cached;      /* for prefix affinity: tokens cached, by directory id */
+    size_t ncached;
 };
 
 #endif
