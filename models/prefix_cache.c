@@ -3,8 +3,8 @@
  * holds, per owner, how many of its blocks it has, on one recency list, and an
  * open-addressing table from owner to segment (linear probing, deletion by backward
  * shift, so no tombstones build up).  Looking up, inserting and evicting a chain are
- * then O(1) however long it is: a routing looks up every replica's cache, and a
- * 3,000-token prompt is 188 blocks of 16. */
+ * then O(1) however long it is: a 3,000-token prompt is 188 blocks of 16.  An observer
+ * (a fleet's prefix directory) hears of every change in a segment's blocks. */
 #include "models/prefix_cache.h"
 
 #include <stdbool.h>
@@ -35,6 +35,8 @@ struct prefix_cache {
      * replica for the same few system prompts, and a table probe is a cache miss */
     uint64_t memo_key;
     uint32_t memo_seg;
+    prefix_cache_observer observer;
+    void *observer_context;
 };
 
 /* splitmix64's finaliser: every bit of the input moves every bit of the output */
@@ -47,13 +49,13 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t shared_key(const prefix_chain *c)
+uint64_t prefix_chain_shared_key(const prefix_chain *c)
 {
     uint64_t k = mix(c->shared ^ 0x5348415245440000ULL);
     return k ? k : 1;
 }
 
-static uint64_t own_key(const prefix_chain *c)
+uint64_t prefix_chain_own_key(const prefix_chain *c)
 {
     uint64_t k = mix(c->own ^ 0x4f574e0000000000ULL);
     return k ? k : 2;
@@ -79,9 +81,24 @@ void prefix_cache_free(prefix_cache *pc)
 {
     if (!pc)
         return;
+    if (pc->observer)
+        for (uint32_t g = pc->oldest; g != NONE; g = pc->segs[g].newer)
+            pc->observer(pc->observer_context, pc->segs[g].key, 0);
     free(pc->segs);
     free(pc->table);
     free(pc);
+}
+
+void prefix_cache_observe(prefix_cache *pc, prefix_cache_observer observer, void *context)
+{
+    pc->observer = observer;
+    pc->observer_context = context;
+}
+
+static void tell(const prefix_cache *pc, const segment *x)
+{
+    if (pc->observer)
+        pc->observer(pc->observer_context, x->key, x->blocks);
 }
 
 static size_t slot_of(const prefix_cache *pc, uint64_t key)
@@ -204,6 +221,7 @@ static void touch(prefix_cache *pc, uint64_t key, uint32_t blocks)
     if (pc->segs[g].blocks < blocks) {
         pc->held += blocks - pc->segs[g].blocks;
         pc->segs[g].blocks = blocks;
+        tell(pc, &pc->segs[g]);
     }
 }
 
@@ -217,6 +235,7 @@ void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks)
         x->blocks -= take;
         pc->held -= take;
         pc->evictions += take;
+        tell(pc, x);
         if (x->blocks == 0) {
             unlink_segment(pc, g);
             table_remove(pc, x->key);
@@ -247,12 +266,12 @@ unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsig
     if (n == 0)
         return 0;
     if (s0 > 0) {
-        uint32_t g = find_shared(pc, shared_key(chain));
+        uint32_t g = find_shared(pc, prefix_chain_shared_key(chain));
         unsigned have = g == NONE ? 0 : pc->segs[g].blocks;
         if (have < s0 || n <= s0) /* the chain stops inside the shared prompt */
             return (have < n ? have : n) * pc->block_tokens;
     }
-    uint32_t g = find(pc, own_key(chain));
+    uint32_t g = find(pc, prefix_chain_own_key(chain));
     unsigned have = s0 + (g == NONE ? 0 : pc->segs[g].blocks);
     return (have < n ? have : n) * pc->block_tokens;
 }
@@ -265,9 +284,9 @@ void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned t
         n = capacity_blocks;
     unsigned s0 = shared_blocks(pc, chain);
     if (n > s0) /* the own run first: the shared one, its parent, ends up newer */
-        touch(pc, own_key(chain), (uint32_t)(n - s0));
+        touch(pc, prefix_chain_own_key(chain), (uint32_t)(n - s0));
     if (s0 > 0 && n > 0)
-        touch(pc, shared_key(chain), (uint32_t)(n < s0 ? n : s0));
+        touch(pc, prefix_chain_shared_key(chain), (uint32_t)(n < s0 ? n : s0));
     prefix_cache_trim(pc, capacity_blocks);
 }
 

@@ -33,10 +33,22 @@ typedef struct prefix_chain {
 
 typedef struct prefix_cache prefix_cache;
 
+/* The names of a chain's two runs in a cache: its blocks wholly inside the shared
+ * prompt, and the rest (never 0; the keys an observer is told). */
+uint64_t prefix_chain_shared_key(const prefix_chain *chain);
+uint64_t prefix_chain_own_key(const prefix_chain *chain);
+
+/* Told, with its context, that the cache now holds the first `blocks` blocks of the
+ * run named key (0: none, the run is gone). */
+typedef void (*prefix_cache_observer)(void *context, uint64_t key, uint32_t blocks);
+
 /* An empty cache of blocks of `block` tokens (>= 1).  Out of memory is fatal. */
 prefix_cache *prefix_cache_create(unsigned block);
-/* NULL is fine. */
+/* NULL is fine.  An observer is told that every run it holds goes. */
 void prefix_cache_free(prefix_cache *pc);
+/* Tells observer (NULL: none) of every change in a run's blocks from now on (a fleet's
+ * prefix directory); the cache must be empty. */
+void prefix_cache_observe(prefix_cache *pc, prefix_cache_observer observer, void *context);
 
 /* Tokens of the chain's first `tokens` that the cache holds: a multiple of the block,
  * at most tokens.  Touches nothing (the cache is not const only for a lookup's memo). */

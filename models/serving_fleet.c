@@ -127,6 +127,8 @@ static void slot_remove(serving_slot *sl)
         replica_free(sl->r);
     }
     prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */
+    if (sl->cache && f->directory) /* which told the directory its runs went */
+        prefix_directory_leave(f->directory, sl->listing.id);
     size_t i = 0;
     while (f->slots[i] != sl)
         i++;
@@ -226,6 +228,11 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         gpu_share_attach(sl->host->share, sl->member, sl->r);
     if (f->prefix.block)
         sl->cache = prefix_cache_create(f->prefix.block);
+    if (sl->cache && f->directory) {
+        sl->listing = (prefix_directory_member){ f->directory,
+                                                 prefix_directory_join(f->directory) };
+        prefix_cache_observe(sl->cache, prefix_directory_observe, &sl->listing);
+    }
     sl->state = SLOT_ACTIVE;
     sl->tick_from_s = now;
     rebuild_active(f);
@@ -466,6 +473,8 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
     if (f->group.max < f->group.replicas)
         f->group.max = f->group.replicas;
     f->target = f->group.replicas;
+    if (f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY)
+        f->directory = prefix_directory_create(f->prefix.block);
     double now = sim_engine_now(engine);
     sim_timeavg_init(&f->ready, now, 0);
     sim_timeavg_init(&f->life_ready, now, 0);
@@ -504,6 +513,8 @@ void serving_fleet_free(serving_fleet *f)
     free(f->active);
     free(f->loads);
     free(f->outstanding);
+    prefix_directory_free(f->directory); /* after the caches, which tell it as they go */
+    free(f->cached);
     free(f);
 }
 

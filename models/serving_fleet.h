@@ -213,7 +213,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s);
 double serving_fleet_batch_max(const serving_fleet *f);
 double serving_fleet_kv_max(const serving_fleet *f);
 uint64_t serving_fleet_replica_events(const serving_fleet *f);
-/* Bytes its replicas' prefix caches hold (0 without them). */
+/* Bytes its replicas' prefix caches and its prefix directory hold (0 without them). */
 size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f);
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 #define FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 
+#include "models/prefix_directory.h"
 #include "models/serving_fleet.h"
 #include "sim/rng.h"
 
@@ -42,6 +43,7 @@ typedef struct serving_slot {
     sim_event_id release_check; /* pending on_release_check, or 0 */
     sim_event_id loaded;   /* LOADING: the end of the load, pending */
     prefix_cache *cache;   /* NULL without prefix caching */
+    prefix_directory_member listing; /* the cache's place in the fleet's directory */
 } serving_slot;
 
 struct serving_fleet {
@@ -82,6 +84,9 @@ struct serving_fleet {
     double last_used_s;    /* a request routed or finished last (pool_tenants) */
     uint64_t cold_starts;  /* loads begun after the warm-up */
     sim_timeavg held;      /* GPUs held: slots loading, active or draining */
+    prefix_directory *directory; /* with prefix affinity: who caches what */
+    unsigned *cached;      /* for prefix affinity: tokens cached, by directory id */
+    size_t ncached;
 };
 
 #endif

@@ -37,13 +37,22 @@ static size_t free_blocks(const serving_fleet *f, const serving_slot *sl)
     return left > 0 ? (size_t)left : 0;
 }
 
-/* Tokens of the request's prompt the replica holds, and may skip: whole blocks, short
- * of the prompt's last token, whose computation gives the first output token. */
+/* Tokens of the prompt a cache may hold: short of the last token, whose computation
+ * gives the first output token. */
+static unsigned cacheable(const llm_request *q) { return q->prompt > 1 ? q->prompt - 1 : 0; }
+
+/* Evicts what the replica's running sequences need first. */
+static void trim(const serving_fleet *f, serving_slot *sl)
+{
+    prefix_cache_trim(sl->cache, free_blocks(f, sl));
+}
+
+/* Tokens of the request's prompt the replica holds, and may skip: whole blocks. */
 static unsigned cached_prefix(serving_fleet *f, serving_slot *sl, const fleet_prefix *p,
                               const llm_request *q)
 {
-    prefix_cache_trim(sl->cache, free_blocks(f, sl)); /* the running sequences' needs first */
-    return q->prompt > 1 ? prefix_cache_longest(sl->cache, &p->chain, q->prompt - 1) : 0;
+    trim(f, sl);
+    return prefix_cache_longest(sl->cache, &p->chain, cacheable(q));
 }
 
 /* Highest random weight (rendezvous) hashing of the session on the replica: the same
@@ -78,6 +87,12 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
             fewest = f->outstanding[i];
     }
     double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
+    for (unsigned i = 0; i < n; i++) /* each trimmed before it answers, as cached_prefix */
+        if (f->outstanding[i] + 1 <= bound)
+            trim(f, a[i]);
+    f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
+                               sizeof *f->cached, "the cached prefixes to route by");
+    prefix_directory_longest(f->directory, &p->chain, cacheable(q), f->cached);
     int best = -1;
     unsigned best_hit = 0, best_load = 0;
     uint64_t best_hash = 0;
@@ -85,7 +100,7 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
         unsigned load = f->outstanding[i];
         if (load + 1 > bound)
             continue;
-        unsigned hit = cached_prefix(f, a[i], p, q);
+        unsigned hit = f->cached[a[i]->listing.id];
         uint64_t hash = rendezvous(p->chain.own, a[i]->serial);
         bool better = best < 0 || hit > best_hit
                       || (hit == best_hit && (load < best_load

@@ -159,5 +159,7 @@ size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f)
     for (size_t k = 0; k < f->nslots; k++)
         if (f->slots[k]->cache)
             n += prefix_cache_memory_bytes(f->slots[k]->cache);
+    if (f->directory)
+        n += prefix_directory_memory_bytes(f->directory) + f->ncached * sizeof *f->cached;
     return n;
 }
