@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "models/kv_link.h"
+#include "models/lora.h"
 #include "models/serving_fleet.h"
 #include "models/sessions.h"
 #include "models/trace.h"
@@ -94,6 +95,10 @@ typedef struct serving_config {
     /* NULL, or each arrival is a session of turns (models/sessions.h), its turns'
      * answers drawn from output_tokens; not with a trace or closed-loop users. */
     const session_spec *sessions;
+    /* NULL, or multi-LoRA (replica.lora_slots > 0, likewise the overflow pool's): each
+     * request's adapter drawn from this popularity as it arrives, from its own stream
+     * ("<name>.adapter"); borrowed.  Not with disaggregated serving. */
+    const lora_popularity *lora;
     request_record_fn on_request; /* NULL, or called for every request that ends */
     void *request_context;
     uint64_t seed, replication;
@@ -121,6 +126,7 @@ typedef struct serving_stats {
     uint64_t prefix_hits;
     double prefix_cached_tokens;
     sim_stat acceptance;       /* speculating: the acceptance drawn for each arrival */
+    lora_stats lora;           /* multi-LoRA: what the replicas saw (models/lora.h) */
 } serving_stats;
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped
