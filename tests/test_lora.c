@@ -1,6 +1,7 @@
 /* Multi-LoRA (models/lora.h, replica_config's lora_*): an adapter's bytes by hand, the
  * slots' LRU order, a load's duration, a cold adapter's TTFT, one adapter at no cost
- * against no LoRA, the fast path against one event per iteration, and bad input. */
+ * against no LoRA, and bad input (the fast path against one event per iteration:
+ * tests/test_serving.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -181,26 +182,6 @@ Test(lora, one_adapter_at_no_cost_serves_as_without_lora)
     cr_expect_gt(c.stats.tpot_s.mean, a.stats.tpot_s.mean);
     cr_expect_lt(c.stats.tpot_s.mean, 1.1 * a.stats.tpot_s.mean);
     lora_popularity_release(&one);
-}
-
-Test(lora, the_fast_path_agrees_with_reference_mode_with_mixed_adapters)
-{
-    lora_popularity pop;
-    cr_assert_eq(lora_popularity_zipf(&pop, 40, 1), 0);
-    serving_config fast = chat(true, &pop, false), ref = chat(true, &pop, true);
-    run_result f = serving_run(&fast, 900), r = serving_run(&ref, 900);
-    cr_expect_eq(f.stats.completed, r.stats.completed);
-    cr_expect_gt(f.stats.lora.loads, 10, "adapters came and went: %lu loads",
-                 (unsigned long)f.stats.lora.loads);
-    cr_expect_leq(fabs(f.stats.tpot_s.mean / r.stats.tpot_s.mean - 1), 0.01, "tpot %g vs %g",
-                  f.stats.tpot_s.mean, r.stats.tpot_s.mean);
-    cr_expect_leq(fabs(f.stats.ttft_s.mean / r.stats.ttft_s.mean - 1), 0.01, "ttft %g vs %g",
-                  f.stats.ttft_s.mean, r.stats.ttft_s.mean);
-    cr_expect_leq(fabs(f.stats.e2e_s.mean / r.stats.e2e_s.mean - 1), 0.01);
-    cr_expect_leq(fabs((double)f.stats.lora.hits / (double)r.stats.lora.hits - 1), 0.01);
-    cr_expect_lt(f.events * 3, r.events, "%lu events against %lu", (unsigned long)f.events,
-                 (unsigned long)r.events);
-    lora_popularity_release(&pop);
 }
 
 static char *lora_scenario(const char *dir, const char *lora)
