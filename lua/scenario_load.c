@@ -25,6 +25,7 @@
 #include "lua/rate_function.h"
 #include "lua/router.h"
 #include "lua/speculative_load.h"
+#include "lua/lora_load.h"
 #include "models/memory.h"
 #include "models/replica_tp.h"
 #include "models/trace.h"
@@ -47,7 +48,7 @@ static const char *const INFERENCE_KEYS[] = {
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
     "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
-    "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", NULL,
+    "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", "lora", NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -891,6 +892,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         status = speculative_load(c, w, sc, out);
     if (status == 0)
         status = prefix_load_convert(c, w, out);
+    if (status == 0)
+        status = lora_load(c, w, sc, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)
         sc->runtime = sandbox_of(c->L); /* the run calls the rate function */
     if (status == 0 && out->routing == ROUTE_CUSTOM) {

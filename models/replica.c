@@ -44,6 +44,7 @@ struct replica {
     double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
                             past a sliding window: see held) */
     decode_cost run_draft; /* speculating: the draft's part of the run's cost */
+    lora_slots *slots;   /* multi-LoRA's, or NULL */
     replica_stats stats;
 };
 
@@ -59,6 +60,8 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
                            || !(config->spec_tokens >= 1)))
         sim_fatal("replica_create: speculative decoding needs KV_RESERVE, models without a "
                   "sliding window and spec_tokens >= 1");
+    if (config->lora_slots && (config->spec_k || !config->lora_adapters))
+        sim_fatal("replica_create: multi-LoRA needs adapters and no speculative decoding");
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -66,7 +69,11 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     r->running = calloc(most, sizeof *r->running);
     r->shapes = malloc((most + 1) * sizeof *r->shapes);
     r->draft_shapes = config->spec_k ? malloc((most + 1) * sizeof *r->draft_shapes) : NULL;
-    if (!r->running || !r->shapes || (config->spec_k && !r->draft_shapes)) {
+    r->slots = config->lora_slots ? lora_slots_create(config->lora_slots, config->lora_adapters)
+                                  : NULL;
+    if (!r->running || !r->shapes || (config->spec_k && !r->draft_shapes)
+        || (config->lora_slots && !r->slots)) {
+        lora_slots_free(r->slots);
         free(r->running);
         free(r->shapes);
         free(r->draft_shapes);
@@ -103,6 +110,7 @@ void replica_free(replica *r)
     free(r->running);
     free(r->shapes);
     free(r->draft_shapes);
+    lora_slots_free(r->slots);
     free(r);
 }
 
@@ -229,6 +237,21 @@ static double offload_s(const replica *r, double tokens)
            ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
 }
 
+/* Multi-LoRA: what the mixed-adapter kernels add to an iteration computing `tokens`
+ * tokens, at the speed in force (0 without LoRA).  From counters the batch keeps, so
+ * it costs the same whether an event covers one iteration or a run. */
+static double lora_s(const replica *r, double tokens)
+{
+    const replica_config *c = &r->config;
+    if (!r->slots)
+        return 0;
+    double compute = tokens * c->lora_flops_per_token
+                     / (device_peak_flops(c->device, c->prec, NULL) * c->profile.compute_efficiency);
+    double memory = lora_slots_in_use(r->slots) * c->lora_bytes
+                    / (c->device->bandwidth_bytes_per_s * c->profile.bandwidth_efficiency);
+    return fmax(compute, memory);
+}
+
 /* The bytes of a sequence's cache: what it holds, in tokens of every layer. */
 static double cache_bytes(const replica *r, const llm_request *q)
 {
@@ -288,6 +311,8 @@ static bool head_fits(const replica *r)
     const llm_request *q = r->waiting_head;
     if (!q || r->nrunning >= r->config.max_batch)
         return false;
+    if (r->slots && !lora_slots_can_acquire(r->slots, q->adapter))
+        return false; /* every slot's adapter is in use: it waits for one to free */
     if (r->config.kv_policy == KV_RESERVE)
         return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
     /* its prompt (or swapped cache), the prompts admitted before it, and a token per
@@ -320,10 +345,44 @@ static llm_request *pop_waiting(replica *r)
     return q;
 }
 
+/* Multi-LoRA: q starts using its adapter, loading it if it is not resident; the load's
+ * seconds (the next iteration waits for them). */
+static double take_adapter(replica *r, llm_request *q)
+{
+    lora_acquire_result got = lora_slots_acquire(r->slots, q->adapter, NULL);
+    lora_stats *st = r->config.lora_stats;
+    bool counted = st && !q->preemptions && q->arrival_s >= st->warmup_s;
+    if (counted) {
+        st->admitted++;
+        st->hits += got == LORA_HIT;
+    }
+    if (got != LORA_LOADED)
+        return 0;
+    if (st && q->arrival_s >= st->warmup_s)
+        st->loads++;
+    r->stall_s += r->config.lora_load_s;
+    return r->config.lora_load_s;
+}
+
+/* The adapter loads the requests admitted from running[first] on wait for. */
+static void record_admissions(replica *r, unsigned first, double loads_s)
+{
+    lora_stats *st = r->config.lora_stats;
+    for (unsigned i = first; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        if (q->preemptions || q->arrival_s < st->warmup_s)
+            continue;
+        sim_stat_add(&st->wait_s, loads_s);
+        sim_histogram_add(&st->wait_hist_s, loads_s);
+    }
+}
+
 /* Admits from the head of the queue while the batch and the cache have room; drops the
  * requests that waited too long or can never fit. */
 static void admit(replica *r, double now)
 {
+    unsigned first = r->nrunning;
+    double loads_s = 0;
     while (r->waiting_head) {
         llm_request *q = r->waiting_head;
         if (head_droppable(r, now)) {
@@ -348,8 +407,12 @@ static void admit(replica *r, double now)
             r->stats.swap.swaps_in++;
             q->swapped = false;
         }
+        if (r->slots)
+            loads_s += take_adapter(r, q);
         r->running[r->nrunning++] = q;
     }
+    if (r->slots && r->config.lora_stats)
+        record_admissions(r, first, loads_s);
 }
 
 /* Removes finished sequences (finish time `now`) and returns their cache. */
@@ -362,6 +425,8 @@ static void retire(replica *r, double now)
             q->finish_s = now;
             r->kv_committed -= r->config.kv_policy == KV_RESERVE
                                    ? held(r, (double)q->prompt + q->output) : held(r, q->cached);
+            if (r->slots)
+                lora_slots_release(r->slots, q->adapter);
             r->done(r->context, q, false);
         } else {
             r->running[kept++] = q;
@@ -431,6 +496,7 @@ static void start_prefill(replica *r, double now)
     }
     r->run_draft = (decode_cost){ .fixed = draft_s };
     perf_time t = perf_iteration(&s, &b, NULL);
+    t.total_s += lora_s(r, r->run_tokens);
     double stall = r->stall_s;
     r->stall_s = 0;
     if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
@@ -477,6 +543,7 @@ static void start_decode(replica *r, double now)
     r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning * (c->spec_k + 1.0);
+    r->run_cost.fixed += lora_s(r, r->run_tokens); /* the batch's adapters hold over the run */
     if (c->spec_k)
         r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), growth, context);
     if (c->kv_device_tokens > 0) {
@@ -550,6 +617,8 @@ static void preempt_latest(replica *r)
     r->kv_committed -= held(r, q->cached);
     r->kv_pending -= held_growth(r, q->prefilled, q->target);
     q->chunk = 0;
+    if (r->slots)
+        lora_slots_release(r->slots, q->adapter);
     if (c->kv_policy == KV_SWAP && q->cached > 0
         && r->host_used_bytes + bytes <= c->host_kv_bytes) {
         copy_cache(r, q);
@@ -616,6 +685,10 @@ static void on_iteration_end(sim_engine *e, void *data)
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
     r->stats.iterations += n_run;
+    if (r->slots && r->config.lora_stats && now >= r->config.lora_stats->warmup_s) {
+        r->config.lora_stats->iterations += n_run;
+        r->config.lora_stats->distinct_sum += n_run * lora_slots_in_use(r->slots);
+    }
     if (r->config.spec_k)
         r->stats.draft_s += decode_cost_sum(&r->run_draft, n_run);
     r->stats.tokens_computed += n_run * r->run_tokens;
@@ -810,6 +883,8 @@ llm_request *replica_evict(replica *r)
     r->waiting_tokens = 0;
     r->kv_committed = r->kv_pending = 0;
     r->host_used_bytes = r->stall_s = 0;
+    if (r->slots) /* the adapters go with the GPU */
+        lora_slots_clear(r->slots);
     set_phase(r, now, IDLE);
     notify_busy(r, false);
     return head;

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "models/kv_swap.h"
+#include "models/lora.h"
 #include "models/perf.h"
 #include "sim/engine.h"
 #include "sim/timeavg.h"
@@ -54,6 +55,7 @@ typedef struct llm_request {
     float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
                                      replica's spec_tokens); a float keeps the request in
                                      its size */
+    unsigned adapter;             /* multi-LoRA: its adapter (lora_slots 0: unused) */
     struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never
@@ -102,6 +104,20 @@ typedef struct replica_config {
     const model_spec *draft;       /* borrowed; NULL: a lookup (n-gram, self-speculation) */
     double spec_step_s;
     double spec_tokens;            /* a round's tokens for a request that brings none */
+    /* Multi-LoRA (lora_slots 0: none; models/lora.h): each request names one of
+     * lora_adapters adapters; the replica holds lora_slots of them (their memory is the
+     * caller's to take out of kv_capacity_tokens).  A request is admitted only when its
+     * adapter is resident or a slot can take it (FIFO: the head waits, and those behind
+     * it); a load (LRU among the slots no running sequence uses) delays the next
+     * iteration by lora_load_s.  Every iteration adds the mixed-adapter kernels'
+     * roofline: max(tokens x lora_flops_per_token at the compute peak, distinct adapters
+     * x lora_bytes at the bandwidth), per device (the tp shard), with the profile's
+     * efficiencies: constant over a decode run, so the fast path stays closed-form.
+     * lora_stats, shared by a workload's replicas and borrowed, gathers what they see
+     * (NULL: nothing).  Not with speculative decoding or replica_enqueue_prefilled. */
+    unsigned lora_slots, lora_adapters;
+    double lora_load_s, lora_bytes, lora_flops_per_token;
+    lora_stats *lora_stats;
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
      * evicted); not on every iteration.  It may call replica_set_speed on this replica

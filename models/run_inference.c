@@ -62,6 +62,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
                                  : memory_inference_for(m, d, w->prec, w->kv_prec, tp,
                                                         w->attention_dp).kv_capacity_tokens;
     unsigned links = w->attention_dp ? 1 : tp;
+    /* multi-LoRA: the adapters' slots take their bytes out of the cache */
+    double lora_bytes = w->lora_slots ? lora_adapter_bytes(m, w->lora_rank, w->lora_projections, LORA_BYTES_PER_VALUE) : 0;
+    device_tokens -= w->lora_slots * lora_bytes / bytes_per_token;
+    double lora_load = !w->lora_slots ? 0 : w->lora_load_s > 0 ? w->lora_load_s
+                       : lora_load_s(lora_bytes, kv_swap_bandwidth(&w->host_kv, d, links));
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
         .profile = p->has_profile ? p->profile : perf_default_profile(d),
@@ -80,6 +85,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
         .spec_k = w->spec_k, .draft = draft, .spec_step_s = w->spec_step_s,
         .spec_tokens = w->spec_k ? perf_speculative_tokens(sim_dist_mean(&w->spec_acceptance),
                                                            w->spec_k) : 0,
+        .lora_slots = w->lora_slots, .lora_adapters = w->lora_popularity.adapters,
+        .lora_load_s = lora_load, .lora_bytes = lora_bytes / tp,
+        .lora_flops_per_token = w->lora_slots ? lora_flops_per_token(m, w->lora_rank,
+                                                                     w->lora_projections) / tp
+                                              : 0,
     };
 }
 
@@ -129,6 +139,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .sessions = w->has_sessions ? &w->sessions : NULL,
         .spec_acceptance = w->spec_acceptance,
         .load_s = load_s_of(sc, w), .scale_to_zero_s = w->scale_to_zero_s,
+        .lora = w->lora_slots ? &w->lora_popularity : NULL,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
     if (w->has_overflow || w->has_decode) {
@@ -251,6 +262,19 @@ static void record_disaggregated(sim_metrics *m, const char *name, const serving
 /* Prefix caching's and sessions' own rows: the share of prompt tokens and of requests
  * that found a cached prefix, the prefill they skipped, the blocks evicted, how evenly
  * the replicas worked, and the sessions that ended. */
+/* Multi-LoRA's metrics (only with lora: other runs' files stay as they were). */
+static void record_lora(sim_metrics *m, const char *name, const lora_stats *l)
+{
+    sim_metrics_add(m, "workload", name, "adapter_hit_rate", "1",
+                    l->admitted ? (double)l->hits / (double)l->admitted : NAN);
+    sim_metrics_add(m, "workload", name, "adapter_loads", "loads", (double)l->loads);
+    sim_metrics_add(m, "workload", name, "adapter_wait_mean_s", "s", sim_stat_mean(&l->wait_s));
+    sim_metrics_add(m, "workload", name, "adapter_wait_p99_s", "s",
+                    sim_histogram_quantile(&l->wait_hist_s, 0.99));
+    sim_metrics_add(m, "workload", name, "adapters_per_iteration_mean", "adapters",
+                    l->iterations > 0 ? l->distinct_sum / l->iterations : NAN);
+}
+
 static void record_prefix(sim_metrics *m, const inference_run *ir, const char *pool,
                           double end_s)
 {
@@ -393,6 +417,8 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         record_disaggregated(m, name, st, measured_s);
     record_prefix(m, ir, pool, end_s);
     record_cold_starts(m, ir, end_s);
+    if (w->lora_slots)
+        record_lora(m, name, &st->lora);
     if (w->spec_k) {
         sim_metrics_add(m, "workload", name, "spec_tokens_per_round", "tokens",
                         rounds > 0 ? round_tokens / rounds : NAN);

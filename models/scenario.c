@@ -41,6 +41,7 @@ void scenario_release(scenario *sc)
                 sim_dist_release(&sc->inferences[i].sessions.new_tokens);
         }
         sim_dist_release(&sc->inferences[i].spec_acceptance);
+        lora_popularity_release(&sc->inferences[i].lora_popularity);
         traffic_spec_release(&sc->inferences[i].traffic);
         if (sc->inferences[i].trace.fd > 0)
             close(sc->inferences[i].trace.fd);

@@ -169,6 +169,12 @@ typedef struct inference_spec {
      * is shared or the workload scales to zero: lua/cold_start_load.h) */
     bool replicas_given, has_cold_start;
     double scale_to_zero_s, cold_start_s;
+    /* lora = { adapters, popularity, rank, slots, projections, load } (lora_slots 0:
+     * none; models/lora.h): the replicas' slots taken out of kv_capacity_tokens (and
+     * decode_... not: not with decode) by the loader */
+    unsigned lora_slots, lora_rank, lora_projections;
+    lora_popularity lora_popularity; /* owned */
+    double lora_load_s;              /* 0: the adapter's bytes over the host link */
 } inference_spec;
 
 /* fs.gpu_tasks: a cluster trace of (fractional) GPU tasks replayed on its node list. */

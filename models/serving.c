@@ -63,6 +63,7 @@ struct serving {
     gsl_rng *system_rng;      /* several system prompts without sessions: which one */
     double system_weight;
     gsl_rng *acceptance_rng;   /* speculative decoding's per-request draws, or NULL */
+    gsl_rng *adapter_rng;      /* multi-LoRA's adapter draws, or NULL */
     char error[512];
     llm_request *free_list;
     unsigned in_system;       /* requests taken and not yet given back */
@@ -443,6 +444,8 @@ static void join(serving *s, unsigned prompt, unsigned output, session *of,
         a = fmin(1, fmax(0, sim_dist_sample(&s->config.spec_acceptance, s->acceptance_rng)));
         q->spec_tokens = perf_speculative_tokens(a, k);
     }
+    if (s->adapter_rng)
+        q->adapter = lora_popularity_draw(s->config.lora, s->adapter_rng);
     if (now >= s->config.warmup_s) {
         s->stats.arrived++;
         if (k)
@@ -541,6 +544,12 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
         return NULL;
     }
+    if (config->lora && (config->decode || !config->replica.lora_slots
+                         || config->lora->adapters != config->replica.lora_adapters)) {
+        snprintf(err, err_size, "multi-LoRA needs adapter slots on the replicas, the "
+                                "popularity's adapters, and no disaggregated serving");
+        return NULL;
+    }
     if ((config->prefix_block || config->sessions) && config->decode) {
         snprintf(err, err_size, "prefix caching and sessions are not for disaggregated serving");
         return NULL;
@@ -581,6 +590,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     if (config->replica.spec_k) {
         snprintf(stream, sizeof stream, "%s.acceptance", name);
         s->acceptance_rng = sim_rng_stream(config->seed, config->replication, stream);
+    }
+    if (config->lora) {
+        snprintf(stream, sizeof stream, "%s.adapter", name);
+        s->adapter_rng = sim_rng_stream(config->seed, config->replication, stream);
     }
     const serving_config *c = config;
     arrivals_config ac = {
@@ -629,6 +642,8 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             .prefix = { i == 0 ? c->prefix_block : 0, c->affinity_bound },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };
+        if (fc.group.replica.lora_slots)
+            fc.group.replica.lora_stats = &s->stats.lora;
         s->fleets[i] = serving_fleet_create(engine, &fc);
         s->scaling[i] = autoscale_memory_start();
         s->ticks[i] = (struct fleet_tick){ s, i };
@@ -645,6 +660,9 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
     sim_stat_reset(&st->acceptance);
     sim_stat_reset(&st->cold_wait_s);
     sim_histogram_init(&st->transfer_hist_s);
+    sim_stat_reset(&st->lora.wait_s);
+    sim_histogram_init(&st->lora.wait_hist_s);
+    st->lora.warmup_s = c->warmup_s;
     sim_histogram_init(&st->ttft_hist_s);
     sim_histogram_init(&st->tpot_hist_s);
     sim_histogram_init(&st->e2e_hist_s);
@@ -718,10 +736,13 @@ void serving_free(serving *s)
     gsl_rng_free(s->route_rng);
     if (s->acceptance_rng)
         gsl_rng_free(s->acceptance_rng);
+    if (s->adapter_rng)
+        gsl_rng_free(s->adapter_rng);
     gsl_rng_free(s->rtt_rng);
     sim_histogram_release(&s->stats.ttft_hist_s);
     sim_histogram_release(&s->stats.tpot_hist_s);
     sim_histogram_release(&s->stats.e2e_hist_s);
+    sim_histogram_release(&s->stats.lora.wait_hist_s);
     sim_histogram_release(&s->stats.transfer_hist_s);
     sim_histogram_release(&s->bucket.ttft_hist_s);
     sim_histogram_release(&s->bucket.e2e_hist_s);

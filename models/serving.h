@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "models/kv_link.h"
+#include "models/lora.h"
 #include "models/serving_fleet.h"
 #include "models/sessions.h"
 #include "models/trace.h"
@@ -102,6 +103,10 @@ typedef struct serving_config {
     double load_s;
     double scale_to_zero_s;
     struct pool_tenants *tenants;
+    /* NULL, or multi-LoRA (replica.lora_slots > 0, likewise the overflow pool's): each
+     * request's adapter drawn from this popularity as it arrives, from its own stream
+     * ("<name>.adapter"); borrowed.  Not with disaggregated serving. */
+    const lora_popularity *lora;
     request_record_fn on_request; /* NULL, or called for every request that ends */
     void *request_context;
     uint64_t seed, replication;
@@ -132,6 +137,7 @@ typedef struct serving_stats {
     /* Requests that arrived after the warm-up to find no replica ready (a cold start,
      * or every replica lost), and how long they waited for one */
     sim_stat cold_wait_s;
+    lora_stats lora;           /* multi-LoRA: what the replicas saw (models/lora.h) */
 } serving_stats;
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped

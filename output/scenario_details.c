@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "models/kv_swap.h"
+#include "models/lora.h"
 #include "models/perf.h"
 #include "output/scenario_text.h"
 
@@ -179,6 +181,23 @@ void output_speculative_details(FILE *out, const scenario *sc, const inference_s
         fprintf(out, " a request (mean %.3g)", a);
     }
     fprintf(out, ": %.3g tokens a round at the mean\n", perf_speculative_tokens(a, w->spec_k));
+}
+
+void output_lora_details(FILE *out, const scenario *sc, const inference_spec *w)
+{
+    if (!w->lora_slots)
+        return;
+    const model_spec *m = &sc->catalog.models[w->model];
+    const device_spec *d = &sc->catalog.devices[w->device];
+    double bytes = lora_adapter_bytes(m, w->lora_rank, w->lora_projections, LORA_BYTES_PER_VALUE);
+    double load_s = w->lora_load_s > 0 ? w->lora_load_s
+                    : lora_load_s(bytes, kv_swap_bandwidth(&w->host_kv, d, w->attention_dp ? 1 : w->tp));
+    const char *which = w->lora_projections == LORA_ATTENTION ? "q, k, v, o"
+                        : w->lora_projections == LORA_ALL ? "every projection" : "q, v";
+    key(out, "lora");
+    fprintf(out, "%u adapters of rank %u on %s, %.4g MB each; %u slots a replica (%.4g GB "
+            "out of the cache); a load %.3g ms\n", w->lora_popularity.adapters, w->lora_rank,
+            which, bytes / 1e6, w->lora_slots, w->lora_slots * bytes / 1e9, load_s * 1e3);
 }
 
 /* "    checkpoints       every 1800 s, 60 s to write, restart 0 s", no newline. */

@@ -222,6 +222,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
                     precision_name(w->kv_prec));
         }
         output_speculative_details(out, sc, w);
+        output_lora_details(out, sc, w);
     }
     output_training_details(out, sc);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {

@@ -205,6 +205,36 @@ Test(serving, fast_path_agrees_with_speculative_decoding, .timeout = 120)
     check_fast_against_reference(c, 300, 1.2);
 }
 
+/* Multi-LoRA (models/lora.h): 40 adapters by Zipf on 4 slots a replica, rank 16 on
+ * attention: loads, waits for a slot and each batch's distinct adapters in the cost. */
+static serving_config lora_config(double rate, const lora_popularity *pop)
+{
+    serving_config c = base_config(rate, 2);
+    c.lora = pop;
+    c.replica.lora_slots = 4;
+    c.replica.lora_adapters = pop->adapters;
+    c.replica.lora_load_s = 0.01;
+    c.replica.lora_bytes = lora_adapter_bytes(llama, 16, LORA_ATTENTION, LORA_BYTES_PER_VALUE);
+    c.replica.lora_flops_per_token = lora_flops_per_token(llama, 16, LORA_ATTENTION);
+    return c;
+}
+
+Test(serving, fast_path_agrees_with_mixed_lora_adapters, .timeout = 120)
+{
+    lora_popularity pop;
+    cr_assert_eq(lora_popularity_zipf(&pop, 40, 1), 0);
+    check_fast_against_reference(lora_config(3, &pop), 600, 5);
+    serving_config c = lora_config(20, &pop);
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_capacity_tokens = 40000;
+    check_fast_against_reference(c, 300, 1.2);
+    run_result r = serving_run(&c, 300);
+    cr_expect_gt(r.stats.lora.loads, 50, "adapters came and went: %lu loads",
+                 (unsigned long)r.stats.lora.loads);
+    cr_expect_gt(r.stats.lora.distinct_sum / r.stats.lora.iterations, 2);
+    lora_popularity_release(&pop);
+}
+
 Test(serving, same_seed_same_results)
 {
     serving_config c = base_config(20, 4);

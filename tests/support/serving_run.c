@@ -31,6 +31,7 @@ run_result serving_run(const serving_config *c, double duration_s)
     memset(&r.stats.tpot_hist_s, 0, sizeof r.stats.tpot_hist_s);
     memset(&r.stats.e2e_hist_s, 0, sizeof r.stats.e2e_hist_s);
     memset(&r.stats.transfer_hist_s, 0, sizeof r.stats.transfer_hist_s);
+    memset(&r.stats.lora.wait_hist_s, 0, sizeof r.stats.lora.wait_hist_s);
     serving_free(s);
     sim_engine_free(e);
     return r;
