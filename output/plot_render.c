@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,12 +91,11 @@ static int add_render(argv_list *a, const char *work, const char *name, const ch
     return bad || argv_add(a, "-e") || argv_add(a, line) ? -1 : 0;
 }
 
-/* Runs gnuplot with argv; its stderr into *text (malloc'd).  The exit status, or -1
- * with errno set when it could not start. */
-static int spawn(const char *program, char **argv, char **text)
+/* Starts gnuplot with argv, its stderr into a pipe (*fd, the read end).  0, or -1 with
+ * errno set when it could not start. */
+static int spawn_start(const char *program, char **argv, pid_t *pid, int *fd)
 {
     int fds[2];
-    *text = NULL;
     if (pipe(fds) != 0)
         return -1;
     posix_spawn_file_actions_t actions;
@@ -105,8 +105,7 @@ static int spawn(const char *program, char **argv, char **text)
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
     posix_spawn_file_actions_addclose(&actions, fds[1]);
-    pid_t pid;
-    int started = posix_spawnp(&pid, program, &actions, NULL, argv, environ);
+    int started = posix_spawnp(pid, program, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
     if (started != 0) {
@@ -114,34 +113,76 @@ static int spawn(const char *program, char **argv, char **text)
         errno = started;
         return -1;
     }
-    size_t n = 0, cap = 4096;
-    char *buf = malloc(cap);
-    ssize_t got;
-    while (buf && (got = read(fds[0], buf + n, cap - n - 1)) != 0) {
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        n += (size_t)got;
-        if (cap - n < 2) {
-            char *grown = sim_array_try_grow(buf, &cap, n + 2, 1, 64u << 20);
-            if (!grown) { /* over 64 MiB or out of memory */
-                n = 0;  /* drain without keeping: the marks are lost, not the process */
-                continue;
-            }
-            buf = grown;
-        }
+    *fd = fds[0];
+    return 0;
+}
+
+/* What one gnuplot process wrote on stderr, as it comes. */
+typedef struct spawn_text {
+    char *buf;
+    size_t n, cap;
+} spawn_text;
+
+/* Reads what is there on fd into t; false at the end (or an error). */
+static bool read_some(int fd, spawn_text *t)
+{
+    if (!t->buf) {
+        t->cap = 4096;
+        t->buf = malloc(t->cap);
     }
-    close(fds[0]);
-    if (buf)
-        buf[n] = '\0';
-    *text = buf;
+    char scratch[4096];
+    char *into = t->buf ? t->buf + t->n : scratch;
+    size_t room = t->buf ? t->cap - t->n - 1 : sizeof scratch;
+    ssize_t got = read(fd, into, room);
+    if (got < 0)
+        return errno == EINTR;
+    if (got == 0)
+        return false;
+    if (!t->buf)
+        return true; /* out of memory: drained without keeping (the marks are lost) */
+    t->n += (size_t)got;
+    if (t->cap - t->n < 2) {
+        char *grown = sim_array_try_grow(t->buf, &t->cap, t->n + 2, 1, 64u << 20);
+        if (grown)
+            t->buf = grown;
+        else
+            t->n = 0; /* over 64 MiB: drain without keeping, not the process */
+    }
+    return true;
+}
+
+/* Waits for the process; its exit status. */
+static int spawn_wait(pid_t pid)
+{
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return 127;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *text_done(spawn_text *t)
+{
+    if (t->buf)
+        t->buf[t->n] = '\0';
+    return t->buf;
+}
+
+/* Runs gnuplot with argv; its stderr into *text (malloc'd).  The exit status, or -1
+ * with errno set when it could not start. */
+static int spawn(const char *program, char **argv, char **text)
+{
+    pid_t pid;
+    int fd;
+    *text = NULL;
+    if (spawn_start(program, argv, &pid, &fd) != 0)
+        return -1;
+    spawn_text t = { 0 };
+    while (read_some(fd, &t))
+        ;
+    close(fd);
+    *text = text_done(&t);
+    return spawn_wait(pid);
 }
 
 static bool marked(const char *text, const char *name, const char *ext)
@@ -190,55 +231,177 @@ static void message(char *err, size_t err_size, const char *dir, const char *nam
     }
 }
 
+/* The command line that renders charts [from, to) in one gnuplot; 0, or -1 out of
+ * memory (a released). */
+static int chart_argv(argv_list *a, const char *program, const char *dir, const char *work,
+                      const plot_list *names, size_t from, size_t to, bool png)
+{
+    char line[4200], q[4100];
+    snprintf(line, sizeof line, "cd %s", quoted(q, sizeof q, dir));
+    int bad = argv_add(a, program) || argv_add(a, "-e") || argv_add(a, line);
+    for (size_t i = from; !bad && i < to; i++)
+        bad = add_render(a, work, names->names[i], PLOT_TERM_SVG, "svg")
+              || (png && add_render(a, work, names->names[i], PLOT_TERM_PNG, "png"));
+    if (bad)
+        argv_release(a);
+    return bad ? -1 : 0;
+}
+
+/* A gnuplot's outcome: its exit status (-1: it could not start, errno in saved) and
+ * what it wrote on stderr (malloc'd). */
+typedef struct run_outcome {
+    int status, saved;
+    char *text;
+} run_outcome;
+
+/* Renders charts [from, to): settles what a gnuplot finished, reports the chart it
+ * stopped at and starts another from the next, until every chart had its try.  first,
+ * when not NULL, is the outcome of a gnuplot already run over the whole range (taken
+ * over).  The first failure's message goes into err; *failed says there was one. */
+static int render_range(const char *dir, const char *work, const plot_list *names, size_t from,
+                        size_t to, const char *program, bool png, run_outcome *first,
+                        char *err, size_t err_size, bool *failed)
+{
+    size_t next = from;
+    while (next < to) {
+        run_outcome run;
+        if (first) {
+            run = *first;
+            first = NULL;
+        } else {
+            argv_list a = { 0 };
+            if (chart_argv(&a, program, dir, work, names, next, to, png) != 0) {
+                snprintf(err, err_size, "out of memory");
+                return -1;
+            }
+            run.status = spawn(program, a.items, &run.text);
+            run.saved = errno;
+            argv_release(&a);
+        }
+        if (run.status < 0) {
+            free(run.text);
+            if (run.saved == ENOENT)
+                return PLOT_RENDER_NO_GNUPLOT;
+            snprintf(err, err_size, "cannot run %s: %s", program, strerror(run.saved));
+            return -1;
+        }
+        char note[256];
+        bool rename_failed = false;
+        while (next < to
+               && settle(dir, work, names->names[next], png, run.text, note, sizeof note,
+                         &rename_failed))
+            next++;
+        if (rename_failed && !*failed) {
+            snprintf(err, err_size, "%s", note);
+            *failed = true;
+        }
+        if (next < to) {  /* gnuplot stopped at this chart: report, go on */
+            if (!*failed)
+                message(err, err_size, dir, names->names[next],
+                        run.status == 0 ? NULL : run.text);
+            *failed = true;
+            next++;
+        }
+        free(run.text);
+    }
+    return 0;
+}
+
+/* Gnuplot processes at once: one a core, at most RENDER_PROCESSES, and no more than
+ * there are charts.  Each renders a contiguous share; the files are the same as one
+ * process's. */
+enum { RENDER_PROCESSES = 4 };
+
+static size_t render_processes(size_t charts)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t k = cores > 1 ? (size_t)cores : 1;
+    if (k > RENDER_PROCESSES)
+        k = RENDER_PROCESSES;
+    return k < charts ? k : charts;
+}
+
+/* Starts a gnuplot on each share, reads their stderr as it comes (poll: none can
+ * block the others on a full pipe), and waits for them all. */
+static int render_shares(const char *dir, const char *work, const plot_list *names,
+                         const char *program, bool png, size_t k, const size_t *bounds,
+                         run_outcome *out)
+{
+    pid_t pids[RENDER_PROCESSES];
+    struct pollfd fds[RENDER_PROCESSES];
+    spawn_text texts[RENDER_PROCESSES];
+    for (size_t i = 0; i < k; i++) {
+        texts[i] = (spawn_text){ 0 };
+        fds[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+        out[i] = (run_outcome){ .status = -1 };
+        argv_list a = { 0 };
+        if (chart_argv(&a, program, dir, work, names, bounds[i], bounds[i + 1], png) != 0) {
+            out[i].saved = ENOMEM;
+            continue;
+        }
+        if (spawn_start(program, a.items, &pids[i], &fds[i].fd) != 0) {
+            out[i].saved = errno;
+            fds[i].fd = -1;
+        }
+        argv_release(&a);
+    }
+    size_t open = 0;
+    for (size_t i = 0; i < k; i++)
+        open += fds[i].fd >= 0;
+    while (open > 0) {
+        if (poll(fds, (nfds_t)k, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (size_t i = 0; i < k; i++)
+            if (fds[i].fd >= 0 && fds[i].revents && !read_some(fds[i].fd, &texts[i])) {
+                close(fds[i].fd);
+                fds[i].fd = -1; /* poll ignores a negative descriptor */
+                open--;
+            }
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (fds[i].fd >= 0) { /* poll failed: read the rest in turn */
+            while (read_some(fds[i].fd, &texts[i]))
+                ;
+            close(fds[i].fd);
+        }
+        if (out[i].saved == 0) {
+            out[i].text = text_done(&texts[i]);
+            out[i].status = spawn_wait(pids[i]);
+        } else {
+            free(texts[i].buf);
+        }
+    }
+    return 0;
+}
+
 static int render_into(const char *dir, const char *work, const plot_list *names,
                        const char *gnuplot, bool png, char *err, size_t err_size)
 {
     const char *program = gnuplot ? gnuplot : "gnuplot";
     bool failed = false;
-    size_t next = 0;
-    while (next < names->count) {
-        argv_list a = { 0 };
-        char line[4200], q[4100];
-        snprintf(line, sizeof line, "cd %s", quoted(q, sizeof q, dir));
-        int bad = argv_add(&a, program) || argv_add(&a, "-e") || argv_add(&a, line);
-        for (size_t i = next; !bad && i < names->count; i++)
-            bad = add_render(&a, work, names->names[i], PLOT_TERM_SVG, "svg")
-                  || (png && add_render(&a, work, names->names[i], PLOT_TERM_PNG, "png"));
-        if (bad) {
-            argv_release(&a);
-            snprintf(err, err_size, "out of memory");
-            return -1;
-        }
-        char *text;
-        int status = spawn(program, a.items, &text);
-        int saved = errno;
-        argv_release(&a);
-        if (status < 0) {
-            free(text);
-            if (saved == ENOENT)
-                return PLOT_RENDER_NO_GNUPLOT;
-            snprintf(err, err_size, "cannot run %s: %s", program, strerror(saved));
-            return -1;
-        }
-        char note[256];
-        bool rename_failed = false;
-        while (next < names->count
-               && settle(dir, work, names->names[next], png, text, note, sizeof note,
-                         &rename_failed))
-            next++;
-        if (rename_failed && !failed) {
-            snprintf(err, err_size, "%s", note);
-            failed = true;
-        }
-        if (next < names->count) {  /* gnuplot stopped at this chart: report, go on */
-            if (!failed)
-                message(err, err_size, dir, names->names[next], status == 0 ? NULL : text);
-            failed = true;
-            next++;
-        }
-        free(text);
+    size_t k = render_processes(names->count);
+    if (k <= 1) {
+        int status = render_range(dir, work, names, 0, names->count, program, png, NULL, err,
+                                  err_size, &failed);
+        return status ? status : failed ? -1 : 0;
     }
-    return failed ? -1 : 0;
+    size_t bounds[RENDER_PROCESSES + 1];
+    for (size_t i = 0; i <= k; i++)
+        bounds[i] = names->count * i / k;
+    run_outcome out[RENDER_PROCESSES];
+    render_shares(dir, work, names, program, png, k, bounds, out);
+    int status = 0;
+    for (size_t i = 0; i < k; i++) { /* in order: the first failure is the one reported */
+        if (status == 0)
+            status = render_range(dir, work, names, bounds[i], bounds[i + 1], program, png,
+                                  &out[i], err, err_size, &failed);
+        else
+            free(out[i].text);
+    }
+    return status ? status : failed ? -1 : 0;
 }
 
 int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bool png,
