@@ -85,7 +85,7 @@ static int needs_equals(const char *command, const char *option, const char *arg
 int cli_options_parse(int argc, char **argv, const char *command, cli_options *o)
 {
     enum { OPT_SEED = 256, OPT_REPLICATIONS, OPT_SET, OPT_UNSAFE, OPT_RECORDS, OPT_NO_PLOTS,
-           OPT_SWEEP, OPT_MEMORY_LIMIT, OPT_ALL };
+           OPT_SWEEP, OPT_MEMORY_LIMIT, OPT_ALL, OPT_PNG };
     static const struct option long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -95,6 +95,7 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
         { "unsafe", no_argument, NULL, OPT_UNSAFE },
         { "records", no_argument, NULL, OPT_RECORDS },
         { "no-plots", no_argument, NULL, OPT_NO_PLOTS },
+        { "png", no_argument, NULL, OPT_PNG },
         { "all", no_argument, NULL, OPT_ALL },
         { "sweep", required_argument, NULL, OPT_SWEEP },
         { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
@@ -128,6 +129,7 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
         case OPT_UNSAFE: o->unsafe = true; break;
         case OPT_RECORDS: o->records = true; break;
         case OPT_NO_PLOTS: o->no_plots = true; break;
+        case OPT_PNG: o->png = true; break;
         case OPT_ALL: o->all = true; break;
         case OPT_SWEEP: add_text(&o->sweeps, &o->nsweeps, optarg); break;
         case OPT_MEMORY_LIMIT:

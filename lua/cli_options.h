@@ -21,6 +21,7 @@ typedef struct cli_options {
     bool unsafe;
     bool records;
     bool no_plots;              /* --no-plots */
+    bool png;                   /* --png: PNG renders of the charts beside the SVG */
     bool all;                   /* --all: the full summary table after the headline */
     double memory_limit_bytes;  /* --memory-limit; 0 when not given */
     char seed_set[48];          /* "seed=N", from --seed */

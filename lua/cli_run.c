@@ -49,6 +49,8 @@ const char cli_run_usage[] =
     "                         searches, --jobs or mpirun)\n"
     "      --unsafe           lift the sandbox, for trusted files only\n"
     "      --no-plots         no charts (plots/) and no report.html\n"
+    "      --png              also render each chart to PNG (plots/NAME.png, 960 x 540),\n"
+    "                         for slides and documents; the report needs only the SVG\n"
     "      --all              print the full summary table after the headline (every\n"
     "                         metric with its 95%% half-width; summary.csv holds it too)\n"
     "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
@@ -56,8 +58,8 @@ const char cli_run_usage[] =
     "\n"
     "Writes summary.csv (one row per metric, with 95% intervals over replications) and\n"
     "timeseries.csv (one row per time bucket and pool or workload), each complete or\n"
-    "not at all, and prints the summary; then gnuplot scripts with their SVG and PNG\n"
-    "renders in plots/ (scripts only when gnuplot is missing) and report.html.\n"
+    "not at all, and prints the summary; then gnuplot scripts with their SVG renders\n"
+    "(and PNG with --png) in plots/ (scripts only when gnuplot is missing) and report.html.\n"
     "A sweep (the scenario's sweep table, or --sweep) writes sweep.csv, sweep_diff.csv\n"
     "(paired differences from the first point) and points/<k>/ instead of the summary;\n"
     "a search (fs.search) writes search.csv, sweep.csv and points/<k>/.  Under mpirun\n"
@@ -212,7 +214,7 @@ static int run_single(const cli_options *o, scenario *sc)
                    records ? ", requests.csv" : "", jobs ? ", jobs.csv" : "", dir);
             /* pictures (issue 7): plots/ and report.html after the CSVs */
             if (status == 0 && !sig && !o->no_plots /* interrupted: the user wants out */
-                && output_pictures(dir, sc->name, sc->description, true, NULL, 0, stderr) != 0)
+                && output_pictures(dir, sc->name, sc->description, true, o->png, NULL, 0, stderr) != 0)
                 status = CLI_EXIT_RUN_FAILURE;
         }
         if (sig && status == 0)
@@ -450,7 +452,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     plot_limit *slos = NULL;
     size_t nslos = writes && !o->no_plots ? slo_limits(sc, &slos) : 0;
     if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
-        && output_pictures(dir, x.name, description, true, slos, nslos, stderr) != 0)
+        && output_pictures(dir, x.name, description, true, o->png, slos, nslos, stderr) != 0)
         status = EXPERIMENT_FAILED;
     free(slos);
     free(dir);

@@ -4,11 +4,11 @@
 #include "output/report.h"
 
 int output_pictures(const char *dir, const char *scenario_name, const char *description,
-                    bool rewrite_scripts, const plot_limit *limits, size_t nlimits,
+                    bool rewrite_scripts, bool png, const plot_limit *limits, size_t nlimits,
                     FILE *messages)
 {
     char err[8192];
-    plot_options o = { .rewrite_scripts = rewrite_scripts, .png = true, .gnuplot = NULL,
+    plot_options o = { .rewrite_scripts = rewrite_scripts, .png = png, .gnuplot = NULL,
                        .limits = limits, .nlimits = nlimits };
     int plotted = output_plots(dir, &o, err, sizeof err);
     if (plotted != 0)

@@ -14,9 +14,10 @@
  * from the new CSVs), false for `fleetsim plot` (the scripts as the user left them;
  * scenario_name NULL keeps the report's name).  A missing gnuplot prints a one-line
  * note on messages and still writes the scripts and the report: 0.  -1 after printing
- * "fleetsim: <what failed>" on messages (the report is still written when it can be). */
+ * "fleetsim: <what failed>" on messages (the report is still written when it can be).
+ * png: the charts are also rendered to plots/NAME.png. */
 int output_pictures(const char *dir, const char *scenario_name, const char *description,
-                    bool rewrite_scripts, const plot_limit *limits, size_t nlimits,
+                    bool rewrite_scripts, bool png, const plot_limit *limits, size_t nlimits,
                     FILE *messages);
 
 #endif

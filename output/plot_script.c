@@ -26,9 +26,9 @@ void plot_script_head(FILE *out, const char *name, const char *source_csv,
 {
     fprintf(out, "%s: %s, from %s.\n", PLOT_SCRIPT_MARK, title, source_csv);
     fprintf(out,
-            "# Edit freely, then `fleetsim plot DIR` renders it again (SVG and PNG) and\n"
-            "# rewrites report.html; or, in DIR: gnuplot plots/%s.gp.  A new\n"
-            "# `fleetsim run` into DIR writes it anew.\n", name);
+            "# Edit freely, then `fleetsim plot DIR` renders it again (SVG; PNG too with\n"
+            "# --png or when plots/ holds PNGs) and rewrites report.html; or, in DIR:\n"
+            "# gnuplot plots/%s.gp.  A new `fleetsim run` into DIR writes it anew.\n", name);
     fprintf(out, "if (!exists(\"term\")) term = \"%s\"\n", PLOT_TERM_SVG);
     fprintf(out, "if (!exists(\"out\")) out = 'plots/%s.svg'\n", name);
     fputs("set terminal @term noenhanced\n"

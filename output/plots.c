@@ -83,7 +83,7 @@ static void remove_stale(const char *dir, const plot_list *before, const plot_li
 
 int output_plots(const char *dir, const plot_options *o, char *err, size_t err_size)
 {
-    plot_options defaults = { .rewrite_scripts = true, .png = true, .gnuplot = NULL };
+    plot_options defaults = { .rewrite_scripts = true, .png = false, .gnuplot = NULL };
     if (!o)
         o = &defaults;
     plot_list before = { 0 }, written = { 0 }, scripts = { 0 };

@@ -1,5 +1,6 @@
 /* The pictures of a run folder: editable gnuplot scripts in DIR/plots/ written from
- * the CSVs the run produced (timeseries.csv, sweep.csv), and their renders, SVG and PNG.
+ * the CSVs the run produced (timeseries.csv, sweep.csv), and their renders: SVG, and PNG
+ * when asked (a PNG costs four to five SVGs to encode, and the report needs none).
  * See README.md, "Pictures and the report". */
 #ifndef FLEETSIM_OUTPUT_PLOTS_H
 #define FLEETSIM_OUTPUT_PLOTS_H
@@ -24,7 +25,7 @@ typedef struct plot_options {
 
 enum { OUTPUT_PLOTS_NO_GNUPLOT = 1 };
 
-/* Writes the scripts (per o; NULL: a run's defaults, PNG included), then renders every
+/* Writes the scripts (per o; NULL: a run's defaults, SVG only), then renders every
  * plots/NAME.gp in one gnuplot process.  0 when all rendered; OUTPUT_PLOTS_NO_GNUPLOT
  * with a one-line note in err (the scripts are written, nothing rendered); -1 with a
  * message: a folder or file that cannot be written, or a script gnuplot refused (named,

@@ -200,7 +200,7 @@ Test(plots, a_rendered_svg_parses_and_holds_every_series)
     char why[4096];
     cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
     expect_no_temporary_files();
-    cr_expect(exists("plots/latency.png"));
+    cr_expect(!exists("plots/latency.png"), "a run's default is SVG only");
     expect_well_formed("plots/latency.svg");
     expect_well_formed("plots/gpus_gpus.svg");
     char *svg = read_in("plots/latency.svg");
@@ -433,8 +433,12 @@ Test(plots, plot_renders_an_edited_script_and_keeps_it)
     write_in("timeseries.csv", TIMESERIES);
     write_in("summary.csv", SUMMARY);
     char args[1024];
-    snprintf(args, sizeof args, "plot %s", dir);
+    snprintf(args, sizeof args, "plot %s --png", dir);
     cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
+    cr_assert(exists("plots/latency.png") && exists("plots/gpus_gpus.png"), "--png: PNG too");
+    cr_assert_eq(unlink(path_in("plots/latency.png")), 0);
+    /* without --png: the folder holds PNGs (gpus_gpus.png), so the renders include PNG */
+    snprintf(args, sizeof args, "plot %s", dir);
     char *script = read_in("plots/latency.gp");
     char *at = strstr(script, "set title 'Latency quantiles over time'");
     cr_assert_not_null(at);
@@ -505,6 +509,29 @@ Test(plots, without_gnuplot_a_run_writes_scripts_and_says_how_to_draw_them)
     cr_expect_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     cr_expect(exists("bare/summary.csv"));
     cr_expect(!exists("bare/plots") && !exists("bare/report.html"), "--no-plots");
+    free(file);
+}
+
+/* A PNG costs four to five SVGs to encode (libpng's filters and deflate, measured in
+ * gnuplot's profile) and the report needs none: a run renders SVG, and PNG on request. */
+Test(plots, a_run_renders_svg_and_png_only_with_the_flag)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    char *file = scratch_file(dir, "tiny.lua", SCENARIO), args[2048];
+    snprintf(args, sizeof args, "run %s -q -o %s/svg", file, dir);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
+    cr_expect(exists("svg/plots/queue_wait.svg"));
+    cr_expect(!exists("svg/plots/queue_wait.png"));
+    snprintf(args, sizeof args, "run %s -q --png -o %s/both", file, dir);
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
+    cr_expect(exists("both/plots/queue_wait.svg"));
+    char *png = read_in("both/plots/queue_wait.png");
+    cr_expect(png && !strncmp(png, "\x89PNG", 4), "a PNG file");
+    free(png);
+    snprintf(args, sizeof args, "run %s -q -o %s/both", file, dir); /* again, without */
+    cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
+    cr_expect(!exists("both/plots/queue_wait.png"), "the earlier run's PNG went with it");
     free(file);
 }
 
@@ -585,7 +612,7 @@ Test(plots, a_link_planted_in_plots_is_not_written_through)
                  (long)getpid());
         cr_assert_eq(symlink(victim, link_path), 0);
     }
-    cr_assert_eq(output_pictures(dir, NULL, NULL, false, NULL, 0, stderr), 0);
+    cr_assert_eq(output_pictures(dir, NULL, NULL, false, true, NULL, 0, stderr), 0);
     char *kept = scratch_read(victim);
     cr_expect_str_eq(kept, "precious\n", "gnuplot wrote through the planted link");
     char *svg = read_in("plots/latency.svg");
