@@ -303,6 +303,8 @@ static void set_phase(replica *r, double now, phase p)
     sim_timeavg_set(&r->stats.life_busy, now, p != IDLE);
     sim_timeavg_set(&r->stats.life_batch, now, r->nrunning);
     sim_timeavg_set(&r->stats.life_kv, now, kv);
+    if (r->config.on_kv)
+        r->config.on_kv(r->config.kv_context);
 }
 
 /* Whether the head of the queue could join the batch now. */

@@ -125,6 +125,14 @@ typedef struct replica_config {
      * enqueue to or evict this replica. */
     void (*on_busy)(void *busy_context, bool busy);
     void *busy_context;
+    /* Optional (NULL: none): called whenever an iteration starts and when the replica
+     * goes idle, once the key-value memory its running sequences hold is recorded
+     * (replica_get_stats()->life_kv.value): the moments that memory changes.  A
+     * prefix cache gives back there what the sequences took, as an engine's block pool
+     * evicts a cached block when a running sequence allocates it.  It must not enqueue
+     * to or evict this replica. */
+    void (*on_kv)(void *kv_context);
+    void *kv_context;
 } replica_config;
 
 /* Called when a request completes (finish_s set) or is dropped (dropped true). */

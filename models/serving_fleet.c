@@ -222,6 +222,10 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.on_busy = gpu_share_busy_changed;
         config.busy_context = gpu_share_member_of(sl->host->share, sl->member);
     }
+    if (f->prefix.block) { /* sl->cache is made below, before the first iteration */
+        config.on_kv = serving_fleet_kv_changed;
+        config.kv_context = sl;
+    }
     if (!(sl->r = replica_create(f->engine, &config, on_done, sl)))
         sim_out_of_memory("out of memory creating a replica");
     if (sl->host)

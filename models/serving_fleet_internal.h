@@ -89,4 +89,8 @@ struct serving_fleet {
     size_t ncached;
 };
 
+/* A replica's on_kv (slot: its serving_slot): its prefix cache, if any, keeps only what
+ * the running sequences leave free (serving_fleet_route.c). */
+void serving_fleet_kv_changed(void *slot);
+
 #endif

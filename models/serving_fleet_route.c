@@ -41,17 +41,20 @@ static size_t free_blocks(const serving_fleet *f, const serving_slot *sl)
  * gives the first output token. */
 static unsigned cacheable(const llm_request *q) { return q->prompt > 1 ? q->prompt - 1 : 0; }
 
-/* Evicts what the replica's running sequences need first. */
-static void trim(const serving_fleet *f, serving_slot *sl)
+void serving_fleet_kv_changed(void *slot)
 {
-    prefix_cache_trim(sl->cache, free_blocks(f, sl));
+    serving_slot *sl = slot;
+    if (sl->cache)
+        prefix_cache_trim(sl->cache, free_blocks(sl->fleet, sl));
 }
 
-/* Tokens of the request's prompt the replica holds, and may skip: whole blocks. */
+/* Tokens of the request's prompt the replica holds, and may skip: whole blocks.  The
+ * cache is within what the running sequences leave (serving_fleet_kv_changed trimmed
+ * it when they last took memory, and every insertion trims), so a lookup needs no
+ * trim of its own. */
 static unsigned cached_prefix(serving_fleet *f, serving_slot *sl, const fleet_prefix *p,
                               const llm_request *q)
 {
-    trim(f, sl);
     return prefix_cache_longest(sl->cache, &p->chain, cacheable(q));
 }
 
@@ -87,9 +90,6 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
             fewest = f->outstanding[i];
     }
     double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
-    for (unsigned i = 0; i < n; i++) /* each trimmed before it answers, as cached_prefix */
-        if (f->outstanding[i] + 1 <= bound)
-            trim(f, a[i]);
     f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
                                sizeof *f->cached, "the cached prefixes to route by");
     prefix_directory_longest(f->directory, &p->chain, cacheable(q), f->cached);

@@ -1,7 +1,7 @@
 /* Sessions with prefix caching: 64 replicas of Llama-3-8B on H100s, chat sessions of 4
  * to 8 turns after a 1,000-token system prompt (about 2,000,000 turns in a simulated
- * hour, the single-pool table's rate), a prefix cache of 16-token blocks on each
- * replica, routed least-outstanding and by prefix affinity; simulated requests per
+ * hour: twice the single-pool table's rate, the disaggregated table's), a prefix cache
+ * of 16-token blocks on each replica, routed least-outstanding and by prefix affinity; simulated requests per
  * second of wall time, engine events per request, and model memory after a quarter of
  * the hour and after all of it (sessions end all along: the memory must not follow
  * them). */
