@@ -363,7 +363,11 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
     }
     snprintf(out->word, sizeof out->word, "%s", WORDS[which]);
     out->score = SCORES[which];
-    snprintf(out->figure, sizeof out->figure, "%s", lua_tostring(L, -1));
+    size_t length;
+    const char *figure = lua_tolstring(L, -1, &length);
+    snprintf(out->figure, sizeof out->figure, "%s", figure);
+    if (length >= sizeof out->figure) /* cut where a reader sees it was */
+        memcpy(out->figure + sizeof out->figure - 7, " [...]", 7);
     for (char *ch = out->figure; *ch; ch++) /* one line */
         if (*ch == '\n' || *ch == '\r')
             *ch = ' ';

@@ -68,7 +68,8 @@ typedef struct claim_verdict {
     char text[512];    /* the claim */
     char word[16];     /* holds, qualified or refuted */
     double score;      /* 1, 0.5 or 0 */
-    char figure[512];  /* what the run measured, in the verdict's words */
+    char figure[2048]; /* what the run measured, in the verdict's words (longer: cut,
+                          ending " [...]") */
 } claim_verdict;
 
 /* Calls the verdict function on r: 0 with *out filled, or -1 with the message in err

@@ -994,11 +994,10 @@ static int check_shared_pool(load_context *c, const scenario *sc, size_t p,
                              const fields_object *o)
 {
     const pool_spec *pool = &sc->pools[p];
-    if (pool->sharing.mode != SHARE_NONE || pool->has_noisy || pool->autoscaler.enabled)
+    if (pool->autoscaler.enabled) /* MIG, time-slicing and noise are the pool's hosts':
+                                     models packed on a GPU share them */
         return fields_fail(c, o->where, o->path, "is shared by several inference workloads, "
-                           "which needs whole GPUs and no autoscaler (not yet with %s)",
-                           pool->autoscaler.enabled ? "an autoscaler"
-                           : pool->has_noisy ? "noisy neighbours" : "MIG or time-slicing");
+                           "which needs no autoscaler (not yet with one)");
     unsigned gpus = 0;
     for (size_t i = 0; i < sc->ninferences; i++) {
         const inference_spec *w = &sc->inferences[i];
@@ -1014,9 +1013,11 @@ static int check_shared_pool(load_context *c, const scenario *sc, size_t p,
         gpus += w->scale_to_zero_s > 0 ? 0 : w->replicas * w->tp;
     }
     unsigned most = pool->capacity.kind == POOL_DEDICATED ? pool->count : pool->capacity.max;
+    bool units = pool->units_per_gpu > 1; /* counts are in units then */
     if (gpus > most)
         return fields_fail(c, o->where, o->path, "its models' replicas that do not scale to "
-                           "zero need %u GPUs; it has %u", gpus, most);
+                           "zero need %u %s; it has %u", gpus,
+                           units ? "units (MIG slices or time-slicing shares)" : "GPUs", most);
     return 0;
 }
 

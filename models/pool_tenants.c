@@ -22,6 +22,7 @@ struct pool_tenants {
     tenant *tenants;
     size_t n, cap;
     unsigned long long next_wait, evictions;
+    gpu_hosts *hosts;         /* NULL until a tenant needs it */
 };
 
 /* gpu_pool listener: GPUs came back; the tenants that waited try again, first come
@@ -82,8 +83,16 @@ void pool_tenants_free(pool_tenants *t)
     if (!t)
         return;
     gpu_pool_set_listener(t->pool, NULL, NULL);
+    gpu_hosts_free(t->hosts);
     free(t->tenants);
     free(t);
+}
+
+gpu_hosts *pool_tenants_hosts(pool_tenants *t, const gpu_hosts_config *config)
+{
+    if (!t->hosts)
+        t->hosts = gpu_hosts_create(t->engine, config);
+    return t->hosts;
 }
 
 void pool_tenants_add(pool_tenants *t, const pool_tenant_ops *ops, void *context)

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "models/gpu_hosts.h"
 #include "models/gpu_pool.h"
 #include "sim/engine.h"
 
@@ -50,6 +51,11 @@ bool pool_tenants_short(pool_tenants *t, void *tenant);
  * The waiting tenants try again in an event at this instant (never inside the caller's
  * call: a replica's callback). */
 void pool_tenants_idle(pool_tenants *t);
+
+/* The registry of the pool's shared or noisy GPUs (models/gpu_hosts.h), made by the
+ * first tenant that asks (with its configuration: every tenant's is the pool's) and
+ * freed with the arbiter, so that models packed on a GPU share its host. */
+gpu_hosts *pool_tenants_hosts(pool_tenants *t, const gpu_hosts_config *config);
 
 /* Replicas taken from tenants so far. */
 unsigned long long pool_tenants_evictions(const pool_tenants *t);

@@ -145,67 +145,13 @@ static void on_done(void *context, llm_request *q, bool dropped);
 
 /* ---- shared and noisy GPUs ------------------------------------------------------- */
 
-static bool hosts_needed(const serving_fleet *f)
-{
-    return f->group.noisy || (f->group.sharing && f->group.sharing->mode != SHARE_NONE);
-}
-
-static void apply_speed(void *member_context, double compute_factor, double memory_factor)
-{
-    if (member_context) /* a member with no replica now */
-        replica_set_speed(member_context, compute_factor, memory_factor);
-}
-
-static gpu_host *host_open(serving_fleet *f, unsigned gpu)
-{
-    f->hosts = sim_array_grow_zeroed(f->hosts, &f->nhosts, (size_t)gpu + 1, sizeof *f->hosts,
-                                     "GPU hosts"); /* NULL: no host open on that GPU yet */
-    if (f->hosts[gpu])
-        return f->hosts[gpu];
-    gpu_host *h = calloc(1, sizeof *h);
-    static const sharing_spec whole = { .mode = SHARE_NONE };
-    const sharing_spec *spec = f->group.sharing ? f->group.sharing : &whole;
-    unsigned members = f->group.units_per_gpu ? f->group.units_per_gpu : 1;
-    if (!h || !(h->share = gpu_share_create(spec, members, apply_speed)))
-        sim_out_of_memory("out of memory for GPU hosts");
-    h->gpu = gpu;
-    if (f->group.noisy) {
-        char stream[256];
-        /* a host reopened (after a repair) draws new noise: the stream names the opening */
-        snprintf(stream, sizeof stream, "%s.noisy.%u.%llu",
-                 f->group.pool_name ? f->group.pool_name : "pool", gpu,
-                 (unsigned long long)f->host_opens++);
-        h->rng = sim_rng_stream(f->seed, f->replication, stream);
-        h->noise = noisy_create(f->engine, f->group.noisy, h->rng,
-                                gpu_share_noise_changed, h->share);
-        if (!h->noise)
-            sim_out_of_memory("out of memory for GPU hosts");
-        noisy_start(h->noise);
-    }
-    f->hosts[gpu] = h;
-    return h;
-}
-
-static void host_close(serving_fleet *f, gpu_host *h)
-{
-    f->hosts[h->gpu] = NULL;
-    noisy_free(h->noise);
-    gsl_rng_free(h->rng);
-    gpu_share_free(h->share);
-    free(h);
-}
-
 /* Detaches a slot's replica from its host before the replica goes. */
 static void host_leave(serving_slot *sl)
 {
-    gpu_host *h = sl->host;
-    if (!h)
+    if (!sl->host)
         return;
-    gpu_share_set_busy(h->share, sl->member, false);
-    gpu_share_attach(h->share, sl->member, NULL);
+    gpu_hosts_leave(sl->fleet->hosts, sl->host, sl->member);
     sl->host = NULL;
-    if (--h->attached == 0)
-        host_close(sl->fleet, h);
 }
 
 static void slot_activate(serving_slot *sl, unsigned unit)
@@ -214,11 +160,10 @@ static void slot_activate(serving_slot *sl, unsigned unit)
     double now = sim_engine_now(f->engine);
     replica_config config = f->group.replica;
     sl->unit = unit;
-    if (hosts_needed(f)) {
+    if (f->hosts) {
         unsigned per = f->group.units_per_gpu ? f->group.units_per_gpu : 1;
-        sl->host = host_open(f, unit / per);
+        sl->host = gpu_hosts_join(f->hosts, unit / per);
         sl->member = unit % per;
-        sl->host->attached++;
         config.on_busy = gpu_share_busy_changed;
         config.busy_context = gpu_share_member_of(sl->host->share, sl->member);
     }
@@ -484,6 +429,13 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
     sim_timeavg_init(&f->life_ready, now, 0);
     sim_timeavg_init(&f->held, now, 0);
     f->last_used_s = now;
+    gpu_hosts_config hosts = { f->group.sharing, f->group.units_per_gpu, f->group.noisy,
+                               f->group.pool_name, f->seed, f->replication };
+    if (gpu_hosts_needed(&hosts)) { /* several models on a pool: the pool's registry */
+        f->owns_hosts = !f->group.tenants;
+        f->hosts = f->owns_hosts ? gpu_hosts_create(engine, &hosts)
+                                 : pool_tenants_hosts(f->group.tenants, &hosts);
+    }
     if (f->group.tenants)
         pool_tenants_add(f->group.tenants, &TENANT_OPS, f);
     return f;
@@ -505,14 +457,14 @@ void serving_fleet_free(serving_fleet *f)
     if (!f)
         return;
     for (size_t k = 0; k < f->nslots; k++) {
+        if (!f->owns_hosts) /* the other models' replicas on its GPUs go on */
+            host_leave(f->slots[k]);
         replica_free(f->slots[k]->r);
         prefix_cache_free(f->slots[k]->cache);
         free(f->slots[k]);
     }
-    for (size_t k = 0; k < f->nhosts; k++)
-        if (f->hosts[k])
-            host_close(f, f->hosts[k]);
-    free(f->hosts);
+    if (f->owns_hosts)
+        gpu_hosts_free(f->hosts);
     free(f->slots);
     free(f->active);
     free(f->loads);

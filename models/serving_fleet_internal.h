@@ -5,6 +5,7 @@
 #ifndef FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 #define FLEETSIM_MODELS_SERVING_FLEET_INTERNAL_H
 
+#include "models/gpu_hosts.h"
 #include "models/prefix_directory.h"
 #include "models/serving_fleet.h"
 #include "sim/rng.h"
@@ -15,16 +16,6 @@ typedef enum slot_state {
     SLOT_ACTIVE,    /* takes requests */
     SLOT_DRAINING,  /* finishes what it holds, takes nothing new (scale-in, spot notice) */
 } slot_state;
-
-/* A physical GPU whose units (MIG slices, time-slicing tenants) are shared, or whose
- * host is noisy: created when a replica first runs on it, freed with its last one. */
-typedef struct gpu_host {
-    unsigned gpu;          /* the pool's unit number / units_per_gpu */
-    gpu_share *share;
-    noisy_process *noise;  /* NULL without noisy neighbours */
-    gsl_rng *rng;
-    unsigned attached;     /* replicas on it now */
-} gpu_host;
 
 /* One replica and the GPUs it runs on. */
 typedef struct serving_slot {
@@ -73,9 +64,8 @@ struct serving_fleet {
     kv_swap_stats gone_kv_swap;
     double gone_batch_max, gone_kv_max;
     uint64_t served, losses;
-    gpu_host **hosts;      /* by physical GPU number; NULL where none is in use */
-    size_t nhosts;
-    uint64_t host_opens;   /* hosts opened so far: names their noise streams */
+    gpu_hosts *hosts;      /* the pool's shared or noisy GPUs (NULL: whole, quiet) */
+    bool owns_hosts;       /* false: the pool's, shared with the other models on it */
     replica_load *loads;   /* for a custom routing policy */
     size_t nloads;
     unsigned *outstanding; /* for prefix affinity: each active replica's requests */

@@ -2,7 +2,7 @@
 --
 -- A team serves five 4B-12B models on H100s (fp16/bf16, a replica a GPU).  Two carry
 -- steady chat traffic (2 requests a second each); three are used now and then (one
--- request every 5 minutes on average, as internal tools and evaluations are).  Two
+-- request every 5 minutes on average, as internal tools and evaluations are).  Three
 -- ways to host them, drawing the same requests (streams):
 --   five pools  each model on a GPU of its own, always loaded: 5 GPUs;
 --   one pool    3 GPUs for all five: the steady models keep a replica each, and the
@@ -10,6 +10,9 @@
 --               (a cold start: weights over 1.67 GB/s, ServerlessLLM's measured PyTorch
 --               load from local SSD) and given back after `idle` without a request.
 --               Short of GPUs, the pool frees the least recently used idle model.
+--   packed      3 GPUs too: the steady models on two, the three occasional ones always
+--               loaded together on the third, time-sliced three ways (each a third of
+--               its memory and its turns; they slow each other only when busy at once).
 -- The sweep varies the idle time (30 s to 10 min).  The verdict reads the GPUs and the
 -- cost of each way and what the occasional models' users pay: cold starts and their
 -- TTFT p99.
@@ -40,13 +43,18 @@ for name, m in pairs(models) do
   workloads["own_" .. name] = workload("own_" .. name, {})
   local occasional = m.rate < 1
   workloads["one_" .. name] = workload("shared", occasional and { scale_to_zero = "2m" } or {})
+  workloads["pk_" .. name] = workload(occasional and "packed" or "pair", {})
 end
+pools.pair = fs.dedicated { gpu = "H100-SXM", count = 2, cost = cost }
+pools.packed = fs.dedicated { gpu = "H100-SXM", count = 1, cost = cost,
+                              time_slicing = fs.time_slicing { tenants = 3 } }
 
 local idle = { "30s", "2m", "10m" }
 
 return fs.scenario {
   name = "consolidation",
-  description = "five models on five H100s or on three shared, occasional ones loaded on demand",
+  description = "five models on five H100s, or on three: occasional ones loaded on demand, or "
+                .. "packed on one GPU",
   duration = "4h",
   warmup = "10m",
   bucket = "10m",
@@ -82,8 +90,19 @@ return fs.scenario {
       local gpu_cost = function(pool) return r.points[1].pool[pool].cost_usd end
       local five = 0
       for name in pairs(models) do five = five + gpu_cost("own_" .. name) end
+      local w = r.points[1].workload
+      local pk_ttft, pk_served, pk_worst = 0, 0, 1
+      for _, t in ipairs(tools) do
+        local pk = w["pk_" .. t]
+        pk_ttft = pk_ttft + pk.ttft_mean_s * pk.requests_completed
+        pk_served = pk_served + pk.requests_completed
+        pk_worst = math.min(pk_worst, pk.slo_attainment)
+      end
+      local packed = string.format("packed on one GPU: cost %.0f USD, no cold start, occasional "
+        .. "TTFT mean %.2f s, the worst model within its SLO for %.0f%% of requests",
+        gpu_cost("pair") + gpu_cost("packed"), pk_ttft / pk_served, 100 * pk_worst)
       local figure = string.format("GPUs 3 vs 5, cost %.0f vs %.0f USD over the run; ", gpu_cost("shared"),
-                                   five) .. table.concat(parts, "; ")
+                                   five) .. table.concat(parts, "; ") .. "; " .. packed
       return holds and "holds" or "refuted", figure
     end,
   },

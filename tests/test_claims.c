@@ -181,6 +181,19 @@ Test(claims, a_verdict_sees_metrics_intervals_and_sweep_points)
               "%s", out);
 }
 
+/* A figure longer than the verdict keeps (2047 bytes) is cut where a reader sees it. */
+Test(claims, a_long_figure_is_cut_visibly)
+{
+    cr_assert_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return \"holds\", string.rep(\"ab\", 1500) end },\n", ""), 0,
+                 "%s", err);
+    const char *line = strstr(out, "verdict: x -- ab");
+    cr_assert_not_null(line, "%s", out);
+    const char *end = strstr(line, " [...] -- holds\n");
+    cr_assert_not_null(end, "%s", line);
+    cr_expect_eq(end - (line + strlen("verdict: x -- ")), 2047 - 6, "2041 bytes of it kept");
+}
+
 Test(claims, verdict_mistakes_are_located_and_exit_2)
 {
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"

@@ -165,6 +165,54 @@ Test(shared_pool, the_default_cold_start_is_the_weights_over_the_measured_load_r
     free(csv);
 }
 
+/* Packing: two models on the units of one time-sliced GPU share it as two replicas of
+ * one model do, and the same model with the other unit idle runs alone at full speed.
+ * Hand-derived equivalences: (1) a and b, one request each at 40 s on a GPU of two
+ * tenants, busy together, take what two requests at once take on two replicas of one
+ * model on such a GPU (trace rows at 0 s; the same model, lengths and sharing); (2) a's request alone (b's comes once a has finished) takes what
+ * one request takes alone on a GPU of its own, and is faster than when b is busy. */
+Test(shared_pool, models_packed_on_one_gpu_share_it_as_its_replicas_would)
+{
+    char *trace = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                               "0,500,50\n0,500,50\n");
+    char text[4096];
+    snprintf(text, sizeof text, HEAD "  duration = \"70s\",\n"
+        "  pools = { packed = fs.dedicated { gpu = \"H100-SXM\", count = 1,\n"
+        "              time_slicing = fs.time_slicing { tenants = 2 } },\n"
+        "            sliced = fs.dedicated { gpu = \"H100-SXM\", count = 1,\n"
+        "              time_slicing = fs.time_slicing { tenants = 2 } },\n"
+        "            apart = fs.dedicated { gpu = \"H100-SXM\", count = 1,\n"
+        "              time_slicing = fs.time_slicing { tenants = 2 } },\n"
+        "            alone = fs.dedicated { gpu = \"H100-SXM\", count = 1,\n"
+        "              time_slicing = fs.time_slicing { tenants = 2 } } },\n"
+        "  workloads = {\n"
+        "    a = fs.inference { model = \"llama-3.1-8b\", pool = \"packed\", tp = 1, "
+        "replicas = 1, " EVERY(40) " },\n"
+        "    b = fs.inference { model = \"llama-3.1-8b\", pool = \"packed\", tp = 1, "
+        "replicas = 1, " EVERY(40) " },\n"
+        "    two = fs.inference { model = \"llama-3.1-8b\", pool = \"sliced\", tp = 1, "
+        "replicas = 2, arrivals = fs.trace { file = \"t.csv\" } },\n"
+        "    first = fs.inference { model = \"llama-3.1-8b\", pool = \"apart\", tp = 1, "
+        "replicas = 1, " EVERY(40) " },\n"
+        "    later = fs.inference { model = \"llama-3.1-8b\", pool = \"apart\", tp = 1, "
+        "replicas = 1, arrivals = fs.constant_rate { rate = 1 / 60 }, prompt = 500, output = 50 },\n"
+        "    solo = fs.inference { model = \"llama-3.1-8b\", pool = \"alone\", tp = 1, "
+        "replicas = 1, " EVERY(40) " } } }\n");
+    char *csv = run(text);
+    /* the first to arrive plans its first iteration before the second is busy, in both
+     * pools alike: the pairs match one to one, so their means do */
+    double both = (row(csv, "a", "e2e_mean_s") + row(csv, "b", "e2e_mean_s")) / 2;
+    cr_expect_float_eq(row(csv, "two", "e2e_mean_s"), both, 1e-9,
+                       "two models on a GPU as two replicas of one: %.12g against %.12g",
+                       row(csv, "two", "e2e_mean_s"), both);
+    cr_expect_float_eq(row(csv, "first", "e2e_mean_s"), row(csv, "solo", "e2e_mean_s"), 1e-12,
+                       "the other unit idle: full speed");
+    cr_expect(both > 1.5 * row(csv, "solo", "e2e_mean_s"), "turns on the GPU: %g against %g",
+              both, row(csv, "solo", "e2e_mean_s"));
+    free(csv);
+    free(trace);
+}
+
 static void expect_refused(const char *pools, const char *workloads, const char *message)
 {
     char text[2048];
@@ -190,6 +238,11 @@ Test(shared_pool, the_mistakes_are_named)
     expect_refused("p = fs.dedicated { gpu = \"H100-SXM\", count = 2 }",
                    W("a", "replicas = 2") W("b", "replicas = 1"),
                    "pools.p: its models' replicas that do not scale to zero need 3 GPUs; it has 2");
+    expect_refused("p = fs.dedicated { gpu = \"H100-SXM\", count = 1, "
+                   "time_slicing = fs.time_slicing { tenants = 2 } }",
+                   W("a", "replicas = 2") W("b", "replicas = 1"),
+                   "pools.p: its models' replicas that do not scale to zero need 3 units (MIG "
+                   "slices or time-slicing shares); it has 2");
     expect_refused("p = fs.dedicated { gpu = \"H100-SXM\", count = 2 }",
                    W("a", "replicas = 3"),
                    "workloads.a.replicas: 3 is over the limit of 2");
@@ -278,15 +331,21 @@ Test(shared_pool, one_pool_serves_five_models_on_three_fifths_of_the_gpus)
             five += scratch_summary_row(csv, "pool", own[i], "cost_usd").value;
         cr_expect_float_eq(scratch_summary_row(csv, "pool", "shared", "cost_usd").value / five, 0.6,
                            1e-9);
+        /* packed: two whole GPUs and one time-sliced three ways, the same three GPUs */
+        cr_expect_float_eq((scratch_summary_row(csv, "pool", "pair", "cost_usd").value
+                            + scratch_summary_row(csv, "pool", "packed", "cost_usd").value) / five,
+                           0.6, 1e-9);
         double waits = 0, served = 0;
         for (int i = 0; i < 3; i++) {
             char name[32];
             snprintf(name, sizeof name, "one_%s", tools[i]);
             waits += row(csv, name, "cold_start_waits");
             served += row(csv, name, "requests_completed");
-            /* a model on its own GPU never waits for a load */
+            /* a model on its own GPU, or packed and always loaded, never waits for a load */
             snprintf(name, sizeof name, "own_%s", tools[i]);
             cr_expect(!scratch_summary_row(csv, "workload", name, "cold_starts").found);
+            snprintf(name, sizeof name, "pk_%s", tools[i]);
+            cr_expect_eq(row(csv, name, "cold_starts"), 0);
         }
         waited[k - 1] = waits / served;
         free(csv);
