@@ -147,10 +147,14 @@ static int choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
         return (int)i;
     }
     case ROUTE_LEAST_OUTSTANDING: {
-        unsigned best = 0;
-        for (unsigned i = 1; i < n; i++)
-            if (replica_outstanding(a[i]->r) < replica_outstanding(a[best]->r))
+        unsigned best = 0, fewest = replica_outstanding(a[0]->r);
+        for (unsigned i = 1; i < n; i++) {
+            unsigned load = replica_outstanding(a[i]->r);
+            if (load < fewest) {
                 best = i;
+                fewest = load;
+            }
+        }
         return (int)best;
     }
     case ROUTE_SHORTEST_TOKENS: {
