@@ -284,6 +284,12 @@ Test(prefix_scenario, a_mooncake_trace_converts_and_replays_its_hashed_blocks)
         "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
         "    arrivals = fs.trace { file = \"m.csv\", blocks = \"hash_ids\" },\n"
         "    prefix_cache = true } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "3 rows over 9 s, 0.333333/s on average, block ids of 512 tokens in "
+                          "column hash_ids)") != NULL, "%s", out);
+    free(out);
+    free(err);
+    out = err = NULL;
     char *csv = run_summary(path);
     cr_expect_float_eq(row(csv, "workload", "chat", "prefill_tokens_saved"), 1536, 0);
     cr_expect_float_eq(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 2.0 / 3, 1e-12);

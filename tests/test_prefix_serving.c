@@ -219,8 +219,8 @@ Test(prefix_serving, a_session_trace_replays_its_turns_onto_their_history)
 }
 
 /* Replays the first `rows` rows of a trace with block ids (Mooncake's hash_ids). */
-static run_result replay_hashed(const char *path, uint64_t rows, routing_policy routing,
-                                unsigned replicas)
+static run_result replay_hashed_on(const char *path, uint64_t rows, routing_policy routing,
+                                   unsigned replicas, double kv_tokens)
 {
     trace_options t = { .path = path, .time_column = "TIMESTAMP",
                         .prompt_column = "ContextTokens", .output_column = "GeneratedTokens",
@@ -234,7 +234,15 @@ static run_result replay_hashed(const char *path, uint64_t rows, routing_policy 
     c.prefix_block = 100;
     c.routing = routing;
     c.max_arrivals = rows;
+    if (kv_tokens > 0)
+        c.replica.kv_capacity_tokens = kv_tokens;
     return serving_run(&c, 1000);
+}
+
+static run_result replay_hashed(const char *path, uint64_t rows, routing_policy routing,
+                                unsigned replicas)
+{
+    return replay_hashed_on(path, rows, routing, replicas, 0);
 }
 
 Test(prefix_serving, a_trace_of_block_ids_finds_each_turns_leading_ids_cached)
@@ -298,6 +306,27 @@ Test(prefix_serving, block_ids_want_their_own_block_size_and_no_system_prompt)
     cr_expect_not_null(s, "%s", err);
     serving_free(s);
     sim_engine_free(e);
+    free(path);
+    scratch_remove_dir(dir);
+}
+
+Test(prefix_serving, block_ids_are_evicted_when_the_cache_is_short)
+{
+    /* a (450 tokens: 4 whole blocks of 100), then b (4 others), then a again, on a
+     * replica of 600 tokens of cache: once b is cached at most 6 blocks stay, so a's
+     * last ones go (its first are newer) and a finds less than its 400 tokens again,
+     * which it finds with room for both */
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                            "0,450,20,1 2 3 4 5\n10,450,20,11 12 13 14 15\n"
+                                            "20,450,20,1 2 3 4 6\n");
+    run_result roomy = replay_hashed(path, 3, ROUTE_LEAST_OUTSTANDING, 1);
+    cr_expect_eq(roomy.stats.prefix_cached_tokens, 400);
+    cr_expect_eq(roomy.groups[0].prefix_evictions, 0);
+    run_result short_of_room = replay_hashed_on(path, 3, ROUTE_LEAST_OUTSTANDING, 1, 600);
+    cr_expect_eq(short_of_room.stats.completed, 3);
+    cr_expect_gt(short_of_room.groups[0].prefix_evictions, 0);
+    cr_expect_lt(short_of_room.stats.prefix_cached_tokens, 400);
     free(path);
     scratch_remove_dir(dir);
 }
