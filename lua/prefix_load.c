@@ -10,9 +10,12 @@ static const char *const PREFIX_CACHE_KEYS[] = { "block", NULL };
 static const char *const SESSION_KEYS[] = { "turns", "think", "new_tokens", NULL };
 static const char *const SYSTEM_PROMPT_KEYS[] = { "tokens", "weight", NULL };
 
+/* A trace's hashed block ids fix the cache's block: theirs, by default and required. */
 static int read_prefix_cache(load_context *c, const fields_object *w, inference_spec *out)
 {
     lua_State *L = c->L;
+    bool hashed = out->has_trace && out->trace.blocks_column;
+    int64_t fallback = hashed ? out->trace.block_tokens : 16;
     int top = lua_gettop(L);
     int type = fields_object_get(c, w, "prefix_cache");
     lua_settop(L, top);
@@ -22,16 +25,23 @@ static int read_prefix_cache(load_context *c, const fields_object *w, inference_
         bool on;
         if (fields_read_flag(c, w, "prefix_cache", false, &on) != 0)
             return -1;
-        out->prefix_block = on ? 16 : 0;
+        out->prefix_block = on ? (unsigned)fallback : 0;
         return 0;
     }
     fields_object pc;
     if (fields_object_open_field(c, w, "prefix_cache", NULL, "true or a table such as "
                                  "{ block = 16 }", &pc) < 0)
         return -1;
-    int64_t block = 16;
+    int64_t block = fallback;
     int status = fields_object_check_keys(c, &pc, PREFIX_CACHE_KEYS)
-                 || fields_read_integer(c, &pc, "block", false, 16, 1, 65536, &block);
+                 || fields_read_integer(c, &pc, "block", false, fallback, 1, 65536, &block);
+    if (status == 0 && hashed && block != fallback) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.prefix_cache.block", w->path);
+        status = fields_fail(c, pc.where, path, "%lld tokens, but the trace's block ids stand "
+                             "for %lld (fs.trace's block_tokens): leave block out or give %lld",
+                             (long long)block, (long long)fallback, (long long)fallback);
+    }
     lua_settop(L, top);
     out->prefix_block = (unsigned)block;
     return status ? -1 : 0;
@@ -144,6 +154,11 @@ int prefix_load_convert(load_context *c, const fields_object *w, inference_spec 
         return fields_fail(c, w->where, path, "sessions arrive as fs.poisson, fs.constant_rate "
                            "or a traffic profile: not with %s", out->has_trace
                            ? "a trace (name its session column: fs.trace { session = ... })" : "fs.closed_loop");
+    }
+    if (out->nsystem_prompts && out->has_trace && out->trace.blocks_column) {
+        snprintf(path, sizeof path, "%s.system_prompt", w->path);
+        return fields_fail(c, w->where, path, "not with a trace's block ids (fs.trace's "
+                           "blocks): they name the whole prompt, a shared system prompt too");
     }
     if ((out->prefix_block || out->has_sessions) && out->has_decode) {
         snprintf(path, sizeof path, "%s.%s", w->path, out->prefix_block ? "prefix_cache" : "sessions");

@@ -56,7 +56,8 @@ static const char *const KV_LINK_KEYS[] = {
 };
 static const char *const SLO_KEYS[] = { "ttft", "tpot", "e2e", NULL };
 static const char *const TRACE_KEYS[] = {
-    "file", "time", "prompt", "output", "session", "speedup", "loop", "sample", "skip_bad", NULL,
+    "file", "time", "prompt", "output", "session", "blocks", "block_tokens", "speedup", "loop",
+    "sample", "skip_bad", NULL,
 };
 /* Requests a run may hold waiting without max_wait: about 4 GB of queue. */
 #define UNBOUNDED_INFERENCE_REQUESTS 5e7
@@ -351,8 +352,8 @@ static int open_trace(load_context *c, const fields_object *t, const char *file,
     return 0;
 }
 
-/* arrivals = fs.trace { file, time, prompt, output, session, speedup, loop, sample,
- * skip_bad } */
+/* arrivals = fs.trace { file, time, prompt, output, session, blocks, block_tokens,
+ * speedup, loop, sample, skip_bad } */
 static int convert_trace(load_context *c, const fields_object *w, inference_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -361,6 +362,8 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     fields_object t;
     static const char *const kinds[] = { "trace", NULL };
     char *file = NULL, *time = NULL, *prompt = NULL, *output = NULL, *session_column = NULL;
+    char *blocks_column = NULL;
+    int64_t block_tokens = TRACE_BLOCK_TOKENS;
     double speedup = 1;
     int status = fields_object_open_field(c, w, "arrivals", kinds, "fs.trace { ... }", &t) != 1
                  || fields_object_check_keys(c, &t, TRACE_KEYS)
@@ -369,6 +372,9 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
                  || fields_read_string(c, &t, "prompt", false, &prompt)
                  || fields_read_string(c, &t, "output", false, &output)
                  || fields_read_string(c, &t, "session", false, &session_column)
+                 || fields_read_string(c, &t, "blocks", false, &blocks_column)
+                 || fields_read_integer(c, &t, "block_tokens", false, TRACE_BLOCK_TOKENS, 1,
+                                        65536, &block_tokens)
                  || fields_read_number(c, &t, "speedup", false, 1, 0, 1e9, false, &speedup)
                  || fields_read_number(c, &t, "sample", false, 1, 0, 1, false, &out->sample)
                  || fields_read_flag(c, &t, "loop", false, &out->loop)
@@ -384,6 +390,8 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     out->trace.prompt_column = dup_or_default(prompt, "ContextTokens");
     out->trace.output_column = dup_or_default(output, "GeneratedTokens");
     out->trace.session_column = session_column; /* NULL: none */
+    out->trace.blocks_column = blocks_column;   /* NULL: none */
+    out->trace.block_tokens = (unsigned)block_tokens;
     if (status == 0 && (!out->trace.time_column || !out->trace.prompt_column
                         || !out->trace.output_column))
         status = fields_fail(c, t.where, path, "out of memory");

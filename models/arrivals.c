@@ -4,8 +4,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/event_order.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -16,6 +18,10 @@ struct arrivals {
     trace_reader *trace;
     traffic_state traffic;
     trace_record next_record;   /* the trace row whose arrival is scheduled */
+    /* its block ids (a copy: the reader's last only lasts until it reads the next), and
+     * those of the row arriving now */
+    uint64_t *next_blocks, *blocks;
+    size_t next_blocks_cap, blocks_cap;
     double trace_offset_s;      /* added to trace times: loops so far */
     double trace_last_s;        /* time of the last row read, offset included */
     uint64_t trace_pass_rows;   /* rows read in the current pass */
@@ -68,6 +74,11 @@ static void schedule_trace_row(arrivals *a)
         break;
     }
     a->next_record = r;
+    if (r.nblocks) {
+        a->next_blocks = sim_array_grow(a->next_blocks, &a->next_blocks_cap, r.nblocks,
+                                        sizeof *a->next_blocks, "a trace's block ids");
+        memcpy(a->next_blocks, r.blocks, r.nblocks * sizeof *r.blocks);
+    }
     double now = sim_engine_now(a->engine);
     sim_event_schedule(a->engine, r.time_s > now ? r.time_s : now, EVENT_MODEL,
                        on_trace_arrival, a);
@@ -77,6 +88,12 @@ static void on_trace_arrival(sim_engine *e, void *data)
 {
     arrivals *a = data;
     trace_record r = a->next_record;
+    uint64_t *swap = a->blocks; /* the next row's ids become this one's */
+    size_t swap_cap = a->blocks_cap;
+    a->blocks = a->next_blocks;
+    a->blocks_cap = a->next_blocks_cap;
+    a->next_blocks = swap;
+    a->next_blocks_cap = swap_cap;
     unsigned prompt = r.prompt ? r.prompt : 1, output = r.output ? r.output : 1;
     if (!a->config.lengths_from_trace) {
         prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
@@ -85,7 +102,8 @@ static void on_trace_arrival(sim_engine *e, void *data)
     a->generated++;
     if (!a->config.max_arrivals || a->generated < a->config.max_arrivals)
         schedule_trace_row(a);
-    a->config.arrive(a->config.owner, prompt, output, r.session);
+    a->config.arrive(a->config.owner, prompt, output, r.session,
+                     a->config.trace->blocks_column ? a->blocks : NULL, r.nblocks);
 }
 
 /* The next arrival of an open process after now. */
@@ -114,7 +132,7 @@ static void on_arrival(sim_engine *e, void *data)
     }
     unsigned prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
     unsigned output = draw_tokens(&a->config.output_tokens, a->length_rng);
-    a->config.arrive(a->config.owner, prompt, output, 0);
+    a->config.arrive(a->config.owner, prompt, output, 0, NULL, 0);
 }
 
 static bool closed_loop(const arrivals *a)
@@ -129,7 +147,7 @@ static void on_user_request(sim_engine *e, void *data)
     a->generated++;
     unsigned prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
     unsigned output = draw_tokens(&a->config.output_tokens, a->length_rng);
-    a->config.arrive(a->config.owner, prompt, output, 0);
+    a->config.arrive(a->config.owner, prompt, output, 0, NULL, 0);
 }
 
 static void schedule_user(arrivals *a, double now)
@@ -155,6 +173,11 @@ arrivals *arrivals_create(sim_engine *engine, const arrivals_config *config)
     for (int i = 0; i < 3; i++) {
         snprintf(stream, sizeof stream, "%s.%s", name, suffix[i]);
         *rngs[i] = sim_rng_stream(config->seed, config->replication, stream);
+    }
+    if (config->trace && config->trace->blocks_column) { /* never NULL: a row of no ids */
+        a->blocks = sim_array_grow(NULL, &a->blocks_cap, 1, sizeof *a->blocks, "block ids");
+        a->next_blocks = sim_array_grow(NULL, &a->next_blocks_cap, 1, sizeof *a->blocks,
+                                        "block ids");
     }
     return a;
 }
@@ -196,6 +219,8 @@ void arrivals_free(arrivals *a)
     if (!a)
         return;
     trace_close(a->trace);
+    free(a->blocks);
+    free(a->next_blocks);
     gsl_rng_free(a->arrival_rng);
     gsl_rng_free(a->length_rng);
     gsl_rng_free(a->sample_rng);

@@ -28,8 +28,11 @@ typedef struct arrivals_config {
     const traffic_spec *traffic; /* NULL: none */
     uint64_t max_arrivals;     /* 0 = no limit */
     /* Called for every arrival, at its instant; session: a trace row's session
-     * (trace_record.session), else 0. */
-    void (*arrive)(void *owner, unsigned prompt, unsigned output, uint64_t session);
+     * (trace_record.session), else 0; blocks: its nblocks block ids (trace_record.blocks,
+     * valid during the call; not NULL whenever the trace has a block-id
+     * column, even for a row of none), else NULL. */
+    void (*arrive)(void *owner, unsigned prompt, unsigned output, uint64_t session,
+                   const uint64_t *blocks, unsigned nblocks);
     void *owner;
 } arrivals_config;
 

@@ -61,6 +61,12 @@ uint64_t prefix_chain_own_key(const prefix_chain *c)
     return k ? k : 2;
 }
 
+uint64_t prefix_block_key(uint64_t id)
+{
+    uint64_t k = mix(id ^ 0x4841534845440000ULL);
+    return k ? k : 3;
+}
+
 /* Blocks wholly inside the shared prompt: the own run starts there. */
 static unsigned shared_blocks(const prefix_cache *pc, const prefix_chain *c)
 {
@@ -260,8 +266,21 @@ static uint32_t find_shared(prefix_cache *pc, uint64_t key)
     return g;
 }
 
+/* Whole blocks of a hashed chain's first `tokens` that have an id. */
+static unsigned hashed_blocks(const prefix_cache *pc, const prefix_chain *c, size_t tokens)
+{
+    size_t n = tokens / pc->block_tokens;
+    return n < c->nids ? (unsigned)n : c->nids;
+}
+
 unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsigned tokens)
 {
+    if (chain->ids) {
+        unsigned n = hashed_blocks(pc, chain, tokens), have = 0;
+        while (have < n && find(pc, prefix_block_key(chain->ids[have])) != NONE)
+            have++;
+        return have * pc->block_tokens;
+    }
     unsigned n = tokens / pc->block_tokens, s0 = shared_blocks(pc, chain);
     if (n == 0)
         return 0;
@@ -279,6 +298,15 @@ unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsig
 void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
                          size_t capacity_blocks)
 {
+    if (chain->ids) { /* the last block first: each block ends up newer than its children */
+        unsigned n = hashed_blocks(pc, chain, tokens);
+        if (n > capacity_blocks)
+            n = (unsigned)capacity_blocks;
+        for (unsigned i = n; i-- > 0;)
+            touch(pc, prefix_block_key(chain->ids[i]), 1);
+        prefix_cache_trim(pc, capacity_blocks);
+        return;
+    }
     size_t n = tokens / pc->block_tokens;
     if (n > capacity_blocks)
         n = capacity_blocks;

@@ -18,6 +18,13 @@
  * used run first: leaves first, never a chain cut in the middle.  (A coarser recency
  * than a block's own: touching a run's first blocks refreshes the whole run, where a
  * radix tree would split it.)  Memory: a few dozen bytes an owner held.
+ *
+ * A chain may instead name each block by a hashed id (a Mooncake trace's hash_ids, a
+ * chained hash of the block and all before it): then ids[i] is block i's name, a block
+ * is a run of one, and a chain's hit is its leading ids held.  Inserting touches its
+ * blocks from the last to the first, so a block is always more recent than every block
+ * after it on any chain through it, and eviction again takes leaves first.  Such a
+ * chain's blocks past its ids are never cached.  Memory: a few dozen bytes a block.
  */
 #ifndef FLEETSIM_MODELS_PREFIX_CACHE_H
 #define FLEETSIM_MODELS_PREFIX_CACHE_H
@@ -28,7 +35,11 @@
 typedef struct prefix_chain {
     uint64_t shared;           /* the shared prompt's name; unused when shared_tokens is 0 */
     unsigned shared_tokens;
+    unsigned nids;             /* with ids: how many */
     uint64_t own;              /* the conversation's (or the request's) name */
+    const uint64_t *ids;       /* NULL: the two runs above; else block i is named by ids[i]
+                                  (i < nids, maybe none; the caller's memory, read during
+                                  a call), its later blocks by none */
 } prefix_chain;
 
 typedef struct prefix_cache prefix_cache;
@@ -37,6 +48,8 @@ typedef struct prefix_cache prefix_cache;
  * prompt, and the rest (never 0; the keys an observer is told). */
 uint64_t prefix_chain_shared_key(const prefix_chain *chain);
 uint64_t prefix_chain_own_key(const prefix_chain *chain);
+/* The name of the run of one block hashed as id. */
+uint64_t prefix_block_key(uint64_t id);
 
 /* Told, with its context, that the cache now holds the first `blocks` blocks of the
  * run named key (0: none, the run is gone). */

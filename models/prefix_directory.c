@@ -6,6 +6,7 @@
  * conversation's, the one or two that served it. */
 #include "models/prefix_directory.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,12 +175,38 @@ static uint32_t holders_of(const prefix_directory *d, uint64_t key)
     return d->table[s].key ? d->table[s].first : NONE;
 }
 
+/* A hashed chain's prefix for every replica: block i's holders that hold the i before
+ * it go on, until block i has none of them (a probe a block of the longest prefix,
+ * plus one). */
+static void longest_hashed(const prefix_directory *d, const prefix_chain *chain,
+                           unsigned tokens, unsigned *blocks_by_id)
+{
+    unsigned b = d->block_tokens, n = tokens / b < chain->nids ? tokens / b : chain->nids;
+    for (unsigned i = 0; i < n; i++) {
+        bool longer = false;
+        for (uint32_t h = holders_of(d, prefix_block_key(chain->ids[i])); h != NONE;
+             h = d->holders[h].next)
+            if (blocks_by_id[d->holders[h].id] == i) {
+                blocks_by_id[d->holders[h].id] = i + 1;
+                longer = true;
+            }
+        if (!longer)
+            break;
+    }
+    for (unsigned id = 0; id < d->ids; id++)
+        blocks_by_id[id] *= b;
+}
+
 /* As prefix_cache_longest, for every replica at once: a replica's shared run caps the
  * prefix unless it is whole, when its own run adds to it. */
 void prefix_directory_longest(const prefix_directory *d, const prefix_chain *chain,
                               unsigned tokens, unsigned *tokens_by_id)
 {
     memset(tokens_by_id, 0, d->ids * sizeof *tokens_by_id);
+    if (chain->ids) {
+        longest_hashed(d, chain, tokens, tokens_by_id);
+        return;
+    }
     unsigned b = d->block_tokens, n = tokens / b, s0 = chain->shared_tokens / b;
     if (n == 0)
         return;

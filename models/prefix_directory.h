@@ -44,7 +44,8 @@ void prefix_directory_observe(void *member, uint64_t key, uint32_t blocks);
 
 /* For every id below prefix_directory_ids, into tokens[id]: what
  * prefix_cache_longest(that replica's cache, chain, tokens) answers now (0 for an id
- * without a replica).  Two table probes however many replicas. */
+ * without a replica).  Two table probes however many replicas; for a hashed chain, one
+ * a block of the longest prefix held, plus one. */
 void prefix_directory_longest(const prefix_directory *d, const prefix_chain *chain,
                               unsigned tokens, unsigned *tokens_by_id);
 

@@ -49,6 +49,7 @@ void scenario_release(scenario *sc)
         free((char *)sc->inferences[i].trace.time_column);
         free((char *)sc->inferences[i].trace.prompt_column);
         free((char *)sc->inferences[i].trace.session_column);
+        free((char *)sc->inferences[i].trace.blocks_column);
         free((char *)sc->inferences[i].trace.output_column);
     }
     free(sc->inferences);

@@ -12,6 +12,7 @@
 #include "models/serving.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "models/arrivals.h"
 #include "models/event_order.h"
 #include "models/serving_fleet.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 #include "sim/rng.h"
 
@@ -29,6 +31,10 @@ typedef struct serving_request {
     llm_request q;
     fleet_prefix prefix;
     session *session;          /* NULL: a request of its own */
+    /* a trace row's block ids (prefix.chain.ids points here); kept, with its room,
+     * when the request goes back to the free list, so a reused one rarely grows it */
+    uint64_t *ids;
+    size_t ids_cap;
 } serving_request;
 
 /* Requests in flight come from a free list: memory follows the requests in the system,
@@ -102,7 +108,7 @@ static llm_request *request_take(serving *s)
     }
     llm_request *q = s->free_list;
     s->free_list = q->next;
-    memset(q, 0, sizeof(serving_request));
+    memset(q, 0, offsetof(serving_request, ids));
     s->in_system++;
     return q;
 }
@@ -424,16 +430,23 @@ static void on_autoscale(sim_engine *e, void *data)
 /* ---- life cycle -------------------------------------------------------------------- */
 
 /* A request joins the workload: a session's turn (session not NULL, its chain given)
- * or a request of its own. */
+ * or a request of its own; a chain's block ids are copied into the request. */
 static void join(serving *s, unsigned prompt, unsigned output, session *of,
                  const prefix_chain *chain)
 {
     double now = sim_engine_now(s->engine);
     llm_request *q = request_take(s);
+    serving_request *r = request_of(q);
     q->id = s->next_id++;
-    request_of(q)->session = of;
+    r->session = of;
     if (chain)
-        request_of(q)->prefix.chain = *chain;
+        r->prefix.chain = *chain;
+    if (chain && chain->ids) { /* never NULL: NULL would say it had no ids to name */
+        r->ids = sim_array_grow(r->ids, &r->ids_cap, chain->nids ? chain->nids : 1,
+                                sizeof *r->ids, "a request's block ids");
+        memcpy(r->ids, chain->ids, chain->nids * sizeof *r->ids);
+        r->prefix.chain.ids = r->ids;
+    }
     q->arrival_s = now;
     q->prompt = prompt;
     q->output = output;
@@ -475,16 +488,25 @@ static void on_turn(void *owner, const session_turn *t)
 }
 
 /* arrivals_config.arrive: a request, or a session, arrives; a trace's session (not 0)
- * names the request's own blocks, so its turns find each other's. */
+ * names the request's own blocks, so its turns find each other's, and a trace's block
+ * ids name each block (no system prompt then: the ids cover the whole prompt). */
 static void admit_request(void *owner, unsigned prompt, unsigned output,
-                          uint64_t trace_session)
+                          uint64_t trace_session, const uint64_t *blocks, unsigned nblocks)
 {
     serving *s = owner;
     if (s->sessions) {
         sessions_begin(s->sessions);
         return;
     }
-    prefix_chain chain = { .own = trace_session ? trace_session : s->next_id + 1 };
+    prefix_chain chain = { .own = trace_session ? trace_session : s->next_id + 1,
+                           .ids = blocks, .nids = nblocks };
+    if (blocks) { /* a partial last block's id is never cached: the answer fills that
+                     block, whose whole content the next turn's ids name */
+        unsigned b = s->config.trace->block_tokens ? s->config.trace->block_tokens
+                                                   : TRACE_BLOCK_TOKENS;
+        if (chain.nids > prompt / b)
+            chain.nids = prompt / b;
+    }
     if (s->config.nsystem_prompts) { /* the system prompt it begins with */
         unsigned k = 0;
         if (s->system_rng) {
@@ -558,6 +580,17 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
                                                 && config->traffic->kind == TRAFFIC_CLOSED_LOOP))) {
         snprintf(err, err_size, "sessions arrive from a distribution or a traffic profile, "
                                 "not a trace or closed-loop users");
+        return NULL;
+    }
+    const trace_options *hashed = config->trace && config->trace->blocks_column
+                                  ? config->trace : NULL;
+    unsigned id_tokens = hashed && hashed->block_tokens ? hashed->block_tokens
+                                                        : TRACE_BLOCK_TOKENS;
+    if (hashed && (config->nsystem_prompts
+                   || (config->prefix_block && config->prefix_block != id_tokens))) {
+        snprintf(err, err_size, "a trace's block ids name whole prompts in blocks of their "
+                                "block_tokens: no system prompt, and a prefix cache of those "
+                                "blocks");
         return NULL;
     }
     if (config->decode && (config->overflow || config->decode_routing == ROUTE_CUSTOM
@@ -727,6 +760,8 @@ void serving_free(serving *s)
     kv_links_free(s->links);
     while (s->blocks) {
         request_block *next = s->blocks->next;
+        for (size_t i = 0; i < 256; i++)
+            free(s->blocks->items[i].ids);
         free(s->blocks);
         s->blocks = next;
     }

@@ -85,7 +85,9 @@ typedef struct serving_config {
      * fleet_prefix_config): each replica of the own pool keeps the blocks of the
      * prompts and answers it served and a prompt that begins with them skips their
      * prefill; ROUTE_PREFIX_AFFINITY looks for the longest within affinity_bound.  Not
-     * with disaggregated serving. */
+     * with disaggregated serving.  With a trace's block ids (trace->blocks_column) the
+     * cache is keyed by them: prefix_block must be the trace's block_tokens, and no
+     * system prompt is prepended (the ids name the whole prompt). */
     unsigned prefix_block;     /* tokens a block */
     double affinity_bound;
     /* NULL, or the system prompts every request begins with (one drawn by weight from

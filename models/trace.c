@@ -11,17 +11,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 #define CHUNK 65536
 #define MAX_FIELD 256
 
-/* One parsed row: the three fields we use (copied), and how many fields it had. */
+/* One parsed row: the fields we use (copied; the block ids parsed), and how many
+ * fields it had. */
 typedef struct raw_row {
     char time[MAX_FIELD], prompt[MAX_FIELD], output[MAX_FIELD], session[MAX_FIELD];
     size_t fields;
     uint64_t row;
     bool nul;              /* a field held a NUL byte */
+    uint64_t *ids;         /* the block ids, malloc'd (NULL: none); the row owns them */
+    uint32_t nids;
+    size_t ids_cap;
+    bool ids_many;         /* more than TRACE_MAX_BLOCK_IDS */
+    char bad_id[48];       /* the first id that is not one, or "" */
 } raw_row;
 
 struct trace_reader {
@@ -31,7 +38,7 @@ struct trace_reader {
                               is shared with every copy of it (forked workers) */
     struct csv_parser parser;
     bool header_done, eof;
-    int time_col, prompt_col, output_col, session_col;
+    int time_col, prompt_col, output_col, session_col, blocks_col;
     size_t header_fields;
     /* the row being parsed */
     raw_row current;
@@ -43,6 +50,7 @@ struct trace_reader {
     bool have_first;
     uint64_t skipped;
     int read_errno;          /* a failed read, reported at the next row */
+    uint64_t *handed;        /* the ids of the record handed out last */
 };
 
 static void copy_field(char *dst, const void *s, size_t len)
@@ -50,6 +58,63 @@ static void copy_field(char *dst, const void *s, size_t len)
     size_t n = len < MAX_FIELD - 1 ? len : MAX_FIELD - 1;
     memcpy(dst, s, n);
     dst[n] = '\0';
+}
+
+static bool id_separator(char c)
+{
+    return c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\n';
+}
+
+/* One id of a block-id field, [s, end): digits only, below 2^64; -1 if not one. */
+static int parse_id(const char *s, const char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (s == end)
+        return -1;
+    for (; s < end; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* A block-id field into r: ids between separators, inside one optional pair of
+ * brackets.  Stops at the first bad id (kept for the message) or at too many. */
+static void parse_ids(raw_row *r, const char *s, size_t len)
+{
+    const char *end = s + len;
+    while (s < end && id_separator(*s))
+        s++;
+    while (end > s && id_separator(end[-1]))
+        end--;
+    if (end - s >= 2 && *s == '[' && end[-1] == ']') {
+        s++;
+        end--;
+    }
+    while (s < end) {
+        if (id_separator(*s)) {
+            s++;
+            continue;
+        }
+        const char *token = s;
+        while (s < end && !id_separator(*s))
+            s++;
+        uint64_t id;
+        if (parse_id(token, s, &id) != 0) {
+            copy_field(r->bad_id, token, (size_t)(s - token) < sizeof r->bad_id - 1
+                                         ? (size_t)(s - token) : sizeof r->bad_id - 1);
+            return;
+        }
+        if (r->nids == TRACE_MAX_BLOCK_IDS) {
+            r->ids_many = true;
+            return;
+        }
+        r->ids = sim_array_grow(r->ids, &r->ids_cap, r->nids + 1, sizeof *r->ids,
+                                "a trace's block ids");
+        r->ids[r->nids++] = id;
+    }
 }
 
 static void on_field(void *s, size_t len, void *data)
@@ -73,6 +138,8 @@ static void on_field(void *s, size_t len, void *data)
             t->output_col = (int)i;
         if (t->options.session_column && !strcmp(name, t->options.session_column))
             t->session_col = (int)i;
+        if (t->options.blocks_column && !strcmp(name, t->options.blocks_column))
+            t->blocks_col = (int)i;
         return;
     }
     if ((int)i == t->time_col)
@@ -83,6 +150,8 @@ static void on_field(void *s, size_t len, void *data)
         copy_field(t->current.output, s, len);
     if ((int)i == t->session_col)
         copy_field(t->current.session, s, len);
+    if ((int)i == t->blocks_col)
+        parse_ids(&t->current, s, len);
 }
 
 static void on_row(int terminator, void *data)
@@ -153,7 +222,9 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
     t->options = *options;
     if (!(t->options.speedup > 0))
         t->options.speedup = 1;
-    t->time_col = t->prompt_col = t->output_col = t->session_col = -1;
+    if (!t->options.block_tokens)
+        t->options.block_tokens = TRACE_BLOCK_TOKENS;
+    t->time_col = t->prompt_col = t->output_col = t->session_col = t->blocks_col = -1;
     if (options->fd <= 0 && !(t->file = fopen(options->path, "rb"))) {
         snprintf(err, err_size, "%s: cannot read the trace: %s", options->path, strerror(errno));
         free(t);
@@ -166,6 +237,7 @@ trace_reader *trace_open(const trace_options *options, char *err, size_t err_siz
                         : t->prompt_col < 0 ? options->prompt_column
                         : t->output_col < 0 ? options->output_column
                         : options->session_column && t->session_col < 0 ? options->session_column
+                        : options->blocks_column && t->blocks_col < 0 ? options->blocks_column
                         : NULL;
     if (!t->header_done || missing) {
         snprintf(err, err_size, "%s:row 1: no column \"%s\" in the header", options->path,
@@ -183,7 +255,11 @@ void trace_close(trace_reader *t)
     if (t->file)
         fclose(t->file);
     csv_free(&t->parser);
+    for (size_t k = 0; k < t->nready; k++)
+        free(t->ready[(t->ready_head + k) % t->ready_cap].ids);
     free(t->ready);
+    free(t->current.ids);
+    free(t->handed);
     free(t);
 }
 
@@ -267,6 +343,23 @@ static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *e
             return -1;
         }
     }
+    if (*r->bad_id || r->ids_many) {
+        if (r->ids_many)
+            snprintf(err, n, "%s:row %llu: %s: more than %d block ids", o->path,
+                     (unsigned long long)r->row, o->blocks_column, TRACE_MAX_BLOCK_IDS);
+        else
+            snprintf(err, n, "%s:row %llu: %s: expected block ids (whole numbers >= 0 "
+                     "separated by spaces or commas), got \"%s\"", o->path,
+                     (unsigned long long)r->row, o->blocks_column, r->bad_id);
+        return -1;
+    }
+    uint64_t most = ((uint64_t)values[0] + o->block_tokens - 1) / o->block_tokens;
+    if (r->nids > most) {
+        snprintf(err, n, "%s:row %llu: %s: %u block ids of %u tokens for a prompt of %u "
+                 "tokens, at most %llu", o->path, (unsigned long long)r->row, o->blocks_column,
+                 r->nids, o->block_tokens, values[0], (unsigned long long)most);
+        return -1;
+    }
     if (t->have_first && time < t->last_time) {
         snprintf(err, n, "%s:row %llu: %s goes backwards (%.9g s before the previous row)",
                  o->path, (unsigned long long)r->row, o->time_column, t->last_time - time);
@@ -282,6 +375,8 @@ static int convert(trace_reader *t, const raw_row *r, trace_record *out, char *e
     out->output = values[1];
     out->row = r->row;
     out->session = t->session_col >= 0 ? session_hash(r->session) : 0;
+    out->blocks = r->nids ? r->ids : NULL;
+    out->nblocks = r->nids;
     return 0;
 }
 
@@ -300,6 +395,8 @@ int trace_next(trace_reader *t, trace_record *out, char *err, size_t err_size)
         raw_row r = t->ready[t->ready_head];
         t->ready_head = (t->ready_head + 1) % t->ready_cap;
         t->nready--;
+        free(t->handed); /* the last record's ids: valid until this call */
+        t->handed = r.ids;
         if (convert(t, &r, out, err, err_size) == 0)
             return 1;
         if (!t->options.skip_bad)

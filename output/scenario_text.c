@@ -155,15 +155,19 @@ void output_scenario_text(FILE *out, const scenario *sc)
     for (size_t i = 0; i < sc->ninferences; i++) {
         const inference_spec *w = &sc->inferences[i];
         char arrivals[1400];
-        if (w->has_trace) /* the trace's rows, not a Poisson process of their mean rate */
+        if (w->has_trace) { /* the trace's rows, not a Poisson process of their mean rate */
+            char blocks[320] = "";
+            if (w->trace.blocks_column)
+                snprintf(blocks, sizeof blocks, ", block ids of %u tokens in column %s",
+                         w->trace.block_tokens, w->trace.blocks_column);
             snprintf(arrivals, sizeof arrivals, "the trace %s (%llu rows over %.6g s, %.6g/s "
-                     "on average%s%s%s%s)", w->trace.path,
+                     "on average%s%s%s%s%s)", w->trace.path,
                      (unsigned long long)w->trace_summary.rows, w->trace_summary.duration_s,
                      w->arrivals.rate_per_s, w->loop ? ", looped" : "",
                      w->sample > 0 && w->sample < 1 ? ", sampled" : "",
                      w->trace.session_column ? ", sessions in column " : "",
-                     w->trace.session_column ? w->trace.session_column : "");
-        else if (w->has_traffic)
+                     w->trace.session_column ? w->trace.session_column : "", blocks);
+        } else if (w->has_traffic)
             snprintf(arrivals, sizeof arrivals, "%s traffic at %.10g/s on average",
                      traffic_kind_name(w->traffic.kind), w->arrivals.rate_per_s);
         else

@@ -722,3 +722,44 @@ Test(loader, names_that_break_files_or_collide_are_refused)
                  "name: bad name \"\": a name is text without control characters, quotes, "
                  "commas or backslashes");
 }
+
+/* fs.trace's blocks and block_tokens: the prefix cache's block follows block_tokens,
+ * and a different one, a system prompt or a bad block_tokens is refused by key. */
+Test(loader, a_trace_of_block_ids_sets_the_prefix_caches_block)
+{
+    char *trace = scratch_file(dir, "h.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                             "0,1300,10,1 2 3\n1,1300,10,1 2 4\n");
+    static const char *const head = "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"t\", duration = \"1m\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n";
+    char text[2048];
+    scenario sc;
+    char *path;
+    snprintf(text, sizeof text, "%s    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\","
+             " block_tokens = 128 },\n    prefix_cache = true } } }\n", head);
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect_str_eq(sc.inferences[0].trace.blocks_column, "hash_ids");
+    cr_expect_eq(sc.inferences[0].trace.block_tokens, 128);
+    cr_expect_eq(sc.inferences[0].prefix_block, 128);
+    scenario_release(&sc);
+    free(path);
+    snprintf(text, sizeof text, "%s    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\" },\n"
+             "    prefix_cache = true } } }\n", head);
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect_eq(sc.inferences[0].prefix_block, 512, "Mooncake's block by default");
+    scenario_release(&sc);
+    free(path);
+    snprintf(text, sizeof text, "%s    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\" },\n"
+             "    prefix_cache = { block = 16 } } } }\n", head);
+    expect_error(text, 4, "workloads.chat.prefix_cache.block: 16 tokens, but the trace's block "
+                 "ids stand for 512 (fs.trace's block_tokens): leave block out or give 512");
+    snprintf(text, sizeof text, "%s    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\" },\n"
+             "    system_prompt = 100, prefix_cache = true } } }\n", head);
+    expect_error(text, 4, "workloads.chat.system_prompt: not with a trace's block ids (fs.trace's "
+                 "blocks): they name the whole prompt, a shared system prompt too");
+    snprintf(text, sizeof text, "%s    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\","
+             " block_tokens = 0 } } } }\n", head);
+    expect_error(text, 5, "workloads.chat.arrivals.block_tokens: expected a positive integer, got 0");
+    free(trace);
+}

@@ -28,6 +28,12 @@ static void teardown(void)
 
 TestSuite(prefix_directory, .init = setup, .fini = teardown);
 
+/* A chain of a shared prompt's blocks and its own (no hashed ids). */
+static prefix_chain chain(uint64_t shared, unsigned shared_tokens, uint64_t own)
+{
+    return (prefix_chain){ .shared = shared, .shared_tokens = shared_tokens, .own = own };
+}
+
 /* tokens[] for the chain, checked against each cache's own answer too */
 static void expect_longest(const prefix_chain *c, unsigned tokens, unsigned a, unsigned b)
 {
@@ -45,7 +51,7 @@ Test(prefix_directory, gives_each_replica_its_cached_prefix_through_an_eviction)
     cr_expect_eq(members[0].id, 0);
     cr_expect_eq(members[1].id, 1);
     /* a 40-token system prompt: blocks 0-1 shared, the rest each conversation's */
-    prefix_chain a = { 99, 40, 1 }, b = { 99, 40, 2 }, other = { 98, 40, 1 };
+    prefix_chain a = chain(99, 40, 1), b = chain(99, 40, 2), other = chain(98, 40, 1);
     prefix_cache_insert(caches[0], &a, 80, 1000); /* A: shared 2, a's own 3 */
     prefix_cache_insert(caches[1], &b, 64, 1000); /* B: shared 2, b's own 2 */
     prefix_cache_insert(caches[1], &a, 48, 1000); /* B: a's own 1 */
@@ -66,7 +72,7 @@ Test(prefix_directory, gives_each_replica_its_cached_prefix_through_an_eviction)
 
 Test(prefix_directory, forgets_a_replica_that_leaves_and_gives_its_id_again)
 {
-    prefix_chain a = { 0, 0, 5 };
+    prefix_chain a = chain(0, 0, 5);
     prefix_cache_insert(caches[0], &a, 64, 1000);
     prefix_cache_insert(caches[1], &a, 32, 1000);
     expect_longest(&a, 64, 64, 32);
@@ -83,7 +89,7 @@ Test(prefix_directory, memory_follows_the_caches_not_the_conversations)
 {
     size_t after[2];
     for (uint64_t own = 1; own <= 20000; own++) { /* each conversation evicts an older */
-        prefix_chain c = { 7, 32, own };
+        prefix_chain c = chain(7, 32, own);
         prefix_cache_insert(caches[own % 2], &c, 64, 40);
         if (own == 2000)
             after[0] = prefix_directory_memory_bytes(dir);
@@ -91,7 +97,25 @@ Test(prefix_directory, memory_follows_the_caches_not_the_conversations)
     after[1] = prefix_directory_memory_bytes(dir);
     cr_expect_eq(after[1], after[0], "%zu bytes after 2,000 conversations, %zu after 20,000",
                  after[0], after[1]);
-    prefix_chain last = { 7, 32, 20000 }, gone = { 7, 32, 2 };
+    prefix_chain last = chain(7, 32, 20000), gone = chain(7, 32, 2);
     expect_longest(&last, 64, 64, 32);  /* shared on both; its own run on A */
     expect_longest(&gone, 64, 32, 32);
+}
+
+Test(prefix_directory, hashed_ids_give_each_replica_its_leading_blocks)
+{
+    static const uint64_t a_ids[] = { 1, 2, 3, 4 }, b_ids[] = { 1, 2, 7 }, c_ids[] = { 8, 2 };
+    prefix_chain a = { .ids = a_ids, .nids = 4 };
+    prefix_chain b = { .ids = b_ids, .nids = 3 };
+    prefix_chain c = { .ids = c_ids, .nids = 2 };
+    prefix_cache_insert(caches[0], &a, 64, 1000); /* A: 1 2 3 4 */
+    prefix_cache_insert(caches[1], &b, 48, 1000); /* B: 1 2 7 */
+    expect_longest(&a, 64, 64, 32);
+    expect_longest(&a, 63, 48, 32);  /* whole blocks of 63 tokens: 3 */
+    expect_longest(&b, 48, 32, 48);
+    expect_longest(&c, 32, 0, 0);    /* B holds 2, but not 8 before it */
+    prefix_cache_trim(caches[0], 1); /* A keeps its root, 1 */
+    expect_longest(&a, 64, 16, 32);
+    prefix_cache_trim(caches[1], 0);
+    expect_longest(&b, 48, 16, 0);
 }

@@ -50,6 +50,28 @@ static double row(const char *csv, const char *scope, const char *subject, const
     return r.value;
 }
 
+/* Runs a python3 tool's command line; skips the test where python3 cannot run it. */
+static void run_tool(const char *command)
+{
+    char *tool_out = NULL, *tool_err = NULL;
+    if (scratch_run(command, &tool_out, &tool_err) != 0)
+        cr_skip_test("python3 did not run the tool: %s", tool_err ? tool_err : "");
+    free(tool_out);
+    free(tool_err);
+}
+
+/* The summary.csv of `fleetsim run <scenario> -q --no-plots -o <dir>/o` (the caller
+ * frees it). */
+static char *run_summary(const char *scenario)
+{
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", scenario, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    return csv;
+}
+
 Test(prefix_scenario, caching_and_affinity_cut_ttft_more_as_the_system_prompt_grows)
 {
     cr_assert_eq(cli_run(&out, &err, "run scenarios/prefix_chat.lua -q --no-plots -o %s/p", dir),
@@ -175,11 +197,7 @@ Test(prefix_scenario, a_session_trace_replays_through_the_loader)
     free(out);
     free(err);
     out = err = NULL;
-    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
-    char csvpath[512];
-    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
-    char *csv = scratch_read(csvpath);
-    cr_assert_not_null(csv);
+    char *csv = run_summary(path);
     cr_expect_float_eq(row(csv, "workload", "chat", "prefill_tokens_saved"), 1040, 0);
     cr_expect_float_eq(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.25, 1e-12);
     free(csv);
@@ -227,11 +245,7 @@ Test(prefix_scenario, the_generator_writes_a_trace_the_loader_replays)
         "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1,\n"
         "    arrivals = fs.trace { file = \"g.csv\", session = \"session_id\" },\n"
         "    prefix_cache = { block = 16 }, routing = \"prefix_affinity\" } } }\n");
-    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o", path, dir), 0, "%s", err);
-    char csvpath[512];
-    snprintf(csvpath, sizeof csvpath, "%s/o/summary.csv", dir);
-    char *csv = scratch_read(csvpath);
-    cr_assert_not_null(csv);
+    char *csv = run_summary(path);
     /* every turn but each session's first finds its history */
     cr_expect_gt(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 0.7);
     free(csv);
@@ -240,4 +254,78 @@ Test(prefix_scenario, the_generator_writes_a_trace_the_loader_replays)
     free(second);
     free(gen_out);
     free(gen_err);
+}
+
+/* tools/mooncake_to_csv.py by hand: three Mooncake requests (blocks of 512) become
+ * three rows the loader replays, each finding its leading ids cached: the second
+ * (1,600 tokens, ids 0 1 3 4) the first's whole blocks 0 and 1, 1,024 tokens; the third
+ * (600 tokens: one whole block of its first 599) block 0, 512 tokens. */
+Test(prefix_scenario, a_mooncake_trace_converts_and_replays_its_hashed_blocks)
+{
+    char *jsonl = scratch_file(dir, "m.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [0, 1, 2]}\n"
+        "{\"timestamp\": 5000, \"input_length\": 1600, \"output_length\": 10, \"hash_ids\": [0, 1, 3, 4]}\n"
+        "\n"
+        "{\"timestamp\": 9000, \"input_length\": 600, \"output_length\": 10, \"hash_ids\": [0, 5]}\n");
+    char command[1024], *conv_out = NULL, *conv_err = NULL;
+    snprintf(command, sizeof command, "python3 tools/mooncake_to_csv.py %s -o %s/m.csv", jsonl, dir);
+    run_tool(command);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/m.csv", dir);
+    char *converted = scratch_read(csvpath);
+    cr_assert_not_null(converted);
+    cr_expect_str_eq(converted, "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                "0.000,1100,10,0 1 2\n5.000,1600,10,0 1 3 4\n9.000,600,10,0 5\n");
+    free(converted);
+    char *path = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"m.csv\", blocks = \"hash_ids\" },\n"
+        "    prefix_cache = true } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "3 rows over 9 s, 0.333333/s on average, block ids of 512 tokens in "
+                          "column hash_ids)") != NULL, "%s", out);
+    free(out);
+    free(err);
+    out = err = NULL;
+    char *csv = run_summary(path);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefill_tokens_saved"), 1536, 0);
+    cr_expect_float_eq(row(csv, "workload", "chat", "prefix_hit_rate_requests"), 2.0 / 3, 1e-12);
+    free(csv);
+    /* a line that is not a request stops the converter with its line */
+    char *bad = scratch_file(dir, "bad.jsonl", "{\"timestamp\": 0, \"input_length\": 10, "
+                             "\"output_length\": 1, \"hash_ids\": [0]}\n{\"timestamp\": 1}\n");
+    snprintf(command, sizeof command, "python3 tools/mooncake_to_csv.py %s -o %s/bad.csv", bad, dir);
+    conv_out = conv_err = NULL;
+    cr_expect_neq(scratch_run(command, &conv_out, &conv_err), 0);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s:line 2: no \"input_length\"\n", bad);
+    cr_expect_str_eq(conv_err ? conv_err : "", expected);
+    free(conv_out);
+    free(conv_err);
+    free(bad);
+    free(jsonl);
+    free(path);
+}
+
+/* The shipped trace is the generator's, byte for byte, with the arguments its README
+ * gives, and the scenario replaying it holds its claim. */
+Test(prefix_scenario, the_hash_ids_trace_is_the_generators_and_its_scenario_holds)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "python3 tools/session_trace.py --sessions 60 --rate 0.5 "
+             "--system 2000 --systems 3 --hash-ids --seed 7 -o %s/g.csv", dir);
+    run_tool(command);
+    char g[512];
+    snprintf(g, sizeof g, "%s/g.csv", dir);
+    char *made = scratch_read(g), *shipped = scratch_read("scenarios/traces/session_hash_ids.csv");
+    cr_assert(made && shipped);
+    cr_expect_str_eq(made, shipped);
+    free(made);
+    free(shipped);
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/prefix_hash_ids.lua -q --no-plots -o %s/o",
+                         dir), 0, "%s", err);
+    cr_expect(strstr(out, "-- holds") != NULL, "%s", out);
 }

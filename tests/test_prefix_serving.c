@@ -217,3 +217,116 @@ Test(prefix_serving, a_session_trace_replays_its_turns_onto_their_history)
     free(path);
     scratch_remove_dir(dir);
 }
+
+/* Replays the first `rows` rows of a trace with block ids (Mooncake's hash_ids). */
+static run_result replay_hashed_on(const char *path, uint64_t rows, routing_policy routing,
+                                   unsigned replicas, double kv_tokens)
+{
+    trace_options t = { .path = path, .time_column = "TIMESTAMP",
+                        .prompt_column = "ContextTokens", .output_column = "GeneratedTokens",
+                        .speedup = 1, .blocks_column = "hash_ids", .block_tokens = 100 };
+    serving_config c = chat_config(replicas, 1);
+    c.sessions = NULL;
+    c.system_prompts = NULL;
+    c.nsystem_prompts = 0;
+    c.trace = &t;
+    c.lengths_from_trace = true;
+    c.prefix_block = 100;
+    c.routing = routing;
+    c.max_arrivals = rows;
+    if (kv_tokens > 0)
+        c.replica.kv_capacity_tokens = kv_tokens;
+    return serving_run(&c, 1000);
+}
+
+static run_result replay_hashed(const char *path, uint64_t rows, routing_policy routing,
+                                unsigned replicas)
+{
+    return replay_hashed_on(path, rows, routing, replicas, 0);
+}
+
+Test(prefix_serving, a_trace_of_block_ids_finds_each_turns_leading_ids_cached)
+{
+    /* Blocks of 100 tokens, one replica, each row done before the next.  A request may
+     * skip whole blocks of its prompt but its last token, and caches the ids of its
+     * prompt's whole blocks:
+     *   250 tokens, ids 1 2 3: nothing held; caches 1 2 (3 is a partial block)
+     *   420, 1 2 4 5 6: 1 2 held, 4 not: 200; caches 1 2 4 5
+     *   300, 1 7 8: of the 2 blocks of its first 299 tokens, 1: 100
+     *   400, 1 2 4 5: 3 blocks of its first 399, all held: 300
+     *   500, no ids: nothing
+     *   200, 9 10: nothing
+     *   401, 1 2 3 11 12: 1 2, then 3, never cached whole: 200 */
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                            "0,250,20,1 2 3\n10,420,20,\"[1, 2, 4, 5, 6]\"\n"
+                                            "20,300,20,\"1,7,8\"\n30,400,20,1 2 4 5\n"
+                                            "40,500,20,\n50,200,20,9 10\n"
+                                            "60,401,20,1 2 3 11 12\n");
+    static const double cumulative[] = { 0, 200, 300, 600, 600, 600, 800 };
+    static const uint64_t hits[] = { 0, 1, 2, 3, 3, 3, 4 };
+    for (unsigned rows = 1; rows <= 7; rows++) {
+        run_result o = replay_hashed(path, rows, ROUTE_LEAST_OUTSTANDING, 1);
+        cr_expect_eq(o.stats.completed, rows);
+        cr_expect_eq(o.stats.prefix_cached_tokens, cumulative[rows - 1], "%u rows: %g tokens",
+                     rows, o.stats.prefix_cached_tokens);
+        cr_expect_eq(o.stats.prefix_hits, hits[rows - 1], "%u rows", rows);
+        cr_expect_eq(o.groups[0].prefix_evictions, 0);
+    }
+    /* prefix affinity on four replicas sends each row where its ids are: the same */
+    run_result aff = replay_hashed(path, 7, ROUTE_PREFIX_AFFINITY, 4);
+    cr_expect_eq(aff.stats.prefix_cached_tokens, 800);
+    free(path);
+    scratch_remove_dir(dir);
+}
+
+Test(prefix_serving, block_ids_want_their_own_block_size_and_no_system_prompt)
+{
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                            "0,250,20,1 2 3\n");
+    trace_options t = { .path = path, .time_column = "TIMESTAMP",
+                        .prompt_column = "ContextTokens", .output_column = "GeneratedTokens",
+                        .speedup = 1, .blocks_column = "hash_ids", .block_tokens = 100 };
+    serving_config c = chat_config(1, 1);
+    c.sessions = NULL;
+    c.trace = &t;
+    c.lengths_from_trace = true;
+    char err[512];
+    sim_engine *e = sim_engine_create();
+    c.prefix_block = 100; /* with the system prompt */
+    cr_expect_null(serving_create(e, &c, err, sizeof err));
+    c.nsystem_prompts = 0;
+    c.prefix_block = 16;
+    cr_expect_null(serving_create(e, &c, err, sizeof err));
+    cr_expect_str_eq(err, "a trace's block ids name whole prompts in blocks of their "
+                          "block_tokens: no system prompt, and a prefix cache of those blocks");
+    c.prefix_block = 100;
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_expect_not_null(s, "%s", err);
+    serving_free(s);
+    sim_engine_free(e);
+    free(path);
+    scratch_remove_dir(dir);
+}
+
+Test(prefix_serving, block_ids_are_evicted_when_the_cache_is_short)
+{
+    /* a (450 tokens: 4 whole blocks of 100), then b (4 others), then a again, on a
+     * replica of 600 tokens of cache: once b is cached at most 6 blocks stay, so a's
+     * last ones go (its first are newer) and a finds less than its 400 tokens again,
+     * which it finds with room for both */
+    char *dir = scratch_dir();
+    char *path = scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n"
+                                            "0,450,20,1 2 3 4 5\n10,450,20,11 12 13 14 15\n"
+                                            "20,450,20,1 2 3 4 6\n");
+    run_result roomy = replay_hashed(path, 3, ROUTE_LEAST_OUTSTANDING, 1);
+    cr_expect_eq(roomy.stats.prefix_cached_tokens, 400);
+    cr_expect_eq(roomy.groups[0].prefix_evictions, 0);
+    run_result short_of_room = replay_hashed_on(path, 3, ROUTE_LEAST_OUTSTANDING, 1, 600);
+    cr_expect_eq(short_of_room.stats.completed, 3);
+    cr_expect_gt(short_of_room.groups[0].prefix_evictions, 0);
+    cr_expect_lt(short_of_room.stats.prefix_cached_tokens, 400);
+    free(path);
+    scratch_remove_dir(dir);
+}

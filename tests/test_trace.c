@@ -18,7 +18,7 @@ TestSuite(trace, .init = setup, .fini = teardown);
 static trace_options azure(const char *path)
 {
     return (trace_options){ path, "TIMESTAMP", "ContextTokens", "GeneratedTokens", 1, false, 0,
-                            NULL };
+                            NULL, NULL, 0 };
 }
 
 Test(trace, the_azure_conversation_trace_streams_whole)
@@ -49,15 +49,22 @@ Test(trace, the_code_trace_too)
     cr_expect_float_eq(s.output_tokens, 245896, 0);
 }
 
-static void expect_trace_error(const char *text, const char *message)
+/* Scans text as a trace of options o (its path set here): the error "<path>:message". */
+static void expect_error_with(trace_options o, const char *text, const char *message)
 {
     char *path = scratch_file(dir, "t.csv", text), err[512], expected[512];
-    trace_options o = { path, "t", "in", "out", 1, false, 0, NULL };
+    o.path = path;
     trace_summary s;
     cr_expect_eq(trace_scan(&o, &s, err, sizeof err), -1, "accepted: %s", text);
     snprintf(expected, sizeof expected, "%s:%s", path, message);
     cr_expect_str_eq(err, expected);
     free(path);
+}
+
+static void expect_trace_error(const char *text, const char *message)
+{
+    expect_error_with((trace_options){ NULL, "t", "in", "out", 1, false, 0, NULL, NULL, 0 },
+                      text, message);
 }
 
 Test(trace, bad_rows_are_reported_with_file_and_row)
@@ -75,7 +82,7 @@ Test(trace, bad_rows_are_reported_with_file_and_row)
 Test(trace, skip_bad_skips_and_counts)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n0,10,5\n1,x,5\n2,10\n3,7,1\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, true, 0, NULL };
+    trace_options o = { path, "t", "in", "out", 1, true, 0, NULL, NULL, 0 };
     trace_summary s;
     cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
     cr_expect_eq(s.rows, 2);
@@ -88,7 +95,7 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
 {
     char *path = scratch_file(dir, "t.csv", "t,in,out\n\"2023-11-16 23:59:59.5\",1,1\n"
                                           "2023-11-17 00:00:01.25,2,3\n"), err[512];
-    trace_options o = { path, "t", "in", "out", 1, false, 0, NULL };
+    trace_options o = { path, "t", "in", "out", 1, false, 0, NULL, NULL, 0 };
     trace_reader *t = trace_open(&o, err, sizeof err);
     cr_assert_not_null(t, "%s", err);
     trace_record r;
@@ -110,7 +117,7 @@ Test(trace, timestamps_with_fractions_and_quoted_fields)
 Test(trace, a_byte_order_mark_is_skipped_and_a_nul_byte_refused)
 {
     char *path = scratch_file(dir, "bom.csv", "\xEF\xBB\xBFTIMESTAMP,in,out\n0,10,5\n"), err[512];
-    trace_options o = { path, "TIMESTAMP", "in", "out", 1, false, 0, NULL };
+    trace_options o = { path, "TIMESTAMP", "in", "out", 1, false, 0, NULL, NULL, 0 };
     trace_summary s;
     cr_expect_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
     cr_expect_eq(s.rows, 1);
@@ -122,7 +129,7 @@ Test(trace, a_byte_order_mark_is_skipped_and_a_nul_byte_refused)
     cr_assert_not_null(f);
     fwrite(text, 1, sizeof text - 1, f);
     fclose(f);
-    trace_options n = { nul_path, "t", "in", "out", 1, false, 0, NULL };
+    trace_options n = { nul_path, "t", "in", "out", 1, false, 0, NULL, NULL, 0 };
     cr_expect_eq(trace_scan(&n, &s, err, sizeof err), -1);
     char expected[1100];
     snprintf(expected, sizeof expected, "%s:row 3: a field holds a NUL byte", nul_path);
@@ -142,7 +149,7 @@ Test(trace, a_descriptor_reads_the_file_opened_whatever_the_name_becomes)
     snprintf(other, sizeof other, "%s/other.csv", dir);
     cr_assert_eq(unlink(path), 0);
     cr_assert_eq(symlink(other, path), 0, "the name now points elsewhere");
-    trace_options o = { path, "t", "in", "out", 1, false, fd, NULL };
+    trace_options o = { path, "t", "in", "out", 1, false, fd, NULL, NULL, 0 };
     for (int pass = 0; pass < 2; pass++) {
         trace_summary s;
         cr_assert_eq(trace_scan(&o, &s, err, sizeof err), 0, "%s", err);
@@ -151,4 +158,81 @@ Test(trace, a_descriptor_reads_the_file_opened_whatever_the_name_becomes)
     }
     close(fd);
     free(path);
+}
+
+/* A trace of hashed block ids (Mooncake's hash_ids), 4 tokens a block. */
+static trace_options with_blocks(const char *path)
+{
+    return (trace_options){ .path = path, .time_column = "t", .prompt_column = "in",
+                            .output_column = "out", .speedup = 1, .blocks_column = "ids",
+                            .block_tokens = 4 };
+}
+
+Test(trace, block_ids_are_read_with_spaces_commas_or_brackets)
+{
+    char *path = scratch_file(dir, "t.csv", "t,in,out,ids\n0,9,1,0 1 2\n1,8,1,\"[0, 1]\"\n"
+                                          "2,5,1,\n3,5,1,[]\n"
+                                          "4,12,1,\" 7,8 ,18446744073709551615 \"\n"),
+         err[512];
+    trace_options o = with_blocks(path);
+    trace_reader *t = trace_open(&o, err, sizeof err);
+    cr_assert(t, "%s", err);
+    static const uint64_t expected[][3] = { { 0, 1, 2 }, { 0, 1 }, { 0 }, { 0 },
+                                            { 7, 8, UINT64_MAX } };
+    static const unsigned counts[] = { 3, 2, 0, 0, 3 };
+    trace_record r;
+    for (int row = 0; row < 5; row++) {
+        cr_assert_eq(trace_next(t, &r, err, sizeof err), 1, "%s", err);
+        cr_expect_eq(r.nblocks, counts[row], "row %d: %u ids", row + 2, r.nblocks);
+        for (unsigned k = 0; k < r.nblocks && k < counts[row]; k++)
+            cr_expect_eq(r.blocks[k], expected[row][k], "row %d, id %u", row + 2, k);
+    }
+    cr_expect_eq(trace_next(t, &r, err, sizeof err), 0);
+    trace_close(t);
+    free(path);
+}
+
+static void expect_blocks_error(const char *text, const char *message)
+{
+    expect_error_with(with_blocks(NULL), text, message);
+}
+
+Test(trace, bad_block_ids_are_reported_with_file_and_row)
+{
+    /* 9 tokens of 4 a block: ceil(9 / 4) = 3 ids at most */
+    expect_blocks_error("t,in,out,ids\n0,9,1,0 1 2\n1,9,1,0 1 2 3\n",
+                        "row 3: ids: 4 block ids of 4 tokens for a prompt of 9 tokens, at most 3");
+    expect_blocks_error("t,in,out,ids\n0,9,1,0 x 2\n",
+                        "row 2: ids: expected block ids (whole numbers >= 0 separated by spaces "
+                        "or commas), got \"x\"");
+    expect_blocks_error("t,in,out,ids\n0,9,1,0 -1\n",
+                        "row 2: ids: expected block ids (whole numbers >= 0 separated by spaces "
+                        "or commas), got \"-1\"");
+    expect_blocks_error("t,in,out,ids\n0,9,1,1.5\n",
+                        "row 2: ids: expected block ids (whole numbers >= 0 separated by spaces "
+                        "or commas), got \"1.5\"");
+    expect_blocks_error("t,in,out,ids\n0,9,1,18446744073709551616\n",
+                        "row 2: ids: expected block ids (whole numbers >= 0 separated by spaces "
+                        "or commas), got \"18446744073709551616\"");
+    expect_blocks_error("t,in,out,ids\n0,9,1,\"[0, 1\"\n",
+                        "row 2: ids: expected block ids (whole numbers >= 0 separated by spaces "
+                        "or commas), got \"[0\"");
+    expect_blocks_error("t,in,out,ids\n0,0,1,0\n",
+                        "row 2: ids: 1 block ids of 4 tokens for a prompt of 0 tokens, at most 0");
+    expect_blocks_error("t,in,out\n0,9,1\n", "row 1: no column \"ids\" in the header");
+}
+
+Test(trace, a_row_holds_at_most_the_bounded_number_of_ids)
+{
+    /* TRACE_MAX_BLOCK_IDS + 1 zeros, for a prompt long enough to name them all */
+    size_t n = TRACE_MAX_BLOCK_IDS + 1;
+    char *text = malloc(2 * n + 64);
+    cr_assert(text);
+    int k = sprintf(text, "t,in,out,ids\n0,%zu,1,", 4 * n);
+    for (size_t i = 0; i < n; i++)
+        k += sprintf(text + k, i + 1 < n ? "0 " : "0\n");
+    char message[128];
+    snprintf(message, sizeof message, "row 2: ids: more than %d block ids", TRACE_MAX_BLOCK_IDS);
+    expect_blocks_error(text, message);
+    free(text);
 }

@@ -4,6 +4,7 @@
 
     python3 tools/session_trace.py [-o FILE] [--sessions N] [--rate R] [--turns LO HI]
         [--think S] [--system T] [--new T] [--output T] [--answer-s S] [--seed K]
+        [--hash-ids [--block B] [--systems K]]
 
 One row a turn, in time order, under the header
 
@@ -20,6 +21,15 @@ an exponential --think seconds (mean) after each answer, which is taken to end
 times, where fleetsim's own sessions wait for the answer).  New tokens and answers are
 lognormal with medians --new and --output and sigma 0.5.  Only python3's standard
 library; the same arguments give the same file byte for byte.
+
+With --hash-ids a fifth column, hash_ids, names each turn's prompt blocks of --block
+tokens (512) as Mooncake's traces do (fs.trace { blocks = "hash_ids" }): ids separated
+by spaces, each new block's id the next integer, so that equal ids at one position mean
+an equal prefix.  Each session draws one of --systems system prompts (1; uniformly), a
+block wholly inside it is named by the system prompt's id (shared by the sessions that
+drew it), every later whole block by the session's own (kept from turn to turn: turn k
+resends turn k-1's tokens), and a partial last block by a fresh id (its content changes
+when the next turn fills it).
 """
 import argparse
 import heapq
@@ -32,16 +42,45 @@ def lognormal(rng, median, sigma=0.5):
     return max(1, int(round(median * math.exp(rng.gauss(0, sigma)))))
 
 
-def turns_of(args, rng, start_s, name):
-    """The rows (time, session, prompt, output) of one session."""
+class BlockIds:
+    """Mooncake-style ids: the next integer for every block not named before."""
+
+    def __init__(self, args):
+        self.block, self.next = args.block, 0
+        # the system prompts' whole blocks, shared by every session that draws one
+        self.systems = [self.fresh(args.system // args.block) for _ in range(args.systems)]
+
+    def fresh(self, n):
+        ids = list(range(self.next, self.next + n))
+        self.next += n
+        return ids
+
+    def of_prompt(self, system, own, prompt):
+        """The ids of a prompt of `prompt` tokens: the system prompt's whole blocks, then
+        the session's whole blocks (own grows as they appear), then a partial one."""
+        whole, ids = prompt // self.block, list(self.systems[system])[:prompt // self.block]
+        while len(ids) + len(own) < whole:
+            own.extend(self.fresh(1))
+        ids.extend(own[:whole - len(ids)])
+        if prompt % self.block:
+            ids.extend(self.fresh(1))
+        return ids
+
+
+def turns_of(args, rng, start_s, name, blocks, system_rng):
+    """The rows (time, session, prompt, output, ids) of one session."""
     rows, history, at = [], args.system, start_s
     for _ in range(rng.randint(args.turns[0], args.turns[1])):
         prompt = history + lognormal(rng, args.new)
         output = lognormal(rng, args.output)
-        rows.append((at, name, prompt, output))
+        rows.append([at, name, prompt, output, None])
         history = prompt + output
         at += output * args.answer_s + rng.expovariate(1 / args.think)
-    return rows
+    if blocks:  # from a stream of its own: the rows are those of a trace without ids
+        system, own = system_rng.randrange(args.systems), []
+        for row in rows:
+            row[4] = blocks.of_prompt(system, own, row[2])
+    return [tuple(row) for row in rows]
 
 
 def main(argv):
@@ -56,20 +95,27 @@ def main(argv):
     p.add_argument("--output", type=float, default=250, help="median answer tokens")
     p.add_argument("--answer-s", type=float, default=0.02, help="seconds an answer token")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--hash-ids", action="store_true", help="a hash_ids column of block ids")
+    p.add_argument("--block", type=int, default=512, help="tokens a block id (--hash-ids)")
+    p.add_argument("--systems", type=int, default=1, help="system prompts (--hash-ids)")
     args = p.parse_args(argv)
     if args.sessions < 0 or args.rate <= 0 or args.think <= 0 or args.system < 0 \
-            or not 1 <= args.turns[0] <= args.turns[1]:
-        p.error("expected --sessions >= 0, --rate > 0, --think > 0, --system >= 0 and "
-                "1 <= LO <= HI for --turns")
+            or not 1 <= args.turns[0] <= args.turns[1] or args.block < 1 or args.systems < 1:
+        p.error("expected --sessions >= 0, --rate > 0, --think > 0, --system >= 0, "
+                "1 <= LO <= HI for --turns, --block >= 1 and --systems >= 1")
     rng = random.Random(args.seed)
+    blocks = BlockIds(args) if args.hash_ids else None
+    system_rng = random.Random("systems %d" % args.seed)
     sessions, at = [], 0.0
     for k in range(args.sessions):
-        sessions.append(turns_of(args, rng, at, "s%d" % (k + 1)))
+        sessions.append(turns_of(args, rng, at, "s%d" % (k + 1), blocks, system_rng))
         at += rng.expovariate(args.rate)
     out = sys.stdout if args.output_file == "-" else open(args.output_file, "w", newline="")
-    out.write("TIMESTAMP,session_id,ContextTokens,GeneratedTokens\n")
-    for t, name, prompt, output in heapq.merge(*sessions):  # each session is in time order
-        out.write("%.6f,%s,%d,%d\n" % (t, name, prompt, output))
+    out.write("TIMESTAMP,session_id,ContextTokens,GeneratedTokens%s\n"
+              % (",hash_ids" if blocks else ""))
+    for t, name, prompt, output, ids in heapq.merge(*sessions):  # each session in time order
+        tail = "," + " ".join(map(str, ids)) if blocks else ""
+        out.write("%.6f,%s,%d,%d%s\n" % (t, name, prompt, output, tail))
     if out is not sys.stdout:
         out.close()
     return 0
