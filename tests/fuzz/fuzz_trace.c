@@ -2,7 +2,8 @@
  * reader (models/cluster_trace.h) on arbitrary CSV text.
  *
  * The first byte picks the reader and its options: bit 0 the cluster reader, bit 1
- * skip_bad, bit 2 a speedup of 7.  For the cluster reader the rest of the input is the
+ * skip_bad, bit 2 a speedup of 7, bit 3 the session column "session_id" and the block
+ * ids column "hash_ids" (of 4 tokens a block when bit 4 is set, else the default).  For the cluster reader the rest of the input is the
  * node list, then a form feed (\f), then the task list. */
 #include <stdint.h>
 #include <string.h>
@@ -18,13 +19,19 @@ static void fuzz_request_trace(const uint8_t *data, size_t size, unsigned flags)
         .path = path, .time_column = "TIMESTAMP", .prompt_column = "ContextTokens",
         .output_column = "GeneratedTokens", .speedup = flags & 4 ? 7 : 1,
         .skip_bad = flags & 2,
+        .session_column = flags & 8 ? "session_id" : NULL,
+        .blocks_column = flags & 8 ? "hash_ids" : NULL,
+        .block_tokens = flags & 16 ? 4 : 0,
     };
     char err[1024];
     trace_reader *t = trace_open(&options, err, sizeof err);
     if (t) {
         trace_record r;
+        uint64_t sum = 0;
         while (trace_next(t, &r, err, sizeof err) == 1)
-            ;
+            for (unsigned i = 0; i < r.nblocks; i++) /* every id the reader hands out */
+                sum += r.blocks[i];
+        (void)sum;
         trace_skipped(t);
         trace_close(t);
     }

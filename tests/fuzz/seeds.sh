@@ -24,6 +24,11 @@ for f in scenarios/traces/azure_*.csv tests/data/fleet/*.csv; do
   { printf '\000'; head -n 30 "$f"; } > "$out/fuzz_trace/requests$n"
   { printf '\002'; head -n 30 "$f"; } > "$out/fuzz_trace/requests_skip$n"
 done
+# sessions with hashed block ids: flag bit 3 reads session_id and hash_ids
+{ printf '\010'; head -n 30 scenarios/traces/session_hash_ids.csv; } \
+  > "$out/fuzz_trace/session_hash_ids"
+{ printf '\032'; head -n 30 scenarios/traces/session_hash_ids.csv; } \
+  > "$out/fuzz_trace/session_hash_ids_small_blocks"
 n=0
 for nodes in scenarios/traces/openb_node_list_gpu_node.csv tests/data/gpu_tasks_*nodes.csv; do
   for tasks in scenarios/traces/openb_pod_list_default.csv tests/data/gpu_tasks_*tasks.csv; do
