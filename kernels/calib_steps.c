@@ -99,11 +99,26 @@ typedef struct fit_data {
     const perf_profile *base;
 } fit_data;
 
-/* theta: square roots of the times (non-negative), logs of the shares. */
+/* A share from its fitted variable: exp of a log bounded to +-log(CALIB_STEPS_SHARE_MAX),
+ * smoothly (tanh), so that the fit stays unconstrained and the share in range. */
+static double share_of(double t)
+{
+    double b = log(CALIB_STEPS_SHARE_MAX);
+    return exp(b * tanh(t / b));
+}
+
+/* The fitted variable of a share (its inverse; share strictly inside the range). */
+static double variable_of(double share)
+{
+    double b = log(CALIB_STEPS_SHARE_MAX);
+    return b * atanh(log(share) / b);
+}
+
+/* theta: square roots of the times (non-negative), bounded logs of the shares. */
 static calib_steps_params params_of(const double *t)
 {
-    return (calib_steps_params){ t[0] * t[0], t[1] * t[1], exp(t[2]), exp(t[3]), exp(t[4]),
-                                 exp(t[5]), exp(t[6]), t[7] * t[7] };
+    return (calib_steps_params){ t[0] * t[0], t[1] * t[1], share_of(t[2]), share_of(t[3]),
+                                 share_of(t[4]), share_of(t[5]), share_of(t[6]), t[7] * t[7] };
 }
 
 static double step_model(const double *theta, size_t i, void *data)
@@ -151,7 +166,7 @@ int calib_steps_fit_rows(const calib_step *rows, size_t n, const perf_profile *b
     double best = INFINITY, theta[NPARAMS], kept[NPARAMS];
     const double scales[] = { 1, 0.5, 2 };
     for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
-        double share = log(scales[s]);
+        double share = variable_of(scales[s]);
         double trial[NPARAMS] = { sqrt(fmax(host0, 1e-6)), 1e-3, share, share, share,
                                   share, share, 1e-3 };
         double rms = calib_fit_relative(step_model, &d, y, m, trial, NPARAMS);

@@ -9,6 +9,14 @@
  * kernel's floor (an eager framework's dispatch per operator).  Fitted by relative
  * nonlinear least squares of the model itself (perf_iteration with the adjusted table,
  * gsl_multifit_nlinear), on the rows not held out; the held-out rows are only predicted.
+ *
+ * Each share is kept within 1/CALIB_STEPS_SHARE_MAX .. CALIB_STEPS_SHARE_MAX of the
+ * table's (a smooth bound: the fit works on an unbounded variable mapped into the
+ * range).  The shares measured between an operator alone and the same operator inside
+ * a step are 2 to 7 (docs/calibration.md: an RMSNorm of one token, 10 us alone, 60-70
+ * us in a step), so 16 leaves room; beyond it the rows do not identify the class: its
+ * time goes into another parameter (host work, dispatch), and an unbounded share ran to
+ * 2e12 on a noisy run, a profile that no loader takes.
  */
 #ifndef FLEETSIM_KERNELS_CALIB_STEPS_H
 #define FLEETSIM_KERNELS_CALIB_STEPS_H
@@ -34,6 +42,8 @@ typedef struct calib_step {
     unsigned line;               /* in the file */
     bool held_out;
 } calib_step;
+
+#define CALIB_STEPS_SHARE_MAX 16.0
 
 typedef struct calib_steps_params {
     double host_s, host_per_seq_s;   /* seconds per iteration, and per sequence */

@@ -93,6 +93,45 @@ Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
     cr_expect_gt(fabs(fit.before.worst_rel), 0.1); /* the table alone was off */
 }
 
+/* Steps in which the memory passes cost nothing (their share a thousand times the
+ * table's) do not identify that share: the fit keeps it within its bound instead of
+ * running away (a noisy CI run once wrote a share of 2e12, which the loader refused). */
+Test(calib_steps, an_unidentified_share_stays_within_its_bound)
+{
+    device_spec d = cpu_device();
+    perf_profile base = table_profile(&d);
+    model_spec models[] = { shape(2, 1024, 16, 4, 2816, 16000), shape(6, 512, 8, 8, 1408, 8000) };
+    const calib_steps_params truth = { .host_s = 2e-3, .host_per_seq_s = 1e-4,
+                                       .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
+                                       .attention_prefill = 0.5, .attention_decode = 0.7,
+                                       .passes = 1e6, .kernel_s = 5e-6 };
+    perf_profile engine;
+    calib_steps_adjust(&base, &truth, &engine);
+    calib_step rows[64];
+    size_t n = 0;
+    for (size_t m = 0; m < 2; m++) {
+        for (double p = 64; p <= 1024; p *= 4)
+            rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false };
+        for (double b = 1; b <= 16; b *= 4)
+            for (double c = 128; c <= 2048; c *= 4)
+                rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, b, 0, b, c, 0, 0, false };
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i].seconds = calib_step_predict(&rows[i], &engine);
+    calib_steps_fit fit;
+    perf_profile fitted;
+    char err[256];
+    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    const calib_steps_params *q = &fit.params;
+    const double shares[] = { q->gemm_compute, q->gemm_bandwidth, q->attention_prefill,
+                              q->attention_decode, q->passes };
+    for (size_t k = 0; k < 5; k++)
+        cr_expect(shares[k] <= CALIB_STEPS_SHARE_MAX && shares[k] >= 1 / CALIB_STEPS_SHARE_MAX,
+                  "share %zu: %g", k, shares[k]);
+    cr_expect_lt(fabs(fit.train.worst_rel), 0.05, "the steps are still fitted: %g (passes %g)",
+                 fit.train.worst_rel, q->passes);
+}
+
 Test(calib_steps, every_fourth_row_is_held_out)
 {
     calib_step rows[8] = { 0 };
