@@ -54,6 +54,28 @@ static model_spec shape(unsigned layers, unsigned hidden, unsigned heads, unsign
     return m;
 }
 
+/* The grid of steps both models are timed at (prefill 64-1024 tokens; decode batch 1-16
+ * at context 128-2048), their seconds what the table adjusted by truth predicts; the
+ * row count. */
+static size_t synthetic_steps(const perf_profile *base, const calib_steps_params *truth,
+                              const model_spec models[2], const device_spec *d,
+                              calib_step rows[64])
+{
+    perf_profile engine;
+    calib_steps_adjust(base, truth, &engine);
+    size_t n = 0;
+    for (size_t m = 0; m < 2; m++) {
+        for (double p = 64; p <= 1024; p *= 4)
+            rows[n++] = (calib_step){ &models[m], d, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false };
+        for (double b = 1; b <= 16; b *= 4)
+            for (double c = 128; c <= 2048; c *= 4)
+                rows[n++] = (calib_step){ &models[m], d, PREC_FP32, 1, b, 0, b, c, 0, 0, false };
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i].seconds = calib_step_predict(&rows[i], &engine);
+    return n;
+}
+
 Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
 {
     device_spec d = cpu_device();
@@ -63,19 +85,8 @@ Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
                                        .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
                                        .attention_prefill = 0.5, .attention_decode = 0.7,
                                        .passes = 0.4, .kernel_s = 5e-6 };
-    perf_profile engine;
-    calib_steps_adjust(&base, &truth, &engine);
     calib_step rows[64];
-    size_t n = 0;
-    for (size_t m = 0; m < 2; m++) {
-        for (double p = 64; p <= 1024; p *= 4)
-            rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false };
-        for (double b = 1; b <= 16; b *= 4)
-            for (double c = 128; c <= 2048; c *= 4)
-                rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, b, 0, b, c, 0, 0, false };
-    }
-    for (size_t i = 0; i < n; i++)
-        rows[i].seconds = calib_step_predict(&rows[i], &engine);
+    size_t n = synthetic_steps(&base, &truth, models, &d, rows);
     calib_steps_hold_out(rows, n, 0.25);
     calib_steps_fit fit;
     perf_profile fitted;
@@ -105,19 +116,8 @@ Test(calib_steps, an_unidentified_share_stays_within_its_bound)
                                        .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
                                        .attention_prefill = 0.5, .attention_decode = 0.7,
                                        .passes = 1e6, .kernel_s = 5e-6 };
-    perf_profile engine;
-    calib_steps_adjust(&base, &truth, &engine);
     calib_step rows[64];
-    size_t n = 0;
-    for (size_t m = 0; m < 2; m++) {
-        for (double p = 64; p <= 1024; p *= 4)
-            rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false };
-        for (double b = 1; b <= 16; b *= 4)
-            for (double c = 128; c <= 2048; c *= 4)
-                rows[n++] = (calib_step){ &models[m], &d, PREC_FP32, 1, b, 0, b, c, 0, 0, false };
-    }
-    for (size_t i = 0; i < n; i++)
-        rows[i].seconds = calib_step_predict(&rows[i], &engine);
+    size_t n = synthetic_steps(&base, &truth, models, &d, rows);
     calib_steps_fit fit;
     perf_profile fitted;
     char err[256];
