@@ -1,6 +1,7 @@
 /* Continuous batching on one replica (see replica.h). */
 #include "models/replica.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -49,7 +50,7 @@ struct replica {
 };
 
 static void on_iteration_end(sim_engine *e, void *data);
-static void plan(replica *r, double now);
+static void plan(replica *r, double now, unsigned decoding_first);
 static void cut_run(replica *r, double now);
 
 replica *replica_create(sim_engine *engine, const replica_config *config,
@@ -444,10 +445,17 @@ static void start_prefill(replica *r, double now)
     const replica_config *c = &r->config;
     perf_batch b = { 0 };
     double prefill = 0, budget = c->max_tokens, cached_read = 0, verified = 0, verified_context = 0;
+    bool plain = !c->spec_k && !c->model->window;
+    uint64_t decode_cached = 0; /* the plain case's decode context, exact (see start_decode) */
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         q->chunk = 0;
-        if (decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
+        if (plain) {
+            if (decoding(q)) {
+                b.decode_seqs++;
+                decode_cached += q->cached;
+            }
+        } else if (decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
             verified++;
             verified_context += q->cached + 1.0;
             budget -= c->spec_k + 1.0;
@@ -456,6 +464,10 @@ static void start_prefill(replica *r, double now)
             b.decode_context += held(r, q->cached + 1.0); /* the input token attends to itself too */
             budget--;
         }
+    }
+    if (plain) { /* the input token attends to itself too */
+        b.decode_context = (double)decode_cached + b.decode_seqs;
+        budget -= b.decode_seqs;
     }
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
@@ -520,7 +532,23 @@ static void start_decode(replica *r, double now)
     const replica_config *c = &r->config;
     double context = 0, growth = 0, cache_growth = 0, fewest = INFINITY;
     unsigned window = c->model->window;
-    for (unsigned i = 0; i < r->nrunning; i++) {
+    if (!window && !c->spec_k) {
+        /* the plain case, the hot one: every term is a whole number, so sums and the
+         * least in integers are the doubles' own, bit for bit (exact below 2^53), with
+         * no floating-point chain and no fmin call a sequence */
+        uint64_t cached = 0;
+        unsigned least = UINT_MAX;
+        for (unsigned i = 0; i < r->nrunning; i++) {
+            const llm_request *q = r->running[i];
+            unsigned left = q->output - q->generated;
+            cached += q->cached;
+            least = left < least ? left : least;
+        }
+        context = (double)cached + r->nrunning; /* each sequence's input token too */
+        growth = r->nrunning;
+        fewest = r->nrunning ? least : INFINITY;
+    }
+    for (unsigned i = 0; (window || c->spec_k) && i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         double at = q->cached + 1.0;
         context += held(r, at);
@@ -653,7 +681,9 @@ static void notify_busy(replica *r, bool busy)
         r->config.on_busy(r->config.busy_context, busy);
 }
 
-static void plan(replica *r, double now)
+/* decoding_first: the running sequences known to be decoding, the first ones (a decode
+ * run's, when it ends: admit() appends after them), so that only the rest are looked at */
+static void plan(replica *r, double now, unsigned decoding_first)
 {
     admit(r, now);
     /* under preemption the next step needs the pending prompts and a token per
@@ -669,7 +699,8 @@ static void plan(replica *r, double now)
     /* before planning, so that a speed the sharing group sets for it applies to the
      * first iteration */
     notify_busy(r, true);
-    for (unsigned i = 0; i < r->nrunning; i++) {
+    for (unsigned i = decoding_first < r->nrunning ? decoding_first : r->nrunning;
+         i < r->nrunning; i++) {
         if (!decoding(r->running[i])) {
             start_prefill(r, now);
             return;
@@ -686,6 +717,7 @@ static void on_iteration_end(sim_engine *e, void *data)
     /* a run of n iterations reads its first one's context, growing a token per sequence
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
+    bool finished = r->phase == PREFILL; /* a prefill may finish any: retire() looks */
     r->stats.iterations += n_run;
     if (r->slots && r->config.lora_stats && now >= r->config.lora_stats->warmup_s) {
         r->config.lora_stats->iterations += n_run;
@@ -732,6 +764,7 @@ static void on_iteration_end(sim_engine *e, void *data)
             if (windowed) /* exact, whichever side of the window each sequence is */
                 r->kv_committed += held_growth(r, q->cached, q->cached + n);
             advance(r, q, n);
+            finished |= q->generated >= q->output;
         }
         if (preempting && n > 1) {
             /* the cache grew by a token per sequence at each of the run's boundaries:
@@ -745,8 +778,11 @@ static void on_iteration_end(sim_engine *e, void *data)
         if (preempting && !windowed)
             r->kv_committed += (double)n * r->nrunning;
     }
-    retire(r, now);
-    plan(r, now);
+    /* a run that an arrival cut short finished no one: nothing to look for */
+    if (finished)
+        retire(r, now);
+    /* after a decode run every sequence left is decoding */
+    plan(r, now, r->phase == DECODE ? r->nrunning : 0);
 }
 
 /* Drops, at an arrival, the waiting requests that are past their deadline: without it
@@ -810,7 +846,7 @@ static void enqueue(replica *r, llm_request *q, double now)
     r->waiting_count++;
     r->waiting_tokens += remaining_tokens(q);
     if (r->phase == IDLE) {
-        plan(r, now);
+        plan(r, now, 0);
         return;
     }
     /* A fast decode run is cut at the iteration in progress, so the request can join at
