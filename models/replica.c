@@ -439,8 +439,9 @@ static void retire(replica *r, double now)
 }
 
 /* An iteration with prompt tokens: decoders advance by one token, chunks are planned
- * in admission order within the token budget. */
-static void start_prefill(replica *r, double now)
+ * in admission order within the token budget.  first_prompt: the first running sequence
+ * with prompt tokens left (all before it are decoding). */
+static void start_prefill(replica *r, double now, unsigned first_prompt)
 {
     const replica_config *c = &r->config;
     perf_batch b = { 0 };
@@ -469,7 +470,7 @@ static void start_prefill(replica *r, double now)
         b.decode_context = (double)decode_cached + b.decode_seqs;
         budget -= b.decode_seqs;
     }
-    for (unsigned i = 0; i < r->nrunning; i++) {
+    for (unsigned i = first_prompt; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         unsigned left = q->target - q->prefilled;
         if (left == 0)
@@ -702,7 +703,7 @@ static void plan(replica *r, double now, unsigned decoding_first)
     for (unsigned i = decoding_first < r->nrunning ? decoding_first : r->nrunning;
          i < r->nrunning; i++) {
         if (!decoding(r->running[i])) {
-            start_prefill(r, now);
+            start_prefill(r, now, i);
             return;
         }
     }
