@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lua/validate_serving.h"
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
@@ -260,6 +261,29 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (strstr(metric, "p99"))
         return refuse(out, "a percentile under load needs the serving simulation");
 
+    if (strstr(row->batch, "concurrency") && batch >= 1) {
+        /* a closed loop of `batch` users (a benchmark client's concurrency): the serving
+         * simulation of them on the replicas (lua/validate_serving.h) */
+        closed_loop_result loop;
+        char why[256];
+        if (!validate_closed_loop(&s, mem.kv_capacity_tokens, (unsigned)replicas,
+                                  (unsigned)batch, (unsigned)in, (unsigned)outlen, &loop, why,
+                                  sizeof why))
+            return refuse(out, "%s", why);
+        if (!strcmp(row->category, "throughput")) {
+            out->value = per_gpu ? loop.tokens_per_s / gpus : loop.tokens_per_s;
+        } else if (strstr(metric, "first token") && !strcmp(row->unit, "ms")) {
+            out->value = loop.ttft_s * 1e3;
+        } else if ((strstr(metric, "per output token") || strstr(metric, "inter-token"))
+                   && !strcmp(row->unit, "ms")) {
+            out->value = loop.tpot_s * 1e3;
+        } else {
+            return refuse(out, "the closed-loop simulation has no figure for '%s' in %s",
+                          metric, row->unit);
+        }
+        out->predicted = true;
+        return;
+    }
     if (!strcmp(row->category, "throughput")) {
         double rate;
         if (strstr(row->batch, "all requests queued")) {
@@ -302,6 +326,25 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     refuse(out, "category '%s' not known", row->category);
 }
 
+/* A vLLM engine that runs its tensor-parallel workers as local processes: named vLLM,
+ * not with Ray, and not a stated version before 0.5 ("vLLM 0.4.2", "vLLM v0.4"; a
+ * generation such as "V0 engine" or no version is taken as a later one). */
+static bool vllm_without_ray(const char *engine)
+{
+    const char *v = strstr(engine, "vLLM");
+    if (!v || strstr(engine, "Ray"))
+        return false;
+    v += 4;
+    while (*v == ' ')
+        v++;
+    if (*v == 'v')
+        v++;
+    unsigned major, minor;
+    if (sscanf(v, "%u.%u", &major, &minor) == 2 && isdigit((unsigned char)*v))
+        return major > 0 || minor >= 5;
+    return true;
+}
+
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
 {
     memset(out, 0, sizeof *out);
@@ -335,6 +378,15 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
      * its rows are predicted from the GPU's work alone. */
     if (strstr(row->engine, "TensorRT-LLM") || strstr(row->engine, "NIM"))
         p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0;
+    /* The tensor-parallel part of that host work is its Ray workers' communication (the
+     * profile's ray_comm column, nothing else).  vLLM runs its tensor-parallel workers
+     * on one node as local processes, not Ray actors, by default since v0.5.0 (vLLM pull
+     * request #5230, June 2024, "Default to multiprocessing for single-node distributed
+     * case"); its rows here are later (they name Llama 3.1 and H200 machines) and on one
+     * node, so they pay the rest of the host work but not that term.  What the
+     * multiprocessing hand-off costs instead is not measured in the fit set: 0. */
+    else if (vllm_without_ray(row->engine))
+        p.host_tp_s = p.host_tp_per_seq_s = 0;
     if (!strcmp(row->category, "training"))
         predict_training(m, d, &p, prec, row, out);
     else

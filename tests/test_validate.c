@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "lua/catalog.h"
+#include "lua/validate_serving.h"
+#include "models/memory.h"
 #include "models/perf.h"
 #include "models/validate.h"
 #include "support/cli.h"
@@ -88,26 +90,115 @@ Test(validate, tiny_table_by_hand)
     free(err);
 }
 
-Test(validate, tensorrt_llm_rows_are_the_gpu_work_alone)
+/* The engines table's predictions (CSV), and the H100 family's default profile. */
+static char *engines_table(void)
 {
-    /* the same TTFT row from a Python engine (the profiled host work) and from
-     * TensorRT-LLM (no host work): they differ by exactly one iteration's host time at
-     * one sequence, base + per sequence, on the H100 family's table */
     char *out = NULL, *err = NULL;
     cr_assert_eq(cli_run(&out, &err, "validate --table tests/data/validation/engines.csv --csv"),
                  0, "%s", err);
+    free(err);
+    return out;
+}
+
+static perf_profile h100_profile(void)
+{
     catalog cat;
     char msg[512];
     cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
     perf_profile p = perf_default_profile(catalog_device(&cat, "H100-SXM"));
     catalog_release(&cat);
+    return p;
+}
+
+Test(validate, tensorrt_llm_rows_are_the_gpu_work_alone)
+{
+    /* the same TTFT row from a Python engine (the profiled host work) and from
+     * TensorRT-LLM (no host work): they differ by exactly one iteration's host time at
+     * one sequence, base + per sequence, on the H100 family's table */
+    char *out = engines_table();
+    perf_profile p = h100_profile();
     double host_ms = 1e3 * (p.host_s + p.host_per_seq_s);
     cr_expect_gt(host_ms, 0.5, "the profiled engine's host work is about a millisecond");
     double python = predicted_of(out, "E01"), cpp = predicted_of(out, "E02");
     cr_expect(fabs(python - cpp - host_ms) <= 1e-9 * python, "%g - %g != %g", python, cpp,
               host_ms);
     free(out);
-    free(err);
+}
+
+Test(validate, vllm_rows_pay_no_ray_term_from_0_5_on)
+{
+    /* at tp 2 a vLLM row of 0.4 pays the profiled engine's Ray workers' communication
+     * (host_tp, once a step, plus per sequence); one of an unstated (later) version does
+     * not; one that says it runs Ray workers does, whatever its version */
+    char *out = engines_table();
+    perf_profile p = h100_profile();
+    double ray_ms = 1e3 * (p.host_tp_s + p.host_tp_per_seq_s);
+    cr_expect_gt(ray_ms, 1, "the profiled Ray term is milliseconds");
+    double old = predicted_of(out, "E03"), later = predicted_of(out, "E04");
+    cr_expect(fabs(old - later - ray_ms) <= 1e-9 * old, "%g - %g != %g", old, later, ray_ms);
+    cr_expect(close_to(predicted_of(out, "E05"), old), "%s", out);
+    free(out);
+}
+
+/* Llama-3-8B in fp16 on one H100 at its default profile (p must outlive the setup). */
+static perf_setup llama_8b_h100(catalog *cat, perf_profile *p)
+{
+    char msg[512];
+    cr_assert_eq(catalog_load(cat, msg, sizeof msg), 0, "%s", msg);
+    const device_spec *d = catalog_device(cat, "H100-SXM");
+    *p = perf_default_profile(d);
+    return (perf_setup){ .model = catalog_model(cat, "llama-3-8b"), .device = d, .profile = p,
+                         .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+}
+
+Test(validate, one_closed_loop_user_by_hand)
+{
+    /* one user asking again as each answer ends finds the replica idle every time: a
+     * prefill of its prompt alone, then output - 1 decode steps of one sequence, step j
+     * at a context of prompt + j; the closed form of the runs matches the steps summed
+     * one by one */
+    catalog cat;
+    perf_profile p;
+    perf_setup s = llama_8b_h100(&cat, &p);
+    char err[256];
+    double capacity =
+        memory_inference(s.model, s.device, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens;
+    unsigned prompt = 1000, output = 200;
+    closed_loop_result r;
+    cr_assert(validate_closed_loop(&s, capacity, 1, 1, prompt, output, &r, err, sizeof err), "%s",
+              err);
+    double ttft = perf_prefill(&s, 1, prompt).total_s, decode = 0;
+    for (unsigned j = 1; j < output; j++)
+        decode += perf_decode_step(&s, 1, prompt + (double)j).total_s;
+    double tpot = decode / (output - 1), e2e = ttft + decode;
+    cr_expect(fabs(r.ttft_s - ttft) <= 1e-9 * ttft, "ttft %.12g, by hand %.12g", r.ttft_s, ttft);
+    cr_expect(fabs(r.tpot_s - tpot) <= 1e-6 * tpot, "tpot %.12g, by hand %.12g", r.tpot_s, tpot);
+    cr_expect(fabs(r.e2e_s - e2e) <= 1e-6 * e2e, "e2e %.12g, by hand %.12g", r.e2e_s, e2e);
+    cr_expect(fabs(r.tokens_per_s - output / e2e) <= 1e-6 * r.tokens_per_s, "%g", r.tokens_per_s);
+    cr_expect(r.requests >= 9 && r.requests <= 11, "ten cycles measured, got %g requests",
+              r.requests);
+    catalog_release(&cat);
+}
+
+Test(validate, closed_loop_users_beyond_the_cache_wait)
+{
+    /* a cache that holds 4 requests: 8 users get no more tokens a second than 4, and
+     * each waits for the others' wave (its response time about doubles) */
+    catalog cat;
+    perf_profile p;
+    perf_setup s = llama_8b_h100(&cat, &p);
+    char err[256];
+    closed_loop_result four, eight;
+    cr_assert(validate_closed_loop(&s, 4 * 1200, 1, 4, 1000, 200, &four, err, sizeof err), "%s",
+              err);
+    cr_assert(validate_closed_loop(&s, 4 * 1200, 1, 8, 1000, 200, &eight, err, sizeof err), "%s",
+              err);
+    cr_expect(fabs(eight.tokens_per_s / four.tokens_per_s - 1) < 0.02, "%g vs %g",
+              eight.tokens_per_s, four.tokens_per_s);
+    cr_expect(fabs(eight.e2e_s / four.e2e_s - 2) < 0.05, "%g vs %g", eight.e2e_s, four.e2e_s);
+    cr_expect_not(validate_closed_loop(&s, 1000, 1, 1, 1000, 200, &four, err, sizeof err));
+    cr_expect(strstr(err, "does not fit the cache"), "%s", err);
+    catalog_release(&cat);
 }
 
 Test(validate, shipped_table_runs)

@@ -1,0 +1,66 @@
+/* Closed-loop users on the serving simulation, for `fleetsim validate` (see
+ * validate_serving.h). */
+#include "lua/validate_serving.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "models/serving.h"
+#include "sim/engine.h"
+
+bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
+                          unsigned users, unsigned prompt, unsigned output,
+                          closed_loop_result *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    const unsigned max_batch = 256;
+    /* a cycle: the requests a replica holds at once prefill together and decode at their
+     * mean context; a user waits for the waves ahead of its own */
+    double fit = fmin(fmin(ceil((double)users / replicas), max_batch),
+                      floor(kv_capacity_tokens / ((double)prompt + output)));
+    if (fit < 1) {
+        snprintf(err, err_size,
+                 "one request of %u + %u tokens does not fit the cache (%.0f tokens)", prompt,
+                 output, kv_capacity_tokens);
+        return false;
+    }
+    double decode = perf_decode_step(s, (unsigned)fit, prompt + output / 2.0).total_s;
+    double wave = perf_prefill(s, (unsigned)fit, prompt).total_s + (output - 1.0) * decode;
+    double cycle = ceil((double)users / replicas / fit) * wave;
+    traffic_spec users_loop = { .kind = TRAFFIC_CLOSED_LOOP, .users = users,
+                                .think_s = sim_dist_constant(0) };
+    serving_config c = {
+        .name = "validate", .replicas = replicas, .routing = ROUTE_LEAST_OUTSTANDING,
+        .traffic = &users_loop,
+        .prompt_tokens = sim_dist_constant(prompt), .output_tokens = sim_dist_constant(output),
+        .rtt_s = sim_dist_constant(0), .warmup_s = 2 * cycle, .seed = 1,
+    };
+    c.replica = (replica_config){
+        .model = s->model, .device = s->device, .profile = *s->profile, .prec = s->weights,
+        .kv_prec = s->kv, .tp = s->tp, .expert_parallel = s->expert_parallel,
+        .expert_skew = s->expert_skew, .attention_dp = s->attention_dp,
+        .max_batch = max_batch, .max_tokens = 8192, .chunked_prefill = true,
+        .kv_capacity_tokens = kv_capacity_tokens,
+    };
+    sim_engine *e = sim_engine_create();
+    serving *sv = e ? serving_create(e, &c, err, err_size) : NULL;
+    if (!sv) {
+        if (!e)
+            snprintf(err, err_size, "out of memory");
+        sim_engine_free(e);
+        return false;
+    }
+    serving_start(sv);
+    double end = 12 * cycle;
+    sim_engine_run_until(e, end);
+    const serving_stats *st = serving_get_stats(sv);
+    out->ttft_s = sim_stat_mean(&st->ttft_s);
+    out->tpot_s = sim_stat_mean(&st->tpot_s);
+    out->e2e_s = sim_stat_mean(&st->e2e_s);
+    out->tokens_per_s = users / out->e2e_s * output;
+    out->requests = (double)st->completed;
+    serving_free(sv);
+    sim_engine_free(e);
+    return true;
+}

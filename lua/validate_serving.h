@@ -1,0 +1,38 @@
+/* The serving simulation behind `fleetsim validate`'s rows measured under a closed loop:
+ * a benchmark client that keeps `users` requests in flight (AIPerf's and GenAI-Perf's
+ * "concurrency"), each user asking again as soon as its answer ends.  What such a row
+ * reports (mean time to first token, mean inter-token latency, output tokens per second)
+ * depends on how the engine interleaves the users' prefills with the others' decoding and
+ * on how many of them its cache holds at once, which one analytic step cannot say: the
+ * continuous-batching replica (models/replica.h) runs them instead. */
+#ifndef FLEETSIM_LUA_VALIDATE_SERVING_H
+#define FLEETSIM_LUA_VALIDATE_SERVING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/perf.h"
+
+typedef struct closed_loop_result {
+    double ttft_s;          /* mean over the requests measured */
+    double tpot_s;          /* mean over them of (finish - first token) / (output - 1) */
+    double e2e_s;           /* mean response time, arrival to last token */
+    double tokens_per_s;    /* output tokens a second, all replicas: by the response time
+                               law of a closed system with no think time, users / e2e_s
+                               requests a second (a count of the requests finished in
+                               the window would miss the wave still running at its end) */
+    double requests;        /* measured */
+} closed_loop_result;
+
+/* `users` closed-loop users with no think time, each request `prompt` tokens in and
+ * `output` out, over `replicas` replicas set up as s (the scenario defaults: batches of
+ * up to 256 sequences and 8,192 tokens, chunked prefill, a request's whole cache reserved
+ * on admission, least-outstanding routing), with a cache of kv_capacity_tokens each.  It
+ * runs two of a user's cycles to warm up and measures the next ten (a cycle: the
+ * analytic time of a user's request, its batch's waves included).  False with a message
+ * when the simulation cannot be set up. */
+bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
+                          unsigned users, unsigned prompt, unsigned output,
+                          closed_loop_result *out, char *err, size_t err_size);
+
+#endif
