@@ -266,6 +266,12 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
          * simulation of them on the replicas (lua/validate_serving.h) */
         closed_loop_result loop;
         char why[256];
+        if (batch > VALIDATE_CLOSED_LOOP_MAX_USERS)
+            return refuse(out, "concurrency %g is more users than a row's simulation runs "
+                          "(at most %u)", batch, VALIDATE_CLOSED_LOOP_MAX_USERS);
+        if (in > 1e7 || outlen > 1e7)
+            return refuse(out, "requests of %g + %g tokens: more than 10,000,000 a side",
+                          in, outlen);
         if (!validate_closed_loop(&s, mem.kv_capacity_tokens, (unsigned)replicas,
                                   (unsigned)batch, (unsigned)in, (unsigned)outlen, &loop, why,
                                   sizeof why))

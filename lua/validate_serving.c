@@ -15,6 +15,11 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
 {
     memset(out, 0, sizeof *out);
     const unsigned max_batch = 256;
+    if (users > VALIDATE_CLOSED_LOOP_MAX_USERS) {
+        snprintf(err, err_size, "concurrency %u is more users than a row's simulation runs "
+                 "(at most %u)", users, VALIDATE_CLOSED_LOOP_MAX_USERS);
+        return false;
+    }
     /* a cycle: the requests a replica holds at once prefill together and decode at their
      * mean context; a user waits for the waves ahead of its own */
     double fit = fmin(fmin(ceil((double)users / replicas), max_batch),
@@ -62,5 +67,9 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
     out->requests = (double)st->completed;
     serving_free(sv);
     sim_engine_free(e);
+    if (out->requests < 1) { /* every request dropped: a prompt past the model's context */
+        snprintf(err, err_size, "no request of %u + %u tokens completed", prompt, output);
+        return false;
+    }
     return true;
 }

@@ -13,6 +13,9 @@
 
 #include "models/perf.h"
 
+/* The most users a row may state: a bound on the simulation's size and time. */
+#define VALIDATE_CLOSED_LOOP_MAX_USERS 65536u
+
 typedef struct closed_loop_result {
     double ttft_s;          /* mean over the requests measured */
     double tpot_s;          /* mean over them of (finish - first token) / (output - 1) */
@@ -30,7 +33,8 @@ typedef struct closed_loop_result {
  * on admission, least-outstanding routing), with a cache of kv_capacity_tokens each.  It
  * runs two of a user's cycles to warm up and measures the next ten (a cycle: the
  * analytic time of a user's request, its batch's waves included).  False with a message
- * when the simulation cannot be set up. */
+ * when the simulation cannot be set up, the users are more than
+ * VALIDATE_CLOSED_LOOP_MAX_USERS, or no request completed. */
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
                           unsigned users, unsigned prompt, unsigned output,
                           closed_loop_result *out, char *err, size_t err_size);

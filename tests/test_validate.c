@@ -140,6 +140,14 @@ Test(validate, vllm_rows_pay_no_ray_term_from_0_5_on)
     free(out);
 }
 
+Test(validate, a_concurrency_past_the_bound_is_refused_not_run)
+{
+    char *out = engines_table();
+    cr_expect(strstr(out, "E06,latency") && strstr(out, "concurrency 1e+12 is more users"),
+              "%s", out);
+    free(out);
+}
+
 /* Llama-3-8B in fp16 on one H100 at its default profile (p must outlive the setup). */
 static perf_setup llama_8b_h100(catalog *cat, perf_profile *p)
 {
@@ -198,6 +206,9 @@ Test(validate, closed_loop_users_beyond_the_cache_wait)
     cr_expect(fabs(eight.e2e_s / four.e2e_s - 2) < 0.05, "%g vs %g", eight.e2e_s, four.e2e_s);
     cr_expect_not(validate_closed_loop(&s, 1000, 1, 1, 1000, 200, &four, err, sizeof err));
     cr_expect(strstr(err, "does not fit the cache"), "%s", err);
+    cr_expect_not(validate_closed_loop(&s, 4 * 1200, 1, VALIDATE_CLOSED_LOOP_MAX_USERS + 1, 1000,
+                                       200, &four, err, sizeof err));
+    cr_expect(strstr(err, "more users than a row's simulation runs"), "%s", err);
     catalog_release(&cat);
 }
 
