@@ -216,6 +216,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         tp = gpus;
     if (fmod(gpus, tp))
         return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
+    if (tp > 65536)
+        return refuse(out, "TP=%g: more devices than one replica of the model spans", tp);
     perf_setup s = { .model = m, .device = d, .profile = p, .weights = prec, .kv = kv,
                       .tp = (unsigned)tp };
     inference_memory mem = memory_inference(m, d, prec, kv, (unsigned)tp);
@@ -269,6 +271,9 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         if (batch > VALIDATE_CLOSED_LOOP_MAX_USERS)
             return refuse(out, "concurrency %g is more users than a row's simulation runs "
                           "(at most %u)", batch, VALIDATE_CLOSED_LOOP_MAX_USERS);
+        if (replicas > VALIDATE_CLOSED_LOOP_MAX_USERS)
+            return refuse(out, "%g replicas: more than a row's simulation runs (at most %u)",
+                          replicas, VALIDATE_CLOSED_LOOP_MAX_USERS);
         if (in > 1e7 || outlen > 1e7)
             return refuse(out, "requests of %g + %g tokens: more than 10,000,000 a side",
                           in, outlen);
@@ -287,6 +292,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
             return refuse(out, "the closed-loop simulation has no figure for '%s' in %s",
                           metric, row->unit);
         }
+        if (!isfinite(out->value)) /* a TPOT of one-token answers */
+            return refuse(out, "the closed-loop simulation gives no figure for '%s'", metric);
         out->predicted = true;
         return;
     }
@@ -389,9 +396,11 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
      * on one node as local processes, not Ray actors, by default since v0.5.0 (vLLM pull
      * request #5230, June 2024, "Default to multiprocessing for single-node distributed
      * case"); its rows here are later (they name Llama 3.1 and H200 machines) and on one
-     * node, so they pay the rest of the host work but not that term.  What the
+     * node, so they pay the rest of the host work but not that term.  Beyond a node
+     * vLLM still runs Ray.  What the
      * multiprocessing hand-off costs instead is not measured in the fit set: 0. */
-    else if (vllm_without_ray(row->engine))
+    else if (vllm_without_ray(row->engine)
+             && number_after(row->parallelism, "TP=") <= p.devices_per_node)
         p.host_tp_s = p.host_tp_per_seq_s = 0;
     if (!strcmp(row->category, "training"))
         predict_training(m, d, &p, prec, row, out);

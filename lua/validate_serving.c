@@ -20,6 +20,17 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
                  "(at most %u)", users, VALIDATE_CLOSED_LOOP_MAX_USERS);
         return false;
     }
+    if (users < 1 || replicas < 1) {
+        snprintf(err, err_size, "%u users on %u replicas: none to simulate", users, replicas);
+        return false;
+    }
+    unsigned context = s->model->context;
+    if (context && (uint64_t)prompt + output > context) {
+        /* an engine refuses such a prompt or cuts its answer short: not the row's request */
+        snprintf(err, err_size, "requests of %u + %u tokens exceed the model's %u-token context",
+                 prompt, output, context);
+        return false;
+    }
     /* a cycle: the requests a replica holds at once prefill together and decode at their
      * mean context; a user waits for the waves ahead of its own */
     double fit = fmin(fmin(ceil((double)users / replicas), max_batch),
@@ -59,6 +70,12 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
     serving_start(sv);
     double end = 12 * cycle;
     sim_engine_run_until(e, end);
+    if (serving_error(sv)) {
+        snprintf(err, err_size, "%s", serving_error(sv));
+        serving_free(sv);
+        sim_engine_free(e);
+        return false;
+    }
     const serving_stats *st = serving_get_stats(sv);
     out->ttft_s = sim_stat_mean(&st->ttft_s);
     out->tpot_s = sim_stat_mean(&st->tpot_s);
@@ -67,7 +84,7 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
     out->requests = (double)st->completed;
     serving_free(sv);
     sim_engine_free(e);
-    if (out->requests < 1) { /* every request dropped: a prompt past the model's context */
+    if (out->requests < 1) {
         snprintf(err, err_size, "no request of %u + %u tokens completed", prompt, output);
         return false;
     }

@@ -33,8 +33,9 @@ typedef struct closed_loop_result {
  * on admission, least-outstanding routing), with a cache of kv_capacity_tokens each.  It
  * runs two of a user's cycles to warm up and measures the next ten (a cycle: the
  * analytic time of a user's request, its batch's waves included).  False with a message
- * when the simulation cannot be set up, the users are more than
- * VALIDATE_CLOSED_LOOP_MAX_USERS, or no request completed. */
+ * when the simulation cannot be set up, there are no users or replicas, the users are
+ * more than VALIDATE_CLOSED_LOOP_MAX_USERS, a request does not fit the model's context
+ * (an engine would refuse it or cut it short), or no request completed. */
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
                           unsigned users, unsigned prompt, unsigned output,
                           closed_loop_result *out, char *err, size_t err_size);

@@ -26,6 +26,10 @@ struct arrivals {
     double trace_last_s;        /* time of the last row read, offset included */
     uint64_t trace_pass_rows;   /* rows read in the current pass */
     uint64_t generated, users_scheduled;
+    /* closed loop: the instant of the latest request a user asked, and how many were
+     * asked at it (a guard against users whose requests all end as they arrive) */
+    double user_instant_s;
+    uint64_t at_instant;
     char error[512];
 };
 
@@ -156,7 +160,25 @@ static void schedule_user(arrivals *a, double now)
         return;
     a->users_scheduled++; /* counted when scheduled, so the limit holds exactly */
     double think = sim_dist_sample(&a->config.traffic->think_s, a->arrival_rng);
-    sim_event_schedule(a->engine, now + think, EVENT_MODEL, on_user_request, a);
+    double at = now + think;
+    if (at != a->user_instant_s) {
+        a->user_instant_s = at;
+        a->at_instant = 0;
+    }
+    /* An answered request takes time; one that ends as it arrives (a prompt past the
+     * model's context) does not, and with no think time its user asks again at the same
+     * instant, for ever: the run would never leave it.  A thousand asks a user at one
+     * instant stop the run with the reason. */
+    if (++a->at_instant > 1000 * (uint64_t)a->config.traffic->users + 1000) {
+        snprintf(a->error, sizeof a->error,
+                 "closed-loop users asked %llu times at %g s without time passing: every "
+                 "request ends as it arrives (a prompt past the model's context?) and the "
+                 "think time is 0; give the users a think time or prompts that fit",
+                 (unsigned long long)a->at_instant, at);
+        sim_engine_stop(a->engine);
+        return;
+    }
+    sim_event_schedule(a->engine, at, EVENT_MODEL, on_user_request, a);
 }
 
 arrivals *arrivals_create(sim_engine *engine, const arrivals_config *config)

@@ -88,3 +88,44 @@ Test(traffic, closed_loop_users_follow_the_response_time_law)
     sim_engine_free(e);
     catalog_release(&cat);
 }
+
+Test(traffic, closed_loop_users_whose_requests_all_end_on_arrival_stop_the_run)
+{
+    /* prompts past llama-3-8b's 8,192-token context end as they arrive, and users with no
+     * think time ask again at the same instant: without the guard the run never leaves
+     * t = 0; with it the run stops there with the reason */
+    catalog cat;
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0);
+    const model_spec *m = catalog_model(&cat, "llama-3-8b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    traffic_spec spec = { .kind = TRAFFIC_CLOSED_LOOP, .users = 4, .think_s = sim_dist_constant(0) };
+    serving_config c = {
+        .name = "users", .replicas = 1, .routing = ROUTE_ROUND_ROBIN,
+        .prompt_tokens = sim_dist_constant(9000), .output_tokens = sim_dist_constant(10),
+        .rtt_s = sim_dist_constant(0), .traffic = &spec, .seed = 3,
+    };
+    c.replica = (replica_config){
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+        .kv_prec = PREC_FP16, .tp = 1, .max_batch = 256, .max_tokens = 8192,
+        .chunked_prefill = true,
+        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 60);
+    cr_expect_eq(sim_engine_now(e), 0);
+    const char *why = serving_error(s);
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "without time passing") && strstr(why, "think time"), "%s", why);
+    /* 4 users a thousand times each, plus a thousand asks: then it stops, the requests
+     * still scheduled (one a user at most) never arriving */
+    uint64_t ended = serving_get_stats(s)->over_context;
+    cr_expect(ended >= 4 * 1000 + 1000 - 4 && ended <= 4 * 1000 + 1000, "%llu",
+              (unsigned long long)ended);
+    serving_free(s);
+    sim_engine_free(e);
+    catalog_release(&cat);
+}

@@ -209,6 +209,14 @@ Test(validate, closed_loop_users_beyond_the_cache_wait)
     cr_expect_not(validate_closed_loop(&s, 4 * 1200, 1, VALIDATE_CLOSED_LOOP_MAX_USERS + 1, 1000,
                                        200, &four, err, sizeof err));
     cr_expect(strstr(err, "more users than a row's simulation runs"), "%s", err);
+    /* llama-3-8b's 8,192-token context: a request past it is not the row's request (an
+     * engine refuses the prompt or cuts the answer), refused before any simulation */
+    cr_expect_not(validate_closed_loop(&s, 1e6, 1, 1, 8192, 10, &four, err, sizeof err));
+    cr_expect(strstr(err, "exceed the model's 8192-token context"), "%s", err);
+    cr_expect_not(validate_closed_loop(&s, 1e6, 1, 1, 7000, 2000, &four, err, sizeof err));
+    cr_expect(strstr(err, "exceed the model's 8192-token context"), "%s", err);
+    cr_expect_not(validate_closed_loop(&s, 1e6, 1, 0, 1000, 10, &four, err, sizeof err));
+    cr_expect(strstr(err, "none to simulate"), "%s", err);
     catalog_release(&cat);
 }
 
