@@ -136,17 +136,23 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
      * interleaved schedule's chunks, micro-batch, FSDP or ZeRO stage, activation
      * checkpointing: configuration, not results), the planner's choice for the rest. */
     const char *par = row->parallelism;
+    /* a table is a user's file: sizes past these are refused, not cast */
+    if (gpus > 1e7 || seq > 1e8 || global > 1e9)
+        return refuse(out, "%g GPUs, %g-token sequences, a batch of %g: past what the training "
+                      "model plans (1e7, 1e8, 1e9)", gpus, seq, global);
+    static const char *const keys[] = { "TP=", "PP=", "CP=", "EP=", "VP=",
+                                        "interleaved pipeline ", "MBS=", "micro-batch " };
+    double degree[sizeof keys / sizeof keys[0]];
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if ((degree[k] = number_after(par, keys[k])) > 1e6)
+            return refuse(out, "%s%g: a degree past 1,000,000", keys[k], degree[k]);
     training_constraints c = TRAINING_FREE;
-    c.tp = (unsigned)number_after(par, "TP=");
-    c.pp = (unsigned)number_after(par, "PP=");
-    c.cp = (unsigned)number_after(par, "CP=");
-    c.ep = (unsigned)number_after(par, "EP=");
-    c.virtual_stages = (unsigned)number_after(par, "VP=");
-    if (!c.virtual_stages)
-        c.virtual_stages = (unsigned)number_after(par, "interleaved pipeline ");
-    c.micro_batch = (unsigned)number_after(par, "MBS=");
-    if (!c.micro_batch)
-        c.micro_batch = (unsigned)number_after(par, "micro-batch ");
+    c.tp = (unsigned)degree[0];
+    c.pp = (unsigned)degree[1];
+    c.cp = (unsigned)degree[2];
+    c.ep = (unsigned)degree[3];
+    c.virtual_stages = (unsigned)(degree[4] ? degree[4] : degree[5]);
+    c.micro_batch = (unsigned)(degree[6] ? degree[6] : degree[7]);
     if (strstr(par, "FSDP FULL_SHARD") || strstr(par, "ZeRO-3"))
         c.zero_stage = 3;
     else if (strstr(par, "ZeRO-1"))
@@ -214,6 +220,13 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         gpus = 1;
     if (tp < 1)
         tp = gpus;
+    double batch = number_after(row->batch, "batch ");
+    if (!batch)
+        batch = number_after(row->batch, "concurrency ");
+    /* a table is a user's file: sizes past these are refused, not cast */
+    if (gpus > 1e7 || batch > 1e7 || in > 1e9 || outlen > 1e9)
+        return refuse(out, "%g GPUs, a batch of %g, requests of %g + %g tokens: past what the "
+                      "model runs (1e7, 1e7, 1e9)", gpus, batch, in, outlen);
     if (fmod(gpus, tp))
         return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
     if (tp > 65536)
@@ -224,9 +237,6 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     double replicas = gpus / tp;
     const char *metric = row->metric;
     bool per_gpu = strstr(row->unit, "per GPU") != NULL;
-    double batch = number_after(row->batch, "batch ");
-    if (!batch)
-        batch = number_after(row->batch, "concurrency ");
 
     if (!strcmp(row->category, "memory")) {
         double unit_bytes = !strncmp(row->unit, "GiB", 3) || strstr(row->unit, "as logged")

@@ -6,7 +6,8 @@
 set -eu
 out=build/fuzz/seeds
 rm -rf "$out"
-mkdir -p "$out/fuzz_scenario" "$out/fuzz_trace" "$out/fuzz_units" "$out/fuzz_profile"
+mkdir -p "$out/fuzz_scenario" "$out/fuzz_trace" "$out/fuzz_units" "$out/fuzz_profile" \
+  "$out/fuzz_validate"
 
 n=0
 for f in scenarios/*.lua tests/data/fleet/*.lua tests/bench/*.lua; do
@@ -50,4 +51,14 @@ for f in kernels/profiles/*.lua tests/data/profiles/*.lua tests/data/calibration
   [ -f "$f" ] || continue
   n=$((n + 1))
   cp "$f" "$out/fuzz_profile/profile$n.lua"
+done
+
+# validation tables: each row of the shipped and the test tables alone (the harness adds
+# the header), and the test tables whole
+n=0
+for f in tests/validation/published.csv tests/data/validation/*.csv; do
+  [ -f "$f" ] || continue
+  n=$((n + 1))
+  tail -n +2 "$f" > "$out/fuzz_validate/table$n.csv"
+  tail -n +2 "$f" | split -l 1 - "$out/fuzz_validate/row$n-"
 done
