@@ -194,13 +194,7 @@ int cli_validate(int argc, char **argv)
     for (size_t i = 0; i < t.rows; i++) {
         if (strcmp(half, "all") && strcmp(CELL("half"), half))
             continue;
-        validate_row row = {
-            CELL("id"), CELL("category"), CELL("metric"), CELL("unit"), CELL("model"),
-            CELL("device"), CELL("device_count"), CELL("precision"), CELL("kv_cache_precision"),
-            CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
-            CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
-            CELL("engine"),
-        };
+        validate_row row = validate_row_of(&t, i);
         validate_predict(&cat, &row, &preds[n]);
         validate_result *r = &rows[n];
         *r = (validate_result){ row.id, row.category, row.metric, row.unit,

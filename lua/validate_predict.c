@@ -17,6 +17,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "output/csv_table.h"
 
 /* Names as the sources write them -> catalog names.  Only exact architectural matches:
  * Llama 3.3 70B has Llama 3.1 70B's shapes (same layers, widths, heads, vocabulary);
@@ -416,4 +417,17 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
         predict_training(m, d, &p, prec, row, out);
     else
         predict_inference(m, d, &p, prec, row, out);
+}
+
+validate_row validate_row_of(const csv_table *t, size_t i)
+{
+#define CELL(name) csv_table_cell(t, i, csv_table_column(t, name))
+    return (validate_row){
+        CELL("id"), CELL("category"), CELL("metric"), CELL("unit"), CELL("model"),
+        CELL("device"), CELL("device_count"), CELL("precision"), CELL("kv_cache_precision"),
+        CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
+        CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
+        CELL("engine"),
+    };
+#undef CELL
 }

@@ -21,6 +21,11 @@ typedef struct validate_prediction {
     char reason[200];   /* when not predicted: "no catalog model for 'BLOOM-176B'", ... */
 } validate_prediction;
 
+/* Row i of a table read with csv_table_read (output/csv_table.h), by its column names
+ * ("" where a column is absent); the strings are the table's. */
+struct csv_table;
+validate_row validate_row_of(const struct csv_table *t, size_t i);
+
 /* Predicts row's figure with the default profile of its device. */
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out);
 

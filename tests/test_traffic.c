@@ -54,27 +54,39 @@ Test(traffic, mmpp_has_its_mean_rate_and_is_burstier_than_poisson)
     gsl_rng_free(rng);
 }
 
+/* Closed-loop users of llama-3-8b on one H100 (fp16, the scenario defaults), prompts
+ * and answers of fixed lengths; cat must outlive the config. */
+static serving_config users_config(catalog *cat, const traffic_spec *users, double prompt,
+                                   double output)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(cat, err, sizeof err), 0);
+    const model_spec *m = catalog_model(cat, "llama-3-8b");
+    const device_spec *d = catalog_device(cat, "H100-SXM");
+    serving_config c = {
+        .name = "users", .replicas = 1, .routing = ROUTE_ROUND_ROBIN,
+        .interarrival = sim_dist_exponential(1), .prompt_tokens = sim_dist_constant(prompt),
+        .output_tokens = sim_dist_constant(output), .rtt_s = sim_dist_constant(0),
+        .traffic = users, .seed = 3,
+    };
+    c.replica = (replica_config){
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+        .kv_prec = PREC_FP16, .tp = 1, .max_batch = 256, .max_tokens = 8192,
+        .chunked_prefill = true,
+        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    return c;
+}
+
 Test(traffic, closed_loop_users_follow_the_response_time_law)
 {
     /* N users thinking Z seconds between answers complete N / (Z + R) requests per second,
      * R the mean response time the server gives them */
     catalog cat;
     char err[512];
-    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0);
-    const model_spec *m = catalog_model(&cat, "llama-3-8b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
     traffic_spec spec = { .kind = TRAFFIC_CLOSED_LOOP, .users = 50, .think_s = sim_dist_exponential(5) };
-    serving_config c = {
-        .name = "users", .replicas = 1, .routing = ROUTE_ROUND_ROBIN,
-        .interarrival = sim_dist_exponential(1), .prompt_tokens = sim_dist_constant(300),
-        .output_tokens = sim_dist_constant(100), .rtt_s = sim_dist_constant(0),
-        .traffic = &spec, .warmup_s = 100, .seed = 3,
-    };
-    c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1,
-        .max_batch = 256, .max_tokens = 8192, .chunked_prefill = true,
-        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
-    };
+    serving_config c = users_config(&cat, &spec, 300, 100);
+    c.warmup_s = 100;
     sim_engine *e = sim_engine_create();
     serving *s = serving_create(e, &c, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
@@ -96,21 +108,8 @@ Test(traffic, closed_loop_users_whose_requests_all_end_on_arrival_stop_the_run)
      * t = 0; with it the run stops there with the reason */
     catalog cat;
     char err[512];
-    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0);
-    const model_spec *m = catalog_model(&cat, "llama-3-8b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
     traffic_spec spec = { .kind = TRAFFIC_CLOSED_LOOP, .users = 4, .think_s = sim_dist_constant(0) };
-    serving_config c = {
-        .name = "users", .replicas = 1, .routing = ROUTE_ROUND_ROBIN,
-        .prompt_tokens = sim_dist_constant(9000), .output_tokens = sim_dist_constant(10),
-        .rtt_s = sim_dist_constant(0), .traffic = &spec, .seed = 3,
-    };
-    c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
-        .kv_prec = PREC_FP16, .tp = 1, .max_batch = 256, .max_tokens = 8192,
-        .chunked_prefill = true,
-        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
-    };
+    serving_config c = users_config(&cat, &spec, 9000, 10);
     sim_engine *e = sim_engine_create();
     serving *s = serving_create(e, &c, err, sizeof err);
     cr_assert_not_null(s, "%s", err);

@@ -43,21 +43,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     csv_table t;
     char err[512];
     if (csv_table_read(path, &t, err, sizeof err) == 0) {
-#define CELL(name) csv_table_cell(&t, i, csv_table_column(&t, name))
         for (size_t i = 0; i < t.rows && i < 16; i++) {
-            validate_row row = {
-                CELL("id"), CELL("category"), CELL("metric"), CELL("unit"), CELL("model"),
-                CELL("device"), CELL("device_count"), CELL("precision"),
-                CELL("kv_cache_precision"), CELL("parallelism"), CELL("batch_or_concurrency"),
-                CELL("input_tokens"), CELL("output_tokens"), CELL("seq_len"),
-                CELL("global_batch"), CELL("train_tokens"), CELL("engine"),
-            };
+            validate_row row = validate_row_of(&t, i);
             validate_prediction p;
             validate_predict(&cat, &row, &p);
             if (!p.predicted && !p.reason[0])
                 __builtin_trap(); /* a refusal says why */
         }
-#undef CELL
     }
     csv_table_release(&t);
     return 0;
