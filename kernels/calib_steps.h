@@ -5,8 +5,9 @@
  * The parameters (calib_steps_params): the engine's host work per iteration (a fixed
  * part and a part per sequence) and, per operator class, the share of the operator
  * table's achieved efficiency the engine reaches: GEMM compute, GEMM weight streaming,
- * prefill attention, decode attention, the memory passes, and a time added to every
- * kernel's floor (an eager framework's dispatch per operator).  Fitted by relative
+ * prefill attention (its new pairs), decode attention (its cache reads and its products
+ * over the cache, the table's cached-pairs efficiency), the memory passes, and a time
+ * added to every kernel's floor (an eager framework's dispatch per operator).  Fitted by relative
  * nonlinear least squares of the model itself (perf_iteration with the adjusted table,
  * gsl_multifit_nlinear), on the rows not held out; the held-out rows are only predicted.
  *

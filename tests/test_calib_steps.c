@@ -163,6 +163,46 @@ Test(calib_steps, a_decode_step_costs_what_the_table_says_by_hand)
               calib_step_predict(&s, &p), t);
 }
 
+/* The decode attention's time of one decode step (batch 4 at context 2048) with shares q. */
+static perf_op_time decode_attention_with(const perf_profile *base, const model_spec *m,
+                                          const device_spec *d, calib_steps_params q)
+{
+    perf_profile p;
+    calib_steps_adjust(base, &q, &p);
+    perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = PREC_FP32,
+                         .kv = PREC_FP32, .tp = 1 };
+    perf_batch b = { .decode_seqs = 4, .decode_context = 4 * 2048 };
+    perf_breakdown ops;
+    perf_iteration(&setup, &b, &ops);
+    return ops.op[OP_ATTN_DECODE];
+}
+
+Test(calib_steps, the_decode_share_scales_the_decode_kernels_compute_and_the_prefill_share_does_not)
+{
+    /* 16 query heads on one kv head: 4 x 16 x 16 = 1024 flops against 128 bytes of cache
+     * a token, compute-bound at the table's 0.3 of 100 GFLOP/s (34 ns) against 128 B at
+     * 20 GB/s x 0.6 x 4/6 (16 ns).  The compute term's efficiency is fitted from decode
+     * samples (calib_ops_fit), so the decode share owns it: halving that share doubles
+     * the compute part; a prefill share of 1/4 leaves the decode step alone. */
+    device_spec d = cpu_device();
+    perf_profile p = table_profile(&d);
+    model_spec m = shape(1, 256, 16, 1, 256, 64);
+    perf_op_time one = decode_attention_with(&p, &m, &d, calib_steps_identity());
+    cr_assert_eq(one.bound, BOUND_COMPUTE);
+    double by_hand = 2048 * 4 * 1024 / (100e9 * 0.3);
+    cr_expect(fabs(one.compute_s / by_hand - 1) < 1e-9, "compute %.9g s, by hand %.9g s",
+              one.compute_s, by_hand);
+    calib_steps_params q = calib_steps_identity();
+    q.attention_prefill = 0.25;
+    perf_op_time prefill = decode_attention_with(&p, &m, &d, q);
+    cr_expect_eq(prefill.time_s, one.time_s);
+    q = calib_steps_identity();
+    q.attention_decode = 0.5;
+    perf_op_time half = decode_attention_with(&p, &m, &d, q);
+    cr_expect(fabs(half.compute_s / (2 * one.compute_s) - 1) < 1e-12,
+              "compute %.9g s at share 0.5, %.9g s at 1", half.compute_s, one.compute_s);
+}
+
 Test(calib_steps, a_cpu_profile_is_refused_for_a_gpu_and_the_reverse)
 {
     device_profile p;

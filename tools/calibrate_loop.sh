@@ -12,8 +12,9 @@ bin=${1:-build/fleetsim}
 out=${2:-build/calibrate-loop}
 py=${PYTHON:-/usr/bin/python3}
 threads=${THREADS:-1}
+rounds=${ROUNDS:-3}
 mkdir -p "$out"
-grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads --best"
+grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads --best --rounds $rounds"
 fit_a=fit-a:layers=2,hidden=1024,heads=16,kv_heads=4,ffn=2816,vocab=16000
 fit_b=fit-b:layers=4,hidden=768,heads=12,kv_heads=12,ffn=2048,vocab=8000
 check_a=check-a:layers=3,hidden=896,heads=14,kv_heads=2,ffn=2432,vocab=12000
@@ -23,13 +24,15 @@ echo "== operator profile at $fit_a's shapes: the CPU's BLAS and plain loops (ca
 "$bin" calibrate --device cpu --quick --operators-only --threads "$threads" \
   --model "$fit_a" -o "$out/operators.lua" -q > /dev/null
 echo "== operator profile at $fit_a's shapes: the operators in PyTorch's steps (tools/torch_ops.py)"
-"$py" tools/torch_ops.py --best --model "$fit_a" -o "$out/torch-ops.csv" 2> /dev/null
+"$py" tools/torch_ops.py --best --rounds "$rounds" --model "$fit_a" -o "$out/torch-ops.csv" 2> /dev/null
 "$bin" calibrate --refit "$out/torch-ops.csv" -o "$out/torch-ops.lua"
-echo "== PyTorch steps: fit models"
-"$py" tools/torch_steps.py $grid --model "$fit_a" --model "$fit_b" -o "$out/fit.csv" 2> /dev/null
-echo "== PyTorch steps: check models"
-"$py" tools/torch_steps.py $grid --model "$check_a" --model "$check_b" -o "$out/check.csv" \
-  2> /dev/null
+echo "== PyTorch steps: fit and check models, measured in the same rounds"
+# One run for all four, so that a slow spell of a shared host falls on fit and check
+# shapes alike; the file is then split by model: the fit sees only fit-a and fit-b.
+"$py" tools/torch_steps.py $grid --model "$fit_a" --model "$fit_b" --model "$check_a" \
+  --model "$check_b" -o "$out/steps.csv" 2> /dev/null
+grep -v '^check-' "$out/steps.csv" > "$out/fit.csv"
+grep -v '^fit-' "$out/steps.csv" > "$out/check.csv"
 echo "== the BLAS operator profile alone, on the check models"
 "$bin" validate --steps "$out/check.csv" --profile "$out/operators.lua" | tail -4
 echo "== the PyTorch operator profile alone, on the check models"

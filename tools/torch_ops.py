@@ -107,12 +107,16 @@ def main():
                     help="decode contexts")
     ap.add_argument("--prefill", type=numbers, default=[64, 256, 1024], help="prompt lengths")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="passes over the grid, the samples pooled (as torch_steps.py)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--best", action="store_true",
                     help="one sample per shape: its fastest repeat (as torch_steps.py --best)")
     ap.add_argument("--device-name", default="", help="default: the CPU's model name")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
+    if a.repeats < 1 or a.rounds < 1:
+        ap.error("--repeats and --rounds must be at least 1")
     if a.threads != 1:
         sys.exit("torch_ops.py: --threads 1 only (operators are timed on this thread's CPU "
                  "clock)")
@@ -127,15 +131,16 @@ def main():
     grid += [(b, b, c, False) for b in a.batch for c in a.context]
     rows = []
     with torch.inference_mode():
-        for batch, tokens, context, prefill in grid:
-            ids = torch.randint(0, s["vocab"], (batch, tokens if prefill else 1))
-            dec.step(ids, context)  # warm-up
-            for rep in range(a.repeats if not prefill or tokens < 1024 else 3):
-                ticks = Ticks()
-                dec.step(ids, context, ticks)
-                rows += samples_of(s, batch, tokens, context, prefill, ticks, rep)
-            print(f"torch_ops.py: {'prefill' if prefill else 'decode'} {batch} x {tokens} at "
-                  f"{context}", file=sys.stderr)
+        for r in range(a.rounds):
+            for batch, tokens, context, prefill in grid:
+                ids = torch.randint(0, s["vocab"], (batch, tokens if prefill else 1))
+                dec.step(ids, context)  # warm-up
+                for rep in range(a.repeats if not prefill or tokens < 1024 else 3):
+                    ticks = Ticks()
+                    dec.step(ids, context, ticks)
+                    rows += samples_of(s, batch, tokens, context, prefill, ticks, rep)
+                print(f"torch_ops.py: round {r + 1}: {'prefill' if prefill else 'decode'} "
+                      f"{batch} x {tokens} at {context}", file=sys.stderr)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     with open(a.output, "w") as f:
         f.write("# fleetsim calibration samples (fleetsim calibrate --refit FILE redoes the fit)\n"

@@ -197,8 +197,9 @@ def cpu_name():
         return "cpu"
 
 
-def timed(fn, repeats, sync, clock, best=False):
-    fn()  # warm-up: allocations, oneDNN's primitives
+def samples(fn, repeats, sync, clock):
+    """repeats timings of fn, after one untimed call (allocations, oneDNN's primitives)."""
+    fn()
     times = []
     for _ in range(repeats):
         sync()
@@ -206,7 +207,12 @@ def timed(fn, repeats, sync, clock, best=False):
         fn()
         sync()
         times.append(clock() - t)
-    times.sort()
+    return times
+
+
+def summary(times, best):
+    """(seconds, iqr): the fastest or the median of the samples, and their spread."""
+    times = sorted(times)
     q1, q3 = times[len(times) // 4], times[(3 * len(times)) // 4]
     return (times[0] if best else statistics.median(times)), q3 - q1
 
@@ -222,7 +228,12 @@ def main():
                     help="prompt lengths (one sequence per prefill step)")
     ap.add_argument("--prefill-batch", type=numbers, default=[1],
                     help="prompts per prefill step")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="timed steps of each shape in a round (prefill: half, at least 3)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="passes over the whole grid (every model, every shape), each "
+                         "shape's samples pooled over them: a slow spell of a shared "
+                         "machine then falls on one pass of a shape, not on all its repeats")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch sees one")
     ap.add_argument("--clock", choices=("auto", "thread", "wall"), default="auto",
@@ -254,36 +265,49 @@ def main():
         name = torch.cuda.get_device_name(device)
     if not name:
         name = cpu_name()
-    rows = []
+    if a.repeats < 1 or a.rounds < 1:
+        ap.error("--repeats and --rounds must be at least 1")
+    # Every model's decoder is built first and the grid is walked round after round, so
+    # that a shape's samples come from moments spread over the whole run.
+    jobs = []  # (model, shape, decoder, batch, prefill tokens, decode tokens, context, ids)
     for model, s in a.model:
         max_seqs = max(a.batch + a.prefill_batch)
         max_context = max(max(a.context) + 1, max(a.prefill))
         dec = Decoder(s, max_seqs, max_context, device)
-        with torch.inference_mode():
-            for b in a.prefill_batch:
-                for p in a.prefill:
-                    ids = torch.randint(0, s["vocab"], (b, p), device=device)
-                    t, iqr = timed(lambda: dec.step(ids, 0), max(3, a.repeats // 2), sync, clock,
-                                   a.best)
-                    rows.append((model, b, b * p, 0, 0, t, iqr, s))
-                    print(f"{model}: prefill {b} x {p}: {t * 1e3:.2f} ms", file=sys.stderr)
-            for b in a.batch:
-                for c in a.context:
-                    ids = torch.randint(0, s["vocab"], (b, 1), device=device)
-                    t, iqr = timed(lambda: dec.step(ids, c), a.repeats, sync, clock, a.best)
-                    rows.append((model, b, 0, b, c, t, iqr, s))
-                    print(f"{model}: decode {b} at {c}: {t * 1e3:.2f} ms", file=sys.stderr)
-        del dec
+        for b in a.prefill_batch:
+            for p in a.prefill:
+                ids = torch.randint(0, s["vocab"], (b, p), device=device)
+                jobs.append((model, s, dec, b, b * p, 0, 0, ids))
+        for b in a.batch:
+            for c in a.context:
+                ids = torch.randint(0, s["vocab"], (b, 1), device=device)
+                jobs.append((model, s, dec, b, 0, b, c, ids))
+    times = [[] for _ in jobs]
+    with torch.inference_mode():
+        for r in range(a.rounds):
+            for j, (model, s, dec, b, pt, dt, c, ids) in enumerate(jobs):
+                n = max(3, a.repeats // 2) if pt else a.repeats
+                times[j] += samples(lambda: dec.step(ids, c), n, sync, clock)
+                what = f"prefill {b} x {pt // b}" if pt else f"decode {b} at {c}"
+                print(f"{model}: round {r + 1}: {what}: {min(times[j]) * 1e3:.2f} ms",
+                      file=sys.stderr)
+    rows = []
+    for (model, s, dec, b, pt, dt, c, ids), ts in zip(jobs, times):
+        t, iqr = summary(ts, a.best)
+        rows.append((model, b, pt, dt, c, t, iqr, s, len(ts)))
+    del jobs
     with open(a.output, "w") as f:
         f.write(f"# engine: PyTorch {torch.__version__} eager, {a.threads} threads, "
                 f"{'thread CPU' if thread else 'wall'} time, "
-                f"{'fastest' if a.best else 'median'} of {a.repeats}, OpenBLAS threads "
+                f"{'fastest' if a.best else 'median'} of {a.repeats} a round x {a.rounds} "
+                f"round{'s' if a.rounds > 1 else ''} (prefill: of "
+                f"{max(3, a.repeats // 2)} x {a.rounds}), OpenBLAS threads "
                 f"{blas if blas is not None else 'n/a'}\n")
         f.write("model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,"
                 "seconds,layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s\n")
-        for model, b, pt, dt, c, t, iqr, s in rows:
+        for model, b, pt, dt, c, t, iqr, s, n in rows:
             shape = ",".join(str(s[k]) for k in SHAPE_KEYS)
-            f.write(f"{model},{name},fp32,1,{b},{pt},{dt},{c},{t:.6e},{shape},{a.repeats},"
+            f.write(f"{model},{name},fp32,1,{b},{pt},{dt},{c},{t:.6e},{shape},{n},"
                     f"{iqr:.3e}\n")
 
 
