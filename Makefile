@@ -194,13 +194,17 @@ deps:
 	fi
 
 # The optional real-engine check (tools/torch_steps.py, tools/calibrate_loop.sh): Debian's
-# PyTorch.  Never needed by make, make run or make test.
+# PyTorch, and TCMalloc, the allocator the engine runs on (vLLM's CPU guide asks for it).
+# Never needed by make, make run or make test.
+VALIDATE_PACKAGES := python3-torch libtcmalloc-minimal4
 deps-validate:
-	$(Q)if dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed'; \
-	then :; elif [ "$$(id -u)" = 0 ]; then \
-	  echo "make deps-validate: installing python3-torch"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch; \
-	else echo "make deps-validate: run: sudo apt-get install -y python3-torch"; exit 1; fi
+	$(Q)missing=""; for p in $(VALIDATE_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then :; elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make deps-validate: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "make deps-validate: run: sudo apt-get install -y$$missing"; exit 1; fi
 
 # The optional browser check of report.html (make report-check): Debian's chromium.
 deps-browser:

@@ -4,16 +4,12 @@
 // linked: fleetsim links the CUDA runtime statically so that it starts on machines with
 // no CUDA library, and every other command would otherwise load some hundreds of MB of
 // BLAS.  The headers still give every function's exact type (decltype).
-#include "kernels/calib_cuda_internal.h"
+#include "kernels/calib_cuda_blas.h"
 
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 
-#include <dlfcn.h>
-
-#include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -28,8 +24,7 @@
 #define CALIB_STR2(x) #x
 #define CALIB_STR(x) CALIB_STR2(x)
 
-// The library by its soname from the loader's path, else from the toolkit's lib64.
-static void *open_library(cuda_ctx *c, const char *soname)
+void *cuda_open_library(cuda_ctx *c, const char *soname)
 {
     void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (h)
@@ -44,56 +39,15 @@ static void *open_library(cuda_ctx *c, const char *soname)
     return h;
 }
 
-// Looks a symbol up into a typed function pointer; -1 with the reason when it is missing.
-#define CALIB_LOAD(c, handle, field, name)                                              \
-    do {                                                                                \
-        *(void **)&(field) = dlsym((handle), (name));                                   \
-        if (!(field)) {                                                                 \
-            const char *why_ = dlerror();                                               \
-            snprintf((c)->err, (c)->err_size, "dlsym %s: %s", (name),                   \
-                     why_ ? why_ : "not found");                                        \
-            return -1;                                                                  \
-        }                                                                               \
-    } while (0)
-
-// cublasGemmEx's C signature (C++ sees an overload too, so decltype cannot name it).
-typedef cublasStatus_t (*gemm_ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                     int, int, const void *, const void *, cudaDataType, int,
-                                     const void *, cudaDataType, int, const void *, void *,
-                                     cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-
-struct blas_api {
-    void *cublas = nullptr, *lt = nullptr;
-    decltype(&cublasCreate_v2) create = nullptr;
-    decltype(&cublasDestroy_v2) destroy = nullptr;
-    gemm_ex_fn gemm_ex = nullptr;
-    decltype(&cublasGetStatusString) status_string = nullptr;
-    decltype(&cublasLtCreate) lt_create = nullptr;
-    decltype(&cublasLtDestroy) lt_destroy = nullptr;
-    decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
-    decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
-    decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
-    decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
-    decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
-    decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
-    decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
-    decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
-    decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
-    decltype(&cublasLtMatmul) matmul = nullptr;
-    ~blas_api() {
-        if (lt) dlclose(lt);
-        if (cublas) dlclose(cublas);
-    }
-};
-
-static int blas_open(cuda_ctx *c, blas_api *api)
+int cuda_blas_open(cuda_ctx *c, blas_api *api)
 {
-    if (!(api->lt = open_library(c, "libcublasLt.so." CALIB_STR(CUBLAS_VER_MAJOR)))
-        || !(api->cublas = open_library(c, "libcublas.so." CALIB_STR(CUBLAS_VER_MAJOR))))
+    if (!(api->lt = cuda_open_library(c, "libcublasLt.so." CALIB_STR(CUBLAS_VER_MAJOR)))
+        || !(api->cublas = cuda_open_library(c, "libcublas.so." CALIB_STR(CUBLAS_VER_MAJOR))))
         return -1;
     CALIB_LOAD(c, api->cublas, api->create, "cublasCreate_v2");
     CALIB_LOAD(c, api->cublas, api->destroy, "cublasDestroy_v2");
     CALIB_LOAD(c, api->cublas, api->gemm_ex, "cublasGemmEx");
+    CALIB_LOAD(c, api->cublas, api->gemm_strided_batched, "cublasGemmStridedBatchedEx");
     CALIB_LOAD(c, api->cublas, api->status_string, "cublasGetStatusString");
     CALIB_LOAD(c, api->lt, api->lt_create, "cublasLtCreate");
     CALIB_LOAD(c, api->lt, api->lt_destroy, "cublasLtDestroy");
@@ -107,44 +61,6 @@ static int blas_open(cuda_ctx *c, blas_api *api)
     CALIB_LOAD(c, api->lt, api->pref_set, "cublasLtMatmulPreferenceSetAttribute");
     CALIB_LOAD(c, api->lt, api->heuristic, "cublasLtMatmulAlgoGetHeuristic");
     CALIB_LOAD(c, api->lt, api->matmul, "cublasLtMatmul");
-    return 0;
-}
-
-// Evaluates a cuBLAS(Lt) call; on failure writes "call: status string" and returns -1,
-// or -2 for a shape or type the library does not support (the caller skips it).
-#define CUBLAS_TRY(c, api, call)                                                       \
-    do {                                                                               \
-        cublasStatus_t status_ = (call);                                               \
-        if (status_ != CUBLAS_STATUS_SUCCESS) {                                        \
-            snprintf((c)->err, (c)->err_size, "%s: %s", #call,                         \
-                     (api)->status_string(status_));                                   \
-            return status_ == CUBLAS_STATUS_NOT_SUPPORTED                              \
-                           || status_ == CUBLAS_STATUS_INVALID_VALUE                   \
-                       ? -2                                                            \
-                       : -1;                                                           \
-        }                                                                              \
-    } while (0)
-
-// ---- operands ---------------------------------------------------------------------------
-
-// Varied values in [-scale, scale): no zeros a library could skip, no infinities.
-template <typename T> __global__ static void fill_kernel(T *p, size_t n, float scale)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        unsigned h = (unsigned)i * 2654435761u ^ 0x9e3779b9u;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[i] = T(((float)(h & 0xFFFF) / 32768.0f - 1.0f) * scale);
-    }
-}
-
-template <typename T> static int fill(cuda_ctx *c, void *p, size_t n, float scale)
-{
-    fill_kernel<T><<<1024, 256>>>((T *)p, n, scale);
-    CUDA_TRY(c, cudaGetLastError());
-    CUDA_TRY(c, cudaDeviceSynchronize());
     return 0;
 }
 
@@ -256,21 +172,10 @@ static int gemm_shape(cuda_ctx *c, const blas_api *api, cublasHandle_t h, cublas
     return 0;
 }
 
-struct blas_handles {
-    const blas_api *api;
-    cublasHandle_t h = nullptr;
-    cublasLtHandle_t lt = nullptr;
-    explicit blas_handles(const blas_api *x) : api(x) {}
-    ~blas_handles() {
-        if (h) api->destroy(h);
-        if (lt) api->lt_destroy(lt);
-    }
-};
-
 int calib_cuda_gemm(cuda_ctx *c)
 {
     blas_api api;
-    if (blas_open(c, &api) != 0)
+    if (cuda_blas_open(c, &api) != 0)
         return -1;
     blas_handles handles(&api);
     if (api.create(&handles.h) != CUBLAS_STATUS_SUCCESS
@@ -386,7 +291,7 @@ static int allreduce_once(cuda_ctx *c, nccl_api *api, size_t bytes)
 int calib_cuda_allreduce(cuda_ctx *c, int devices)
 {
     nccl_api api;
-    if (!(api.h = open_library(c, "libnccl.so.2"))) {
+    if (!(api.h = cuda_open_library(c, "libnccl.so.2"))) {
         cuda_progress(c, "  allreduce skipped: %s\n", c->err);
         c->err[0] = '\0';
         return 0;

@@ -12,9 +12,10 @@
  *                   flops: 4 x k x n x m^2 / 2 (the model's new pairs)
  *   op_norm, op_rope, op_act, op_add, op_embed, op_reshape, op_sample
  *                   the memory passes over m tokens (op_sample: m rows of the vocabulary)
- * CPU: through the same CBLAS as the device calibration (calib_blas.h) and plain loops.
- * CUDA operator series are not built yet: on a GPU, --steps fits a real engine's step
- * times from the device's Vidur-fitted family instead (docs/calibration.md). */
+ * CPU: through the same CBLAS as the device calibration (calib_blas.h) and plain loops,
+ * in fp32.  CUDA (calib_ops_cuda.cu): in bf16, projections through cuBLAS, decode attention
+ * a flash-decoding kernel, prefill attention unfused (cuBLAS around a causal softmax), the
+ * passes plain kernels; bytes at 2 an element (the sampling's logits at 4). */
 #ifndef FLEETSIM_KERNELS_CALIB_OPS_H
 #define FLEETSIM_KERNELS_CALIB_OPS_H
 
@@ -37,6 +38,13 @@ extern "C" {
  * Appends to out.  0, or -1 with a message in err. */
 int calib_ops_cpu_run(const calib_options *o, const model_spec *m, calib_samples *out,
                       char *err, size_t err_size);
+
+/* The same grid on CUDA device o->cuda_device (bf16; batches to 64, contexts to 4096,
+ * prompts to 2048 without quick).  Fills meta's device, kind and threads when meta->device
+ * is empty (an operators-only run).  0, or -1 with the failing call in err (also when the
+ * build has no CUDA, or there is no device). */
+int calib_ops_cuda_run(const calib_options *o, const model_spec *m, calib_samples *out,
+                       calib_meta *meta, char *err, size_t err_size);
 
 /* One operator class's fit, for the report. */
 typedef struct calib_ops_fit {

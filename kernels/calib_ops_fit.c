@@ -140,15 +140,39 @@ static void fit_best(calib_model_fn f, void *data, const op_point *p, size_t n, 
 /* ---- the classes ------------------------------------------------------------------------ */
 
 /* theta: log efficiency, log tokens_half, log bandwidth efficiency, overlap (logistic),
- * log floor. */
+ * log floor, and with a sixth (gemm_vector_model) the log bandwidth efficiency of one
+ * token's products (the matrix-vector kernel). */
+static double gemm_time(const double *t, const op_point *p, const op_series *s,
+                        double stream_log)
+{
+    double c = p->flops / (s->peak * exp(t[0]) * sat(p->m, exp(t[1])));
+    double m = p->bytes / (s->bandwidth * exp(stream_log));
+    double ov = 1 / (1 + exp(-t[3]));
+    return exp(t[4]) + fmax(c, m) + ov * fmin(c, m);
+}
+
 static double gemm_model(const double *t, size_t i, void *data)
 {
     const op_series *s = data;
-    const op_point *p = &s->p[i];
-    double c = p->flops / (s->peak * exp(t[0]) * sat(p->m, exp(t[1])));
-    double m = p->bytes / (s->bandwidth * exp(t[2]));
-    double ov = 1 / (1 + exp(-t[3]));
-    return exp(t[4]) + fmax(c, m) + ov * fmin(c, m);
+    return gemm_time(t, &s->p[i], s, t[2]);
+}
+
+/* With the vector kernel apart, the products of a few tokens may be bound by compute
+ * (the efficiency curve) as much as by their stream, which the samples then do not
+ * identify: the matrix stream is kept within 1/8..8 of the vector's, smoothly (tanh), so
+ * that an unidentified one stays finite (a CPU's sgemm at 4 tokens: either side). */
+#define MATRIX_STREAM_SPAN 8.0
+
+static double matrix_stream_log(const double *t)
+{
+    double b = log(MATRIX_STREAM_SPAN);
+    return t[5] + b * tanh(t[2] / b);
+}
+
+static double gemm_vector_model(const double *t, size_t i, void *data)
+{
+    const op_series *s = data;
+    return gemm_time(t, &s->p[i], s, s->p[i].m <= 1 ? t[5] : matrix_stream_log(t));
 }
 
 /* theta: log efficiency, log tokens_half, log floor. */
@@ -212,15 +236,32 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     perf_family *t = &out->table;
     t->peak_flops = s.peak;
     t->bandwidth_bytes_per_s = s.bandwidth;
-    double g[5] = { 0 };
-    const double gemm_starts[] = { log(0.9), log(16), log(0.9), 0, log(2e-6),
-                                   log(0.7), log(4), log(0.7), -2, log(1e-6),
-                                   log(1), log(64), log(1), 2, log(1e-5) };
-    fit_best(gemm_model, &s, p, s.count, g, 5, gemm_starts, 3);
-    report(out, "gemm", gemm_model, &s, p, s.count, g);
+    /* One-token products get their own stream efficiency where the samples have both
+     * them and products of a few tokens (the weight-bound ones that set the other). */
+    size_t ones = 0, few = 0;
+    for (size_t i = 0; i < s.count; i++) {
+        ones += p[i].m <= 1;
+        few += p[i].m > 1 && p[i].m <= 16;
+    }
+    bool vector = ones >= 2 && few >= 2;
+    double g[6] = { 0 };
+    const double gemm_starts[] = { log(0.9), log(16), log(0.9), 0, log(2e-6), log(0.9),
+                                   log(0.7), log(4), log(0.7), -2, log(1e-6), log(0.7),
+                                   log(1), log(64), log(1), 2, log(1e-5), log(1) };
+    double starts5[15], starts6[18];
+    for (size_t k = 0; k < 3; k++) {
+        memcpy(starts5 + 5 * k, gemm_starts + 6 * k, 5 * sizeof *starts5);
+        memcpy(starts6 + 6 * k, gemm_starts + 6 * k, 6 * sizeof *starts6);
+        starts6[6 * k + 2] = 0; /* the matrix stream starts at the vector's */
+    }
+    calib_model_fn gemm = vector ? gemm_vector_model : gemm_model;
+    fit_best(gemm, &s, p, s.count, g, vector ? 6 : 5, vector ? starts6 : starts5, 3);
+    report(out, "gemm", gemm, &s, p, s.count, g);
     t->gemm = (perf_gemm_constants){ .efficiency = exp(g[0]), .tokens_half = exp(g[1]),
-                                     .bandwidth_efficiency = exp(g[2]),
-                                     .overlap = 1 / (1 + exp(-g[3])), .floor_s = exp(g[4]) };
+                                     .bandwidth_efficiency = exp(vector ? matrix_stream_log(g)
+                                                                        : g[2]),
+                                     .overlap = 1 / (1 + exp(-g[3])), .floor_s = exp(g[4]),
+                                     .vector_bandwidth_efficiency = vector ? exp(g[5]) : 0 };
 
     static const struct { const char *kind; perf_pass_kind pass; } passes[] = {
         { "op_norm", PASS_NORM }, { "op_rope", PASS_ROPE }, { "op_act", PASS_ACT },

@@ -26,8 +26,11 @@ int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const c
     fprintf(out, "    peak_flops = %.6g, bandwidth_bytes_per_s = %.6g,\n", t->peak_flops,
             t->bandwidth_bytes_per_s);
     fprintf(out, "    gemm = { efficiency = %.6g, tokens_half = %.6g, bandwidth_efficiency = %.6g, "
-            "overlap = %.6g, floor_s = %.6g },\n", t->gemm.efficiency, t->gemm.tokens_half,
+            "overlap = %.6g, floor_s = %.6g", t->gemm.efficiency, t->gemm.tokens_half,
             t->gemm.bandwidth_efficiency, t->gemm.overlap, t->gemm.floor_s);
+    if (t->gemm.vector_bandwidth_efficiency > 0)
+        fprintf(out, ", vector_bandwidth_efficiency = %.6g", t->gemm.vector_bandwidth_efficiency);
+    fprintf(out, " },\n");
     fprintf(out, "    pass = {\n");
     for (int i = 0; i < PASS_COUNT; i++)
         fprintf(out, "      %s = { efficiency = %.6g, tokens_half = %.6g, floor_s = %.6g },\n",

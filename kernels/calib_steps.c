@@ -20,6 +20,7 @@ void calib_steps_adjust(const perf_profile *base, const calib_steps_params *q, p
     perf_family *t = &out->operators;
     t->gemm.efficiency *= q->gemm_compute;
     t->gemm.bandwidth_efficiency *= q->gemm_bandwidth;
+    t->gemm.vector_bandwidth_efficiency *= q->gemm_bandwidth; /* one share: both streams */
     t->gemm.floor_s += q->kernel_s;
     for (int i = 0; i < PASS_COUNT; i++) {
         t->pass[i].efficiency *= q->passes;

@@ -1,9 +1,11 @@
 #!/bin/sh
-# One prepared GPU session: build with CUDA, calibrate the GPU in --quick mode, and copy
-# the profile, its raw samples and the logs to $OUT (the device machine's results folder;
-# out/h200 when unset).  Run from anywhere:  sh kernels/calibrate_h200.sh
+# One prepared GPU session: build with CUDA, calibrate the GPU in --quick mode, profile a
+# decoder layer's operators at Llama-3-8B's shapes, and copy the profiles, their raw
+# samples and the logs to $OUT (the device machine's results folder; out/h200 when unset).
+# Run from anywhere:  sh kernels/calibrate_h200.sh
 # Budget: a build (a minute or two on 16 cores), then a --quick calibration (a couple of
-# minutes: bandwidth to 4 GB, FMA, launches, copies, GEMM in fp16/bf16/int8/fp8).
+# minutes: bandwidth to 4 GB, FMA, launches, copies, GEMM in fp16/bf16/int8/fp8), then the
+# --quick operator profile (about two minutes: projections, attention, passes in bf16).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-out/h200}
@@ -34,4 +36,14 @@ cat "$OUT/calibrate.txt" >> "$OUT/session.log"
 tail -5 "$OUT/calibrate.log" >> "$OUT/session.log"
 cp kernels/profiles/h200.lua kernels/profiles/h200.csv "$OUT/" 2>/dev/null \
     || say "no profile written (see calibrate.log)"
+
+say "== calibrate --device cuda --model llama-3-8b --operators-only --quick"
+timeout 300 "$FLEETSIM" calibrate --device cuda --model llama-3-8b --operators-only --quick \
+    -o kernels/profiles/h200-ops.lua > "$OUT/operators.txt" 2> "$OUT/operators.log"
+ops=$?
+say "operator profile exited $ops"
+cat "$OUT/operators.txt" >> "$OUT/session.log"
+cp kernels/profiles/h200-ops.lua kernels/profiles/h200-ops.csv "$OUT/" 2>/dev/null \
+    || say "no operator profile written (see operators.log)"
+[ "$status" -eq 0 ] && status=$ops
 exit $status

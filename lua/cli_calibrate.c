@@ -28,7 +28,7 @@
 
 const char cli_calibrate_usage[] =
     "usage: fleetsim calibrate [--device cuda[:N]|cpu] [--quick] [-o FILE.lua]\n"
-    "       fleetsim calibrate --device cpu --model NAME|NAME:SHAPE [--operators-only]\n"
+    "       fleetsim calibrate --device cpu|cuda[:N] --model NAME|NAME:SHAPE [--operators-only]\n"
     "       fleetsim calibrate --steps STEPS.csv [--profile FILE.lua] [--holdout F]\n"
     "       fleetsim calibrate --refit SAMPLES.csv [-o FILE.lua]\n"
     "\n"
@@ -44,7 +44,8 @@ const char cli_calibrate_usage[] =
     "  --refit SAMPLES.csv    fit again from recorded samples; measure nothing\n"
     "  --model NAME           also time a decoder layer's operators at this catalog model's\n"
     "                         shapes (or NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,\n"
-    "                         vocab=V) and fit the profile's operator table\n"
+    "                         vocab=V) and fit the profile's operator table (a CPU's in\n"
+    "                         fp32, a CUDA device's in bf16; default --device cpu)\n"
     "  --operators-only       with --model: skip the device series (bandwidth, GEMM squares)\n"
     "  --steps STEPS.csv      fit a real engine's measured step times (docs/calibration.md)\n"
     "                         to engine-level parameters; measure nothing\n"
@@ -493,9 +494,11 @@ static void print_ops(const calib_ops_result *ops, const char *model)
     const perf_family *t = &ops->table;
     printf("\noperators of %s (references: %.4g GFLOP/s, %.4g GB/s weight stream):\n", model,
            t->peak_flops / 1e9, t->bandwidth_bytes_per_s / 1e9);
-    printf("  gemm: efficiency %.3f, tokens_half %.3g, weight stream %.3f, overlap %.2f, floor "
-           "%.3g us\n", t->gemm.efficiency, t->gemm.tokens_half, t->gemm.bandwidth_efficiency,
-           t->gemm.overlap, 1e6 * t->gemm.floor_s);
+    printf("  gemm: efficiency %.3f, tokens_half %.3g, weight stream %.3f", t->gemm.efficiency,
+           t->gemm.tokens_half, t->gemm.bandwidth_efficiency);
+    if (t->gemm.vector_bandwidth_efficiency > 0)
+        printf(" (one token: %.3f)", t->gemm.vector_bandwidth_efficiency);
+    printf(", overlap %.2f, floor %.3g us\n", t->gemm.overlap, 1e6 * t->gemm.floor_s);
     printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us; prefill: %.3f "
            "of the peak\n", t->attn_decode.efficiency, t->attn_decode.width_half,
            1e6 * t->attn_decode.floor_s, t->attn_prefill.new_efficiency);
@@ -561,16 +564,22 @@ int cli_calibrate(int argc, char **argv)
             catalog_release(&cat);
             return CLI_EXIT_BAD_INPUT;
         }
-        if (o.device && strcmp(o.device, "cpu")) {
-            fprintf(stderr, "fleetsim calibrate: --model: operator series run on the CPU only "
-                    "in this version (--device cpu); on a GPU, fit a real engine's steps with "
-                    "--steps\n");
-            model_release(&shaped);
-            catalog_release(&cat);
-            return CLI_EXIT_BAD_INPUT;
-        }
         if (!o.device)
             o.device = "cpu";
+    }
+    bool ops_on_cuda = model && strncmp(o.device, "cuda", 4) == 0;
+    if (ops_on_cuda && o.operators_only) { /* measure() checks the device otherwise */
+        char why[512];
+        int count = kernels_cuda_device_count(why, sizeof why);
+        if (count <= o.bench.cuda_device) {
+            if (count)
+                snprintf(why, sizeof why, "there %s %d", count == 1 ? "is" : "are", count);
+            fprintf(stderr, "fleetsim calibrate: --device %s: no such CUDA device (%s); nothing "
+                    "measured\n", o.device, why);
+            model_release(&shaped);
+            catalog_release(&cat);
+            return CLI_EXIT_RUN_FAILURE;
+        }
     }
     if (ensure_folder(output) != 0 || (!o.refit && ensure_folder(samples_path) != 0)) {
         model_release(&shaped);
@@ -591,7 +600,13 @@ int cli_calibrate(int argc, char **argv)
         stamp(&meta);
         if (!o.operators_only)
             status = measure(&o, &samples, &meta);
-        if (status == 0 && model) {
+        if (status == 0 && model && ops_on_cuda) {
+            snprintf(meta.model, sizeof meta.model, "%s", model->name); /* for --refit */
+            if (calib_ops_cuda_run(&o.bench, model, &samples, &meta, err, sizeof err) != 0) {
+                fprintf(stderr, "fleetsim calibrate: operators: %s\n", err);
+                status = CLI_EXIT_RUN_FAILURE;
+            }
+        } else if (status == 0 && model) {
             if (o.operators_only) { /* the device series' run names the device otherwise */
                 snprintf(meta.kind, sizeof meta.kind, "cpu");
                 meta.threads = o.bench.threads ? o.bench.threads : 1;

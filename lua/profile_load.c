@@ -151,14 +151,15 @@ static int read_operators(load_context *c, const fields_object *top, device_prof
     t->profiled = "this device's operators (fleetsim calibrate)";
     char prec[16];
     static const char *const gemm_keys[] = { "efficiency", "tokens_half", "bandwidth_efficiency",
-                                             "overlap", "floor_s", NULL };
+                                             "overlap", "floor_s",
+                                             "vector_bandwidth_efficiency", NULL };
     static const char *const pass_keys[] = { "efficiency", "tokens_half", "floor_s", NULL };
     static const char *const decode_keys[] = { "efficiency", "width_half", "floor_s", NULL };
     static const char *const prefill_keys[] = { "cached_efficiency", "new_efficiency", "floor_s",
                                                 NULL };
     static const char *const host_keys[] = { "base_s", "per_seq_s", NULL };
     double *gemm[] = { &t->gemm.efficiency, &t->gemm.tokens_half, &t->gemm.bandwidth_efficiency,
-                       &t->gemm.overlap, &t->gemm.floor_s };
+                       &t->gemm.overlap, &t->gemm.floor_s, &t->gemm.vector_bandwidth_efficiency };
     double *decode[] = { &t->attn_decode.efficiency, &t->attn_decode.width_half,
                          &t->attn_decode.floor_s };
     double *prefill[] = { &t->attn_prefill.cached_efficiency, &t->attn_prefill.new_efficiency,

@@ -309,7 +309,9 @@ static void add_gemm(const step *s, perf_op_time *o, double kernels, double prod
                      / (s->gemm_peak * p->compute_efficiency * sat(T, s->f->gemm.tokens_half));
     double bytes_w = products * K * N * s->wbytes / s->stream;
     double bytes_a = products * (T * K + T * N) * s->abytes;
-    double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * p->bandwidth_efficiency);
+    double vector = s->f->gemm.vector_bandwidth_efficiency;
+    double e_mem = T <= 1 && vector > 0 ? vector * s->mscale : p->bandwidth_efficiency;
+    double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * e_mem);
     add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
 }
 
@@ -354,8 +356,9 @@ double perf_family_gemm_s(const perf_family *f, double tokens, double k, double 
     perf_op_time o = { 0 };
     double compute = 2 * tokens * k * n
                      / (f->peak_flops * f->gemm.efficiency * sat(tokens, f->gemm.tokens_half));
-    double memory = 2 * (k * n + tokens * k + tokens * n)
-                    / (f->bandwidth_bytes_per_s * f->gemm.bandwidth_efficiency);
+    double e_mem = tokens <= 1 && f->gemm.vector_bandwidth_efficiency > 0
+                       ? f->gemm.vector_bandwidth_efficiency : f->gemm.bandwidth_efficiency;
+    double memory = 2 * (k * n + tokens * k + tokens * n) / (f->bandwidth_bytes_per_s * e_mem);
     add_affine(&o, 1, f->gemm.floor_s, compute, memory, f->gemm.overlap);
     return o.compute_s + o.memory_s + o.floor_s;
 }

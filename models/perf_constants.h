@@ -11,7 +11,8 @@
  * P the device's peak FLOP/s and BW its memory bandwidth (datasheet):
  *   GEMM (T tokens, K x N weights)   t = floor + max(C, M) + overlap x min(C, M),
  *                                        C = 2 T K N / (P e sat(T, tokens_half)),
- *                                        M = bytes / (BW e_mem)
+ *                                        M = bytes / (BW e_mem)   (e_mem at one token:
+ *                                        the vector kernel's, where the table has one)
  *   memory pass (bytes, T tokens)    t = max(floor, bytes / (BW e sat(T, tokens_half)))
  *   attention, decode                t = floor + cache bytes / (BW e sat(seqs x kv heads,
  *                                        width_half))
@@ -47,6 +48,14 @@ typedef struct perf_gemm_constants {
     double floor_s;              /* fixed time of one product (launch and tail) */
     double tokens_half;          /* tokens at half the compute efficiency (0: flat); a
                                   * calibrated operator profile fits it (a CPU's BLAS) */
+    double vector_bandwidth_efficiency; /* of peak bandwidth, a product of one token: the
+                                  * matrix-vector kernel a BLAS (cuBLAS, OpenBLAS) and the
+                                  * frameworks call then, which streams the weights at its
+                                  * own rate.  0: bandwidth_efficiency.  The GPU families
+                                  * leave it 0: in the fit set one token streams within 3%
+                                  * of 2-8 tokens (layer_ops.csv, every model and tp); a CPU
+                                  * calibration fits it (OpenBLAS's sgemv streams ~10% slower
+                                  * than its sgemm at 4 tokens: docs/calibration.md) */
 } perf_gemm_constants;
 
 typedef struct perf_pass_constants {

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kernels/calib_ops.h"
 #include "kernels/calib_steps.h"
+#include "kernels/cuda_probe.h"
+#include "lua/profile_load.h"
 #include "models/perf.h"
 #include "models/profile.h"
 #include "tests/support/cli.h"
@@ -281,6 +284,88 @@ Test(calib_steps, a_bad_steps_row_names_file_line_column_and_value_and_writes_no
     struct stat st;
     cr_expect_neq(stat(path, &st), 0, "a profile was written");
     free(steps);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
+
+/* A one-token product runs the matrix-vector kernel, which streams the weights at its own
+ * rate (OpenBLAS's sgemv about 10% under its sgemm at 4 tokens on the development CPU).
+ * Samples made by the table's GEMM formula with the vector kernel at half the matrix
+ * stream give both rates back, and the profile file carries the vector one. */
+Test(calib_steps, the_operator_fit_recovers_the_vector_kernels_stream_and_the_file_keeps_it)
+{
+    const double peak = 100e9, matrix_bw = 10e9, vector_bw = 5e9, floor = 2e-6;
+    const double eff = 0.9, half = 8;
+    calib_samples samples = { 0 };
+    const int tokens[] = { 1, 2, 4, 8, 16, 64, 256, 1024 };
+    const int widths[][2] = { { 1024, 1536 }, { 1024, 5632 }, { 2816, 1024 } };
+    for (size_t w = 0; w < 3; w++)
+        for (size_t t = 0; t < sizeof tokens / sizeof tokens[0]; t++) {
+            double T = tokens[t], K = widths[w][0], N = widths[w][1];
+            double bytes = 4 * (K * N + T * K + T * N), flops = 2 * T * K * N;
+            double c = flops / (peak * eff * T / (T + half));
+            double m = bytes / (T <= 1 ? vector_bw : matrix_bw);
+            calib_sample s = { .kind = "op_gemm", .precision = "fp32", .threads = 1,
+                               .m = T, .n = N, .k = K, .size_bytes = bytes, .bytes = bytes,
+                               .flops = flops, .seconds = floor + fmax(c, m) };
+            cr_assert_eq(calib_samples_add(&samples, &s), 0);
+        }
+    device_spec d = cpu_device();
+    calib_ops_result *ops = calloc(1, sizeof *ops);
+    char err[256];
+    cr_assert_eq(calib_ops_fit_all(&samples, perf_family_of(&d), ops, err, sizeof err), 0, "%s",
+                 err);
+    const perf_family *t = &ops->table;
+    double vector = t->gemm.vector_bandwidth_efficiency * t->bandwidth_bytes_per_s;
+    cr_expect(fabs(vector / vector_bw - 1) < 0.02, "vector stream %g, true %g", vector, vector_bw);
+    cr_expect(fabs(t->gemm.efficiency * t->peak_flops / (peak * eff) - 1) < 0.02,
+              "compute %g", t->gemm.efficiency * t->peak_flops);
+    cr_expect_lt(ops->fits[0].worst_rel, 0.02, "gemm fit worst %g", ops->fits[0].worst_rel);
+    /* the table's one-token product (in 16-bit: 2 bytes an element) streams at the vector
+     * rate, two tokens at the matrix rate */
+    double K = 1024, N = 1536;
+    double one = perf_family_gemm_s(t, 1, K, N), two = perf_family_gemm_s(t, 2, K, N);
+    double want_one = floor + fmax(2 * (K * N + K + N) / vector_bw,
+                                   2 * K * N / (peak * eff / (1 + half)));
+    double want_two = floor + fmax(2 * (K * N + 2 * K + 2 * N) / matrix_bw, /* compute-bound */
+                                   4 * K * N / (peak * eff * 2 / (2 + half)));
+    cr_expect(fabs(one / want_one - 1) < 0.03, "one token %g s, by hand %g s", one, want_one);
+    cr_expect(fabs(two / want_two - 1) < 0.03, "two tokens %g s, by hand %g s", two, want_two);
+
+    char *dir = scratch_dir(), path[512];
+    snprintf(path, sizeof path, "%s/p.lua", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "return {\n  format = 1, device = \"TEST-CPU\", kind = \"cpu\",\n");
+    cr_assert_eq(calib_ops_write_lua(f, t, PREC_FP32, "m", NULL, 0, NULL, NULL), 0);
+    fprintf(f, "}\n");
+    fclose(f);
+    device_profile back;
+    cr_assert_eq(profile_load_file(path, &back, err, sizeof err), 0, "%s", err);
+    cr_expect(fabs(back.perf.operators.gemm.vector_bandwidth_efficiency
+                   / t->gemm.vector_bandwidth_efficiency - 1) < 1e-5);
+    scratch_remove_dir(dir);
+    free(ops);
+    calib_samples_release(&samples);
+}
+
+/* calibrate --model on a CUDA device where there is none: refused before anything is
+ * measured, the reason given, no profile written. */
+Test(calib_steps, operators_on_a_missing_cuda_device_are_refused_and_nothing_is_written)
+{
+    char why[256];
+    if (kernels_cuda_device_count(why, sizeof why) > 0)
+        cr_skip_test("a CUDA device is here: the profile would run");
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, path[512];
+    int rc = cli_run(&out, &err, "calibrate --device cuda --model t:layers=2,hidden=256,"
+                     "heads=4,kv_heads=2,ffn=512,vocab=1000 --operators-only -o %s/p.lua", dir);
+    cr_expect_eq(rc, 1);
+    cr_expect(strstr(err, "--device cuda: no such CUDA device") && strstr(err, "nothing measured"),
+              "%s", err);
+    snprintf(path, sizeof path, "%s/p.lua", dir);
+    struct stat st;
+    cr_expect_neq(stat(path, &st), 0, "a profile was written");
     free(out);
     free(err);
     scratch_remove_dir(dir);

@@ -12,7 +12,9 @@ bin=${1:-build/fleetsim}
 out=${2:-build/calibrate-loop}
 py=${PYTHON:-/usr/bin/python3}
 threads=${THREADS:-1}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-2}
+processes=${PROCESSES:-3}
+ops_rounds=${OPS_ROUNDS:-3}
 mkdir -p "$out"
 grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads --best --rounds $rounds"
 fit_a=fit-a:layers=2,hidden=1024,heads=16,kv_heads=4,ffn=2816,vocab=16000
@@ -23,14 +25,15 @@ check_b=check-b:layers=6,hidden=640,heads=10,kv_heads=5,ffn=1792,vocab=24000
 echo "== operator profile at $fit_a's shapes: the CPU's BLAS and plain loops (calibrate --model)"
 "$bin" calibrate --device cpu --quick --operators-only --threads "$threads" \
   --model "$fit_a" -o "$out/operators.lua" -q > /dev/null
-echo "== operator profile at $fit_a's shapes: the operators in PyTorch's steps (tools/torch_ops.py)"
-"$py" tools/torch_ops.py --best --rounds "$rounds" --model "$fit_a" -o "$out/torch-ops.csv" 2> /dev/null
+echo "== operator profile at both fit models' shapes: the operators in PyTorch's steps (tools/torch_ops.py)"
+"$py" tools/torch_ops.py --best --rounds "$ops_rounds" --model "$fit_a" --model "$fit_b" \
+  -o "$out/torch-ops.csv" 2> /dev/null
 "$bin" calibrate --refit "$out/torch-ops.csv" -o "$out/torch-ops.lua"
 echo "== PyTorch steps: fit and check models, measured in the same rounds"
 # One run for all four, so that a slow spell of a shared host falls on fit and check
 # shapes alike; the file is then split by model: the fit sees only fit-a and fit-b.
-"$py" tools/torch_steps.py $grid --model "$fit_a" --model "$fit_b" --model "$check_a" \
-  --model "$check_b" -o "$out/steps.csv" 2> /dev/null
+"$py" tools/torch_steps.py $grid --processes "$processes" --model "$fit_a" --model "$fit_b" \
+  --model "$check_a" --model "$check_b" -o "$out/steps.csv" 2> /dev/null
 grep -v '^check-' "$out/steps.csv" > "$out/fit.csv"
 grep -v '^fit-' "$out/steps.csv" > "$out/check.csv"
 echo "== the BLAS operator profile alone, on the check models"

@@ -39,8 +39,8 @@ import statistics
 import sys
 import time
 
-import torch_steps  # sets the BLAS threads from --threads before torch loads
-from torch_steps import Decoder, blas_threads, cpu_name, numbers, parse_model
+import torch_steps  # sets the BLAS threads from --threads and the allocator before torch loads
+from torch_steps import Decoder, blas_threads, cpu_name, malloc_loaded, numbers, parse_model
 
 torch = torch_steps.torch
 
@@ -100,8 +100,9 @@ def samples_of(s, batch, tokens, context, prefill, ticks, rep):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=parse_model, required=True,
-                    help="NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,vocab=V")
+    ap.add_argument("--model", action="append", type=parse_model, required=True,
+                    help="NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,vocab=V (repeat: "
+                         "the operators at every model's shapes, one table fitted to all)")
     ap.add_argument("--batch", type=numbers, default=[1, 4, 16], help="decode batches")
     ap.add_argument("--context", type=numbers, default=[128, 512, 2048],
                     help="decode contexts")
@@ -112,6 +113,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--best", action="store_true",
                     help="one sample per shape: its fastest repeat (as torch_steps.py --best)")
+    ap.add_argument("--malloc", choices=("tcmalloc", "system"), default="tcmalloc",
+                    help="the engine's allocator (as torch_steps.py --malloc)")
     ap.add_argument("--device-name", default="", help="default: the CPU's model name")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
@@ -124,30 +127,33 @@ def main():
     blas = blas_threads()
     if blas is not None and blas != 1:
         sys.exit(f"torch_ops.py: OpenBLAS runs {blas} threads, not 1")
-    model, s = a.model
     cpu = torch.device("cpu")
-    dec = Decoder(s, max(a.batch), max(max(a.context) + 1, max(a.prefill)), cpu)
+    decoders = [(model, s, Decoder(s, max(a.batch), max(max(a.context) + 1, max(a.prefill)),
+                                   cpu)) for model, s in a.model]
     grid = [(1, p, 0, True) for p in a.prefill]
     grid += [(b, b, c, False) for b in a.batch for c in a.context]
     rows = []
     with torch.inference_mode():
         for r in range(a.rounds):
-            for batch, tokens, context, prefill in grid:
-                ids = torch.randint(0, s["vocab"], (batch, tokens if prefill else 1))
-                dec.step(ids, context)  # warm-up
-                for rep in range(a.repeats if not prefill or tokens < 1024 else 3):
-                    ticks = Ticks()
-                    dec.step(ids, context, ticks)
-                    rows += samples_of(s, batch, tokens, context, prefill, ticks, rep)
-                print(f"torch_ops.py: round {r + 1}: {'prefill' if prefill else 'decode'} "
-                      f"{batch} x {tokens} at {context}", file=sys.stderr)
+            for model, s, dec in decoders:
+                for batch, tokens, context, prefill in grid:
+                    ids = torch.randint(0, s["vocab"], (batch, tokens if prefill else 1))
+                    dec.step(ids, context)  # warm-up
+                    for rep in range(a.repeats if not prefill or tokens < 1024 else 3):
+                        ticks = Ticks()
+                        dec.step(ids, context, ticks)
+                        rows += samples_of(s, batch, tokens, context, prefill, ticks, rep)
+                    print(f"torch_ops.py: {model}: round {r + 1}: "
+                          f"{'prefill' if prefill else 'decode'} {batch} x {tokens} at {context}",
+                          file=sys.stderr)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     with open(a.output, "w") as f:
         f.write("# fleetsim calibration samples (fleetsim calibrate --refit FILE redoes the fit)\n"
                 f"# device: {a.device_name or cpu_name()}\n# kind: cpu\n"
                 f"# host: {socket.gethostname()}\n# date: {date}\n# threads: 1\n# quick: true\n"
                 f"# blas: PyTorch {torch.__version__} eager, in its steps, OpenBLAS threads "
-                f"{blas if blas is not None else 'n/a'}\n# model: {model}\n"
+                f"{blas if blas is not None else 'n/a'}, malloc {malloc_loaded()}\n"
+                f"# model: {'+'.join(model for model, _ in a.model)}\n"
                 "kind,precision,threads,m,n,k,size_bytes,bytes,flops,repeat,seconds\n")
         # one shape's repeats together (the fit takes their median), from every step
         # that ran it: a decode step's projections at 4 tokens at each context

@@ -30,15 +30,16 @@ import sys
 import time
 
 
-def threads_from_argv(argv):
-    """--threads N from the command line, before argparse runs: the BLAS reads its thread
-    count from the environment when it is loaded, i.e. when torch is imported."""
+def option_from_argv(argv, name, default):
+    """--name VALUE from the command line, before argparse runs: what must be set before
+    torch is imported (the BLAS reads its thread count from the environment when it is
+    loaded; the allocator is chosen when the process starts)."""
     for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):
             return argv[i + 1]
-        if arg.startswith("--threads="):
+        if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
-    return "1"
+    return default
 
 
 # torch.set_num_threads sets OpenMP's threads (and MKL's), not OpenBLAS's: Debian's torch
@@ -46,7 +47,37 @@ def threads_from_argv(argv):
 # product over all cores, so that "one thread" ran its GEMMs on two and this thread's CPU
 # clock saw only its half (and its spinning while it waited for the other).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = threads_from_argv(sys.argv[1:])
+    os.environ[_var] = option_from_argv(sys.argv[1:], "--threads", "1")
+
+TCMALLOC = "libtcmalloc_minimal.so.4"
+
+
+def malloc_loaded():
+    """'tcmalloc' when this process runs on TCMalloc, else 'system' (glibc's malloc)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return "tcmalloc" if "tcmalloc" in f.read() else "system"
+    except OSError:
+        return "system"
+
+
+# The engine's memory: a serving engine keeps the memory it allocated and reuses it
+# (PyTorch's caching allocator on a GPU; on a CPU, vLLM's installation guide asks for
+# TCMalloc through LD_PRELOAD).  glibc's malloc instead gives every block of more than
+# 32 MiB back to the kernel when it is freed, and the next step touches fresh pages: on a
+# virtual machine whose memory the hypervisor fills on first touch that costs about 10 us a
+# 4 KiB page (0.7 GB/s against 32 GB/s for memory reused; measured here, docs/calibration.md),
+# which is the host's paging, not the engine's work.  So the script re-executes itself on
+# TCMalloc (Debian's libtcmalloc-minimal4, `make deps-validate`) before torch loads.
+if option_from_argv(sys.argv[1:], "--malloc", "tcmalloc") == "tcmalloc" \
+        and malloc_loaded() != "tcmalloc":
+    if os.environ.get("FLEETSIM_TCMALLOC_TRIED"):
+        sys.exit(f"torch_steps.py: {TCMALLOC} did not load: run `make deps-validate` "
+                 "(Debian's libtcmalloc-minimal4), or pass --malloc system")
+    os.environ["FLEETSIM_TCMALLOC_TRIED"] = "1"
+    os.environ["LD_PRELOAD"] = " ".join(filter(None, (TCMALLOC, os.environ.get("LD_PRELOAD"))))
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable] + sys.argv)
 
 try:
     import torch
@@ -217,6 +248,47 @@ def summary(times, best):
     return (times[0] if best else statistics.median(times)), q3 - q1
 
 
+def over_processes(a):
+    """--processes K: K runs of this script in turn, merged shape by shape."""
+    import subprocess
+    import tempfile
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.processes):
+            path = os.path.join(tmp, f"run{i}.csv")
+            # the last -o and --processes win: the child measures once, into path
+            subprocess.run([sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:]
+                           + ["--processes", "1", "-o", path], check=True)
+            with open(path) as f:
+                runs.append(f.read().splitlines())
+    comment = runs[0][0]
+    header = runs[0][1].split(",")
+    key_cols = [header.index(k) for k in ("model", "batch", "prefill_tokens", "decode_tokens",
+                                          "mean_context")]
+    sec, rep, iqr = header.index("seconds"), header.index("repeats"), header.index("iqr_s")
+    merged, order = {}, []
+    for lines in runs:
+        for line in lines[2:]:
+            cells = line.split(",")
+            key = tuple(cells[i] for i in key_cols)
+            if key not in merged:
+                merged[key] = []
+                order.append(key)
+            merged[key].append(cells)
+    with open(a.output, "w") as f:
+        f.write(f"{comment}; the {'fastest' if a.best else 'median'} of {a.processes} "
+                "processes run in turn (iqr_s: their spread)\n")
+        f.write(",".join(header) + "\n")
+        for key in order:
+            rows = merged[key]
+            values = sorted(float(r[sec]) for r in rows)
+            cells = list(rows[0])
+            cells[sec] = f"{values[0] if a.best else statistics.median(values):.6e}"
+            cells[rep] = str(sum(int(r[rep]) for r in rows))
+            cells[iqr] = f"{values[-1] - values[0]:.3e}"
+            f.write(",".join(cells) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", action="append", type=parse_model, required=True,
@@ -234,6 +306,11 @@ def main():
                     help="passes over the whole grid (every model, every shape), each "
                          "shape's samples pooled over them: a slow spell of a shared "
                          "machine then falls on one pass of a shape, not on all its repeats")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="run the whole measurement in this many processes one after the "
+                         "other and keep each shape's fastest (with --best; else the median) "
+                         "of theirs: each process places its weights anew and meets the host "
+                         "at another time (iqr_s is then the spread between processes)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch sees one")
     ap.add_argument("--clock", choices=("auto", "thread", "wall"), default="auto",
@@ -245,10 +322,15 @@ def main():
                          "the step with the least interference from other processes: they "
                          "only ever add to a thread's CPU time, through the caches and the "
                          "memory bus)")
+    ap.add_argument("--malloc", choices=("tcmalloc", "system"), default="tcmalloc",
+                    help="the allocator the engine runs on (read before torch loads): "
+                         "TCMalloc, as vLLM's CPU guide asks, or glibc's malloc")
     ap.add_argument("--device-name", default="",
                     help="the device column (default: the CPU's model name, or CUDA's)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
+    if a.processes > 1:
+        return over_processes(a)
 
     torch.set_num_threads(a.threads)
     blas = blas_threads()
@@ -268,20 +350,26 @@ def main():
     if a.repeats < 1 or a.rounds < 1:
         ap.error("--repeats and --rounds must be at least 1")
     # Every model's decoder is built first and the grid is walked round after round, so
-    # that a shape's samples come from moments spread over the whole run.
-    jobs = []  # (model, shape, decoder, batch, prefill tokens, decode tokens, context, ids)
+    # that a shape's samples come from moments spread over the whole run; within a round
+    # the models take turns shape by shape, so that a slow spell of the host (another
+    # machine's work on the same memory: tens of seconds, 10-20% on a decode step here)
+    # falls on every model alike rather than on one model's block of shapes.
+    per_model = []  # (model, shape, decoder, batch, prefill tokens, decode tokens, context, ids)
     for model, s in a.model:
         max_seqs = max(a.batch + a.prefill_batch)
         max_context = max(max(a.context) + 1, max(a.prefill))
         dec = Decoder(s, max_seqs, max_context, device)
+        mine = []
         for b in a.prefill_batch:
             for p in a.prefill:
                 ids = torch.randint(0, s["vocab"], (b, p), device=device)
-                jobs.append((model, s, dec, b, b * p, 0, 0, ids))
+                mine.append((model, s, dec, b, b * p, 0, 0, ids))
         for b in a.batch:
             for c in a.context:
                 ids = torch.randint(0, s["vocab"], (b, 1), device=device)
-                jobs.append((model, s, dec, b, 0, b, c, ids))
+                mine.append((model, s, dec, b, 0, b, c, ids))
+        per_model.append(mine)
+    jobs = [job for turn in zip(*per_model) for job in turn]  # same grid: same lengths
     times = [[] for _ in jobs]
     with torch.inference_mode():
         for r in range(a.rounds):
@@ -296,13 +384,15 @@ def main():
         t, iqr = summary(ts, a.best)
         rows.append((model, b, pt, dt, c, t, iqr, s, len(ts)))
     del jobs
+    order = {model: i for i, (model, _) in enumerate(a.model)}
+    rows.sort(key=lambda row: order[row[0]])  # by model, each in its grid's order (stable)
     with open(a.output, "w") as f:
         f.write(f"# engine: PyTorch {torch.__version__} eager, {a.threads} threads, "
                 f"{'thread CPU' if thread else 'wall'} time, "
                 f"{'fastest' if a.best else 'median'} of {a.repeats} a round x {a.rounds} "
                 f"round{'s' if a.rounds > 1 else ''} (prefill: of "
                 f"{max(3, a.repeats // 2)} x {a.rounds}), OpenBLAS threads "
-                f"{blas if blas is not None else 'n/a'}\n")
+                f"{blas if blas is not None else 'n/a'}, malloc {malloc_loaded()}\n")
         f.write("model,device,precision,tp,batch,prefill_tokens,decode_tokens,mean_context,"
                 "seconds,layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s\n")
         for model, b, pt, dt, c, t, iqr, s, n in rows:
