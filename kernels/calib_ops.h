@@ -14,7 +14,7 @@
  *                   the memory passes over m tokens (op_sample: m rows of the vocabulary)
  * CPU: through the same CBLAS as the device calibration (calib_blas.h) and plain loops,
  * in fp32.  CUDA (calib_ops_cuda.cu): in bf16, projections through cuBLAS, decode attention
- * a flash-decoding kernel, prefill attention unfused (cuBLAS around a causal softmax), the
+ * a split-context kernel, prefill attention unfused (cuBLAS around a causal softmax), the
  * passes plain kernels; bytes at 2 an element (the sampling's logits at 4). */
 #ifndef FLEETSIM_KERNELS_CALIB_OPS_H
 #define FLEETSIM_KERNELS_CALIB_OPS_H

@@ -157,6 +157,7 @@ typedef struct pass_shape {
     pass_id id;
     int rows, width;       /* tokens x hidden (rope: x head dims; act: x ffn) */
     int vocab;             /* embed: the table's rows */
+    bool gated;            /* act: SiLU(gate) x up; else SiLU alone (what the bytes count) */
 } pass_shape;
 
 static void op_pass(ops_run *r, const void *shape, size_t offset)
@@ -182,9 +183,9 @@ static void op_pass(ops_run *r, const void *shape, size_t offset)
             y[i + 1] = a * s + b * c;
         }
         break;
-    case P_ACT: /* SiLU(gate) x up: x gate, y up, z out */
+    case P_ACT: /* SiLU(gate) x up: x gate, y up, z out; SiLU(x) alone when not gated */
         for (size_t i = 0; i < n; i++)
-            z[i] = x[i] / (1 + expf(-x[i])) * y[i];
+            z[i] = x[i] / (1 + expf(-x[i])) * (p->gated ? y[i] : 1);
         break;
     case P_ADD:
         for (size_t i = 0; i < n; i++)
@@ -318,7 +319,7 @@ static int passes(ops_run *r, const model_spec *m)
             int rows = kinds[k].id == P_SAMPLE && tokens[i] > 64 ? 0 : tokens[i];
             if (!rows)
                 continue; /* logits for more than 64 sequences at once: not a step's */
-            pass_shape p = { kinds[k].id, rows, kinds[k].width, (int)m->vocab };
+            pass_shape p = { kinds[k].id, rows, kinds[k].width, (int)m->vocab, m->gated };
             size_t n = (size_t)rows * p.width;
             bool embed = kinds[k].id == P_EMBED;
             size_t header = embed ? (size_t)m->vocab * p.width : 0, slot = embed ? n : 3 * n;

@@ -1,8 +1,9 @@
 // A decoder layer's operators on a CUDA device (see calib_ops.h), in bf16 as engines run
 // them: the projections through cuBLAS with their weights cold (rotated through a pool
-// four times the L2, at least 512 MB), decode attention as a flash-decoding kernel over a
-// contiguous cache (one block a query head and sequence, its warps splitting the cached
-// tokens, an online softmax), prefill attention unfused (cuBLAS batched products for the
+// four times the L2, at least 512 MB), decode attention as a split-context kernel over a
+// contiguous cache (a block a query head, sequence and chunk of 512 cached tokens, its warps
+// splitting the chunk, an online softmax, the chunks merged), prefill attention unfused
+// (cuBLAS batched products for the
 // scores and the values around a causal softmax: what an engine without a fused kernel
 // runs), and the memory passes as plain kernels.  Each sample's bytes and flops are
 // counted as models/perf.c counts them at 2 bytes an element, so a fitted efficiency
@@ -40,14 +41,23 @@ constexpr int DECODE_WARPS = 4;
 
 // ---- the kernels ---------------------------------------------------------------------------
 
-// One block a (query head, sequence): each warp takes every DECODE_WARPS-th cached token,
-// a lane the head dims lane, lane + 32, ...; an online softmax per warp, merged at the end.
+// Split-context decoding, as engines run decode attention (FlashAttention's split-KV,
+// vLLM's paged attention v2): one block a (query head, sequence, chunk of DECODE_CHUNK
+// cached tokens); each warp takes every DECODE_WARPS-th token of the chunk, a lane the head
+// dims lane, lane + 32, ...; an online softmax per warp, merged in the block.  One chunk
+// writes the output; several write their partial (max, sum, accumulator) to `partial`,
+// which attn_merge_kernel combines.
+constexpr int DECODE_CHUNK = 512;
+
 __global__ void attn_decode_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ keys,
                                    const bf16 *__restrict__ values, bf16 *__restrict__ out,
-                                   int kv_heads, int group, int context, int hd, float scale)
+                                   float *__restrict__ partial, int kv_heads, int group,
+                                   int context, int hd, float scale)
 {
     constexpr int PER = MAX_HEAD_DIM / 32;
     int head = blockIdx.x, seq = blockIdx.y, heads = kv_heads * group, kvh = head / group;
+    int chunks = gridDim.z, first = blockIdx.z * DECODE_CHUNK;
+    int last = min(context, first + DECODE_CHUNK);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const bf16 *qh = q + ((size_t)seq * heads + head) * hd;
     size_t base = ((size_t)seq * kv_heads + kvh) * (size_t)context * hd;
@@ -58,7 +68,7 @@ __global__ void attn_decode_kernel(const bf16 *__restrict__ q, const bf16 *__res
         acc[i] = 0.f;
     }
     float mx = -INFINITY, sum = 0.f;
-    for (int j = warp; j < context; j += DECODE_WARPS) {
+    for (int j = first + warp; j < last; j += DECODE_WARPS) {
         const bf16 *k = keys + base + (size_t)j * hd, *v = values + base + (size_t)j * hd;
         float s = 0.f;
         for (int i = 0; i < PER; i++) {
@@ -95,6 +105,10 @@ __global__ void attn_decode_kernel(const bf16 *__restrict__ q, const bf16 *__res
         m = fmaxf(m, warp_max[w]);
     for (int w = 0; w < DECODE_WARPS; w++)
         total += warp_max[w] == -INFINITY ? 0.f : warp_sum[w] * __expf(warp_max[w] - m);
+    size_t slot = ((size_t)seq * heads + head) * chunks + blockIdx.z;
+    float *mine = partial + slot * (hd + 2);
+    if (chunks > 1 && lane == 0)
+        mine[0] = m, mine[1] = total;
     for (int i = 0; i < PER; i++) {
         int d = lane + 32 * i;
         if (d >= hd)
@@ -103,6 +117,32 @@ __global__ void attn_decode_kernel(const bf16 *__restrict__ q, const bf16 *__res
         for (int w = 0; w < DECODE_WARPS; w++)
             if (warp_max[w] != -INFINITY)
                 a += warp_acc[w][d] * __expf(warp_max[w] - m);
+        if (chunks > 1)
+            mine[2 + d] = a;
+        else
+            out[((size_t)seq * heads + head) * hd + d] = __float2bfloat16(a / total);
+    }
+}
+
+// The chunks' partials of one (query head, sequence) into its output: a block each.
+__global__ void attn_merge_kernel(const float *__restrict__ partial, bf16 *__restrict__ out,
+                                  int heads, int chunks, int hd)
+{
+    int head = blockIdx.x, seq = blockIdx.y;
+    const float *p = partial + ((size_t)seq * heads + head) * chunks * (hd + 2);
+    float m = -INFINITY;
+    for (int c = 0; c < chunks; c++)
+        m = fmaxf(m, p[c * (hd + 2)]);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float a = 0.f, total = 0.f;
+        for (int c = 0; c < chunks; c++) {
+            const float *q = p + c * (hd + 2);
+            if (q[0] == -INFINITY)
+                continue;
+            float w = __expf(q[0] - m);
+            total += q[1] * w;
+            a += q[2 + d] * w;
+        }
         out[((size_t)seq * heads + head) * hd + d] = __float2bfloat16(a / total);
     }
 }
@@ -187,8 +227,8 @@ __global__ void act_kernel(const bf16 *gate, const bf16 *up, bf16 *out, size_t n
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float g = __bfloat162float(gate[i]);
-        out[i] = __float2bfloat16(g / (1.f + __expf(-g)) * __bfloat162float(up[i]));
+        float g = __bfloat162float(gate[i]), a = g / (1.f + __expf(-g));
+        out[i] = __float2bfloat16(up ? a * __bfloat162float(up[i]) : a); // up: gated only
     }
 }
 
@@ -199,25 +239,30 @@ __global__ void add_kernel(const bf16 *x, const bf16 *y, bf16 *z, size_t n)
         z[i] = __float2bfloat16(__bfloat162float(x[i]) + __bfloat162float(y[i]));
 }
 
-// rows gathered from a table of `vocab` rows, as CPU's: row i is token (i x 7919) % vocab
-__global__ void embed_kernel(const bf16 *table, bf16 *out, int rows, int width, int vocab)
+// rows gathered from a table of `vocab` rows: row i of call `salt` is token ((salt x rows
+// + i) x 7919) % vocab, so that successive calls read other rows (a step's tokens are not
+// the last step's: their rows come from memory, not from the L2)
+__global__ void embed_kernel(const bf16 *table, bf16 *out, int rows, int width, int vocab,
+                             unsigned salt)
 {
     size_t n = (size_t)rows * width;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t r = i / width, j = i % width;
-        out[i] = table[(size_t)((r * 7919u) % (unsigned)vocab) * width + j];
+        unsigned token = (unsigned)(((size_t)salt * rows + r) * 7919u % (unsigned)vocab);
+        out[i] = table[(size_t)token * width + j];
     }
 }
 
-// into a layout by column (the cache's by head): a strided copy
-__global__ void reshape_kernel(const bf16 *x, bf16 *y, int rows, int width)
+// a step's keys and values (rows x width, width = heads x hd) into the cache's layout by
+// head, as engines write it: head h's tokens together, each token's hd dims contiguous
+__global__ void reshape_kernel(const bf16 *x, bf16 *y, int rows, int width, int hd)
 {
     size_t n = (size_t)rows * width;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t r = i / width, j = i % width;
-        y[j * rows + r] = x[i];
+        size_t r = i / width, j = i % width, head = j / hd;
+        y[(head * rows + r) * hd + j % hd] = x[i];
     }
 }
 
@@ -255,7 +300,7 @@ __global__ void sample_kernel(float *logits, int *picked, int vocab)
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int w = 1; w < (int)(blockDim.x >> 5); w++)
-            if (shared[w] > shared[0])
+            if (shared[w] > shared[0] || (shared[w] == shared[0] && shared_arg[w] < shared_arg[0]))
                 shared[0] = shared[w], shared_arg[0] = shared_arg[w];
         picked[blockIdx.x] = shared_arg[0];
     }
@@ -282,8 +327,19 @@ int time_rotated(ops_cuda *r, size_t slot_bytes, Op op, const char *kind, double
                  double k, double bytes, double flops)
 {
     size_t slots = slot_bytes ? r->pool_bytes / slot_bytes : 1;
-    if (slots < 1)
-        return 0; // larger than the pool: the grid's smaller shapes suffice
+    if (slots < 1) { // larger than the pool: the grid's smaller shapes suffice
+        cuda_progress(r->c, "  %s %g x %g x %g skipped: %.0f MB of operands, a %.0f MB pool\n",
+                      kind, m, n, k, slot_bytes / 1e6, r->pool_bytes / 1e6);
+        return 0;
+    }
+    int status = op(r->pool.p); // a first call apart: an unsupported shape says so
+    if (status == -2) {
+        cuda_progress(r->c, "  %s %g x %g x %g skipped: %s\n", kind, m, n, k, r->c->err);
+        r->c->err[0] = '\0';
+        return 0;
+    }
+    if (status != 0)
+        return -1;
     size_t next = 0;
     auto call = [&]() -> int {
         next = (next + 1) % slots;
@@ -310,7 +366,7 @@ int gemms(ops_cuda *r, const blas_api *api, cublasHandle_t h)
     for (const auto &s : shapes)
         for (int t : GRID(r->c, TOKENS)) {
             int K = s[0], N = s[1];
-            if ((size_t)t * (K + N) * 2 > r->work_bytes)
+            if ((size_t)t * std::max(K, N) * 2 > r->work_bytes)
                 continue;
             auto op = [&](void *w) -> int {
                 CUBLAS_TRY(r->c, api, api->gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, N, t, K, &alpha,
@@ -334,15 +390,23 @@ int decode_attention(ops_cuda *r)
     for (int b : GRID(r->c, BATCHES))
         for (int ctx : GRID(r->c, CONTEXTS)) {
             size_t half = (size_t)b * r->kv_heads * ctx * r->hd * 2; // keys, or values
-            if ((size_t)b * r->heads * r->hd * 2 > r->work_bytes)
+            int chunks = (ctx + DECODE_CHUNK - 1) / DECODE_CHUNK;
+            size_t partials = (size_t)b * r->heads * chunks * (r->hd + 2) * sizeof(float);
+            if ((size_t)b * r->heads * r->hd * 2 > r->work_bytes || partials > r->work_bytes)
                 continue;
             auto op = [&](void *slot) -> int {
                 const bf16 *keys = (const bf16 *)slot;
                 const bf16 *values = (const bf16 *)((char *)slot + half);
-                attn_decode_kernel<<<dim3(r->heads, b), 32 * DECODE_WARPS>>>(
+                attn_decode_kernel<<<dim3(r->heads, b, chunks), 32 * DECODE_WARPS>>>(
                     (const bf16 *)r->work[0].p, keys, values, (bf16 *)r->work[1].p,
-                    r->kv_heads, r->group, ctx, r->hd, scale);
+                    (float *)r->work[2].p, r->kv_heads, r->group, ctx, r->hd, scale);
                 CUDA_TRY(r->c, cudaGetLastError());
+                if (chunks > 1) {
+                    attn_merge_kernel<<<dim3(r->heads, b), 128>>>(
+                        (const float *)r->work[2].p, (bf16 *)r->work[1].p, r->heads, chunks,
+                        r->hd);
+                    CUDA_TRY(r->c, cudaGetLastError());
+                }
                 return 0;
             };
             double cache = 2.0 * half; // bytes read
@@ -410,6 +474,7 @@ int passes(ops_cuda *r)
                 continue;
             int rows = t, width = k.width, vocab = (int)m->vocab;
             size_t slot = k.id == P_EMBED ? 0 : 3 * n * elem;
+            unsigned salt = 0;
             auto op = [&](void *p) -> int {
                 bf16 *x = (bf16 *)p, *y = x + n, *z = y + n;
                 switch (k.id) {
@@ -420,17 +485,18 @@ int passes(ops_cuda *r)
                     rope_kernel<<<blocks_for(n / 2), 256>>>(x, y, n / 2, width);
                     break;
                 case P_ACT:
-                    act_kernel<<<blocks_for(n), 256>>>(x, y, z, n);
+                    act_kernel<<<blocks_for(n), 256>>>(x, m->gated ? y : nullptr, z, n);
                     break;
                 case P_ADD:
                     add_kernel<<<blocks_for(n), 256>>>(x, y, z, n);
                     break;
                 case P_EMBED:
                     embed_kernel<<<blocks_for(n), 256>>>((const bf16 *)r->pool.p,
-                                                         (bf16 *)r->work[1].p, rows, width, vocab);
+                                                         (bf16 *)r->work[1].p, rows, width, vocab,
+                                                         salt++);
                     break;
                 case P_RESHAPE:
-                    reshape_kernel<<<blocks_for(n), 256>>>(x, y, rows, width);
+                    reshape_kernel<<<blocks_for(n), 256>>>(x, y, rows, width, r->hd);
                     break;
                 case P_SAMPLE:
                     sample_kernel<<<rows, 256>>>((float *)p, (int *)r->work[1].p, width);
@@ -505,7 +571,8 @@ extern "C" int calib_ops_cuda_run(const calib_options *o, const model_spec *m,
     c->repeats = o->quick ? 5 : 11;
     c->target_s = o->quick ? 1e-3 : 5e-3;
     unsigned hd = m->head_dim ? m->head_dim : (m->heads ? m->hidden / m->heads : 0);
-    if (!m->heads || !m->kv_heads || m->heads % m->kv_heads || !hd || hd > MAX_HEAD_DIM) {
+    if (!m->heads || !m->kv_heads || m->heads % m->kv_heads || !hd || hd > MAX_HEAD_DIM
+        || (!m->head_dim && m->hidden % m->heads)) {
         snprintf(err, err_size, "model '%s': kv heads must divide heads and a head be at most "
                  "%d wide", m->name ? m->name : "?", MAX_HEAD_DIM);
         return -1;

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "lua/validate_serving.h"
+#include "lua/validate_trtllm.h"
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
@@ -86,6 +87,23 @@ static double number_after(const char *cell, const char *key)
 {
     const char *p = strcasestr(cell, key);
     return p ? leading_number(p + strlen(key)) : 0;
+}
+
+/* The number just before `word` in a cell, at its first place that has one ("all requests
+ * queued; 3000 requests" with "requests": 3000); 0 if none. */
+static double number_before(const char *cell, const char *word)
+{
+    for (const char *p = strcasestr(cell, word); p; p = strcasestr(p + 1, word)) {
+        const char *end = p;
+        while (end > cell && end[-1] == ' ')
+            end--;
+        const char *start = end;
+        while (start > cell && isdigit((unsigned char)start[-1]))
+            start--;
+        if (start < end)
+            return leading_number(start);
+    }
+    return 0;
 }
 
 /* The weights' precision as the sources write it: "fp8 ...", "bf16 (dtype auto)",
@@ -310,7 +328,30 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     }
     if (!strcmp(row->category, "throughput")) {
         double rate;
-        if (strstr(row->batch, "all requests queued")) {
+        double requests = number_before(row->batch, "requests");
+        if (strstr(row->batch, "all requests queued") && strstr(row->engine, "trtllm-bench")
+            && requests >= 1) {
+            /* trtllm-bench throughput: every request queued at once on an in-flight
+             * batching engine, at the batch limits the tool sets by its own rule, with
+             * TensorRT-LLM's cache (kv_fraction of the memory the weights leave: its
+             * kv_cache_free_gpu_mem_fraction, 0.95 as the rows say); the total output over
+             * the time to the last answer, from the serving simulation */
+            const double kv_fraction = 0.95;
+            trtllm_limits lim = trtllm_bench_limits(m, d, prec, kv, (unsigned)tp, 1, in, outlen,
+                                                    kv_fraction);
+            double kv_tokens = floor(kv_fraction * (d->memory_bytes - mem.weights_bytes)
+                                     / mem.kv_bytes_per_token);
+            closed_loop_result run;
+            char why[256];
+            if (requests > VALIDATE_CLOSED_LOOP_MAX_USERS || in > 1e7 || outlen > 1e7)
+                return refuse(out, "%g requests of %g + %g tokens: more than a row's simulation "
+                              "runs", requests, in, outlen);
+            if (!validate_all_at_once(&s, kv_tokens, (unsigned)replicas, (unsigned)requests,
+                                      (unsigned)in, (unsigned)outlen, lim.max_batch,
+                                      lim.max_tokens, &run, why, sizeof why))
+                return refuse(out, "%s", why);
+            rate = run.tokens_per_s;
+        } else if (strstr(row->batch, "all requests queued")) {
             /* a best-throughput figure: perf_best_throughput on the stated GPUs (over
              * tensor parallelism and batch size within memory) */
             rate = perf_best_throughput(&s, (unsigned)gpus, in, outlen).tokens_per_s;

@@ -15,6 +15,9 @@
 
 /* The most users a row may state: a bound on the simulation's size and time. */
 #define VALIDATE_CLOSED_LOOP_MAX_USERS 65536u
+/* The most prompt chunks a row's requests may need at the engine's token budget (each an
+ * iteration of its own): the same kind of bound. */
+#define VALIDATE_MAX_PREFILL_ITERATIONS 1000000u
 
 typedef struct closed_loop_result {
     double ttft_s;          /* mean over the requests measured */
@@ -25,6 +28,7 @@ typedef struct closed_loop_result {
                                requests a second (a count of the requests finished in
                                the window would miss the wave still running at its end) */
     double requests;        /* measured */
+    double makespan_s;      /* the last measured answer's end, from its arrival */
 } closed_loop_result;
 
 /* `users` closed-loop users with no think time, each request `prompt` tokens in and
@@ -39,5 +43,20 @@ typedef struct closed_loop_result {
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
                           unsigned users, unsigned prompt, unsigned output,
                           closed_loop_result *out, char *err, size_t err_size);
+
+/* `requests` requests all queued at 0 (a throughput benchmark at an infinite rate, as
+ * `trtllm-bench throughput` runs them), each `prompt` tokens in and `output` out, over
+ * `replicas` replicas set up as s with batches of at most max_batch sequences and
+ * max_tokens tokens an iteration (chunked prefill, a request's cache reserved on
+ * admission, least-outstanding routing), a cache of kv_capacity_tokens each, run until
+ * the last answer ends.  out->tokens_per_s is all the output over that makespan (the
+ * benchmark's total output throughput: its end includes the tail of the last batch);
+ * the means are over every request.  False with a message as validate_closed_loop, or
+ * when a request does not fit the cache, the prompts need more than
+ * VALIDATE_MAX_PREFILL_ITERATIONS chunks, or some request did not complete. */
+bool validate_all_at_once(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
+                          unsigned requests, unsigned prompt, unsigned output,
+                          unsigned max_batch, unsigned max_tokens, closed_loop_result *out,
+                          char *err, size_t err_size);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "lua/catalog.h"
 #include "lua/validate_serving.h"
+#include "lua/validate_trtllm.h"
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/validate.h"
@@ -217,6 +218,79 @@ Test(validate, closed_loop_users_beyond_the_cache_wait)
     cr_expect(strstr(err, "exceed the model's 8192-token context"), "%s", err);
     cr_expect_not(validate_closed_loop(&s, 1e6, 1, 0, 1000, 10, &four, err, sizeof err));
     cr_expect(strstr(err, "none to simulate"), "%s", err);
+    catalog_release(&cat);
+}
+
+Test(validate, trtllm_bench_limits_by_hand)
+{
+    /* Llama-3-8B (8.03e9 parameters, 32 layers, 8 kv heads of 128) in fp8 with an fp8
+     * cache on the catalog's H100 (80e9 bytes = 74.506 GiB): the engine 7.478 GiB, a token
+     * 2 x 32 x 8 x 128 = 65,536 B = 6.1035e-5 GiB; 0.95 x 67.03 GiB / (6.1035e-5 x 2,000)
+     * = 521.6 requests of 1,000 + 1,000.  The raw batch 521.6 rounds up to 640 (a multiple
+     * of 128 under 1,024), the raw tokens 521.6 x 2 = 1,043 to the floor of 2,048 */
+    catalog cat;
+    char msg[512];
+    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    const model_spec *m = catalog_model(&cat, "llama-3.1-8b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    const double gib = 1073741824.0;
+    double engine = model_params(m) / gib, token = 2.0 * 32 * 8 * 128 / gib;
+    double want = 0.95 * (d->memory_bytes / gib - engine) / (token * 2000);
+    trtllm_limits l = trtllm_bench_limits(m, d, PREC_FP8, PREC_FP8, 1, 1, 1000, 1000, 0.95);
+    cr_expect(fabs(l.kv_requests / want - 1) < 1e-12, "%g vs %g", l.kv_requests, want);
+    cr_expect(want > 512 && want < 640, "%g", want);
+    cr_expect_eq(l.max_batch, 640);
+    cr_expect_eq(l.max_tokens, 2048);
+    /* prompts of 2,048 and answers of 128: 17 tokens a request an iteration, so 30 requests
+     * want 510 tokens (2,048, the floor) and a batch of 64 (the floor); 8,151 requests of
+     * 64 + 64 are capped at a batch of 4,096, and want 8,192 tokens */
+    l = trtllm_bench_limits(m, d, PREC_FP8, PREC_FP8, 1, 1, 2048, 128,
+                            30.0 / want * 0.95 * 2176 / 2000);
+    cr_expect(fabs(l.kv_requests - 30) < 1e-9, "%g", l.kv_requests);
+    cr_expect_eq(l.max_batch, 64);
+    cr_expect_eq(l.max_tokens, 2048);
+    l = trtllm_bench_limits(m, d, PREC_FP8, PREC_FP8, 1, 1, 64, 64, 0.95);
+    cr_expect_gt(l.kv_requests, 4096);
+    cr_expect_eq(l.max_batch, 4096);
+    cr_expect_eq(l.max_tokens, 8192);
+    catalog_release(&cat);
+}
+
+Test(validate, requests_all_at_once_by_hand)
+{
+    /* one request alone: a prefill and output - 1 decode steps of one sequence, its end the
+     * makespan; two requests that a batch of one must take in turn end at twice that */
+    catalog cat;
+    perf_profile p;
+    perf_setup s = llama_8b_h100(&cat, &p);
+    char err[256];
+    unsigned prompt = 1000, output = 200;
+    double e2e = perf_prefill(&s, 1, prompt).total_s;
+    for (unsigned j = 1; j < output; j++)
+        e2e += perf_decode_step(&s, 1, prompt + (double)j).total_s;
+    closed_loop_result one, two;
+    cr_assert(validate_all_at_once(&s, 1e6, 1, 1, prompt, output, 16, 4096, &one, err,
+                                   sizeof err), "%s", err);
+    cr_expect(fabs(one.makespan_s / e2e - 1) < 1e-6, "%.12g vs %.12g", one.makespan_s, e2e);
+    cr_expect(fabs(one.tokens_per_s - output / e2e) < 1e-6 * one.tokens_per_s);
+    cr_expect_eq(one.requests, 1);
+    cr_assert(validate_all_at_once(&s, 1e6, 1, 2, prompt, output, 1, 4096, &two, err,
+                                   sizeof err), "%s", err);
+    cr_expect(fabs(two.makespan_s / (2 * e2e) - 1) < 1e-6, "%.12g vs %.12g", two.makespan_s,
+              2 * e2e);
+    cr_expect(fabs(two.tokens_per_s - one.tokens_per_s) < 1e-6 * one.tokens_per_s);
+    /* a token budget under the prompt: the prompt goes in chunks, one an iteration */
+    closed_loop_result chunked;
+    cr_assert(validate_all_at_once(&s, 1e6, 1, 1, prompt, output, 16, 256, &chunked, err,
+                                   sizeof err), "%s", err);
+    cr_expect_gt(chunked.ttft_s, one.ttft_s);
+    cr_expect_not(validate_all_at_once(&s, 1000, 1, 1, prompt, output, 16, 4096, &one, err,
+                                       sizeof err));
+    cr_expect(strstr(err, "does not fit the cache"), "%s", err);
+    /* 65,536 prompts of 7,000 tokens one token an iteration: refused, not run */
+    cr_expect_not(validate_all_at_once(&s, 1e9, 1, 65536, 7000, 10, 16, 1, &one, err,
+                                       sizeof err));
+    cr_expect(strstr(err, "more iterations than a row's simulation runs"), "%s", err);
     catalog_release(&cat);
 }
 
