@@ -19,6 +19,11 @@ precision precision_cache(precision p)
     return p == PREC_FP32 || p == PREC_TF32 ? PREC_FP32 : PREC_FP16;
 }
 
+precision precision_unquantized(precision p)
+{
+    return p == PREC_FP8 || p == PREC_INT8 || p == PREC_INT4 || p == PREC_FP4 ? PREC_FP16 : p;
+}
+
 int precision_parse_cache(const char *name, precision *out)
 {
     precision p;

@@ -19,6 +19,10 @@ int precision_parse(const char *name, precision *out);
  * precision but fp32 (and tf32), whose models keep an fp32 cache; an fp8 cache is a
  * choice of its own (kv_precision), as engines make it (vLLM's kv_cache_dtype). */
 precision precision_cache(precision weights);
+/* What a checkpoint quantized to `weights` keeps its embeddings and LM head in: 16-bit
+ * under the 8- and 4-bit precisions (fp16 here: the same bytes and rate as bf16), else
+ * `weights` itself (models/llm.h, model_weight_bytes). */
+precision precision_unquantized(precision weights);
 /* A cache precision by name: "fp32", "fp16", "bf16" or "fp8"; 0, or -1 for another. */
 int precision_parse_cache(const char *name, precision *out);
 

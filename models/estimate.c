@@ -53,7 +53,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     r->kv_prec = req->kv_given ? req->kv_prec : precision_cache(prec);
     r->params = model_params(m);
     r->params_active = model_params_active(m);
-    r->weights_bytes = r->params * precision_bytes(prec);
+    r->weights_bytes = model_weight_bytes(m, prec);
     r->kv_bytes_per_token = model_kv_bytes_per_token(m, r->kv_prec);
     double context = req->prompt + req->output;
 

@@ -88,6 +88,13 @@ double model_params_active(const model_spec *m)
     return layers_params(m, m->experts_active) + model_params_embedding(m);
 }
 
+double model_weight_bytes(const model_spec *m, precision weights)
+{
+    double embedding = model_params_embedding(m);
+    return (model_params(m) - embedding) * precision_bytes(weights)
+           + embedding * precision_bytes(precision_unquantized(weights));
+}
+
 bool model_rotary(const model_spec *m) { return !m->positions && !m->alibi; }
 
 unsigned model_local_layers(const model_spec *m)

@@ -68,6 +68,15 @@ double model_params_attention(const model_spec *m);
 double model_params_layer(const model_spec *m);
 double model_params_embedding(const model_spec *m);
 
+/* The bytes of the weights in a checkpoint of precision `weights`: the layers at that
+ * precision, and the embeddings (the token table, the LM head when untied, learned
+ * positions, the final norm) at precision_unquantized(weights): a quantized checkpoint
+ * keeps them 16-bit (NVIDIA ModelOpt's and vLLM's llm-compressor FP8 recipes leave the LM
+ * head unquantized, AWQ and GPTQ likewise, and DeepSeek-V3's FP8 release keeps its
+ * embeddings and head in bf16; an embedding is a lookup, never a product).  The layers'
+ * own norms (2 x hidden a layer) are counted with the layers. */
+double model_weight_bytes(const model_spec *m, precision weights);
+
 /* Whether queries and keys are rotated (rotary embeddings): neither learned positions
  * nor ALiBi. */
 bool model_rotary(const model_spec *m);

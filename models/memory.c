@@ -6,7 +6,7 @@ inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp)
 {
     inference_memory r;
-    r.weights_bytes = model_params(m) * precision_bytes(weights) / tp;
+    r.weights_bytes = model_weight_bytes(m, weights) / tp;
     r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
     r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
     double free_bytes = r.usable_bytes - r.weights_bytes;
@@ -38,7 +38,7 @@ inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
         return memory_inference(m, d, weights, kv, n ? n : 1);
     inference_memory r;
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
-    r.weights_bytes = (model_params(m) - routed + routed / n) * precision_bytes(weights);
+    r.weights_bytes = model_weight_bytes(m, weights) - routed * (1 - 1.0 / n) * precision_bytes(weights);
     r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv);
     r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
     double free_bytes = r.usable_bytes - r.weights_bytes;

@@ -194,13 +194,15 @@ typedef struct step {
     double decode_flops;   /* attention FLOPs per pair of a new and a cached token, decode */
     double prefill_flops;  /* the same in a prefill (latent attention runs unabsorbed) */
     double peak16;         /* attention's FLOP/s (the activations' precision) */
-    double gemm_peak;      /* the weights' GEMM FLOP/s, at the precision's share */
-    double stream;         /* share of the GEMM weight stream's bandwidth for these weights */
+    /* the layers' products (weights) and the LM head's (head: 16-bit in a quantized
+     * checkpoint, precision_unquantized): GEMM FLOP/s at the precision's share, the share
+     * of the GEMM weight stream's bandwidth, bytes a weight */
+    struct gemm_weights { double peak, stream, bytes; } weights, head;
     double cscale, mscale; /* the profile's anchors over the family's */
     double floor_scale;    /* kernel floors: the profile's over the family's */
     bool expert_parallel;  /* experts held whole, experts / tp on each device */
     double expert_skew;
-    double wbytes, abytes, kvbytes;
+    double abytes, kvbytes;
 } step;
 
 static bool weights_only(const device_spec *d, precision w)
@@ -208,6 +210,18 @@ static bool weights_only(const device_spec *d, precision w)
     /* fp4 without an fp4 peak: dequantised to 16-bit, as Marlin-style kernels run it */
     return w == PREC_INT8 || w == PREC_INT4 || (w == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0))
            || (w == PREC_FP4 && !(d->peak_flops[PREC_FP4] > 0));
+}
+
+/* How weights of precision w are multiplied on d: at their own peak's share, or
+ * weight-only (dequantised, in 16-bit) where the device lacks it. */
+static struct gemm_weights gemm_weights_of(const step *s, const device_spec *d, precision w)
+{
+    const perf_precision_row *pr = s->f->precision;
+    if (weights_only(d, w))
+        return (struct gemm_weights){ s->peak16 * pr->weight_only_compute,
+                                      pr->weight_only_stream, precision_bytes(w) };
+    return (struct gemm_weights){ device_peak_flops(d, w, NULL) * pr->compute[w], 1,
+                                  precision_bytes(w) };
 }
 
 static void step_init(step *s, const perf_setup *setup)
@@ -228,18 +242,11 @@ static void step_init(step *s, const perf_setup *setup)
     bool wide = setup->weights == PREC_FP32 || setup->weights == PREC_TF32;
     precision act = wide ? setup->weights : PREC_FP16;
     s->peak16 = device_peak_flops(d, act, NULL);
-    const perf_precision_row *pr = s->f->precision;
-    if (weights_only(d, setup->weights)) {
-        s->gemm_peak = s->peak16 * pr->weight_only_compute;
-        s->stream = pr->weight_only_stream;
-    } else {
-        s->gemm_peak = device_peak_flops(d, setup->weights, NULL) * pr->compute[setup->weights];
-        s->stream = 1;
-    }
+    s->weights = gemm_weights_of(s, d, setup->weights);
+    s->head = gemm_weights_of(s, d, precision_unquantized(setup->weights));
     s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
     s->mscale = p->bandwidth_efficiency / s->f->gemm.bandwidth_efficiency;
     s->floor_scale = s->f->gemm.floor_s > 0 ? p->kernel_launch_s / s->f->gemm.floor_s : 0;
-    s->wbytes = precision_bytes(setup->weights);
     s->abytes = wide ? 4 : 2;
     s->kvbytes = precision_bytes(setup->kv);
     s->expert_parallel = setup->expert_parallel;
@@ -298,21 +305,29 @@ static void add_pass(const step *s, perf_op_time *o, perf_pass_kind kind, double
     o->count += kernels;
 }
 
-/* `kernels` launches (one per layer) of `products` products of T x K by K x N each. */
-static void add_gemm(const step *s, perf_op_time *o, double kernels, double products, double T,
-                     double K, double N)
+/* `kernels` launches (one per layer) of `products` products of T x K by K x N each, of
+ * weights w. */
+static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_time *o,
+                        double kernels, double products, double T, double K, double N)
 {
     if (T <= 0)
         return;
     const perf_profile *p = s->p;
     double compute = products * 2 * T * K * N
-                     / (s->gemm_peak * p->compute_efficiency * sat(T, s->f->gemm.tokens_half));
-    double bytes_w = products * K * N * s->wbytes / s->stream;
+                     / (w->peak * p->compute_efficiency * sat(T, s->f->gemm.tokens_half));
+    double bytes_w = products * K * N * w->bytes / w->stream;
     double bytes_a = products * (T * K + T * N) * s->abytes;
     double vector = s->f->gemm.vector_bandwidth_efficiency;
     double e_mem = T <= 1 && vector > 0 ? vector * s->mscale : p->bandwidth_efficiency;
     double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * e_mem);
     add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
+}
+
+/* The layers' products (the checkpoint's precision). */
+static void add_gemm(const step *s, perf_op_time *o, double kernels, double products, double T,
+                     double K, double N)
+{
+    add_gemm_of(s, &s->weights, o, kernels, products, T, K, N);
 }
 
 /* Attention over the cache, per token of context (all sequences together) and layer:
@@ -568,7 +583,7 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
         add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
         add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
         double logits = b->decode_seqs + b->prefill_last;
-        add_gemm(s, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
+        add_gemm_of(s, &s->head, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
         add_pass(s, &o[OP_LM_HEAD], PASS_SAMPLE, 1, logits, 12 * logits * m->vocab);
         double ar = allreduce_s(s, T);
         if (ar > 0) {

@@ -15,9 +15,11 @@
  *              preparing inputs, detokenising: perf_profile's host_*).
  * Matrix products run in the weights' precision as engines run it: fp8 on a device with
  * fp8 at the table's share of its fp8 peak, int8/int4 (and fp8 elsewhere) weight-only:
- * dequantised and multiplied in 16-bit, so they cut weight bytes only.  Attention and
- * the memory passes stay 16-bit (32-bit for fp32 models); the cache is read and written
- * at kv precision, which is separate (16-bit by default, fp8 on request).
+ * dequantised and multiplied in 16-bit, so they cut weight bytes only.  The LM head of a
+ * quantized checkpoint stays 16-bit (precision_unquantized; model_weight_bytes says why),
+ * so it is multiplied and read in 16-bit.  Attention and the memory passes stay 16-bit
+ * (32-bit for fp32 models); the cache is read and written at kv precision, which is
+ * separate (16-bit by default, fp8 on request).
  *
  * The profile's anchors scale the table: compute_efficiency is the large 16-bit GEMM's
  * share of the peak (the table's by default; 1 after a calibration replaced the peaks by

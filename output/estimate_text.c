@@ -107,7 +107,10 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     if (m->experts)
         fprintf(out, " (%.4g B active: %u of %u experts)", r->params_active / 1e9,
                 m->experts_active, m->experts);
-    fprintf(out, "\n  weights             %.2f GB in %s\n", r->weights_bytes / GB, precision_name(req->prec));
+    fprintf(out, "\n  weights             %.2f GB in %s%s\n", r->weights_bytes / GB,
+            precision_name(req->prec),
+            precision_unquantized(req->prec) != req->prec ? " (embeddings and LM head 16-bit)"
+                                                          : "");
     fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
             precision_name(r->kv_prec));
     fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));

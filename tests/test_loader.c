@@ -502,7 +502,7 @@ Test(loader, cloud_spot_and_mig_pools_resolve)
         "    sliced = fs.dedicated { gpu = \"A100-80GB-SXM\", count = 2, mig = \"1g.10gb\" },\n"
         "  },\n"
         "  workloads = {\n"
-        "    chat = fs.inference { model = \"llama-3-8b\", precision = \"int8\", pool = \"sliced\",\n"
+        "    chat = fs.inference { model = \"llama-3-8b\", precision = \"int4\", pool = \"sliced\",\n"
         "      arrivals = fs.poisson { rate = 1 }, prompt = 200, output = 50, overflow = \"cloud\" },\n"
         "    tune = fs.training { steps = 100, step = \"1s\", gpus = 4, pool = \"spot\" },\n"
         "  } }\n";

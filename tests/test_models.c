@@ -263,10 +263,16 @@ Test(models, a_7b_model_is_14_gb_in_fp16_and_28_in_fp32)
     double int4 = memory_inference(m, d, PREC_INT4, PREC_FP16, 1).weights_bytes;
     cr_expect_leq(fabs(fp16 / 13.48e9 - 1), 0.01, "%g", fp16);
     cr_expect_float_eq(fp32, 2 * fp16, 1);
-    cr_expect_float_eq(int4, fp16 / 4, 1);
+    /* a quantized checkpoint keeps its embedding table and LM head (32,000 x 4,096 each,
+     * untied) and the final norm 16-bit: 262.15M parameters at 2 bytes, the rest at its
+     * own width */
+    double embed = 2 * 32000.0 * 4096 + 4096;
+    cr_expect_float_eq(model_params_embedding(m), embed, 0.5);
+    cr_expect_float_eq(int4, (model_params(m) - embed) * 0.5 + embed * 2, 1);
+    cr_expect_float_eq(int4, (fp16 - embed * 2) / 4 + embed * 2, 1);
     double fp4 = memory_inference(m, d, PREC_FP4, PREC_FP16, 1).weights_bytes;
-    cr_expect_float_eq(fp4, fp16 / 4 * 1.125, 1, "fp4: half a byte a weight and an fp8 scale "
-                       "a block of 16 (NVFP4)");
+    cr_expect_float_eq(fp4, (fp16 - embed * 2) / 4 * 1.125 + embed * 2, 1,
+                       "fp4: half a byte a weight and an fp8 scale a block of 16 (NVFP4)");
 }
 
 Test(models, fp4_is_a_precision_of_its_own_that_no_cache_takes)
