@@ -24,7 +24,7 @@ static const char *const MODEL_KEYS[] = {
     "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
     "expert_ffn", "shared_experts", "dense_layers", "moe_every", "kv_lora_rank",
     "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "global_every", "precision",
-    NULL,
+    "quantized", "unquantized_edge_layers", NULL,
 };
 
 static int by_name(const void *a, const void *b)
@@ -196,7 +196,8 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
     /* in precision's order (models/device.h) */
     static const char *const released_choices[] = { "fp32", "tf32", "fp16", "bf16", "fp8",
                                                     "int8", "int4", "fp4", NULL };
-    int released = -1;
+    int released = -1, scope = 0;
+    static const char *const scope_choices[] = { "all", "mlp", NULL };
     if (!(m->name = strdup(name)))
         return fields_fail(c, o->where, o->path, "out of memory");
     int status = fields_object_check_keys(c, o, MODEL_KEYS)
@@ -222,6 +223,9 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || read_unsigned(c, o, "window", false, &m->window)
                  || read_unsigned(c, o, "global_every", false, &m->global_every)
                  || fields_read_choice(c, o, "precision", released_choices, -1, &released)
+                 || fields_read_choice(c, o, "quantized", scope_choices, 0, &scope)
+                 || read_unsigned(c, o, "unquantized_edge_layers", false,
+                                  &m->unquantized_edge_layers)
                  || fields_read_flag(c, o, "gated", false, &m->gated)
                  || fields_read_flag(c, o, "tied", false, &m->tied)
                  || fields_read_flag(c, o, "alibi", false, &m->alibi)
@@ -244,6 +248,13 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                              "rope_head_dim, the rotary key's size", m->kv_lora_rank);
     m->has_released = released >= 0;
     m->released = m->has_released ? (precision)released : PREC_FP16;
+    m->quantize_mlp_only = scope == 1;
+    if (status == 0 && m->unquantized_edge_layers
+        && (m->experts || 2 * (uint64_t)m->unquantized_edge_layers >= m->layers))
+        status = fields_fail(c, o->where, o->path, "unquantized_edge_layers (%u) keeps the first "
+                             "and as many last layers 16-bit: it needs a dense model (no "
+                             "experts) of more than twice as many layers (%u)",
+                             m->unquantized_edge_layers, m->layers);
     if (status == 0 && m->global_every && !m->window)
         status = fields_fail(c, o->where, o->path, "global_every (%u) sets which layers attend "
                              "beyond a sliding window: set window too", m->global_every);

@@ -32,7 +32,7 @@ static const struct { const char *source, *catalog; } model_aliases[] = {
     { "Llama-3-70B", "llama-3-70b" }, { "Llama-3-70B-Instruct", "llama-3-70b" },
     { "Llama-3.1-8B", "llama-3.1-8b" }, { "Llama-3.3-70B", "llama-3.1-70b" },
     { "Llama-3.3-70B-Instruct", "llama-3.1-70b" }, { "Llama-3.1-405B", "llama-3.1-405b" },
-    { "Meta-Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b" },
+    { "Meta-Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b-fp8" },
     { "GPT3-175B", "gpt-3-175b" }, { "GPT-3 175B", "gpt-3-175b" },
     { "Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b" },
     { "Qwen3-235B-A22B-FP8", "qwen3-235b-a22b" }, { "DeepSeek-V3", "deepseek-v3" },

@@ -88,11 +88,30 @@ double model_params_active(const model_spec *m)
     return layers_params(m, m->experts_active) + model_params_embedding(m);
 }
 
+double model_unquantized_layers(const model_spec *m)
+{
+    return fmin(2.0 * m->unquantized_edge_layers, m->layers);
+}
+
 double model_weight_bytes(const model_spec *m, precision weights)
 {
-    double embedding = model_params_embedding(m);
-    return (model_params(m) - embedding) * precision_bytes(weights)
-           + embedding * precision_bytes(precision_unquantized(weights));
+    precision wide = precision_unquantized(weights);
+    double all = model_params(m);
+    if (wide == weights)
+        return all * precision_bytes(weights);
+    /* what stays 16-bit: the embeddings; with quantize_mlp_only every layer's attention,
+     * norms and routers; and the edge layers' feed-forward (a dense model's: the loader
+     * allows edge layers on no other) */
+    double kept = model_params_embedding(m);
+    double ffn = model_dense_layers(m) * model_dense_ffn_params(m)
+                 + model_moe_layers(m) * (m->experts + m->shared_experts) * model_expert_params(m);
+    double rest = all - kept - ffn; /* attention, norms, routers */
+    double edge = model_unquantized_layers(m);
+    if (m->quantize_mlp_only)
+        kept += rest + ffn * edge / m->layers;
+    else
+        kept += (rest + ffn) * edge / m->layers;
+    return (all - kept) * precision_bytes(weights) + kept * precision_bytes(wide);
 }
 
 bool model_rotary(const model_spec *m) { return !m->positions && !m->alibi; }

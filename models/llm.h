@@ -39,6 +39,13 @@ typedef struct model_spec {
      * default of estimate and fs.inference; has_released false: fp16 */
     bool has_released;
     precision released;
+    /* what a checkpoint narrower than 16 bits quantizes (its embeddings and LM head never:
+     * model_weight_bytes): every layer's matrices, or (quantize_mlp_only) the feed-forward
+     * ones alone, attention's projections staying 16-bit (Meta's Llama 3.1 405B FP8,
+     * gpt-oss's MXFP4 experts); and unquantized_edge_layers, the first and as many last
+     * layers kept 16-bit whole (Meta's: 1; dense models only) */
+    bool quantize_mlp_only;
+    unsigned unquantized_edge_layers;
     double published_params, published_active_params; /* for tests; 0 if unknown */
 } model_spec;
 
@@ -73,9 +80,15 @@ double model_params_embedding(const model_spec *m);
  * positions, the final norm) at precision_unquantized(weights): a quantized checkpoint
  * keeps them 16-bit (NVIDIA ModelOpt's and vLLM's llm-compressor FP8 recipes leave the LM
  * head unquantized, AWQ and GPTQ likewise, and DeepSeek-V3's FP8 release keeps its
- * embeddings and head in bf16; an embedding is a lookup, never a product).  The layers'
- * own norms (2 x hidden a layer) are counted with the layers. */
+ * embeddings and head in bf16; an embedding is a lookup, never a product).  With
+ * quantize_mlp_only the layers' attention (and norms and routers) stays 16-bit too, and
+ * the unquantized edge layers whole.  Otherwise the layers' own norms (2 x hidden a layer)
+ * are counted with the layers, at `weights`. */
 double model_weight_bytes(const model_spec *m, precision weights);
+
+/* Of the layers (unquantized_edge_layers), those kept 16-bit whole: 2 x that, at most
+ * every layer. */
+double model_unquantized_layers(const model_spec *m);
 
 /* Whether queries and keys are rotated (rotary embeddings): neither learned positions
  * nor ALiBi. */

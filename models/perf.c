@@ -194,10 +194,13 @@ typedef struct step {
     double decode_flops;   /* attention FLOPs per pair of a new and a cached token, decode */
     double prefill_flops;  /* the same in a prefill (latent attention runs unabsorbed) */
     double peak16;         /* attention's FLOP/s (the activations' precision) */
-    /* the layers' products (weights) and the LM head's (head: 16-bit in a quantized
-     * checkpoint, precision_unquantized): GEMM FLOP/s at the precision's share, the share
-     * of the GEMM weight stream's bandwidth, bytes a weight */
-    struct gemm_weights { double peak, stream, bytes; } weights, head;
+    /* the layers' products (weights) and those a quantized checkpoint keeps 16-bit (wide,
+     * precision_unquantized: the LM head; attention's projections with quantize_mlp_only;
+     * the edge layers' feed-forward): GEMM FLOP/s at the precision's share, the share of
+     * the GEMM weight stream's bandwidth, bytes a weight */
+    struct gemm_weights { double peak, stream, bytes; } weights, wide;
+    const struct gemm_weights *attention; /* weights, or wide (quantize_mlp_only) */
+    double edge_layers;    /* layers whose feed-forward runs wide (dense models) */
     double cscale, mscale; /* the profile's anchors over the family's */
     double floor_scale;    /* kernel floors: the profile's over the family's */
     bool expert_parallel;  /* experts held whole, experts / tp on each device */
@@ -243,7 +246,9 @@ static void step_init(step *s, const perf_setup *setup)
     precision act = wide ? setup->weights : PREC_FP16;
     s->peak16 = device_peak_flops(d, act, NULL);
     s->weights = gemm_weights_of(s, d, setup->weights);
-    s->head = gemm_weights_of(s, d, precision_unquantized(setup->weights));
+    s->wide = gemm_weights_of(s, d, precision_unquantized(setup->weights));
+    s->attention = m->quantize_mlp_only ? &s->wide : &s->weights;
+    s->edge_layers = model_moe_layers(m) ? 0 : model_unquantized_layers(m);
     s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
     s->mscale = p->bandwidth_efficiency / s->f->gemm.bandwidth_efficiency;
     s->floor_scale = s->f->gemm.floor_s > 0 ? p->kernel_launch_s / s->f->gemm.floor_s : 0;
@@ -328,6 +333,17 @@ static void add_gemm(const step *s, perf_op_time *o, double kernels, double prod
                      double K, double N)
 {
     add_gemm_of(s, &s->weights, o, kernels, products, T, K, N);
+}
+
+/* Attention's projections, a kernel a layer: the checkpoint's precision, or 16-bit
+ * (quantize_mlp_only; the edge layers always). */
+static void add_attention_gemm(const step *s, perf_op_time *o, double kernels, double T,
+                               double K, double N)
+{
+    double edge = s->attention == &s->wide ? 0 : fmin(s->edge_layers, kernels);
+    add_gemm_of(s, s->attention, o, kernels - edge, 1, T, K, N);
+    if (edge > 0)
+        add_gemm_of(s, &s->wide, o, edge, 1, T, K, N);
 }
 
 /* Attention over the cache, per token of context (all sequences together) and layer:
@@ -425,23 +441,23 @@ static double add_attention_projections(const step *s, perf_op_time *o, double T
         double rope = m->rope_head_dim, latent = m->kv_lora_rank;
         double q = s->q_heads * (s->hd + rope), v = model_value_width(m) / m->heads;
         if (m->q_lora_rank) {
-            add_gemm(s, &o[OP_QKV], L, 1, T, h, m->q_lora_rank);
-            add_gemm(s, &o[OP_QKV], L, 1, T, m->q_lora_rank, q);
+            add_attention_gemm(s, &o[OP_QKV], L, T, h, m->q_lora_rank);
+            add_attention_gemm(s, &o[OP_QKV], L, T, m->q_lora_rank, q);
         } else {
-            add_gemm(s, &o[OP_QKV], L, 1, T, h, q);
+            add_attention_gemm(s, &o[OP_QKV], L, T, h, q);
         }
-        add_gemm(s, &o[OP_QKV], L, 1, T, h, latent + rope);
-        add_gemm(s, &o[OP_QKV], L, 1, T, latent, s->q_heads * (s->hd + v));
+        add_attention_gemm(s, &o[OP_QKV], L, T, h, latent + rope);
+        add_attention_gemm(s, &o[OP_QKV], L, T, latent, s->q_heads * (s->hd + v));
         add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T, 2 * s->abytes * T * (s->q_heads + 1) * rope);
-        add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * v, h);
+        add_attention_gemm(s, &o[OP_OUT_PROJ], L, T, s->q_heads * v, h);
         return q + latent + rope;
     }
     double qkv = (s->q_heads + 2 * s->kv_heads) * s->hd;
-    add_gemm(s, &o[OP_QKV], L, 1, T, h, qkv);
+    add_attention_gemm(s, &o[OP_QKV], L, T, h, qkv);
     if (model_rotary(m))
         add_pass(s, &o[OP_ROPE], PASS_ROPE, L, T,
                  2 * s->abytes * T * (s->q_heads + s->kv_heads) * s->hd);
-    add_gemm(s, &o[OP_OUT_PROJ], L, 1, T, s->q_heads * s->hd, h);
+    add_attention_gemm(s, &o[OP_OUT_PROJ], L, T, s->q_heads * s->hd, h);
     return qkv;
 }
 
@@ -493,8 +509,13 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
     double dense = model_dense_layers(m), moe = model_moe_layers(m);
     double act_tokens_ffn = 0; /* tokens x FFN width through the activation, all layers */
     if (dense > 0) {
-        add_gemm(s, &o[OP_MLP_UP], dense, 1, T, h, gates * m->ffn / tp);
-        add_gemm(s, &o[OP_MLP_DOWN], dense, 1, T, m->ffn / tp, h);
+        double edge = fmin(s->edge_layers, dense); /* kept 16-bit whole */
+        add_gemm(s, &o[OP_MLP_UP], dense - edge, 1, T, h, gates * m->ffn / tp);
+        add_gemm(s, &o[OP_MLP_DOWN], dense - edge, 1, T, m->ffn / tp, h);
+        if (edge > 0) {
+            add_gemm_of(s, &s->wide, &o[OP_MLP_UP], edge, 1, T, h, gates * m->ffn / tp);
+            add_gemm_of(s, &s->wide, &o[OP_MLP_DOWN], edge, 1, T, m->ffn / tp, h);
+        }
         act_tokens_ffn += dense * T * m->ffn / tp;
     }
     if (moe > 0) {
@@ -583,7 +604,7 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
         add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
         add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
         double logits = b->decode_seqs + b->prefill_last;
-        add_gemm_of(s, &s->head, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
+        add_gemm_of(s, &s->wide, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
         add_pass(s, &o[OP_LM_HEAD], PASS_SAMPLE, 1, logits, 12 * logits * m->vocab);
         double ar = allreduce_s(s, T);
         if (ar > 0) {

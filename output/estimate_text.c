@@ -107,10 +107,19 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     if (m->experts)
         fprintf(out, " (%.4g B active: %u of %u experts)", r->params_active / 1e9,
                 m->experts_active, m->experts);
-    fprintf(out, "\n  weights             %.2f GB in %s%s\n", r->weights_bytes / GB,
-            precision_name(req->prec),
-            precision_unquantized(req->prec) != req->prec ? " (embeddings and LM head 16-bit)"
-                                                          : "");
+    fprintf(out, "\n  weights             %.2f GB in %s", r->weights_bytes / GB,
+            precision_name(req->prec));
+    if (precision_unquantized(req->prec) != req->prec) {
+        fprintf(out, m->quantize_mlp_only ? " (the feed-forward layers; attention, embeddings "
+                                            "and LM head 16-bit"
+                                          : " (embeddings and LM head 16-bit");
+        if (m->unquantized_edge_layers == 1)
+            fprintf(out, "; the first and the last layer whole");
+        else if (m->unquantized_edge_layers)
+            fprintf(out, "; the first and the last %u layers whole", m->unquantized_edge_layers);
+        fprintf(out, ")");
+    }
+    fprintf(out, "\n");
     fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
             precision_name(r->kv_prec));
     fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));

@@ -19,7 +19,7 @@ TestSuite(models, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
 Test(models, parameter_counts_from_shapes_match_the_model_cards_within_2_percent)
 {
-    cr_assert_eq(test_catalog.nmodels, 40);
+    cr_assert_eq(test_catalog.nmodels, 41);
     for (size_t i = 0; i < test_catalog.nmodels; i++) {
         const model_spec *m = &test_catalog.models[i];
         double derived = model_params(m);
@@ -492,4 +492,42 @@ Test(models, a_window_cuts_long_context_decode_and_its_cache)
     cr_expect_float_eq(a.max_batch, floor(a.memory.kv_capacity_tokens / 6144.0), 0,
                        "%g sequences", a.max_batch);
     cr_expect_gt(a.max_batch, 4 * b.max_batch, "%g vs %g", a.max_batch, b.max_batch);
+}
+
+/* Meta's FP8 release of Llama 3.1 405B ("The Llama 3 Herd of Models", section 6.2): the
+ * feed-forward weights of every layer but the first and the last in fp8, everything else
+ * in bf16.  By hand: 124 x 3 x 16,384 x 53,248 fp8 weights (1 byte), and at 2 bytes the
+ * two edge layers' feed-forward, every layer's attention (2 x 16,384 x 16,384 + 2 x 16,384 x
+ * 1,024) and norms (2 x 16,384), the embedding and head (2 x 128,256 x 16,384) and the
+ * final norm. */
+Test(models, meta_fp8_405b_keeps_attention_and_edge_layers_16_bit)
+{
+    const model_spec *m = test_model("llama-3.1-405b-fp8");
+    const device_spec *d = test_device("H100-SXM");
+    cr_assert(m->quantize_mlp_only && m->unquantized_edge_layers == 1);
+    double h = 16384, ffn = 3 * h * 53248, attn = 2 * h * h + 2 * h * 1024 + 2 * h;
+    double embed = 2 * 128256.0 * h + h;
+    double want = 124 * ffn + 2 * (2 * ffn + 126 * attn + embed);
+    cr_expect(fabs(model_weight_bytes(m, PREC_FP8) / want - 1) < 1e-12, "%.6g vs %.6g",
+              model_weight_bytes(m, PREC_FP8), want);
+    cr_expect(fabs(memory_inference(m, d, PREC_FP8, PREC_FP16, 8).weights_bytes / (want / 8) - 1)
+              < 1e-12);
+    /* the same shapes quantized whole: only the embeddings and head stay 16-bit */
+    const model_spec *plain = test_model("llama-3.1-405b");
+    cr_expect(fabs(model_weight_bytes(plain, PREC_FP8) / (126 * (ffn + attn) + 2 * embed) - 1)
+              < 1e-12);
+    /* and in 16-bit every scope weighs the same */
+    cr_expect_float_eq(model_weight_bytes(m, PREC_BF16), model_weight_bytes(plain, PREC_BF16), 1);
+    /* decode at batch 1 reads the bf16 attention and edge layers: slower than the plain
+     * fp8 checkpoint, faster than bf16 */
+    perf_profile p = perf_default_profile(d);
+    perf_setup meta = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
+                        .kv = PREC_FP16, .tp = 8 };
+    perf_setup all = meta, wide = meta;
+    all.model = plain;
+    wide.weights = PREC_BF16;
+    double t_meta = perf_decode_step(&meta, 1, 1000).total_s;
+    double t_all = perf_decode_step(&all, 1, 1000).total_s;
+    double t_wide = perf_decode_step(&wide, 1, 1000).total_s;
+    cr_expect(t_all < t_meta && t_meta < t_wide, "%g %g %g", t_all, t_meta, t_wide);
 }

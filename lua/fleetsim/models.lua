@@ -47,12 +47,12 @@ local gemma3 = { gated = true, vocab = 262208, tied = true, head_dim = 256, wind
 -- of 64, every layer a mixture of experts 2880 wide with 4 routed per token, untied,
 -- sliding-window (128) and full attention alternating.  The card's active counts (5.13B,
 -- 3.61B) leave out the input embedding (a lookup); params_active adds it back (0.58B), as
--- the other entries count.  Released with the experts in MXFP4 (4.25 bits; 98% of the
--- weights): taken as fp4 for all (the 2% left in bf16 then weigh 1.7 GB too little at 120B).
--- Not modelled: the attention sinks and biases (under 0.01%).
+-- the other entries count.  Released with the experts in MXFP4 (98% of the weights) and
+-- the rest in bf16 (quantized = "mlp"; fp4 here is NVFP4's 4.5 bits a value, MXFP4's
+-- 4.25: 3% more on the experts).  Not modelled: the attention sinks and biases (under 0.01%).
 local gpt_oss = { layers = 36, hidden = 2880, heads = 64, kv_heads = 8, head_dim = 64, ffn = 2880,
                   gated = true, vocab = 201088, experts_active = 4, window = 128, global_every = 2,
-                  precision = "fp4", context = 131072 }
+                  precision = "fp4", quantized = "mlp", context = 131072 }
 
 local function with(base, fields)
   local t = {}
@@ -70,6 +70,12 @@ return {
   ["llama-3.1-8b"] = with(llama3, { layers = 32, hidden = 4096, heads = 32, kv_heads = 8, ffn = 14336, params = 8.03e9, context = 131072 }),
   ["llama-3.1-70b"] = with(llama3, { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 28672, params = 70.6e9, context = 131072 }),
   ["llama-3.1-405b"] = with(llama3, { layers = 126, hidden = 16384, heads = 128, kv_heads = 8, ffn = 53248, params = 405e9, context = 131072 }),
+  -- Meta's FP8 release of it (Llama-3.1-405B-Instruct-FP8; "The Llama 3 Herd of Models",
+  -- section 6.2): the feed-forward layers' weights in fp8, row-wise; the self-attention
+  -- layers, the first and the last transformer layers, the embeddings and the head in bf16.
+  ["llama-3.1-405b-fp8"] = with(llama3, { layers = 126, hidden = 16384, heads = 128, kv_heads = 8, ffn = 53248, params = 405e9,
+                                          context = 131072, precision = "fp8", quantized = "mlp",
+                                          unquantized_edge_layers = 1 }),
   ["mistral-7b"] = { layers = 32, hidden = 4096, heads = 32, kv_heads = 8, ffn = 14336, gated = true, vocab = 32000, params = 7.24e9, context = 32768 },
   ["mixtral-8x7b"] = { layers = 32, hidden = 4096, heads = 32, kv_heads = 8, ffn = 14336, gated = true, vocab = 32000,
                        experts = 8, experts_active = 2, params = 46.7e9, params_active = 12.9e9, context = 32768 },
