@@ -261,12 +261,24 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         double unit_bytes = !strncmp(row->unit, "GiB", 3) || strstr(row->unit, "as logged")
                                 ? 1073741824.0 /* vLLM logs GiB as "GB" (the table's notes) */
                                 : 1e9;
+        /* the engine's share of the memory for weights and cache where the row states it
+         * (vLLM's gpu_memory_utilization, SGLang's mem-fraction-static: both a share of the
+         * whole device that the weights and the cache pool share), else the default */
+        double share = number_after(row->batch, "gpu_memory_utilization ");
+        if (!share)
+            share = number_after(row->batch, "mem-fraction-static ");
+        if (share > 0 && share <= 1) {
+            mem.usable_bytes = share * d->memory_bytes;
+            double left = mem.usable_bytes - mem.weights_bytes;
+            mem.kv_capacity_tokens = left > 0 ? floor(left / mem.kv_bytes_per_token) : 0;
+        }
         if (strstr(metric, "weights")) {
             /* memory_inference's weights per device */
             out->value = mem.weights_bytes / unit_bytes;
         } else if (strstr(metric, "KV cache memory")) {
-            /* usable memory (MEMORY_USABLE_FRACTION) less the weights, per device: what
-             * the model leaves for the cache (it has no activation term) */
+            /* usable memory (the stated share, else MEMORY_USABLE_FRACTION) less the
+             * weights, per device: what the model leaves for the cache (it has no
+             * activation term) */
             out->value = (mem.usable_bytes - mem.weights_bytes) / unit_bytes;
         } else if (strstr(metric, "KV cache capacity") && !strcmp(row->unit, "tokens")) {
             out->value = mem.kv_capacity_tokens;

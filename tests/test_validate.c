@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lua/catalog.h"
+#include "lua/validate_predict.h"
 #include "lua/validate_serving.h"
 #include "lua/validate_trtllm.h"
 #include "models/memory.h"
@@ -291,6 +292,35 @@ Test(validate, requests_all_at_once_by_hand)
     cr_expect_not(validate_all_at_once(&s, 1e9, 1, 65536, 7000, 10, 16, 1, &one, err,
                                        sizeof err));
     cr_expect(strstr(err, "more iterations than a row's simulation runs"), "%s", err);
+    catalog_release(&cat);
+}
+
+Test(validate, a_stated_memory_share_sets_the_cache)
+{
+    /* Llama-3-8B in bf16 on one H100 (80e9 bytes): SGLang's mem-fraction-static 0.93 or
+     * vLLM's gpu_memory_utilization 0.8 leave that share of the device, less the weights,
+     * for the cache (131,072 bytes a token); a row that states none gets the default 0.9 */
+    catalog cat;
+    char msg[512];
+    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    const model_spec *m = catalog_model(&cat, "llama-3-8b");
+    double weights = model_weight_bytes(m, PREC_BF16), token = 2.0 * 32 * 8 * 128 * 2;
+    validate_row row = { .id = "X", .category = "memory", .metric = "KV cache capacity at startup",
+                         .unit = "tokens", .model = "Meta-Llama-3-8B", .device = "H100-SXM",
+                         .device_count = "1", .precision = "bf16", .kv_precision = "",
+                         .parallelism = "TP=1", .batch = "mem-fraction-static 0.93",
+                         .input_tokens = "", .output_tokens = "", .seq_len = "",
+                         .global_batch = "", .train_tokens = "", .engine = "SGLang" };
+    const double shares[] = { 0.93, 0.8, 0.9 };
+    const char *cells[] = { "mem-fraction-static 0.93", "gpu_memory_utilization 0.8", "" };
+    for (size_t i = 0; i < 3; i++) {
+        row.batch = cells[i];
+        validate_prediction p;
+        validate_predict(&cat, &row, &p);
+        cr_assert(p.predicted, "%s", p.reason);
+        cr_expect_float_eq(p.value, floor((shares[i] * 80e9 - weights) / token), 0.5,
+                           "'%s': %g", cells[i], p.value);
+    }
     catalog_release(&cat);
 }
 
