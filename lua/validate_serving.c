@@ -1,5 +1,5 @@
-/* Closed-loop users on the serving simulation, for `fleetsim validate` (see
- * validate_serving.h). */
+/* Closed-loop users, and requests all queued at once, on the serving simulation, for
+ * `fleetsim validate` (see validate_serving.h). */
 #include "lua/validate_serving.h"
 
 #include <math.h>

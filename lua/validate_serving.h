@@ -4,7 +4,8 @@
  * reports (mean time to first token, mean inter-token latency, output tokens per second)
  * depends on how the engine interleaves the users' prefills with the others' decoding and
  * on how many of them its cache holds at once, which one analytic step cannot say: the
- * continuous-batching replica (models/replica.h) runs them instead. */
+ * continuous-batching replica (models/replica.h) runs them instead.  So does a throughput
+ * benchmark that queues every request at once (validate_all_at_once). */
 #ifndef FLEETSIM_LUA_VALIDATE_SERVING_H
 #define FLEETSIM_LUA_VALIDATE_SERVING_H
 
