@@ -19,6 +19,13 @@
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
+/* The shipped catalog, or the test fails with the loader's message. */
+static void load_catalog(catalog *cat)
+{
+    char msg[512];
+    cr_assert_eq(catalog_load(cat, msg, sizeof msg), 0, "%s", msg);
+}
+
 Test(validate, error_is_predicted_over_published_less_one)
 {
     cr_expect(close_to(validate_error(110, 100), 0.10));
@@ -70,8 +77,7 @@ Test(validate, tiny_table_by_hand)
     cr_assert_eq(cli_run(&out, &err, "validate --table tests/data/validation/tiny.csv --csv"), 0,
                  "%s", err);
     catalog cat;
-    char msg[512];
-    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    load_catalog(&cat);
     /* fp16 weights: 2 bytes a parameter, in GB and GiB */
     double w7 = 2 * model_params(catalog_model(&cat, "llama-2-7b"));
     double w8 = 2 * model_params(catalog_model(&cat, "llama-3-8b"));
@@ -105,8 +111,7 @@ static char *engines_table(void)
 static perf_profile h100_profile(void)
 {
     catalog cat;
-    char msg[512];
-    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    load_catalog(&cat);
     perf_profile p = perf_default_profile(catalog_device(&cat, "H100-SXM"));
     catalog_release(&cat);
     return p;
@@ -153,8 +158,7 @@ Test(validate, a_concurrency_past_the_bound_is_refused_not_run)
 /* Llama-3-8B in fp16 on one H100 at its default profile (p must outlive the setup). */
 static perf_setup llama_8b_h100(catalog *cat, perf_profile *p)
 {
-    char msg[512];
-    cr_assert_eq(catalog_load(cat, msg, sizeof msg), 0, "%s", msg);
+    load_catalog(cat);
     const device_spec *d = catalog_device(cat, "H100-SXM");
     *p = perf_default_profile(d);
     return (perf_setup){ .model = catalog_model(cat, "llama-3-8b"), .device = d, .profile = p,
@@ -230,8 +234,7 @@ Test(validate, trtllm_bench_limits_by_hand)
      * = 521.6 requests of 1,000 + 1,000.  The raw batch 521.6 rounds up to 640 (a multiple
      * of 128 under 1,024), the raw tokens 521.6 x 2 = 1,043 to the floor of 2,048 */
     catalog cat;
-    char msg[512];
-    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    load_catalog(&cat);
     const model_spec *m = catalog_model(&cat, "llama-3.1-8b");
     const device_spec *d = catalog_device(&cat, "H100-SXM");
     const double gib = 1073741824.0;
@@ -301,8 +304,7 @@ Test(validate, a_stated_memory_share_sets_the_cache)
      * vLLM's gpu_memory_utilization 0.8 leave that share of the device, less the weights,
      * for the cache (131,072 bytes a token); a row that states none gets the default 0.9 */
     catalog cat;
-    char msg[512];
-    cr_assert_eq(catalog_load(&cat, msg, sizeof msg), 0, "%s", msg);
+    load_catalog(&cat);
     const model_spec *m = catalog_model(&cat, "llama-3-8b");
     double weights = model_weight_bytes(m, PREC_BF16), token = 2.0 * 32 * 8 * 128 * 2;
     validate_row row = { .id = "X", .category = "memory", .metric = "KV cache capacity at startup",
