@@ -1,12 +1,13 @@
 #!/bin/sh
-# The real-engine check of docs/calibration.md: profile this CPU's operators at one
-# model's shapes, measure a PyTorch decoder's steps at two models' shapes and fit the
-# engine parameters to them, then predict the steps of two OTHER models (other layer
-# counts, widths, GQA ratios, vocabularies) and print the errors.  Nothing is fitted to
-# the check models.  The operators are profiled twice: through this CPU's BLAS (what the
-# chip does) and inside PyTorch's own steps (what the engine does; tools/torch_ops.py).
-# Needs python3-torch (make deps-validate).
-#   sh tools/calibrate_loop.sh [FLEETSIM] [OUT]       (CI: .ci/run; about 2 minutes)
+# The real-engine check of docs/calibration.md: profile this CPU's operators, measure a
+# PyTorch decoder's steps at two models' shapes and fit the engine parameters to them,
+# then predict the steps of two OTHER models (other layer counts, widths, GQA ratios,
+# vocabularies) and print the errors.  Nothing is fitted to the check models.  The
+# operators are profiled twice: through this CPU's BLAS at the first fit model's shapes
+# (what the chip does) and inside PyTorch's own steps at both fit models' (what the engine
+# does; tools/torch_ops.py).
+# Needs python3-torch and TCMalloc (make deps-validate).
+#   sh tools/calibrate_loop.sh [FLEETSIM] [OUT]       (CI: .ci/run; about 4 minutes)
 set -eu
 bin=${1:-build/fleetsim}
 out=${2:-build/calibrate-loop}
