@@ -267,11 +267,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         double share = number_after(row->batch, "gpu_memory_utilization ");
         if (!share)
             share = number_after(row->batch, "mem-fraction-static ");
-        if (share > 0 && share <= 1) {
-            mem.usable_bytes = share * d->memory_bytes;
-            double left = mem.usable_bytes - mem.weights_bytes;
-            mem.kv_capacity_tokens = left > 0 ? floor(left / mem.kv_bytes_per_token) : 0;
-        }
+        if (share > 0 && share <= 1)
+            mem = memory_inference_share(m, d, prec, kv, (unsigned)tp, share);
         if (strstr(metric, "weights")) {
             /* memory_inference's weights per device */
             out->value = mem.weights_bytes / unit_bytes;

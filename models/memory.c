@@ -5,10 +5,17 @@
 inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp)
 {
+    return memory_inference_share(m, d, weights, kv, tp, MEMORY_USABLE_FRACTION);
+}
+
+inference_memory memory_inference_share(const model_spec *m, const device_spec *d,
+                                        precision weights, precision kv, unsigned tp,
+                                        double share)
+{
     inference_memory r;
     r.weights_bytes = model_weight_bytes(m, weights) / tp;
     r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
-    r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
+    r.usable_bytes = d->memory_bytes * share;
     double free_bytes = r.usable_bytes - r.weights_bytes;
     r.kv_capacity_tokens = free_bytes > 0 ? floor(free_bytes / r.kv_bytes_per_token) : 0;
     r.fits = r.kv_capacity_tokens >= 1;

@@ -26,6 +26,13 @@ typedef struct inference_memory {
 inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp);
 
+/* The same with `share` of each device's memory for the weights and the cache in place of
+ * MEMORY_USABLE_FRACTION (an engine's stated setting: vLLM's gpu_memory_utilization,
+ * SGLang's mem_fraction_static). */
+inference_memory memory_inference_share(const model_spec *m, const device_spec *d,
+                                        precision weights, precision kv, unsigned tp,
+                                        double share);
+
 /* With attention data parallel over n devices (perf_setup's attention_dp): each device
  * holds the attention, dense and embedding weights whole and 1/n of the routed experts,
  * and the whole cache of its own sequences; kv_capacity_tokens is the n devices'

@@ -199,7 +199,6 @@ typedef struct step {
      * the edge layers' feed-forward): GEMM FLOP/s at the precision's share, the share of
      * the GEMM weight stream's bandwidth, bytes a weight */
     struct gemm_weights { double peak, stream, bytes; } weights, wide;
-    const struct gemm_weights *attention; /* weights, or wide (quantize_mlp_only) */
     double edge_layers;    /* layers whose feed-forward runs wide (dense models) */
     double cscale, mscale; /* the profile's anchors over the family's */
     double floor_scale;    /* kernel floors: the profile's over the family's */
@@ -247,7 +246,6 @@ static void step_init(step *s, const perf_setup *setup)
     s->peak16 = device_peak_flops(d, act, NULL);
     s->weights = gemm_weights_of(s, d, setup->weights);
     s->wide = gemm_weights_of(s, d, precision_unquantized(setup->weights));
-    s->attention = m->quantize_mlp_only ? &s->wide : &s->weights;
     s->edge_layers = model_moe_layers(m) ? 0 : model_unquantized_layers(m);
     s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
     s->mscale = p->bandwidth_efficiency / s->f->gemm.bandwidth_efficiency;
@@ -340,8 +338,12 @@ static void add_gemm(const step *s, perf_op_time *o, double kernels, double prod
 static void add_attention_gemm(const step *s, perf_op_time *o, double kernels, double T,
                                double K, double N)
 {
-    double edge = s->attention == &s->wide ? 0 : fmin(s->edge_layers, kernels);
-    add_gemm_of(s, s->attention, o, kernels - edge, 1, T, K, N);
+    if (s->m->quantize_mlp_only) {
+        add_gemm_of(s, &s->wide, o, kernels, 1, T, K, N);
+        return;
+    }
+    double edge = fmin(s->edge_layers, kernels);
+    add_gemm_of(s, &s->weights, o, kernels - edge, 1, T, K, N);
     if (edge > 0)
         add_gemm_of(s, &s->wide, o, edge, 1, T, K, N);
 }
