@@ -122,6 +122,13 @@ static int parse_precision(const char *cell, precision *out)
     return -1;
 }
 
+/* A batch-size ramp is planned in this many equal shares of its tokens: the step time
+ * is smooth in the batch, and 16 plans keep the sum within a fraction of a percent of the
+ * integral for a linear ramp. */
+#define VALIDATE_RAMP_SEGMENTS 16u
+
+static double one_or(unsigned x) { return x ? x : 1; }
+
 /* "2.0T", "1231110144", "about 180B" -> tokens; 0 if none. */
 static double parse_tokens(const char *cell)
 {
@@ -145,18 +152,30 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         return refuse(out, "sequence length not stated");
     if (end == row->global_batch || global < 1)
         return refuse(out, "global batch not stated");
-    if (strstr(end, "->"))
-        return refuse(out, "batch-size ramp (%s)", row->global_batch);
+    /* a batch-size ramp, "3072 -> 15360 sequences (ramp over first 469B tokens, ...)":
+     * the batch grows from `global` to `final` over the first `ramp` tokens */
+    double final = 0, ramp = 0;
+    if (strstr(end, "->")) {
+        final = leading_number(strstr(end, "->") + 2);
+        const char *over = strcasestr(end, "over first ");
+        ramp = over ? parse_tokens(over + strlen("over first ")) : 0;
+        if (final < 1 || ramp <= 0)
+            return refuse(out, "batch-size ramp without its final batch or its tokens (%s)",
+                          row->global_batch);
+    }
     if (strstr(end, "M tokens"))
         global = global * 1048576 / seq; /* "4M tokens": 4 x 2^20 tokens in sequences */
+    if (!ramp)
+        final = global;
     if (strstr(row->model, "LoRA"))
         return refuse(out, "LoRA fine-tuning: the training model trains every weight");
     /* The stated setup where the row gives it (tp, pp, context parallelism, the
-     * interleaved schedule's chunks, micro-batch, FSDP or ZeRO stage, activation
-     * checkpointing: configuration, not results), the planner's choice for the rest. */
+     * interleaved schedule's chunks or DualPipe, micro-batch, FSDP or ZeRO stage,
+     * activation checkpointing: configuration, not results), the planner's choice for the
+     * rest. */
     const char *par = row->parallelism;
     /* a table is a user's file: sizes past these are refused, not cast */
-    if (gpus > 1e7 || seq > 1e8 || global > 1e9)
+    if (gpus > 1e7 || seq > 1e8 || global > 1e9 || final > 1e9)
         return refuse(out, "%g GPUs, %g-token sequences, a batch of %g: past what the training "
                       "model plans (1e7, 1e8, 1e9)", gpus, seq, global);
     static const char *const keys[] = { "TP=", "PP=", "CP=", "EP=", "VP=",
@@ -166,7 +185,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         if ((degree[k] = number_after(par, keys[k])) > 1e6)
             return refuse(out, "%s%g: a degree past 1,000,000", keys[k], degree[k]);
     training_constraints c = TRAINING_FREE;
-    c.tp = (unsigned)degree[0];
+    c.tp = strstr(par, "no TP") ? 1 : (unsigned)degree[0];
     c.pp = (unsigned)degree[1];
     c.cp = (unsigned)degree[2];
     c.ep = (unsigned)degree[3];
@@ -176,27 +195,46 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         c.zero_stage = 3;
     else if (strstr(par, "ZeRO-1"))
         c.zero_stage = 1;
+    c.dualpipe = strstr(par, "DualPipe") != NULL;
     if (strstr(par, "activation checkpointing True"))
         c.recompute_layers = (int)m->layers;
     else if (strstr(par, "activation checkpointing False"))
         c.recompute_layers = 0;
+    precision trained = prec == PREC_FP8 ? PREC_FP8 : PREC_BF16;
     training_estimate t;
-    if (!perf_training_plan_within(m, d, p, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16,
-                                   (unsigned)gpus, (unsigned)seq, (unsigned)global, c, &t))
+    if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
+                                   (unsigned)final, c, &t))
         return refuse(out, "no training plan fits %g GPUs", gpus);
     double steps;
-    if (!strcmp(row->unit, "GPU-hours")) {
-        /* GPU-hours = step time x steps for the stated tokens x GPUs / 3600 */
+    if (!strcmp(row->unit, "GPU-hours") || !strcmp(row->unit, "s")) {
+        /* the time to train the stated tokens (no evaluation time): steps x step time,
+         * the ramp's tokens at their batches; GPU-hours that times GPUs / 3600 */
         double tokens = parse_tokens(row->train_tokens);
         if (tokens <= 0)
             return refuse(out, "tokens trained not stated");
-        out->value = tokens / t.tokens_per_step * t.step_s * gpus / 3600;
-    } else if (!strcmp(row->unit, "s")) {
-        /* time to train: step time x steps for the stated tokens (no evaluation time) */
-        double tokens = parse_tokens(row->train_tokens);
-        if (tokens <= 0)
-            return refuse(out, "tokens trained not stated");
-        out->value = tokens / t.tokens_per_step * t.step_s;
+        if (ramp > tokens)
+            return refuse(out, "a batch-size ramp over more tokens than were trained");
+        double seconds = (tokens - ramp) / t.tokens_per_step * t.step_s;
+        /* a ramp linear in tokens, in VALIDATE_RAMP_SEGMENTS equal shares of its tokens,
+         * each planned at its middle batch, rounded to a whole number of sequences for
+         * each data-parallel rank where the stated setup fixes their count (two for
+         * DualPipe's even micro-batches): the batches a real ramp steps through */
+        double granule = 1;
+        if (c.tp && c.pp && fmod(gpus, (double)c.tp * c.pp * one_or(c.cp)) == 0)
+            granule = gpus / ((double)c.tp * c.pp * one_or(c.cp)) * (c.dualpipe ? 2 : 1);
+        for (unsigned i = 0; ramp > 0 && i < VALIDATE_RAMP_SEGMENTS; i++) {
+            double batch = global + (final - global) * (i + 0.5) / VALIDATE_RAMP_SEGMENTS;
+            batch = fmax(granule, granule * round(batch / granule));
+            training_estimate r;
+            if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
+                                           (unsigned)lround(batch), c, &r))
+                return refuse(out, "no training plan fits %g GPUs at a batch of %.0f", gpus,
+                              batch);
+            seconds += ramp / VALIDATE_RAMP_SEGMENTS / r.tokens_per_step * r.step_s;
+        }
+        out->value = !strcmp(row->unit, "s") ? seconds : seconds * gpus / 3600;
+    } else if (ramp > 0) {
+        return refuse(out, "a rate of a run whose batch ramps (%s)", row->global_batch);
     } else if (!strcmp(row->unit, "s/iteration")) {
         out->value = t.step_s;
     } else if (sscanf(row->unit, "s per %lf steps", &steps) == 1) {
@@ -365,7 +403,17 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
              * tensor parallelism and batch size within memory) */
             rate = perf_best_throughput(&s, (unsigned)gpus, in, outlen).tokens_per_s;
         } else if (batch >= 1) {
-            /* the stated batch (or concurrency) as one wave, on every replica */
+            /* the stated batch (or concurrency) as one wave, on every replica; a
+             * TensorRT-LLM fp8 row that does not state its cache's precision ran with the
+             * 16-bit cache unless the stated batch could not have fitted one, and then
+             * with the fp8 cache of that engine's fp8 builds ('--fp8_kv_cache' in its
+             * benchmark commands): configuration read from configuration, never from the
+             * figure */
+            if (batch * (in + outlen) > mem.kv_capacity_tokens && !*row->kv_precision
+                && prec == PREC_FP8 && strstr(row->engine, "TensorRT-LLM")) {
+                s.kv = PREC_FP8;
+                mem = memory_inference(m, d, prec, s.kv, (unsigned)tp);
+            }
             if (batch * (in + outlen) > mem.kv_capacity_tokens)
                 return refuse(out, "batch %g x %g tokens exceeds the model's cache (%.0f tokens)",
                               batch, in + outlen, mem.kv_capacity_tokens);

@@ -97,7 +97,9 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
     double pp = s->pp ? s->pp : 1, t = s->tp ? s->tp : 1, cp = s->cp ? s->cp : 1;
     double ep = s->ep > 1 ? s->ep : 1;
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
-    double dense = (model_params(m) - routed) / (t * pp), experts = routed / (t * pp * ep);
+    double copies = s->dualpipe ? 2 : 1; /* DualPipe: a stage of each direction */
+    double dense = copies * (model_params(m) - routed) / (t * pp);
+    double experts = copies * routed / (t * pp * ep);
     double ranks = (s->dp ? s->dp : 1) * cp; /* the ranks holding the same weights */
     double eranks = ranks / ep;              /* ... the same experts */
     r.weights_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 3);
@@ -111,7 +113,7 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
                     + (layers - recomputed) * memory_training_layer_activations(m, s, false);
     double v = s->virtual_stages > 1 ? s->virtual_stages : 1;
     double mbs = s->microbatches ? s->microbatches : 1;
-    double in_flight = fmin(mbs, pp);
+    double in_flight = fmin(mbs, s->dualpipe ? pp + 1 : pp);
     if (v > 1 && pp > 1)
         in_flight *= 1 + (pp - 1) / (pp * v);
     r.logits_bytes = 4.0 * s->seq_len / cp * s->micro_batch * m->vocab / t;

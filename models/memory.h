@@ -70,6 +70,9 @@ typedef struct training_setup {
                                * backward pass; the others keep their activations */
     unsigned virtual_stages;  /* model chunks per pipeline stage: 1 (or 0) is 1F1B, more
                                * is the interleaved schedule */
+    bool dualpipe;            /* DeepSeek's DualPipe schedule in place of 1F1B (with
+                               * virtual_stages 1): each device holds two stages, one of
+                               * each direction's pipeline */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */
@@ -96,7 +99,10 @@ typedef struct training_memory {
  * stage holds min(pp, micro-batches) micro-batches in flight, (1 + (pp - 1) / (pp v))
  * times that with v virtual stages; the last stage holds instead one in flight plus the
  * fp32 logits, 4 s b vocab / t bytes (the loss is taken in fp32).  The total is the
- * larger of the two stages' (one stage when pp = 1). */
+ * larger of the two stages' (one stage when pp = 1).  DualPipe (DeepSeek-V3 report, arXiv
+ * 2412.19437, section 3.2.1 and its Table 2) keeps two stages' parameters on each device,
+ * so twice the weights, gradients and optimizer states, and pp + 1 micro-batches'
+ * activations in flight. */
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *setup);
 

@@ -150,6 +150,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ring = 3 * (s.cp - 1) * (kv_layer / link + p->link_latency_s); /* fwd 1, bwd 2 */
         mb_cp = stage_layers * fmax(0, ring - mb.attention_layer);
     }
+    if (s.dualpipe) /* dispatch and combine run under the paired chunk's computation */
+        mb_ep = fmax(0, mb_ep - (mb_compute + mb_tp + mb_recompute));
     double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp + mb_ep;
     e.compute_s = n * mb_compute;
     e.matmul_s = n * (mb.matmul_f + mb.matmul_b);
@@ -161,19 +163,37 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     e.cp_comm_s = n * mb_cp;
     /* the pipeline: (pp - 1) / v micro-batch slots idle, and the activations' sends along
      * the fill and the drain (steady-state sends overlap the other micro-batches) */
-    if (s.pp > 1) {
+    if (s.pp > 1 && s.dualpipe) {
+        /* DualPipe: (pp / 2 - 1) (F&B + B - 3 W), its sends hidden; F&B, a forward and a
+         * backward chunk run together, is F + B (what overlaps is their communication),
+         * and W, the weights' gradients, is half the backward pass's products */
+        double f = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f + mb_cp / 3;
+        double b = mb_s - f, w = mb.matmul_b / 2;
+        e.bubble_s = (s.pp / 2.0 - 1) * (f + 2 * b - 3 * w);
+    } else if (s.pp > 1) {
         double act = (double)s.micro_batch * s.seq_len / s.cp * m->hidden * 2 / s.tp;
         double link = group_link(d, p, s.tp * s.cp * s.dp, s.pp);
         e.bubble_s = (s.pp - 1) * mb_s / s.virtual_stages
                      + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
     }
-    /* data parallelism over the dp x cp ranks that hold the same weights */
+    /* data parallelism: a device's dense weights over the dp x cp ranks that hold the
+     * same ones, its routed experts (1 / ep of them) over the dp x cp / ep ranks that
+     * hold the same experts (memory_training's split); the two groups span the same
+     * devices, so the same link */
     unsigned ranks = s.dp * s.cp;
-    double shard = model_params(m) / ((double)s.tp * s.pp);
+    double eranks = (double)ranks / s.ep;
+    double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
+    double copies = s.dualpipe ? 2 : 1; /* DualPipe: a stage of each direction */
+    double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
+    double experts = copies * routed / ((double)s.tp * s.pp * s.ep);
     double link = group_link(d, p, s.tp, ranks);
     if (s.zero_stage >= 3) {
-        double layer_bytes = 2.0 * model_params_layer(m) / s.tp;
-        double ag = gather_s(layer_bytes, ranks, link, p->link_latency_s);
+        double layer_routed = routed / m->layers;
+        double ag = gather_s(2.0 * (model_params_layer(m) - layer_routed) / s.tp, ranks, link,
+                             p->link_latency_s)
+                    + (routed > 0 ? gather_s(2.0 * layer_routed / (s.tp * s.ep),
+                                             (unsigned)eranks, link, p->link_latency_s)
+                                  : 0);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double bwd = stage_layers * fmax(0, 2 * ag - mb.layer_b) + ag;
         e.dp_comm_s = n * (fwd + bwd);
@@ -187,7 +207,10 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * too (the interleaved schedule finishes chunk by chunk); the gathers hide
          * alike behind the next step's first forward passes.  What a layer's bucket
          * needs after the last work is never hidden. */
-        double half = gather_s(2.0 * shard, ranks, link, p->link_latency_s);
+        double half = gather_s(2.0 * dense, ranks, link, p->link_latency_s)
+                      + (routed > 0 ? gather_s(2.0 * experts, (unsigned)eranks, link,
+                                               p->link_latency_s)
+                                    : 0);
         double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
@@ -197,10 +220,10 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     }
     /* Adam over this rank's share of the states */
     const perf_family *f = family_of(p, d);
-    double opt_params = shard / (s.zero_stage >= 1 ? ranks : 1);
+    double opt_params = s.zero_stage >= 1 ? dense / ranks + experts / eranks : dense + experts;
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */
-        e.optimizer_s += elementwise_s(f, d, p, opt_params / m->hidden, 3 * shard);
+        e.optimizer_s += elementwise_s(f, d, p, opt_params / m->hidden, 3 * (dense + experts));
     e.step_s = e.compute_s + e.recompute_s + e.tp_comm_s + e.cp_comm_s + e.ep_comm_s
                + e.bubble_s + e.dp_comm_s + e.optimizer_s;
     e.tokens_per_step = n * s.micro_batch * s.dp * s.seq_len;
@@ -239,7 +262,8 @@ static void describe(char *buf, size_t size, const training_setup *s)
     if (s->ep > 1)
         snprintf(ep, sizeof ep, ", ep %u", s->ep);
     snprintf(buf, size, "tp %u, pp %u%s, dp %u%s, ZeRO-%u%s", s->tp, s->pp,
-             s->virtual_stages > 1 ? " interleaved" : "", s->dp, ep, s->zero_stage,
+             s->dualpipe ? " DualPipe" : s->virtual_stages > 1 ? " interleaved" : "", s->dp,
+             ep, s->zero_stage,
              s->zero_stage == 3 ? " (FSDP)" : "");
 }
 
@@ -362,10 +386,14 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                         if (!c.virtual_stages && v > 1
                             && (pp == 1 || n % pp != 0 || stage_layers % v != 0))
                             continue;
+                        /* DualPipe: one chunk a stage, pp and the micro-batches even,
+                         * the weights whole (two stages' copies, not gathered) */
+                        if (c.dualpipe && (v > 1 || pp % 2 || n % 2 || zero == 3))
+                            continue;
                         training_setup s = { .tp = tp, .pp = pp, .cp = cp,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
-                                             .seq_len = seq_len };
+                                             .seq_len = seq_len, .dualpipe = c.dualpipe };
                         /* expert parallelism: powers of two dividing dp, up to the
                          * experts (1 for a dense model) */
                         unsigned ep_most = model_moe_layers(m) ? m->experts : 1;

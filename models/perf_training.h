@@ -18,7 +18,14 @@
  *     head and the loss);
  *   the pipeline's bubble: (pp - 1) / v of a micro-batch's time (1F1B with v = 1, the
  *     interleaved schedule with v model chunks per stage, Narayanan et al. 2021, arXiv
- *     2104.04473) plus the activations' sends through the fill and drain;
+ *     2104.04473) plus the activations' sends through the fill and drain; or DeepSeek's
+ *     DualPipe (DeepSeek-V3 report, arXiv 2412.19437, section 3.2.1, Table 2): both
+ *     directions' micro-batches fed at once, each device holding a stage of each, a
+ *     bubble of (pp/2 - 1)(F&B + B - 3W) with F&B = F + B (a forward and a backward chunk
+ *     side by side: what they overlap is communication, not computation) and W, the
+ *     weights' gradients, half the backward products; its sends and expert all-to-alls
+ *     hidden under the paired chunk's computation (only what exceeds it shows), and
+ *     twice the parameters (memory_training); pp and the micro-batches even;
  *   context parallelism: each layer's keys and values passed round the cp ring, hidden
  *     behind the attention it feeds;
  *   expert parallelism (a mixture's routed experts spread over ep data-parallel ranks):
@@ -82,9 +89,11 @@ typedef struct training_constraints {
     unsigned tp, pp, cp, virtual_stages, micro_batch, ep;
     int zero_stage;        /* -1: free */
     int recompute_layers;  /* per stage, more than the stage has meaning all; -1: free */
+    bool dualpipe;         /* DualPipe imposed (the planner never picks it by itself: the
+                            * frameworks it models schedule 1F1B or interleaved) */
 } training_constraints;
 
-#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1 })
+#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1, false })
 
 /* The fastest setup that fits within the constraints, as a framework's user would pick
  * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3

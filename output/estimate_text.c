@@ -168,7 +168,8 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     const training_setup *s = &t->setup;
     fprintf(out, "  parallelism         tp %u, pp %u", s->tp, s->pp);
     if (s->pp > 1)
-        fprintf(out, " (%s)", s->virtual_stages > 1 ? "interleaved" : "1F1B");
+        fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->virtual_stages > 1 ? "interleaved"
+                                                                               : "1F1B");
     if (s->cp > 1)
         fprintf(out, ", cp %u", s->cp);
     if (s->ep > 1)

@@ -224,3 +224,99 @@ Test(training_plan, expert_parallelism_splits_the_experts_and_pays_its_all_to_al
     cr_expect_eq(none.ep_comm_s, 0);
     cr_expect_float_eq(none.memory.weights_bytes, 2 * model_params(m), 1);
 }
+
+Test(training_plan, expert_data_parallelism_reduces_each_expert_over_its_own_replicas)
+{
+    /* qwen3-30b-a3b on 64 H100s, pp 1, ep 8, ZeRO-1: dp 64.  A device holds the dense
+     * weights (whole) and 1/8 of the routed experts; the dense gradients reduce over the
+     * 64 ranks, an expert's over the 8 that hold it.  Each half of the reduction (the
+     * reduce-scatter, then the all-gather) is that volume's ring share; with a one-layer
+     * micro-batch time far below it nothing hides but the fraction the backward covers.
+     * Compared with no expert parallelism, the experts' share goes from 64 ranks of the
+     * whole to 8 ranks of an eighth: far less to send. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .recompute_layers = 48 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
+    double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
+    double link = perf_group_link_bytes_per_s(d, &p, 64);
+    double lat = p.link_latency_s;
+    double half = perf_allreduce_s(2 * dense, 64, link, lat) / 2
+                  + perf_allreduce_s(2 * routed / 8, 8, link, lat) / 2;
+    s.ep = 1;
+    training_estimate whole = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
+    double half_whole = perf_allreduce_s(2 * (dense + routed), 64, link, lat) / 2;
+    /* the exposed part is the same function of the volume in both: their difference
+     * is the difference of the volumes' times when neither hides more than a layer's
+     * share (1 micro-batch: no later chunks) */
+    cr_expect_lt(e.dp_comm_s, whole.dp_comm_s / 4, "%g vs %g", e.dp_comm_s, whole.dp_comm_s);
+    cr_expect_leq(e.dp_comm_s, 2 * half + 1e-12);
+    cr_expect_geq(e.dp_comm_s, 2 * half / 48 - 1e-12);
+    cr_expect_leq(whole.dp_comm_s, 2 * half_whole + 1e-12);
+    /* Adam: the same states per rank either way (dense / 64 + an eighth of the experts
+     * over 8 ranks = all over 64) */
+    cr_expect_float_eq(e.optimizer_s, whole.optimizer_s, 1e-9 * e.optimizer_s);
+}
+
+Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_to_alls)
+{
+    /* qwen3-30b-a3b, pp 4, ep 8, dp 8 on 32 H100s, 16 micro-batches of one sequence.
+     * DualPipe's bubble is (pp / 2 - 1)(F&B + B - 3W) = 1 x (F + 2B - 3W), with F a
+     * micro-batch's forward on a stage, B its backward (with the recomputation) and W
+     * the weights' half of the backward products; the all-to-alls show only past the
+     * paired chunk's computation (here they do not); each device holds two stages'
+     * parameters, and pp + 1 micro-batches' activations. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 4, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .recompute_layers = 12 };
+    training_estimate one = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
+    s.dualpipe = true;
+    training_estimate dual = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
+    cr_assert_eq(dual.setup.microbatches, 16);
+    cr_expect_gt(one.ep_comm_s, 0);
+    cr_expect_eq(dual.ep_comm_s, 0, "hidden under the paired chunk");
+    cr_expect_float_eq(dual.compute_s, one.compute_s, 1e-12);
+    /* F and B from the step's parts: forward products are a third of all products,
+     * forward attention 1 / 3.5 of attention; W half the backward products */
+    double n = 16;
+    double pass_f = one.memory_pass_s / n / 3; /* bf16: no casts, backward passes x 2 */
+    double f = one.matmul_s / n / 3 + one.attention_s / n / 3.5 + pass_f
+               + one.tp_comm_s / n / 2;
+    double b = (one.compute_s + one.recompute_s + one.tp_comm_s) / n - f;
+    double w = one.matmul_s / n / 3;
+    cr_expect_float_eq(dual.bubble_s, f + 2 * b - 3 * w, 1e-9 * dual.bubble_s);
+    cr_expect_lt(dual.bubble_s, one.bubble_s);
+    /* memory: weights, gradients and optimizer states twice over */
+    cr_expect_float_eq(dual.memory.weights_bytes, 2 * one.memory.weights_bytes, 1);
+    cr_expect_float_eq(dual.memory.gradient_bytes, 2 * one.memory.gradient_bytes, 1);
+    cr_expect_float_eq(dual.memory.optimizer_bytes, 2 * one.memory.optimizer_bytes, 1);
+    /* without recomputation the first stage's 5 micro-batches in flight (4 in 1F1B)
+     * outweigh the last stage's one and its logits */
+    s.recompute_layers = 0;
+    training_estimate kept = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
+    training_setup k = kept.setup;
+    double per_mb = 12 * memory_training_layer_activations(m, &k, false);
+    cr_expect_float_eq(kept.memory.activation_bytes, per_mb * 5, 1);
+    s.dualpipe = false;
+    cr_expect_float_eq(perf_training_step(m, d, &p, PREC_BF16, s, 32, 128).memory.activation_bytes,
+                       per_mb * 4, 1);
+    /* the planner takes it only when imposed, with pp and the micro-batches even */
+    training_constraints c = TRAINING_FREE;
+    c.tp = 1;
+    c.pp = 4;
+    c.ep = 8;
+    c.micro_batch = 1;
+    c.dualpipe = true;
+    training_estimate planned;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned));
+    cr_expect(planned.setup.dualpipe);
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 120, c, &planned),
+                  "15 micro-batches: odd");
+    c.dualpipe = false;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned));
+    cr_expect_not(planned.setup.dualpipe);
+}

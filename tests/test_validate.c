@@ -14,6 +14,7 @@
 #include "lua/validate_trtllm.h"
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/perf_training.h"
 #include "models/validate.h"
 #include "support/cli.h"
 
@@ -323,6 +324,111 @@ Test(validate, a_stated_memory_share_sets_the_cache)
         cr_expect_float_eq(p.value, floor((shares[i] * 80e9 - weights) / token), 0.5,
                            "'%s': %g", cells[i], p.value);
     }
+    catalog_release(&cat);
+}
+
+Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
+{
+    /* Llama-2-13B in fp8 on one H200, static batches of 128 + 128 tokens: 409,600 bytes a
+     * token in a 16-bit cache, half in fp8.  A TensorRT-LLM row that states no cache
+     * precision runs at 16 bits where its batch fits that cache, and at fp8 where only
+     * the fp8 cache holds it; a row that states its cache, or another engine's, is
+     * refused when the batch does not fit. */
+    catalog cat;
+    load_catalog(&cat);
+    const model_spec *m = catalog_model(&cat, "llama-2-13b");
+    const device_spec *d = catalog_device(&cat, "H200-SXM");
+    cr_assert(m && d);
+    inference_memory bf = memory_inference(m, d, PREC_FP8, PREC_BF16, 1);
+    inference_memory f8 = memory_inference(m, d, PREC_FP8, PREC_FP8, 1);
+    cr_assert_float_eq(f8.kv_bytes_per_token, 2.0 * 40 * 5120, 1e-6);
+    cr_assert_float_eq(bf.kv_bytes_per_token, 4.0 * 40 * 5120, 1e-6);
+    unsigned fits16 = (unsigned)(bf.kv_capacity_tokens / 256);
+    unsigned fits8 = (unsigned)(f8.kv_capacity_tokens / 256);
+    cr_assert_gt(fits8, fits16 + 1);
+    perf_profile p = perf_default_profile(d);
+    p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0; /* TensorRT-LLM */
+    char cell[64];
+    validate_row row = { .id = "X", .category = "throughput", .metric = "max throughput",
+                         .unit = "output tokens/s per GPU", .model = "Llama-2-13B",
+                         .device = "H200-SXM", .device_count = "1", .precision = "fp8",
+                         .kv_precision = "", .parallelism = "TP=1", .batch = cell,
+                         .input_tokens = "128", .output_tokens = "128", .seq_len = "",
+                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0" };
+    const unsigned batches[] = { fits16, fits8 };
+    const precision caches[] = { PREC_BF16, PREC_FP8 };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(cell, sizeof cell, "static batch %u", batches[i]);
+        perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
+                         .kv = caches[i], .tp = 1 };
+        double t = perf_prefill(&s, batches[i], 128).total_s
+                   + 127 * perf_decode_step(&s, batches[i], 128 + 64).total_s;
+        validate_prediction v;
+        validate_predict(&cat, &row, &v);
+        cr_assert(v.predicted, "%s: %s", cell, v.reason);
+        cr_expect_float_eq(v.value, batches[i] * 128 / t, 1e-9 * v.value, "%s", cell);
+    }
+    /* past the fp8 cache: refused */
+    snprintf(cell, sizeof cell, "static batch %u", fits8 + 1);
+    validate_prediction v;
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted);
+    cr_expect(strstr(v.reason, "exceeds the model's cache"), "%s", v.reason);
+    /* a stated 16-bit cache, or vLLM: the fp8-only batch is refused */
+    snprintf(cell, sizeof cell, "static batch %u", fits8);
+    row.kv_precision = "fp16";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted, "a stated cache is kept");
+    row.kv_precision = "";
+    row.engine = "vLLM 0.6";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted, "only TensorRT-LLM's fp8 builds are read as fp8 caches");
+    catalog_release(&cat);
+}
+
+Test(validate, a_batch_ramp_is_planned_along_its_tokens)
+{
+    /* Llama-3-8B on 8 H100s, TP=1, PP=1 (dp 8), 10B tokens of 4,096-token sequences, the
+     * batch ramping from 64 to 256 sequences over the first 2B tokens: 8B tokens at 256,
+     * and the ramp's 2B in 16 equal shares, each at its middle batch rounded to whole
+     * sequences for the 8 ranks; GPU-hours are the seconds x 8 / 3600 */
+    catalog cat;
+    load_catalog(&cat);
+    const model_spec *m = catalog_model(&cat, "llama-3-8b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    cr_assert(m && d);
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.tp = 1;
+    c.pp = 1;
+    training_estimate t;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 256, c, &t));
+    double seconds = 8e9 / t.tokens_per_step * t.step_s;
+    for (int i = 0; i < 16; i++) {
+        double batch = 8 * round((64 + 192 * (i + 0.5) / 16) / 8);
+        cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, (unsigned)batch, c, &t));
+        seconds += 2e9 / 16 / t.tokens_per_step * t.step_s;
+    }
+    validate_row row = { .id = "X", .category = "training", .metric = "pretraining GPU time",
+                         .unit = "GPU-hours", .model = "Meta-Llama-3-8B", .device = "H100-SXM",
+                         .device_count = "8", .precision = "bf16", .kv_precision = "",
+                         .parallelism = "TP=1, PP=1", .batch = "", .input_tokens = "",
+                         .output_tokens = "", .seq_len = "4096",
+                         .global_batch = "64 -> 256 sequences (ramp over first 2B tokens)",
+                         .train_tokens = "10B", .engine = "Megatron-LM" };
+    validate_prediction v;
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_float_eq(v.value, seconds * 8 / 3600, 1e-9 * v.value);
+    /* a rate of such a run is refused: it depends on where in the ramp */
+    row.unit = "tokens/s per GPU";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted);
+    /* a ramp that does not say over how many tokens is refused */
+    row.unit = "GPU-hours";
+    row.global_batch = "64 -> 256 sequences";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted);
     catalog_release(&cat);
 }
 
