@@ -113,6 +113,18 @@ static double group_link(const device_spec *d, const perf_profile *p, double inn
     return perf_group_link_bytes_per_s(d, p, inner * n);
 }
 
+/* The time of half an all-reduce (a reduce-scatter or an all-gather) of `bytes` a
+ * parameter: `dense` parameters over the `ranks` that hold them, `experts` over the
+ * `eranks` that hold the same experts (none for a dense model), on `link`. */
+static double dense_and_experts_s(double bytes, double dense, double experts, unsigned ranks,
+                                  double eranks, double link, const perf_profile *p)
+{
+    double t = gather_s(bytes * dense, ranks, link, p->link_latency_s);
+    if (experts > 0)
+        t += gather_s(bytes * experts, (unsigned)eranks, link, p->link_latency_s);
+    return t;
+}
+
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                                      const perf_profile *p, precision prec,
                                      training_setup s, unsigned gpus, unsigned global_batch)
@@ -189,11 +201,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double link = group_link(d, p, s.tp, ranks);
     if (s.zero_stage >= 3) {
         double layer_routed = routed / m->layers;
-        double ag = gather_s(2.0 * (model_params_layer(m) - layer_routed) / s.tp, ranks, link,
-                             p->link_latency_s)
-                    + (routed > 0 ? gather_s(2.0 * layer_routed / (s.tp * s.ep),
-                                             (unsigned)eranks, link, p->link_latency_s)
-                                  : 0);
+        double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
+                                        layer_routed / (s.tp * s.ep), ranks, eranks, link, p);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double bwd = stage_layers * fmax(0, 2 * ag - mb.layer_b) + ag;
         e.dp_comm_s = n * (fwd + bwd);
@@ -207,10 +216,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * too (the interleaved schedule finishes chunk by chunk); the gathers hide
          * alike behind the next step's first forward passes.  What a layer's bucket
          * needs after the last work is never hidden. */
-        double half = gather_s(2.0 * dense, ranks, link, p->link_latency_s)
-                      + (routed > 0 ? gather_s(2.0 * experts, (unsigned)eranks, link,
-                                               p->link_latency_s)
-                                    : 0);
+        double half = dense_and_experts_s(2, dense, experts, ranks, eranks, link, p);
         double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
