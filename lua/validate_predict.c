@@ -185,8 +185,9 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         if ((degree[k] = number_after(par, keys[k])) > 1e6)
             return refuse(out, "%s%g: a degree past 1,000,000", keys[k], degree[k]);
     training_constraints c = TRAINING_FREE;
-    c.tp = strstr(par, "no TP") ? 1 : (unsigned)degree[0];
-    c.pp = (unsigned)degree[1];
+    bool data_only = strstr(par, "pure data parallel") != NULL;
+    c.tp = strstr(par, "no TP") || data_only ? 1 : (unsigned)degree[0];
+    c.pp = data_only ? 1 : (unsigned)degree[1];
     c.cp = (unsigned)degree[2];
     c.ep = (unsigned)degree[3];
     c.virtual_stages = (unsigned)(degree[4] ? degree[4] : degree[5]);
