@@ -130,15 +130,18 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     r->train_flops = 6 * r->params_active * r->train_tokens;
     if (global < req->gpus)
         global = req->gpus; /* at least one sequence per device */
-    /* --pp is imposed on the planner; --tp is the serving replicas' and not imposed */
+    /* --pp and --dualpipe are imposed on the planner; --tp is the serving replicas' and
+     * not imposed */
     training_constraints within = TRAINING_FREE;
     within.pp = req->pp;
+    within.dualpipe = req->dualpipe;
     r->train_fits = perf_training_plan_within(m, d, &p, tprec, req->gpus, seq, global, within,
                                               &r->train);
     if (!r->train_fits) {
         training_estimate probe;
         for (unsigned g = req->gpus * 2; g && g <= 1u << 20; g *= 2)
-            if (perf_training_plan(m, d, &p, tprec, g, seq, global > g ? global : g, &probe)) {
+            if (perf_training_plan_within(m, d, &p, tprec, g, seq, global > g ? global : g,
+                                          within, &probe)) {
                 r->train_min_gpus = g;
                 break;
             }

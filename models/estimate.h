@@ -25,6 +25,7 @@ typedef struct estimate_request {
     unsigned gpus;         /* devices available (>= 1) */
     unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
     unsigned pp;           /* pipeline parallelism for training; 0 = choose */
+    bool dualpipe;         /* training on DeepSeek's DualPipe schedule (imposed) */
     precision prec;        /* the weights' */
     bool kv_given;         /* kv_prec is the cache's; else precision_cache(prec) */
     precision kv_prec;

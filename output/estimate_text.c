@@ -253,6 +253,7 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "train_tp", r->train_fits ? t->setup.tp : NAN, "devices");
     row(out, "train_pp", r->train_fits ? t->setup.pp : NAN, "devices");
     row(out, "train_dp", r->train_fits ? t->setup.dp : NAN, "devices");
+    row(out, "train_dualpipe", r->train_fits ? t->setup.dualpipe : NAN, "1");
     row(out, "train_step_s", r->train_fits ? t->step_s : NAN, "s");
     row(out, "train_days", r->train_fits ? r->train_s / 86400 : NAN, "days");
     row(out, "train_gpu_hours", r->train_fits ? r->train_gpu_hours : NAN, "GPU-hours");

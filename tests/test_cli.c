@@ -276,6 +276,23 @@ Test(cli, estimate_answers_deepseek_v3_on_8_h200s_with_an_expert_parallel_plan)
               err);
 }
 
+Test(cli, estimate_trains_on_dualpipe_when_asked)
+{
+    /* DeepSeek-V3 in fp8 on 2,048 H800s at pp 16: the planner's own schedule, then
+     * DualPipe imposed (its plan says so, and each device holds two stages' weights) */
+    const char *base = "estimate --model deepseek-v3 --gpu H800 --gpus 2048 --pp 16 --seq 4096 "
+                       "--global-batch 15360";
+    char cmd[256];
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_dualpipe,0,1\n") != NULL, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s --dualpipe", base);
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", cmd), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_dualpipe,1,1\n") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s", cmd), 0, "%s", err);
+    cr_expect(strstr(out, "pp 16 (DualPipe)") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "%s --dualpipe=yes", base), 2);
+}
+
 Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)
 {
     /* the datasheet column is the answer without --profile, to the digit */
