@@ -14,9 +14,10 @@
 
 const char cli_estimate_usage[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
-    "                         [--dualpipe] [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
+    "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
-    "                         [--global-batch G] [--kv-precision fp16|bf16|fp8|fp32]\n"
+    "                         [--global-batch G] [--dualpipe]\n"
+    "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE]\n"
     "                         [--speculative K --acceptance A [--draft MODEL]] [--csv]\n"
@@ -170,6 +171,11 @@ int cli_estimate(int argc, char **argv)
     if (!bad && (acceptance_given || draft_name) && !req.speculate_k) {
         fprintf(stderr, "fleetsim estimate: --acceptance and --draft describe speculative "
                 "decoding: give --speculative K too\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (req.dualpipe && req.pp && req.pp % 2) {
+        fprintf(stderr, "fleetsim estimate: --dualpipe pairs the pipeline's stages: --pp must "
+                "be even, got %u\n", req.pp);
         return CLI_EXIT_BAD_INPUT;
     }
     if (!bad && req.speculate_k && !acceptance_given) {

@@ -134,9 +134,27 @@ static double parse_tokens(const char *cell)
 {
     char *end;
     double x = strtod(cell, &end);
-    if (end == cell || x <= 0)
+    if (end == cell || !isfinite(x) || x <= 0)
         return 0;
     return *end == 'T' ? x * 1e12 : *end == 'B' ? x * 1e9 : *end == 'M' ? x * 1e6 : x;
+}
+
+/* A global batch as the table writes it, in sequences of `seq` tokens: "2048", "4M tokens"
+ * (4 x 2^20 tokens); *rest is set to what follows.  NAN without a finite number. */
+static double batch_sequences(const char *cell, double seq, const char **rest)
+{
+    char *end;
+    double x = strtod(cell, &end);
+    *rest = end;
+    if (end == cell || !isfinite(x))
+        return NAN;
+    while (*end == ' ')
+        end++;
+    if (!strncmp(end, "M tokens", 8)) {
+        x = x * 1048576 / seq;
+        *rest = end + 8;
+    }
+    return x;
 }
 
 static void predict_training(const model_spec *m, const device_spec *d, const perf_profile *p,
@@ -144,29 +162,27 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
 {
     double gpus = leading_number(row->device_count);
     double seq = leading_number(row->seq_len);
-    char *end;
-    double global = strtod(row->global_batch, &end);
+    const char *rest;
+    double global = batch_sequences(row->global_batch, seq, &rest);
     if (gpus < 1)
         return refuse(out, "GPU count not stated");
     if (seq < 1)
         return refuse(out, "sequence length not stated");
-    if (end == row->global_batch || global < 1)
+    if (!(global >= 1))
         return refuse(out, "global batch not stated");
     /* a batch-size ramp, "3072 -> 15360 sequences (ramp over first 469B tokens, ...)":
      * the batch grows from `global` to `final` over the first `ramp` tokens */
-    double final = 0, ramp = 0;
-    if (strstr(end, "->")) {
-        final = leading_number(strstr(end, "->") + 2);
-        const char *over = strcasestr(end, "over first ");
+    double final = global, ramp = 0;
+    while (*rest == ' ')
+        rest++;
+    if (!strncmp(rest, "->", 2)) {
+        final = batch_sequences(rest + 2, seq, &rest);
+        const char *over = strcasestr(rest, "over first ");
         ramp = over ? parse_tokens(over + strlen("over first ")) : 0;
-        if (final < 1 || ramp <= 0)
+        if (!(final >= 1) || ramp <= 0)
             return refuse(out, "batch-size ramp without its final batch or its tokens (%s)",
                           row->global_batch);
     }
-    if (strstr(end, "M tokens"))
-        global = global * 1048576 / seq; /* "4M tokens": 4 x 2^20 tokens in sequences */
-    if (!ramp)
-        final = global;
     if (strstr(row->model, "LoRA"))
         return refuse(out, "LoRA fine-tuning: the training model trains every weight");
     /* The stated setup where the row gives it (tp, pp, context parallelism, the
@@ -177,7 +193,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     /* a table is a user's file: sizes past these are refused, not cast */
     if (gpus > 1e7 || seq > 1e8 || global > 1e9 || final > 1e9)
         return refuse(out, "%g GPUs, %g-token sequences, a batch of %g: past what the training "
-                      "model plans (1e7, 1e8, 1e9)", gpus, seq, global);
+                      "model plans (1e7, 1e8, 1e9)", gpus, seq, fmax(global, final));
     static const char *const keys[] = { "TP=", "PP=", "CP=", "EP=", "VP=",
                                         "interleaved pipeline ", "MBS=", "micro-batch " };
     double degree[sizeof keys / sizeof keys[0]];
@@ -219,13 +235,18 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         /* a ramp linear in tokens, in VALIDATE_RAMP_SEGMENTS equal shares of its tokens,
          * each planned at its middle batch, rounded to a whole number of sequences for
          * each data-parallel rank where the stated setup fixes their count (two for
-         * DualPipe's even micro-batches): the batches a real ramp steps through */
-        double granule = 1;
-        if (c.tp && c.pp && fmod(gpus, (double)c.tp * c.pp * one_or(c.cp)) == 0)
-            granule = gpus / ((double)c.tp * c.pp * one_or(c.cp)) * (c.dualpipe ? 2 : 1);
+         * DualPipe's even micro-batches): the batches a real ramp steps through.  A share
+         * below the smallest batch the stated schedule runs (DualPipe: 2 pp micro-batches
+         * a rank) is planned at that batch */
+        double granule = 1, smallest = 1;
+        if (c.tp && c.pp && fmod(gpus, (double)c.tp * c.pp * one_or(c.cp)) == 0) {
+            double dp = gpus / ((double)c.tp * c.pp * one_or(c.cp));
+            granule = dp * (c.dualpipe ? 2 : 1);
+            smallest = c.dualpipe ? dp * 2 * c.pp * one_or(c.micro_batch) : granule;
+        }
         for (unsigned i = 0; ramp > 0 && i < VALIDATE_RAMP_SEGMENTS; i++) {
             double batch = global + (final - global) * (i + 0.5) / VALIDATE_RAMP_SEGMENTS;
-            batch = fmax(granule, granule * round(batch / granule));
+            batch = fmax(smallest, granule * round(batch / granule));
             training_estimate r;
             if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
                                            (unsigned)lround(batch), c, &r))

@@ -97,10 +97,11 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
     double pp = s->pp ? s->pp : 1, t = s->tp ? s->tp : 1, cp = s->cp ? s->cp : 1;
     double ep = s->ep > 1 ? s->ep : 1;
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
-    double copies = s->dualpipe ? 2 : 1; /* DualPipe: a stage of each direction */
+    /* DualPipe: a stage of each direction, each also held by the mirror pipeline rank */
+    double copies = s->dualpipe ? 2 : 1;
     double dense = copies * (model_params(m) - routed) / (t * pp);
     double experts = copies * routed / (t * pp * ep);
-    double ranks = (s->dp ? s->dp : 1) * cp; /* the ranks holding the same weights */
+    double ranks = (s->dp ? s->dp : 1) * cp * copies; /* the ranks holding the same weights */
     double eranks = ranks / ep;              /* ... the same experts */
     r.weights_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 3);
     if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered */

@@ -144,12 +144,17 @@ perf_profile perf_default_profile(const device_spec *d)
     return p;
 }
 
-double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span)
+bool perf_group_within_scale_up(const device_spec *d, const perf_profile *p, double span)
 {
     const perf_node *node = p->node ? p->node : perf_node_of(d);
     double domain = p->scale_up_devices ? fmin(p->scale_up_devices, p->devices_per_node)
                     : node->pairs ? 2 : p->devices_per_node;
-    if (span <= domain)
+    return span <= domain;
+}
+
+double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span)
+{
+    if (perf_group_within_scale_up(d, p, span))
         return device_link_bytes_per_s(d);
     return span <= p->devices_per_node ? d->pcie_bytes_per_s : p->network_bytes_per_s;
 }
@@ -382,6 +387,11 @@ double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
     return c->alpha_s + 2.0 * (n - 1) / n * bytes / (c->efficiency * link_bytes_per_s);
 }
 
+double perf_node_p2p_s(const perf_node *node, double bytes, double link_bytes_per_s)
+{
+    return node->p2p.alpha_s + bytes / (node->p2p.efficiency * link_bytes_per_s);
+}
+
 /* ---- the table's classes alone, on their profiled devices --------------------------- */
 
 double perf_family_gemm_s(const perf_family *f, double tokens, double k, double n)
@@ -561,8 +571,10 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
 
 /* The all-to-alls of attention data parallelism: each mixture layer sends every token's
  * hidden state to the devices of its experts and takes the outputs back, (n - 1) / n of
- * T k states a device each way, at the link's rate plus the node's measured start-up
- * (its 8-device all-reduce alpha, taken for any collective's). */
+ * T k states a device each way.  Within the scale-up domain each device's share leaves
+ * over its own link as a point-to-point send does, at the node's measured send/recv rate
+ * and start-up (perf_node_p2p_s); beyond it, at the network's rate with the node's
+ * 8-device all-reduce start-up (nothing in the fit set measures a send between nodes). */
 static double alltoall_s(const step *s, double T, double n, double span)
 {
     const model_spec *m = s->m;
@@ -570,7 +582,10 @@ static double alltoall_s(const step *s, double T, double n, double span)
         return 0;
     double link = perf_group_link_bytes_per_s(s->d, s->p, span);
     double bytes = T * m->experts_active * m->hidden * s->abytes * (n - 1) / n;
-    return 2 * model_moe_layers(m) * (s->node->allreduce[2].alpha_s + bytes / link);
+    double one = perf_group_within_scale_up(s->d, s->p, span)
+                     ? perf_node_p2p_s(s->node, bytes, link)
+                     : s->node->allreduce[2].alpha_s + bytes / link;
+    return 2 * model_moe_layers(m) * one;
 }
 
 /* Whether a setup runs attention data parallel: asked for, over several devices, and a

@@ -100,6 +100,10 @@ double perf_family_attn_prefill_s(const perf_family *f, double cached_flops, dou
 double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
                              double link_bytes_per_s);
 
+/* A send of `bytes` from one device of the node to another over a link of
+ * link_bytes_per_s (one direction), at the node's measured point-to-point rate. */
+double perf_node_p2p_s(const perf_node *node, double bytes, double link_bytes_per_s);
+
 /* Defaults for a device (GPU or CPU): the anchors from its family's row; the links from
  * the device where it states them (scale_up_devices, network_*), else the family's (8 a
  * node, 400 Gb/s a device).  devices_per_node is the larger of the device's scale-up
@@ -112,6 +116,9 @@ perf_profile perf_default_profile(const device_spec *d);
  * parallelism's all-reduces and training's context, pipeline and data groups alike.
  * profile->node (or the device's) tells NVLink pairs. */
 double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span);
+
+/* Whether such a group lies within the scale-up domain (its link the scale-up one). */
+bool perf_group_within_scale_up(const device_spec *d, const perf_profile *p, double span);
 
 /* What a step runs on: a replica of tp devices, weights and cache in their precisions.
  * Borrowed pointers. */

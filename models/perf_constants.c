@@ -208,9 +208,13 @@ static const perf_family FAMILY_CPU = {
     .precision = &PRECISION_CPU,
 };
 
-/* a100_dgx: all-reduce within the node (collectives.csv, devices_per_node = workers) */
+/* a100_dgx: send/recv and all-reduce within the node (collectives.csv, devices_per_node =
+ * workers) */
 static const perf_node NODE_A100_DGX = {
     .name = "a100_dgx", .pairs = false,
+    /* set by tools/fit_operators.py on collectives.csv, send_recv, node=a100_dgx,
+     * workers=2, 994 rows (lines 7954-8947), RMS error 20.9% */
+    .p2p = { .alpha_s = 1.282e-05, .efficiency = 0.8943, .link_bytes_per_s = 3e+11 },
     .allreduce = {
         /* set by tools/fit_operators.py on collectives.csv, all_reduce, node=a100_dgx,
          * workers=2, 994 rows (lines 996-1989), RMS error 78.0% */
@@ -224,10 +228,13 @@ static const perf_node NODE_A100_DGX = {
     },
 };
 
-/* a100_pairwise_nvlink: all-reduce within the node (collectives.csv, devices_per_node =
- * workers); groups of 8 take the measured group of 4 */
+/* a100_pairwise_nvlink: send/recv and all-reduce within the node (collectives.csv,
+ * devices_per_node = workers); groups of 8 take the measured group of 4 */
 static const perf_node NODE_A100_PAIRS = {
     .name = "a100_pairwise_nvlink", .pairs = true,
+    /* set by tools/fit_operators.py on collectives.csv, send_recv,
+     * node=a100_pairwise_nvlink, workers=2, 994 rows (lines 14438-15431), RMS error 27.0% */
+    .p2p = { .alpha_s = 7.204e-06, .efficiency = 1.124, .link_bytes_per_s = 3e+11 },
     .allreduce = {
         /* set by tools/fit_operators.py on collectives.csv, all_reduce,
          * node=a100_pairwise_nvlink, workers=2, 2248 rows (lines 8948-11195), RMS error
@@ -244,9 +251,13 @@ static const perf_node NODE_A100_PAIRS = {
     },
 };
 
-/* h100_dgx: all-reduce within the node (collectives.csv, devices_per_node = workers) */
+/* h100_dgx: send/recv and all-reduce within the node (collectives.csv, devices_per_node =
+ * workers) */
 static const perf_node NODE_H100_DGX = {
     .name = "h100_dgx", .pairs = false,
+    /* set by tools/fit_operators.py on collectives.csv, send_recv, node=h100_dgx,
+     * workers=2, 994 rows (lines 21396-22389), RMS error 13.1% */
+    .p2p = { .alpha_s = 6.983e-06, .efficiency = 0.7702, .link_bytes_per_s = 4.5e+11 },
     .allreduce = {
         /* set by tools/fit_operators.py on collectives.csv, all_reduce, node=h100_dgx,
          * workers=2, 994 rows (lines 18414-19407), RMS error 73.7% */
@@ -260,10 +271,13 @@ static const perf_node NODE_H100_DGX = {
     },
 };
 
-/* h100_pairwise_nvlink: all-reduce within the node (collectives.csv, devices_per_node =
- * workers); groups of 8 take the measured group of 4 */
+/* h100_pairwise_nvlink: send/recv and all-reduce within the node (collectives.csv,
+ * devices_per_node = workers); groups of 8 take the measured group of 4 */
 static const perf_node NODE_H100_PAIRS = {
     .name = "h100_pairwise_nvlink", .pairs = true,
+    /* set by tools/fit_operators.py on collectives.csv, send_recv,
+     * node=h100_pairwise_nvlink, workers=2, 994 rows (lines 25372-26365), RMS error 27.0% */
+    .p2p = { .alpha_s = 7.204e-06, .efficiency = 1.124, .link_bytes_per_s = 3e+11 },
     .allreduce = {
         /* set by tools/fit_operators.py on collectives.csv, all_reduce,
          * node=h100_pairwise_nvlink, workers=2, 994 rows (lines 22390-23383), RMS error
@@ -388,6 +402,20 @@ const perf_constant_note perf_constant_notes[] = {
       "set by tools/fit_operators.py on collectives.csv, all_reduce, "
       "node=h100_pairwise_nvlink, workers=4, 994 rows (lines 23384-24377), RMS error "
       "24.9%", 0.2492 },
+    { "a100_dgx", "p2p",
+      "set by tools/fit_operators.py on collectives.csv, send_recv, node=a100_dgx, "
+      "workers=2, 994 rows (lines 7954-8947), RMS error 20.9%", 0.209 },
+    { "a100_pairwise_nvlink", "p2p",
+      "set by tools/fit_operators.py on collectives.csv, send_recv, "
+      "node=a100_pairwise_nvlink, workers=2, 994 rows (lines 14438-15431), RMS error "
+      "27.0%", 0.2701 },
+    { "h100_dgx", "p2p",
+      "set by tools/fit_operators.py on collectives.csv, send_recv, node=h100_dgx, "
+      "workers=2, 994 rows (lines 21396-22389), RMS error 13.1%", 0.1312 },
+    { "h100_pairwise_nvlink", "p2p",
+      "set by tools/fit_operators.py on collectives.csv, send_recv, "
+      "node=h100_pairwise_nvlink, workers=2, 994 rows (lines 25372-26365), RMS error "
+      "27.0%", 0.2701 },
     { "host", "host",
       "set by tools/fit_operators.py on engine_overheads.csv, tp=1, schedule + "
       "sampler_e2e + prepare_inputs_e2e + process_model_outputs, 26 rows (lines 15-27, "

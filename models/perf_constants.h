@@ -86,8 +86,18 @@ typedef struct perf_allreduce_constants {
     double link_bytes_per_s;     /* the profiled node's link that efficiency is of */
 } perf_allreduce_constants;
 
+/* A send from one device of the node to another (one direction): alpha_s + bytes /
+ * (efficiency x link_bytes_per_s).  All-to-alls within the node take it per device: each
+ * device's bytes leave over its own link, as a point-to-point send's do. */
+typedef struct perf_p2p_constants {
+    double alpha_s;
+    double efficiency;
+    double link_bytes_per_s;     /* the profiled node's link that efficiency is of */
+} perf_p2p_constants;
+
 typedef struct perf_node {
     const char *name;            /* "h100_dgx", as collectives.csv names it */
+    perf_p2p_constants p2p;      /* two devices, send/recv */
     perf_allreduce_constants allreduce[3]; /* n = 2, 4, 8 */
     bool pairs;                  /* NVLink in pairs: groups of more than 2 cross PCIe */
 } perf_node;

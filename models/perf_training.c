@@ -117,12 +117,12 @@ static double group_link(const device_spec *d, const perf_profile *p, double inn
  * parameter: `dense` parameters over the `ranks` that hold them, `experts` over the
  * `eranks` that hold the same experts (none for a dense model), on `link`. */
 static double dense_and_experts_s(double bytes, double dense, double experts, unsigned ranks,
-                                  double eranks, double link, const perf_profile *p)
+                                  unsigned eranks, double link, const perf_profile *p)
 {
-    double t = gather_s(bytes * dense, ranks, link, p->link_latency_s);
-    if (experts > 0)
-        t += gather_s(bytes * experts, (unsigned)eranks, link, p->link_latency_s);
-    return t;
+    if (eranks == ranks) /* no expert parallelism: one group holds both */
+        return gather_s(bytes * (dense + experts), ranks, link, p->link_latency_s);
+    return gather_s(bytes * dense, ranks, link, p->link_latency_s)
+           + gather_s(bytes * experts, eranks, link, p->link_latency_s);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -136,6 +136,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     s.micro_batch = one_if_zero(s.micro_batch);
     s.virtual_stages = one_if_zero(s.virtual_stages);
     s.ep = one_if_zero(s.ep);
+    /* DualPipe pairs a stage of each direction: pp even, one chunk a stage */
+    s.dualpipe = s.dualpipe && s.pp >= 2 && s.pp % 2 == 0 && s.virtual_stages == 1;
     s.dp = gpus / (s.tp * s.pp * s.cp);
     if (!s.dp)
         s.dp = 1;
@@ -191,14 +193,16 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     /* data parallelism: a device's dense weights over the dp x cp ranks that hold the
      * same ones, its routed experts (1 / ep of them) over the dp x cp / ep ranks that
      * hold the same experts (memory_training's split); the two groups span the same
-     * devices, so the same link */
-    unsigned ranks = s.dp * s.cp;
-    double eranks = (double)ranks / s.ep;
+     * devices, so the same link.  Under DualPipe a device holds two stages, each also
+     * held by the mirror pipeline rank: twice the weights, reduced over twice the ranks,
+     * and the group spans the pipeline */
+    double copies = s.dualpipe ? 2 : 1;
+    unsigned ranks = s.dp * s.cp * (unsigned)copies;
+    unsigned eranks = ranks / s.ep ? ranks / s.ep : 1; /* ep divides dp in any plan */
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
-    double copies = s.dualpipe ? 2 : 1; /* DualPipe: a stage of each direction */
     double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
     double experts = copies * routed / ((double)s.tp * s.pp * s.ep);
-    double link = group_link(d, p, s.tp, ranks);
+    double link = group_link(d, p, s.tp, s.dualpipe ? s.dp * s.cp * s.pp : ranks);
     if (s.zero_stage >= 3) {
         double layer_routed = routed / m->layers;
         double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
@@ -392,9 +396,11 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                         if (!c.virtual_stages && v > 1
                             && (pp == 1 || n % pp != 0 || stage_layers % v != 0))
                             continue;
-                        /* DualPipe: one chunk a stage, pp and the micro-batches even,
+                        /* DualPipe: one chunk a stage, pp and the micro-batches even and
+                         * at least 2 pp of them (the released schedule's own conditions),
                          * the weights whole (two stages' copies, not gathered) */
-                        if (c.dualpipe && (v > 1 || pp % 2 || n % 2 || zero == 3))
+                        if (c.dualpipe
+                            && (v > 1 || pp % 2 || n % 2 || n < 2 * pp || zero == 3))
                             continue;
                         training_setup s = { .tp = tp, .pp = pp, .cp = cp,
                                              .zero_stage = (unsigned)zero,

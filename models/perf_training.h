@@ -24,17 +24,24 @@
  *     bubble of (pp/2 - 1)(F&B + B - 3W) with F&B = F + B (a forward and a backward chunk
  *     side by side: what they overlap is communication, not computation) and W, the
  *     weights' gradients, half the backward products; its sends and expert all-to-alls
- *     hidden under the paired chunk's computation (only what exceeds it shows), and
- *     twice the parameters (memory_training); pp and the micro-batches even;
+ *     hidden under the paired chunk's computation (only what exceeds it shows); twice
+ *     the parameters, each stage also held by its mirror pipeline rank, so the
+ *     gradients reduce over twice the data-parallel ranks, across the pipeline
+ *     (memory_training alike); pp even (setup.dualpipe with an odd pp, or with
+ *     interleaving, is read as 1F1B) and, in the planner, an even number of at least
+ *     2 pp micro-batches, the conditions of DeepSeek's released schedule;
  *   context parallelism: each layer's keys and values passed round the cp ring, hidden
  *     behind the attention it feeds;
  *   expert parallelism (a mixture's routed experts spread over ep data-parallel ranks):
  *     the group's token-expert pairs on the busiest device (perf_iteration_expert_group),
  *     and a dispatch and a combine all-to-all a mixture layer, forward and backward, not
- *     overlapped (frameworks that overlap them, DeepSeek's DualPipe, are faster);
- *   data parallelism: ZeRO-1/2 reduce the gradients once a step (the volume of an
- *     all-reduce), hidden behind the last micro-batch's backward pass except the first
- *     layer's share (per-layer buckets); ZeRO-3/FSDP gathers each layer's weights in
+ *     overlapped except under DualPipe (above), each device's share at the node's
+ *     measured point-to-point rate within the scale-up domain (perf_node_p2p_s);
+ *   data parallelism: a device's dense weights over the dp x cp ranks that hold them, its
+ *     1/ep of the routed experts over the dp x cp / ep ranks that hold the same experts;
+ *     ZeRO-1/2 reduce the gradients once a step (the volume of an all-reduce), hidden
+ *     behind the backward work still to come (the last micro-batch's, and with the
+ *     interleaved schedule the later chunks') except what one layer's bucket needs; ZeRO-3/FSDP gathers each layer's weights in
  *     the forward and again in the backward pass and reduce-scatters its gradients,
  *     every micro-batch, each layer's transfer hidden behind the previous layer's work;
  *   the optimizer step: Adam over this rank's share of the states as a memory pass (28
@@ -66,7 +73,8 @@ typedef struct training_estimate {
     double recompute_s;    /* recomputed layers' forward passes */
     double tp_comm_s;      /* tensor-parallel all-reduces */
     double cp_comm_s;      /* context parallelism's exposed key-value passing */
-    double ep_comm_s;      /* expert parallelism's all-to-alls (not overlapped) */
+    double ep_comm_s;      /* expert parallelism's all-to-alls (exposed: all of them but
+                            * under DualPipe) */
     double bubble_s;       /* the pipeline's fill and drain */
     double dp_comm_s;      /* data parallelism's exposed gradient (and FSDP weight) traffic */
     double optimizer_s;    /* the optimizer step */
@@ -99,6 +107,8 @@ typedef struct training_constraints {
  * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3
  * (FSDP), micro-batches of 1-8 sequences, the interleaved schedule where the layers and
  * micro-batches divide, and full recomputation of the fewest layers that make it fit.
+ * With c.dualpipe every setup is DualPipe: pp even, one chunk a stage, ZeRO 1 or 2, an
+ * even number of at least 2 pp micro-batches.
  * out->why says why (what the next best without sharding or recomputation would cost).
  * Returns false (and the closest miss in *out, fits false) when nothing fits. */
 bool perf_training_plan_within(const model_spec *m, const device_spec *d,

@@ -291,6 +291,12 @@ Test(cli, estimate_trains_on_dualpipe_when_asked)
     cr_assert_eq(cli_run(&out, &err, "%s", cmd), 0, "%s", err);
     cr_expect(strstr(out, "pp 16 (DualPipe)") != NULL, "%s", out);
     cr_expect_eq(cli_run(&out, &err, "%s --dualpipe=yes", base), 2);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H800 --gpus 2048 "
+                         "--pp 1 --dualpipe"), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: --dualpipe pairs the pipeline's stages: --pp must "
+                     "be even, got 1\n");
+    cr_expect_eq(cli_run(&out, &err, "estimate --model deepseek-v3 --gpu H800 --gpus 2048 "
+                         "--pp 3 --dualpipe"), 2);
 }
 
 Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)

@@ -99,6 +99,10 @@ Test(perf, each_fitted_curve_reproduces_its_sample_rows_within_the_stated_error)
             cr_assert_eq(c->n, n, "a measured group size");
             predicted = perf_node_allreduce_s(node, n, bytes, c->link_bytes_per_s);
             snprintf(cls, sizeof cls, "allreduce_%u", n);
+        } else if (!strcmp(f[0], "p2p")) {
+            const perf_node *node = node_named(f[1]);
+            cr_assert_not_null(node, "node %s", f[1]);
+            predicted = perf_node_p2p_s(node, bytes, node->p2p.link_bytes_per_s);
         } else {
             const perf_family *fam = family_named(f[1]);
             cr_assert_not_null(fam, "family %s", f[1]);

@@ -213,9 +213,10 @@ Test(training_plan, expert_parallelism_splits_the_experts_and_pays_its_all_to_al
     cr_expect_float_eq(e.memory.weights_bytes, 2 * (dense + routed / 8), 1);
     cr_expect_float_eq(e.memory.optimizer_bytes, 12 * (dense / 8 + routed / 8), 1);
     /* two all-to-alls a mixture layer each way: 4096 tokens x 8 experts x 2048 x 2 bytes
-     * x 7/8 over NVLink, plus the node's start-up; 8 micro-batches */
+     * x 7/8 over NVLink at the node's measured send/recv rate, plus its start-up; 8
+     * micro-batches */
     double bytes = 4096.0 * 8 * 2048 * 2 * 7 / 8;
-    double a2a = 2 * 48 * (p.node->allreduce[2].alpha_s + bytes / device_link_bytes_per_s(d));
+    double a2a = 2 * 48 * perf_node_p2p_s(p.node, bytes, device_link_bytes_per_s(d));
     cr_expect_eq(e.setup.microbatches, 8);
     cr_expect_float_eq(e.ep_comm_s, 8 * 2 * a2a, 1e-9 * e.ep_comm_s);
     /* without expert parallelism there is none, and every device holds every expert */
@@ -267,7 +268,8 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
      * micro-batch's forward on a stage, B its backward (with the recomputation) and W
      * the weights' half of the backward products; the all-to-alls show only past the
      * paired chunk's computation (here they do not); each device holds two stages'
-     * parameters, and pp + 1 micro-batches' activations. */
+     * parameters (each stage held by it and its mirror pipeline rank, so the optimizer's
+     * shards spread over twice the ranks), and pp + 1 micro-batches' activations. */
     const model_spec *m = test_model("qwen3-30b-a3b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
@@ -290,10 +292,15 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     double w = one.matmul_s / n / 3;
     cr_expect_float_eq(dual.bubble_s, f + 2 * b - 3 * w, 1e-9 * dual.bubble_s);
     cr_expect_lt(dual.bubble_s, one.bubble_s);
-    /* memory: weights, gradients and optimizer states twice over */
+    /* memory: weights and (ZeRO-1) gradients twice over, the optimizer's shard the same;
+     * so is the optimizer step's time */
     cr_expect_float_eq(dual.memory.weights_bytes, 2 * one.memory.weights_bytes, 1);
     cr_expect_float_eq(dual.memory.gradient_bytes, 2 * one.memory.gradient_bytes, 1);
-    cr_expect_float_eq(dual.memory.optimizer_bytes, 2 * one.memory.optimizer_bytes, 1);
+    cr_expect_float_eq(dual.memory.optimizer_bytes, one.memory.optimizer_bytes, 1);
+    cr_expect_float_eq(dual.optimizer_s, one.optimizer_s, 1e-9 * one.optimizer_s);
+    /* the gradients' reduction: twice the bytes a device over twice the ranks, across
+     * the pipeline's span (the network here, NVLink for 1F1B's 8 ranks in a node) */
+    cr_expect_gt(dual.dp_comm_s, one.dp_comm_s);
     /* without recomputation the first stage's 5 micro-batches in flight (4 in 1F1B)
      * outweigh the last stage's one and its logits */
     s.recompute_layers = 0;
@@ -304,7 +311,16 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     s.dualpipe = false;
     cr_expect_float_eq(perf_training_step(m, d, &p, PREC_BF16, s, 32, 128).memory.activation_bytes,
                        per_mb * 4, 1);
-    /* the planner takes it only when imposed, with pp and the micro-batches even */
+    /* an odd pp cannot pair its stages: read as 1F1B */
+    training_setup odd = { .tp = 1, .pp = 3, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                           .seq_len = 4096, .recompute_layers = 16, .dualpipe = true };
+    training_estimate three = perf_training_step(m, d, &p, PREC_BF16, odd, 24, 96);
+    cr_expect_not(three.setup.dualpipe);
+    odd.dualpipe = false;
+    cr_expect_float_eq(three.step_s, perf_training_step(m, d, &p, PREC_BF16, odd, 24, 96).step_s,
+                       1e-12);
+    /* the planner takes it only when imposed, with pp and the micro-batches even and at
+     * least 2 pp micro-batches, one chunk a stage, the weights not sharded */
     training_constraints c = TRAINING_FREE;
     c.tp = 1;
     c.pp = 4;
@@ -316,7 +332,15 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     cr_expect(planned.setup.dualpipe);
     cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 120, c, &planned),
                   "15 micro-batches: odd");
-    c.dualpipe = false;
-    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned));
-    cr_expect_not(planned.setup.dualpipe);
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 64, c, &planned),
+              "8 micro-batches: 2 pp");
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 48, c, &planned),
+                  "6 micro-batches: fewer than 2 pp");
+    c.virtual_stages = 2;
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned),
+                  "interleaved");
+    c.virtual_stages = 0;
+    c.zero_stage = 3;
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned),
+                  "ZeRO-3");
 }

@@ -420,15 +420,38 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_float_eq(v.value, seconds * 8 / 3600, 1e-9 * v.value);
+    /* between the whole run at the first batch and the whole run at the last (larger
+     * batches run more tokens a second here) */
+    double ramped = v.value;
+    row.global_batch = "64";
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_gt(v.value, ramped);
+    row.global_batch = "256";
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_lt(v.value, ramped);
+    /* the same ramp in millions of tokens a step: 0.25M and 1M tokens are 64 and 256
+     * sequences of 4,096 */
+    row.global_batch = "0.25M tokens -> 1M tokens (ramp over first 2B tokens)";
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_float_eq(v.value, ramped, 1e-12 * ramped);
+    row.global_batch = "64 -> 256 sequences (ramp over first 2B tokens)";
     /* a rate of such a run is refused: it depends on where in the ramp */
     row.unit = "tokens/s per GPU";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted);
-    /* a ramp that does not say over how many tokens is refused */
+    /* a ramp that does not say over how many tokens, or over none, is refused */
     row.unit = "GPU-hours";
-    row.global_batch = "64 -> 256 sequences";
-    validate_predict(&cat, &row, &v);
-    cr_expect_not(v.predicted);
+    const char *bad[] = { "64 -> 256 sequences", "64 -> 256 (ramp over first nan tokens)",
+                          "64 -> nan (ramp over first 2B tokens)",
+                          "64 -> 256 (ramp over first 20B tokens)" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        row.global_batch = bad[i];
+        validate_predict(&cat, &row, &v);
+        cr_expect_not(v.predicted, "%s", bad[i]);
+    }
     catalog_release(&cat);
 }
 

@@ -31,6 +31,8 @@ Each operator class has one formula, the same one models/perf.c evaluates:
   allreduce t = alpha + 2 (n - 1) / n x bytes / (e link), link the profiled node's
                                                       (per direction; PCIe where the group
                                                       crosses it)
+  p2p       t = alpha + bytes / (e link)            (send/recv between two devices of
+                                                      the node: one direction)
   host      t = a + b x sequences (+ c + d x sequences when tp > 1)
 
 with sat(x, h) = x / (x + h), P and BW the profiled device's datasheet 16-bit peak and
@@ -205,6 +207,11 @@ def allreduce_time(p, r):
     return alpha + 2.0 * (n - 1) / n * r["bytes"] / busbw
 
 
+def p2p_time(p, r):
+    alpha, bw = p
+    return alpha + r["bytes"] / bw
+
+
 # ---- reading the fit set -------------------------------------------------------------
 
 def read_csv(path):
@@ -271,11 +278,11 @@ def attention_rows(data):
     return decode, prefill, reshape
 
 
-def collective_rows(data):
-    """All-reduce rows within one node (every worker on the node), per (node, n)."""
+def collective_rows(data, collective="all_reduce"):
+    """Rows of a collective within one node (every worker on the node), per (node, n)."""
     out = {}
     for line, r in enumerate(read_csv(os.path.join(data, "collectives.csv")), start=2):
-        if r["collective"] != "all_reduce" or r["workers"] != r["devices_per_node"]:
+        if r["collective"] != collective or r["workers"] != r["devices_per_node"]:
             continue
         key = (r["node"], int(r["workers"]))
         out.setdefault(key, []).append({"T": int(r["bytes"]) // 1024, "n": int(r["workers"]),
@@ -404,6 +411,23 @@ def fit_all(data, say):
         say("all-reduce %s n=%d: alpha %.3g s, %.4g of the %.0f GB/s link; RMS %.1f%% over %d rows" %
             (key[0], key[1], ap[0], ap[1], node_link(*key) / 1e9, 100 * aerr, len(rows)))
         out["samples"] += [dict(r, cls="allreduce", fam=key[0]) for r in stratified(rows, 6)]
+
+    # point to point within a node: two of its devices, one direction
+    out["p2p"] = {}
+    for key, rows in sorted(collective_rows(data, "send_recv").items()):
+        if key[0] not in NODE_LINKS:  # a node the model does not stand a device on
+            continue
+        bucket_weights(rows, lambda r: r["bytes"] / 2048)
+        pp = fit_log(p2p_time, rows, [1e-5, 1e11])
+        perr = rms_relative(p2p_time, pp, rows)
+        pp = [pp[0], float("%.4g" % (pp[1] / node_link(key[0], 2)))]
+        out["p2p"][key[0]] = (pp, perr)
+        out["notes"].append((key[0], "p2p", "collectives.csv",
+                             "send_recv, node=%s, workers=2, %d rows (lines %s)" %
+                             (key[0], len(rows), line_ranges(rows)), perr))
+        say("send/recv %s: alpha %.3g s, %.4g of the %.0f GB/s link; RMS %.1f%% over %d rows" %
+            (key[0], pp[0], pp[1], node_link(key[0], 2) / 1e9, 100 * perr, len(rows)))
+        out["samples"] += [dict(r, cls="p2p", fam=key[0]) for r in stratified(rows, 6)]
 
     # host work per iteration
     host = host_rows(data)
@@ -561,11 +585,16 @@ def write_c(fit, path, data_label):
         w(line)
     w("")
     for ident, node in NODES:
-        w(comment("%s: all-reduce within the node (collectives.csv, devices_per_node = "
-                  "workers)%s" % (node, "; groups of 8 take the measured group of 4"
+        w(comment("%s: send/recv and all-reduce within the node (collectives.csv, "
+                  "devices_per_node = workers)%s" % (node, "; groups of 8 take the measured "
+                                                     "group of 4"
                                   if node in NODE_PCIE else ""), ""))
         w("static const perf_node NODE_%s = {" % ident[len("PERF_NODE_"):])
         w('    .name = "%s", .pairs = %s,' % (node, "true" if node in NODE_PCIE else "false"))
+        p, e = fit["p2p"][node]
+        w(comment(how(node, "p2p"), " " * 4))
+        w("    .p2p = { .alpha_s = %s, .efficiency = %s, .link_bytes_per_s = %s }," %
+          (cnum(p[0]), cnum(p[1]), cnum(node_link(node, 2))))
         w("    .allreduce = {")
         for n in (2, 4, 8):
             key = (node, n) if (node, n) in ar else max((k for k in ar if k[0] == node),
