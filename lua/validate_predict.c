@@ -213,17 +213,27 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     else if (strstr(par, "ZeRO-1"))
         c.zero_stage = 1;
     c.dualpipe = strstr(par, "DualPipe") != NULL;
-    if (strstr(par, "activation checkpointing True"))
-        c.recompute_layers = (int)m->layers;
-    else if (strstr(par, "activation checkpointing False"))
-        c.recompute_layers = 0;
+    /* "activation checkpointing" (Megatron's --checkpoint-activations: every layer), or
+     * its True / False as llm-foundry logs it */
+    const char *ckpt = strstr(par, "activation checkpointing");
+    if (ckpt)
+        c.recompute_layers = strncmp(ckpt + strlen("activation checkpointing"), " False", 6)
+                                 ? (int)m->layers : 0;
     precision trained = prec == PREC_FP8 ? PREC_FP8 : PREC_BF16;
     training_estimate t;
     if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
                                    (unsigned)final, c, &t))
         return refuse(out, "no training plan fits %g GPUs", gpus);
     double steps;
-    if (!strcmp(row->unit, "GPU-hours") || !strcmp(row->unit, "s")) {
+    if (!strcmp(row->category, "memory")) {
+        /* a training run's memory per device: what memory_training holds for the plan
+         * (weights, gradients, optimizer states, activations in flight, logits), no
+         * allocator cache, communication buffers or runtime */
+        if (strncmp(row->unit, "GB", 2))
+            return refuse(out, "unit '%s' is not one the training memory model gives",
+                          row->unit);
+        out->value = t.memory.total_bytes / 1e9;
+    } else if (!strcmp(row->unit, "GPU-hours") || !strcmp(row->unit, "s")) {
         /* the time to train the stated tokens (no evaluation time): steps x step time,
          * the ramp's tokens at their batches; GPU-hours that times GPUs / 3600 */
         double tokens = parse_tokens(row->train_tokens);
@@ -533,7 +543,7 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     else if (vllm_without_ray(row->engine)
              && number_after(row->parallelism, "TP=") <= p.devices_per_node)
         p.host_tp_s = p.host_tp_per_seq_s = 0;
-    if (!strcmp(row->category, "training"))
+    if (!strcmp(row->category, "training") || strstr(row->metric, "during training"))
         predict_training(m, d, &p, prec, row, out);
     else
         predict_inference(m, d, &p, prec, row, out);

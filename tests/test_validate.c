@@ -455,6 +455,46 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
     catalog_release(&cat);
 }
 
+Test(validate, a_training_runs_memory_is_its_plans)
+{
+    /* Llama-3-8B on 8 H100s, TP=1, PP=1, 128 sequences of 4,096, every layer recomputed
+     * ("activation checkpointing", Megatron's flag): the memory per GPU is what the plan
+     * holds, in GB; a training row with the same setup plans the same step */
+    catalog cat;
+    load_catalog(&cat);
+    const model_spec *m = catalog_model(&cat, "llama-3-8b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    cr_assert(m && d);
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.tp = 1;
+    c.pp = 1;
+    c.recompute_layers = (int)m->layers;
+    training_estimate t;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 128, c, &t));
+    cr_assert_eq(t.setup.recompute_layers, m->layers);
+    validate_row row = { .id = "X", .category = "memory",
+                         .metric = "GPU memory used per GPU during training", .unit = "GB",
+                         .model = "Meta-Llama-3-8B", .device = "H100-SXM", .device_count = "8",
+                         .precision = "bf16", .kv_precision = "",
+                         .parallelism = "TP=1, PP=1, activation checkpointing", .batch = "",
+                         .input_tokens = "", .output_tokens = "", .seq_len = "4096",
+                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM" };
+    validate_prediction v;
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_float_eq(v.value, t.memory.total_bytes / 1e9, 1e-9 * v.value);
+    /* "activation checkpointing False" recomputes nothing: more memory */
+    row.parallelism = "TP=1, PP=1, activation checkpointing False";
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_gt(v.value, t.memory.total_bytes / 1e9);
+    row.unit = "tokens";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted, "not a memory unit");
+    catalog_release(&cat);
+}
+
 Test(validate, shipped_table_runs)
 {
     char *out = NULL, *err = NULL;
