@@ -101,8 +101,9 @@ typedef struct training_memory {
  * fp32 logits, 4 s b vocab / t bytes (the loss is taken in fp32).  The total is the
  * larger of the two stages' (one stage when pp = 1).  DualPipe (DeepSeek-V3 report, arXiv
  * 2412.19437, section 3.2.1 and its Table 2) keeps two stages' parameters on each device,
- * so twice the weights, gradients and optimizer states, and pp + 1 micro-batches'
- * activations in flight. */
+ * each stage also held by its mirror pipeline rank: twice the weights and (unsharded)
+ * gradients, the optimizer's shard the same over twice the ranks, and pp + 1
+ * micro-batches' activations in flight. */
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *setup);
 
