@@ -16,7 +16,7 @@ const char cli_estimate_usage[] =
     "usage: fleetsim estimate --model NAME --gpu NAME [--gpus N] [--tp N] [--pp N]\n"
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
-    "                         [--global-batch G] [--dualpipe]\n"
+    "                         [--global-batch G] [--dualpipe] [--lora]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE]\n"
@@ -45,7 +45,9 @@ const char cli_estimate_usage[] =
     "costs nothing on the GPU), against plain decoding at batches 1 to 1024.\n"
     "--dualpipe trains on DeepSeek's DualPipe pipeline schedule (pp and the\n"
     "micro-batches even; twice the parameters a device) instead of the 1F1B or\n"
-    "interleaved schedule the planner picks.  --csv prints metric,value,unit rows.\n";
+    "interleaved schedule the planner picks.  --lora trains low-rank adapters on the\n"
+    "frozen model (no weight gradients or optimizer states for it; 4 N FLOPs a token).\n"
+    "--csv prints metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
 static int option_count(const char *option, const char *value, double min, double max,
@@ -66,7 +68,7 @@ int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
            O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE, O_SPEC,
-           O_ACCEPT, O_DRAFT, O_LAYOUT, O_DUALPIPE };
+           O_ACCEPT, O_DRAFT, O_LAYOUT, O_DUALPIPE, O_LORA };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -85,6 +87,7 @@ int cli_estimate(int argc, char **argv)
         { "draft", required_argument, NULL, O_DRAFT },
         { "layout", required_argument, NULL, O_LAYOUT },
         { "dualpipe", no_argument, NULL, O_DUALPIPE },
+        { "lora", no_argument, NULL, O_LORA },
         { NULL, 0, NULL, 0 },
     };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
@@ -142,6 +145,7 @@ int cli_estimate(int argc, char **argv)
         }
         case O_DRAFT: draft_name = optarg; break;
         case O_DUALPIPE: req.dualpipe = true; break;
+        case O_LORA: req.lora = true; break;
         case O_LAYOUT:
             if (!strcmp(optarg, "tp"))
                 req.layout = ESTIMATE_LAYOUT_TP;

@@ -183,8 +183,6 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
             return refuse(out, "batch-size ramp without its final batch or its tokens (%s)",
                           row->global_batch);
     }
-    if (strstr(row->model, "LoRA"))
-        return refuse(out, "LoRA fine-tuning: the training model trains every weight");
     /* The stated setup where the row gives it (tp, pp, context parallelism, the
      * interleaved schedule's chunks or DualPipe, micro-batch, FSDP or ZeRO stage,
      * activation checkpointing: configuration, not results), the planner's choice for the
@@ -213,6 +211,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     else if (strstr(par, "ZeRO-1"))
         c.zero_stage = 1;
     c.dualpipe = strstr(par, "DualPipe") != NULL;
+    c.lora = strstr(row->model, "LoRA") != NULL; /* adapters on a frozen base */
     /* "activation checkpointing" (Megatron's --checkpoint-activations: every layer), or
      * its True / False as llm-foundry logs it */
     const char *ckpt = strstr(par, "activation checkpointing");
@@ -271,6 +270,9 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         out->value = t.step_s;
     } else if (sscanf(row->unit, "s per %lf steps", &steps) == 1) {
         out->value = t.step_s * steps;
+    } else if (!strncmp(row->unit, "samples/s", 9)) {
+        /* sequences of seq_len tokens a second, all GPUs together */
+        out->value = t.tokens_per_step / t.step_s / seq;
     } else if (!strcmp(row->unit, "tokens/s per GPU")) {
         out->value = t.tokens_per_step / t.step_s / gpus;
     } else if (!strcmp(row->unit, "TFLOP/s per GPU")) {
@@ -505,6 +507,9 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     char model_name[128], device_name[128];
     cell_name(row->model, model_name, sizeof model_name);
     cell_name(row->device, device_name, sizeof device_name);
+    char *lora = strstr(model_name, " LoRA"); /* "Llama-2-70B LoRA": the base model */
+    if (lora)
+        *lora = '\0';
     const model_spec *m = catalog_model(cat, model_name);
     const device_spec *d = catalog_device(cat, device_name);
     for (size_t i = 0; !m && i < sizeof model_aliases / sizeof model_aliases[0]; i++)
@@ -513,8 +518,8 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     for (size_t i = 0; !d && i < sizeof device_aliases / sizeof device_aliases[0]; i++)
         if (!strcasecmp(device_aliases[i].source, device_name))
             d = catalog_device(cat, device_aliases[i].catalog);
-    if (strstr(row->model, "LoRA"))
-        return refuse(out, "LoRA fine-tuning: the training model trains every weight");
+    if (strstr(row->model, "LoRA") && strcmp(row->category, "training"))
+        return refuse(out, "LoRA adapters are modelled in training only");
     if (!m)
         return refuse(out, "no catalog model for '%s'", model_name);
     if (!d)

@@ -127,7 +127,8 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     unsigned seq = req->seq_len ? req->seq_len : (m->context < 4096 ? m->context : 4096);
     unsigned global = req->global_batch ? req->global_batch : (unsigned)ceil(4194304.0 / seq);
     r->train_tokens = req->train_tokens > 0 ? req->train_tokens : 20 * r->params;
-    r->train_flops = 6 * r->params_active * r->train_tokens;
+    /* 6 N a token; 4 N for adapters on a frozen model (no weight gradients) */
+    r->train_flops = (req->lora ? 4 : 6) * r->params_active * r->train_tokens;
     if (global < req->gpus)
         global = req->gpus; /* at least one sequence per device */
     /* --pp and --dualpipe are imposed on the planner; --tp is the serving replicas' and
@@ -135,6 +136,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     training_constraints within = TRAINING_FREE;
     within.pp = req->pp;
     within.dualpipe = req->dualpipe;
+    within.lora = req->lora;
     r->train_fits = perf_training_plan_within(m, d, &p, tprec, req->gpus, seq, global, within,
                                               &r->train);
     if (!r->train_fits) {

@@ -26,6 +26,7 @@ typedef struct estimate_request {
     unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
     unsigned pp;           /* pipeline parallelism for training; 0 = choose */
     bool dualpipe;         /* training on DeepSeek's DualPipe schedule (imposed) */
+    bool lora;             /* training low-rank adapters on the frozen model */
     precision prec;        /* the weights' */
     bool kv_given;         /* kv_prec is the cache's; else precision_cache(prec) */
     precision kv_prec;

@@ -106,8 +106,10 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
     r.weights_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 3);
     if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered */
         r.weights_bytes += 2 * 2 * (model_params_layer(m) - routed / m->layers * (1 - 1 / ep)) / t;
-    r.gradient_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 2);
-    r.optimizer_bytes = states(12, dense, experts, ranks, eranks, s->zero_stage >= 1);
+    if (!s->lora) { /* a frozen base keeps neither */
+        r.gradient_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 2);
+        r.optimizer_bytes = states(12, dense, experts, ranks, eranks, s->zero_stage >= 1);
+    }
     double layers = ceil((double)m->layers / pp);
     double recomputed = fmin(s->recompute_layers, layers);
     double per_mb = recomputed * memory_training_layer_activations(m, s, true)

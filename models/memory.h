@@ -73,6 +73,10 @@ typedef struct training_setup {
     bool dualpipe;            /* DeepSeek's DualPipe schedule in place of 1F1B (with
                                * virtual_stages 1): each device holds two stages, one of
                                * each direction's pipeline */
+    bool lora;                /* low-rank adapters trained on a frozen base model: the
+                               * base's weights take no gradients and no optimizer state
+                               * (the adapters', a fraction of a percent at the ranks
+                               * used, are not counted) */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */
@@ -103,7 +107,8 @@ typedef struct training_memory {
  * 2412.19437, section 3.2.1 and its Table 2) keeps two stages' parameters on each device,
  * each stage also held by its mirror pipeline rank: twice the weights and (unsharded)
  * gradients, the optimizer's shard the same over twice the ranks, and pp + 1
- * micro-batches' activations in flight. */
+ * micro-batches' activations in flight.  With setup.lora the base is frozen: its 16-bit
+ * weights (sharded as ZeRO-3 shards them), no gradients, no optimizer state. */
 training_memory memory_training(const model_spec *m, const device_spec *d,
                                 const training_setup *setup);
 

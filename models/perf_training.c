@@ -93,7 +93,8 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
         cast_f = elementwise_s(f, d, p, tokens, 3 * tokens * in * stage_layers);
         cast_b = elementwise_s(f, d, p, tokens, 3 * tokens * out * stage_layers);
     }
-    r.matmul_b = 2 * r.matmul_f;
+    /* the data and the weight gradients; a frozen base (LoRA) takes only the data's */
+    r.matmul_b = (s->lora ? 1 : 2) * r.matmul_f;
     r.attention_b = 2.5 * r.attention_f;
     r.pass_b = 2 * r.pass_f + cast_b;
     r.pass_f += cast_f;
@@ -208,7 +209,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
                                         layer_routed / (s.tp * s.ep), ranks, eranks, link, p);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
-        double bwd = stage_layers * fmax(0, 2 * ag - mb.layer_b) + ag;
+        double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
+        double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
         e.dp_comm_s = n * (fwd + bwd);
     } else {
         /* ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed): the gradients are
@@ -228,16 +230,21 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         e.dp_comm_s = fmax(half - backward * (reach + later), half / stage_layers)
                       + fmax(half - forward * (reach + later), half / stage_layers);
     }
+    if (s.lora && s.zero_stage < 3) /* only the adapters' gradients: not counted */
+        e.dp_comm_s = 0;
     /* Adam over this rank's share of the states */
     const perf_family *f = family_of(p, d);
-    double opt_params = s.zero_stage >= 1 ? dense / ranks + experts / eranks : dense + experts;
+    double opt_params = s.lora ? 0
+                        : s.zero_stage >= 1 ? dense / ranks + experts / eranks : dense + experts;
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
-    if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) /* the weights' casts, once a step */
+    if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0 && !s.lora) /* the weights' casts,
+                                                                    * once a step */
         e.optimizer_s += elementwise_s(f, d, p, opt_params / m->hidden, 3 * (dense + experts));
     e.step_s = e.compute_s + e.recompute_s + e.tp_comm_s + e.cp_comm_s + e.ep_comm_s
                + e.bubble_s + e.dp_comm_s + e.optimizer_s;
     e.tokens_per_step = n * s.micro_batch * s.dp * s.seq_len;
-    double model_flops = 6.0 * model_params_active(m) * e.tokens_per_step;
+    /* 6 N a token; 4 N with a frozen base (forward and the data gradients) */
+    double model_flops = (s.lora ? 4.0 : 6.0) * model_params_active(m) * e.tokens_per_step;
     e.mfu = model_flops / (e.step_s * gpus * device_peak_flops(d, prec, NULL));
     return e;
 }
@@ -405,7 +412,8 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                         training_setup s = { .tp = tp, .pp = pp, .cp = cp,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
-                                             .seq_len = seq_len, .dualpipe = c.dualpipe };
+                                             .seq_len = seq_len, .dualpipe = c.dualpipe,
+                                             .lora = c.lora };
                         /* expert parallelism: powers of two dividing dp, up to the
                          * experts (1 for a dense model) */
                         unsigned ep_most = model_moe_layers(m) ? m->experts : 1;

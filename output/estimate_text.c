@@ -149,8 +149,9 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                 r->throughput.replicas, r->throughput.tp, r->throughput.batch);
     print_breakdown(out, req, r);
     print_speculation(out, req, r);
-    fprintf(out, "\ntraining on %u device%s, %.3g tokens (%.3g FLOPs = 6 x %.3g x %.3g)\n",
-            req->gpus, req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops,
+    fprintf(out, "\ntraining%s on %u device%s, %.3g tokens (%.3g FLOPs = %d x %.3g x %.3g)\n",
+            req->lora ? " low-rank adapters (LoRA; the model frozen)" : "", req->gpus,
+            req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops, req->lora ? 4 : 6,
             r->params_active, r->train_tokens);
     const training_estimate *t = &r->train;
     const training_memory *mem = &t->memory;
@@ -254,6 +255,7 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "train_pp", r->train_fits ? t->setup.pp : NAN, "devices");
     row(out, "train_dp", r->train_fits ? t->setup.dp : NAN, "devices");
     row(out, "train_dualpipe", r->train_fits ? t->setup.dualpipe : NAN, "1");
+    row(out, "train_lora", r->train_fits ? t->setup.lora : NAN, "1");
     row(out, "train_step_s", r->train_fits ? t->step_s : NAN, "s");
     row(out, "train_days", r->train_fits ? r->train_s / 86400 : NAN, "days");
     row(out, "train_gpu_hours", r->train_fits ? r->train_gpu_hours : NAN, "GPU-hours");

@@ -299,6 +299,25 @@ Test(cli, estimate_trains_on_dualpipe_when_asked)
                          "--pp 3 --dualpipe"), 2);
 }
 
+Test(cli, estimate_trains_lora_adapters_when_asked)
+{
+    /* Llama-2-70B on 8 H100s: with --lora no gradients or optimizer states and 4 N FLOPs
+     * a token, and it fits, where training every weight (16 bytes a parameter, 140 GB a
+     * GPU before activations) does not */
+    const char *base = "estimate --model llama-2-70b --gpu H100-SXM --gpus 8 --seq 8192 "
+                       "--global-batch 8 --train-tokens 1e9";
+    cr_assert_eq(cli_run(&out, &err, "%s --lora", base), 0, "%s", err);
+    cr_expect(strstr(out, "training low-rank adapters (LoRA; the model frozen) on 8 devices, "
+                     "1e+09 tokens (2.76e+20 FLOPs = 4 x 6.9e+10 x 1e+09)") != NULL, "%s", out);
+    cr_expect(strstr(out, "gradients 0.0, optimizer 0.0") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --lora --csv", base), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_lora,1,1\ntrain_step_s,") != NULL, "%s", out);
+    cr_expect(strstr(out, "\ntrain_fits,1,1\n") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_fits,0,1\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "\ntrain_min_gpus,32,devices\n") != NULL, "%s", out);
+}
+
 Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)
 {
     /* the datasheet column is the answer without --profile, to the digit */

@@ -344,3 +344,50 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 32, 4096, 128, c, &planned),
                   "ZeRO-3");
 }
+
+Test(training_plan, lora_trains_adapters_on_a_frozen_base)
+{
+    /* llama-3-8b on 8 H100s, ZeRO-1, 64 sequences of 4096: with a frozen base the
+     * backward pass runs the products once (data gradients) instead of twice, so the
+     * products take 2/3 of the full run's time; attention, memory passes and the
+     * tensor-parallel all-reduces are the same; no gradients or optimizer states in
+     * memory, no optimizer step, no gradient reduction; MFU counts 4 N a token */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 2, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096,
+                         .recompute_layers = 32 };
+    training_estimate full = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    s.lora = true;
+    training_estimate lora = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    cr_expect_float_eq(lora.matmul_s, full.matmul_s * 2 / 3, 1e-9 * full.matmul_s);
+    cr_expect_float_eq(lora.attention_s, full.attention_s, 1e-12);
+    cr_expect_float_eq(lora.memory_pass_s, full.memory_pass_s, 1e-12);
+    cr_expect_float_eq(lora.tp_comm_s, full.tp_comm_s, 1e-12);
+    cr_expect_float_eq(lora.recompute_s, full.recompute_s, 1e-12);
+    cr_expect_gt(full.dp_comm_s, 0);
+    cr_expect_eq(lora.dp_comm_s, 0);
+    cr_expect_gt(full.optimizer_s, 0);
+    cr_expect_eq(lora.optimizer_s, 0);
+    cr_expect_eq(lora.memory.gradient_bytes, 0);
+    cr_expect_eq(lora.memory.optimizer_bytes, 0);
+    cr_expect_float_eq(lora.memory.weights_bytes, full.memory.weights_bytes, 1);
+    cr_expect_float_eq(lora.mfu, 4 * model_params_active(m) * lora.tokens_per_step
+                                 / (lora.step_s * 8 * d->peak_flops[PREC_BF16]), 1e-12);
+    /* under FSDP the frozen weights are still gathered, forward and backward, but no
+     * gradient is reduce-scattered: less traffic than full training's (16 ranks over two
+     * nodes and short sequences, so the network's transfers show) */
+    training_setup f = { .tp = 1, .pp = 1, .zero_stage = 3, .micro_batch = 1, .seq_len = 512,
+                         .lora = true };
+    training_estimate fsdp = perf_training_step(m, d, &p, PREC_BF16, f, 16, 16);
+    f.lora = false;
+    training_estimate fsdp_full = perf_training_step(m, d, &p, PREC_BF16, f, 16, 16);
+    cr_expect_gt(fsdp.dp_comm_s, 0);
+    cr_expect_lt(fsdp.dp_comm_s, fsdp_full.dp_comm_s);
+    /* the planner keeps it */
+    training_constraints c = TRAINING_FREE;
+    c.lora = true;
+    training_estimate planned;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &planned));
+    cr_expect(planned.setup.lora);
+}

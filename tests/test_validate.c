@@ -495,6 +495,43 @@ Test(validate, a_training_runs_memory_is_its_plans)
     catalog_release(&cat);
 }
 
+Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
+{
+    /* "Llama-2-70B LoRA (...)" in fp8 on 8 H100s at TP=4: the base model's plan with
+     * setup.lora, in sequences a second for the whole system */
+    catalog cat;
+    load_catalog(&cat);
+    const model_spec *m = catalog_model(&cat, "llama-2-70b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    cr_assert(m && d);
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.tp = 4;
+    c.pp = 1;
+    c.micro_batch = 1;
+    c.lora = true;
+    training_estimate t;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_FP8, 8, 8192, 8, c, &t));
+    validate_row row = { .id = "X", .category = "training", .metric = "fine-tuning throughput",
+                         .unit = "samples/s (8192-token samples)",
+                         .model = "Llama-2-70B LoRA (rank 16)", .device = "H100-SXM",
+                         .device_count = "8", .precision = "fp8", .kv_precision = "",
+                         .parallelism = "TP=4, PP=1, MBS=1", .batch = "", .input_tokens = "",
+                         .output_tokens = "", .seq_len = "8192", .global_batch = "8",
+                         .train_tokens = "", .engine = "NeMo" };
+    validate_prediction v;
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_float_eq(v.value, t.tokens_per_step / t.step_s / 8192, 1e-9 * v.value);
+    /* the same row without LoRA trains every weight: 16 bytes a parameter do not fit 8
+     * GPUs at TP=4 */
+    row.model = "Llama-2-70B";
+    validate_predict(&cat, &row, &v);
+    cr_expect_not(v.predicted);
+    cr_expect(strstr(v.reason, "no training plan fits 8 GPUs"), "%s", v.reason);
+    catalog_release(&cat);
+}
+
 Test(validate, shipped_table_runs)
 {
     char *out = NULL, *err = NULL;
