@@ -386,6 +386,24 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     catalog_release(&cat);
 }
 
+/* The planner's step for `model` on `gpus` H100s within c (tp and pp 1 unless c says),
+ * asserted to fit: what a training row's prediction stands on. */
+static training_estimate h100_plan(const catalog *cat, const char *model, precision prec,
+                                   unsigned gpus, unsigned seq, unsigned batch,
+                                   training_constraints c)
+{
+    const model_spec *m = catalog_model(cat, model);
+    const device_spec *d = catalog_device(cat, "H100-SXM");
+    cr_assert(m && d, "%s on H100-SXM", model);
+    perf_profile p = perf_default_profile(d);
+    c.tp = c.tp ? c.tp : 1;
+    c.pp = c.pp ? c.pp : 1;
+    training_estimate t;
+    cr_assert(perf_training_plan_within(m, d, &p, prec, gpus, seq, batch, c, &t),
+              "%s: %u sequences of %u on %u GPUs", model, batch, seq, gpus);
+    return t;
+}
+
 Test(validate, a_batch_ramp_is_planned_along_its_tokens)
 {
     /* Llama-3-8B on 8 H100s, TP=1, PP=1 (dp 8), 10B tokens of 4,096-token sequences, the
@@ -394,19 +412,11 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
      * sequences for the 8 ranks; GPU-hours are the seconds x 8 / 3600 */
     catalog cat;
     load_catalog(&cat);
-    const model_spec *m = catalog_model(&cat, "llama-3-8b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
-    cr_assert(m && d);
-    perf_profile p = perf_default_profile(d);
-    training_constraints c = TRAINING_FREE;
-    c.tp = 1;
-    c.pp = 1;
-    training_estimate t;
-    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 256, c, &t));
+    training_estimate t = h100_plan(&cat, "llama-3-8b", PREC_BF16, 8, 4096, 256, TRAINING_FREE);
     double seconds = 8e9 / t.tokens_per_step * t.step_s;
     for (int i = 0; i < 16; i++) {
         double batch = 8 * round((64 + 192 * (i + 0.5) / 16) / 8);
-        cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, (unsigned)batch, c, &t));
+        t = h100_plan(&cat, "llama-3-8b", PREC_BF16, 8, 4096, (unsigned)batch, TRAINING_FREE);
         seconds += 2e9 / 16 / t.tokens_per_step * t.step_s;
     }
     validate_row row = { .id = "X", .category = "training", .metric = "pretraining GPU time",
@@ -462,17 +472,10 @@ Test(validate, a_training_runs_memory_is_its_plans)
      * holds, in GB; a training row with the same setup plans the same step */
     catalog cat;
     load_catalog(&cat);
-    const model_spec *m = catalog_model(&cat, "llama-3-8b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
-    cr_assert(m && d);
-    perf_profile p = perf_default_profile(d);
     training_constraints c = TRAINING_FREE;
-    c.tp = 1;
-    c.pp = 1;
-    c.recompute_layers = (int)m->layers;
-    training_estimate t;
-    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 128, c, &t));
-    cr_assert_eq(t.setup.recompute_layers, m->layers);
+    c.recompute_layers = 32;
+    training_estimate t = h100_plan(&cat, "llama-3-8b", PREC_BF16, 8, 4096, 128, c);
+    cr_assert_eq(t.setup.recompute_layers, 32, "every layer of llama-3-8b");
     validate_row row = { .id = "X", .category = "memory",
                          .metric = "GPU memory used per GPU during training", .unit = "GB",
                          .model = "Meta-Llama-3-8B", .device = "H100-SXM", .device_count = "8",
@@ -501,17 +504,11 @@ Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
      * setup.lora, in sequences a second for the whole system */
     catalog cat;
     load_catalog(&cat);
-    const model_spec *m = catalog_model(&cat, "llama-2-70b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
-    cr_assert(m && d);
-    perf_profile p = perf_default_profile(d);
     training_constraints c = TRAINING_FREE;
     c.tp = 4;
-    c.pp = 1;
     c.micro_batch = 1;
     c.lora = true;
-    training_estimate t;
-    cr_assert(perf_training_plan_within(m, d, &p, PREC_FP8, 8, 8192, 8, c, &t));
+    training_estimate t = h100_plan(&cat, "llama-2-70b", PREC_FP8, 8, 8192, 8, c);
     validate_row row = { .id = "X", .category = "training", .metric = "fine-tuning throughput",
                          .unit = "samples/s (8192-token samples)",
                          .model = "Llama-2-70B LoRA (rank 16)", .device = "H100-SXM",
