@@ -10,14 +10,15 @@
 
 const char *const TRAINING_KEYS[] = {
     "model", "tokens", "steps", "step", "gpus", "parallelism", "precision", "seq_len",
-    "global_batch", "pool", "at", "priority", "checkpoint", "restart", NULL,
+    "global_batch", "lora", "pool", "at", "priority", "checkpoint", "restart", NULL,
 };
 const char *const JOB_STREAM_KEYS[] = {
     "pool", "arrivals", "gpus", "duration", "count", "priority", "checkpoint", "restart",
     "trace", "streams", NULL,
 };
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
-static const char *const PARALLELISM_KEYS[] = { "tp", "pp", NULL };
+static const char *const PARALLELISM_KEYS[] = { "tp", "pp", "schedule", NULL };
+static const char *const SCHEDULES[] = { "planned", "dualpipe", NULL };
 static const char *const PRECISIONS[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
                                           "int4", "fp4", NULL };
 
@@ -71,10 +72,12 @@ static int read_priority(load_context *c, const fields_object *w, int *out)
     return 0;
 }
 
-/* parallelism = { tp = 8, pp = 4 } (absent: 0 and 0, the planner's choice) */
-static int convert_parallelism(load_context *c, const fields_object *w, int64_t *tp, int64_t *pp)
+/* parallelism = { tp = 8, pp = 4, schedule = "dualpipe" } (absent: 0 and 0, the
+ * planner's choice and schedule) */
+static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out)
 {
-    *tp = *pp = 0;
+    int64_t tp = 0, pp = 0;
+    int schedule = 0;
     int top = lua_gettop(c->L);
     fields_object o;
     int found = fields_object_open_field(c, w, "parallelism", NULL,
@@ -82,10 +85,19 @@ static int convert_parallelism(load_context *c, const fields_object *w, int64_t 
     if (found <= 0)
         return found;
     int status = fields_object_check_keys(c, &o, PARALLELISM_KEYS)
-                 || fields_read_integer(c, &o, "tp", false, 1, 1, 1024, tp)
-                 || fields_read_integer(c, &o, "pp", false, 1, 1, 1024, pp);
+                 || fields_read_integer(c, &o, "tp", false, 1, 1, 1024, &tp)
+                 || fields_read_integer(c, &o, "pp", false, 1, 1, 1024, &pp)
+                 || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule);
+    if (status == 0 && schedule == 1 && pp % 2) /* an absent pp reads as 1 */
+        status = key_path_fail(c, &o, "pp", "DualPipe pairs the pipeline's stages: give an "
+                               "even pp");
     lua_settop(c->L, top);
-    return status ? -1 : 0;
+    if (status)
+        return -1;
+    out->tp = (unsigned)tp;
+    out->pp = (unsigned)pp;
+    out->dualpipe = schedule == 1;
+    return 0;
 }
 
 static int find_model(load_context *c, const fields_object *w, const catalog *cat,
@@ -109,11 +121,13 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
                                const char *model, const char *pool_gpu,
                                const perf_profile *profile, training_spec *out)
 {
-    int64_t tp, pp, seq_len, global_batch;
+    int64_t seq_len, global_batch;
     int prec;
     double tokens, steps;
     const model_spec *m;
-    if (find_model(c, w, cat, model, &m) != 0 || convert_parallelism(c, w, &tp, &pp) != 0
+    training_constraints imposed = TRAINING_FREE;
+    if (find_model(c, w, cat, model, &m) != 0 || convert_parallelism(c, w, &imposed) != 0
+        || fields_read_flag(c, w, "lora", false, &imposed.lora) != 0
         || fields_read_choice(c, w, "precision", PRECISIONS, PREC_BF16, &prec) != 0
         || fields_read_integer(c, w, "seq_len", false, 4096, 1, 10000000, &seq_len) != 0
         || fields_read_integer(c, w, "global_batch", false, 512, 1, 1000000000, &global_batch) != 0
@@ -133,9 +147,9 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     if (!d)
         return key_path_fail(c, w, "pool", "the pool names no GPU to train the model on");
     char err[600];
-    if (training_job_from_model(out, m, d, profile, (precision)prec, out->gpus, (unsigned)tp,
-                                (unsigned)pp, (unsigned)seq_len, (unsigned)global_batch,
-                                tokens, steps, err, sizeof err) != 0)
+    if (training_job_from_model(out, m, d, profile, (precision)prec, out->gpus, imposed,
+                                (unsigned)seq_len, (unsigned)global_batch, tokens, steps, err,
+                                sizeof err) != 0)
         return key_path_fail(c, w, "gpus", err);
     return 0;
 }
@@ -160,7 +174,7 @@ int training_load_convert(load_context *c, const fields_object *w, const catalog
         status = training_from_model(c, w, cat, model, pool_gpu, profile, out);
     } else if (status == 0) { /* no model: steps of a given length */
         static const char *const model_only[] = { "tokens", "parallelism", "precision",
-                                                  "seq_len", "global_batch", NULL };
+                                                  "seq_len", "global_batch", "lora", NULL };
         for (int i = 0; model_only[i] && status == 0; i++) {
             if (fields_object_get(c, w, model_only[i]) != LUA_TNIL)
                 status = key_path_fail(c, w, model_only[i], "needs a model (model = "

@@ -15,8 +15,10 @@
 extern const char *const TRAINING_KEYS[];
 extern const char *const JOB_STREAM_KEYS[];
 
-/* fs.training { model, tokens | steps, gpus, parallelism = { tp, pp }, precision,
- * seq_len, global_batch, pool, at, priority, checkpoint = { every, write }, restart }
+/* fs.training { model, tokens | steps, gpus, parallelism = { tp, pp, schedule }, lora,
+ * precision, seq_len, global_batch, pool, at, priority, checkpoint = { every, write },
+ * restart } (schedule "dualpipe" with an even pp, or "planned"; lora: adapters on the
+ * frozen model)
  * on pool number `pool` whose GPUs are pool_gpu (a device of cat, or NULL for a pool
  * without GPUs).  With a model, the step time comes from the performance model (a
  * configuration that does not fit is refused with the numbers); without one, `steps`

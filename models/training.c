@@ -88,32 +88,35 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
 
 /* ---- from a model ------------------------------------------------------------------- */
 
-/* The planner's setup, with tp and pp imposed when given (0: chosen); an imposed pair
- * the planner cannot take (tp not a power of two, say) is timed as given, recomputing
- * every layer if that is what it takes to fit. */
+/* The planner's setup, with tp and pp imposed when given (0: chosen), adapters or
+ * DualPipe as asked; an imposed pair the planner cannot take (tp not a power of two, say)
+ * is timed as given, recomputing every layer if that is what it takes to fit. */
 static bool estimate(const model_spec *m, const device_spec *d, const perf_profile *p,
-                     precision prec, unsigned gpus, unsigned tp, unsigned pp, unsigned seq_len,
+                     precision prec, unsigned gpus, training_constraints c, unsigned seq_len,
                      unsigned global_batch, training_estimate *out)
 {
-    training_constraints c = TRAINING_FREE;
-    c.tp = tp;
-    c.pp = pp;
     if (perf_training_plan_within(m, d, p, prec, gpus, seq_len, global_batch, c, out))
         return true;
-    if (!tp && !pp)
+    if (!c.tp && !c.pp)
         return false;
-    training_setup s = { .tp = tp ? tp : 1, .pp = pp ? pp : 1, .zero_stage = 1,
+    training_setup s = { .tp = c.tp ? c.tp : 1, .pp = c.pp ? c.pp : 1, .zero_stage = 1,
                          .recompute_layers = m->layers, .micro_batch = 1,
-                         .seq_len = seq_len };
+                         .seq_len = seq_len, .lora = c.lora, .dualpipe = c.dualpipe };
     *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
     return out->memory.fits;
 }
 
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
-                            const perf_profile *profile, precision prec, unsigned gpus, unsigned tp, unsigned pp,
-                            unsigned seq_len, unsigned global_batch, double tokens,
-                            double steps, char *err, size_t err_size)
+                            const perf_profile *profile, precision prec, unsigned gpus,
+                            training_constraints c, unsigned seq_len, unsigned global_batch,
+                            double tokens, double steps, char *err, size_t err_size)
 {
+    training_constraints imposed = TRAINING_FREE;
+    imposed.tp = c.tp;
+    imposed.pp = c.pp;
+    imposed.lora = c.lora;
+    imposed.dualpipe = c.dualpipe;
+    unsigned tp = c.tp, pp = c.pp;
     if (tp || pp) {
         tp = tp ? tp : 1;
         pp = pp ? pp : 1;
@@ -135,11 +138,16 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
     }
     perf_profile p = profile ? *profile : perf_default_profile(d);
     training_estimate e;
-    if (!estimate(m, d, &p, prec, gpus, tp, pp, seq_len, global_batch, &e)) {
+    if (!estimate(m, d, &p, prec, gpus, imposed, seq_len, global_batch, &e)) {
+        /* the fewest GPUs that fit, the planner free but for adapters and schedule */
+        training_constraints free = TRAINING_FREE;
+        free.lora = c.lora;
+        free.dualpipe = c.dualpipe;
         unsigned fit = 0;
         for (unsigned g = gpus * 2; g && g <= 65536 && !fit; g *= 2) {
             training_estimate probe;
-            if (perf_training_plan(m, d, &p, prec, g, seq_len, global_batch, &probe))
+            if (perf_training_plan_within(m, d, &p, prec, g, seq_len, global_batch, free,
+                                          &probe))
                 fit = g;
         }
         const training_memory *mem = &e.memory;

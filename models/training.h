@@ -114,16 +114,16 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
 
 /* Fills out->gpus, step_s, tokens_per_step, mfu and steps for `model` trained on gpus
  * devices d in prec with sequences of seq_len tokens, global_batch sequences per step;
- * tp and pp fix the parallelism (0 and 0: the fastest setup that fits, through
- * perf_training_plan).  The work is `tokens` (> 0; steps = ceil(tokens / tokens per
+ * c.tp and c.pp fix the parallelism (0 and 0: the fastest setup that fits, through
+ * perf_training_plan_within), c.lora trains adapters on the frozen model, c.dualpipe
+ * imposes DualPipe; its other fields are ignored.  The work is `tokens` (> 0; steps = ceil(tokens / tokens per
  * step)) or else `steps`.  -1 with a message when the memory does not fit, naming the
  * bytes per GPU and the smallest power-of-two multiple of gpus that would fit:
  * "llama-3-70b on 8 H100-SXM: needs 137.4 GB per GPU, 72.0 GB usable ...; the smallest
  * that fits is 32 GPUs". */
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
                             const perf_profile *profile, precision prec, unsigned gpus,
-                            unsigned tp, unsigned pp, unsigned seq_len,
-                            unsigned global_batch, double tokens, double steps, char *err,
-                            size_t err_size);
+                            training_constraints c, unsigned seq_len, unsigned global_batch,
+                            double tokens, double steps, char *err, size_t err_size);
 
 #endif

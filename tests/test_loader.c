@@ -763,3 +763,45 @@ Test(loader, a_trace_of_block_ids_sets_the_prefix_caches_block)
     expect_error(text, 5, "workloads.chat.arrivals.block_tokens: expected a positive integer, got 0");
     free(trace);
 }
+
+Test(loader, training_jobs_take_lora_and_dualpipe)
+{
+    /* Llama-3-70B on 8 H100s: training every weight does not fit, adapters on the frozen
+     * model do (training_job_from_model with lora); DualPipe needs an even pp */
+    scenario sc;
+    char *path;
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"1h\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"
+        "  workloads = { tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\",\n"
+        "                                     tokens = 1e8, lora = true } } }\n";
+    cr_assert_eq(load_text(text, NULL, 0, &sc, &path), 0, "%s", err);
+    cr_assert_eq(sc.ntrainings, 1);
+    training_spec expect = { 0 };
+    char why[600];
+    training_constraints c = TRAINING_FREE;
+    c.lora = true;
+    cr_assert_eq(training_job_from_model(&expect, catalog_model(&sc.catalog, "llama-3-70b"),
+                                         catalog_device(&sc.catalog, "H100-SXM"), NULL,
+                                         PREC_BF16, 8, c, 4096, 512, 1e8, 0, why, sizeof why),
+                 0, "%s", why);
+    cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s);
+    scenario_release(&sc);
+    free(path);
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
+                           "tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\", "
+                           "tokens = 1e8 }"), 6,
+                 "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 146.5 GB per GPU "
+                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 5.4) with 72.0 GB "
+                 "usable; the smallest that fits is 32 GPUs");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
+                           "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
+                           "tokens = 1e8, parallelism = { pp = 3, schedule = \"dualpipe\" } }"), 6,
+                 "workloads.tune.parallelism.pp: DualPipe pairs the pipeline's stages: give an "
+                 "even pp");
+    expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
+                           "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
+                           "tokens = 1e8, lora = 1 }"), 6,
+                 "workloads.tune.lora: expected true or false");
+}

@@ -448,14 +448,14 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
     training_spec j = { 0 };
     /* 8B on 8 H100s, 4096-token sequences, 512 per step: 2M tokens a step, so 2e9 tokens
      * are ceil(2e9 / 2097152) = 954 steps */
-    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
+    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 8, TRAINING_FREE, 4096, 512, 2e9, 0,
                                          err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(j.tokens_per_step, 512 * 4096.0, 1e-9);
     cr_expect_float_eq(j.steps, 954.0, 1e-9);
     cr_expect(j.step_s > 0 && j.mfu > 0.1 && j.mfu < 1, "step %g s, mfu %g", j.step_s, j.mfu);
     /* 70B does not fit on 8: the message names the smallest power-of-two count that
      * does, which fits by the planner while half of it does not */
-    cr_expect_eq(training_job_from_model(&j, m70, h100, NULL, PREC_BF16, 8, 0, 0, 4096, 512, 2e9, 0,
+    cr_expect_eq(training_job_from_model(&j, m70, h100, NULL, PREC_BF16, 8, TRAINING_FREE, 4096, 512, 2e9, 0,
                                          err, sizeof err), -1);
     const char *smallest = strstr(err, "the smallest that fits is ");
     cr_assert_not_null(smallest, "%s", err);
