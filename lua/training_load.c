@@ -72,8 +72,9 @@ static int read_priority(load_context *c, const fields_object *w, int *out)
     return 0;
 }
 
-/* parallelism = { tp = 8, pp = 4, schedule = "dualpipe" } (absent: 0 and 0, the
- * planner's choice and schedule) */
+/* parallelism = { tp = 8, pp = 4, schedule = "dualpipe" }: tp and pp imposed where
+ * either is given (the other then 1), the planner's choice where neither is; the schedule
+ * the planner's ("planned") unless "dualpipe" */
 static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out)
 {
     int64_t tp = 0, pp = 0;
@@ -85,12 +86,19 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
     if (found <= 0)
         return found;
     int status = fields_object_check_keys(c, &o, PARALLELISM_KEYS)
-                 || fields_read_integer(c, &o, "tp", false, 1, 1, 1024, &tp)
-                 || fields_read_integer(c, &o, "pp", false, 1, 1, 1024, &pp)
+                 || fields_read_integer(c, &o, "tp", false, 0, 1, 1024, &tp)
+                 || fields_read_integer(c, &o, "pp", false, 0, 1, 1024, &pp)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule);
-    if (status == 0 && schedule == 1 && pp % 2) /* an absent pp reads as 1 */
-        status = key_path_fail(c, &o, "pp", "DualPipe pairs the pipeline's stages: give an "
-                               "even pp");
+    if (status == 0 && (tp || pp)) {
+        tp = tp ? tp : 1;
+        pp = pp ? pp : 1;
+    }
+    if (status == 0 && schedule == 1 && pp % 2) {
+        char message[96];
+        snprintf(message, sizeof message, "DualPipe pairs the pipeline's stages: give an even "
+                 "pp, got %lld", (long long)pp);
+        status = key_path_fail(c, &o, "pp", message);
+    }
     lua_settop(c->L, top);
     if (status)
         return -1;

@@ -271,8 +271,9 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     } else if (sscanf(row->unit, "s per %lf steps", &steps) == 1) {
         out->value = t.step_s * steps;
     } else if (!strncmp(row->unit, "samples/s", 9)) {
-        /* sequences of seq_len tokens a second, all GPUs together */
-        out->value = t.tokens_per_step / t.step_s / seq;
+        /* sequences of seq_len tokens a second, all GPUs together (or per GPU) */
+        out->value = t.tokens_per_step / t.step_s / seq
+                     / (strstr(row->unit, "per GPU") ? gpus : 1);
     } else if (!strcmp(row->unit, "tokens/s per GPU")) {
         out->value = t.tokens_per_step / t.step_s / gpus;
     } else if (!strcmp(row->unit, "TFLOP/s per GPU")) {

@@ -574,7 +574,8 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
  * T k states a device each way.  Within the scale-up domain each device's share leaves
  * over its own link as a point-to-point send does, at the node's measured send/recv rate
  * and start-up (perf_node_p2p_s); beyond it, at the network's rate with the node's
- * 8-device all-reduce start-up (nothing in the fit set measures a send between nodes). */
+ * 8-device all-reduce start-up (the fit set's sends between nodes ran on its own
+ * cluster's network, whose rate it does not give, so they set no share of a device's). */
 static double alltoall_s(const step *s, double T, double n, double span)
 {
     const model_spec *m = s->m;

@@ -100,9 +100,12 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     r.pass_f += cast_f;
     r.tp_b = r.tp_f;
     double layers = stage_layers > 0 ? stage_layers : 1;
-    double per_step_f = o[OP_EMBED].time_s + o[OP_FINAL_NORM].time_s + o[OP_LM_HEAD].time_s;
-    r.layer_f = (r.matmul_f + r.attention_f + r.pass_f + r.tp_f - per_step_f) / layers;
-    r.layer_b = (r.matmul_b + r.attention_b + r.pass_b + r.tp_b - 2 * per_step_f) / layers;
+    /* the once-a-step operators, out of a layer's share: the passes twice backward, the
+     * LM head's product as the products are (once with a frozen base) */
+    double edges = o[OP_EMBED].time_s + o[OP_FINAL_NORM].time_s, head = o[OP_LM_HEAD].time_s;
+    r.layer_f = (r.matmul_f + r.attention_f + r.pass_f + r.tp_f - edges - head) / layers;
+    r.layer_b = (r.matmul_b + r.attention_b + r.pass_b + r.tp_b - 2 * edges
+                 - (s->lora ? 1 : 2) * head) / layers;
     r.attention_layer = (r.attention_f + r.attention_b) / layers;
     return r;
 }
@@ -183,7 +186,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * backward chunk run together, is F + B (what overlaps is their communication),
          * and W, the weights' gradients, is half the backward pass's products */
         double f = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f + mb_cp / 3;
-        double b = mb_s - f, w = mb.matmul_b / 2;
+        double b = mb_s - f, w = s.lora ? 0 : mb.matmul_b / 2; /* a frozen base: none */
         e.bubble_s = (s.pp / 2.0 - 1) * (f + 2 * b - 3 * w);
     } else if (s.pp > 1) {
         double act = (double)s.micro_batch * s.seq_len / s.cp * m->hidden * 2 / s.tp;

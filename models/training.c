@@ -97,7 +97,7 @@ static bool estimate(const model_spec *m, const device_spec *d, const perf_profi
 {
     if (perf_training_plan_within(m, d, p, prec, gpus, seq_len, global_batch, c, out))
         return true;
-    if (!c.tp && !c.pp)
+    if ((!c.tp && !c.pp) || c.dualpipe) /* DualPipe is timed only as the planner admits it */
         return false;
     training_setup s = { .tp = c.tp ? c.tp : 1, .pp = c.pp ? c.pp : 1, .zero_stage = 1,
                          .recompute_layers = m->layers, .micro_batch = 1,
@@ -111,11 +111,6 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
                             training_constraints c, unsigned seq_len, unsigned global_batch,
                             double tokens, double steps, char *err, size_t err_size)
 {
-    training_constraints imposed = TRAINING_FREE;
-    imposed.tp = c.tp;
-    imposed.pp = c.pp;
-    imposed.lora = c.lora;
-    imposed.dualpipe = c.dualpipe;
     unsigned tp = c.tp, pp = c.pp;
     if (tp || pp) {
         tp = tp ? tp : 1;
@@ -136,6 +131,20 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
                  "data-parallel ranks", global_batch, gpus / (tp * pp));
         return -1;
     }
+    /* DualPipe at an imposed pp: at least 2 pp micro-batches a rank (the planner's
+     * condition; the most there can be is one sequence each) */
+    unsigned most = tp ? global_batch / (gpus / (tp * pp)) : 0;
+    if (c.dualpipe && tp && most < 2 * pp) {
+        snprintf(err, err_size, "DualPipe at pp %u needs at least %u micro-batches a "
+                 "data-parallel rank; %u sequences over %u ranks give at most %u", pp, 2 * pp,
+                 global_batch, gpus / (tp * pp), most);
+        return -1;
+    }
+    training_constraints imposed = TRAINING_FREE;
+    imposed.tp = tp;
+    imposed.pp = pp;
+    imposed.lora = c.lora;
+    imposed.dualpipe = c.dualpipe;
     perf_profile p = profile ? *profile : perf_default_profile(d);
     training_estimate e;
     if (!estimate(m, d, &p, prec, gpus, imposed, seq_len, global_batch, &e)) {
@@ -151,6 +160,12 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
                 fit = g;
         }
         const training_memory *mem = &e.memory;
+        if (mem->usable_bytes <= 0 && c.dualpipe) {
+            snprintf(err, err_size, "no DualPipe setup of %u sequences on %u GPUs: it needs pp "
+                     "even and an even number of at least 2 pp micro-batches a data-parallel "
+                     "rank", global_batch, gpus);
+            return -1;
+        }
         if (mem->usable_bytes <= 0) { /* no setup was tried */
             snprintf(err, err_size, "a global batch of %u sequences cannot be split over %u "
                      "GPUs (each data-parallel rank needs one)", global_batch, gpus);

@@ -789,6 +789,44 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
     cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s);
     scenario_release(&sc);
     free(path);
+    /* DualPipe at pp 2 on 16 GPUs (dp 8, 64 micro-batches a rank): the job's step is
+     * training_job_from_model's with the schedule, not 1F1B's; a schedule alone leaves tp
+     * and pp to the planner, "planned" is the default */
+    const char *const schedules[] = { "parallelism = { pp = 2, schedule = \"dualpipe\" }",
+                                      "parallelism = { schedule = \"dualpipe\" }",
+                                      "parallelism = { schedule = \"planned\" }" };
+    for (int k = 0; k < 3; k++) {
+        char scenario_text[1024];
+        snprintf(scenario_text, sizeof scenario_text,
+                 "local fs = require \"fleetsim\"\n"
+                 "return fs.scenario { duration = \"1h\",\n"
+                 "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 16 } },\n"
+                 "  workloads = { tune = fs.training { model = \"qwen3-30b-a3b\", gpus = 16,\n"
+                 "    pool = \"p\", tokens = 1e8, %s } } }\n", schedules[k]);
+        cr_assert_eq(load_text(scenario_text, NULL, 0, &sc, &path), 0, "%s", err);
+        training_constraints want = TRAINING_FREE;
+        want.pp = k == 0 ? 2 : 0;
+        want.tp = k == 0 ? 1 : 0;
+        want.dualpipe = k < 2;
+        cr_assert_eq(training_job_from_model(&expect, catalog_model(&sc.catalog, "qwen3-30b-a3b"),
+                                             catalog_device(&sc.catalog, "H100-SXM"), NULL,
+                                             PREC_BF16, 16, want, 4096, 512, 1e8, 0, why,
+                                             sizeof why), 0, "%s", why);
+        cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s,
+                           "%s", schedules[k]);
+        if (k == 0) {
+            training_spec planned = { 0 };
+            want.dualpipe = false;
+            cr_assert_eq(training_job_from_model(&planned,
+                                                 catalog_model(&sc.catalog, "qwen3-30b-a3b"),
+                                                 catalog_device(&sc.catalog, "H100-SXM"), NULL,
+                                                 PREC_BF16, 16, want, 4096, 512, 1e8, 0, why,
+                                                 sizeof why), 0, "%s", why);
+            cr_expect_neq(planned.step_s, expect.step_s, "DualPipe's step is its own");
+        }
+        scenario_release(&sc);
+        free(path);
+    }
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8 }"), 6,
@@ -799,7 +837,7 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8, parallelism = { pp = 3, schedule = \"dualpipe\" } }"), 6,
                  "workloads.tune.parallelism.pp: DualPipe pairs the pipeline's stages: give an "
-                 "even pp");
+                 "even pp, got 3");
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8, lora = 1 }"), 6,

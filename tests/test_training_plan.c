@@ -384,6 +384,18 @@ Test(training_plan, lora_trains_adapters_on_a_frozen_base)
     training_estimate fsdp_full = perf_training_step(m, d, &p, PREC_BF16, f, 16, 16);
     cr_expect_gt(fsdp.dp_comm_s, 0);
     cr_expect_lt(fsdp.dp_comm_s, fsdp_full.dp_comm_s);
+    /* under DualPipe a frozen base has no weight-gradient work to fill the bubble with:
+     * (pp / 2 - 1)(F&B + B - 3W) with W = 0, at pp 4 F + 2B */
+    training_setup dp4 = { .tp = 1, .pp = 4, .zero_stage = 1, .micro_batch = 1,
+                           .seq_len = 4096, .lora = true };
+    training_estimate one = perf_training_step(m, d, &p, PREC_BF16, dp4, 32, 128);
+    dp4.dualpipe = true;
+    training_estimate dual = perf_training_step(m, d, &p, PREC_BF16, dp4, 32, 128);
+    double n = one.setup.microbatches;
+    double fwd = one.matmul_s / n / 2 + one.attention_s / n / 3.5 + one.memory_pass_s / n / 3
+                 + one.tp_comm_s / n / 2;
+    double bwd = (one.compute_s + one.recompute_s + one.tp_comm_s) / n - fwd;
+    cr_expect_float_eq(dual.bubble_s, fwd + 2 * bwd, 1e-9 * dual.bubble_s);
     /* the planner keeps it */
     training_constraints c = TRAINING_FREE;
     c.lora = true;
