@@ -43,11 +43,11 @@ const char cli_estimate_usage[] =
     "--acceptance A adds speculative decoding: K tokens proposed a round, each kept\n"
     "with probability A, by --draft MODEL on the same devices (none: a lookup that\n"
     "costs nothing on the GPU), against plain decoding at batches 1 to 1024.\n"
-    "--dualpipe trains on DeepSeek's DualPipe pipeline schedule (pp and the\n"
-    "micro-batches even; twice the parameters a device) instead of the 1F1B or\n"
-    "interleaved schedule the planner picks.  --lora trains low-rank adapters on the\n"
-    "frozen model (no weight gradients or optimizer states for it; 4 N FLOPs a token).\n"
-    "--csv prints metric,value,unit rows.\n";
+    "--dualpipe trains on DeepSeek's DualPipe pipeline schedule (pp even, an even\n"
+    "number of at least 2 pp micro-batches; twice the parameters a device) instead of\n"
+    "the 1F1B or interleaved schedule the planner picks.  --lora trains low-rank\n"
+    "adapters on the frozen model (no weight gradients or optimizer states for it; 4 N\n"
+    "FLOPs a token).  --csv prints metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
 static int option_count(const char *option, const char *value, double min, double max,
