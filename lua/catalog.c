@@ -13,7 +13,7 @@
 #include "lua/sandbox.h"
 
 static const char *const DEVICE_KEYS[] = {
-    "kind", "tflops", "memory", "bandwidth_gbs", "nvlink_gbs", "scale_up", "network", "pcie_gen",
+    "kind", "tflops", "memory", "memory_cuda", "bandwidth_gbs", "nvlink_gbs", "scale_up", "network", "pcie_gen",
     "idle_w", "tdp_w", "usd_per_hour", "price_date", "price_source", "purchase_usd",
     "purchase_date", "purchase_source", "cores", NULL,
 };
@@ -26,6 +26,23 @@ static const char *const MODEL_KEYS[] = {
     "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "global_every", "precision",
     "quantized", "unquantized_edge_layers", NULL,
 };
+
+static const char *const ENGINE_KEYS[] = {
+    "kind", "describes", "kernels", "host", "cuda_graphs", "memory", "training", NULL,
+};
+static const char *const ENGINE_HOST_KEYS[] = {
+    "from", "ray", "base", "per_sequence", "tp_base", "tp_per_sequence", "overlap", "measured",
+    "source", NULL,
+};
+static const char *const ENGINE_MEMORY_KEYS[] = {
+    "rule", "share", "runtime_gib", "runtime_tp_gib", "runtime_rank_gib", "graphs_gib",
+    "token_budget", "activation_bytes_per_token", "activation_factor", "activation_split",
+    "sampler_seqs", "bytes_per_logit", "floor_gib", "floor_above_gib", NULL,
+};
+static const char *const ENGINE_TRAINING_KEYS[] = {
+    "weight_bytes", "gradient_bytes", "optimizer_bytes", NULL,
+};
+static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
 
 static int by_name(const void *a, const void *b)
 {
@@ -144,6 +161,16 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
                  || fields_read_string(c, o, "purchase_source", false, &purchase_source)
                  || fields_read_number(c, o, "cores", false, 0, 0, 1e6, true, &cores)
                  || read_scale_up(c, o, nvlink, d) || read_network(c, o, d);
+    /* memory_cuda = "79.22GiB": what CUDA reports, where a source gives it */
+    d->memory_datasheet_bytes = d->memory_bytes;
+    if (status == 0) {
+        bool stated = fields_object_get(c, o, "memory_cuda") != LUA_TNIL;
+        lua_pop(c->L, 1);
+        if (stated)
+            status = fields_read_size(c, o, "memory_cuda", 1e15, &d->memory_bytes);
+        else if (kind && !strcmp(kind, "gpu"))
+            d->memory_bytes = device_cuda_memory_bytes(d->memory_datasheet_bytes);
+    }
     free(purchase_date); /* checked, kept for the catalog's reader only */
     free(purchase_source);
     if (status == 0 && strcmp(kind, "gpu") && strcmp(kind, "cpu"))
@@ -279,6 +306,175 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
     return status ? -1 : 0;
 }
 
+
+/* host = { from = "operators" | base, per_sequence, tp_base, tp_per_sequence, overlap,
+ * measured, source } */
+static int read_engine_host(load_context *c, const fields_object *o, engine_spec *e)
+{
+    fields_object h;
+    int found = fields_object_open_field(c, o, "host", NULL,
+                                         "a table such as { from = \"operators\", overlap = 0 }", &h);
+    if (found < 0)
+        return -1;
+    if (found == 0)
+        return fields_fail(c, o->where, o->path, "host is required for a serving engine");
+    static const char *const from_choices[] = { "operators", NULL };
+    int from = -1;
+    int status = fields_object_check_keys(c, &h, ENGINE_HOST_KEYS)
+                 || fields_read_choice(c, &h, "from", from_choices, -1, &from)
+                 || fields_read_number(c, &h, "overlap", true, 0, 0, 1, true, &e->host_overlap)
+                 || fields_read_flag(c, &h, "measured", false, &e->host_measured)
+                 || fields_read_string(c, &h, "source", true, &e->host_source);
+    if (status == 0 && from == 0) {
+        e->host_s = NAN;
+        bool ray = true;
+        status = fields_read_flag(c, &h, "ray", true, &ray);
+        e->host_local_workers = !ray;
+        if (status == 0) {
+            bool both = fields_object_get(c, &h, "base") != LUA_TNIL;
+            lua_pop(c->L, 1);
+            if (both)
+                status = fields_fail(c, h.where, h.path, "base and from = \"operators\" "
+                                     "exclude each other: give the figures, or take the fit "
+                                     "set's");
+        }
+    } else if (status == 0) {
+        status = fields_read_duration(c, &h, "base", true, 0, 0, 10, true, &e->host_s)
+                 || fields_read_duration(c, &h, "per_sequence", true, 0, 0, 1, true,
+                                         &e->host_per_seq_s)
+                 || fields_read_duration(c, &h, "tp_base", false, 0, 0, 10, true, &e->host_tp_s)
+                 || fields_read_duration(c, &h, "tp_per_sequence", false, 0, 0, 1, true,
+                                         &e->host_tp_per_seq_s);
+    }
+    lua_settop(c->L, h.index - 1);
+    return status ? -1 : 0;
+}
+
+/* memory = { rule, share, runtime_gib, runtime_tp_gib, graphs_gib, token_budget,
+ * activation_factor, activation_split } */
+static int read_engine_memory(load_context *c, const fields_object *o, engine_spec *e)
+{
+    fields_object m;
+    int found = fields_object_open_field(c, o, "memory", NULL,
+                                         "a table such as { rule = \"share_of_total\", share = 0.9 }",
+                                         &m);
+    if (found < 0)
+        return -1;
+    if (found == 0)
+        return fields_fail(c, o->where, o->path, "memory is required for a serving engine");
+    static const char *const rules[] = { "share_of_total", "static_pool", "share_of_free", NULL };
+    int rule = 0;
+    double runtime = 0, runtime_tp = 0, runtime_rank = 0, graphs = 0, floor = 0, above = 0;
+    const double gib = 1073741824.0;
+    int status = fields_object_check_keys(c, &m, ENGINE_MEMORY_KEYS)
+                 || fields_read_choice(c, &m, "rule", rules, -1, &rule)
+                 || fields_read_number(c, &m, "share", true, 0, 0, 1, true, &e->memory_share)
+                 || fields_read_number(c, &m, "runtime_gib", false, 0, 0, 1e4, true, &runtime)
+                 || fields_read_number(c, &m, "runtime_tp_gib", false, 0, 0, 1e4, true, &runtime_tp)
+                 || fields_read_number(c, &m, "runtime_rank_gib", false, 0, 0, 1e4, true,
+                                       &runtime_rank)
+                 || fields_read_number(c, &m, "graphs_gib", false, 0, 0, 1e4, true, &graphs)
+                 || fields_read_number(c, &m, "token_budget", true, 0, 0, 1e8, true,
+                                       &e->token_budget)
+                 || fields_read_number(c, &m, "activation_bytes_per_token", false, 0, 0, 1e12,
+                                       true, &e->activation_bytes_per_token)
+                 || fields_read_number(c, &m, "activation_factor", false, 0, 0, 100, true,
+                                       &e->activation_factor)
+                 || fields_read_flag(c, &m, "activation_split", false, &e->activation_split)
+                 || fields_read_number(c, &m, "sampler_seqs", false, 0, 0, 1e7, true,
+                                       &e->sampler_seqs)
+                 || fields_read_number(c, &m, "bytes_per_logit", false, 0, 0, 1e4, true,
+                                       &e->bytes_per_logit)
+                 || fields_read_number(c, &m, "floor_gib", false, 0, 0, 1e4, true, &floor)
+                 || fields_read_number(c, &m, "floor_above_gib", false, 0, 0, 1e6, true, &above);
+    e->memory_rule = (memory_rule)(rule < 0 ? 0 : rule);
+    if (status == 0 && !(e->memory_share > 0) && e->memory_rule != MEMORY_STATIC_POOL)
+        status = fields_fail(c, m.where, m.path, "share must be above 0 (0 means \"the device "
+                             "less what is reserved\" only with rule = \"static_pool\")");
+    e->runtime_bytes = runtime * gib;
+    e->runtime_tp_bytes = runtime_tp * gib;
+    e->runtime_rank_bytes = runtime_rank * gib;
+    e->cuda_graph_bytes = graphs * gib;
+    e->floor_bytes = floor * gib;
+    e->floor_above_bytes = above * gib;
+    lua_settop(c->L, m.index - 1);
+    return status ? -1 : 0;
+}
+
+/* kernels = { gemm = "...", ... }: each class's family in words */
+static int read_engine_kernels(load_context *c, const fields_object *o, engine_spec *e)
+{
+    fields_object k;
+    int found = fields_object_open_field(c, o, "kernels", NULL,
+                                         "a table such as { gemm = \"operators\" }", &k);
+    if (found <= 0)
+        return found < 0 ? -1 : fields_fail(c, o->where, o->path, "kernels is required");
+    const char *names[ENGINE_CLASS_COUNT + 1];
+    for (int i = 0; i < ENGINE_CLASS_COUNT; i++)
+        names[i] = engine_class_name((engine_class)i);
+    names[ENGINE_CLASS_COUNT] = NULL;
+    int status = fields_object_check_keys(c, &k, names);
+    for (int i = 0; i < ENGINE_CLASS_COUNT && status == 0; i++)
+        status = fields_read_string(c, &k, names[i], true, &e->kernels[i]);
+    lua_settop(c->L, k.index - 1);
+    return status ? -1 : 0;
+}
+
+static int convert_engine(load_context *c, const fields_object *o, const char *name, engine_spec *e)
+{
+    static const char *const kinds[] = { "serving", "training", NULL };
+    int kind = 0;
+    if (!(e->name = strdup(name)))
+        return fields_fail(c, o->where, o->path, "out of memory");
+    int status = fields_object_check_keys(c, o, ENGINE_KEYS)
+                 || fields_read_choice(c, o, "kind", kinds, -1, &kind)
+                 || fields_read_string(c, o, "describes", true, &e->describes)
+                 || read_engine_kernels(c, o, e);
+    e->training = kind == 1;
+    if (status == 0 && !e->training) {
+        fields_object g;
+        int found = fields_object_open_field(c, o, "cuda_graphs", NULL,
+                                             "a table such as { max_batch = 512 }", &g);
+        int64_t max_batch = 0;
+        if (found > 0) {
+            status = fields_object_check_keys(c, &g, ENGINE_GRAPH_KEYS)
+                     || fields_read_integer(c, &g, "max_batch", true, 0, 0, 1 << 20, &max_batch);
+            lua_settop(c->L, g.index - 1);
+        }
+        e->cuda_graph_max_batch = (unsigned)max_batch;
+        status = status || found < 0 || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
+    }
+    if (status == 0 && e->training) {
+        fields_object t;
+        int found = fields_object_open_field(c, o, "training", NULL,
+                                             "a table such as { weight_bytes = 2, gradient_bytes "
+                                             "= 4, optimizer_bytes = 12 }", &t);
+        if (found < 0)
+            return -1;
+        if (found == 0)
+            return fields_fail(c, o->where, o->path, "training is required for a training engine");
+        status = fields_object_check_keys(c, &t, ENGINE_TRAINING_KEYS)
+                 || fields_read_number(c, &t, "weight_bytes", true, 0, 0, 64, false,
+                                       &e->train_weight_bytes)
+                 || fields_read_number(c, &t, "gradient_bytes", true, 0, 0, 64, false,
+                                       &e->train_gradient_bytes)
+                 || fields_read_number(c, &t, "optimizer_bytes", true, 0, 0, 64, true,
+                                       &e->train_optimizer_bytes);
+        lua_settop(c->L, t.index - 1);
+    }
+    if (status == 0 && e->training) {
+        static const char *const serving_only[] = { "host", "memory", "cuda_graphs", NULL };
+        for (int i = 0; serving_only[i] && status == 0; i++) {
+            if (fields_object_get(c, o, serving_only[i]) != LUA_TNIL)
+                status = fields_fail(c, o->where, o->path, "%s describes a serving engine: a "
+                                     "training engine (kind \"training\") takes training",
+                                     serving_only[i]);
+            lua_pop(c->L, 1);
+        }
+    }
+    return status ? -1 : 0;
+}
+
 typedef struct load_job {
     load_context *c;
     catalog *out;
@@ -286,8 +482,8 @@ typedef struct load_job {
     const char *edited_in; /* the scenario whose state this is, or NULL */
 } load_job;
 
-/* Reads fleetsim.devices and fleetsim.models (the module's tables, which a scenario may
- * have extended) into out. */
+/* Reads fleetsim.devices, fleetsim.models and fleetsim.engines (the module's tables,
+ * which a scenario may have extended) into out. */
 static int load_protected(lua_State *L)
 {
     load_job *job = lua_touserdata(L, 1);
@@ -296,8 +492,8 @@ static int load_protected(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
     lua_getfield(L, -1, "fleetsim");
     int fs = lua_gettop(L);
-    const char *sections[2] = { "devices", "models" };
-    for (int k = 0; k < 2 && job->status == 0; k++) {
+    const char *sections[3] = { "devices", "models", "engines" };
+    for (int k = 0; k < 3 && job->status == 0; k++) {
         lua_getfield(L, fs, sections[k]);
         int table = lua_gettop(L);
         size_t n = 0;
@@ -309,8 +505,10 @@ static int load_protected(lua_State *L)
         }
         if (k == 0)
             out->devices = calloc(n + 1, sizeof *out->devices);
-        else
+        else if (k == 1)
             out->models = calloc(n + 1, sizeof *out->models);
+        else
+            out->engines = calloc(n + 1, sizeof *out->engines);
         for (size_t i = 0; i < n && job->status == 0; i++) {
             fields_object o;
             char path[FIELD_PATH_MAX], where[FIELD_PATH_MAX];
@@ -329,8 +527,10 @@ static int load_protected(lua_State *L)
                 snprintf(o.where, sizeof o.where, "%s", where);
             if (k == 0)
                 job->status = convert_device(c, &o, names[i], &out->devices[out->ndevices++]);
-            else
+            else if (k == 1)
                 job->status = convert_model(c, &o, names[i], &out->models[out->nmodels++]);
+            else
+                job->status = convert_engine(c, &o, names[i], &out->engines[out->nengines++]);
             lua_pop(L, 1);
         }
         free_keys(names);
@@ -386,8 +586,9 @@ static int watch_sections(lua_State *L)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
     lua_getfield(L, -1, "fleetsim");
-    const char *sections[2][2] = { { "devices", "device" }, { "models", "model" } };
-    for (int k = 0; k < 2; k++) {
+    const char *sections[3][2] = { { "devices", "device" }, { "models", "model" },
+                                   { "engines", "engine" } };
+    for (int k = 0; k < 3; k++) {
         lua_getfield(L, -1, sections[k][0]);
         if (lua_istable(L, -1) && !lua_getmetatable(L, -1)) {
             lua_createtable(L, 0, 1);

@@ -19,7 +19,7 @@ const char cli_estimate_usage[] =
     "                         [--global-batch G] [--dualpipe] [--lora]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
-    "                         [--model-file FILE]\n"
+    "                         [--model-file FILE] [--engine NAME]...\n"
     "                         [--speculative K --acceptance A [--draft MODEL]] [--csv]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
@@ -47,7 +47,12 @@ const char cli_estimate_usage[] =
     "number of at least 2 pp micro-batches; twice the parameters a device) instead of\n"
     "the 1F1B or interleaved schedule the planner picks.  --lora trains low-rank\n"
     "adapters on the frozen model (no weight gradients or optimizer states for it; 4 N\n"
-    "FLOPs a token).  --csv prints metric,value,unit rows.\n";
+    "FLOPs a token).  --engine names a serving engine of the catalog (its host work\n"
+    "and how much of it the GPU's step hides, its memory reservations; default\n"
+    "vllm-2024, the engine the operator set measured) and, given again, a training\n"
+    "engine (its bytes of state a parameter; default deepspeed): vllm, sglang,\n"
+    "tensorrt-llm, tensorrt-llm-cpp; megatron, pytorch-fsdp (lua/fleetsim/engines.lua).\n"
+    "--csv prints metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
 static int option_count(const char *option, const char *value, double min, double max,
@@ -64,11 +69,46 @@ static int option_count(const char *option, const char *value, double min, doubl
     return 0;
 }
 
+/* --engine's names into req's engines, each by its kind; the catalog's defaults where
+ * none of a kind is given.  0, or -1 after saying why. */
+static int resolve_engines(const catalog *cat, const char *const *names, unsigned n,
+                           estimate_request *req)
+{
+    char known[1024], hints[512], kinds[512];
+    req->engine = catalog_engine(cat, CATALOG_DEFAULT_SERVING_ENGINE);
+    req->train_engine = catalog_engine(cat, CATALOG_DEFAULT_TRAINING_ENGINE);
+    bool serving_given = false, training_given = false;
+    for (unsigned i = 0; i < n; i++) {
+        const engine_spec *e = catalog_engine(cat, names[i]);
+        if (!e) {
+            const char *hint = catalog_engine_hint(cat, names[i], '\'', hints, sizeof hints);
+            snprintf(known, sizeof known, "%s; ", catalog_engine_names(cat, false, kinds, sizeof kinds));
+            catalog_engine_names(cat, true, known + strlen(known), sizeof known - strlen(known));
+            fprintf(stderr, "fleetsim estimate: --engine: unknown engine '%s' (%s%s%s)\n",
+                    names[i], hint ? "did you mean " : "known: ", hint ? hint : known,
+                    hint ? "?" : "");
+            return -1;
+        }
+        bool *given = e->training ? &training_given : &serving_given;
+        if (*given) {
+            fprintf(stderr, "fleetsim estimate: --engine: two %s engines given ('%s' is the "
+                    "second)\n", e->training ? "training" : "serving", names[i]);
+            return -1;
+        }
+        *given = true;
+        if (e->training)
+            req->train_engine = e;
+        else
+            req->engine = e;
+    }
+    return 0;
+}
+
 int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
            O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE, O_SPEC,
-           O_ACCEPT, O_DRAFT, O_LAYOUT, O_DUALPIPE, O_LORA };
+           O_ACCEPT, O_DRAFT, O_LAYOUT, O_DUALPIPE, O_LORA, O_ENGINE };
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -88,10 +128,12 @@ int cli_estimate(int argc, char **argv)
         { "layout", required_argument, NULL, O_LAYOUT },
         { "dualpipe", no_argument, NULL, O_DUALPIPE },
         { "lora", no_argument, NULL, O_LORA },
+        { "engine", required_argument, NULL, O_ENGINE },
         { NULL, 0, NULL, 0 },
     };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
-    const char *draft_name = NULL;
+    const char *draft_name = NULL, *engine_names[2] = { NULL, NULL };
+    unsigned nengines = 0;
     bool acceptance_given = false, precision_given = false;
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
@@ -146,6 +188,15 @@ int cli_estimate(int argc, char **argv)
         case O_DRAFT: draft_name = optarg; break;
         case O_DUALPIPE: req.dualpipe = true; break;
         case O_LORA: req.lora = true; break;
+        case O_ENGINE:
+            if (nengines == 2) {
+                fprintf(stderr, "fleetsim estimate: --engine at most twice (a serving engine "
+                        "and a training one)\n");
+                bad = -1;
+            } else {
+                engine_names[nengines++] = optarg;
+            }
+            break;
         case O_LAYOUT:
             if (!strcmp(optarg, "tp"))
                 req.layout = ESTIMATE_LAYOUT_TP;
@@ -238,6 +289,10 @@ int cli_estimate(int argc, char **argv)
         }
         if (!precision_given)
             req.prec = m->released; /* the precision the model is released in, or fp16 */
+        if (resolve_engines(&cat, engine_names, nengines, &req) != 0) {
+            catalog_release(&cat);
+            return CLI_EXIT_BAD_INPUT;
+        }
         estimate_result r, datasheet;
         estimate_request plain = req;
         plain.profile = NULL;

@@ -199,7 +199,8 @@ int cli_validate(int argc, char **argv)
         validate_result *r = &rows[n];
         *r = (validate_result){ row.id, row.category, row.metric, row.unit,
                                 csv_table_number(&t, i, csv_table_column(&t, "value")),
-                                preds[n].predicted, preds[n].value, 0, NULL };
+                                preds[n].predicted, preds[n].value, 0, NULL,
+                                validate_engine_of(&row) };
         if (r->predicted)
             r->error = validate_error(r->value, r->published);
         else

@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "lua/catalog.h"
+#include "lua/engine_load.h"
 #include "lua/claim.h"
 #include "lua/experiment_load.h"
 #include "lua/gpu_tasks_load.h"
@@ -48,7 +49,8 @@ static const char *const INFERENCE_KEYS[] = {
     "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
     "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
     "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
-    "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", "lora", NULL,
+    "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", "lora", "engine",
+    NULL,
 };
 static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
@@ -585,8 +587,8 @@ static unsigned gcd(unsigned a, unsigned b)
  * request when none of those does, for the message. */
 static int size_replicas(load_context *c, const fields_object *w, const char *key,
                          const pool_spec *p, const model_spec *m, const device_spec *d,
-                         const inference_spec *spec, unsigned tp_given, unsigned *tp,
-                         bool *chosen)
+                         const inference_spec *spec, const engine_spec *engine,
+                         unsigned tp_given, unsigned *tp, bool *chosen)
 {
     char path[FIELD_PATH_MAX];
     double prompt = sim_dist_mean(&spec->prompt_tokens);
@@ -594,13 +596,16 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     double context = prompt + output;
     precision kv = spec->kv_prec;
     unsigned most = p->capacity.max;
-    unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most);
+    const memory_reserve *reserve = inference_reserve(spec);
+    unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most, reserve);
     unsigned best = 0;
     if (!tp_given && fit) {
-        perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
+        perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
+        perf_profile profile = engine_apply_profile(engine, &base);
         perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
                           .kv = kv, .tp = 1, .expert_parallel = spec->expert_parallel,
-                          .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp };
+                          .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp,
+                          .reserve = reserve };
         unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
         best = replica_default_tp(&s, most < node ? most : node,
                                   gcd(gcd(most, p->count), p->min), prompt, output,
@@ -609,7 +614,8 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     *chosen = !tp_given;
     *tp = tp_given ? tp_given : best ? best : fit ? fit : 1;
     snprintf(path, sizeof path, "%s.%s", w->path, key);
-    inference_memory mem = memory_inference_for(m, d, spec->prec, kv, *tp, spec->attention_dp);
+    inference_memory mem = memory_inference_for(m, d, spec->prec, kv, *tp, spec->attention_dp,
+                                                reserve);
     if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
         return p->capacity.kind == POOL_DEDICATED
                    ? fields_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
@@ -655,7 +661,7 @@ static int convert_overflow(load_context *c, const fields_object *w, scenario *s
     const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
     out->has_overflow = true;
     out->overflow_device = (size_t)(d - sc->catalog.devices);
-    return size_replicas(c, w, "overflow_tp", p, m, d, out,
+    return size_replicas(c, w, "overflow_tp", p, m, d, out, inference_engine(sc, out),
                          p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp,
                          &out->overflow_tp_chosen);
 }
@@ -766,13 +772,13 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
     if (status == 0) {
         out->has_decode = true;
         out->decode_device = (size_t)(d - sc->catalog.devices);
-        status = size_replicas(c, &dec, "tp", p, m, d, out, (unsigned)tp, &out->decode_tp,
-                               &out->decode_tp_chosen);
+        status = size_replicas(c, &dec, "tp", p, m, d, out, inference_engine(sc, out),
+                               (unsigned)tp, &out->decode_tp, &out->decode_tp_chosen);
     }
     if (status == 0)
         out->decode_kv_capacity_tokens =
-            memory_inference_for(m, d, out->prec, out->kv_prec, out->decode_tp, out->attention_dp)
-                .kv_capacity_tokens;
+            memory_inference_for(m, d, out->prec, out->kv_prec, out->decode_tp, out->attention_dp,
+                                 inference_reserve(out)).kv_capacity_tokens;
     lua_settop(c->L, top);
     if (status == 0)
         status = convert_kv_link(c, w, &sc->pools[out->pool], &sc->catalog.devices[out->device],
@@ -873,6 +879,11 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->kv_policy = policies[full];
         out->max_batch = (unsigned)max_batch;
         out->max_tokens = (unsigned)max_tokens;
+        status = engine_load(c, w, &sc->catalog, false, &out->engine, &out->engine_default);
+    }
+    if (status == 0) {
+        out->has_engine = true;
+        out->reserve = engine_memory_reserve(&sc->catalog.engines[out->engine], m);
     }
     if (status == 0 && d && p->units_per_gpu > 1 && tp > 1) {
         snprintf(path, sizeof path, "%s.tp", w->path);
@@ -880,12 +891,12 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                              "or time-slicing share: tp must be 1, got %lld", (long long)tp);
     }
     if (status == 0 && d)
-        status = size_replicas(c, w, "tp", p, m, d, out,
+        status = size_replicas(c, w, "tp", p, m, d, out, inference_engine(sc, out),
                                p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->tp,
                                &out->tp_chosen);
     if (status == 0) {
         inference_memory mem = memory_inference_for(m, d, out->prec, out->kv_prec, out->tp,
-                                                    out->attention_dp);
+                                                    out->attention_dp, inference_reserve(out));
         out->replicas = p->count / out->tp;
         out->kv_capacity_tokens = mem.kv_capacity_tokens;
         status = cold_start_load(c, w, p, mem.weights_bytes * out->tp, out);

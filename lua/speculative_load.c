@@ -114,12 +114,14 @@ int speculative_load(load_context *c, const fields_object *w, scenario *sc, infe
     /* the draft's weights and cache share the replica's memory */
     const model_spec *m = &sc->catalog.models[out->model];
     const device_spec *d = &sc->catalog.devices[out->device];
-    inference_memory mem = memory_inference_with_draft(m, draft, d, out->prec, out->kv_prec, out->tp);
+    inference_memory mem = memory_inference_with_draft(m, draft, d, out->prec, out->kv_prec, out->tp,
+                                                       inference_reserve(out));
     out->kv_capacity_tokens = mem.kv_capacity_tokens;
     if (out->has_decode)
         out->decode_kv_capacity_tokens =
             memory_inference_with_draft(m, draft, &sc->catalog.devices[out->decode_device],
-                                        out->prec, out->kv_prec, out->decode_tp).kv_capacity_tokens;
+                                        out->prec, out->kv_prec, out->decode_tp,
+                                        inference_reserve(out)).kv_capacity_tokens;
     double context = sim_dist_mean(&out->prompt_tokens) + sim_dist_mean(&out->output_tokens);
     if (mem.kv_capacity_tokens < context) {
         snprintf(path, sizeof path, "%s.draft", sp.path);

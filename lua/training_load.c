@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua/engine_load.h"
 #include "models/scenario.h"
 
 const char *const TRAINING_KEYS[] = {
     "model", "tokens", "steps", "step", "gpus", "parallelism", "precision", "seq_len",
-    "global_batch", "lora", "pool", "at", "priority", "checkpoint", "restart", NULL,
+    "global_batch", "lora", "pool", "at", "priority", "checkpoint", "restart", "engine", NULL,
 };
 const char *const JOB_STREAM_KEYS[] = {
     "pool", "arrivals", "gpus", "duration", "count", "priority", "checkpoint", "restart",
@@ -134,7 +135,11 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     double tokens, steps;
     const model_spec *m;
     training_constraints imposed = TRAINING_FREE;
-    if (find_model(c, w, cat, model, &m) != 0 || convert_parallelism(c, w, &imposed) != 0
+    size_t engine;
+    bool defaulted;
+    if (find_model(c, w, cat, model, &m) != 0
+        || engine_load(c, w, cat, true, &engine, &defaulted) != 0
+        || convert_parallelism(c, w, &imposed) != 0
         || fields_read_flag(c, w, "lora", false, &imposed.lora) != 0
         || fields_read_choice(c, w, "precision", PRECISIONS, PREC_BF16, &prec) != 0
         || fields_read_integer(c, w, "seq_len", false, 4096, 1, 10000000, &seq_len) != 0
@@ -151,6 +156,9 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
                              "out, or leave out the model");
     }
     lua_pop(c->L, 1);
+    engine_training_state(&cat->engines[engine], &imposed);
+    out->has_engine = true;
+    out->engine = engine;
     const device_spec *d = pool_gpu ? catalog_device(cat, pool_gpu) : NULL;
     if (!d)
         return key_path_fail(c, w, "pool", "the pool names no GPU to train the model on");
@@ -182,7 +190,8 @@ int training_load_convert(load_context *c, const fields_object *w, const catalog
         status = training_from_model(c, w, cat, model, pool_gpu, profile, out);
     } else if (status == 0) { /* no model: steps of a given length */
         static const char *const model_only[] = { "tokens", "parallelism", "precision",
-                                                  "seq_len", "global_batch", "lora", NULL };
+                                                  "seq_len", "global_batch", "lora", "engine",
+                                                  NULL };
         for (int i = 0; model_only[i] && status == 0; i++) {
             if (fields_object_get(c, w, model_only[i]) != LUA_TNIL)
                 status = key_path_fail(c, w, model_only[i], "needs a model (model = "

@@ -15,6 +15,7 @@
 
 #include "lua/validate_serving.h"
 #include "lua/validate_trtllm.h"
+#include "models/engine.h"
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
@@ -158,7 +159,8 @@ static double batch_sequences(const char *cell, double seq, const char **rest)
 }
 
 static void predict_training(const model_spec *m, const device_spec *d, const perf_profile *p,
-                             precision prec, const validate_row *row, validate_prediction *out)
+                             const engine_spec *e, precision prec, const validate_row *row,
+                             validate_prediction *out)
 {
     double gpus = leading_number(row->device_count);
     double seq = leading_number(row->seq_len);
@@ -199,6 +201,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         if ((degree[k] = number_after(par, keys[k])) > 1e6)
             return refuse(out, "%s%g: a degree past 1,000,000", keys[k], degree[k]);
     training_constraints c = TRAINING_FREE;
+    engine_training_state(e, &c); /* the framework's bytes a parameter */
     bool data_only = strstr(par, "pure data parallel") != NULL;
     c.tp = strstr(par, "no TP") || data_only ? 1 : (unsigned)degree[0];
     c.pp = data_only ? 1 : (unsigned)degree[1];
@@ -295,8 +298,35 @@ static double wave_tokens_per_s(const perf_setup *s, unsigned batch, double in, 
     return batch * out / t;
 }
 
+/* The engine's memory for the row: its reservations, with the share the row states
+ * (vLLM's gpu_memory_utilization, SGLang's mem-fraction-static, TensorRT-LLM's
+ * kv_cache_free_gpu_mem_fraction) and the profiling step's tokens it states
+ * (max_num_batched_tokens) in place of the engine's defaults. */
+static memory_reserve row_reserve(const engine_spec *e, const model_spec *m,
+                                  const validate_row *row)
+{
+    memory_reserve r = engine_memory_reserve(e, m);
+    double share = number_after(row->batch, "gpu_memory_utilization ");
+    if (!share)
+        share = number_after(row->batch, "mem-fraction-static ");
+    if (!share)
+        share = number_after(row->batch, "kv_cache_free_gpu_mem_fraction ");
+    if (share > 0 && share <= 1)
+        r.share = share;
+    double budget = number_after(row->batch, "max_num_batched_tokens ");
+    if (budget > 0 && budget <= 1e8 && e->token_budget > 0) {
+        engine_spec stated = *e;
+        stated.token_budget = budget;
+        memory_reserve again = engine_memory_reserve(&stated, m);
+        r.activation_split_bytes = again.activation_split_bytes;
+        r.activation_whole_bytes = again.activation_whole_bytes;
+    }
+    return r;
+}
+
 static void predict_inference(const model_spec *m, const device_spec *d, const perf_profile *p,
-                              precision prec, const validate_row *row, validate_prediction *out)
+                              const engine_spec *e, precision prec, const validate_row *row,
+                              validate_prediction *out)
 {
     double gpus = leading_number(row->device_count);
     double tp = number_after(row->parallelism, "TP=");
@@ -323,9 +353,10 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
     if (tp > 65536)
         return refuse(out, "TP=%g: more devices than one replica of the model spans", tp);
+    memory_reserve reserve = row_reserve(e, m, row);
     perf_setup s = { .model = m, .device = d, .profile = p, .weights = prec, .kv = kv,
-                      .tp = (unsigned)tp };
-    inference_memory mem = memory_inference(m, d, prec, kv, (unsigned)tp);
+                      .tp = (unsigned)tp, .reserve = &reserve };
+    inference_memory mem = memory_inference_reserved(m, d, prec, kv, (unsigned)tp, &reserve);
     double replicas = gpus / tp;
     const char *metric = row->metric;
     bool per_gpu = strstr(row->unit, "per GPU") != NULL;
@@ -334,22 +365,17 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         double unit_bytes = !strncmp(row->unit, "GiB", 3) || strstr(row->unit, "as logged")
                                 ? 1073741824.0 /* vLLM logs GiB as "GB" (the table's notes) */
                                 : 1e9;
-        /* the engine's share of the memory for weights and cache where the row states it
-         * (vLLM's gpu_memory_utilization, SGLang's mem-fraction-static: both a share of the
-         * whole device that the weights and the cache pool share), else the default */
-        double share = number_after(row->batch, "gpu_memory_utilization ");
-        if (!share)
-            share = number_after(row->batch, "mem-fraction-static ");
-        if (share > 0 && share <= 1)
-            mem = memory_inference_share(m, d, prec, kv, (unsigned)tp, share);
+        /* the engine's memory (row_reserve: its reservations, the share the row states) */
         if (strstr(metric, "weights")) {
             /* memory_inference's weights per device */
             out->value = mem.weights_bytes / unit_bytes;
         } else if (strstr(metric, "KV cache memory")) {
-            /* usable memory (the stated share, else MEMORY_USABLE_FRACTION) less the
-             * weights, per device: what the model leaves for the cache (it has no
-             * activation term) */
+            /* what the engine leaves for the cache on a device: its usable memory less
+             * the weights */
             out->value = (mem.usable_bytes - mem.weights_bytes) / unit_bytes;
+        } else if (strstr(metric, "activation peak")) {
+            /* the engine's activation peak of its profiling step on a device */
+            out->value = memory_activation_bytes(&reserve, (unsigned)tp) / unit_bytes;
         } else if (strstr(metric, "KV cache capacity") && !strcmp(row->unit, "tokens")) {
             out->value = mem.kv_capacity_tokens;
         } else if (strstr(metric, "largest power-of-2 batch") && in > 0 && outlen > 0) {
@@ -421,8 +447,10 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
             const double kv_fraction = 0.95;
             trtllm_limits lim = trtllm_bench_limits(m, d, prec, kv, (unsigned)tp, 1, in, outlen,
                                                     kv_fraction);
-            double kv_tokens = floor(kv_fraction * (d->memory_bytes - mem.weights_bytes)
-                                     / mem.kv_bytes_per_token);
+            memory_reserve bench = reserve;
+            bench.share = kv_fraction;
+            double kv_tokens = memory_inference_reserved(m, d, prec, kv, (unsigned)tp, &bench)
+                                   .kv_capacity_tokens;
             closed_loop_result run;
             char why[256];
             if (requests > VALIDATE_CLOSED_LOOP_MAX_USERS || in > 1e7 || outlen > 1e7)
@@ -447,7 +475,7 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
             if (batch * (in + outlen) > mem.kv_capacity_tokens && !*row->kv_precision
                 && prec == PREC_FP8 && strstr(row->engine, "TensorRT-LLM")) {
                 s.kv = PREC_FP8;
-                mem = memory_inference(m, d, prec, s.kv, (unsigned)tp);
+                mem = memory_inference_reserved(m, d, prec, s.kv, (unsigned)tp, &reserve);
             }
             if (batch * (in + outlen) > mem.kv_capacity_tokens)
                 return refuse(out, "batch %g x %g tokens exceeds the model's cache (%.0f tokens)",
@@ -483,23 +511,48 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     refuse(out, "category '%s' not known", row->category);
 }
 
-/* A vLLM engine that runs its tensor-parallel workers as local processes: named vLLM,
- * not with Ray, and not a stated version before 0.5 ("vLLM 0.4.2", "vLLM v0.4"; a
- * generation such as "V0 engine" or no version is taken as a later one). */
-static bool vllm_without_ray(const char *engine)
+/* Engine cells -> catalog engines, the first pattern found in the cell deciding (a
+ * cell names an engine and sometimes its version; what each profile stands for is its
+ * catalog entry's `describes`).  TensorRT-LLM 1.0's PyTorch backend is the Python executor
+ * with the overlap scheduler; every earlier TensorRT-LLM, and the NIM and MLPerf harnesses
+ * built on its TensorRT engines, the C++ runtime.  vLLM's V0 of January 2025 (0.6 on:
+ * asynchronous output processing) and V1 before 0.14 overlap their output processing;
+ * a vLLM 0.5 or a nightly of 2024 with no version shown runs the 2024 engine's host work
+ * with local workers (no Ray on one node, vLLM pull request 5230); a vLLM 0.4 or older,
+ * or one that names Ray, is the operator set's engine itself. */
+static const struct { const char *pattern, *engine; } serving_engines[] = {
+    { "PyTorch backend", "tensorrt-llm" }, { "TensorRT-LLM v1", "tensorrt-llm" },
+    { "TensorRT-LLM", "tensorrt-llm-cpp" }, { "NIM", "tensorrt-llm-cpp" },
+    { "MLPerf Inference", "tensorrt-llm-cpp" }, { "SGLang", "sglang" },
+    { "Ray", "vllm-2024" }, { "vLLM 0.4", "vllm-2024" }, { "vLLM v0.4", "vllm-2024" },
+    { "vLLM 0.3", "vllm-2024" }, { "vLLM V0 engine", "vllm-2025" }, { "vLLM V1", "vllm-2025" },
+    { "vLLM 0.5", "vllm-0.5" }, { "vLLM nightly", "vllm-0.5" }, { "vLLM", "vllm-0.5" },
+};
+/* Training frameworks: Megatron-LM and NeMo (Megatron-Bridge, Megatron-Core), FSDP
+ * (MosaicML's llm-foundry, metaseq's FSDP), DeepSpeed; others (Meta's own libraries,
+ * HAI-LLM) take the default, the ZeRO paper's accounting. */
+static const struct { const char *pattern, *engine; } training_engines[] = {
+    { "Megatron-DeepSpeed", "deepspeed" }, { "DeepSpeed", "deepspeed" },
+    { "Megatron", "megatron" }, { "NeMo", "megatron" }, { "FSDP", "pytorch-fsdp" },
+};
+
+static bool training_row(const validate_row *row)
 {
-    const char *v = strstr(engine, "vLLM");
-    if (!v || strstr(engine, "Ray"))
-        return false;
-    v += 4;
-    while (*v == ' ')
-        v++;
-    if (*v == 'v')
-        v++;
-    unsigned major, minor;
-    if (sscanf(v, "%u.%u", &major, &minor) == 2 && isdigit((unsigned char)*v))
-        return major > 0 || minor >= 5;
-    return true;
+    return !strcmp(row->category, "training") || strstr(row->metric, "during training");
+}
+
+const char *validate_engine_of(const validate_row *row)
+{
+    if (training_row(row)) {
+        for (size_t i = 0; i < sizeof training_engines / sizeof training_engines[0]; i++)
+            if (strstr(row->engine, training_engines[i].pattern))
+                return training_engines[i].engine;
+        return CATALOG_DEFAULT_TRAINING_ENGINE;
+    }
+    for (size_t i = 0; i < sizeof serving_engines / sizeof serving_engines[0]; i++)
+        if (strstr(row->engine, serving_engines[i].pattern))
+            return serving_engines[i].engine;
+    return CATALOG_DEFAULT_SERVING_ENGINE;
 }
 
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
@@ -530,29 +583,19 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
         return strstr(row->precision, "not stated")
                    ? refuse(out, "precision not stated")
                    : refuse(out, "precision '%s' not known", row->precision);
-    perf_profile p = perf_default_profile(d);
-    /* The default host work per iteration is the profiled engine's (Sarathi-Serve, a
-     * Python vLLM derivative, 2024: engine_overheads.csv).  TensorRT-LLM (and NIM and
-     * the MLPerf harness built on it) schedules, samples and launches from its C++
-     * runtime, which that measurement does not describe and nothing here measures, so
-     * its rows are predicted from the GPU's work alone. */
-    if (strstr(row->engine, "TensorRT-LLM") || strstr(row->engine, "NIM"))
-        p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0;
-    /* The tensor-parallel part of that host work is its Ray workers' communication (the
-     * profile's ray_comm column, nothing else).  vLLM runs its tensor-parallel workers
-     * on one node as local processes, not Ray actors, by default since v0.5.0 (vLLM pull
-     * request #5230, June 2024, "Default to multiprocessing for single-node distributed
-     * case"); its rows here are later (they name Llama 3.1 and H200 machines) and on one
-     * node, so they pay the rest of the host work but not that term.  Beyond a node
-     * vLLM still runs Ray.  What the
-     * multiprocessing hand-off costs instead is not measured in the fit set: 0. */
-    else if (vllm_without_ray(row->engine)
-             && number_after(row->parallelism, "TP=") <= p.devices_per_node)
-        p.host_tp_s = p.host_tp_per_seq_s = 0;
-    if (!strcmp(row->category, "training") || strstr(row->metric, "during training"))
-        predict_training(m, d, &p, prec, row, out);
-    else
-        predict_inference(m, d, &p, prec, row, out);
+    /* the row's engine: its host work and its overlap, its memory, its framework's
+     * state; a table may name one the catalog lacks (a user's, edited away): refused */
+    out->engine = validate_engine_of(row);
+    const engine_spec *e = catalog_engine(cat, out->engine);
+    if (!e)
+        return refuse(out, "no catalog engine '%s'", out->engine);
+    perf_profile base = perf_default_profile(d);
+    if (training_row(row)) {
+        predict_training(m, d, &base, e, prec, row, out);
+        return;
+    }
+    perf_profile p = engine_apply_profile(e, &base);
+    predict_inference(m, d, &p, e, prec, row, out);
 }
 
 validate_row validate_row_of(const csv_table *t, size_t i)

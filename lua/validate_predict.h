@@ -18,6 +18,7 @@ typedef struct validate_row {
 typedef struct validate_prediction {
     bool predicted;
     double value;       /* in the row's unit */
+    const char *engine; /* the catalog engine the row ran under (validate_engine_of) */
     char reason[200];   /* when not predicted: "no catalog model for 'BLOOM-176B'", ... */
 } validate_prediction;
 
@@ -26,7 +27,11 @@ typedef struct validate_prediction {
 struct csv_table;
 validate_row validate_row_of(const struct csv_table *t, size_t i);
 
-/* Predicts row's figure with the default profile of its device. */
+/* The catalog engine a row's engine cell names: its serving engine, or for a training
+ * row its training framework (a static name; see lua/validate_predict.c's table). */
+const char *validate_engine_of(const validate_row *row);
+
+/* Predicts row's figure with the default profile of its device, under its engine. */
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out);
 
 #endif

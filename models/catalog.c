@@ -15,8 +15,11 @@ void catalog_release(catalog *c)
         device_release(&c->devices[i]);
     for (size_t i = 0; i < c->nmodels; i++)
         model_release(&c->models[i]);
+    for (size_t i = 0; i < c->nengines; i++)
+        engine_release(&c->engines[i]);
     free(c->devices);
     free(c->models);
+    free(c->engines);
     memset(c, 0, sizeof *c);
 }
 
@@ -36,6 +39,24 @@ const model_spec *catalog_model(const catalog *c, const char *name)
     return NULL;
 }
 
+const engine_spec *catalog_engine(const catalog *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->nengines; i++)
+        if (!strcmp(c->engines[i].name, name))
+            return &c->engines[i];
+    return NULL;
+}
+
+const char *catalog_engine_names(const catalog *c, bool training, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->nengines; i++)
+        if (c->engines[i].training == training)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                     c->engines[i].name);
+    return buf;
+}
+
 static const char *join_names(char *buf, size_t size, size_t n, const char *(*name)(const catalog *, size_t),
                               const catalog *c)
 {
@@ -47,6 +68,7 @@ static const char *join_names(char *buf, size_t size, size_t n, const char *(*na
 
 static const char *device_name_at(const catalog *c, size_t i) { return c->devices[i].name; }
 static const char *model_name_at(const catalog *c, size_t i) { return c->models[i].name; }
+static const char *engine_name_at(const catalog *c, size_t i) { return c->engines[i].name; }
 
 const char *catalog_device_names(const catalog *c, char *buf, size_t size)
 {
@@ -94,6 +116,12 @@ const char *catalog_model_hint(const catalog *c, const char *name, char quote, c
                                size_t size)
 {
     return hint(c, c->nmodels, model_name_at, name, quote, buf, size);
+}
+
+const char *catalog_engine_hint(const catalog *c, const char *name, char quote, char *buf,
+                                size_t size)
+{
+    return hint(c, c->nengines, engine_name_at, name, quote, buf, size);
 }
 
 const char *catalog_closest_device(const catalog *c, const char *name)

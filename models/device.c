@@ -81,3 +81,9 @@ void device_release(device_spec *d)
     free(d->price_source);
     memset(d, 0, sizeof *d);
 }
+
+double device_cuda_memory_bytes(double datasheet_bytes)
+{
+    const double gib = 1073741824.0;
+    return datasheet_bytes / 1e9 * gib * (79.22 / 80);
+}

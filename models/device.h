@@ -34,7 +34,9 @@ typedef struct device_spec {
     char *name;
     bool is_cpu;
     double peak_flops[PREC_COUNT];  /* dense FLOP/s (OP/s for integers); 0 = not supported */
-    double memory_bytes;
+    double memory_bytes;            /* what CUDA reports (a CPU's: its DRAM): the catalog's
+                                     * memory_cuda, else device_cuda_memory_bytes */
+    double memory_datasheet_bytes;  /* the datasheet's "80GB" (10^9 bytes each) */
     double bandwidth_bytes_per_s;   /* memory */
     double nvlink_bytes_per_s;      /* the scale-up link (NVLink, Infinity Fabric, Gaudi's
                                      * RoCE mesh): datasheet total, both directions; 0 = none */
@@ -59,6 +61,12 @@ double device_peak_flops(const device_spec *d, precision p, precision *used);
 /* Bandwidth between two devices of a tensor-parallel group, one direction: half the
  * NVLink total, or the PCIe link when there is no NVLink. */
 double device_link_bytes_per_s(const device_spec *d);
+
+/* What CUDA reports of a GPU whose datasheet says `datasheet_bytes` ("80GB" read as
+ * 80 x 10^9): HBM and GDDR come in binary sizes, so 80 GiB, less what the driver keeps,
+ * taken as the H100's share: CUDA reports 79.22 GiB of an 80 GB H100 (vLLM's start-up
+ * line, ../shared/reference/kernels/engine_memory.csv row 1), 0.975% kept. */
+double device_cuda_memory_bytes(double datasheet_bytes);
 
 /* Frees the strings and zeroes the spec; NULL is fine. */
 void device_release(device_spec *d);

@@ -48,7 +48,13 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
                  estimate_result *r, char *err, size_t err_size)
 {
     memset(r, 0, sizeof *r);
-    perf_profile p = req->profile ? *req->profile : perf_default_profile(d);
+    perf_profile base = req->profile ? *req->profile : perf_default_profile(d);
+    perf_profile p = engine_apply_profile(req->engine, &base);
+    if (req->engine) {
+        r->reserve = engine_memory_reserve(req->engine, m);
+        r->has_reserve = true;
+    }
+    const memory_reserve *reserve = r->has_reserve ? &r->reserve : NULL;
     precision prec = req->prec;
     r->kv_prec = req->kv_given ? req->kv_prec : precision_cache(prec);
     r->params = model_params(m);
@@ -59,7 +65,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
 
     /* ---- inference ---- */
     unsigned max_tp = d->is_cpu ? 1 : req->gpus;
-    r->min_tp = memory_min_tp(m, d, prec, r->kv_prec, context, max_tp);
+    r->min_tp = memory_min_tp(m, d, prec, r->kv_prec, context, max_tp, reserve);
     if (req->tp && req->gpus % req->tp) {
         snprintf(err, err_size, "--tp %u does not divide --gpus %u", req->tp, req->gpus);
         return -1;
@@ -68,13 +74,13 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = prec,
                           .kv = r->kv_prec, .tp = r->tp };
     choose_layout(req, &setup, r);
-    r->memory = memory_inference_for(m, d, prec, r->kv_prec, r->tp, setup.attention_dp);
+    r->memory = memory_inference_for(m, d, prec, r->kv_prec, r->tp, setup.attention_dp, reserve);
     double held = model_attended_tokens(m, context); /* a sliding window caches fewer */
     r->max_batch = floor(r->memory.kv_capacity_tokens / held);
     r->fits = r->max_batch >= 1;
     if (!r->fits) {
         double need = r->memory.weights_bytes + held * r->memory.kv_bytes_per_token;
-        unsigned wider = memory_min_tp(m, d, prec, r->kv_prec, context, 1u << 20);
+        unsigned wider = memory_min_tp(m, d, prec, r->kv_prec, context, 1u << 20, reserve);
         char hint[160];
         if (wider)
             snprintf(hint, sizeof hint, "the smallest tensor parallelism that fits is %u "
@@ -83,11 +89,12 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
             snprintf(hint, sizeof hint, "no tensor parallelism fits");
         snprintf(err, err_size, "%s in %s does not fit on %u x %s: a replica needs %.1f GB per "
                  "device (%.1f GB of weights and %.2f GB of cache for %.0f tokens) and each %s has "
-                 "%.1f GB usable (%.0f%% of %.0f GB); %s", m->name, precision_name(prec), r->tp,
-                 d->name, need / GB, r->memory.weights_bytes / GB,
+                 "%.1f GB usable (%.0f%% of the %.1f GB CUDA reports%s%s); %s", m->name,
+                 precision_name(prec), r->tp, d->name, need / GB, r->memory.weights_bytes / GB,
                  held * r->memory.kv_bytes_per_token / GB, context, d->name,
-                 r->memory.usable_bytes / GB, 100 * MEMORY_USABLE_FRACTION,
-                 d->memory_bytes / GB, hint);
+                 r->memory.usable_bytes / GB, 100 * r->memory.usable_bytes / d->memory_bytes,
+                 d->memory_bytes / GB, req->engine ? ", as " : "",
+                 req->engine ? req->engine->name : "", hint);
         return -1;
     }
     unsigned batch = req->batch < r->max_batch ? req->batch : (unsigned)r->max_batch;
@@ -134,6 +141,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     /* --pp and --dualpipe are imposed on the planner; --tp is the serving replicas' and
      * not imposed */
     training_constraints within = TRAINING_FREE;
+    engine_training_state(req->train_engine, &within);
     within.pp = req->pp;
     within.dualpipe = req->dualpipe;
     within.lora = req->lora;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "models/device.h"
+#include "models/engine.h"
 #include "models/llm.h"
 #include "models/memory.h"
 #include "models/perf.h"
@@ -36,6 +37,11 @@ typedef struct estimate_request {
     unsigned seq_len;      /* training sequence length; 0 = min(context, 4096) */
     unsigned global_batch; /* sequences per training step; 0 = about 4M tokens */
     const perf_profile *profile; /* a calibration; NULL: perf_default_profile(device) */
+    const engine_spec *engine;   /* the serving engine (host work, memory); NULL: none
+                                  * applied (the family's host work in series, 0.9 of the
+                                  * memory for weights and cache) */
+    const engine_spec *train_engine; /* the training framework (state a parameter); NULL:
+                                  * 2 + 2 + 12 bytes */
     /* speculative decoding: k tokens proposed a round (0: none), each accepted with
      * probability acceptance, by draft (a catalog model on the same devices, in the same
      * precision) or, when NULL, by a lookup that costs nothing on the GPU */
@@ -64,6 +70,8 @@ typedef struct estimate_result {
     bool layouts_compared;
     double layout_tokens_per_s[4];
     inference_memory memory;
+    memory_reserve reserve;       /* what the engine keeps (has_reserve) */
+    bool has_reserve;
     bool fits;
     double max_batch;             /* sequences of prompt + output tokens per replica */
     perf_time prefill, first_token, decode;

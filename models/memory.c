@@ -1,11 +1,77 @@
 #include "models/memory.h"
 
 #include <math.h>
+#include <stddef.h>
+
+const char *memory_rule_name(memory_rule r)
+{
+    static const char *const names[] = { "share_of_total", "static_pool", "share_of_free" };
+    return (unsigned)r < MEMORY_RULE_COUNT ? names[r] : "?";
+}
+
+double memory_activation_bytes(const memory_reserve *r, unsigned t)
+{
+    if (!r)
+        return 0;
+    t = t ? t : 1;
+    return fmax(r->activation_split_bytes / t + r->activation_whole_bytes,
+                r->activation_least_bytes);
+}
+
+double memory_reserved_bytes(const memory_reserve *r, unsigned t, double device_bytes)
+{
+    if (!r)
+        return 0;
+    t = t ? t : 1;
+    double activation = memory_activation_bytes(r, t);
+    double reserved = r->runtime_bytes + (t > 1 ? r->runtime_tp_bytes : 0)
+                      + t * r->runtime_rank_bytes + activation + r->graph_bytes;
+    if (device_bytes > r->floor_above_bytes)
+        reserved = fmax(reserved, r->floor_bytes);
+    return reserved;
+}
+
+double memory_usable_bytes(const memory_reserve *r, unsigned t, double device_bytes,
+                           double weights_bytes)
+{
+    if (!r)
+        return device_bytes * MEMORY_USABLE_FRACTION;
+    double reserved = memory_reserved_bytes(r, t, device_bytes);
+    switch (r->rule) {
+    case MEMORY_STATIC_POOL:
+        return r->share > 0 ? r->share * device_bytes : device_bytes - reserved;
+    case MEMORY_SHARE_OF_FREE: /* the cache's share of what the weights and the rest leave */
+        return weights_bytes + r->share * fmax(device_bytes - weights_bytes - reserved, 0);
+    case MEMORY_SHARE_OF_TOTAL:
+    default:
+        return r->share * device_bytes - reserved;
+    }
+}
+
+/* The cache's tokens (n devices' together) and whether a token fits. */
+static inference_memory with_cache(inference_memory r, double copies)
+{
+    double free_bytes = r.usable_bytes - r.weights_bytes;
+    r.kv_capacity_tokens = free_bytes > 0 ? copies * floor(free_bytes / r.kv_bytes_per_token) : 0;
+    r.fits = r.kv_capacity_tokens >= 1;
+    return r;
+}
 
 inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp)
 {
-    return memory_inference_share(m, d, weights, kv, tp, MEMORY_USABLE_FRACTION);
+    return memory_inference_reserved(m, d, weights, kv, tp, NULL);
+}
+
+inference_memory memory_inference_reserved(const model_spec *m, const device_spec *d,
+                                           precision weights, precision kv, unsigned tp,
+                                           const memory_reserve *reserve)
+{
+    inference_memory r;
+    r.weights_bytes = model_weight_bytes(m, weights) / tp;
+    r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
+    r.usable_bytes = memory_usable_bytes(reserve, tp, d->memory_bytes, r.weights_bytes);
+    return with_cache(r, 1);
 }
 
 inference_memory memory_inference_share(const model_spec *m, const device_spec *d,
@@ -16,57 +82,59 @@ inference_memory memory_inference_share(const model_spec *m, const device_spec *
     r.weights_bytes = model_weight_bytes(m, weights) / tp;
     r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
     r.usable_bytes = d->memory_bytes * share;
-    double free_bytes = r.usable_bytes - r.weights_bytes;
-    r.kv_capacity_tokens = free_bytes > 0 ? floor(free_bytes / r.kv_bytes_per_token) : 0;
-    r.fits = r.kv_capacity_tokens >= 1;
-    return r;
+    return with_cache(r, 1);
 }
 
 inference_memory memory_inference_with_draft(const model_spec *m, const model_spec *draft,
                                              const device_spec *d, precision weights,
-                                             precision kv, unsigned tp)
+                                             precision kv, unsigned tp,
+                                             const memory_reserve *reserve)
 {
-    inference_memory r = memory_inference(m, d, weights, kv, tp);
+    inference_memory r = memory_inference_reserved(m, d, weights, kv, tp, reserve);
     if (!draft)
         return r;
-    inference_memory small = memory_inference(draft, d, weights, kv, tp);
+    inference_memory small = memory_inference_reserved(draft, d, weights, kv, tp, reserve);
     r.weights_bytes += small.weights_bytes;
     r.kv_bytes_per_token += small.kv_bytes_per_token;
-    double free_bytes = r.usable_bytes - r.weights_bytes;
-    r.kv_capacity_tokens = free_bytes > 0 ? floor(free_bytes / r.kv_bytes_per_token) : 0;
-    r.fits = r.kv_capacity_tokens >= 1;
-    return r;
+    r.usable_bytes = memory_usable_bytes(reserve, tp, d->memory_bytes, r.weights_bytes);
+    return with_cache(r, 1);
 }
 
 inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
-                                     precision weights, precision kv, unsigned n)
+                                     precision weights, precision kv, unsigned n,
+                                     const memory_reserve *reserve)
 {
     if (n <= 1 || !model_moe_layers(m))
-        return memory_inference(m, d, weights, kv, n ? n : 1);
+        return memory_inference_reserved(m, d, weights, kv, n ? n : 1, reserve);
     inference_memory r;
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     r.weights_bytes = model_weight_bytes(m, weights) - routed * (1 - 1.0 / n) * precision_bytes(weights);
     r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv);
-    r.usable_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION;
-    double free_bytes = r.usable_bytes - r.weights_bytes;
-    r.kv_capacity_tokens = free_bytes > 0 ? n * floor(free_bytes / r.kv_bytes_per_token) : 0;
-    r.fits = r.kv_capacity_tokens >= 1;
-    return r;
+    /* each device runs its own share of the batch whole: its activations unsplit */
+    r.usable_bytes = memory_usable_bytes(reserve, 1, d->memory_bytes, r.weights_bytes);
+    if (reserve) { /* ... but it still talks to the other n - 1 */
+        double links = (n > 1 ? reserve->runtime_tp_bytes : 0)
+                       + (n - 1) * reserve->runtime_rank_bytes;
+        bool derived_pool = reserve->rule == MEMORY_STATIC_POOL && !(reserve->share > 0);
+        if (reserve->rule != MEMORY_STATIC_POOL || derived_pool)
+            r.usable_bytes -= links * (reserve->rule == MEMORY_SHARE_OF_FREE ? reserve->share : 1);
+    }
+    return with_cache(r, n);
 }
 
 inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
                                       precision weights, precision kv, unsigned tp,
-                                      bool attention_dp)
+                                      bool attention_dp, const memory_reserve *r)
 {
-    return attention_dp ? memory_inference_dp(m, d, weights, kv, tp)
-                        : memory_inference(m, d, weights, kv, tp);
+    return attention_dp ? memory_inference_dp(m, d, weights, kv, tp, r)
+                        : memory_inference_reserved(m, d, weights, kv, tp, r);
 }
 
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,
-                       precision kv, double context, unsigned max_tp)
+                       precision kv, double context, unsigned max_tp, const memory_reserve *r)
 {
     for (unsigned tp = 1; tp <= max_tp; tp *= 2)
-        if (memory_inference(m, d, weights, kv, tp).kv_capacity_tokens
+        if (memory_inference_reserved(m, d, weights, kv, tp, r).kv_capacity_tokens
             >= model_attended_tokens(m, context))
             return tp;
     return 0;
@@ -103,12 +171,15 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
     double experts = copies * routed / (t * pp * ep);
     double ranks = (s->dp ? s->dp : 1) * cp * copies; /* the ranks holding the same weights */
     double eranks = ranks / ep;              /* ... the same experts */
-    r.weights_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 3);
-    if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered */
+    bool framework = s->weight_bytes > 0 || s->gradient_bytes > 0 || s->optimizer_bytes > 0;
+    double wb = framework ? s->weight_bytes : 2, gb = framework ? s->gradient_bytes : 2;
+    double ob = framework ? s->optimizer_bytes : 12;
+    r.weights_bytes = states(wb, dense, experts, ranks, eranks, s->zero_stage >= 3);
+    if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered in 16 bits */
         r.weights_bytes += 2 * 2 * (model_params_layer(m) - routed / m->layers * (1 - 1 / ep)) / t;
     if (!s->lora) { /* a frozen base keeps neither */
-        r.gradient_bytes = states(2, dense, experts, ranks, eranks, s->zero_stage >= 2);
-        r.optimizer_bytes = states(12, dense, experts, ranks, eranks, s->zero_stage >= 1);
+        r.gradient_bytes = states(gb, dense, experts, ranks, eranks, s->zero_stage >= 2);
+        r.optimizer_bytes = states(ob, dense, experts, ranks, eranks, s->zero_stage >= 1);
     }
     double layers = ceil((double)m->layers / pp);
     double recomputed = fmin(s->recompute_layers, layers);

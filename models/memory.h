@@ -9,10 +9,61 @@
 #include "models/device.h"
 #include "models/llm.h"
 
-/* Of a device's memory, what a serving or training process can use: the rest goes to
- * the CUDA context, allocator fragmentation and workspaces (vLLM's default
- * gpu_memory_utilization is the same 0.9). */
+/* Of a device's memory, what a serving or training process can use where no engine says
+ * otherwise: the rest goes to the CUDA context, allocator fragmentation and workspaces
+ * (vLLM's default gpu_memory_utilization is the same 0.9). */
 #define MEMORY_USABLE_FRACTION 0.9
+
+/* How an engine sizes the cache from a device's memory M (device_spec.memory_bytes, what
+ * CUDA reports). */
+typedef enum memory_rule {
+    /* vLLM: share x M holds everything the engine allocates; the weights and the cache
+     * get what is left of it after the memory outside PyTorch's allocator (CUDA context,
+     * NCCL and library workspaces), the activation peak of a profiling step and the CUDA
+     * graphs */
+    MEMORY_SHARE_OF_TOTAL,
+    /* SGLang: share x M (mem_fraction_static) holds the weights and the cache only; the
+     * activations, graphs and workspaces live in the rest */
+    MEMORY_STATIC_POOL,
+    /* TensorRT-LLM: the cache takes share (free_gpu_memory_fraction) of what is free after
+     * the weights, the runtime, the activation workspace and the graphs */
+    MEMORY_SHARE_OF_FREE,
+    MEMORY_RULE_COUNT
+} memory_rule;
+
+/* "share_of_total", "static_pool", "share_of_free". */
+const char *memory_rule_name(memory_rule r);
+
+/* What an engine keeps of each device's memory before the cache, for one model at any
+ * tensor parallelism t (models/engine.h fills one for a workload).  A NULL reserve
+ * wherever one is taken: MEMORY_USABLE_FRACTION of M for the weights and the cache,
+ * nothing else. */
+typedef struct memory_reserve {
+    memory_rule rule;
+    double share;             /* of M; 0 under MEMORY_STATIC_POOL: M less what is reserved
+                               * (SGLang's own rule for mem_fraction_static) */
+    double runtime_bytes;     /* outside the allocator: CUDA context, library workspaces */
+    double runtime_tp_bytes;  /* more when t > 1: NCCL's and custom all-reduce buffers */
+    double runtime_rank_bytes;/* more for each of the t ranks */
+    double activation_split_bytes; /* the activation peak of a step: the part split over */
+    double activation_whole_bytes; /* t devices, and the part every device holds whole, */
+    double activation_least_bytes; /* and at least this (a sampler's logits, held whole) */
+    double graph_bytes;       /* captured CUDA graphs */
+    double floor_bytes;       /* at least this much reserved in all ... */
+    double floor_above_bytes; /* ... on a device of more than this (0: on every device) */
+} memory_reserve;
+
+/* What r keeps of each of t devices of device_bytes outside the weights and the cache (0
+ * for NULL). */
+double memory_reserved_bytes(const memory_reserve *r, unsigned t, double device_bytes);
+
+/* The activation peak r keeps on each of t devices (0 for NULL). */
+double memory_activation_bytes(const memory_reserve *r, unsigned t);
+
+/* The bytes of a device of M bytes (one of t) that the weights (weights_bytes of them)
+ * and the cache may take together under reserve r (NULL: MEMORY_USABLE_FRACTION of M). */
+double memory_usable_bytes(const memory_reserve *r, unsigned t, double device_bytes,
+                           double weights_bytes);
 
 typedef struct inference_memory {
     double weights_bytes;           /* per device */
@@ -33,17 +84,23 @@ inference_memory memory_inference_share(const model_spec *m, const device_spec *
                                         precision weights, precision kv, unsigned tp,
                                         double share);
 
+/* The same under an engine's reserve r (NULL: memory_inference's). */
+inference_memory memory_inference_reserved(const model_spec *m, const device_spec *d,
+                                           precision weights, precision kv, unsigned tp,
+                                           const memory_reserve *r);
+
 /* With attention data parallel over n devices (perf_setup's attention_dp): each device
  * holds the attention, dense and embedding weights whole and 1/n of the routed experts,
  * and the whole cache of its own sequences; kv_capacity_tokens is the n devices'
- * together.  A dense model, or n = 1, is memory_inference's. */
+ * together.  A dense model, or n = 1, is memory_inference_reserved's.  r as there. */
 inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
-                                     precision weights, precision kv, unsigned n);
+                                     precision weights, precision kv, unsigned n,
+                                     const memory_reserve *r);
 
-/* memory_inference or memory_inference_dp, as attention_dp says. */
+/* memory_inference_reserved or memory_inference_dp, as attention_dp says. */
 inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
                                       precision weights, precision kv, unsigned tp,
-                                      bool attention_dp);
+                                      bool attention_dp, const memory_reserve *r);
 
 /* A replica that also holds a draft model for speculative decoding, on the same tp
  * devices in the same precisions: the draft's weights take their share of the memory and
@@ -52,12 +109,14 @@ inference_memory memory_inference_for(const model_spec *m, const device_spec *d,
  * the two's together.  draft NULL: memory_inference's. */
 inference_memory memory_inference_with_draft(const model_spec *m, const model_spec *draft,
                                              const device_spec *d, precision weights,
-                                             precision kv, unsigned tp);
+                                             precision kv, unsigned tp,
+                                             const memory_reserve *r);
 
 /* The smallest power-of-two tensor parallelism, at most max_tp, whose replica holds the
- * weights and `context` tokens of cache; 0 if none does. */
+ * weights and `context` tokens of cache under reserve r (NULL as above); 0 if none does. */
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,
-                       precision kv, double context, unsigned max_tp);
+                       precision kv, double context, unsigned max_tp,
+                       const memory_reserve *r);
 
 typedef struct training_setup {
     unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp cp dp */
@@ -80,6 +139,9 @@ typedef struct training_setup {
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */
+    /* the framework's bytes a parameter (models/engine.h): of the weights as held, of
+     * the gradients, of the optimizer's state; 0 in all three: 2, 2 and 12 */
+    double weight_bytes, gradient_bytes, optimizer_bytes;
 } training_setup;
 
 typedef struct training_memory {
@@ -91,7 +153,8 @@ typedef struct training_memory {
 
 /* Mixed-precision Adam: 2 bytes of weights, 2 of gradients and 12 of optimizer state
  * (fp32 master weights, momentum, variance) per parameter, 16 in all (ZeRO, arXiv
- * 1910.02054); ZeRO stage 1 shards the optimizer over the dp x cp ranks, 2 also the
+ * 1910.02054), unless the setup states its framework's (Megatron's fp32 gradients: 2, 4,
+ * 12; FSDP2's fp32 sharded parameters: 4, 4, 8); ZeRO stage 1 shards the optimizer over the dp x cp ranks, 2 also the
  * gradients, 3 (FSDP) also the weights, which then need two layers gathered at a time.
  * With expert parallelism the routed experts are split ep ways more, and their states
  * shard over the dp x cp / ep ranks that hold the same experts.

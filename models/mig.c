@@ -96,7 +96,8 @@ int mig_slice_device(const device_spec *whole, const char *profile, device_spec 
     double sm_share = (double)(p->compute_slices * t->sms_per_slice) / t->sms;
     for (int i = 0; i < PREC_COUNT; i++)
         d.peak_flops[i] = whole->peak_flops[i] * sm_share;
-    d.memory_bytes = fmin(p->memory_gb * 1e9, whole->memory_bytes);
+    /* the profile's "80gb" as the whole device's datasheet figure is read (device.h) */
+    d.memory_bytes = fmin(device_cuda_memory_bytes(p->memory_gb * 1e9), whole->memory_bytes);
     d.bandwidth_bytes_per_s = whole->bandwidth_bytes_per_s * p->memory_slices / MIG_MEMORY_SLICES;
     d.nvlink_bytes_per_s = 0; /* NCCL does not reach across MIG instances */
     d.scale_up_devices = 1;

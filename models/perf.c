@@ -662,8 +662,16 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
     o[OP_HOST].bound = BOUND_HOST;
 }
 
-/* A step's time from its operators. */
-static perf_time totals(perf_op_time *o)
+double perf_step_s(double gpu_s, double host_s, double overlap)
+{
+    if (!(overlap > 0)) /* in series: the sum, in the order every caller adds it */
+        return gpu_s + host_s;
+    double hidden = overlap * host_s;
+    return fmax(gpu_s, hidden) + (host_s - hidden);
+}
+
+/* A step's time from its operators, the host work overlapped as the profile says. */
+static perf_time totals(perf_op_time *o, const perf_profile *p)
 {
     perf_time t = { 0 };
     for (int i = 0; i < OP_COUNT; i++) {
@@ -676,7 +684,11 @@ static perf_time totals(perf_op_time *o)
     }
     t.comm_s = o[OP_ALLREDUCE].time_s + o[OP_ALLTOALL].time_s;
     t.host_s = o[OP_HOST].time_s;
-    t.total_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s + t.host_s;
+    t.gpu_s = t.compute_s + t.memory_s + t.launch_s + t.comm_s;
+    double overlap = p->host_overlap > 0 ? fmin(p->host_overlap, 1) : 0;
+    t.host_hidden_s = overlap * t.host_s;
+    t.host_exposed_s = t.host_s - t.host_hidden_s;
+    t.total_s = perf_step_s(t.gpu_s, t.host_s, overlap);
     t.compute_bound = t.compute_s >= t.memory_s;
     return t;
 }
@@ -693,7 +705,7 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     step_init(&st, setup);
     routed_plan r = { true, ep, ep * (b->decode_seqs + b->prefill_tokens), st.tp, span };
     iterate(&st, b, ops->op, &r);
-    return totals(ops->op);
+    return totals(ops->op, setup->profile);
 }
 
 perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_breakdown *out)
@@ -720,7 +732,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         routed_plan r = { false, 1, 0, 1, 1 };
         iterate(&st, b, o, &r);
     }
-    return totals(o);
+    return totals(o, setup->profile);
 }
 
 double perf_speculative_tokens(double a, unsigned k)
@@ -749,7 +761,11 @@ double perf_speculative_round_s(const perf_setup *target, const perf_speculation
 {
     perf_batch verify = { 0 };
     perf_speculative_verify_add(&verify, target->model, sp->k, batch, context);
-    return perf_iteration(target, &verify, NULL).total_s + perf_speculative_draft_s(sp, batch, context);
+    perf_time t = perf_iteration(target, &verify, NULL);
+    double draft = perf_speculative_draft_s(sp, batch, context);
+    if (!(t.host_hidden_s > 0))
+        return t.total_s + draft;
+    return perf_step_s(t.gpu_s + draft, t.host_s, target->profile->host_overlap);
 }
 
 /* The draft's steps run inside the round's one engine iteration: the host work
@@ -792,12 +808,29 @@ static perf_decode_shape shape_of_two_points(double at0, double at1, double wide
     return (perf_decode_shape){ .fixed_s = at0, .attention_s_per_token = (at1 - at0) / (wide * seqs) };
 }
 
+/* A round's GPU time (the verification's and the draft's, in series) and its host work. */
+static perf_time round_parts(const perf_setup *target, const perf_speculation *sp,
+                             unsigned batch, double context)
+{
+    perf_batch verify = { 0 };
+    perf_speculative_verify_add(&verify, target->model, sp->k, batch, context);
+    perf_time t = perf_iteration(target, &verify, NULL);
+    t.gpu_s += perf_speculative_draft_s(sp, batch, context);
+    return t;
+}
+
 perf_decode_shape perf_speculative_shape_of(const perf_setup *target, const perf_speculation *sp,
                                             unsigned seqs)
 {
     const double wide = 4096;
-    return shape_of_two_points(perf_speculative_round_s(target, sp, seqs, 0),
-                               perf_speculative_round_s(target, sp, seqs, wide), wide, seqs);
+    perf_time at0 = round_parts(target, sp, seqs, 0), at1 = round_parts(target, sp, seqs, wide);
+    if (!(at0.host_hidden_s > 0)) /* in series: the rounds' totals, as they always were */
+        return shape_of_two_points(perf_speculative_round_s(target, sp, seqs, 0),
+                                   perf_speculative_round_s(target, sp, seqs, wide), wide, seqs);
+    perf_decode_shape shape = shape_of_two_points(at0.gpu_s, at1.gpu_s, wide, seqs);
+    shape.host_hidden_s = at0.host_hidden_s;
+    shape.host_exposed_s = at0.host_exposed_s;
+    return shape;
 }
 
 perf_decode_shape perf_speculative_draft_shape_of(const perf_speculation *sp, unsigned seqs)
@@ -839,15 +872,28 @@ perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
     }
     double compute, memory;
     decode_attention_per_token(&s, seqs / n, &compute, &memory);
-    perf_decode_shape shape = { .fixed_s = perf_iteration(setup, &b, NULL).total_s,
+    perf_time t = perf_iteration(setup, &b, NULL);
+    perf_decode_shape shape = { .fixed_s = t.total_s,
                                 .attention_s_per_token = s.layers * fmax(compute, memory) / n };
+    if (t.host_hidden_s > 0) { /* the GPU's part alone, the host's beside it */
+        shape.fixed_s = t.gpu_s;
+        shape.host_hidden_s = t.host_hidden_s;
+        shape.host_exposed_s = t.host_exposed_s;
+    }
     return shape;
 }
 
 decode_cost perf_decode_cost_of(const perf_decode_shape *shape, double seqs, double context)
 {
-    decode_cost c = { 0, 0, shape->attention_s_per_token * context,
-                      shape->attention_s_per_token * seqs, shape->fixed_s };
+    if (!(shape->host_hidden_s > 0)) { /* in series: fixed_s holds the host work too */
+        decode_cost c = { 0, 0, shape->attention_s_per_token * context,
+                          shape->attention_s_per_token * seqs, shape->fixed_s };
+        return c;
+    }
+    /* max(GPU, hidden host) + exposed host: the GPU's line against the host's constant */
+    decode_cost c = { shape->host_hidden_s, 0,
+                      shape->fixed_s + shape->attention_s_per_token * context,
+                      shape->attention_s_per_token * seqs, shape->host_exposed_s };
     return c;
 }
 
@@ -918,7 +964,8 @@ throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, dou
             continue;
         perf_setup s = *setup;
         s.tp = tp;
-        inference_memory mem = memory_inference_for(m, d, s.weights, s.kv, tp, s.attention_dp);
+        inference_memory mem = memory_inference_for(m, d, s.weights, s.kv, tp, s.attention_dp,
+                                                    s.reserve);
         double max_batch = floor(mem.kv_capacity_tokens / model_attended_tokens(m, context));
         if (max_batch < 1)
             continue;

@@ -75,6 +75,9 @@ typedef struct perf_profile {
      * over PCIe.  0: the whole node (2 where the node is NVLink pairs).  Last, so that
      * positional initializers written before it leave it 0 */
     unsigned scale_up_devices;
+    /* of the host work, the share the engine runs while the GPU computes (models/engine.h):
+     * a step costs max(GPU, overlap x host) + (1 - overlap) x host; 0: in series */
+    double host_overlap;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-
@@ -136,6 +139,9 @@ typedef struct perf_setup {
                             * of the sequences, every head, its own copy of the attention
                             * weights) and a mixture's experts spread whole over them, with
                             * all-to-all dispatch and combine; no effect on a dense model */
+    const memory_reserve *reserve; /* what the engine keeps of each device's memory before
+                            * the cache (NULL: memory.h's default), where a step's batch is
+                            * bounded by the cache (perf_best_throughput) */
 } perf_setup;
 
 /* With expert parallelism over n devices, the tokens the busiest one computes when T
@@ -180,16 +186,23 @@ typedef struct perf_breakdown {
     perf_op_time op[OP_COUNT];
 } perf_breakdown;
 
-/* A step's time and what it went to. */
+/* A step's time and what it went to: total_s = max(gpu_s, host_hidden_s) + host_exposed_s. */
 typedef struct perf_time {
     double total_s;
     double compute_s;  /* operators bound by compute */
     double memory_s;   /* by memory bandwidth */
     double launch_s;   /* by their kernel floor, and the floors of the others */
     double comm_s;     /* tensor-parallel all-reduces */
-    double host_s;     /* the engine's host work */
+    double host_s;     /* the engine's host work, all of it */
+    double gpu_s;      /* compute + memory + launch + comm */
+    double host_hidden_s;  /* of host_s, what the engine runs while the GPU computes */
+    double host_exposed_s; /* what it runs in series with the GPU */
     bool compute_bound; /* compute_s >= memory_s */
 } perf_time;
+
+/* The step's time from its GPU time and its host work under an overlap share: the
+ * overlapped part counts where it exceeds the GPU's (see perf_profile.host_overlap). */
+double perf_step_s(double gpu_s, double host_s, double overlap);
 
 /* One iteration; fills *ops (when not NULL) with its operators. */
 perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdown *ops);
@@ -248,11 +261,15 @@ perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context);
 
 
 /* A pure-decode iteration of `seqs` sequences attending to `context` tokens in all costs
- * fixed_s + attention_s_per_token x context: everything but the attention over the cache
- * is fixed for the batch, and that attention is linear in the context. */
+ * max(fixed_s + attention_s_per_token x context, host_hidden_s) + host_exposed_s: the
+ * GPU's part is fixed for the batch but for the attention over the cache, which is linear
+ * in the context; the host work is fixed for the batch, its overlapped part hidden under
+ * the GPU's (perf_profile.host_overlap; 0 for an engine in series, whose host work is
+ * all exposed). */
 typedef struct perf_decode_shape {
     double fixed_s;
     double attention_s_per_token;
+    double host_hidden_s, host_exposed_s;
 } perf_decode_shape;
 
 perf_decode_shape perf_decode_shape_of(const perf_setup *s, double seqs);
@@ -272,7 +289,8 @@ perf_decode_shape perf_speculative_shape_of(const perf_setup *target, const perf
 perf_decode_shape perf_speculative_draft_shape_of(const perf_speculation *sp, unsigned seqs);
 
 /* The k-th of a run of iterations with a fixed batch costs max(compute0 + compute1 k,
- * memory0 + memory1 k) + fixed (all in seconds). */
+ * memory0 + memory1 k) + fixed (all in seconds).  From a decode shape: memory the GPU's
+ * part, compute the host's overlapped part (constant), fixed the exposed host work. */
 typedef struct decode_cost {
     double compute0, compute1, memory0, memory1, fixed;
 } decode_cost;

@@ -254,6 +254,13 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
 
 /* ---- the planner ------------------------------------------------------------------------ */
 
+void training_constraints_state_from(training_constraints *to, const training_constraints *from)
+{
+    to->weight_bytes = from->weight_bytes;
+    to->gradient_bytes = from->gradient_bytes;
+    to->optimizer_bytes = from->optimizer_bytes;
+}
+
 /* The fewest layers per stage to recompute in full for the setup to fit; -1 if even all
  * do not.  The memory falls as layers are recomputed, so the first that fits is it. */
 static int layers_to_recompute(const model_spec *m, const device_spec *d, training_setup s,
@@ -416,7 +423,9 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
                                              .seq_len = seq_len, .dualpipe = c.dualpipe,
-                                             .lora = c.lora };
+                                             .lora = c.lora, .weight_bytes = c.weight_bytes,
+                                             .gradient_bytes = c.gradient_bytes,
+                                             .optimizer_bytes = c.optimizer_bytes };
                         /* expert parallelism: powers of two dividing dp, up to the
                          * experts (1 for a dense model) */
                         unsigned ep_most = model_moe_layers(m) ? m->experts : 1;

@@ -107,9 +107,15 @@ typedef struct training_constraints {
     bool dualpipe;         /* DualPipe imposed (the planner never picks it by itself: the
                             * frameworks it models schedule 1F1B or interleaved) */
     bool lora;             /* low-rank adapters on a frozen base (training_setup.lora) */
+    /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
+     * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
+    double weight_bytes, gradient_bytes, optimizer_bytes;
 } training_constraints;
 
-#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1, false, false })
+#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1, false, false, 0, 0, 0 })
+
+/* Copies from's bytes a parameter (weight, gradient, optimizer) into to. */
+void training_constraints_state_from(training_constraints *to, const training_constraints *from);
 
 /* The fastest setup that fits within the constraints, as a framework's user would pick
  * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3

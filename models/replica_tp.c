@@ -9,7 +9,7 @@ double replica_wave_rate_per_device(const perf_setup *s, double prompt, double o
                                     unsigned max_batch)
 {
     inference_memory mem = memory_inference_for(s->model, s->device, s->weights, s->kv, s->tp,
-                                                s->attention_dp);
+                                                s->attention_dp, s->reserve);
     double held = mem.fits ? floor(mem.kv_capacity_tokens
                                    / model_attended_tokens(s->model, prompt + output)) : 0;
     if (held < 1)

@@ -53,14 +53,14 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
 {
     const model_spec *m = &sc->catalog.models[w->model];
     const device_spec *d = &sc->catalog.devices[device];
-    const pool_spec *p = &sc->pools[pool];
     bool swap = w->kv_policy == KV_SWAP, offload = w->host_kv.offload && !swap;
     double bytes_per_token = model_kv_bytes_per_token(m, w->kv_prec);
     const model_spec *draft = w->has_spec_draft ? &sc->catalog.models[w->spec_draft] : NULL;
-    double device_tokens = draft ? memory_inference_with_draft(m, draft, d, w->prec, w->kv_prec, tp)
-                                       .kv_capacity_tokens
+    const memory_reserve *reserve = inference_reserve(w);
+    double device_tokens = draft ? memory_inference_with_draft(m, draft, d, w->prec, w->kv_prec, tp,
+                                                               reserve).kv_capacity_tokens
                                  : memory_inference_for(m, d, w->prec, w->kv_prec, tp,
-                                                        w->attention_dp).kv_capacity_tokens;
+                                                        w->attention_dp, reserve).kv_capacity_tokens;
     unsigned links = w->attention_dp ? 1 : tp;
     /* multi-LoRA: the adapters' slots take their bytes out of the cache */
     double lora_bytes = w->lora_slots ? lora_adapter_bytes(m, w->lora_rank, w->lora_projections, LORA_BYTES_PER_VALUE) : 0;
@@ -69,7 +69,7 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
                        : lora_load_s(lora_bytes, kv_swap_bandwidth(&w->host_kv, d, links));
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
-        .profile = p->has_profile ? p->profile : perf_default_profile(d),
+        .profile = inference_profile(sc, w, pool, d),
         .tp = tp, .expert_parallel = w->expert_parallel, .expert_skew = w->expert_skew,
         .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
@@ -227,7 +227,8 @@ static peak_shares peak_shares_of(const model_spec *m, const device_spec *d,
     peak_shares out = { NAN, NAN };
     if (!(gs->replica_s > 0))
         return out;
-    inference_memory mem = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp);
+    inference_memory mem = memory_inference_for(m, d, w->prec, w->kv_prec, tp, w->attention_dp,
+                                                inference_reserve(w));
     double device_s = gs->replica_s * tp;
     double flops = device_peak_flops(d, w->prec, NULL);
     double bytes = gs->iterations * mem.weights_bytes * tp

@@ -74,6 +74,25 @@ void scenario_release(scenario *sc)
     scenario_init(sc);
 }
 
+const engine_spec *inference_engine(const scenario *sc, const inference_spec *w)
+{
+    return w->has_engine && w->engine < sc->catalog.nengines ? &sc->catalog.engines[w->engine]
+                                                              : NULL;
+}
+
+const memory_reserve *inference_reserve(const inference_spec *w)
+{
+    return w->has_engine ? &w->reserve : NULL;
+}
+
+perf_profile inference_profile(const scenario *sc, const inference_spec *w, size_t pool,
+                               const device_spec *d)
+{
+    const pool_spec *p = &sc->pools[pool];
+    perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
+    return engine_apply_profile(inference_engine(sc, w), &base);
+}
+
 sim_dist arrival_interarrival(const arrival_spec *arrivals)
 {
     double mean_s = 1 / arrivals->rate_per_s;

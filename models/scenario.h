@@ -93,6 +93,12 @@ typedef struct inference_spec {
     size_t pool;              /* index into scenario.pools (a pool with a gpu) */
     size_t model;             /* index into scenario.catalog.models */
     size_t device;            /* index into scenario.catalog.devices */
+    bool has_engine;          /* engine = "...": the serving engine (index into
+                               * scenario.catalog.engines; the loader sets the default);
+                               * false: none applied (models/engine.h) */
+    size_t engine;
+    bool engine_default;      /* the scenario named none */
+    memory_reserve reserve;   /* the engine's, for this model (engine_memory_reserve) */
     precision prec;           /* the weights' */
     precision kv_prec;        /* the key-value cache's (kv_precision) */
     bool expert_parallel;     /* a mixture's experts whole over the tp devices */
@@ -220,6 +226,17 @@ typedef struct scenario {
  * distribution the scenario holds). */
 void scenario_init(scenario *sc);
 void scenario_release(scenario *sc);
+
+/* A workload's serving engine, or NULL when it has none. */
+const engine_spec *inference_engine(const scenario *sc, const inference_spec *w);
+
+/* What its engine keeps of each device's memory (NULL without an engine). */
+const memory_reserve *inference_reserve(const inference_spec *w);
+
+/* The perf profile its replicas on pool p run with: the pool's (or the device's default)
+ * with the engine's host work (engine_apply_profile). */
+perf_profile inference_profile(const scenario *sc, const inference_spec *w, size_t pool,
+                               const device_spec *d);
 
 /* The inter-arrival time distribution of an arrival process. */
 sim_dist arrival_interarrival(const arrival_spec *arrivals);

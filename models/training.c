@@ -101,7 +101,9 @@ static bool estimate(const model_spec *m, const device_spec *d, const perf_profi
         return false;
     training_setup s = { .tp = c.tp ? c.tp : 1, .pp = c.pp ? c.pp : 1, .zero_stage = 1,
                          .recompute_layers = m->layers, .micro_batch = 1,
-                         .seq_len = seq_len, .lora = c.lora, .dualpipe = c.dualpipe };
+                         .seq_len = seq_len, .lora = c.lora, .dualpipe = c.dualpipe,
+                         .weight_bytes = c.weight_bytes, .gradient_bytes = c.gradient_bytes,
+                         .optimizer_bytes = c.optimizer_bytes };
     *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
     return out->memory.fits;
 }
@@ -145,6 +147,7 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
     imposed.pp = pp;
     imposed.lora = c.lora;
     imposed.dualpipe = c.dualpipe;
+    training_constraints_state_from(&imposed, &c);
     perf_profile p = profile ? *profile : perf_default_profile(d);
     training_estimate e;
     if (!estimate(m, d, &p, prec, gpus, imposed, seq_len, global_batch, &e)) {
@@ -152,6 +155,7 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
         training_constraints free = TRAINING_FREE;
         free.lora = c.lora;
         free.dualpipe = c.dualpipe;
+        training_constraints_state_from(&free, &c);
         unsigned fit = 0;
         for (unsigned g = gpus * 2; g && g <= 65536 && !fit; g *= 2) {
             training_estimate probe;

@@ -40,6 +40,9 @@ typedef struct training_spec {
     double step_s;         /* seconds per step at full speed */
     double tokens_per_step;/* 0 when not derived from a model */
     double mfu;            /* model-FLOPs utilisation of a step; NaN when unknown */
+    bool has_engine;       /* a job of a model: its training engine (index into the
+                            * scenario's catalog.engines) */
+    size_t engine;
     checkpoint_spec checkpoint;
     double restart_s;      /* reload after a loss, paid at the next start */
 } training_spec;

@@ -18,6 +18,7 @@ void validate_summary_add(validate_summary *s, const validate_result *r)
         return;
     s->predicted++;
     s->sum_abs_error += fabs(r->error);
+    s->sum_error += r->error;
     if (!s->worst_id || fabs(r->error) > fabs(s->worst_error)) {
         s->worst_error = r->error;
         s->worst_id = r->id;
@@ -29,19 +30,27 @@ double validate_summary_mape(const validate_summary *s)
     return s->predicted ? s->sum_abs_error / s->predicted : NAN;
 }
 
-size_t validate_summarize(const validate_result *rows, size_t n, validate_summary *out,
-                          size_t max)
+double validate_summary_bias(const validate_summary *s)
+{
+    return s->predicted ? s->sum_error / s->predicted : NAN;
+}
+
+size_t validate_summarize(const validate_result *rows, size_t n, bool by_engine,
+                          validate_summary *out, size_t max)
 {
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
+        const char *engine = by_engine && rows[i].engine ? rows[i].engine : "";
         size_t k = 0;
-        while (k < used && strcmp(out[k].category, rows[i].category))
+        while (k < used && (strncmp(out[k].category, rows[i].category, sizeof out[k].category - 1)
+                            || strncmp(out[k].engine, engine, sizeof out[k].engine - 1)))
             k++;
         if (k == used) {
             if (used == max)
                 continue;
             memset(&out[used], 0, sizeof out[used]);
             strncpy(out[used].category, rows[i].category, sizeof out[used].category - 1);
+            strncpy(out[used].engine, engine, sizeof out[used].engine - 1);
             used++;
         }
         validate_summary_add(&out[k], &rows[i]);

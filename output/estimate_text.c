@@ -3,14 +3,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "models/catalog.h"
 #include "output/csv_write.h"
 
 #define GB 1e9
 
-/* What the largest part of a step is. */
+/* What the largest part of a step is; the host's, what the step pays beyond the GPU's
+ * time (what the engine hides under the GPU counts for nothing). */
 static const char *bound(const perf_time *t)
 {
-    const double parts[] = { t->compute_s, t->memory_s, t->launch_s, t->host_s, t->comm_s };
+    const double parts[] = { t->compute_s, t->memory_s, t->launch_s, t->total_s - t->gpu_s,
+                             t->comm_s };
     static const char *const names[] = { "compute", "memory bandwidth", "kernel launch",
                                          "host", "communication" };
     int most = 0;
@@ -21,14 +24,15 @@ static const char *bound(const perf_time *t)
 }
 
 /* The operators of the first token's prefill and of one decode step, side by side. */
-static void print_breakdown(FILE *out, const estimate_request *req, const estimate_result *r)
+static void print_breakdown(FILE *out, const model_spec *m, const estimate_request *req,
+                            const estimate_result *r)
 {
     const perf_breakdown *a = &r->first_token_ops, *b = &r->decode_ops;
     fprintf(out, "\nwhere the time goes: the first token (prefill of %.0f tokens) and a decode "
             "step (batch %u, %.0f tokens of context each)\n", req->prompt, r->batch,
             req->prompt + req->output / 2);
-    fprintf(out, "  %-18s %10s %6s  %-13s %10s %6s  %s\n", "operator", "prefill ms", "share",
-            "bound", "decode ms", "share", "bound");
+    fprintf(out, "  %-18s %10s %6s  %-13s %10s %6s  %-13s %s\n", "operator", "prefill ms",
+            "share", "bound", "decode ms", "share", "bound", "kernels");
     for (int i = 0; i < OP_COUNT; i++) {
         const perf_op_time *x = &a->op[i], *y = &b->op[i];
         if (x->time_s <= 0 && y->time_s <= 0)
@@ -40,10 +44,13 @@ static void print_breakdown(FILE *out, const estimate_request *req, const estima
         else
             fprintf(out, " %10s %6s  %-13s", "-", "", "");
         if (y->time_s > 0)
-            fprintf(out, " %10.4f %5.1f%%  %s\n", 1e3 * y->time_s,
+            fprintf(out, " %10.4f %5.1f%%  %-13s", 1e3 * y->time_s,
                     100 * y->time_s / r->decode.total_s, perf_bound_name(y->bound));
         else
-            fprintf(out, " %10s\n", "-");
+            fprintf(out, " %10s %6s  %-13s", "-", "", "");
+        const char *kernels = engine_kernel_of(req->engine, (perf_op)i, m);
+        fprintf(out, " %s\n", kernels ? kernels : i == OP_HOST ? "the engine's host work"
+                                                               : "memory passes");
     }
     fprintf(out, "  %-18s %10.4f %5.1f%%  %-13s %10.4f %5.1f%%\n", "total",
              1e3 * r->first_token.total_s, 100.0, "", 1e3 * r->decode.total_s, 100.0);
@@ -54,6 +61,13 @@ static void print_breakdown(FILE *out, const estimate_request *req, const estima
             1e3 * r->first_token.host_s, 1e3 * r->first_token.comm_s, 1e3 * r->decode.compute_s,
             1e3 * r->decode.memory_s, 1e3 * r->decode.launch_s, 1e3 * r->decode.host_s,
             1e3 * r->decode.comm_s);
+    fprintf(out, "  host work: prefill %.3g ms, %.3g of it hidden under the GPU's %.3g ms, %.3g "
+            "exposed;\n             decode %.3g ms, %.3g hidden under the GPU's %.3g ms, %.3g "
+            "exposed\n", 1e3 * r->first_token.host_s,
+            1e3 * fmin(r->first_token.host_hidden_s, r->first_token.gpu_s),
+            1e3 * r->first_token.gpu_s, 1e3 * (r->first_token.total_s - r->first_token.gpu_s),
+            1e3 * r->decode.host_s, 1e3 * fmin(r->decode.host_hidden_s, r->decode.gpu_s),
+            1e3 * r->decode.gpu_s, 1e3 * (r->decode.total_s - r->decode.gpu_s));
 }
 
 /* Speculative decoding against plain decoding across batch sizes: its gain at small
@@ -122,7 +136,19 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     fprintf(out, "\n");
     fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
             precision_name(r->kv_prec));
-    fprintf(out, "  measurements        %s\n\n", perf_family_reason(d));
+    fprintf(out, "  measurements        %s\n", perf_family_reason(d));
+    if (req->engine)
+        fprintf(out, "  engine              %s%s: %s; host work %.0f%% run while the GPU computes "
+                "(%s)\n", req->engine->name,
+                strcmp(req->engine->name, CATALOG_DEFAULT_SERVING_ENGINE) ? "" : " (the default)",
+                req->engine->describes, 100 * req->engine->host_overlap,
+                req->engine->host_measured ? "measured" : "stated");
+    if (req->train_engine)
+        fprintf(out, "  training engine     %s%s: %s\n", req->train_engine->name,
+                strcmp(req->train_engine->name, CATALOG_DEFAULT_TRAINING_ENGINE) ? ""
+                                                                                 : " (the default)",
+                req->train_engine->describes);
+    fprintf(out, "\n");
     fprintf(out, "inference, replicas of %u device%s (smallest that fits: %u)\n", r->tp,
             r->tp == 1 ? "" : "s", r->min_tp);
     print_layout(out, req, r);
@@ -147,7 +173,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, "  best throughput     %.4g output tokens/s on %u devices (%u replicas of "
                 "tp %u, batch %u)\n", r->throughput.tokens_per_s, req->gpus,
                 r->throughput.replicas, r->throughput.tp, r->throughput.batch);
-    print_breakdown(out, req, r);
+    print_breakdown(out, m, req, r);
     print_speculation(out, req, r);
     fprintf(out, "\ntraining%s on %u device%s, %.3g tokens (%.3g FLOPs = %d x %.3g x %.3g)\n",
             req->lora ? " low-rank adapters (LoRA; the model frozen)" : "", req->gpus,
@@ -215,6 +241,7 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     (void)d;
     const training_estimate *t = &r->train;
     fputs("metric,value,unit\n", out);
+    row(out, "engine_host_overlap", req->engine ? req->engine->host_overlap : 0, "1");
     row(out, "params", r->params, "parameters");
     row(out, "params_active", r->params_active, "parameters");
     row(out, "weights_gb", r->weights_bytes / GB, "GB");
@@ -277,6 +304,11 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
             snprintf(name, sizeof name, "%s_op_%s_s", steps[k].name, perf_op_name((perf_op)i));
             row(out, name, steps[k].ops->op[i].time_s, "s");
         }
+        /* the host work under the GPU's step and beyond it (the engine's overlap) */
+        snprintf(name, sizeof name, "%s_host_hidden_s", steps[k].name);
+        row(out, name, fmin(x->host_hidden_s, x->gpu_s), "s");
+        snprintf(name, sizeof name, "%s_host_exposed_s", steps[k].name);
+        row(out, name, x->total_s - x->gpu_s, "s");
     }
 }
 

@@ -51,15 +51,39 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
             1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
 }
 
+/* "    engine NAME (default): what it stands for; host work ..., memory ..." */
+static void output_engine_text(FILE *out, const scenario *sc, const inference_spec *w)
+{
+    const engine_spec *e = inference_engine(sc, w);
+    if (!e)
+        return;
+    const pool_spec *p = &sc->pools[w->pool];
+    fprintf(out, "    engine %s%s: %s\n", e->name, w->engine_default ? " (the default)" : "",
+            e->describes);
+    if (p->has_profile && p->profile.has_operators)
+        fprintf(out, "      host work and kernels from the pool's measured profile\n");
+    else
+        fprintf(out, "      host work %s, %.0f%% of it run while the GPU computes (%s)\n",
+                isnan(e->host_s) ? "the operator set's measured figures" : "as the engine states",
+                100 * e->host_overlap, e->host_measured ? "measured" : "stated");
+    fprintf(out, "      memory: %s, share %.3g, %.3g GB kept before the cache on each GPU\n",
+            memory_rule_name(e->memory_rule), e->memory_share,
+            memory_reserved_bytes(&w->reserve, w->tp,
+                                  sc->catalog.devices[w->device].memory_bytes) / 1e9);
+}
+
 void output_replicas_text(FILE *out, const scenario *sc)
 {
     for (size_t i = 0; i < sc->ninferences; i++) {
         const inference_spec *w = &sc->inferences[i];
         double mean = sim_dist_mean(&w->prompt_tokens) + sim_dist_mean(&w->output_tokens);
-        fprintf(out, "%s: %u replica%s of tp %u%s on %s, cache %.0f tokens per replica (%.0f "
-                "requests of %.0f tokens)\n", w->name, w->replicas, w->replicas == 1 ? "" : "s",
-                w->tp, w->tp_chosen ? " (chosen)" : "", sc->pools[w->pool].name,
-                w->kv_capacity_tokens, floor(w->kv_capacity_tokens / mean), mean);
+        const engine_spec *e = inference_engine(sc, w);
+        fprintf(out, "%s: %u replica%s of tp %u%s on %s, engine %s%s, cache %.0f tokens per "
+                "replica (%.0f requests of %.0f tokens)\n", w->name, w->replicas,
+                w->replicas == 1 ? "" : "s", w->tp, w->tp_chosen ? " (chosen)" : "",
+                sc->pools[w->pool].name, e ? e->name : "none",
+                w->engine_default ? " (default)" : "", w->kv_capacity_tokens,
+                floor(w->kv_capacity_tokens / mean), mean);
         if (w->has_decode)
             fprintf(out, "%s: decode on %u replica%s of tp %u%s on %s, cache %.0f tokens per "
                     "replica (%.0f requests)\n", w->name, sc->pools[w->decode_pool].count / w->decode_tp,
@@ -178,6 +202,7 @@ void output_scenario_text(FILE *out, const scenario *sc)
                 sc->pools[w->pool].name, w->replicas, w->tp,
                 w->tp_chosen ? " (chosen: the most tokens/s per GPU)" : "", arrivals,
                 routing_policy_name(w->routing), w->reference ? ", reference mode" : "");
+        output_engine_text(out, sc, w);
         output_cache_capacity_text(out, w);
         if (w->lengths_from_trace) {
             fprintf(out, "    prompt and output tokens from the trace's rows (mean %.6g and "

@@ -13,6 +13,9 @@
 --   packed      3 GPUs too: the steady models on two, the three occasional ones always
 --               loaded together on the third, time-sliced three ways (each a third of
 --               its memory and its turns; they slow each other only when busy at once).
+--               A third of an H100 (26.4 GiB) cannot hold Gemma-3-12B's 23.5 GB of
+--               16-bit weights beside the engine's runtime and activation reserve, so
+--               packed, the occasional models run in fp8.
 -- The sweep varies the idle time (30 s to 10 min).  The verdict reads the GPUs and the
 -- cost of each way and what the occasional models' users pay: cold starts and their
 -- TTFT p99.
@@ -43,7 +46,8 @@ for name, m in pairs(models) do
   workloads["own_" .. name] = workload("own_" .. name, {})
   local occasional = m.rate < 1
   workloads["one_" .. name] = workload("shared", occasional and { scale_to_zero = "2m" } or {})
-  workloads["pk_" .. name] = workload(occasional and "packed" or "pair", {})
+  workloads["pk_" .. name] = workload(occasional and "packed" or "pair",
+                                      occasional and { precision = "fp8" } or {})
 end
 pools.pair = fs.dedicated { gpu = "H100-SXM", count = 2, cost = cost }
 pools.packed = fs.dedicated { gpu = "H100-SXM", count = 1, cost = cost,

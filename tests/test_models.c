@@ -229,7 +229,7 @@ Test(models, every_reference_device_is_in_the_catalog_with_its_datasheet_figures
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const device_spec *d = test_device(rows[i].name);
         cr_expect_float_eq(d->peak_flops[PREC_FP16], rows[i].fp16 * 1e12, 1, "%s", rows[i].name);
-        cr_expect_float_eq(d->memory_bytes, rows[i].mem_gb * 1e9, 1, "%s", rows[i].name);
+        cr_expect_float_eq(d->memory_datasheet_bytes, rows[i].mem_gb * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->bandwidth_bytes_per_s, rows[i].bw * 1e9, 1, "%s", rows[i].name);
         cr_expect_float_eq(d->tdp_w, rows[i].tdp, 0, "%s", rows[i].name);
     }
@@ -326,7 +326,7 @@ Test(models, tensor_parallelism_divides_per_device_memory)
     cr_expect_float_eq(four.kv_bytes_per_token, one.kv_bytes_per_token / 4, 1e-9);
     cr_expect_not(one.fits, "138 GB of fp16 weights do not fit in 80 GB");
     cr_expect(four.fits);
-    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, 4096, 8), 2);
+    cr_expect_eq(memory_min_tp(m, d, PREC_FP16, PREC_FP16, 4096, 8, NULL), 2);
 }
 
 Test(models, gpt3_training_flops)
@@ -409,7 +409,8 @@ Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
     cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), -1);
     cr_expect_str_eq(err, "llama-2-70b in fp16 does not fit on 1 x A100-80GB-SXM: a replica "
                      "needs 138.2 GB per device (138.0 GB of weights and 0.25 GB of cache for "
-                     "768 tokens) and each A100-80GB-SXM has 72.0 GB usable (90% of 80 GB); "
+                     "768 tokens) and each A100-80GB-SXM has 76.6 GB usable (90% of the 85.1 GB "
+                     "CUDA reports); "
                      "the smallest tensor parallelism that fits is 2 (--tp 2 --gpus 2)");
 }
 

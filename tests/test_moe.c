@@ -124,7 +124,7 @@ Test(moe, attention_data_parallel_keeps_a_cache_per_device)
     double routed = 58.0 * 256 * 3 * 7168 * 2048;
     /* its embeddings and head (129,280 x 7,168 each, untied) stay bf16, 2 bytes */
     double embed = 2 * 129280.0 * 7168 + 7168;
-    inference_memory dp = memory_inference_dp(m, d, PREC_FP8, PREC_BF16, 8);
+    inference_memory dp = memory_inference_dp(m, d, PREC_FP8, PREC_BF16, 8, NULL);
     cr_expect_float_eq(dp.weights_bytes, model_params(m) - routed + routed / 8 + embed, 1);
     cr_expect_float_eq(dp.kv_bytes_per_token, 61.0 * 576 * 2, 0);
     double free_bytes = d->memory_bytes * MEMORY_USABLE_FRACTION - dp.weights_bytes;
@@ -135,7 +135,7 @@ Test(moe, attention_data_parallel_keeps_a_cache_per_device)
     cr_expect_lt(tp.kv_capacity_tokens, dp.kv_capacity_tokens / 4);
     /* a dense model has nothing to spread: tensor parallel's figures */
     const model_spec *dense = test_model("llama-3-70b");
-    inference_memory a = memory_inference_dp(dense, d, PREC_FP8, PREC_BF16, 8);
+    inference_memory a = memory_inference_dp(dense, d, PREC_FP8, PREC_BF16, 8, NULL);
     inference_memory b = memory_inference(dense, d, PREC_FP8, PREC_BF16, 8);
     cr_expect_float_eq(a.kv_capacity_tokens, b.kv_capacity_tokens, 0);
 }

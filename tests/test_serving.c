@@ -179,7 +179,7 @@ static serving_config speculative_config(double rate)
     c.replica.draft = catalog_model(&cat, "llama-3.2-1b");
     c.replica.spec_tokens = perf_speculative_tokens(0.7, 4);
     c.replica.kv_capacity_tokens = memory_inference_with_draft(llama, c.replica.draft, h100,
-                                                               PREC_FP16, PREC_FP16, 1)
+                                                               PREC_FP16, PREC_FP16, 1, NULL)
                                        .kv_capacity_tokens;
     c.spec_acceptance = sim_dist_uniform(0.5, 0.9);
     return c;

@@ -153,7 +153,7 @@ Test(shared_pool, the_default_cold_start_is_the_weights_over_the_measured_load_r
     cr_assert_eq(catalog_load(&cat, why, sizeof why), 0, "%s", why);
     const model_spec *m = catalog_model(&cat, "llama-3.1-8b");
     double weights = memory_inference_for(m, catalog_device(&cat, "H100-SXM"), PREC_FP16,
-                                          PREC_FP16, 1, false).weights_bytes;
+                                          PREC_FP16, 1, false, NULL).weights_bytes;
     catalog_release(&cat);
     cr_expect_float_eq(row(csv, "a", "cold_start_s"), weights / COLD_START_BANDWIDTH, 1e-12);
     cr_expect_float_eq(row(csv, "b", "cold_start_s"), 3 + weights / 4e9, 1e-12);

@@ -36,27 +36,43 @@ Test(validate, error_is_predicted_over_published_less_one)
     cr_expect(isnan(validate_error(NAN, 1)));
 }
 
-Test(validate, summary_counts_mape_and_worst)
+Test(validate, summary_counts_mape_bias_and_worst)
 {
     validate_result rows[] = {
-        { "A1", "latency", "m", "ms", 100, true, 110, 0.10, NULL },
-        { "B1", "memory", "m", "GB", 10, true, 10, 0, NULL },
-        { "A2", "latency", "m", "ms", 200, true, 140, -0.30, NULL },
-        { "A3", "latency", "m", "ms", 50, false, 0, 0, "no catalog device for 'H300'" },
+        { "A1", "latency", "m", "ms", 100, true, 110, 0.10, NULL, "sglang" },
+        { "B1", "memory", "m", "GB", 10, true, 10, 0, NULL, "vllm" },
+        { "A2", "latency", "m", "ms", 200, true, 140, -0.30, NULL, "vllm" },
+        { "A3", "latency", "m", "ms", 50, false, 0, 0, "no catalog device for 'H300'", "vllm" },
+        { "A4", "latency", "m", "ms", 100, true, 105, 0.05, NULL, "sglang" },
     };
     validate_summary s[4];
-    size_t n = validate_summarize(rows, 4, s, 4);
+    size_t n = validate_summarize(rows, 5, false, s, 4);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(s[0].category, "latency");
-    cr_expect_eq(s[0].rows, 3);
-    cr_expect_eq(s[0].predicted, 2);
-    cr_expect(close_to(validate_summary_mape(&s[0]), 0.20)); /* (0.10 + 0.30) / 2 */
+    cr_expect_str_eq(s[0].engine, "");
+    cr_expect_eq(s[0].rows, 4);
+    cr_expect_eq(s[0].predicted, 3);
+    cr_expect(close_to(validate_summary_mape(&s[0]), 0.15)); /* (0.10 + 0.30 + 0.05) / 3 */
+    cr_expect(close_to(validate_summary_bias(&s[0]), -0.05)); /* (0.10 - 0.30 + 0.05) / 3 */
     cr_expect_str_eq(s[0].worst_id, "A2");
     cr_expect(close_to(s[0].worst_error, -0.30));
     cr_expect_eq(s[1].predicted, 1);
     cr_expect(close_to(validate_summary_mape(&s[1]), 0));
+    /* by category and engine: latency/sglang, memory/vllm, latency/vllm */
+    n = validate_summarize(rows, 5, true, s, 4);
+    cr_assert_eq(n, 3);
+    cr_expect_str_eq(s[0].engine, "sglang");
+    cr_expect_eq(s[0].predicted, 2);
+    cr_expect(close_to(validate_summary_bias(&s[0]), 0.075));
+    cr_expect_str_eq(s[2].category, "latency");
+    cr_expect_str_eq(s[2].engine, "vllm");
+    cr_expect_eq(s[2].rows, 2);
+    cr_expect(close_to(validate_summary_bias(&s[2]), -0.30));
+    /* past max: groups left out, the rows of those kept counted */
+    cr_expect_eq(validate_summarize(rows, 5, true, s, 2), 2);
     validate_summary empty = { 0 };
     cr_expect(isnan(validate_summary_mape(&empty)));
+    cr_expect(isnan(validate_summary_bias(&empty)));
 }
 
 /* The figure the CSV output gives row `id` (predicted column), NaN when not predicted. */
@@ -301,9 +317,12 @@ Test(validate, requests_all_at_once_by_hand)
 
 Test(validate, a_stated_memory_share_sets_the_cache)
 {
-    /* Llama-3-8B in bf16 on one H100 (80e9 bytes): SGLang's mem-fraction-static 0.93 or
-     * vLLM's gpu_memory_utilization 0.8 leave that share of the device, less the weights,
-     * for the cache (131,072 bytes a token); a row that states none gets the default 0.9 */
+    /* Llama-3-8B in bf16 on one H100 (79.22 GiB as CUDA reports it), an SGLang row:
+     * mem-fraction-static 0.93 (or a share given as gpu_memory_utilization 0.8) leaves
+     * that share of the device, less the weights, for the cache (131,072 bytes a token);
+     * a row that states none gets SGLang's own rule, the device less what it reserves:
+     * 512 MiB, 1.5 MiB a token of its 8,192-token chunk, 128 MiB for its one rank and
+     * 2 MiB for each of 256 graphs, 13.125 GiB in all (above its 10 GiB floor) */
     catalog cat;
     load_catalog(&cat);
     const model_spec *m = catalog_model(&cat, "llama-3-8b");
@@ -314,14 +333,15 @@ Test(validate, a_stated_memory_share_sets_the_cache)
                          .parallelism = "TP=1", .batch = "mem-fraction-static 0.93",
                          .input_tokens = "", .output_tokens = "", .seq_len = "",
                          .global_batch = "", .train_tokens = "", .engine = "SGLang" };
-    const double shares[] = { 0.93, 0.8, 0.9 };
+    const double gib = 1073741824.0, device = 79.22 * gib;
+    const double pools[] = { 0.93 * device, 0.8 * device, device - 13.125 * gib };
     const char *cells[] = { "mem-fraction-static 0.93", "gpu_memory_utilization 0.8", "" };
     for (size_t i = 0; i < 3; i++) {
         row.batch = cells[i];
         validate_prediction p;
         validate_predict(&cat, &row, &p);
         cr_assert(p.predicted, "%s", p.reason);
-        cr_expect_float_eq(p.value, floor((shares[i] * 80e9 - weights) / token), 0.5,
+        cr_expect_float_eq(p.value, floor((pools[i] - weights) / token), 0.5,
                            "'%s': %g", cells[i], p.value);
     }
     catalog_release(&cat);
@@ -339,8 +359,14 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     const model_spec *m = catalog_model(&cat, "llama-2-13b");
     const device_spec *d = catalog_device(&cat, "H200-SXM");
     cr_assert(m && d);
-    inference_memory bf = memory_inference(m, d, PREC_FP8, PREC_BF16, 1);
-    inference_memory f8 = memory_inference(m, d, PREC_FP8, PREC_FP8, 1);
+    /* the rows' engine, TensorRT-LLM's C++ runtime: its memory and no host work */
+    const engine_spec *e = catalog_engine(&cat, validate_engine_of(&(validate_row){
+        .category = "throughput", .metric = "", .engine = "TensorRT-LLM v0.5.0" }));
+    cr_assert_not_null(e);
+    cr_assert_str_eq(e->name, "tensorrt-llm-cpp");
+    memory_reserve r = engine_memory_reserve(e, m);
+    inference_memory bf = memory_inference_reserved(m, d, PREC_FP8, PREC_BF16, 1, &r);
+    inference_memory f8 = memory_inference_reserved(m, d, PREC_FP8, PREC_FP8, 1, &r);
     cr_assert_float_eq(f8.kv_bytes_per_token, 2.0 * 40 * 5120, 1e-6);
     cr_assert_float_eq(bf.kv_bytes_per_token, 4.0 * 40 * 5120, 1e-6);
     unsigned fits16 = (unsigned)(bf.kv_capacity_tokens / 256);
@@ -360,7 +386,7 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     for (size_t i = 0; i < 2; i++) {
         snprintf(cell, sizeof cell, "static batch %u", batches[i]);
         perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
-                         .kv = caches[i], .tp = 1 };
+                         .kv = caches[i], .tp = 1, .reserve = &r };
         double t = perf_prefill(&s, batches[i], 128).total_s
                    + 127 * perf_decode_step(&s, batches[i], 128 + 64).total_s;
         validate_prediction v;
@@ -474,6 +500,9 @@ Test(validate, a_training_runs_memory_is_its_plans)
     load_catalog(&cat);
     training_constraints c = TRAINING_FREE;
     c.recompute_layers = 32;
+    /* a Megatron-LM row: Megatron's bf16 weights, fp32 gradients and optimizer state */
+    engine_training_state(catalog_engine(&cat, "megatron"), &c);
+    cr_expect_float_eq(c.gradient_bytes, 4, 0);
     training_estimate t = h100_plan(&cat, "llama-3-8b", PREC_BF16, 8, 4096, 128, c);
     cr_assert_eq(t.setup.recompute_layers, 32, "every layer of llama-3-8b");
     validate_row row = { .id = "X", .category = "memory",

@@ -13,7 +13,10 @@
 -- datasheet's total a device (both directions; NVLink, Infinity Fabric, Gaudi's RoCE
 -- mesh); network is the scale-out NIC a device has (400 Gb/s when absent).  pcie_gen sets
 -- the host link (x16).  Idle power is a typical reading of an idle device, an estimate;
--- TDP is the datasheet's.  CPUs list fp32 only (derived as above); their memory is a
+-- TDP is the datasheet's.  memory is the datasheet's ("80GB"); what CUDA reports, which
+-- every memory figure uses, is memory_cuda where a source gives it, else the datasheet's
+-- GB read as GiB (HBM and GDDR come in binary sizes) less the H100's 0.975% that the
+-- driver keeps (models/device.h); a CPU's memory is taken as it is.  CPUs list fp32 only (derived as above); their memory is a
 -- typical configuration (12 or 8 channels of DDR5 at 64 GB); Xeon's AMX bf16 units are
 -- not modelled.  Prices are on-demand dollars per GPU-hour with their date and source
 -- (price_source names the offer, whose public price page gave the price on price_date);
@@ -52,7 +55,9 @@ return {
   ["H100-SXM"] = {
     kind = "gpu",
     tflops = { fp32 = 67, tf32 = 494.5, fp16 = 989.5, bf16 = 989.5, fp8 = 1979, int8 = 1979 },
-    memory = "80GB", bandwidth_gbs = 3350, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 70, tdp_w = 700,
+    -- memory_cuda: what CUDA reports (vLLM's start-up line "total_gpu_memory 79.22GiB",
+    -- vLLM pull request 10511, ../shared/reference/kernels/engine_memory.csv)
+    memory = "80GB", memory_cuda = "79.22GiB", bandwidth_gbs = 3350, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 70, tdp_w = 700,
     usd_per_hour = 3.99, price_date = "2026-09", price_source = "Lambda 8x H100 SXM",
   },
   ["H100-PCIe"] = {

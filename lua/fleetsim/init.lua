@@ -10,9 +10,11 @@ local units = require "fleetsim.units"
 local fs = { units = units, version = C.version }
 
 -- The catalogs, as plain tables a scenario may read, change or extend before it
--- returns: fs.devices["H100-SXM"].memory = "94GB", or fs.devices["my-gpu"] = { ... }.
+-- returns: fs.devices["H100-SXM"].memory = "94GB", or fs.devices["my-gpu"] = { ... };
+-- fs.engines.sglang.host.overlap = 0.5.
 fs.devices = require "fleetsim.devices"
 fs.models = require "fleetsim.models"
+fs.engines = require "fleetsim.engines"
 fs.egress = require "fleetsim.egress"
 
 -- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.

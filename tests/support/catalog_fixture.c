@@ -25,3 +25,10 @@ const device_spec *test_device(const char *name)
     cr_assert_not_null(d, "no device %s", name);
     return d;
 }
+
+const engine_spec *test_engine(const char *name)
+{
+    const engine_spec *e = catalog_engine(&test_catalog, name);
+    cr_assert_not_null(e, "no engine %s", name);
+    return e;
+}

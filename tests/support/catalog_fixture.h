@@ -14,5 +14,6 @@ void test_catalog_teardown(void);
 /* The entry, asserted to exist. */
 const model_spec *test_model(const char *name);
 const device_spec *test_device(const char *name);
+const engine_spec *test_engine(const char *name);
 
 #endif

@@ -1,0 +1,228 @@
+-- The engine catalog: serving engines and training frameworks as the performance and
+-- memory models see them (models/engine.h).  A workload names one: fs.inference {
+-- engine = "sglang" }, fs.training { engine = "megatron" }, estimate --engine; validate
+-- maps each row's engine column to one.  Defaults: "vllm-2024" for serving (the engine
+-- the operator set measured, as every figure of fleetsim's was priced before engines
+-- had names), "deepspeed" for training (the ZeRO paper's 16 bytes a parameter).
+--
+-- Each value says where it comes from.  "fit set" is ../shared/reference: operators/
+-- (Vidur's profiling of a 2024 vLLM: "Vidur profiling data, Microsoft
+-- (github.com/microsoft/vidur, MIT licence)") and kernels/ (engine_memory.csv: engines'
+-- start-up memory lines, each row citing its thread).  A setting an engine documents
+-- (a default in its code) names the file.  A figure no measurement sets is marked
+-- "stated" and is a parameter: change it in a scenario before it returns, e.g.
+--   fs.engines.sglang.host.overlap = 0.5
+-- or add a whole engine with the same fields: fs.engines["my-engine"] = { ... }.
+--
+-- Fields:
+--   kind       "serving" or "training"
+--   describes  the engine and versions the profile stands for
+--   kernels    the kernel family of each operator class, in words (estimate's breakdown):
+--              gemm, attention_prefill, attention_decode, moe_gemm, alltoall, collectives;
+--              "operators" is the fit set's 2024 engine, which prices every class today
+--   host       the host's work per iteration: from = "operators" (the fit set's measured
+--              figures for the device's family: 1.28 ms + 63 us a sequence, with Ray's
+--              worker traffic beyond one GPU unless ray = false: workers as local
+--              processes, whose hand-off the fit set does not measure), or base, per_sequence, tp_base and
+--              tp_per_sequence as durations; overlap, the share of it run while the GPU
+--              computes the step (0: in series, the sum; 1: max(GPU, host)); measured,
+--              whether a measurement set the figures; source, how they were set
+--   cuda_graphs  max_batch: decode batches up to it replay a captured graph
+--   memory     rule ("share_of_total": vLLM's gpu_memory_utilization of the device holds
+--              everything; "static_pool": SGLang's mem_fraction_static holds weights and
+--              cache only, 0 for SGLang's own rule, the device less what it reserves;
+--              "share_of_free": TensorRT-LLM's cache takes its share of what the weights
+--              and the runtime leave), share, runtime_gib, runtime_tp_gib and
+--              runtime_rank_gib (outside the allocator: CUDA context, library workspaces;
+--              more with tensor parallelism, once or for each rank), graphs_gib,
+--              token_budget (the profiling step's tokens), activation_bytes_per_token (a
+--              flat figure), else activation_factor (the peak over token_budget x the live
+--              bytes of one token) and activation_split (the peak splits over tensor
+--              parallelism); at least sampler_seqs x the vocabulary x bytes_per_logit
+--              (the sampler's peak, held whole); floor_gib and floor_above_gib (at least this reserved on a
+--              device above that)
+--   training   weight_bytes, gradient_bytes, optimizer_bytes a parameter
+
+-- What the 2024 engine's host phases were, on the fit set's 26 single-GPU rows
+-- (engine_overheads.csv lines 15-27 and 67-79): scheduling, preparing inputs, sampling
+-- (its metadata built in Python, waiting for the GPU) and processing outputs
+-- (detokenising, bookkeeping).  An engine that launches step n + 1 before step n's host
+-- work is done, the sampled tokens staying on the GPU (SGLang's overlap scheduler,
+-- TensorRT-LLM's overlap scheduler, vLLM's asynchronous scheduling), runs all of it
+-- beside the GPU: overlap 1, a step max(GPU, host).
+-- Processing outputs alone is 0.358 of the four phases' time summed: what an engine that
+-- hands its outputs to another process or thread runs beside the GPU.
+local OUTPUTS_AHEAD = 0.358
+
+-- vLLM's start-up lines on an H100 for Llama-3-8B (engine_memory.csv rows 1-2, vLLM pull
+-- request 10511, 2024-12-14): non-torch memory 1.79 GiB at tp 1 and 3.58 GiB a GPU at
+-- tp 2 (NCCL and custom all-reduce buffers: 1.79 more with tensor parallelism), and an
+-- activation peak of 1.26 GiB at both tp 1 and tp 2.  A peak that does not fall with
+-- tensor parallelism is not the feed-forward's (its 8,192 tokens x 2 x 3 x 14,336 bytes
+-- would halve, and come to 0.78 GiB with the residual stream at tp 1) but the sampler's:
+-- the profiling step's 256 sequences (max_num_seqs) each with fp32 logits over the
+-- 128,256-token vocabulary and the softmax, log-probabilities, sorted copies and indices
+-- the sampler makes of them, 41.2 bytes a logit (1.26 GiB / (256 x 128,256): the one
+-- figure these rows set).  So the peak is the larger of the two: the feed-forward's
+-- live bytes at the token budget (split over tp) and the sampler's.
+local VLLM_MEMORY = {
+  rule = "share_of_total", share = 0.9, runtime_gib = 1.79, runtime_tp_gib = 1.79,
+  graphs_gib = 0, token_budget = 8192, activation_factor = 1, activation_split = true,
+  sampler_seqs = 256, bytes_per_logit = 41.2,
+}
+
+-- TensorRT-LLM: the cache takes free_gpu_memory_fraction 0.9 of what the weights and the
+-- buffers leave (docs/source/features/kvcache.md), max_num_tokens 8,192 (its tuning
+-- guide); the activation workspace from engine_memory.csv row 6 (TensorRT-LLM issue
+-- 2683: 2,265.58 MiB a rank for DeepSeek-V3 int4 at tp 8, at the default 8,192 tokens,
+-- stated) over the live bytes of a rank the same arithmetic gives (8,192 x (2 x 3 x 9 x
+-- 2,048 / 8 + 4 x 7,168 + 4 x 8 x 7,168) bytes = 2,124 MiB): factor 1.067; the runtime
+-- outside it taken as vLLM's measured non-torch memory (stated: the same CUDA context,
+-- NCCL and cuBLAS workspaces)
+local TRTLLM_MEMORY = {
+  rule = "share_of_free", share = 0.9, runtime_gib = 1.79, runtime_tp_gib = 1.79,
+  graphs_gib = 0, token_budget = 8192, activation_factor = 1.067, activation_split = true,
+}
+
+local OPERATORS = {
+  gemm = "operators", attention_prefill = "operators", attention_decode = "operators",
+  moe_gemm = "operators", alltoall = "operators", collectives = "operators",
+}
+
+return {
+  ["vllm-2024"] = {
+    kind = "serving",
+    describes = "vLLM of 2024 (0.3-0.4, Sarathi-Serve): the engine the operator set measured; "
+      .. "Python scheduler in series with the GPU, Ray workers with tensor parallelism",
+    kernels = {
+      gemm = "operators (cuBLAS, 16-bit)", attention_prefill = "operators (FlashAttention-2)",
+      attention_decode = "operators (vLLM paged attention)", moe_gemm = "operators (cuBLAS per expert)",
+      alltoall = "operators (NCCL point-to-point)", collectives = "operators (NCCL ring)",
+    },
+    host = { from = "operators", overlap = 0, measured = true,
+             source = "fit set: engine_overheads.csv, fitted by tools/fit_operators.py" },
+    -- vLLM V0 captured decode batches 1, 2, 4 and 8 to 256 in steps of 8
+    -- (vllm/worker/model_runner.py, _BATCH_SIZES_TO_CAPTURE); the graphs took memory after
+    -- the cache was sized, out of what gpu_memory_utilization left
+    cuda_graphs = { max_batch = 256 },
+    memory = VLLM_MEMORY,
+  },
+  ["vllm-0.5"] = {
+    kind = "serving",
+    describes = "vLLM 0.5 (mid 2024): the 2024 engine's host work, its tensor-parallel workers "
+      .. "local processes on one node (no Ray)",
+    kernels = OPERATORS,
+    host = { from = "operators", ray = false, overlap = 0, measured = true,
+             source = "fit set: engine_overheads.csv without its Ray term (vLLM pull request "
+               .. "5230, 0.5.1: multiprocessing by default on one node; the local hand-off is "
+               .. "not measured, 0)" },
+    cuda_graphs = { max_batch = 256 },
+    memory = VLLM_MEMORY,
+  },
+  ["vllm-2025"] = {
+    kind = "serving",
+    describes = "vLLM 0.6 to 0.13: V0's asynchronous output processing (0.6.0) and V1 before "
+      .. "asynchronous scheduling was on by default: outputs processed beside the GPU, "
+      .. "scheduling and inputs in series",
+    kernels = OPERATORS,
+    host = { from = "operators", ray = false, overlap = OUTPUTS_AHEAD, measured = false,
+             source = "stated: the 2024 engine's measured work with its output phase run "
+               .. "beside the GPU (the rest in series); local workers, not measured (0)" },
+    cuda_graphs = { max_batch = 512 },
+    memory = VLLM_MEMORY,
+  },
+  ["vllm"] = {
+    kind = "serving",
+    describes = "vLLM V1, 0.14 on: an engine core that schedules the next step while the GPU "
+      .. "runs this one (asynchronous scheduling, on by default since 0.14.0), tensor-parallel "
+      .. "workers as local processes",
+    kernels = OPERATORS,
+    host = { from = "operators", ray = false, overlap = 1, measured = false,
+             source = "stated: the 2024 engine's measured work (the same Python lineage), all of "
+               .. "it beside the GPU (vLLM 0.14.0 release notes: 'Async scheduling is now "
+               .. "enabled by default'); no Ray on one node, the local hand-off not measured (0)" },
+    -- vllm/config/compilation.py: max_cudagraph_capture_size = min(max_num_seqs x 2, 512)
+    cuda_graphs = { max_batch = 512 },
+    -- gpu_memory_utilization 0.9 (vllm/config/cache.py), the cache what is left of it
+    -- after weights, non-torch memory and the activation peak of a profiling step of
+    -- max_num_batched_tokens (vllm/v1/worker/gpu_worker.py, vllm/utils/mem_utils.py):
+    -- 8,192 for the OpenAI server on a GPU of 70 GiB or more (vllm/engine/arg_utils.py;
+    -- 2,048 on smaller ones, stated here as 8,192 for all).  Since 0.21 an estimate of the
+    -- CUDA graphs' memory is taken out too; nothing in the fit set sizes it but one
+    -- over-estimate (engine_memory.csv row 5): 0, stated
+    memory = VLLM_MEMORY,
+  },
+  ["sglang"] = {
+    kind = "serving",
+    describes = "SGLang 0.4 on: the overlap scheduler (the next batch scheduled while the GPU "
+      .. "runs this one, on by default), a static pool of weights and cache",
+    kernels = OPERATORS,
+    host = { from = "operators", ray = false, overlap = 1, measured = false,
+             source = "stated: the 2024 engine's measured work (a Python scheduler too), all of "
+               .. "it beside the GPU: the overlap scheduler 'overlaps the CPU scheduler with GPU "
+               .. "model worker' (python/sglang/srt/arg_groups/fields/schedule.py, on by "
+               .. "default); tensor-parallel workers as local processes, not measured (0)" },
+    -- cuda_graph_max_bs 256 below tp 4 on GPUs of 60-160 GB (python/sglang/srt/arg_groups/
+    -- memory_hook.py)
+    cuda_graphs = { max_batch = 256 },
+    -- mem_fraction_static = (M - reserved) / M, reserved in MiB (memory_hook.py): 512, 1.5
+    -- a token of max(chunked_prefill_size, 2,048) (8,192 on 60-160 GB GPUs: stated for
+    -- all), 1,024 x tp x pp / 8, 2 a captured batch size (256), at least 10 GiB on a GPU of
+    -- more than 60 GiB
+    memory = { rule = "static_pool", share = 0, runtime_gib = 0.5, runtime_rank_gib = 0.125,
+               graphs_gib = 0.5, token_budget = 8192, activation_bytes_per_token = 1572864,
+               floor_gib = 10, floor_above_gib = 60 },
+  },
+  ["tensorrt-llm"] = {
+    kind = "serving",
+    describes = "TensorRT-LLM 0.20 on, PyTorch backend (1.0's default): a Python executor "
+      .. "with the overlap scheduler (step n + 1 launched before step n's host work ends)",
+    kernels = OPERATORS,
+    host = { from = "operators", ray = false, overlap = 1, measured = false,
+             source = "stated: the 2024 engine's measured work (a Python executor too), all of "
+               .. "it beside the GPU: the overlap scheduler launches step n + 1 before step n's "
+               .. "'checking sampling stop criteria, updating responses, scheduling the next "
+               .. "batch' (docs/source/features/overlap-scheduler.md: 'Enabled by default', "
+               .. "pull request 4174)" },
+    -- CudaGraphConfig: 128 when no size is given (tensorrt_llm/llmapi/llm_args.py)
+    cuda_graphs = { max_batch = 128 },
+    memory = TRTLLM_MEMORY,
+  },
+  ["tensorrt-llm-cpp"] = {
+    kind = "serving",
+    describes = "TensorRT-LLM 0.5-0.19 with TensorRT engines (and the NIM containers and "
+      .. "MLPerf harnesses built on them): a C++ runtime that schedules, samples and launches",
+    kernels = OPERATORS,
+    host = { base = "0ms", per_sequence = "0us", tp_base = "0ms", tp_per_sequence = "0us",
+             overlap = 0, measured = false,
+             source = "stated: a C++ runtime's work is not in the fit set, whose host figures "
+               .. "are a Python engine's; 0" },
+    cuda_graphs = { max_batch = 0 },
+    memory = TRTLLM_MEMORY,
+  },
+  ["deepspeed"] = {
+    kind = "training",
+    describes = "mixed-precision Adam as ZeRO (DeepSpeed) keeps it: 16-bit weights and "
+      .. "gradients, fp32 master weights and moments",
+    kernels = OPERATORS,
+    training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12 },
+  },
+  ["megatron"] = {
+    kind = "training",
+    describes = "Megatron-LM / NeMo with its distributed optimizer: bf16 weights, fp32 "
+      .. "gradients (main_grad), fp32 master weights and moments sharded",
+    kernels = {
+      gemm = "operators (Transformer Engine where fp8)", attention_prefill = "operators (cuDNN/FlashAttention)",
+      attention_decode = "operators", moe_gemm = "operators (grouped GEMM)",
+      alltoall = "operators (NCCL all-to-all)", collectives = "operators (NCCL, overlapped with backward)",
+    },
+    training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12 },
+  },
+  ["pytorch-fsdp"] = {
+    kind = "training",
+    describes = "PyTorch FSDP2 (fully_shard) with bf16 compute: fp32 parameters, gradients and "
+      .. "moments sharded, layers gathered in bf16",
+    kernels = OPERATORS,
+    training = { weight_bytes = 4, gradient_bytes = 4, optimizer_bytes = 8 },
+  },
+}

@@ -1,0 +1,114 @@
+/* Engines applied to a workload's profile and memory (see engine.h). */
+#include "models/engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *engine_class_name(engine_class c)
+{
+    static const char *const names[] = { "gemm", "attention_prefill", "attention_decode",
+                                         "moe_gemm", "alltoall", "collectives" };
+    return (unsigned)c < ENGINE_CLASS_COUNT ? names[c] : "?";
+}
+
+void engine_release(engine_spec *e)
+{
+    if (!e)
+        return;
+    free(e->name);
+    free(e->describes);
+    free(e->host_source);
+    for (int i = 0; i < ENGINE_CLASS_COUNT; i++)
+        free(e->kernels[i]);
+    memset(e, 0, sizeof *e);
+}
+
+perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p)
+{
+    perf_profile out = *p;
+    if (!e || p->has_operators) /* measured on the user's own engine: its figures stand */
+        return out;
+    if (!isnan(e->host_s)) {
+        out.host_s = e->host_s;
+        out.host_per_seq_s = e->host_per_seq_s;
+        out.host_tp_s = e->host_tp_s;
+        out.host_tp_per_seq_s = e->host_tp_per_seq_s;
+    } else if (e->host_local_workers) {
+        out.host_tp_s = out.host_tp_per_seq_s = 0;
+    }
+    out.host_overlap = e->host_overlap;
+    return out;
+}
+
+void engine_activation_bytes_per_token(const model_spec *m, double *split, double *whole)
+{
+    /* the feed-forward's peak: its gate and up products and the activation's output live
+     * together; a mixture's token runs experts_active experts (and the shared ones) */
+    double gates = m->gated ? 2 : 1;
+    double width = m->experts ? (m->experts_active + m->shared_experts)
+                                    * (double)(m->expert_ffn ? m->expert_ffn : m->ffn)
+                              : m->ffn;
+    *split = 2 * (gates + 1) * width;
+    *whole = 2 * 2.0 * m->hidden; /* the residual stream and the normed input */
+    if (m->experts) /* each token's copy for each of its experts, gathered and scattered
+                     * back: every device of a tensor-parallel group holds all tokens' */
+        *whole += 2 * 2.0 * m->experts_active * m->hidden;
+}
+
+memory_reserve engine_memory_reserve(const engine_spec *e, const model_spec *m)
+{
+    memory_reserve r = {
+        .rule = e->memory_rule, .share = e->memory_share,
+        .runtime_bytes = e->runtime_bytes, .runtime_tp_bytes = e->runtime_tp_bytes,
+        .runtime_rank_bytes = e->runtime_rank_bytes, .graph_bytes = e->cuda_graph_bytes,
+        .floor_bytes = e->floor_bytes, .floor_above_bytes = e->floor_above_bytes,
+    };
+    if (e->activation_bytes_per_token > 0) { /* the engine's own flat figure */
+        r.activation_whole_bytes = e->token_budget * e->activation_bytes_per_token;
+        return r;
+    }
+    double split, whole;
+    engine_activation_bytes_per_token(m, &split, &whole);
+    double tokens = e->activation_factor * e->token_budget;
+    if (e->activation_split) {
+        r.activation_split_bytes = tokens * split;
+        r.activation_whole_bytes = tokens * whole;
+    } else {
+        r.activation_whole_bytes = tokens * (split + whole);
+    }
+    /* the sampler's logits over the whole vocabulary, gathered on every device */
+    r.activation_least_bytes = e->sampler_seqs * (double)m->vocab * e->bytes_per_logit;
+    return r;
+}
+
+void engine_training_state(const engine_spec *e, training_constraints *c)
+{
+    if (!e || !e->training)
+        return;
+    c->weight_bytes = e->train_weight_bytes;
+    c->gradient_bytes = e->train_gradient_bytes;
+    c->optimizer_bytes = e->train_optimizer_bytes;
+}
+
+const char *engine_kernel_of(const engine_spec *e, perf_op op, const model_spec *m)
+{
+    if (!e)
+        return NULL;
+    switch (op) {
+    case OP_QKV: case OP_OUT_PROJ: case OP_LM_HEAD: case OP_ROUTER:
+        return e->kernels[ENGINE_GEMM];
+    case OP_MLP_UP: case OP_MLP_DOWN:
+        return e->kernels[model_moe_layers(m) ? ENGINE_MOE_GEMM : ENGINE_GEMM];
+    case OP_ATTN_PREFILL:
+        return e->kernels[ENGINE_ATTN_PREFILL];
+    case OP_ATTN_DECODE:
+        return e->kernels[ENGINE_ATTN_DECODE];
+    case OP_ALLREDUCE:
+        return e->kernels[ENGINE_COLLECTIVES];
+    case OP_ALLTOALL:
+        return e->kernels[ENGINE_ALLTOALL];
+    default:
+        return NULL;
+    }
+}

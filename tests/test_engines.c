@@ -1,0 +1,314 @@
+/* Engines as named profiles (models/engine.h, lua/fleetsim/engines.lua): host work that
+ * overlaps the GPU's step up to it and no further, in one step and in a decode run's
+ * closed form; an H100's cache from the 79.22 GiB CUDA reports and an engine's
+ * reservations, against the start-up line they were set from; SGLang's and TensorRT-LLM's
+ * rules; a training framework's bytes of state; and the catalog's checks. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/catalog.h"
+#include "models/engine.h"
+#include "models/memory.h"
+#include "models/perf.h"
+#include "support/catalog_fixture.h"
+#include "support/cli.h"
+#include "support/scratch.h"
+
+TestSuite(engines, .init = test_catalog_setup, .fini = test_catalog_teardown);
+
+static const double GIB = 1073741824.0;
+
+/* ---- host work that overlaps ------------------------------------------------------------- */
+
+Test(engines, overlap_hides_host_work_up_to_the_gpu_step_and_no_further)
+{
+    /* a 10 ms GPU step: all of 6 ms of host work hidden, 14 ms shows its excess; half of
+     * it overlapped: max(10, 7) + 7; in series: the sum */
+    cr_expect_float_eq(perf_step_s(10e-3, 6e-3, 1), 10e-3, 1e-15);
+    cr_expect_float_eq(perf_step_s(10e-3, 14e-3, 1), 14e-3, 1e-15);
+    cr_expect_float_eq(perf_step_s(10e-3, 14e-3, 0.5), 17e-3, 1e-15);
+    cr_expect_float_eq(perf_step_s(10e-3, 14e-3, 0), 24e-3, 1e-15);
+    cr_expect_float_eq(perf_step_s(10e-3, 6e-3, 0.5), 13e-3, 1e-15);
+}
+
+/* Llama-3.1-8B's decode step on one H100 at `batch`, under engine `name`. */
+static perf_time decode_under(const char *name, unsigned batch, perf_profile *p)
+{
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    *p = engine_apply_profile(test_engine(name), &base);
+    perf_setup s = { .model = test_model("llama-3.1-8b"), .device = d, .profile = p,
+                     .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    return perf_decode_step(&s, batch, 640);
+}
+
+Test(engines, an_engine_that_schedules_ahead_pays_the_larger_of_gpu_and_host)
+{
+    perf_profile serial, ahead;
+    for (unsigned batch = 1; batch <= 1024; batch *= 4) {
+        perf_time a = decode_under("vllm-2024", batch, &serial);
+        perf_time b = decode_under("sglang", batch, &ahead);
+        /* the same GPU work and host work; the operator set's engine adds them */
+        cr_expect_float_eq(a.gpu_s, b.gpu_s, 1e-15 * a.gpu_s);
+        cr_expect_float_eq(a.host_s, b.host_s, 1e-15 * a.host_s);
+        cr_expect_float_eq(a.total_s, a.gpu_s + a.host_s, 1e-12 * a.total_s);
+        cr_expect_float_eq(b.total_s, fmax(b.gpu_s, b.host_s), 1e-12 * b.total_s, "batch %u",
+                           batch);
+        cr_expect_float_eq(b.host_exposed_s, 0, 0);
+    }
+    /* at batch 1 the host's 1.34 ms hides under the step; at 1,024 sequences its 65 ms
+     * of Python work (63 us a sequence) is longer than the GPU's step, which it sets */
+    perf_time one = decode_under("sglang", 1, &ahead), many = decode_under("sglang", 1024, &ahead);
+    cr_expect_gt(one.gpu_s, one.host_s);
+    cr_expect_float_eq(one.total_s, one.gpu_s, 1e-15);
+    cr_expect_gt(many.host_s, many.gpu_s);
+    cr_expect_float_eq(many.total_s, many.host_s, 1e-15);
+    /* the operator set's engine with tp: Ray's term; an engine of local workers, none */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    perf_profile ray = engine_apply_profile(test_engine("vllm-2024"), &base);
+    perf_profile local = engine_apply_profile(test_engine("vllm-0.5"), &base);
+    cr_expect_gt(ray.host_tp_s, 0);
+    cr_expect_float_eq(local.host_tp_s, 0, 0);
+    cr_expect_float_eq(local.host_s, ray.host_s, 0);
+}
+
+Test(engines, a_decode_run_in_closed_form_sums_its_overlapped_steps)
+{
+    /* a batch whose host work and GPU step cross within the run: the host's constant
+     * sets the first steps, the GPU's growing attention the later ones */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    perf_profile p = engine_apply_profile(test_engine("sglang"), &base);
+    perf_setup s = { .model = test_model("llama-3.1-8b"), .device = d, .profile = &p,
+                     .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    unsigned seqs = 160;
+    double context = 160.0 * 200; /* 200 tokens each, one more each step */
+    perf_decode_shape shape = perf_decode_shape_of(&s, seqs);
+    cr_assert_gt(shape.host_hidden_s, 0);
+    decode_cost c = perf_decode_cost_of(&shape, seqs, context);
+    double n = 3000, sum = 0, first = 0, last = 0;
+    for (double k = 0; k < n; k++) {
+        perf_batch b = { .decode_seqs = seqs, .decode_context = context + seqs * k };
+        double t = perf_iteration(&s, &b, NULL).total_s;
+        sum += t;
+        first = k == 0 ? t : first;
+        last = t;
+    }
+    cr_expect_float_eq(first, shape.host_hidden_s, 1e-12, "host-bound at first");
+    cr_expect_gt(last, shape.host_hidden_s * 1.05, "GPU-bound at the end");
+    cr_expect_float_eq(decode_cost_sum(&c, n), sum, 1e-9 * sum);
+}
+
+/* ---- memory as engines account for it ---------------------------------------------------- */
+
+Test(engines, an_h100s_cache_from_79_22_gib_and_the_engines_reservations)
+{
+    /* vLLM's start-up line for Llama-3-8B on an H100 (../shared/reference/kernels/
+     * engine_memory.csv row 1): total 79.22 GiB, x 0.9 = 71.29 GiB, less 14.96 GiB of
+     * weights, 1.79 of non-torch memory and a 1.26 GiB activation peak: 53.29 GiB of
+     * cache, 436,568 tokens of 128 KiB.  The catalog's H100 is what CUDA reports, and the
+     * operator set's engine keeps what that line says (the sampler's 256 x 128,256 logits
+     * at 41.2 bytes: 1.259 GiB) */
+    const device_spec *d = test_device("H100-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    cr_expect_float_eq(d->memory_bytes, 79.22 * GIB, 1);
+    cr_expect_float_eq(d->memory_datasheet_bytes, 80e9, 1);
+    memory_reserve r = engine_memory_reserve(test_engine("vllm-2024"), m);
+    cr_expect_float_eq(memory_activation_bytes(&r, 1) / GIB, 1.26, 0.005);
+    cr_expect_float_eq(memory_reserved_bytes(&r, 1, d->memory_bytes) / GIB, 1.79 + 1.26, 0.005);
+    inference_memory mem = memory_inference_reserved(m, d, PREC_BF16, PREC_BF16, 1, &r);
+    cr_expect_float_eq((mem.usable_bytes - mem.weights_bytes) / GIB, 53.29, 0.02);
+    cr_expect_float_eq(mem.kv_capacity_tokens, 436568, 0.001 * 436568);
+    /* at tp 2 (row 2): 3.58 GiB of non-torch memory a GPU, the same activation peak */
+    cr_expect_float_eq(memory_reserved_bytes(&r, 2, d->memory_bytes) / GIB, 3.58 + 1.26, 0.005);
+    /* no engine: 0.9 of the device for weights and cache, as before engines had names */
+    inference_memory plain = memory_inference(m, d, PREC_BF16, PREC_BF16, 1);
+    cr_expect_float_eq(plain.usable_bytes, 0.9 * 79.22 * GIB, 1);
+    /* a GPU without memory_cuda: its datasheet's GB read as GiB less 0.975% */
+    const device_spec *a100 = test_device("A100-80GB-SXM");
+    cr_expect_float_eq(a100->memory_bytes, 80 * GIB * 79.22 / 80, 1);
+}
+
+Test(engines, sglang_reserves_by_its_own_rule)
+{
+    /* mem_fraction_static = (M - reserved) / M, reserved 512 MiB + 1.5 MiB x 8,192 tokens
+     * + 128 MiB a rank + 2 MiB x 256 graphs, at least 10 GiB above 60 GiB of device */
+    const device_spec *d = test_device("H100-SXM");
+    const model_spec *m = test_model("llama-3-8b");
+    memory_reserve r = engine_memory_reserve(test_engine("sglang"), m);
+    double one = (512 + 1.5 * 8192 + 128 + 512) / 1024.0, eight = one + 7 * 0.125;
+    cr_expect_float_eq(memory_reserved_bytes(&r, 1, d->memory_bytes) / GIB, one, 1e-9);
+    cr_expect_float_eq(memory_reserved_bytes(&r, 8, d->memory_bytes) / GIB, eight, 1e-9);
+    cr_expect_float_eq(memory_usable_bytes(&r, 1, d->memory_bytes, 16e9),
+                       d->memory_bytes - one * GIB, 1);
+    /* the 10 GiB floor on a device above 60 GiB, none on a 24 GB one */
+    memory_reserve small = r;
+    small.activation_whole_bytes = 0;
+    cr_expect_float_eq(memory_reserved_bytes(&small, 1, d->memory_bytes) / GIB, 10, 1e-12);
+    cr_expect_float_eq(memory_reserved_bytes(&small, 1, 24e9) / GIB, 1.125, 1e-12);
+    /* a stated share: the static pool is that share of the device */
+    r.share = 0.93;
+    cr_expect_float_eq(memory_usable_bytes(&r, 1, d->memory_bytes, 16e9), 0.93 * d->memory_bytes,
+                       1);
+}
+
+Test(engines, tensorrt_llm_keeps_its_workspace_and_caches_a_share_of_what_is_free)
+{
+    /* the workspace line it was set from (engine_memory.csv row 6, TensorRT-LLM issue
+     * 2683): 2,265.58 MiB a rank for DeepSeek-V3 at tp 8 */
+    const model_spec *m = test_model("deepseek-v3");
+    memory_reserve r = engine_memory_reserve(test_engine("tensorrt-llm"), m);
+    cr_expect_float_eq(memory_activation_bytes(&r, 8) / 1048576, 2265.58, 2.5);
+    /* the cache: 0.9 of what the weights, the runtime and the workspace leave */
+    const device_spec *d = test_device("H100-SXM");
+    const model_spec *small = test_model("llama-3-8b");
+    memory_reserve s = engine_memory_reserve(test_engine("tensorrt-llm"), small);
+    double w = model_weight_bytes(small, PREC_BF16);
+    double left = d->memory_bytes - w - memory_reserved_bytes(&s, 1, d->memory_bytes);
+    cr_expect_float_eq(memory_usable_bytes(&s, 1, d->memory_bytes, w), w + 0.9 * left, 1);
+}
+
+Test(engines, a_training_framework_states_its_bytes_a_parameter)
+{
+    /* Megatron's distributed optimizer: bf16 weights and fp32 gradients unsharded (6
+     * bytes), fp32 master weights and moments sharded (12 / d): 18 a parameter at d = 1;
+     * FSDP2: 16, all sharded; the default, ZeRO's 2 + 2 + 12 */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    training_constraints mega = TRAINING_FREE, fsdp = TRAINING_FREE, zero = TRAINING_FREE;
+    engine_training_state(test_engine("megatron"), &mega);
+    engine_training_state(test_engine("pytorch-fsdp"), &fsdp);
+    engine_training_state(test_engine("deepspeed"), &zero);
+    training_setup s = { .tp = 1, .pp = 1, .dp = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .microbatches = 1, .recompute_layers = 32 };
+    double n = model_params(m);
+    s.weight_bytes = mega.weight_bytes;
+    s.gradient_bytes = mega.gradient_bytes;
+    s.optimizer_bytes = mega.optimizer_bytes;
+    training_memory a = memory_training(m, d, &s);
+    cr_expect_float_eq(a.gradient_bytes, 4 * n, 1e-6 * n);
+    cr_expect_float_eq(a.optimizer_bytes, 12 * n / 8, 1e-6 * n);
+    s.weight_bytes = zero.weight_bytes;
+    s.gradient_bytes = zero.gradient_bytes;
+    s.optimizer_bytes = zero.optimizer_bytes;
+    training_memory b = memory_training(m, d, &s);
+    cr_expect_float_eq(b.gradient_bytes, 2 * n, 1e-6 * n);
+    cr_expect_float_eq(a.total_bytes - b.total_bytes, 2 * n, 1e-6 * n);
+    s.zero_stage = 3;
+    s.weight_bytes = fsdp.weight_bytes;
+    s.gradient_bytes = fsdp.gradient_bytes;
+    s.optimizer_bytes = fsdp.optimizer_bytes;
+    training_memory c = memory_training(m, d, &s);
+    cr_expect_float_eq(c.optimizer_bytes, 8 * n / 8, 1e-6 * n);
+    cr_expect_float_eq(c.gradient_bytes, 4 * n / 8, 1e-6 * n);
+}
+
+/* ---- the catalog and the scenario's engine ----------------------------------------------- */
+
+Test(engines, the_catalog_has_each_kind_and_its_defaults)
+{
+    const engine_spec *serve = test_engine(CATALOG_DEFAULT_SERVING_ENGINE);
+    const engine_spec *train = test_engine(CATALOG_DEFAULT_TRAINING_ENGINE);
+    cr_expect_not(serve->training);
+    cr_expect(train->training);
+    const char *serving[] = { "vllm-2024", "vllm-0.5", "vllm-2025", "vllm", "sglang",
+                              "tensorrt-llm", "tensorrt-llm-cpp" };
+    for (size_t i = 0; i < sizeof serving / sizeof serving[0]; i++) {
+        const engine_spec *e = test_engine(serving[i]);
+        cr_expect_not(e->training, "%s", serving[i]);
+        cr_expect(e->host_source && *e->host_source, "%s states how its host work was set",
+                  serving[i]);
+        cr_expect(e->host_overlap >= 0 && e->host_overlap <= 1, "%s", serving[i]);
+        for (int k = 0; k < ENGINE_CLASS_COUNT; k++)
+            cr_expect(e->kernels[k] && *e->kernels[k], "%s %s", serving[i],
+                      engine_class_name((engine_class)k));
+    }
+    cr_expect(test_engine("megatron")->training);
+    cr_expect(test_engine("pytorch-fsdp")->training);
+    /* a profile measured on the user's own engine keeps its host work */
+    perf_profile measured = perf_default_profile(test_device("H100-SXM"));
+    measured.has_operators = true;
+    measured.host_s = 5e-3;
+    perf_profile kept = engine_apply_profile(test_engine("sglang"), &measured);
+    cr_expect_float_eq(kept.host_s, 5e-3, 0);
+    cr_expect_float_eq(kept.host_overlap, 0, 0);
+}
+
+static char *out, *err;
+
+static char *scenario_with(const char *workload)
+{
+    char *dir = scratch_dir(), *path = malloc(strlen(dir) + 16);
+    cr_assert_not_null(path);
+    sprintf(path, "%s/s.lua", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "local fs = require \"fleetsim\"\n"
+               "return fs.scenario { name = \"e\", duration = \"1m\",\n"
+               "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"
+               "  workloads = {\n    w = %s,\n  },\n}\n", workload);
+    fclose(f);
+    free(dir);
+    return path;
+}
+
+Test(engines, a_workload_names_its_engine_or_runs_the_default_said_so)
+{
+    char *path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                               "arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 10 }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "engine vllm-2024 (the default)") != NULL, "%s", out);
+    free(path);
+    path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                         "engine = \"sglang\", arrivals = fs.poisson { rate = 1 }, prompt = 100, "
+                         "output = 10 }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "engine sglang: SGLang") != NULL, "%s", out);
+    cr_expect(strstr(out, "100% of it run while the GPU computes (stated)") != NULL, "%s", out);
+    free(path);
+    /* a misspelt engine, and one of the other kind: refused, file:line and the key */
+    path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                         "engine = \"sglan\", arrivals = fs.poisson { rate = 1 }, prompt = 100, "
+                         "output = 10 }");
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "s.lua:5: workloads.w.engine: unknown engine \"sglan\" (did you mean "
+                          "\"sglang\"?)") != NULL, "%s", err);
+    free(path);
+    path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                         "engine = \"megatron\", arrivals = fs.poisson { rate = 1 }, prompt = 100, "
+                         "output = 10 }");
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "workloads.w.engine: \"megatron\" is a training engine") != NULL, "%s",
+              err);
+    free(path);
+    path = scenario_with("fs.training { model = \"llama-3-8b\", pool = \"p\", gpus = 8, "
+                         "tokens = 1e9, engine = \"sglang\" }");
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "workloads.w.engine: \"sglang\" is a serving engine") != NULL, "%s",
+              err);
+    free(path);
+}
+
+Test(engines, estimate_names_the_engine_and_the_host_time_hidden_and_exposed)
+{
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --batch 256 "
+                         "--engine sglang"), 0, "%s", err);
+    cr_expect(strstr(out, "engine              sglang: SGLang") != NULL, "%s", out);
+    cr_expect(strstr(out, "training engine     deepspeed (the default)") != NULL, "%s", out);
+    cr_expect(strstr(out, "host work: prefill") != NULL, "%s", out);
+    cr_expect(strstr(out, "hidden under the GPU's") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --csv "
+                         "--engine megatron"), 0, "%s", err);
+    cr_expect(strstr(out, "engine_host_overlap,0,1\n") != NULL, "%s", out);
+    cr_expect(strstr(out, "tpot_host_exposed_s,") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --engine "
+                         "sglang --engine vllm"), 2);
+    cr_expect(strstr(err, "two serving engines") != NULL, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --engine "
+                         "sglangg"), 2);
+    cr_expect(strstr(err, "did you mean 'sglang'?") != NULL, "%s", err);
+}
