@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 
 #include "lua/fields.h"
+#include "models/kernel_constants.h"
 #include "sim/closest.h"
 #include "lua/sandbox.h"
 
@@ -28,7 +29,8 @@ static const char *const MODEL_KEYS[] = {
 };
 
 static const char *const ENGINE_KEYS[] = {
-    "kind", "describes", "kernels", "host", "cuda_graphs", "memory", "training", NULL,
+    "kind", "describes", "kernels", "families", "host", "cuda_graphs", "memory", "training",
+    NULL,
 };
 static const char *const ENGINE_HOST_KEYS[] = {
     "from", "ray", "base", "per_sequence", "tp_base", "tp_per_sequence", "overlap", "measured",
@@ -420,6 +422,44 @@ static int read_engine_kernels(load_context *c, const fields_object *o, engine_s
     return status ? -1 : 0;
 }
 
+/* families = { attention_prefill = "fa3_bf16_h100", moe_gemm = "..." }: the fitted kernel
+ * families (models/kernel_constants.h) that price those classes; each of its class */
+static int read_engine_families(load_context *c, const fields_object *o, engine_spec *e)
+{
+    static const struct { engine_class cls; perf_kernel_class kernel; } wired[] = {
+        { ENGINE_ATTN_PREFILL, KERNEL_ATTN_PREFILL }, { ENGINE_MOE_GEMM, KERNEL_GROUPED_GEMM },
+    };
+    static const char *const keys[] = { "attention_prefill", "moe_gemm", NULL };
+    fields_object f;
+    int found = fields_object_open_field(c, o, "families", NULL,
+                                         "a table such as { attention_prefill = "
+                                         "\"fa3_bf16_h100\" }", &f);
+    if (found <= 0)
+        return found;
+    int status = fields_object_check_keys(c, &f, keys);
+    for (size_t i = 0; i < sizeof wired / sizeof wired[0] && status == 0; i++) {
+        const char *key = engine_class_name(wired[i].cls);
+        char *name = NULL;
+        status = fields_read_string(c, &f, key, false, &name);
+        if (status == 0 && name) {
+            const perf_kernel_family *k = perf_kernel_family_named(name);
+            if (!k || k->cls != wired[i].kernel) {
+                char known[1024] = "";
+                for (size_t j = 0; perf_kernel_families[j]; j++)
+                    if (perf_kernel_families[j]->cls == wired[i].kernel)
+                        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                                 *known ? ", " : "", perf_kernel_families[j]->name);
+                status = fields_fail(c, f.where, f.path, "%s: \"%s\" is not a fitted family "
+                                     "of that class (known: %s)", key, name, known);
+            }
+            e->families[wired[i].cls] = k;
+        }
+        free(name);
+    }
+    lua_settop(c->L, f.index - 1);
+    return status ? -1 : 0;
+}
+
 static int convert_engine(load_context *c, const fields_object *o, const char *name, engine_spec *e)
 {
     static const char *const kinds[] = { "serving", "training", NULL };
@@ -429,7 +469,7 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
     int status = fields_object_check_keys(c, o, ENGINE_KEYS)
                  || fields_read_choice(c, o, "kind", kinds, -1, &kind)
                  || fields_read_string(c, o, "describes", true, &e->describes)
-                 || read_engine_kernels(c, o, e);
+                 || read_engine_kernels(c, o, e) || read_engine_families(c, o, e);
     e->training = kind == 1;
     if (status == 0 && !e->training) {
         fields_object g;

@@ -601,7 +601,7 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     unsigned best = 0;
     if (!tp_given && fit) {
         perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
-        perf_profile profile = engine_apply_profile(engine, &base);
+        perf_profile profile = engine_apply_profile(engine, &base, d);
         perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
                           .kv = kv, .tp = 1, .expert_parallel = spec->expert_parallel,
                           .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp,

@@ -163,7 +163,10 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     if (!d)
         return key_path_fail(c, w, "pool", "the pool names no GPU to train the model on");
     char err[600];
-    if (training_job_from_model(out, m, d, profile, (precision)prec, out->gpus, imposed,
+    /* the pool's profile (or the device's default) with the framework's kernel families */
+    perf_profile base = profile ? *profile : perf_default_profile(d);
+    perf_profile trained = engine_apply_profile(&cat->engines[engine], &base, d);
+    if (training_job_from_model(out, m, d, &trained, (precision)prec, out->gpus, imposed,
                                 (unsigned)seq_len, (unsigned)global_batch, tokens, steps, err,
                                 sizeof err) != 0)
         return key_path_fail(c, w, "gpus", err);

@@ -591,10 +591,11 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
         return refuse(out, "no catalog engine '%s'", out->engine);
     perf_profile base = perf_default_profile(d);
     if (training_row(row)) {
-        predict_training(m, d, &base, e, prec, row, out);
+        perf_profile trained = engine_apply_profile(e, &base, d); /* its kernel families */
+        predict_training(m, d, &trained, e, prec, row, out);
         return;
     }
-    perf_profile p = engine_apply_profile(e, &base);
+    perf_profile p = engine_apply_profile(e, &base, d);
     predict_inference(m, d, &p, e, prec, row, out);
 }
 

@@ -24,10 +24,20 @@ void engine_release(engine_spec *e)
     memset(e, 0, sizeof *e);
 }
 
-perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p)
+perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
+                                  const device_spec *d)
 {
     perf_profile out = *p;
     if (!e || p->has_operators) /* measured on the user's own engine: its figures stand */
+        return out;
+    /* the families were fitted on Hopper: they price the devices the h100 table stands
+     * for, as shares of each device's own peaks */
+    const perf_family *table = p->family ? p->family : perf_family_of(d);
+    if (table == perf_families[PERF_FAMILY_H100]) {
+        out.prefill_family = e->families[ENGINE_ATTN_PREFILL];
+        out.moe_family = e->families[ENGINE_MOE_GEMM];
+    }
+    if (e->training) /* a training framework has no serving host work */
         return out;
     if (!isnan(e->host_s)) {
         out.host_s = e->host_s;

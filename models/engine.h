@@ -46,6 +46,10 @@ typedef struct engine_spec {
     bool training;             /* a training framework (fs.training), else a serving engine */
     char *kernels[ENGINE_CLASS_COUNT]; /* each class's kernel family, in words (the
                                 * breakdown's column); "operators" is the fit set's */
+    /* the fitted families that price a class (models/kernel_constants.h) where the device
+     * takes the h100 table's shares; NULL: the table's.  Wired: attention_prefill
+     * (KERNEL_ATTN_PREFILL) and moe_gemm (KERNEL_GROUPED_GEMM) */
+    const perf_kernel_family *families[ENGINE_CLASS_COUNT];
     /* Host work per iteration: base + per sequence, and more with tensor parallelism; NaN
      * in host_s: the device family's measured figures (the operator set's engine). */
     double host_s, host_per_seq_s, host_tp_s, host_tp_per_seq_s;
@@ -85,11 +89,13 @@ typedef struct engine_spec {
 /* Frees the strings and zeroes the spec; NULL is fine. */
 void engine_release(engine_spec *e);
 
-/* The profile a workload of engine e runs with: the host work and its overlap set from
- * e (a NaN host_s keeps the family's measured figures).  A profile whose operators were
- * measured on the user's own engine (has_operators: calibrate --model, --steps) keeps its
- * own host figures, and is left as it is. */
-perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p);
+/* The profile a workload of engine e runs on device d with: a serving engine's host work
+ * and its overlap (a NaN host_s keeps the family's measured figures); on a device that
+ * takes the h100 table's shares (perf_family_of), the engine's fitted kernel families.  A
+ * profile whose operators were measured on the user's own engine (has_operators:
+ * calibrate --model, --steps) keeps its own figures, and is left as it is. */
+perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
+                                  const device_spec *d);
 
 /* The live bytes of one token at the activation peak of a forward pass, in the
  * activations' 16 bits: the part tensor parallelism splits (the feed-forward's gate and

@@ -49,7 +49,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
 {
     memset(r, 0, sizeof *r);
     perf_profile base = req->profile ? *req->profile : perf_default_profile(d);
-    perf_profile p = engine_apply_profile(req->engine, &base);
+    perf_profile p = engine_apply_profile(req->engine, &base, d);
     if (req->engine) {
         r->reserve = engine_memory_reserve(req->engine, m);
         r->has_reserve = true;
@@ -145,12 +145,13 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     within.pp = req->pp;
     within.dualpipe = req->dualpipe;
     within.lora = req->lora;
-    r->train_fits = perf_training_plan_within(m, d, &p, tprec, req->gpus, seq, global, within,
+    perf_profile tp = engine_apply_profile(req->train_engine, &base, d);
+    r->train_fits = perf_training_plan_within(m, d, &tp, tprec, req->gpus, seq, global, within,
                                               &r->train);
     if (!r->train_fits) {
         training_estimate probe;
         for (unsigned g = req->gpus * 2; g && g <= 1u << 20; g *= 2)
-            if (perf_training_plan_within(m, d, &p, tprec, g, seq, global > g ? global : g,
+            if (perf_training_plan_within(m, d, &tp, tprec, g, seq, global > g ? global : g,
                                           within, &probe)) {
                 r->train_min_gpus = g;
                 break;

@@ -210,6 +210,7 @@ typedef struct step {
     bool expert_parallel;  /* experts held whole, experts / tp on each device */
     double expert_skew;
     double abytes, kvbytes;
+    precision weights_precision;
 } step;
 
 static bool weights_only(const device_spec *d, precision w)
@@ -250,6 +251,7 @@ static void step_init(step *s, const perf_setup *setup)
     precision act = wide ? setup->weights : PREC_FP16;
     s->peak16 = device_peak_flops(d, act, NULL);
     s->weights = gemm_weights_of(s, d, setup->weights);
+    s->weights_precision = setup->weights;
     s->wide = gemm_weights_of(s, d, precision_unquantized(setup->weights));
     s->edge_layers = model_moe_layers(m) ? 0 : model_unquantized_layers(m);
     s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
@@ -514,6 +516,42 @@ static void add_permutation(const step *s, perf_op_time *o, double layers, doubl
     add_pass(s, o, PASS_RESHAPE, 2 * layers, pairs, s->abytes * h * (3 * pairs + tokens) / 2);
 }
 
+/* A mixture's routed experts in `layers` layers as the engine's grouped GEMM runs them
+ * (p->moe_family, models/kernel_constants.h): per layer one launch of `groups` experts
+ * of m tokens each, T x K by K x N, at the family's shares of the device's own peak in
+ * the weights' precision and of its bandwidth (scaled like every class by the profile's
+ * anchors): floor + max(compute, memory). */
+static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, double groups,
+                             double m, double K, double N)
+{
+    if (m <= 0 || groups <= 0)
+        return;
+    const perf_grouped_gemm_constants *c = &s->p->moe_family->grouped_gemm;
+    /* the weights' own peak, or 16-bit where they are dequantised (weight-only) */
+    double peak = weights_only(s->d, s->weights_precision)
+                      ? s->peak16 : device_peak_flops(s->d, s->weights_precision, NULL);
+    double compute = 2 * groups * m * N * K / (peak * c->efficiency * sat(m, c->tokens_half)
+                                               * s->cscale);
+    double memory = (groups * N * K * s->weights.bytes + 2 * groups * m * (K + N))
+                    / (s->d->bandwidth_bytes_per_s * c->bandwidth_efficiency * s->mscale);
+    add_affine(o, layers, floor_s(s, c->floor_s), compute, memory, 0);
+}
+
+/* The routed experts' two products, up (gates x width) and down: the engine's grouped
+ * GEMM where it has one, else `groups` products of the table's GEMM. */
+static void add_experts(const step *s, perf_op_time *o, double layers, double groups, double m,
+                        double h, double width)
+{
+    double gates = s->m->gated ? 2.0 : 1.0;
+    if (s->p->moe_family) {
+        add_grouped_gemm(s, &o[OP_MLP_UP], layers, groups, m, h, gates * width);
+        add_grouped_gemm(s, &o[OP_MLP_DOWN], layers, groups, m, width, h);
+        return;
+    }
+    add_gemm(s, &o[OP_MLP_UP], layers, groups, m, h, gates * width);
+    add_gemm(s, &o[OP_MLP_DOWN], layers, groups, m, width, h);
+}
+
 static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan *r)
 {
     const model_spec *m = s->m;
@@ -540,21 +578,18 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
                                                         s->expert_skew);
             double local = model_experts_touched(m, r->tokens) / r->n;
             double w = e / r->width_split;
-            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * w);
-            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, w, h);
+            add_experts(s, o, moe, local, busiest / local, h, w);
             add_permutation(s, &o[OP_MOE_PERMUTE], moe, busiest, busiest / m->experts_active);
             act_tokens_ffn += moe * busiest * w;
         } else if (s->expert_parallel && tp > 1) {
             double busiest = perf_expert_busiest_tokens(m, T, (unsigned)tp, s->expert_skew);
             double local = touched / tp;
-            add_gemm(s, &o[OP_MLP_UP], moe, local, busiest / local, h, gates * e);
-            add_gemm(s, &o[OP_MLP_DOWN], moe, local, busiest / local, e, h);
+            add_experts(s, o, moe, local, busiest / local, h, e);
             add_permutation(s, &o[OP_MOE_PERMUTE], moe, busiest, T);
             act_tokens_ffn += moe * busiest * e;
         } else {
             double per_expert = T * m->experts_active / touched;
-            add_gemm(s, &o[OP_MLP_UP], moe, touched, per_expert, h, gates * e / tp);
-            add_gemm(s, &o[OP_MLP_DOWN], moe, touched, per_expert, e / tp, h);
+            add_experts(s, o, moe, touched, per_expert, h, e / tp);
             add_permutation(s, &o[OP_MOE_PERMUTE], moe, T * m->experts_active, T);
             act_tokens_ffn += moe * T * m->experts_active * e / tp;
         }
@@ -643,12 +678,16 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
                    compute * b->decode_context, memory * b->decode_context, 0);
     }
     if (b->prefill_tokens > 0) {
+        /* the engine's fitted kernel where it has one (FlashAttention-3), else the table's */
+        const perf_attn_prefill_constants *c = s->p->prefill_family
+                                                   ? &s->p->prefill_family->attn_prefill
+                                                   : &f->attn_prefill;
         double flops = s->prefill_flops;
         double compute = flops * b->prefill_cached_pairs
-                             / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale)
+                             / (s->peak16 * c->cached_efficiency * s->cscale)
                          + flops * b->prefill_new_pairs
-                             / (s->peak16 * f->attn_prefill.new_efficiency * s->cscale);
-        add_affine(&o[OP_ATTN_PREFILL], L, floor_s(s, f->attn_prefill.floor_s), compute, 0, 0);
+                             / (s->peak16 * c->new_efficiency * s->cscale);
+        add_affine(&o[OP_ATTN_PREFILL], L, floor_s(s, c->floor_s), compute, 0, 0);
     }
     double seqs = b->decode_seqs + b->prefill_seqs;
     if (seqs > 0) {

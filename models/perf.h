@@ -43,6 +43,7 @@
 #include "models/device.h"
 #include "models/llm.h"
 #include "models/memory.h"
+#include "models/kernel_constants.h"
 #include "models/perf_constants.h"
 
 typedef struct perf_profile {
@@ -78,6 +79,10 @@ typedef struct perf_profile {
     /* of the host work, the share the engine runs while the GPU computes (models/engine.h):
      * a step costs max(GPU, overlap x host) + (1 - overlap) x host; 0: in series */
     double host_overlap;
+    /* the engine's fitted kernel families (models/kernel_constants.h) for attention over
+     * a prompt and a mixture's routed experts (a grouped GEMM a layer, of each family's
+     * shares of the device's own peaks); NULL: the table's (family) classes */
+    const perf_kernel_family *prefill_family, *moe_family;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-

@@ -90,7 +90,7 @@ perf_profile inference_profile(const scenario *sc, const inference_spec *w, size
 {
     const pool_spec *p = &sc->pools[pool];
     perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
-    return engine_apply_profile(inference_engine(sc, w), &base);
+    return engine_apply_profile(inference_engine(sc, w), &base, d);
 }
 
 sim_dist arrival_interarrival(const arrival_spec *arrivals)

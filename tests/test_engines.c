@@ -39,7 +39,7 @@ static perf_time decode_under(const char *name, unsigned batch, perf_profile *p)
 {
     const device_spec *d = test_device("H100-SXM");
     perf_profile base = perf_default_profile(d);
-    *p = engine_apply_profile(test_engine(name), &base);
+    *p = engine_apply_profile(test_engine(name), &base, d);
     perf_setup s = { .model = test_model("llama-3.1-8b"), .device = d, .profile = p,
                      .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     return perf_decode_step(&s, batch, 640);
@@ -69,8 +69,8 @@ Test(engines, an_engine_that_schedules_ahead_pays_the_larger_of_gpu_and_host)
     /* the operator set's engine with tp: Ray's term; an engine of local workers, none */
     const device_spec *d = test_device("H100-SXM");
     perf_profile base = perf_default_profile(d);
-    perf_profile ray = engine_apply_profile(test_engine("vllm-2024"), &base);
-    perf_profile local = engine_apply_profile(test_engine("vllm-0.5"), &base);
+    perf_profile ray = engine_apply_profile(test_engine("vllm-2024"), &base, d);
+    perf_profile local = engine_apply_profile(test_engine("vllm-0.5"), &base, d);
     cr_expect_gt(ray.host_tp_s, 0);
     cr_expect_float_eq(local.host_tp_s, 0, 0);
     cr_expect_float_eq(local.host_s, ray.host_s, 0);
@@ -82,7 +82,7 @@ Test(engines, a_decode_run_in_closed_form_sums_its_overlapped_steps)
      * sets the first steps, the GPU's growing attention the later ones */
     const device_spec *d = test_device("H100-SXM");
     perf_profile base = perf_default_profile(d);
-    perf_profile p = engine_apply_profile(test_engine("sglang"), &base);
+    perf_profile p = engine_apply_profile(test_engine("sglang"), &base, d);
     perf_setup s = { .model = test_model("llama-3.1-8b"), .device = d, .profile = &p,
                      .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     unsigned seqs = 160;
@@ -233,7 +233,7 @@ Test(engines, the_catalog_has_each_kind_and_its_defaults)
     perf_profile measured = perf_default_profile(test_device("H100-SXM"));
     measured.has_operators = true;
     measured.host_s = 5e-3;
-    perf_profile kept = engine_apply_profile(test_engine("sglang"), &measured);
+    perf_profile kept = engine_apply_profile(test_engine("sglang"), &measured, test_device("H100-SXM"));
     cr_expect_float_eq(kept.host_s, 5e-3, 0);
     cr_expect_float_eq(kept.host_overlap, 0, 0);
 }
@@ -311,4 +311,72 @@ Test(engines, estimate_names_the_engine_and_the_host_time_hidden_and_exposed)
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --engine "
                          "sglangg"), 2);
     cr_expect(strstr(err, "did you mean 'sglang'?") != NULL, "%s", err);
+}
+
+/* ---- fitted kernel families -------------------------------------------------------------- */
+
+Test(engines, a_hopper_engine_prices_prompt_attention_and_experts_with_its_fitted_families)
+{
+    /* Llama-3.1-8B's prefill of one 4,096-token prompt on an H100 under SGLang: each of
+     * 32 layers one FlashAttention-3 launch over the causal pairs, t = floor + F / (P e)
+     * with the family's constants (F = 4 x 128 x 32 heads a pair, 4,096^2 / 2 pairs) */
+    const device_spec *h100 = test_device("H100-SXM");
+    const model_spec *m = test_model("llama-3.1-8b");
+    const perf_kernel_family *fa3 = perf_kernel_family_named("fa3_bf16_h100");
+    cr_assert_not_null(fa3);
+    cr_expect_eq(test_engine("sglang")->families[ENGINE_ATTN_PREFILL], fa3);
+    perf_profile base = perf_default_profile(h100);
+    perf_profile p = engine_apply_profile(test_engine("sglang"), &base, h100);
+    perf_setup s = { .model = m, .device = h100, .profile = &p, .weights = PREC_BF16,
+                     .kv = PREC_BF16, .tp = 1 };
+    double cached, fresh;
+    model_attention_pairs(m, 0, 4096, &cached, &fresh);
+    perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 1,
+                     .prefill_new_pairs = fresh };
+    perf_breakdown ops;
+    perf_iteration(&s, &b, &ops);
+    double flops = 4.0 * 128 * 32 * fresh;
+    double want = 32 * (fa3->attn_prefill.floor_s
+                        + flops / (h100->peak_flops[PREC_BF16] * fa3->attn_prefill.new_efficiency));
+    cr_expect_float_eq(ops.op[OP_ATTN_PREFILL].time_s, want, 1e-9 * want);
+    /* the operator set's engine keeps the table's FlashAttention-2-era share: slower */
+    perf_profile old = engine_apply_profile(test_engine("vllm-2024"), &base, h100);
+    s.profile = &old;
+    perf_breakdown slow;
+    perf_iteration(&s, &b, &slow);
+    cr_expect_gt(slow.op[OP_ATTN_PREFILL].time_s, 2 * want);
+    /* an A100 takes the a100 table: no Hopper family there */
+    const device_spec *a100 = test_device("A100-80GB-SXM");
+    perf_profile on_a100 = perf_default_profile(a100);
+    on_a100 = engine_apply_profile(test_engine("sglang"), &on_a100, a100);
+    cr_expect_null(on_a100.prefill_family);
+    cr_expect_null(on_a100.moe_family);
+}
+
+Test(engines, a_mixtures_experts_run_as_one_grouped_gemm_a_layer)
+{
+    /* Qwen3-30B-A3B (128 experts of 768, 8 a token, hidden 2,048, gated) in fp8 on one
+     * H100, 256 tokens: every expert touched, 16 tokens each; up and down one launch a
+     * layer each, floor + max(C, M) at DeepGEMM's grouped shares of the fp8 peak */
+    const device_spec *h100 = test_device("H100-SXM");
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const perf_kernel_family *g = perf_kernel_family_named("deepgemm_grouped_fp8_h800");
+    cr_assert_not_null(g);
+    perf_profile base = perf_default_profile(h100);
+    perf_profile p = engine_apply_profile(test_engine("sglang"), &base, h100);
+    cr_assert_eq(p.moe_family, g);
+    perf_setup s = { .model = m, .device = h100, .profile = &p, .weights = PREC_FP8,
+                     .kv = PREC_BF16, .tp = 1 };
+    double T = 256, touched = model_experts_touched(m, T), per = T * 8 / touched;
+    perf_batch b = { .decode_seqs = T, .decode_context = T * 100 };
+    perf_breakdown ops;
+    perf_iteration(&s, &b, &ops);
+    const perf_grouped_gemm_constants *c = &g->grouped_gemm;
+    double e = 768, h = 2048, peak = h100->peak_flops[PREC_FP8], bw = h100->bandwidth_bytes_per_s;
+    double sat = per / (per + c->tokens_half);
+    double compute = 2 * touched * per * 2 * e * h / (peak * c->efficiency * sat);
+    double memory = (touched * 2 * e * h * 1 + 2 * touched * per * (h + 2 * e))
+                    / (bw * c->bandwidth_efficiency);
+    double layer = c->floor_s + fmax(compute, memory);
+    cr_expect_float_eq(ops.op[OP_MLP_UP].time_s, m->layers * layer, 1e-9 * m->layers * layer);
 }
