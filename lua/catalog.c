@@ -30,7 +30,7 @@ static const char *const MODEL_KEYS[] = {
 
 static const char *const ENGINE_KEYS[] = {
     "kind", "describes", "kernels", "families", "host", "cuda_graphs", "memory", "training",
-    NULL,
+    "draft_steps", NULL,
 };
 static const char *const ENGINE_HOST_KEYS[] = {
     "from", "ray", "base", "per_sequence", "tp_base", "tp_per_sequence", "overlap", "measured",
@@ -482,6 +482,10 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
             lua_settop(c->L, g.index - 1);
         }
         e->cuda_graph_max_batch = (unsigned)max_batch;
+        static const char *const drafts[] = { "in_round", "iterations", NULL };
+        int steps = 0;
+        status = status || fields_read_choice(c, o, "draft_steps", drafts, 0, &steps);
+        e->draft_iterations = steps == 1;
         status = status || found < 0 || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
     }
     if (status == 0 && e->training) {

@@ -39,6 +39,7 @@ perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
     }
     if (e->training) /* a training framework has no serving host work */
         return out;
+    out.draft_iterations = e->draft_iterations;
     if (!isnan(e->host_s)) {
         out.host_s = e->host_s;
         out.host_per_seq_s = e->host_per_seq_s;

@@ -818,12 +818,24 @@ static perf_setup quiet_draft(const perf_speculation *sp, perf_profile *quiet)
     return draft;
 }
 
+/* A draft step as an iteration of its own (draft_iterations): its host work in series
+ * with its GPU work, as the proposer worker runs it. */
+static perf_setup iterating_draft(const perf_speculation *sp, perf_profile *own)
+{
+    *own = *sp->draft->profile;
+    own->host_overlap = 0;
+    perf_setup draft = *sp->draft;
+    draft.profile = own;
+    return draft;
+}
+
 double perf_speculative_draft_s(const perf_speculation *sp, unsigned batch, double context)
 {
     if (!sp->draft)
         return sp->k * sp->step_s;
     perf_profile quiet;
-    perf_setup draft = quiet_draft(sp, &quiet);
+    perf_setup draft = sp->draft->profile->draft_iterations ? iterating_draft(sp, &quiet)
+                                                            : quiet_draft(sp, &quiet);
     double t = 0;
     for (unsigned i = 0; i < sp->k; i++)
         t += perf_decode_step(&draft, batch, context + i).total_s;

@@ -83,6 +83,10 @@ typedef struct perf_profile {
      * a prompt and a mixture's routed experts (a grouped GEMM a layer, of each family's
      * shares of the device's own peaks); NULL: the table's (family) classes */
     const perf_kernel_family *prefill_family, *moe_family;
+    /* a draft model's steps are iterations of their own, each paying its host work in
+     * series (vLLM V0's proposer worker); false: they run inside the round's one
+     * iteration, GPU work only (EAGLE and MTP drafts in SGLang, vLLM V1, TensorRT-LLM) */
+    bool draft_iterations;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-
@@ -238,9 +242,10 @@ typedef struct perf_speculation {
 } perf_speculation;
 
 /* One round at `batch` sequences of mean context `context`: k decode steps of the draft
- * (without host work: they run inside the round's one engine iteration) and the
- * target's verification, a prefill-like iteration of k + 1 tokens a sequence attending
- * to its cache and to each other (logits for all of them). */
+ * (each an iteration of its own with its host work where the profile's
+ * draft_iterations says so, else GPU work inside the round's one engine iteration) and
+ * the target's verification, a forward of k + 1 tokens a sequence attending to its
+ * cache and to each other (logits for all of them). */
 double perf_speculative_round_s(const perf_setup *target, const perf_speculation *sp,
                                 unsigned batch, double context);
 

@@ -11,6 +11,11 @@
 -- compute, and five positions a sequence cost nearer five times one.  The draft's
 -- weights and cache take their share of the memory (fewer tokens of cache for the rest).
 --
+-- Both run on SGLang (engine = "sglang"), whose draft steps run inside the round's one
+-- iteration and whose scheduler works while the GPU does; vLLM V0's proposer worker
+-- paid each draft step's host work in series (fs.engines["vllm-2024"].draft_steps), and
+-- with it, on tp 8, the draft's four iterations cost more than they save.
+--
 -- The sweep raises the arrival rate on both together; the verdict reads time per output
 -- token (p50 and p99) with and without at each rate, says where the gain peaks, how far
 -- it falls and at which rate speculation stops paying on the median and on the p99, and
@@ -19,7 +24,7 @@ local fs = require "fleetsim"
 
 local function chat(pool, speculative)
   return fs.inference { model = "llama-3.1-70b", precision = "fp8", pool = pool, tp = 8,
-                        streams = "chat",
+                        streams = "chat", engine = "sglang",
                         arrivals = fs.poisson { rate = 1 },
                         prompt = fs.lognormal { median = 1000, sigma = 0.8 },
                         output = fs.lognormal { median = 300, sigma = 0.7 },

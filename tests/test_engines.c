@@ -380,3 +380,67 @@ Test(engines, a_mixtures_experts_run_as_one_grouped_gemm_a_layer)
     double layer = c->floor_s + fmax(compute, memory);
     cr_expect_float_eq(ops.op[OP_MLP_UP].time_s, m->layers * layer, 1e-9 * m->layers * layer);
 }
+
+/* ---- speculative decoding priced per engine ----------------------------------------------- */
+
+/* Time per output token of Llama-3.1-70B on 4 H100s under engine `name`: plain decoding,
+ * and rounds of 4 tokens drafted by Llama-3.2-1B, 2.77 kept a round (acceptance 0.7). */
+static void speculate(const char *name, unsigned batch, double *plain, double *spec,
+                      perf_time *verify)
+{
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    static perf_profile p;
+    p = engine_apply_profile(test_engine(name), &base, d);
+    static perf_setup target, draft;
+    target = (perf_setup){ .model = test_model("llama-3.1-70b"), .device = d, .profile = &p,
+                           .weights = PREC_BF16, .kv = PREC_BF16, .tp = 4 };
+    draft = target;
+    draft.model = test_model("llama-3.2-1b");
+    perf_speculation sp = { &draft, 4, 0.7, 0 };
+    double context = 1000;
+    *plain = perf_decode_step(&target, batch, context).total_s;
+    *spec = perf_speculative_round_s(&target, &sp, batch, context) / perf_speculative_tokens(0.7, 4);
+    perf_batch b = { 0 };
+    perf_speculative_verify_add(&b, target.model, 4, batch, context);
+    *verify = perf_iteration(&target, &b, NULL);
+}
+
+Test(engines, speculation_slows_decoding_where_verification_saturates_compute)
+{
+    double plain, spec;
+    perf_time verify;
+    /* one sequence: the round's five positions cost little more than one, a gain */
+    speculate("sglang", 1, &plain, &spec, &verify);
+    cr_expect_lt(spec, plain / 1.5, "batch 1: %g vs %g ms", 1e3 * spec, 1e3 * plain);
+    cr_expect_not(verify.compute_bound);
+    /* 512 sequences: the verification's 2,560 positions are compute-bound, and five
+     * positions a sequence for 2.77 tokens lose to plain decoding */
+    speculate("sglang", 512, &plain, &spec, &verify);
+    cr_expect(verify.compute_bound);
+    cr_expect_gt(spec, plain, "batch 512: %g vs %g ms", 1e3 * spec, 1e3 * plain);
+}
+
+Test(engines, a_proposer_worker_pays_each_draft_steps_host_work)
+{
+    /* vLLM V0's draft steps are iterations of their own: k = 4 more host works a round
+     * (1.28 ms + 63 us a sequence, and Ray's 4.7 ms + 9.9 us a sequence at tp 4) than
+     * an engine whose draft runs inside the round */
+    double plain, spec, in_round;
+    perf_time verify;
+    speculate("vllm-2024", 8, &plain, &spec, &verify);
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    perf_profile p = engine_apply_profile(test_engine("vllm-2024"), &base, d);
+    cr_assert(p.draft_iterations);
+    double host = p.host_s + 8 * p.host_per_seq_s + p.host_tp_s + 8 * p.host_tp_per_seq_s;
+    perf_profile quiet = p;
+    quiet.draft_iterations = false;
+    perf_setup target = { .model = test_model("llama-3.1-70b"), .device = d, .profile = &quiet,
+                          .weights = PREC_BF16, .kv = PREC_BF16, .tp = 4 };
+    perf_setup draft = target;
+    draft.model = test_model("llama-3.2-1b");
+    perf_speculation sp = { &draft, 4, 0.7, 0 };
+    in_round = perf_speculative_round_s(&target, &sp, 8, 1000) / perf_speculative_tokens(0.7, 4);
+    cr_expect_float_eq((spec - in_round) * perf_speculative_tokens(0.7, 4), 4 * host, 1e-9);
+}

@@ -67,10 +67,14 @@ Test(speculative, the_gain_is_largest_at_small_batch_and_shrinks)
     char *out = NULL, *err = NULL;
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.1-70b --gpu H100-SXM --gpus 8 "
                          "--tp 8 --precision fp8 --speculative 4 --acceptance 0.7 "
-                         "--draft llama-3.2-1b --csv"), 0, "%s", err);
+                         "--draft llama-3.2-1b --engine sglang --csv"), 0, "%s", err);
     double g1 = speedup(out, 1), g64 = speedup(out, 64), g1024 = speedup(out, 1024);
-    cr_expect(g1 > 1.5, "batch 1: %g", g1);
+    /* at one sequence the round (four 1B steps, five positions verified) costs about two
+     * plain steps for 2.77 tokens; at 1,024 the verification is compute-bound and
+     * speculation loses (speculation priced per engine: tests/test_engines.c) */
+    cr_expect(g1 > 1.3, "batch 1: %g", g1);
     cr_expect(g64 < g1 && g1024 < g64, "1: %g, 64: %g, 1024: %g", g1, g64, g1024);
+    cr_expect(g1024 < 1, "batch 1024: %g", g1024);
     /* bad input: an acceptance outside [0, 1], or one without --speculative */
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM "
                          "--speculative 3 --acceptance 1.5"), 2);
@@ -111,20 +115,25 @@ Test(speculative, the_scenarios_gain_falls_once_the_batch_fills, .timeout = 120)
         gain[r] = sweep_value(csv, r, "workload", "chat_plain", "tpot_p50_s")
                   / sweep_value(csv, r, "workload", "chat_spec", "tpot_p50_s");
     }
-    /* alone, about the fixed batch's x1.9 (tests/test_replica_spec.c): a round of the
-     * 1B's four steps and a verification costs about 1.4 plain steps for 2.7 tokens */
-    cr_expect(gain[1] > 1.6 && gain[1] < 2.2, "1/s: x%g", gain[1]);
+    /* alone, about estimate's x1.37 at a batch of 4 under SGLang (its scheduler's work
+     * hidden under the GPU's, so speculation saves GPU steps alone): a round of the 1B's
+     * four steps and a verification of five positions costs about two plain steps for
+     * 2.77 tokens */
+    cr_expect(gain[1] > 1.25 && gain[1] < 1.5, "1/s: x%g", gain[1]);
     /* at 12/s both hold a full batch (256) and the gain is the smallest */
     cr_expect_gt(sweep_value(csv, 12, "pool", "spec", "batch_size_mean"), 240);
     cr_expect_lt(gain[12], gain[8], "12/s: x%g against x%g at 8/s", gain[12], gain[8]);
     cr_expect_lt(gain[12], gain[1], "12/s: x%g against x%g at 1/s", gain[12], gain[1]);
     /* there a round takes as long for every sequence, so a request of low acceptance
      * (1.94 tokens a round at 0.5) waits longer a token than without: the p99 reverses,
-     * while the server makes more tokens a second */
+     * and both servers, overloaded, make the same tokens a second within 3% (a full
+     * batch's round costs about what its 2.77 tokens' plain steps do: estimate's x0.87
+     * at 256) */
     cr_expect_gt(sweep_value(csv, 12, "workload", "chat_spec", "tpot_p99_s"),
                  sweep_value(csv, 12, "workload", "chat_plain", "tpot_p99_s"));
-    cr_expect_gt(sweep_value(csv, 12, "workload", "chat_spec", "throughput_tokens_per_s"),
-                 1.1 * sweep_value(csv, 12, "workload", "chat_plain", "throughput_tokens_per_s"));
+    double with = sweep_value(csv, 12, "workload", "chat_spec", "throughput_tokens_per_s");
+    double without = sweep_value(csv, 12, "workload", "chat_plain", "throughput_tokens_per_s");
+    cr_expect(fabs(with / without - 1) < 0.03, "12/s: %g tokens/s against %g", with, without);
     /* the metrics that say why: tokens a round, the drawn acceptance, the draft's share */
     double tokens = sweep_value(csv, 1, "workload", "chat_spec", "spec_tokens_per_round");
     cr_expect(tokens > 2.5 && tokens < 2.78, "tokens a round %g (2.77 at the mean 0.7)", tokens);

@@ -33,6 +33,11 @@
 --              computes the step (0: in series, the sum; 1: max(GPU, host)); measured,
 --              whether a measurement set the figures; source, how they were set
 --   cuda_graphs  max_batch: decode batches up to it replay a captured graph
+--   draft_steps  a draft model's steps in speculative decoding: "iterations" of their
+--              own, each paying the host work in series (vLLM V0's proposer worker ran
+--              each through its model runner: vllm/spec_decode/multi_step_worker.py), or
+--              "in_round" (the default), GPU work inside the round's one iteration
+--              (SGLang's EAGLE draft runner, vLLM V1's and TensorRT-LLM's drafters)
 --   memory     rule ("share_of_total": vLLM's gpu_memory_utilization of the device holds
 --              everything; "static_pool": SGLang's mem_fraction_static holds weights and
 --              cache only, 0 for SGLang's own rule, the device less what it reserves;
@@ -117,6 +122,7 @@ return {
     kind = "serving",
     describes = "vLLM of 2024 (0.3-0.4, Sarathi-Serve): the engine the operator set measured; "
       .. "Python scheduler in series with the GPU, Ray workers with tensor parallelism",
+    draft_steps = "iterations",
     kernels = {
       gemm = "operators (cuBLAS, 16-bit)", attention_prefill = "operators (FlashAttention-2)",
       attention_decode = "operators (vLLM paged attention)", moe_gemm = "operators (cuBLAS per expert)",
@@ -134,6 +140,7 @@ return {
     kind = "serving",
     describes = "vLLM 0.5 (mid 2024): the 2024 engine's host work, its tensor-parallel workers "
       .. "local processes on one node (no Ray)",
+    draft_steps = "iterations",
     kernels = OPERATORS,
     host = { from = "operators", ray = false, overlap = 0, measured = true,
              source = "fit set: engine_overheads.csv without its Ray term (vLLM pull request "
@@ -147,6 +154,7 @@ return {
     describes = "vLLM 0.6 to 0.13: V0's asynchronous output processing (0.6.0) and V1 before "
       .. "asynchronous scheduling was on by default: outputs processed beside the GPU, "
       .. "scheduling and inputs in series",
+    draft_steps = "iterations",
     kernels = OPERATORS,
     host = { from = "operators", ray = false, overlap = OUTPUTS_AHEAD, measured = false,
              source = "stated: the 2024 engine's measured work with its output phase run "
