@@ -23,14 +23,14 @@ static const char *const NETWORK_KEYS[] = { "gbit_per_s", "latency", NULL };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
     "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
-    "expert_ffn", "shared_experts", "dense_layers", "moe_every", "kv_lora_rank",
+    "expert_ffn", "shared_experts", "dense_layers", "moe_every", "routed_nodes", "kv_lora_rank",
     "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "global_every", "precision",
     "quantized", "unquantized_edge_layers", NULL,
 };
 
 static const char *const ENGINE_KEYS[] = {
     "kind", "describes", "kernels", "families", "host", "cuda_graphs", "memory", "training",
-    "draft_steps", NULL,
+    "draft_steps", "alltoall", NULL,
 };
 static const char *const ENGINE_HOST_KEYS[] = {
     "from", "ray", "base", "per_sequence", "tp_base", "tp_per_sequence", "overlap", "measured",
@@ -45,6 +45,9 @@ static const char *const ENGINE_TRAINING_KEYS[] = {
     "weight_bytes", "gradient_bytes", "optimizer_bytes", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
+static const char *const ENGINE_ALLTOALL_KEYS[] = {
+    "dispatch_fp8", "per_node", "two_batch_overlap", NULL,
+};
 
 static int by_name(const void *a, const void *b)
 {
@@ -245,6 +248,7 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || read_unsigned(c, o, "shared_experts", false, &m->shared_experts)
                  || read_unsigned(c, o, "dense_layers", false, &m->dense_layers)
                  || read_unsigned(c, o, "moe_every", false, &m->moe_every)
+                 || read_unsigned(c, o, "routed_nodes", false, &m->routed_nodes)
                  || read_unsigned(c, o, "kv_lora_rank", false, &m->kv_lora_rank)
                  || read_unsigned(c, o, "q_lora_rank", false, &m->q_lora_rank)
                  || read_unsigned(c, o, "rope_head_dim", false, &m->rope_head_dim)
@@ -263,9 +267,11 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
                  || fields_read_number(c, o, "params_active", false, 0, 0, 1e15, true,
                                        &m->published_active_params);
     if (status == 0 && !m->experts
-        && (m->expert_ffn || m->shared_experts || m->dense_layers || m->moe_every))
-        status = fields_fail(c, o->where, o->path, "expert_ffn, shared_experts, dense_layers "
-                             "and moe_every describe a mixture of experts: set experts too");
+        && (m->expert_ffn || m->shared_experts || m->dense_layers || m->moe_every
+            || m->routed_nodes))
+        status = fields_fail(c, o->where, o->path, "expert_ffn, shared_experts, dense_layers, "
+                             "moe_every and routed_nodes describe a mixture of experts: set "
+                             "experts too");
     if (status == 0 && m->experts && m->dense_layers >= m->layers)
         status = fields_fail(c, o->where, o->path, "dense_layers (%u) must be fewer than "
                              "layers (%u)", m->dense_layers, m->layers);
@@ -486,6 +492,19 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         int steps = 0;
         status = status || fields_read_choice(c, o, "draft_steps", drafts, 0, &steps);
         e->draft_iterations = steps == 1;
+        fields_object a;
+        int has_a2a = status ? 0 : fields_object_open_field(c, o, "alltoall", NULL,
+                                                            "a table such as { dispatch_fp8 = "
+                                                            "true, per_node = true }", &a);
+        if (has_a2a > 0) {
+            status = fields_object_check_keys(c, &a, ENGINE_ALLTOALL_KEYS)
+                     || fields_read_flag(c, &a, "dispatch_fp8", false, &e->dispatch_fp8)
+                     || fields_read_flag(c, &a, "per_node", false, &e->per_node_dispatch)
+                     || fields_read_flag(c, &a, "two_batch_overlap", false,
+                                         &e->two_batch_overlap);
+            lua_settop(c->L, a.index - 1);
+        }
+        status = status || has_a2a < 0;
         status = status || found < 0 || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
     }
     if (status == 0 && e->training) {

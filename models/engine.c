@@ -40,6 +40,9 @@ perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
     if (e->training) /* a training framework has no serving host work */
         return out;
     out.draft_iterations = e->draft_iterations;
+    out.dispatch_fp8 = e->dispatch_fp8;
+    out.per_node_dispatch = e->per_node_dispatch;
+    out.two_batch_overlap = e->two_batch_overlap;
     if (!isnan(e->host_s)) {
         out.host_s = e->host_s;
         out.host_per_seq_s = e->host_per_seq_s;

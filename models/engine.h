@@ -55,6 +55,7 @@ typedef struct engine_spec {
     double host_s, host_per_seq_s, host_tp_s, host_tp_per_seq_s;
     bool draft_iterations;     /* a draft model's steps are iterations of their own
                                 * (perf_profile.draft_iterations) */
+    bool dispatch_fp8, per_node_dispatch, two_batch_overlap; /* the all-to-all (perf.h) */
     bool host_local_workers;   /* with the family's figures: its tensor-parallel term (Ray's
                                 * worker traffic) not charged, the workers local processes */
     double host_overlap;       /* share of the host work run while the GPU computes: 0-1 */

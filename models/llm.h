@@ -25,6 +25,9 @@ typedef struct model_spec {
     unsigned dense_layers;            /* leading layers with a dense FFN (ffn wide) */
     unsigned moe_every;               /* after those, every moe_every-th layer is a mixture
                                        * of experts and the others dense; 0: every one */
+    unsigned routed_nodes;            /* node-limited routing: a token's routed experts lie
+                                       * on at most this many nodes (DeepSeek-V3: 4, its
+                                       * top-4 of 8 expert groups); 0: no limit */
     /* multi-head latent attention (DeepSeek-V2/V3, arXiv 2405.04434): keys and values
      * cached as one latent of kv_lora_rank plus a rotary key of rope_head_dim per token
      * and layer, shared by the heads; queries through a q_lora_rank latent (0: direct);

@@ -604,24 +604,73 @@ static void add_ffn(const step *s, perf_op_time *o, double T, const routed_plan 
              (gates + 1) * s->abytes * act_tokens_ffn / s->layers);
 }
 
-/* The all-to-alls of attention data parallelism: each mixture layer sends every token's
- * hidden state to the devices of its experts and takes the outputs back, (n - 1) / n of
- * T k states a device each way.  Within the scale-up domain each device's share leaves
- * over its own link as a point-to-point send does, at the node's measured send/recv rate
- * and start-up (perf_node_p2p_s); beyond it, at the network's rate with the node's
- * 8-device all-reduce start-up (the fit set's sends between nodes ran on its own
- * cluster's network, whose rate it does not give, so they set no share of a device's). */
+/* Copies of a token that cross the network when its k experts are spread over `nodes`
+ * nodes: one for each remote expert, or, where the engine sends one a node and forwards
+ * within it (per_node_dispatch, DeepEP's), one for each remote node its experts lie on:
+ * at most routed_nodes of them (node-limited routing), else the distinct nodes of k
+ * uniform picks, nodes (1 - (1 - 1 / nodes)^k). */
+static double network_copies(const model_spec *m, const perf_profile *p, double nodes)
+{
+    double k = m->experts_active, remote = (nodes - 1) / nodes;
+    if (!p->per_node_dispatch)
+        return k * remote;
+    double reached = nodes * (1 - pow(1 - 1 / nodes, k));
+    if (m->routed_nodes && m->routed_nodes < reached)
+        reached = m->routed_nodes;
+    return reached * remote;
+}
+
+/* The all-to-alls of expert parallelism: each mixture layer sends every token's hidden
+ * state to the devices of its experts (dispatch) and takes the outputs back (combine),
+ * (n - 1) / n of T k states a device each way, the dispatch in fp8 with its scales where
+ * the engine sends it so (dispatch_fp8), the combine 16-bit.  Within the scale-up domain
+ * each device's share leaves over its own link as a point-to-point send does, at the
+ * node's measured send/recv rate and start-up (perf_node_p2p_s); beyond it, at the
+ * network's rate with the node's 8-device all-reduce start-up, the copies that cross it
+ * (network_copies; the forwarding within a node runs beside it) over the nodes the group
+ * spans (the fit set's sends between nodes ran on its own cluster's network, whose rate
+ * it does not give, so they set no share of a device's). */
 static double alltoall_s(const step *s, double T, double n, double span)
 {
     const model_spec *m = s->m;
     if (n <= 1 || !model_moe_layers(m))
         return 0;
-    double link = perf_group_link_bytes_per_s(s->d, s->p, span);
-    double bytes = T * m->experts_active * m->hidden * s->abytes * (n - 1) / n;
-    double one = perf_group_within_scale_up(s->d, s->p, span)
-                     ? perf_node_p2p_s(s->node, bytes, link)
-                     : s->node->allreduce[2].alpha_s + bytes / link;
-    return 2 * model_moe_layers(m) * one;
+    const perf_profile *p = s->p;
+    double link = perf_group_link_bytes_per_s(s->d, p, span);
+    double states = T * m->experts_active * m->hidden * (n - 1) / n;
+    double dispatch = p->dispatch_fp8 ? 1 + 4.0 / 128 : s->abytes, combine = s->abytes;
+    bool within = perf_group_within_scale_up(s->d, p, span);
+    double alpha = s->node->allreduce[2].alpha_s;
+    if (!within) {
+        double domain = fmax(1, fmin(p->scale_up_devices ? p->scale_up_devices
+                                                         : p->devices_per_node,
+                                     p->devices_per_node));
+        double nodes = fmax(2, span / domain);
+        states = T * network_copies(m, p, nodes) * m->hidden;
+    }
+    if (dispatch == combine) { /* both ways alike: one send, twice */
+        double bytes = states * s->abytes;
+        double one = within ? perf_node_p2p_s(s->node, bytes, link) : alpha + bytes / link;
+        return 2 * model_moe_layers(m) * one;
+    }
+    double both = within ? perf_node_p2p_s(s->node, states * dispatch, link)
+                               + perf_node_p2p_s(s->node, states * combine, link)
+                         : 2 * alpha + states * (dispatch + combine) / link;
+    return model_moe_layers(m) * both;
+}
+
+/* Two micro-batches (two_batch_overlap): each one's all-to-alls run while the other
+ * computes, so of the step's all-to-all time only what exceeds the rest of its GPU work
+ * shows. */
+static void overlap_two_batches(const perf_profile *p, perf_op_time *o)
+{
+    if (!p->two_batch_overlap || !(o[OP_ALLTOALL].time_s > 0))
+        return;
+    double rest = o[OP_ALLREDUCE].time_s;
+    for (int i = 0; i < OP_COUNT; i++)
+        if (i != OP_ALLREDUCE && i != OP_ALLTOALL && i != OP_HOST)
+            rest += o[i].compute_s + o[i].memory_s + o[i].floor_s;
+    o[OP_ALLTOALL].time_s = fmax(0, o[OP_ALLTOALL].time_s - rest);
 }
 
 /* Whether a setup runs attention data parallel: asked for, over several devices, and a
@@ -744,6 +793,7 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     step_init(&st, setup);
     routed_plan r = { true, ep, ep * (b->decode_seqs + b->prefill_tokens), st.tp, span };
     iterate(&st, b, ops->op, &r);
+    overlap_two_batches(setup->profile, ops->op);
     return totals(ops->op, setup->profile);
 }
 
@@ -771,6 +821,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         routed_plan r = { false, 1, 0, 1, 1 };
         iterate(&st, b, o, &r);
     }
+    overlap_two_batches(setup->profile, o);
     return totals(o, setup->profile);
 }
 

@@ -87,6 +87,12 @@ typedef struct perf_profile {
      * series (vLLM V0's proposer worker); false: they run inside the round's one
      * iteration, GPU work only (EAGLE and MTP drafts in SGLang, vLLM V1, TensorRT-LLM) */
     bool draft_iterations;
+    /* a mixture's expert-parallel all-to-all as the engine runs it (models/engine.h):
+     * dispatch in fp8 with its scales (1 + 4 / 128 bytes a value; the combine stays
+     * 16-bit), one copy a token for each node it is routed to across the network
+     * (DeepEP-style forwarding within the node; else a copy for each expert), and two
+     * micro-batches each hiding the other's all-to-all under its compute */
+    bool dispatch_fp8, per_node_dispatch, two_batch_overlap;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-

@@ -444,3 +444,74 @@ Test(engines, a_proposer_worker_pays_each_draft_steps_host_work)
     in_round = perf_speculative_round_s(&target, &sp, 8, 1000) / perf_speculative_tokens(0.7, 4);
     cr_expect_float_eq((spec - in_round) * perf_speculative_tokens(0.7, 4), 4 * host, 1e-9);
 }
+
+/* ---- a mixture's all-to-all as engines run it --------------------------------------------- */
+
+/* DeepSeek-V3's all-to-all time in one step of T tokens on 16 H100s over 2 nodes
+ * (attention data parallel: experts spread whole), under profile p. */
+static double alltoall_of(perf_profile *p, unsigned n, double T)
+{
+    perf_setup s = { .model = test_model("deepseek-v3"), .device = test_device("H100-SXM"),
+                     .profile = p, .weights = PREC_FP8, .kv = PREC_BF16, .tp = n,
+                     .attention_dp = true };
+    perf_batch b = { .prefill_tokens = T * n, .prefill_seqs = n, .prefill_last = n,
+                     .prefill_new_pairs = n * T * T / 2 };
+    perf_breakdown ops;
+    perf_iteration(&s, &b, &ops);
+    return ops.op[OP_ALLTOALL].time_s;
+}
+
+Test(engines, fp8_dispatch_halves_the_dispatchs_bytes)
+{
+    /* within an 8-GPU node, 4,096 tokens a device: T k h (n - 1) / n states each way;
+     * the dispatch at 1 + 4/128 bytes a value against 2, the combine 2 either way: the
+     * bandwidth part of the two falls from 4 to 3.03 bytes a value; the dispatch alone
+     * halves (0.516) */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    double wide = alltoall_of(&p, 8, 4096), narrow;
+    p.dispatch_fp8 = true;
+    narrow = alltoall_of(&p, 8, 4096);
+    const perf_node *node = perf_node_of(d);
+    double link = device_link_bytes_per_s(d), layers = model_moe_layers(test_model("deepseek-v3"));
+    double states = 4096.0 * 8 * 7168 * 7 / 8;
+    double alpha = node->p2p.alpha_s, rate = node->p2p.efficiency * link;
+    cr_expect_float_eq(wide, layers * 2 * (alpha + states * 2 / rate), 1e-9 * wide);
+    cr_expect_float_eq(narrow, layers * (2 * alpha + states * (2 + 1 + 4.0 / 128) / rate),
+                       1e-9 * narrow);
+    double dispatch_16 = states * 2 / rate, dispatch_8 = states * (1 + 4.0 / 128) / rate;
+    cr_expect_float_eq(dispatch_8 / dispatch_16, 0.515625, 1e-12);
+}
+
+Test(engines, node_limited_routing_and_per_node_dispatch_cut_the_networks_copies)
+{
+    /* 64 GPUs, 8 nodes: a token's 8 experts cross the network 8 x 7/8 = 7 times as
+     * copies an expert; once a node, the distinct nodes of 8 picks of 8, 8 (1 - (7/8)^8)
+     * = 5.25, 7/8 of them remote; limited to DeepSeek-V3's 4 nodes, 3.5 */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    double each = alltoall_of(&p, 64, 512);
+    p.per_node_dispatch = true;
+    double limited = alltoall_of(&p, 64, 512);
+    const double alpha = perf_node_of(d)->allreduce[2].alpha_s;
+    double layers = model_moe_layers(test_model("deepseek-v3"));
+    double bytes_each = 512.0 * 7 * 7168 * 2, bytes_limited = 512.0 * 3.5 * 7168 * 2;
+    double net = p.network_bytes_per_s;
+    cr_expect_float_eq(each, layers * 2 * (alpha + bytes_each / net), 1e-9 * each);
+    cr_expect_float_eq(limited, layers * 2 * (alpha + bytes_limited / net), 1e-9 * limited);
+    /* two micro-batches hide the all-to-all under the rest of the step's work */
+    p.two_batch_overlap = true;
+    cr_expect_lt(alltoall_of(&p, 64, 512), limited);
+}
+
+Test(engines, the_modern_engines_send_fp8_once_a_node)
+{
+    const char *deepep[] = { "vllm", "sglang", "tensorrt-llm" };
+    for (size_t i = 0; i < 3; i++) {
+        const engine_spec *e = test_engine(deepep[i]);
+        cr_expect(e->dispatch_fp8 && e->per_node_dispatch, "%s", deepep[i]);
+        cr_expect_not(e->two_batch_overlap, "%s: off by default", deepep[i]);
+    }
+    cr_expect_not(test_engine("vllm-2024")->dispatch_fp8);
+    cr_expect_eq(test_model("deepseek-v3")->routed_nodes, 4);
+}

@@ -33,6 +33,14 @@
 --              computes the step (0: in series, the sum; 1: max(GPU, host)); measured,
 --              whether a measurement set the figures; source, how they were set
 --   cuda_graphs  max_batch: decode batches up to it replay a captured graph
+--   alltoall   a mixture's expert-parallel all-to-all: dispatch_fp8 (the dispatch in fp8
+--              with a 4-byte scale each 128 values, the combine 16-bit: DeepSeek-V3's
+--              report, section 3.3.3, and DeepEP's low-latency dispatch, use_fp8 = True by
+--              default in deep_ep/buffer.py), per_node (one copy a token for each remote
+--              node, forwarded within it over NVLink, as DeepEP's kernels do; with a
+--              model's routed_nodes, at most that many), two_batch_overlap (two
+--              micro-batches hiding each other's all-to-all: off by default in SGLang,
+--              enable_two_batch_overlap, and in vLLM; a parameter)
 --   draft_steps  a draft model's steps in speculative decoding: "iterations" of their
 --              own, each paying the host work in series (vLLM V0's proposer worker ran
 --              each through its model runner: vllm/spec_decode/multi_step_worker.py), or
@@ -117,6 +125,11 @@ local HOPPER = {
 }
 local HOPPER_FAMILIES = { attention_prefill = "fa3_bf16_h100", moe_gemm = "deepgemm_grouped_fp8_h800" }
 
+-- Expert parallelism across nodes as the modern engines deploy it with DeepEP (SGLang's
+-- moe_a2a_backend = "deepep", vLLM's DeepEP backends; TensorRT-LLM's wide-EP kernels
+-- likewise send fp8): fp8 dispatch, one copy a node
+local DEEPEP = { dispatch_fp8 = true, per_node = true, two_batch_overlap = false }
+
 return {
   ["vllm-2024"] = {
     kind = "serving",
@@ -167,7 +180,7 @@ return {
     describes = "vLLM V1, 0.14 on: an engine core that schedules the next step while the GPU "
       .. "runs this one (asynchronous scheduling, on by default since 0.14.0), tensor-parallel "
       .. "workers as local processes",
-    kernels = HOPPER, families = HOPPER_FAMILIES,
+    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (the same Python lineage), all of "
                .. "it beside the GPU (vLLM 0.14.0 release notes: 'Async scheduling is now "
@@ -187,7 +200,7 @@ return {
     kind = "serving",
     describes = "SGLang 0.4 on: the overlap scheduler (the next batch scheduled while the GPU "
       .. "runs this one, on by default), a static pool of weights and cache",
-    kernels = HOPPER, families = HOPPER_FAMILIES,
+    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (a Python scheduler too), all of "
                .. "it beside the GPU: the overlap scheduler 'overlaps the CPU scheduler with GPU "
@@ -208,7 +221,7 @@ return {
     kind = "serving",
     describes = "TensorRT-LLM 0.20 on, PyTorch backend (1.0's default): a Python executor "
       .. "with the overlap scheduler (step n + 1 launched before step n's host work ends)",
-    kernels = HOPPER, families = HOPPER_FAMILIES,
+    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (a Python executor too), all of "
                .. "it beside the GPU: the overlap scheduler launches step n + 1 before step n's "

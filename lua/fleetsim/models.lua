@@ -164,14 +164,16 @@ return {
   -- with a 512 key-value latent, a 1536 query latent, 128 + 64 (rotary) query and key
   -- dimensions and 128 value dimensions per head; 671B / 37B without the multi-token
   -- prediction module (R1 has the same shapes); released in fp8 (128 x 128 block scales).
+  -- Node-limited routing: a token's 8 experts come from its top 4 of 8 expert groups
+  -- (config.json n_group 8, topk_group 4), "at most 4 nodes" (the report, section 3.2.2).
   ["deepseek-v3"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
-                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
+                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048, routed_nodes = 4,
                       dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
                       precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
   -- DeepSeek-AI, DeepSeek-R1 (arXiv 2501.12948, 2025-01; huggingface.co/deepseek-ai/
   -- DeepSeek-R1 config.json): DeepSeek-V3's shapes, trained further.
   ["deepseek-r1"] = { layers = 61, hidden = 7168, heads = 128, kv_heads = 128, head_dim = 128, ffn = 18432, gated = true,
-                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048,
+                      vocab = 129280, experts = 256, experts_active = 8, shared_experts = 1, expert_ffn = 2048, routed_nodes = 4,
                       dense_layers = 3, kv_lora_rank = 512, q_lora_rank = 1536, rope_head_dim = 64, v_head_dim = 128,
                       precision = "fp8", params = 671e9, params_active = 37e9, context = 163840 },
   ["gpt-oss-20b"] = with(gpt_oss, { layers = 24, experts = 32, params = 20.91e9, params_active = 4.19e9 }),
