@@ -30,7 +30,7 @@ static const char *const MODEL_KEYS[] = {
 
 static const char *const ENGINE_KEYS[] = {
     "kind", "describes", "kernels", "families", "host", "cuda_graphs", "memory", "training",
-    "draft_steps", "alltoall", NULL,
+    "draft_steps", "alltoall", "batch", NULL,
 };
 static const char *const ENGINE_HOST_KEYS[] = {
     "from", "ray", "base", "per_sequence", "tp_base", "tp_per_sequence", "overlap", "measured",
@@ -45,6 +45,7 @@ static const char *const ENGINE_TRAINING_KEYS[] = {
     "weight_bytes", "gradient_bytes", "optimizer_bytes", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
+static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
 static const char *const ENGINE_ALLTOALL_KEYS[] = {
     "dispatch_fp8", "per_node", "two_batch_overlap", NULL,
 };
@@ -505,6 +506,21 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
             lua_settop(c->L, a.index - 1);
         }
         status = status || has_a2a < 0;
+        fields_object bt;
+        int has_batch = status ? 0 : fields_object_open_field(c, o, "batch", NULL,
+                                                              "a table such as { max_batch = "
+                                                              "256, max_tokens = 8192 }", &bt);
+        int64_t seqs = 256, tokens = 8192;
+        if (has_batch > 0) {
+            status = fields_object_check_keys(c, &bt, ENGINE_BATCH_KEYS)
+                     || fields_read_integer(c, &bt, "max_batch", false, 256, 1, 1000000, &seqs)
+                     || fields_read_integer(c, &bt, "max_tokens", false, 8192, 1, 100000000,
+                                            &tokens);
+            lua_settop(c->L, bt.index - 1);
+        }
+        status = status || has_batch < 0;
+        e->max_batch = (unsigned)seqs;
+        e->max_tokens = (unsigned)tokens;
         status = status || found < 0 || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
     }
     if (status == 0 && e->training) {

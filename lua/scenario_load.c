@@ -811,8 +811,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_integer(c, w, "tp", false, 0, 1, 1024, &tp)
                  || convert_inference_arrivals(c, w, out)
                  || read_lengths(c, w, out)
-                 || fields_read_integer(c, w, "max_batch", false, 256, 1, 1000000, &max_batch)
-                 || fields_read_integer(c, w, "max_tokens", false, 8192, 1, 100000000, &max_tokens)
+                 || fields_read_integer(c, w, "max_batch", false, 0, 1, 1000000, &max_batch)
+                 || fields_read_integer(c, w, "max_tokens", false, 0, 1, 100000000, &max_tokens)
                  || fields_read_flag(c, w, "chunked_prefill", true, &out->chunked_prefill)
                  || fields_read_flag(c, w, "expert_parallel", false, &out->expert_parallel)
                  || fields_read_flag(c, w, "attention_dp", false, &out->attention_dp)
@@ -877,9 +877,12 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->routing = (routing_policy)routing;
         out->reference = mode == 1;
         out->kv_policy = policies[full];
-        out->max_batch = (unsigned)max_batch;
-        out->max_tokens = (unsigned)max_tokens;
         status = engine_load(c, w, &sc->catalog, false, &out->engine, &out->engine_default);
+    }
+    if (status == 0) { /* not given: the engine's own defaults */
+        const engine_spec *e = &sc->catalog.engines[out->engine];
+        out->max_batch = max_batch ? (unsigned)max_batch : e->max_batch;
+        out->max_tokens = max_tokens ? (unsigned)max_tokens : e->max_tokens;
     }
     if (status == 0) {
         out->has_engine = true;

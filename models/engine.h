@@ -63,6 +63,8 @@ typedef struct engine_spec {
     char *host_source;         /* how the host figures were set */
     unsigned cuda_graph_max_batch; /* decode batches up to it replay a captured graph (0:
                                 * none); informational until launches are modelled apart */
+    unsigned max_batch, max_tokens; /* its defaults of sequences and tokens an iteration (a
+                                * workload's max_batch, max_tokens when it gives none) */
     /* Memory (serving): the rule (models/memory.h) and its share (0 under a static pool:
      * the device less what is reserved, SGLang's own rule), what lives outside the
      * allocator on each device (more with tensor parallelism: NCCL's and custom all-reduce

@@ -269,6 +269,21 @@ Test(engines, a_workload_names_its_engine_or_runs_the_default_said_so)
     cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
     cr_expect(strstr(out, "engine sglang: SGLang") != NULL, "%s", out);
     cr_expect(strstr(out, "100% of it run while the GPU computes (stated)") != NULL, "%s", out);
+    cr_expect(strstr(out, "batch up to 256 sequences and 8192 tokens") != NULL, "%s", out);
+    free(path);
+    /* the engine's own batch defaults where the workload gives none (vLLM 0.14 on an
+     * H100: max_num_seqs 1024), the workload's where it does */
+    path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                         "engine = \"vllm\", arrivals = fs.poisson { rate = 1 }, prompt = 100, "
+                         "output = 10 }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "batch up to 1024 sequences and 8192 tokens") != NULL, "%s", out);
+    free(path);
+    path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "
+                         "engine = \"tensorrt-llm\", max_batch = 64, arrivals = fs.poisson { "
+                         "rate = 1 }, prompt = 100, output = 10 }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "batch up to 64 sequences and 8192 tokens") != NULL, "%s", out);
     free(path);
     /* a misspelt engine, and one of the other kind: refused, file:line and the key */
     path = scenario_with("fs.inference { model = \"llama-3.1-8b\", pool = \"p\", tp = 1, "

@@ -33,6 +33,9 @@
 --              computes the step (0: in series, the sum; 1: max(GPU, host)); measured,
 --              whether a measurement set the figures; source, how they were set
 --   cuda_graphs  max_batch: decode batches up to it replay a captured graph
+--   batch      its defaults of sequences a batch and tokens an iteration, a workload's
+--              max_batch and max_tokens where it gives none: { max_batch, max_tokens }
+--              (256 and 8,192 when absent, fleetsim's defaults before engines had names)
 --   alltoall   a mixture's expert-parallel all-to-all: dispatch_fp8 (the dispatch in fp8
 --              with a 4-byte scale each 128 values, the combine 16-bit: DeepSeek-V3's
 --              report, section 3.3.3, and DeepEP's low-latency dispatch, use_fp8 = True by
@@ -186,6 +189,10 @@ return {
                .. "it beside the GPU (vLLM 0.14.0 release notes: 'Async scheduling is now "
                .. "enabled by default'); no Ray on one node, the local hand-off not measured (0)" },
     -- vllm/config/compilation.py: max_cudagraph_capture_size = min(max_num_seqs x 2, 512)
+    -- max_num_seqs 1024 and max_num_batched_tokens 8192 for the OpenAI server on a GPU of
+    -- 70 GiB or more but A100 (vllm/engine/arg_utils.py; 256 and 2,048 on smaller ones,
+    -- stated here for all)
+    batch = { max_batch = 1024, max_tokens = 8192 },
     cuda_graphs = { max_batch = 512 },
     -- gpu_memory_utilization 0.9 (vllm/config/cache.py), the cache what is left of it
     -- after weights, non-torch memory and the activation peak of a profiling step of
@@ -229,6 +236,10 @@ return {
                .. "batch' (docs/source/features/overlap-scheduler.md: 'Enabled by default', "
                .. "pull request 4174)" },
     -- CudaGraphConfig: 128 when no size is given (tensorrt_llm/llmapi/llm_args.py)
+    -- max_batch_size 2048 and max_num_tokens 8192 (its tuning guide's defaults:
+    -- docs/source/legacy/performance/performance-tuning-guide/
+    -- tuning-max-batch-size-and-max-num-tokens.md)
+    batch = { max_batch = 2048, max_tokens = 8192 },
     cuda_graphs = { max_batch = 128 },
     memory = TRTLLM_MEMORY,
   },
