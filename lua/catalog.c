@@ -488,6 +488,7 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
                      || fields_read_integer(c, &g, "max_batch", true, 0, 0, 1 << 20, &max_batch);
             lua_settop(c->L, g.index - 1);
         }
+        status = status || found < 0; /* the first mistake is the one said */
         e->cuda_graph_max_batch = (unsigned)max_batch;
         static const char *const drafts[] = { "in_round", "iterations", NULL };
         int steps = 0;
@@ -521,7 +522,7 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         status = status || has_batch < 0;
         e->max_batch = (unsigned)seqs;
         e->max_tokens = (unsigned)tokens;
-        status = status || found < 0 || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
+        status = status || read_engine_host(c, o, e) || read_engine_memory(c, o, e);
     }
     if (status == 0 && e->training) {
         fields_object t;
@@ -542,7 +543,8 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         lua_settop(c->L, t.index - 1);
     }
     if (status == 0 && e->training) {
-        static const char *const serving_only[] = { "host", "memory", "cuda_graphs", NULL };
+        static const char *const serving_only[] = { "host", "memory", "cuda_graphs", "batch",
+                                                    "alltoall", "draft_steps", NULL };
         for (int i = 0; serving_only[i] && status == 0; i++) {
             if (fields_object_get(c, o, serving_only[i]) != LUA_TNIL)
                 status = fields_fail(c, o->where, o->path, "%s describes a serving engine: a "

@@ -48,8 +48,8 @@ perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
         out.host_per_seq_s = e->host_per_seq_s;
         out.host_tp_s = e->host_tp_s;
         out.host_tp_per_seq_s = e->host_tp_per_seq_s;
-    } else if (e->host_local_workers) {
-        out.host_tp_s = out.host_tp_per_seq_s = 0;
+    } else {
+        out.host_tp_local = e->host_local_workers;
     }
     out.host_overlap = e->host_overlap;
     return out;

@@ -72,7 +72,7 @@ int estimate_run(const model_spec *m, const device_spec *d, const estimate_reque
     }
     r->tp = req->tp ? req->tp : (r->min_tp ? r->min_tp : 1);
     perf_setup setup = { .model = m, .device = d, .profile = &p, .weights = prec,
-                          .kv = r->kv_prec, .tp = r->tp };
+                          .kv = r->kv_prec, .tp = r->tp, .reserve = reserve };
     choose_layout(req, &setup, r);
     r->memory = memory_inference_for(m, d, prec, r->kv_prec, r->tp, setup.attention_dp, reserve);
     double held = model_attended_tokens(m, context); /* a sliding window caches fewer */

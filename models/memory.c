@@ -18,25 +18,38 @@ double memory_activation_bytes(const memory_reserve *r, unsigned t)
                 r->activation_least_bytes);
 }
 
+/* What r keeps before a floor: the runtime, its tensor-parallel and per-rank parts for
+ * `ranks`, the activation peak split over `split` devices, the graphs. */
+static double reserved_raw(const memory_reserve *r, unsigned ranks, unsigned split)
+{
+    return r->runtime_bytes + (ranks > 1 ? r->runtime_tp_bytes : 0) + ranks * r->runtime_rank_bytes
+           + memory_activation_bytes(r, split) + r->graph_bytes;
+}
+
+static double floored(const memory_reserve *r, double reserved, double device_bytes)
+{
+    return device_bytes > r->floor_above_bytes ? fmax(reserved, r->floor_bytes) : reserved;
+}
+
 double memory_reserved_bytes(const memory_reserve *r, unsigned t, double device_bytes)
 {
     if (!r)
         return 0;
     t = t ? t : 1;
-    double activation = memory_activation_bytes(r, t);
-    double reserved = r->runtime_bytes + (t > 1 ? r->runtime_tp_bytes : 0)
-                      + t * r->runtime_rank_bytes + activation + r->graph_bytes;
-    if (device_bytes > r->floor_above_bytes)
-        reserved = fmax(reserved, r->floor_bytes);
-    return reserved;
+    return floored(r, reserved_raw(r, t, t), device_bytes);
 }
 
-double memory_usable_bytes(const memory_reserve *r, unsigned t, double device_bytes,
-                           double weights_bytes)
+double memory_reserved_dp_bytes(const memory_reserve *r, unsigned n, double device_bytes)
 {
     if (!r)
-        return device_bytes * MEMORY_USABLE_FRACTION;
-    double reserved = memory_reserved_bytes(r, t, device_bytes);
+        return 0;
+    return floored(r, reserved_raw(r, n ? n : 1, 1), device_bytes);
+}
+
+/* The weights' and the cache's bytes of a device under r, given what r keeps of it. */
+static double usable_given(const memory_reserve *r, double reserved, double device_bytes,
+                           double weights_bytes)
+{
     switch (r->rule) {
     case MEMORY_STATIC_POOL:
         return r->share > 0 ? r->share * device_bytes : device_bytes - reserved;
@@ -46,6 +59,15 @@ double memory_usable_bytes(const memory_reserve *r, unsigned t, double device_by
     default:
         return r->share * device_bytes - reserved;
     }
+}
+
+double memory_usable_bytes(const memory_reserve *r, unsigned t, double device_bytes,
+                           double weights_bytes)
+{
+    if (!r)
+        return device_bytes * MEMORY_USABLE_FRACTION;
+    return usable_given(r, memory_reserved_bytes(r, t, device_bytes), device_bytes,
+                        weights_bytes);
 }
 
 /* The cache's tokens (n devices' together) and whether a token fits. */
@@ -110,15 +132,12 @@ inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     r.weights_bytes = model_weight_bytes(m, weights) - routed * (1 - 1.0 / n) * precision_bytes(weights);
     r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv);
-    /* each device runs its own share of the batch whole: its activations unsplit */
-    r.usable_bytes = memory_usable_bytes(reserve, 1, d->memory_bytes, r.weights_bytes);
-    if (reserve) { /* ... but it still talks to the other n - 1 */
-        double links = (n > 1 ? reserve->runtime_tp_bytes : 0)
-                       + (n - 1) * reserve->runtime_rank_bytes;
-        bool derived_pool = reserve->rule == MEMORY_STATIC_POOL && !(reserve->share > 0);
-        if (reserve->rule != MEMORY_STATIC_POOL || derived_pool)
-            r.usable_bytes -= links * (reserve->rule == MEMORY_SHARE_OF_FREE ? reserve->share : 1);
-    }
+    /* each device runs its own share of the batch whole (its activations unsplit) and
+     * talks to the other n - 1 */
+    r.usable_bytes = reserve ? usable_given(reserve, memory_reserved_dp_bytes(reserve, n,
+                                                                              d->memory_bytes),
+                                            d->memory_bytes, r.weights_bytes)
+                             : memory_usable_bytes(NULL, 1, d->memory_bytes, r.weights_bytes);
     return with_cache(r, n);
 }
 

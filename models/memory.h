@@ -57,6 +57,11 @@ typedef struct memory_reserve {
  * for NULL). */
 double memory_reserved_bytes(const memory_reserve *r, unsigned t, double device_bytes);
 
+/* The same for a device of an attention-data-parallel group of n (memory_inference_dp):
+ * it runs its own share of the batch whole (the activation peak unsplit) and still talks
+ * to the other n - 1. */
+double memory_reserved_dp_bytes(const memory_reserve *r, unsigned n, double device_bytes);
+
 /* The activation peak r keeps on each of t devices (0 for NULL). */
 double memory_activation_bytes(const memory_reserve *r, unsigned t);
 

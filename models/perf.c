@@ -642,9 +642,10 @@ static double alltoall_s(const step *s, double T, double n, double span)
     bool within = perf_group_within_scale_up(s->d, p, span);
     double alpha = s->node->allreduce[2].alpha_s;
     if (!within) {
-        double domain = fmax(1, fmin(p->scale_up_devices ? p->scale_up_devices
-                                                         : p->devices_per_node,
-                                     p->devices_per_node));
+        /* the scale-up domain as perf_group_within_scale_up reads it */
+        double domain = p->scale_up_devices ? fmin(p->scale_up_devices, p->devices_per_node)
+                        : s->node->pairs ? 2 : p->devices_per_node;
+        domain = fmax(1, domain);
         double nodes = fmax(2, span / domain);
         states = T * network_copies(m, p, nodes) * m->hidden;
     }
@@ -736,13 +737,18 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
                              / (s->peak16 * c->cached_efficiency * s->cscale)
                          + flops * b->prefill_new_pairs
                              / (s->peak16 * c->new_efficiency * s->cscale);
-        add_affine(&o[OP_ATTN_PREFILL], L, floor_s(s, c->floor_s), compute, 0, 0);
+        /* a fitted family's intercept stands for its smallest rows' shortfall (FA3's
+         * 1,024-token, 192-head rows), not a launch: a launch costs at most the table's
+         * measured floor, so a short prompt is not charged the extrapolation */
+        add_affine(&o[OP_ATTN_PREFILL], L, floor_s(s, fmin(c->floor_s, f->attn_prefill.floor_s)),
+                   compute, 0, 0);
     }
     double seqs = b->decode_seqs + b->prefill_seqs;
     if (seqs > 0) {
         const perf_profile *p = s->p;
         double host = p->host_s + p->host_per_seq_s * seqs;
-        if (tp > 1)
+        /* workers as local processes on one node; beyond it Ray's traffic as measured */
+        if (tp > 1 && !(p->host_tp_local && tp <= p->devices_per_node))
             host += p->host_tp_s + p->host_tp_per_seq_s * seqs;
         o[OP_HOST].time_s = host;
         o[OP_HOST].count = host > 0;
@@ -855,7 +861,7 @@ double perf_speculative_round_s(const perf_setup *target, const perf_speculation
     double draft = perf_speculative_draft_s(sp, batch, context);
     if (!(t.host_hidden_s > 0))
         return t.total_s + draft;
-    return perf_step_s(t.gpu_s + draft, t.host_s, target->profile->host_overlap);
+    return fmax(t.gpu_s + draft, t.host_hidden_s) + t.host_exposed_s;
 }
 
 /* The draft's steps run inside the round's one engine iteration: the host work

@@ -87,11 +87,16 @@ typedef struct perf_profile {
      * series (vLLM V0's proposer worker); false: they run inside the round's one
      * iteration, GPU work only (EAGLE and MTP drafts in SGLang, vLLM V1, TensorRT-LLM) */
     bool draft_iterations;
+    /* the host's tensor-parallel term (Ray's worker traffic) is not paid by a replica
+     * within one node, whose workers are local processes (models/engine.h) */
+    bool host_tp_local;
     /* a mixture's expert-parallel all-to-all as the engine runs it (models/engine.h):
      * dispatch in fp8 with its scales (1 + 4 / 128 bytes a value; the combine stays
      * 16-bit), one copy a token for each node it is routed to across the network
      * (DeepEP-style forwarding within the node; else a copy for each expert), and two
-     * micro-batches each hiding the other's all-to-all under its compute */
+     * micro-batches each hiding the other's all-to-all under its compute (a pure-decode
+     * run's closed form, perf_decode_shape_of, takes its exposed part at context 0: an
+     * approximation, the attention that hides it growing with the context) */
     bool dispatch_fp8, per_node_dispatch, two_batch_overlap;
 } perf_profile;
 

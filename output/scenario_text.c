@@ -68,8 +68,11 @@ static void output_engine_text(FILE *out, const scenario *sc, const inference_sp
                 100 * e->host_overlap, e->host_measured ? "measured" : "stated");
     fprintf(out, "      memory: %s, share %.3g, %.3g GB kept before the cache on each GPU\n",
             memory_rule_name(e->memory_rule), e->memory_share,
-            memory_reserved_bytes(&w->reserve, w->tp,
-                                  sc->catalog.devices[w->device].memory_bytes) / 1e9);
+            (w->attention_dp && model_moe_layers(&sc->catalog.models[w->model])
+                 ? memory_reserved_dp_bytes(&w->reserve, w->tp,
+                                            sc->catalog.devices[w->device].memory_bytes)
+                 : memory_reserved_bytes(&w->reserve, w->tp,
+                                         sc->catalog.devices[w->device].memory_bytes)) / 1e9);
 }
 
 void output_replicas_text(FILE *out, const scenario *sc)

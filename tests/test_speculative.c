@@ -115,11 +115,11 @@ Test(speculative, the_scenarios_gain_falls_once_the_batch_fills, .timeout = 120)
         gain[r] = sweep_value(csv, r, "workload", "chat_plain", "tpot_p50_s")
                   / sweep_value(csv, r, "workload", "chat_spec", "tpot_p50_s");
     }
-    /* alone, about estimate's x1.37 at a batch of 4 under SGLang (its scheduler's work
+    /* alone, about estimate's x1.62 at a batch of 4 under SGLang (its scheduler's work
      * hidden under the GPU's, so speculation saves GPU steps alone): a round of the 1B's
-     * four steps and a verification of five positions costs about two plain steps for
+     * four steps and a verification of five positions costs about 1.7 plain steps for
      * 2.77 tokens */
-    cr_expect(gain[1] > 1.25 && gain[1] < 1.5, "1/s: x%g", gain[1]);
+    cr_expect(gain[1] > 1.45 && gain[1] < 1.8, "1/s: x%g", gain[1]);
     /* at 12/s both hold a full batch (256) and the gain is the smallest */
     cr_expect_gt(sweep_value(csv, 12, "pool", "spec", "batch_size_mean"), 240);
     cr_expect_lt(gain[12], gain[8], "12/s: x%g against x%g at 8/s", gain[12], gain[8]);
@@ -127,7 +127,7 @@ Test(speculative, the_scenarios_gain_falls_once_the_batch_fills, .timeout = 120)
     /* there a round takes as long for every sequence, so a request of low acceptance
      * (1.94 tokens a round at 0.5) waits longer a token than without: the p99 reverses,
      * and both servers, overloaded, make the same tokens a second within 3% (a full
-     * batch's round costs about what its 2.77 tokens' plain steps do: estimate's x0.87
+     * batch's round costs about what its 2.77 tokens' plain steps do: estimate's x0.92
      * at 256) */
     cr_expect_gt(sweep_value(csv, 12, "workload", "chat_spec", "tpot_p99_s"),
                  sweep_value(csv, 12, "workload", "chat_plain", "tpot_p99_s"));

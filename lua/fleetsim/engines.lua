@@ -64,6 +64,15 @@
 --              device above that)
 --   training   weight_bytes, gradient_bytes, optimizer_bytes a parameter
 
+-- A table of its own for each engine that takes one of the shared settings below, so
+-- that a scenario's edit of one engine (fs.engines.vllm.memory.share = 0.8) leaves the
+-- others as they are.
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = type(v) == "table" and copy(v) or v end
+  return out
+end
+
 -- What the 2024 engine's host phases were, on the fit set's 26 single-GPU rows
 -- (engine_overheads.csv lines 15-27 and 67-79): scheduling, preparing inputs, sampling
 -- (its metadata built in Python, waiting for the GPU) and processing outputs
@@ -150,20 +159,20 @@ return {
     -- (vllm/worker/model_runner.py, _BATCH_SIZES_TO_CAPTURE); the graphs took memory after
     -- the cache was sized, out of what gpu_memory_utilization left
     cuda_graphs = { max_batch = 256 },
-    memory = VLLM_MEMORY,
+    memory = copy(VLLM_MEMORY),
   },
   ["vllm-0.5"] = {
     kind = "serving",
     describes = "vLLM 0.5 (mid 2024): the 2024 engine's host work, its tensor-parallel workers "
       .. "local processes on one node (no Ray)",
     draft_steps = "iterations",
-    kernels = OPERATORS,
+    kernels = copy(OPERATORS),
     host = { from = "operators", ray = false, overlap = 0, measured = true,
              source = "fit set: engine_overheads.csv without its Ray term (vLLM pull request "
                .. "5230, 0.5.1: multiprocessing by default on one node; the local hand-off is "
                .. "not measured, 0)" },
     cuda_graphs = { max_batch = 256 },
-    memory = VLLM_MEMORY,
+    memory = copy(VLLM_MEMORY),
   },
   ["vllm-2025"] = {
     kind = "serving",
@@ -171,19 +180,19 @@ return {
       .. "asynchronous scheduling was on by default: outputs processed beside the GPU, "
       .. "scheduling and inputs in series",
     draft_steps = "iterations",
-    kernels = OPERATORS,
+    kernels = copy(OPERATORS),
     host = { from = "operators", ray = false, overlap = OUTPUTS_AHEAD, measured = false,
              source = "stated: the 2024 engine's measured work with its output phase run "
                .. "beside the GPU (the rest in series); local workers, not measured (0)" },
     cuda_graphs = { max_batch = 512 },
-    memory = VLLM_MEMORY,
+    memory = copy(VLLM_MEMORY),
   },
   ["vllm"] = {
     kind = "serving",
     describes = "vLLM V1, 0.14 on: an engine core that schedules the next step while the GPU "
       .. "runs this one (asynchronous scheduling, on by default since 0.14.0), tensor-parallel "
       .. "workers as local processes",
-    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
+    kernels = copy(HOPPER), families = copy(HOPPER_FAMILIES), alltoall = copy(DEEPEP),
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (the same Python lineage), all of "
                .. "it beside the GPU (vLLM 0.14.0 release notes: 'Async scheduling is now "
@@ -201,13 +210,13 @@ return {
     -- 2,048 on smaller ones, stated here as 8,192 for all).  Since 0.21 an estimate of the
     -- CUDA graphs' memory is taken out too; nothing in the fit set sizes it but one
     -- over-estimate (engine_memory.csv row 5): 0, stated
-    memory = VLLM_MEMORY,
+    memory = copy(VLLM_MEMORY),
   },
   ["sglang"] = {
     kind = "serving",
     describes = "SGLang 0.4 on: the overlap scheduler (the next batch scheduled while the GPU "
       .. "runs this one, on by default), a static pool of weights and cache",
-    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
+    kernels = copy(HOPPER), families = copy(HOPPER_FAMILIES), alltoall = copy(DEEPEP),
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (a Python scheduler too), all of "
                .. "it beside the GPU: the overlap scheduler 'overlaps the CPU scheduler with GPU "
@@ -228,7 +237,7 @@ return {
     kind = "serving",
     describes = "TensorRT-LLM 0.20 on, PyTorch backend (1.0's default): a Python executor "
       .. "with the overlap scheduler (step n + 1 launched before step n's host work ends)",
-    kernels = HOPPER, families = HOPPER_FAMILIES, alltoall = DEEPEP,
+    kernels = copy(HOPPER), families = copy(HOPPER_FAMILIES), alltoall = copy(DEEPEP),
     host = { from = "operators", ray = false, overlap = 1, measured = false,
              source = "stated: the 2024 engine's measured work (a Python executor too), all of "
                .. "it beside the GPU: the overlap scheduler launches step n + 1 before step n's "
@@ -241,25 +250,25 @@ return {
     -- tuning-max-batch-size-and-max-num-tokens.md)
     batch = { max_batch = 2048, max_tokens = 8192 },
     cuda_graphs = { max_batch = 128 },
-    memory = TRTLLM_MEMORY,
+    memory = copy(TRTLLM_MEMORY),
   },
   ["tensorrt-llm-cpp"] = {
     kind = "serving",
     describes = "TensorRT-LLM 0.5-0.19 with TensorRT engines (and the NIM containers and "
       .. "MLPerf harnesses built on them): a C++ runtime that schedules, samples and launches",
-    kernels = OPERATORS,
+    kernels = copy(OPERATORS),
     host = { base = "0ms", per_sequence = "0us", tp_base = "0ms", tp_per_sequence = "0us",
              overlap = 0, measured = false,
              source = "stated: a C++ runtime's work is not in the fit set, whose host figures "
                .. "are a Python engine's; 0" },
     cuda_graphs = { max_batch = 0 },
-    memory = TRTLLM_MEMORY,
+    memory = copy(TRTLLM_MEMORY),
   },
   ["deepspeed"] = {
     kind = "training",
     describes = "mixed-precision Adam as ZeRO (DeepSpeed) keeps it: 16-bit weights and "
       .. "gradients, fp32 master weights and moments",
-    kernels = OPERATORS,
+    kernels = copy(OPERATORS),
     training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12 },
   },
   ["megatron"] = {
@@ -282,7 +291,7 @@ return {
     kind = "training",
     describes = "PyTorch FSDP2 (fully_shard) with bf16 compute: fp32 parameters, gradients and "
       .. "moments sharded, layers gathered in bf16",
-    kernels = OPERATORS,
+    kernels = copy(OPERATORS),
     training = { weight_bytes = 4, gradient_bytes = 4, optimizer_bytes = 8 },
   },
 }
