@@ -96,17 +96,6 @@ inference_memory memory_inference_reserved(const model_spec *m, const device_spe
     return with_cache(r, 1);
 }
 
-inference_memory memory_inference_share(const model_spec *m, const device_spec *d,
-                                        precision weights, precision kv, unsigned tp,
-                                        double share)
-{
-    inference_memory r;
-    r.weights_bytes = model_weight_bytes(m, weights) / tp;
-    r.kv_bytes_per_token = model_kv_bytes_per_token_per_device(m, kv, tp);
-    r.usable_bytes = d->memory_bytes * share;
-    return with_cache(r, 1);
-}
-
 inference_memory memory_inference_with_draft(const model_spec *m, const model_spec *draft,
                                              const device_spec *d, precision weights,
                                              precision kv, unsigned tp,

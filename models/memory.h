@@ -82,13 +82,6 @@ typedef struct inference_memory {
 inference_memory memory_inference(const model_spec *m, const device_spec *d,
                                   precision weights, precision kv, unsigned tp);
 
-/* The same with `share` of each device's memory for the weights and the cache in place of
- * MEMORY_USABLE_FRACTION (an engine's stated setting: vLLM's gpu_memory_utilization,
- * SGLang's mem_fraction_static). */
-inference_memory memory_inference_share(const model_spec *m, const device_spec *d,
-                                        precision weights, precision kv, unsigned tp,
-                                        double share);
-
 /* The same under an engine's reserve r (NULL: memory_inference's). */
 inference_memory memory_inference_reserved(const model_spec *m, const device_spec *d,
                                            precision weights, precision kv, unsigned tp,
