@@ -42,7 +42,7 @@ static const char *const ENGINE_MEMORY_KEYS[] = {
     "sampler_seqs", "bytes_per_logit", "floor_gib", "floor_above_gib", NULL,
 };
 static const char *const ENGINE_TRAINING_KEYS[] = {
-    "weight_bytes", "gradient_bytes", "optimizer_bytes", NULL,
+    "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
 static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
@@ -540,6 +540,9 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
                                        &e->train_gradient_bytes)
                  || fields_read_number(c, &t, "optimizer_bytes", true, 0, 0, 64, true,
                                        &e->train_optimizer_bytes);
+        int64_t zero = 3;
+        status = status || fields_read_integer(c, &t, "pipeline_zero", false, 3, 0, 3, &zero);
+        e->train_pipeline_zero = (unsigned)zero;
         lua_settop(c->L, t.index - 1);
     }
     if (status == 0 && e->training) {

@@ -1,5 +1,6 @@
 /* `fleetsim estimate`: the analytic answer for one model on one kind of device. */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "lua/catalog.h"
 #include "lua/cli.h"
+#include "lua/cli_duration.h"
 #include "lua/profile_load.h"
 #include "models/estimate.h"
 #include "output/estimate_text.h"
@@ -17,10 +19,16 @@ const char cli_estimate_usage[] =
     "                         [--precision fp32|fp16|bf16|fp8|int8|int4|fp4] [--batch B]\n"
     "                         [--prompt P] [--output O] [--train-tokens T] [--seq S]\n"
     "                         [--global-batch G] [--dualpipe] [--lora]\n"
+    "                         [--training | --serving] [--train-tp N] [--cp N] [--ep N]\n"
+    "                         [--etp N] [--vpp N] [--micro-batch B] [--zero 0|1|2|3]\n"
+    "                         [--hsdp N] [--recompute none|selective|full|N]\n"
+    "                         [--schedule 1f1b|interleaved|zero-bubble|dualpipe]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE] [--engine NAME]...\n"
     "                         [--speculative K --acceptance A [--draft MODEL]] [--csv]\n"
+    "                         [--mtbf D] [--checkpoint-every D|auto] [--checkpoint-write D]\n"
+    "                         [--restart D] [--straggler F]\n"
     "\n"
     "The analytic answer for one model on one kind of device: memory (weights, cache,\n"
     "training state), time to first token, time per output token at --batch, the best\n"
@@ -29,6 +37,18 @@ const char cli_estimate_usage[] =
     "--precision the model's as released (fp16 unless its catalog entry says: fp8 for\n"
     "DeepSeek-V3/R1, fp4 for gpt-oss), --batch 1, --prompt 512, --output 256; --tp the\n"
     "smallest that fits.  --gpu takes any catalog device, CPUs included.\n"
+    "The two halves, serving and training, are answered apart: with neither --serving\n"
+    "nor --training both print, and a half that cannot be answered says why in its\n"
+    "place while the other is answered (exit 0); --serving or --training prints that\n"
+    "half alone (the other half's options are then refused, and under --training --tp\n"
+    "is training's).  Exit 2 when every half asked is refused, with the causes.\n"
+    "Training's plan: each of --train-tp N, --pp N, --cp N (context), --ep N (experts),\n"
+    "--etp N (each expert's tensor parallelism), --vpp N (model chunks a stage),\n"
+    "--micro-batch B (sequences), --zero S (ZeRO stage; 3 is FSDP), --hsdp N (ZeRO-3\n"
+    "sharded within groups of N ranks), --recompute (none; selective: the attention\n"
+    "core; full: every layer; or N layers a stage in full) and --schedule (1f1b;\n"
+    "interleaved; zero-bubble, ZB-H1; dualpipe) is imposed as given and the planner\n"
+    "picks the rest; a stated plan no setup can take is refused with its cause.\n"
     "--kv-precision sets the key-value cache's precision (16-bit by default, fp32 for\n"
     "fp32 weights).  A mixture of experts on several devices is tried three ways and\n"
     "served the fastest unless --layout says: tp (each expert split over the devices),\n"
@@ -43,15 +63,25 @@ const char cli_estimate_usage[] =
     "--acceptance A adds speculative decoding: K tokens proposed a round, each kept\n"
     "with probability A, by --draft MODEL on the same devices (none: a lookup that\n"
     "costs nothing on the GPU), against plain decoding at batches 1 to 1024.\n"
-    "--dualpipe trains on DeepSeek's DualPipe pipeline schedule (pp even, an even\n"
-    "number of at least 2 pp micro-batches; twice the parameters a device) instead of\n"
-    "the 1F1B or interleaved schedule the planner picks.  --lora trains low-rank\n"
-    "adapters on the frozen model (no weight gradients or optimizer states for it; 4 N\n"
-    "FLOPs a token).  --engine names a serving engine of the catalog (its host work\n"
-    "and how much of it the GPU's step hides, its memory reservations; default\n"
-    "vllm-2024, the engine the operator set measured) and, given again, a training\n"
-    "engine (its bytes of state a parameter; default deepspeed): vllm, sglang,\n"
-    "tensorrt-llm, tensorrt-llm-cpp; megatron, pytorch-fsdp (lua/fleetsim/engines.lua).\n"
+    "--dualpipe (--schedule dualpipe) trains on DeepSeek's DualPipe pipeline schedule\n"
+    "(pp even, an even number of at least 2 pp micro-batches; twice the parameters a\n"
+    "device) instead of the 1F1B or interleaved schedule the planner picks (it never\n"
+    "picks DualPipe or zero-bubble by itself).  --lora trains low-rank adapters on the\n"
+    "frozen model (no weight gradients or optimizer states for it; 4 N FLOPs a token).\n"
+    "--engine names a serving engine of the catalog (its host work and how much of it\n"
+    "the GPU's step hides, its memory reservations; default vllm-2024, the engine the\n"
+    "operator set measured) and, given again, a training engine (its bytes of state a\n"
+    "parameter; default deepspeed): vllm, sglang, tensorrt-llm, tensorrt-llm-cpp;\n"
+    "megatron, pytorch-fsdp (lua/fleetsim/engines.lua).\n"
+    "Training's days and GPU-hours are given productive (the steps alone) and expected\n"
+    "with failures, restarts and checkpoint stalls (goodput), as a simulated fs.training\n"
+    "job on a pool with spares would average: --mtbf D, a GPU's mean time between\n"
+    "failures (default 50677h, Llama 3's interruptions; 0: none); --checkpoint-every D,\n"
+    "training between checkpoints (default auto: Young's optimum sqrt(2 x write x the\n"
+    "job's MTBF) in whole steps; 0: never); --checkpoint-write D, the pause to write one\n"
+    "(default: the weights and optimizer state at 122 MB/s a GPU, Llama 3's storage);\n"
+    "--restart D, paid after each failure (default 10m); --straggler F, the share by\n"
+    "which slow GPUs stretch training (default 0).  D is a duration: 90s, 10m, 2h, 7d.\n"
     "--csv prints metric,value,unit rows.\n";
 
 /* A whole number in [min, max] from an option, or -1 after saying why. */
@@ -104,11 +134,199 @@ static int resolve_engines(const catalog *cat, const char *const *names, unsigne
     return 0;
 }
 
+/* The options of training's plan and of the halves (the rest are cli_estimate's). */
+enum { O_TRAINING = 768, O_SERVING, O_TRAIN_TP, O_CP, O_EP, O_ETP, O_VPP, O_MICRO, O_ZERO,
+       O_HSDP, O_RECOMPUTE, O_SCHEDULE };
+
+/* The options one half alone reads: given with the other half alone, they would be
+ * ignored without a word, so they are refused. */
+static const char *const SERVING_OPTIONS[] = {
+    "batch", "prompt", "output", "kv-precision", "layout", "speculative", "acceptance",
+    "draft", NULL,
+};
+static const char *const TRAINING_OPTIONS[] = {
+    "train-tokens", "seq", "global-batch", "dualpipe", "lora", "train-tp", "pp", "cp", "ep",
+    "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "mtbf",
+    "checkpoint-every", "checkpoint-write", "restart", "straggler", NULL,
+};
+
+/* The schedules --schedule names, in training_schedule's order after "planned". */
+static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero-bubble",
+                                         "dualpipe", NULL };
+
+/* Training's plan as the options state it. */
+typedef struct stated_plan {
+    training_constraints c;      /* TRAINING_FREE where nothing is stated */
+    training_schedule schedule;  /* --schedule's, or planned */
+    bool schedule_given, zero_given, stated;
+    unsigned train_tp;           /* --train-tp; 0: not given */
+} stated_plan;
+
+static bool listed(const char *const *names, const char *name)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], name))
+            return true;
+    return false;
+}
+
+/* One option of training's plan into p: 0, or -1 after saying why. */
+static int plan_option(int opt, const char *value, stated_plan *p)
+{
+    static const struct { int opt; const char *name; double min, max; } counts[] = {
+        { O_TRAIN_TP, "train-tp", 1, 1024 }, { O_CP, "cp", 1, 1024 }, { O_EP, "ep", 1, 1024 },
+        { O_ETP, "etp", 1, 1024 }, { O_VPP, "vpp", 1, 64 },
+        { O_MICRO, "micro-batch", 1, 1 << 20 }, { O_ZERO, "zero", 0, 3 },
+        { O_HSDP, "hsdp", 1, 1 << 20 },
+    };
+    p->stated = true;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        double x;
+        if (counts[i].opt != opt)
+            continue;
+        if (option_count(counts[i].name, value, counts[i].min, counts[i].max, &x) != 0)
+            return -1;
+        unsigned n = (unsigned)x;
+        switch (opt) {
+        case O_TRAIN_TP: p->train_tp = n; break;
+        case O_CP: p->c.cp = n; break;
+        case O_EP: p->c.ep = n; break;
+        case O_ETP: p->c.etp = n; break;
+        case O_VPP: p->c.virtual_stages = n; break;
+        case O_MICRO: p->c.micro_batch = n; break;
+        case O_ZERO: p->c.zero_stage = (int)n; p->zero_given = true; break;
+        case O_HSDP: p->c.shard_ranks = n; break;
+        }
+        return 0;
+    }
+    if (opt == O_SCHEDULE) {
+        for (int i = 1; SCHEDULES[i]; i++)
+            if (!strcmp(SCHEDULES[i], value))
+                p->schedule = (training_schedule)i;
+        p->schedule_given = true;
+        if (p->schedule != TRAINING_SCHEDULE_PLANNED)
+            return 0;
+        fprintf(stderr, "fleetsim estimate: --schedule expects 1f1b, interleaved, zero-bubble "
+                "or dualpipe, got '%s'\n", value);
+        return -1;
+    }
+    char *end; /* --recompute */
+    double n = strtod(value, &end);
+    if (!strcmp(value, "none") || !strcmp(value, "selective")) {
+        p->c.recompute_layers = 0;
+        p->c.selective = !strcmp(value, "selective");
+    } else if (!strcmp(value, "full")) {
+        p->c.recompute_layers = INT_MAX; /* more than a stage has: all of it */
+        p->c.selective = 0;
+    } else if (*value && !*end && n >= 0 && n <= 1000000 && n == floor(n)) {
+        p->c.recompute_layers = (int)n;
+    } else {
+        fprintf(stderr, "fleetsim estimate: --recompute expects none, selective, full or a "
+                "whole number of layers a stage recomputed in full, got '%s'\n", value);
+        return -1;
+    }
+    return 0;
+}
+
+/* The stated plan against itself, pp and --dualpipe: a combination no setup can take is
+ * refused before anything runs.  0, or -1 after saying why. */
+static int check_plan(stated_plan *p, unsigned pp, bool dualpipe)
+{
+    const char *name = SCHEDULES[p->schedule];
+    unsigned vpp = p->c.virtual_stages;
+    if (dualpipe && p->schedule_given && p->schedule != TRAINING_SCHEDULE_DUALPIPE) {
+        fprintf(stderr, "fleetsim estimate: --dualpipe is --schedule dualpipe: not with "
+                "--schedule %s\n", name);
+        return -1;
+    }
+    if (dualpipe)
+        p->schedule = TRAINING_SCHEDULE_DUALPIPE;
+    bool one_chunk = p->schedule == TRAINING_SCHEDULE_1F1B
+                     || p->schedule == TRAINING_SCHEDULE_ZERO_BUBBLE
+                     || p->schedule == TRAINING_SCHEDULE_DUALPIPE;
+    if (p->schedule == TRAINING_SCHEDULE_DUALPIPE && pp % 2) {
+        fprintf(stderr, "fleetsim estimate: %s pairs the pipeline's stages: --pp must be even, "
+                "got %u\n", dualpipe ? "--dualpipe" : "--schedule dualpipe", pp);
+        return -1;
+    }
+    if (one_chunk && vpp > 1) {
+        fprintf(stderr, "fleetsim estimate: %s%s runs one model chunk a stage: --vpp must be "
+                "1, got %u\n", dualpipe ? "--dualpipe" : "--schedule ", dualpipe ? "" : name,
+                vpp);
+        return -1;
+    }
+    if (p->schedule == TRAINING_SCHEDULE_INTERLEAVED && vpp == 1) {
+        fprintf(stderr, "fleetsim estimate: --schedule interleaved runs 2 or more model chunks "
+                "a stage: --vpp must be 2 or more, got 1\n");
+        return -1;
+    }
+    if (pp == 1 && vpp > 1) {
+        fprintf(stderr, "fleetsim estimate: --vpp %u interleaves a pipeline's stages: --pp "
+                "must be 2 or more, got 1\n", vpp);
+        return -1;
+    }
+    if (pp == 1 && (p->schedule == TRAINING_SCHEDULE_INTERLEAVED
+                    || p->schedule == TRAINING_SCHEDULE_ZERO_BUBBLE)) {
+        fprintf(stderr, "fleetsim estimate: --schedule %s needs a pipeline of 2 or more "
+                "stages: --pp must be 2 or more, got 1\n", name);
+        return -1;
+    }
+    if (p->c.shard_ranks && p->zero_given && p->c.zero_stage != 3) {
+        fprintf(stderr, "fleetsim estimate: --hsdp shards ZeRO-3's states within groups of "
+                "ranks: --zero must be 3 with it, got %d\n", p->c.zero_stage);
+        return -1;
+    }
+    if (p->c.shard_ranks)
+        p->c.zero_stage = 3;
+    return 0;
+}
+
+/* Which halves to answer, and training's tensor parallelism: --training makes --tp
+ * training's, and each half alone refuses the other's options.  0, or -1 after saying
+ * why. */
+static int settle_halves(const struct option *options, const bool *seen, bool training,
+                         bool serving, estimate_request *req, stated_plan *plan)
+{
+    if (training && serving) {
+        fprintf(stderr, "fleetsim estimate: --training and --serving each ask for one half; "
+                "give neither for both\n");
+        return -1;
+    }
+    req->halves = training ? ESTIMATE_TRAINING : serving ? ESTIMATE_SERVING : ESTIMATE_BOTH;
+    for (int i = 0; options[i].name; i++) {
+        if (!seen[i])
+            continue;
+        if (serving && listed(TRAINING_OPTIONS, options[i].name)) {
+            fprintf(stderr, "fleetsim estimate: --%s is training's: --serving prints the "
+                    "serving half alone\n", options[i].name);
+            return -1;
+        }
+        if (training && listed(SERVING_OPTIONS, options[i].name)) {
+            fprintf(stderr, "fleetsim estimate: --%s is serving's: --training prints the "
+                    "training half alone\n", options[i].name);
+            return -1;
+        }
+    }
+    if (training && req->tp) {
+        if (plan->train_tp && plan->train_tp != req->tp) {
+            fprintf(stderr, "fleetsim estimate: --tp %u and --train-tp %u differ; under "
+                    "--training --tp is training's\n", req->tp, plan->train_tp);
+            return -1;
+        }
+        plan->train_tp = req->tp;
+        plan->stated = true;
+        req->tp = 0;
+    }
+    plan->c.tp = plan->train_tp;
+    return 0;
+}
+
 int cli_estimate(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_GPU, O_GPUS, O_TP, O_PP, O_PREC, O_BATCH, O_PROMPT, O_OUTPUT,
            O_TOKENS, O_SEQ, O_GLOBAL, O_CSV, O_PROFILE, O_KV, O_MODEL_FILE, O_SPEC,
            O_ACCEPT, O_DRAFT, O_LAYOUT, O_DUALPIPE, O_LORA, O_ENGINE };
+    enum { O_MTBF = 512, O_EVERY, O_WRITE, O_RESTART, O_STRAGGLER }; /* goodput's */
     static const struct option options[] = {
         { "model", required_argument, NULL, O_MODEL }, { "gpu", required_argument, NULL, O_GPU },
         { "gpus", required_argument, NULL, O_GPUS }, { "tp", required_argument, NULL, O_TP },
@@ -129,8 +347,26 @@ int cli_estimate(int argc, char **argv)
         { "dualpipe", no_argument, NULL, O_DUALPIPE },
         { "lora", no_argument, NULL, O_LORA },
         { "engine", required_argument, NULL, O_ENGINE },
+        { "mtbf", required_argument, NULL, O_MTBF },
+        { "checkpoint-every", required_argument, NULL, O_EVERY },
+        { "checkpoint-write", required_argument, NULL, O_WRITE },
+        { "restart", required_argument, NULL, O_RESTART },
+        { "straggler", required_argument, NULL, O_STRAGGLER },
+        { "training", no_argument, NULL, O_TRAINING },
+        { "serving", no_argument, NULL, O_SERVING },
+        { "train-tp", required_argument, NULL, O_TRAIN_TP },
+        { "cp", required_argument, NULL, O_CP }, { "ep", required_argument, NULL, O_EP },
+        { "etp", required_argument, NULL, O_ETP }, { "vpp", required_argument, NULL, O_VPP },
+        { "micro-batch", required_argument, NULL, O_MICRO },
+        { "zero", required_argument, NULL, O_ZERO },
+        { "hsdp", required_argument, NULL, O_HSDP },
+        { "recompute", required_argument, NULL, O_RECOMPUTE },
+        { "schedule", required_argument, NULL, O_SCHEDULE },
         { NULL, 0, NULL, 0 },
     };
+    bool seen[sizeof options / sizeof options[0]] = { false };
+    bool training_only = false, serving_only = false;
+    stated_plan plan = { .c = TRAINING_FREE };
     const char *model_name = NULL, *gpu_name = NULL, *profile_path = NULL, *model_file = NULL;
     const char *draft_name = NULL, *engine_names[2] = { NULL, NULL };
     unsigned nengines = 0;
@@ -138,10 +374,13 @@ int cli_estimate(int argc, char **argv)
     bool csv = false;
     estimate_request req = { .gpus = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512, .output = 256 };
     double x;
-    int opt, bad = 0;
+    int opt, bad = 0, which = -1;
     opterr = 0;
     optind = 2;
-    while (!bad && (opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    while (!bad && (opt = getopt_long(argc, argv, ":h", options, &which)) != -1) {
+        if (opt >= O_MODEL && which >= 0)
+            seen[which] = true;
+        which = -1;
         switch (opt) {
         case O_MODEL: model_name = optarg; break;
         case O_GPU: gpu_name = optarg; break;
@@ -188,6 +427,39 @@ int cli_estimate(int argc, char **argv)
         case O_DRAFT: draft_name = optarg; break;
         case O_DUALPIPE: req.dualpipe = true; break;
         case O_LORA: req.lora = true; break;
+        case O_TRAINING: training_only = true; break;
+        case O_SERVING: serving_only = true; break;
+        case O_TRAIN_TP: case O_CP: case O_EP: case O_ETP: case O_VPP: case O_MICRO:
+        case O_ZERO: case O_HSDP: case O_RECOMPUTE: case O_SCHEDULE:
+            bad = plan_option(opt, optarg, &plan);
+            break;
+        case O_MTBF: case O_EVERY: case O_WRITE: case O_RESTART: {
+            static const char *const names[] = { "mtbf", "checkpoint-every", "checkpoint-write",
+                                                 "restart" };
+            double *to[] = { &req.mtbf_s, &req.checkpoint_every_s, &req.checkpoint_write_s,
+                             &req.restart_s };
+            bool *given[] = { &req.mtbf_given, &req.every_given, &req.write_given,
+                              &req.restart_given };
+            int k = opt - O_MTBF;
+            *given[k] = !(opt == O_EVERY && !strcmp(optarg, "auto"));
+            if (*given[k] && cli_duration_parse(optarg, to[k]) != 0) {
+                fprintf(stderr, "fleetsim estimate: --%s expects a duration such as 90s, 10m "
+                        "or 2h%s, got '%s'\n", names[k], opt == O_EVERY ? " (or auto)" : "",
+                        optarg);
+                bad = -1;
+            }
+            break;
+        }
+        case O_STRAGGLER: {
+            char *end;
+            req.straggler = strtod(optarg, &end);
+            if (end == optarg || *end || !(req.straggler >= 0 && req.straggler <= 10)) {
+                fprintf(stderr, "fleetsim estimate: --straggler expects a share from 0 to 10 "
+                        "(0.05: training 5%% slower), got '%s'\n", optarg);
+                bad = -1;
+            }
+            break;
+        }
         case O_ENGINE:
             if (nengines == 2) {
                 fprintf(stderr, "fleetsim estimate: --engine at most twice (a serving engine "
@@ -228,11 +500,12 @@ int cli_estimate(int argc, char **argv)
                 "decoding: give --speculative K too\n");
         return CLI_EXIT_BAD_INPUT;
     }
-    if (req.dualpipe && req.pp && req.pp % 2) {
-        fprintf(stderr, "fleetsim estimate: --dualpipe pairs the pipeline's stages: --pp must "
-                "be even, got %u\n", req.pp);
+    if (settle_halves(options, seen, training_only, serving_only, &req, &plan) != 0
+        || check_plan(&plan, req.pp, req.dualpipe) != 0)
         return CLI_EXIT_BAD_INPUT;
-    }
+    req.train_stated = plan.stated;
+    req.train_within = plan.c;
+    req.schedule = plan.schedule;
     if (!bad && req.speculate_k && !acceptance_given) {
         fprintf(stderr, "fleetsim estimate: --speculative needs --acceptance (the chance a "
                 "proposed token is kept, e.g. 0.7)\n");
@@ -296,19 +569,33 @@ int cli_estimate(int argc, char **argv)
         estimate_result r, datasheet;
         estimate_request plain = req;
         plain.profile = NULL;
-        if (estimate_run(m, d, &req, &r, err, sizeof err) != 0
-            || (profile_path && estimate_run(m, catalog_device(&cat, gpu_name), &plain,
-                                             &datasheet, err, sizeof err) != 0)) {
+        /* -1 is a bad request, or every half asked refused (each says why); a half refused
+         * beside one answered is printed in its place, and on stderr beside the CSV */
+        bool answered = estimate_run(m, d, &req, &r, err, sizeof err) == 0;
+        bool bad_request = !answered && r.refused != r.halves;
+        if (!bad_request && profile_path
+            && estimate_run(m, catalog_device(&cat, gpu_name), &plain, &datasheet, err,
+                            sizeof err) != 0)
+            bad_request = datasheet.refused != datasheet.halves;
+        if (bad_request) {
             fprintf(stderr, "fleetsim estimate: %s\n", err);
             status = CLI_EXIT_BAD_INPUT;
-        } else if (csv) {
-            output_estimate_csv(stdout, m, d, &req, &r);
-            if (profile_path)
-                output_estimate_compare_csv(stdout, &datasheet);
         } else {
-            output_estimate_text(stdout, m, d, &req, &r);
-            if (profile_path)
-                output_estimate_compare_text(stdout, profile_path, &datasheet, &r);
+            if ((r.refused & ESTIMATE_SERVING) && (!answered || csv))
+                fprintf(stderr, "fleetsim estimate: serving: %s\n", r.serving_refusal);
+            if ((r.refused & ESTIMATE_TRAINING) && (!answered || csv))
+                fprintf(stderr, "fleetsim estimate: training: %s\n", r.train_refusal);
+            if (!answered) {
+                status = CLI_EXIT_BAD_INPUT;
+            } else if (csv) {
+                output_estimate_csv(stdout, m, d, &req, &r);
+                if (profile_path)
+                    output_estimate_compare_csv(stdout, &datasheet);
+            } else {
+                output_estimate_text(stdout, m, d, &req, &r);
+                if (profile_path)
+                    output_estimate_compare_text(stdout, profile_path, &datasheet, &r);
+            }
         }
     }
     catalog_release(&cat);

@@ -173,6 +173,16 @@ int cli_validate(int argc, char **argv)
             csv_table_release(&t);
             return CLI_EXIT_BAD_INPUT;
         }
+    /* every row's configuration is data that must parse, whichever half is asked for: a
+     * mistake in it is the table's, refused before anything is predicted or printed */
+    for (size_t i = 0; i < t.rows; i++) {
+        validate_row row = validate_row_of(&t, i);
+        if (validate_row_check(&row, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim validate: %s:%zu: %s\n", path, csv_table_line(&t, i), err);
+            csv_table_release(&t);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
     catalog cat;
     if (catalog_load(&cat, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);

@@ -1,7 +1,9 @@
 /* Training workloads of a scenario file (see training_load.h). */
 #include "lua/training_load.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,13 @@ const char *const JOB_STREAM_KEYS[] = {
     "trace", "streams", NULL,
 };
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
-static const char *const PARALLELISM_KEYS[] = { "tp", "pp", "schedule", NULL };
-static const char *const SCHEDULES[] = { "planned", "dualpipe", NULL };
+static const char *const PARALLELISM_KEYS[] = {
+    "tp", "pp", "cp", "ep", "etp", "vpp", "dp", "micro_batch", "zero", "hsdp", "recompute",
+    "schedule", NULL,
+};
+/* in training_schedule's order */
+static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero_bubble",
+                                         "dualpipe", NULL };
 static const char *const PRECISIONS[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
                                           "int4", "fp4", NULL };
 
@@ -73,15 +80,98 @@ static int read_priority(load_context *c, const fields_object *w, int *out)
     return 0;
 }
 
-/* parallelism = { tp = 8, pp = 4, schedule = "dualpipe" }: tp and pp imposed where
- * either is given (the other then 1), the planner's choice where neither is; the schedule
- * the planner's ("planned") unless "dualpipe" */
-static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out)
+/* recompute = "none" | "selective" | "full" | layers a stage recomputed in full: into c's
+ * recompute_layers (more than a stage has: all of it) and selective */
+static int read_recompute(load_context *c, const fields_object *o, training_constraints *out)
 {
-    int64_t tp = 0, pp = 0;
+    static const char *const expected = "expected \"none\", \"selective\", \"full\" or a "
+                                        "whole number of layers a stage recomputed in full";
+    char got[96];
+    int type = fields_object_get(c, o, "recompute");
+    int status = 0;
+    if (type == LUA_TSTRING) {
+        const char *word = lua_tostring(c->L, -1);
+        if (!strcmp(word, "none") || !strcmp(word, "selective")) {
+            out->recompute_layers = 0;
+            out->selective = !strcmp(word, "selective");
+        } else if (!strcmp(word, "full")) {
+            out->recompute_layers = INT_MAX;
+            out->selective = 0;
+        } else {
+            status = -1;
+        }
+    } else if (type == LUA_TNUMBER) {
+        double x = lua_tonumber(c->L, -1);
+        if (x >= 0 && x <= 1000000 && x == floor(x))
+            out->recompute_layers = (int)x;
+        else
+            status = -1;
+    } else if (type != LUA_TNIL) {
+        status = -1;
+    }
+    if (status) {
+        char message[256];
+        snprintf(message, sizeof message, "%s, got %s", expected,
+                 fields_describe(c->L, -1, got, sizeof got));
+        lua_pop(c->L, 1);
+        return key_path_fail(c, o, "recompute", message);
+    }
+    lua_pop(c->L, 1);
+    return 0;
+}
+
+/* A stated combination no plan can take, refused at `key` with what was given. */
+static __attribute__((format(printf, 4, 5))) int parallelism_fail(load_context *c,
+                                                                   const fields_object *o,
+                                                                   const char *key,
+                                                                   const char *format, ...)
+{
+    char message[256];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(message, sizeof message, format, ap);
+    va_end(ap);
+    return key_path_fail(c, o, key, message);
+}
+
+/* The stated schedule against the stated pp and vpp, and HSDP against zero (0 where not
+ * given; zero -1): a combination no plan can take is refused at the key that breaks it. */
+static int check_parallelism(load_context *c, const fields_object *o, training_schedule sched,
+                             int64_t pp, int64_t vpp, int64_t zero, int64_t hsdp)
+{
+    const char *name = SCHEDULES[sched];
+    bool one_chunk = sched == TRAINING_SCHEDULE_1F1B || sched == TRAINING_SCHEDULE_ZERO_BUBBLE
+                     || sched == TRAINING_SCHEDULE_DUALPIPE;
+    if (sched == TRAINING_SCHEDULE_DUALPIPE && pp % 2)
+        return parallelism_fail(c, o, "pp", "DualPipe pairs the pipeline's stages: give an "
+                                "even pp, got %lld", (long long)pp);
+    if (one_chunk && vpp > 1)
+        return parallelism_fail(c, o, "vpp", "the \"%s\" schedule runs one model chunk a "
+                                "stage: leave vpp out (or 1), got %lld", name, (long long)vpp);
+    if (sched == TRAINING_SCHEDULE_INTERLEAVED && vpp == 1)
+        return parallelism_fail(c, o, "vpp", "the \"interleaved\" schedule runs 2 or more "
+                                "model chunks a stage, got 1");
+    if (pp == 1 && (vpp > 1 || sched == TRAINING_SCHEDULE_INTERLEAVED
+                    || sched == TRAINING_SCHEDULE_ZERO_BUBBLE))
+        return parallelism_fail(c, o, "pp", "the \"%s\" schedule needs a pipeline of 2 or "
+                                "more stages, got 1", vpp > 1 ? "interleaved" : name);
+    if (hsdp && zero >= 0 && zero != 3)
+        return parallelism_fail(c, o, "hsdp", "HSDP shards ZeRO-3's states within groups of "
+                                "ranks: zero must be 3 with it, got %lld", (long long)zero);
+    return 0;
+}
+
+/* parallelism = { tp = 8, pp = 4, cp, ep, etp, vpp, dp, micro_batch, zero, hsdp,
+ * recompute, schedule = "dualpipe" }: each key given is imposed on the planner, each left
+ * out is the planner's; the schedule the planner's ("planned") unless named */
+static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out,
+                               training_schedule *schedule_out)
+{
+    int64_t tp, pp, cp, ep, etp, vpp, dp, mb, zero, hsdp;
     int schedule = 0;
     int top = lua_gettop(c->L);
     fields_object o;
+    *schedule_out = TRAINING_SCHEDULE_PLANNED;
     int found = fields_object_open_field(c, w, "parallelism", NULL,
                                          "a table such as { tp = 8, pp = 2 }", &o);
     if (found <= 0)
@@ -89,23 +179,32 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
     int status = fields_object_check_keys(c, &o, PARALLELISM_KEYS)
                  || fields_read_integer(c, &o, "tp", false, 0, 1, 1024, &tp)
                  || fields_read_integer(c, &o, "pp", false, 0, 1, 1024, &pp)
-                 || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule);
-    if (status == 0 && (tp || pp)) {
-        tp = tp ? tp : 1;
-        pp = pp ? pp : 1;
-    }
-    if (status == 0 && schedule == 1 && pp % 2) {
-        char message[96];
-        snprintf(message, sizeof message, "DualPipe pairs the pipeline's stages: give an even "
-                 "pp, got %lld", (long long)pp);
-        status = key_path_fail(c, &o, "pp", message);
-    }
+                 || fields_read_integer(c, &o, "cp", false, 0, 1, 1024, &cp)
+                 || fields_read_integer(c, &o, "ep", false, 0, 1, 1024, &ep)
+                 || fields_read_integer(c, &o, "etp", false, 0, 1, 1024, &etp)
+                 || fields_read_integer(c, &o, "vpp", false, 0, 1, 64, &vpp)
+                 || fields_read_integer(c, &o, "dp", false, 0, 1, SCENARIO_MAX_SERVERS, &dp)
+                 || fields_read_integer(c, &o, "micro_batch", false, 0, 1, 1000000, &mb)
+                 || fields_read_integer(c, &o, "zero", false, -1, 0, 3, &zero)
+                 || fields_read_integer(c, &o, "hsdp", false, 0, 1, SCENARIO_MAX_SERVERS, &hsdp)
+                 || read_recompute(c, &o, out)
+                 || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
+                 || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);
     lua_settop(c->L, top);
     if (status)
         return -1;
     out->tp = (unsigned)tp;
     out->pp = (unsigned)pp;
-    out->dualpipe = schedule == 1;
+    out->cp = (unsigned)cp;
+    out->ep = (unsigned)ep;
+    out->etp = (unsigned)etp;
+    out->virtual_stages = (unsigned)vpp;
+    out->dp = (unsigned)dp;
+    out->micro_batch = (unsigned)mb;
+    out->zero_stage = hsdp ? 3 : (int)zero; /* HSDP is ZeRO-3 within its groups */
+    out->shard_ranks = (unsigned)hsdp;
+    *schedule_out = (training_schedule)schedule;
+    training_schedule_impose(out, *schedule_out);
     return 0;
 }
 
@@ -135,11 +234,12 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     double tokens, steps;
     const model_spec *m;
     training_constraints imposed = TRAINING_FREE;
+    training_schedule schedule;
     size_t engine;
     bool defaulted;
     if (find_model(c, w, cat, model, &m) != 0
         || engine_load(c, w, cat, true, &engine, &defaulted) != 0
-        || convert_parallelism(c, w, &imposed) != 0
+        || convert_parallelism(c, w, &imposed, &schedule) != 0
         || fields_read_flag(c, w, "lora", false, &imposed.lora) != 0
         || fields_read_choice(c, w, "precision", PRECISIONS, PREC_BF16, &prec) != 0
         || fields_read_integer(c, w, "seq_len", false, 4096, 1, 10000000, &seq_len) != 0
@@ -166,10 +266,15 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     /* the pool's profile (or the device's default) with the framework's kernel families */
     perf_profile base = profile ? *profile : perf_default_profile(d);
     perf_profile trained = engine_apply_profile(&cat->engines[engine], &base, d);
-    if (training_job_from_model(out, m, d, &trained, (precision)prec, out->gpus, imposed,
-                                (unsigned)seq_len, (unsigned)global_batch, tokens, steps, err,
-                                sizeof err) != 0)
-        return key_path_fail(c, w, "gpus", err);
+    int status = training_job_from_model(out, m, d, &trained, (precision)prec, out->gpus,
+                                         imposed, schedule, (unsigned)seq_len,
+                                         (unsigned)global_batch, tokens, steps, err, sizeof err);
+    /* a stated plan no setup can take is the parallelism's; memory, the GPUs' */
+    int stated = fields_object_get(c, w, "parallelism");
+    lua_pop(c->L, 1);
+    if (status != 0)
+        return key_path_fail(c, w, status == -2 && stated != LUA_TNIL ? "parallelism" : "gpus",
+                             err);
     return 0;
 }
 

@@ -15,10 +15,12 @@
 extern const char *const TRAINING_KEYS[];
 extern const char *const JOB_STREAM_KEYS[];
 
-/* fs.training { model, tokens | steps, gpus, parallelism = { tp, pp, schedule }, lora,
- * precision, seq_len, global_batch, pool, at, priority, checkpoint = { every, write },
- * restart } (schedule "dualpipe" with an even pp, or "planned"; lora: adapters on the
- * frozen model)
+/* fs.training { model, tokens | steps, gpus, parallelism = { tp, pp, cp, ep, etp, vpp, dp,
+ * micro_batch, zero, hsdp, recompute, schedule }, lora, precision, seq_len, global_batch,
+ * pool, at, priority, checkpoint = { every, write }, restart } (each parallelism key given
+ * imposed on the planner, the rest its choice; recompute "none", "selective", "full" or
+ * layers a stage; schedule "planned", "1f1b", "interleaved", "zero_bubble" or "dualpipe"
+ * (pp even); lora: adapters on the frozen model)
  * on pool number `pool` whose GPUs are pool_gpu (a device of cat, or NULL for a pool
  * without GPUs).  With a model, the step time comes from the performance model (a
  * configuration that does not fit is refused with the numbers); without one, `steps`

@@ -19,6 +19,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/validate_plan.h"
 #include "output/csv_table.h"
 
 /* Names as the sources write them -> catalog names.  Only exact architectural matches:
@@ -160,7 +161,7 @@ static double batch_sequences(const char *cell, double seq, const char **rest)
 
 static void predict_training(const model_spec *m, const device_spec *d, const perf_profile *p,
                              const engine_spec *e, precision prec, const validate_row *row,
-                             validate_prediction *out)
+                             const validate_plan *plan, validate_prediction *out)
 {
     double gpus = leading_number(row->device_count);
     double seq = leading_number(row->seq_len);
@@ -185,42 +186,28 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
             return refuse(out, "batch-size ramp without its final batch or its tokens (%s)",
                           row->global_batch);
     }
-    /* The stated setup where the row gives it (tp, pp, context parallelism, the
-     * interleaved schedule's chunks or DualPipe, micro-batch, FSDP or ZeRO stage,
-     * activation checkpointing: configuration, not results), the planner's choice for the
-     * rest. */
-    const char *par = row->parallelism;
     /* a table is a user's file: sizes past these are refused, not cast */
     if (gpus > 1e7 || seq > 1e8 || global > 1e9 || final > 1e9)
         return refuse(out, "%g GPUs, %g-token sequences, a batch of %g: past what the training "
                       "model plans (1e7, 1e8, 1e9)", gpus, seq, fmax(global, final));
-    static const char *const keys[] = { "TP=", "PP=", "CP=", "EP=", "VP=",
-                                        "interleaved pipeline ", "MBS=", "micro-batch " };
-    double degree[sizeof keys / sizeof keys[0]];
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        if ((degree[k] = number_after(par, keys[k])) > 1e6)
-            return refuse(out, "%s%g: a degree past 1,000,000", keys[k], degree[k]);
-    training_constraints c = TRAINING_FREE;
+    /* The setup the row states (its parallelism cell, models/validate_plan.h:
+     * configuration, not results), the planner's choice for the rest */
+    if (validate_plan_has(plan, PLAN_REPLICAS))
+        return refuse(out, "REPLICAS=%u is a serving row's key (a training row states DP)",
+                      plan->replicas);
+    training_constraints c = validate_plan_training(plan, m->layers);
     engine_training_state(e, &c); /* the framework's bytes a parameter */
-    bool data_only = strstr(par, "pure data parallel") != NULL;
-    c.tp = strstr(par, "no TP") || data_only ? 1 : (unsigned)degree[0];
-    c.pp = data_only ? 1 : (unsigned)degree[1];
-    c.cp = (unsigned)degree[2];
-    c.ep = (unsigned)degree[3];
-    c.virtual_stages = (unsigned)(degree[4] ? degree[4] : degree[5]);
-    c.micro_batch = (unsigned)(degree[6] ? degree[6] : degree[7]);
-    if (strstr(par, "FSDP FULL_SHARD") || strstr(par, "ZeRO-3"))
-        c.zero_stage = 3;
-    else if (strstr(par, "ZeRO-1"))
-        c.zero_stage = 1;
-    c.dualpipe = strstr(par, "DualPipe") != NULL;
     c.lora = strstr(row->model, "LoRA") != NULL; /* adapters on a frozen base */
-    /* "activation checkpointing" (Megatron's --checkpoint-activations: every layer), or
-     * its True / False as llm-foundry logs it */
-    const char *ckpt = strstr(par, "activation checkpointing");
-    if (ckpt)
-        c.recompute_layers = strncmp(ckpt + strlen("activation checkpointing"), " False", 6)
-                                 ? (int)m->layers : 0;
+    double devices = one_or(c.tp) * one_or(c.pp) * one_or(c.cp);
+    if (devices > gpus)
+        return refuse(out, "TP x PP x CP as stated spans %g devices, more than the row's %g GPUs",
+                      devices, gpus);
+    if (plan->accumulation && ramp > 0)
+        return refuse(out, "GA=%u with a batch that ramps (%s): no one accumulation count",
+                      plan->accumulation, row->global_batch);
+    char why[160];
+    if (!validate_plan_check(plan, gpus, final, &c, why, sizeof why))
+        return refuse(out, "%s", why);
     precision trained = prec == PREC_FP8 ? PREC_FP8 : PREC_BF16;
     training_estimate t;
     if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
@@ -326,10 +313,16 @@ static memory_reserve row_reserve(const engine_spec *e, const model_spec *m,
 
 static void predict_inference(const model_spec *m, const device_spec *d, const perf_profile *p,
                               const engine_spec *e, precision prec, const validate_row *row,
-                              validate_prediction *out)
+                              const validate_plan *plan, validate_prediction *out)
 {
+    /* a serving row states TP (else one replica on every GPU) and REPLICAS (else as many
+     * as the GPUs hold) */
+    for (validate_plan_key k = 0; k < PLAN_KEYS; k++)
+        if (k != PLAN_TP && k != PLAN_REPLICAS && validate_plan_has(plan, k))
+            return refuse(out, "%s= is not a serving row's key (the serving model runs TP and "
+                          "REPLICAS)", validate_plan_key_name(k));
     double gpus = leading_number(row->device_count);
-    double tp = number_after(row->parallelism, "TP=");
+    double tp = plan->training.tp, replicas_stated = plan->replicas;
     double in = leading_number(row->input_tokens), outlen = leading_number(row->output_tokens);
     precision kv = precision_cache(prec);
     if (*row->kv_precision) {
@@ -340,8 +333,13 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     }
     if (gpus < 1)
         gpus = 1;
+    if (replicas_stated && fmod(gpus, replicas_stated))
+        return refuse(out, "%g GPUs are not REPLICAS=%g whole replicas", gpus, replicas_stated);
     if (tp < 1)
-        tp = gpus;
+        tp = gpus / (replicas_stated ? replicas_stated : 1);
+    if (replicas_stated && tp * replicas_stated != gpus)
+        return refuse(out, "REPLICAS=%g of TP=%g are %g GPUs, not the row's %g", replicas_stated,
+                      tp, tp * replicas_stated, gpus);
     double batch = number_after(row->batch, "batch ");
     if (!batch)
         batch = number_after(row->batch, "concurrency ");
@@ -555,9 +553,25 @@ const char *validate_engine_of(const validate_row *row)
     return CATALOG_DEFAULT_SERVING_ENGINE;
 }
 
+int validate_row_check(const validate_row *row, char *err, size_t err_size)
+{
+    validate_plan plan;
+    char why[256];
+    if (validate_plan_parse(row->parallelism, &plan, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, err_size, "parallelism: %s", why);
+    return -1;
+}
+
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
 {
     memset(out, 0, sizeof *out);
+    /* the parallelism cell first: one that does not parse is the table's mistake, which
+     * `fleetsim validate` refuses (validate_row_check) before it predicts any row */
+    validate_plan plan;
+    char why[sizeof out->reason];
+    if (validate_plan_parse(row->parallelism, &plan, why, sizeof why) != 0)
+        return refuse(out, "parallelism: %s", why);
     char model_name[128], device_name[128];
     cell_name(row->model, model_name, sizeof model_name);
     cell_name(row->device, device_name, sizeof device_name);
@@ -592,11 +606,11 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     perf_profile base = perf_default_profile(d);
     if (training_row(row)) {
         perf_profile trained = engine_apply_profile(e, &base, d); /* its kernel families */
-        predict_training(m, d, &trained, e, prec, row, out);
+        predict_training(m, d, &trained, e, prec, row, &plan, out);
         return;
     }
     perf_profile p = engine_apply_profile(e, &base, d);
-    predict_inference(m, d, &p, e, prec, row, out);
+    predict_inference(m, d, &p, e, prec, row, &plan, out);
 }
 
 validate_row validate_row_of(const csv_table *t, size_t i)

@@ -31,6 +31,11 @@ validate_row validate_row_of(const struct csv_table *t, size_t i);
  * row its training framework (a static name; see lua/validate_predict.c's table). */
 const char *validate_engine_of(const validate_row *row);
 
+/* Checks what of row must parse (its parallelism cell, models/validate_plan.h): 0, or -1
+ * with "parallelism: unknown key 'VP' in 'VP=2' (known: ...)" in err, to which the caller
+ * adds the file and line.  A table with such a row is bad input, not a row to predict. */
+int validate_row_check(const validate_row *row, char *err, size_t err_size);
+
 /* Predicts row's figure with the default profile of its device, under its engine. */
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out);
 

@@ -89,6 +89,9 @@ typedef struct engine_spec {
      * Adam's two moments); what ZeRO stage 1 shards is the optimizer's, 2 also the
      * gradients, 3 also the weights.  0 in all three: the 2 + 2 + 12 of mixed precision. */
     double train_weight_bytes, train_gradient_bytes, train_optimizer_bytes;
+    /* the highest ZeRO stage the framework runs beside pipeline parallelism (DeepSpeed's
+     * pipeline engine refuses ZeRO-2 and 3; Megatron's distributed optimizer is ZeRO-1) */
+    unsigned train_pipeline_zero;
 } engine_spec;
 
 /* Frees the strings and zeroes the spec; NULL is fine. */
@@ -119,7 +122,8 @@ memory_reserve engine_memory_reserve(const engine_spec *e, const model_spec *m);
  * the MoE class. */
 const char *engine_kernel_of(const engine_spec *e, perf_op op, const model_spec *m);
 
-/* Sets c's bytes a parameter to training engine e's (NULL or a serving engine: left). */
+/* Sets c's bytes a parameter and the ZeRO stage it pipelines with to training engine e's
+ * (NULL or a serving engine: left). */
 void engine_training_state(const engine_spec *e, training_constraints *c);
 
 #endif

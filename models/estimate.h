@@ -1,6 +1,6 @@
 /* The analysis behind `fleetsim estimate`: one model on one kind of device, for
  * inference (memory, prefill, decode, best throughput) and training (memory, step time,
- * MFU, days and GPU-hours for a token budget). */
+ * MFU, days and GPU-hours for a token budget, productive and with failures). */
 #ifndef FLEETSIM_MODELS_ESTIMATE_H
 #define FLEETSIM_MODELS_ESTIMATE_H
 
@@ -9,10 +9,18 @@
 
 #include "models/device.h"
 #include "models/engine.h"
+#include "models/goodput.h"
 #include "models/llm.h"
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/training_schedule.h"
+
+/* The halves of an estimate: serving (inference) and training, each computed and refused
+ * apart from the other. */
+#define ESTIMATE_SERVING 1u
+#define ESTIMATE_TRAINING 2u
+#define ESTIMATE_BOTH (ESTIMATE_SERVING | ESTIMATE_TRAINING)
 
 /* How a mixture's replica spreads over its devices (perf_setup's expert_parallel and
  * attention_dp): experts split like a dense FFN (tensor parallel), held whole (expert
@@ -23,11 +31,19 @@ typedef enum estimate_layout {
 } estimate_layout;
 
 typedef struct estimate_request {
+    unsigned halves;       /* ESTIMATE_SERVING, ESTIMATE_TRAINING or both; 0: both */
     unsigned gpus;         /* devices available (>= 1) */
     unsigned tp;           /* tensor parallelism for inference; 0 = the smallest that fits */
     unsigned pp;           /* pipeline parallelism for training; 0 = choose */
     bool dualpipe;         /* training on DeepSeek's DualPipe schedule (imposed) */
     bool lora;             /* training low-rank adapters on the frozen model */
+    /* training's plan as stated, where train_stated: every field set in train_within is
+     * imposed on the planner (TRAINING_FREE's values are free; the engine's bytes a
+     * parameter are filled in), else nothing but pp, dualpipe and lora above, which are
+     * imposed either way; the schedule by name (training_plan_scheduled) */
+    bool train_stated;
+    training_constraints train_within;
+    training_schedule schedule;
     precision prec;        /* the weights' */
     bool kv_given;         /* kv_prec is the cache's; else precision_cache(prec) */
     precision kv_prec;
@@ -49,6 +65,16 @@ typedef struct estimate_request {
     double acceptance;
     const model_spec *draft;
     estimate_layout layout;  /* a mixture's on replicas of several devices */
+    /* training's goodput (models/goodput.h): each figure not given takes its default
+     * (GOODPUT_DEFAULTS); the interval then is Young's optimum rounded to whole steps (at
+     * least one), the write the checkpointed state at the storage's rate */
+    bool mtbf_given, every_given, write_given, restart_given;
+    double mtbf_s;             /* per GPU; 0 or INFINITY: no failures */
+    double checkpoint_every_s; /* training between checkpoints; 0: never */
+    double checkpoint_write_s; /* the pause to write one */
+    double restart_s;          /* paid after each failure */
+    double straggler;          /* share stragglers stretch training by; 0: none (always
+                                * given: the default is 0) */
 } estimate_request;
 
 #define ESTIMATE_SPEC_BATCHES 6
@@ -82,16 +108,31 @@ typedef struct estimate_result {
     unsigned nspec;               /* batch sizes of 1, 4, 16, 64, 256, 1024 within max_batch */
     estimate_speculation spec[ESTIMATE_SPEC_BATCHES];
     throughput_plan throughput;
+    /* what was asked and what could not be answered: the halves computed
+     * (ESTIMATE_SERVING, ESTIMATE_TRAINING) and those of them refused, each with its cause
+     * and numbers (serving: the weights and cache that fit no replica, and the smallest
+     * tensor parallelism that would; training: the planner's refusal, and the fewest
+     * devices that would fit the same stated plan) */
+    unsigned halves, refused;
+    char serving_refusal[768], train_refusal[512];
     /* training */
     training_estimate train;
     bool train_fits;
     unsigned train_min_gpus;      /* when it does not fit on gpus: the fewest that would */
     double train_tokens, train_flops, train_s, train_gpu_hours;
+    /* the same run with failures, restarts and checkpoint stalls (where it fits): the
+     * inputs used (the request's or the defaults) and the expectation */
+    double checkpoint_bytes;      /* the state one checkpoint writes (weights, optimizer) */
+    goodput_inputs goodput_in;
+    goodput_result goodput;
 } estimate_result;
 
-/* Fills out; returns 0, or -1 with a message in err for a combination that cannot run
- * (a --tp or --gpus that does not divide, weights that fit on no replica of the gpus
- * given: with the numbers and the smallest parallelism that would fit). */
+/* Fills out with each half asked, apart: a half that cannot be answered is refused in out
+ * (out->refused, its message) and does not stop the other.  Returns 0 when at least one
+ * half asked was answered; -1 with a message in err for a request that cannot run (a
+ * --tp that does not divide --gpus, a goodput figure out of range; out->refused 0) or
+ * when every half asked was refused (err: the first refusal, the serving's when both
+ * were asked; out->refused == out->halves, each message in out). */
 int estimate_run(const model_spec *m, const device_spec *d, const estimate_request *req,
                  estimate_result *out, char *err, size_t err_size);
 

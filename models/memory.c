@@ -153,8 +153,10 @@ double memory_training_layer_activations(const model_spec *m, const training_set
 {
     double cp = s->cp ? s->cp : 1, t = s->tp ? s->tp : 1;
     double sbh = (double)s->seq_len / cp * s->micro_batch * m->hidden;
+    /* sequence parallelism (whenever t > 1) splits the layer's input along the sequence:
+     * the one tensor a layer recomputed in full keeps, and the replicated 10 s b h */
     if (recomputed)
-        return 2 * sbh;
+        return 2 * sbh / t;
     return t > 1 ? 34 * sbh / t : sbh * (10 + 24 / t);
 }
 
@@ -171,23 +173,31 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
 {
     training_memory r = { 0 };
     double pp = s->pp ? s->pp : 1, t = s->tp ? s->tp : 1, cp = s->cp ? s->cp : 1;
-    double ep = s->ep > 1 ? s->ep : 1;
+    double ep = s->ep > 1 ? s->ep : 1, etp = s->etp ? s->etp : t;
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     /* DualPipe: a stage of each direction, each also held by the mirror pipeline rank */
     double copies = s->dualpipe ? 2 : 1;
     double dense = copies * (model_params(m) - routed) / (t * pp);
-    double experts = copies * routed / (t * pp * ep);
+    double experts = copies * routed / (etp * pp * ep);
     double ranks = (s->dp ? s->dp : 1) * cp * copies; /* the ranks holding the same weights */
-    double eranks = ranks / ep;              /* ... the same experts */
+    /* ... the same experts: the stage's t cp dp ranks in expert groups of ep x etp */
+    double eranks = ranks * t / (ep * etp);
+    /* HSDP: ZeRO-3's states sharded within groups of shard_ranks, replicated across */
+    double shard = s->zero_stage >= 3 && s->shard_ranks && s->shard_ranks < ranks
+                   ? s->shard_ranks : ranks;
+    double eshard = shard * eranks / ranks;
     bool framework = s->weight_bytes > 0 || s->gradient_bytes > 0 || s->optimizer_bytes > 0;
     double wb = framework ? s->weight_bytes : 2, gb = framework ? s->gradient_bytes : 2;
     double ob = framework ? s->optimizer_bytes : 12;
-    r.weights_bytes = states(wb, dense, experts, ranks, eranks, s->zero_stage >= 3);
-    if (s->zero_stage >= 3) /* the layer computing and the one prefetched, gathered in 16 bits */
-        r.weights_bytes += 2 * 2 * (model_params_layer(m) - routed / m->layers * (1 - 1 / ep)) / t;
+    r.weights_bytes = states(wb, dense, experts, shard, eshard, s->zero_stage >= 3);
+    if (s->zero_stage >= 3) { /* the layer computing and the one prefetched, in 16 bits */
+        double layer_routed = routed / m->layers;
+        r.weights_bytes += 2 * 2 * ((model_params_layer(m) - layer_routed) / t
+                                    + layer_routed / (ep * etp));
+    }
     if (!s->lora) { /* a frozen base keeps neither */
-        r.gradient_bytes = states(gb, dense, experts, ranks, eranks, s->zero_stage >= 2);
-        r.optimizer_bytes = states(ob, dense, experts, ranks, eranks, s->zero_stage >= 1);
+        r.gradient_bytes = states(gb, dense, experts, shard, eshard, s->zero_stage >= 2);
+        r.optimizer_bytes = states(ob, dense, experts, shard, eshard, s->zero_stage >= 1);
     }
     double layers = ceil((double)m->layers / pp);
     double recomputed = fmin(s->recompute_layers, layers);

@@ -134,6 +134,20 @@ typedef struct training_setup {
                                * base's weights take no gradients and no optimizer state
                                * (the adapters', a fraction of a percent at the ranks
                                * used, are not counted) */
+    bool zero_bubble;         /* the zero-bubble schedule ZB-H1 in place of 1F1B (Qi et al.
+                               * 2024): each backward pass split into its data gradients
+                               * (B) and its weight gradients (W), W deferred into the
+                               * bubble; 1F1B's memory */
+    bool selective;           /* selective recomputation (Korthikanti et al. 2022): the
+                               * attention core of each layer not recomputed in full is
+                               * recomputed in the backward pass */
+    unsigned etp;             /* expert tensor parallelism: each routed expert split over
+                               * etp devices (0: tp, Megatron's default); ep x etp of the
+                               * tp x cp x dp ranks of a stage form an expert group
+                               * (Megatron's MoE parallel folding) */
+    unsigned shard_ranks;     /* ZeRO-3 hybrid sharding (HSDP): the states sharded within
+                               * groups of this many data-parallel ranks, replicated across
+                               * groups; 0: over all of them */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */
@@ -160,7 +174,10 @@ typedef struct training_memory {
  * 2205.05198) with attention flash-style (the scores are never stored, which is what
  * their selective recomputation achieves): s b h (10 + 24 / t) bytes, 34 s b h / t with
  * sequence parallelism (taken whenever t > 1); a layer recomputed in full keeps only its
- * input, 2 s b h; s is the sequence's share of one device (seq_len / cp).  The first
+ * input, 2 s b h, split along the sequence too, 2 s b h / t; s is the sequence's share of
+ * one device (seq_len / cp).  Routed experts split over ep x etp (etp 0: tp), their
+ * states over the t cp dp / (ep etp) ranks holding the same experts; HSDP (shard_ranks)
+ * shards ZeRO-3's states within its groups.  The first
  * stage holds min(pp, micro-batches) micro-batches in flight, (1 + (pp - 1) / (pp v))
  * times that with v virtual stages; the last stage holds instead one in flight plus the
  * fp32 logits, 4 s b vocab / t bytes (the loss is taken in fp32).  The total is the

@@ -788,7 +788,8 @@ static perf_time totals(perf_op_time *o, const perf_profile *p)
 }
 
 perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch *b,
-                                      unsigned ep, unsigned span, perf_breakdown *out)
+                                      unsigned ep, unsigned etp, unsigned span,
+                                      perf_breakdown *out)
 {
     if (ep <= 1 || !model_moe_layers(setup->model))
         return perf_iteration(setup, b, out);
@@ -797,7 +798,11 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     memset(ops, 0, sizeof *ops);
     step st;
     step_init(&st, setup);
-    routed_plan r = { true, ep, ep * (b->decode_seqs + b->prefill_tokens), st.tp, span };
+    /* the group's ep x etp devices hold the tokens of ep etp / tp tensor-parallel groups
+     * (a fraction of one when the group is narrower than tp) */
+    etp = etp ? etp : (unsigned)st.tp;
+    double groups = (double)ep * etp / st.tp;
+    routed_plan r = { true, ep, groups * (b->decode_seqs + b->prefill_tokens), etp, span };
     iterate(&st, b, ops->op, &r);
     overlap_two_batches(setup->profile, ops->op);
     return totals(ops->op, setup->profile);

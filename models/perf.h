@@ -227,14 +227,15 @@ double perf_step_s(double gpu_s, double host_s, double overlap);
 /* One iteration; fills *ops (when not NULL) with its operators. */
 perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdown *ops);
 
-/* The same on one device of an expert-parallel group of ep devices (training's expert
- * parallelism over data-parallel ranks): each device runs batch b with its tp
- * devices as perf_iteration does, the group's routed token-expert pairs go to experts
- * spread over the ep devices (each expert's width still over tp), the busiest device
- * setting the step, and each mixture layer pays a dispatch and a combine all-to-all
- * over a group of `span` devices' extent (perf_group_link_bytes_per_s). */
+/* The same on one device of an expert group of ep x etp devices (training's expert
+ * parallelism, laid over the tensor- and data-parallel ranks as Megatron folds it):
+ * each device runs batch b with its tp devices as perf_iteration does, the routed
+ * token-expert pairs of the ep etp / tp tensor-parallel groups the expert group covers go
+ * to experts spread over ep devices, each expert's width over etp (0: tp), the busiest
+ * device setting the step, and each mixture layer pays a dispatch and a combine
+ * all-to-all over a group of `span` devices' extent (perf_group_link_bytes_per_s). */
 perf_time perf_iteration_expert_group(const perf_setup *s, const perf_batch *b, unsigned ep,
-                                      unsigned span, perf_breakdown *ops);
+                                      unsigned etp, unsigned span, perf_breakdown *ops);
 
 /* Speculative decoding: a draft proposes k tokens a sequence, the target verifies them
  * in one iteration over k + 1 positions and keeps the accepted prefix and one token of

@@ -27,6 +27,7 @@ static const perf_family *family_of(const perf_profile *p, const device_spec *d)
 
 static unsigned one_if_zero(unsigned x) { return x ? x : 1; }
 
+
 /* A memory pass of `bytes` over `tokens` at the family's elementwise (activation) rate:
  * fp8 casts and the optimizer step. */
 static double elementwise_s(const perf_family *f, const device_spec *d, const perf_profile *p,
@@ -67,8 +68,11 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
                      .prefill_last = mb * seq, .prefill_new_pairs = mb * own,
                      .prefill_cached_pairs = mb * ring / 2 };
     perf_breakdown ops;
-    unsigned ep = one_if_zero(s->ep);
-    perf_iteration_expert_group(&ps, &b, ep, s->tp * one_if_zero(s->cp) * ep, &ops);
+    /* Megatron's MoE parallel folding: ep x etp consecutive ranks of the stage's
+     * tp x cp x dp form an expert group, so its all-to-all spans ep x etp devices: within
+     * a node's NVLink when that fits */
+    unsigned ep = one_if_zero(s->ep), etp = s->etp ? s->etp : s->tp;
+    perf_iteration_expert_group(&ps, &b, ep, etp, ep * etp, &ops);
     const perf_op_time *o = ops.op;
     microbatch r = { 0 };
     r.a2a_f = o[OP_ALLTOALL].time_s;
@@ -140,8 +144,11 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     s.micro_batch = one_if_zero(s.micro_batch);
     s.virtual_stages = one_if_zero(s.virtual_stages);
     s.ep = one_if_zero(s.ep);
-    /* DualPipe pairs a stage of each direction: pp even, one chunk a stage */
+    /* DualPipe pairs a stage of each direction: pp even, one chunk a stage; ZB-H1
+     * splits 1F1B's backward passes (one chunk a stage) */
     s.dualpipe = s.dualpipe && s.pp >= 2 && s.pp % 2 == 0 && s.virtual_stages == 1;
+    s.zero_bubble = s.zero_bubble && !s.dualpipe && s.pp >= 2 && s.virtual_stages == 1;
+    s.etp = s.etp ? s.etp : s.tp;
     s.dp = gpus / (s.tp * s.pp * s.cp);
     if (!s.dp)
         s.dp = 1;
@@ -158,7 +165,14 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                         + mb.matmul_b + mb.attention_b + mb.pass_b;
     double mb_tp = mb.tp_f + mb.tp_b;
     double mb_ep = 2 * mb.a2a_f; /* the backward pass sends the gradients back the same way */
+    /* full recomputation runs those layers' forward again; selective recomputation
+     * (Korthikanti et al. 2022) the attention core of the others: with flash-style
+     * attention, whose scores are never stored, it saves no memory (memory_training) and
+     * costs the attention's forward once more (2.7% more FLOPs for GPT-3 175B by their
+     * count, with the scores materialised) */
     double mb_recompute = s.recompute_layers * mb.layer_f;
+    if (s.selective)
+        mb_recompute += (stage_layers - s.recompute_layers) * mb.attention_f / stage_layers;
     /* context parallelism: keys and values round the ring, hidden behind the attention */
     double mb_cp = 0;
     if (s.cp > 1) {
@@ -191,8 +205,16 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     } else if (s.pp > 1) {
         double act = (double)s.micro_batch * s.seq_len / s.cp * m->hidden * 2 / s.tp;
         double link = group_link(d, p, s.tp * s.cp * s.dp, s.pp);
-        e.bubble_s = (s.pp - 1) * mb_s / s.virtual_stages
-                     + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
+        double idle = mb_s / s.virtual_stages;
+        if (s.zero_bubble) {
+            /* ZB-H1 (Qi et al. 2024, their Figure 3 and the bubble (p - 1)(F + B - 2W)):
+             * each backward pass split into B, the data gradients the previous stage
+             * waits for, and W, the weights' (half the backward products), W filling
+             * the drain; 1F1B's memory.  (A frozen base has no W.) */
+            double w = s.lora ? 0 : mb.matmul_b / 2;
+            idle = fmax(0, mb_s - 2 * w);
+        }
+        e.bubble_s = (s.pp - 1) * idle + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
     }
     /* data parallelism: a device's dense weights over the dp x cp ranks that hold the
      * same ones, its routed experts (1 / ep of them) over the dp x cp / ep ranks that
@@ -202,19 +224,42 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
      * and the group spans the pipeline */
     double copies = s.dualpipe ? 2 : 1;
     unsigned ranks = s.dp * s.cp * (unsigned)copies;
-    unsigned eranks = ranks / s.ep ? ranks / s.ep : 1; /* ep divides dp in any plan */
+    /* the ranks holding the same experts: the stage's tp cp dp ranks in expert groups of
+     * ep x etp (the planner keeps ep etp dividing tp cp dp) */
+    double eranks = fmax(1, (double)ranks * s.tp / ((double)s.ep * s.etp));
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
-    double experts = copies * routed / ((double)s.tp * s.pp * s.ep);
+    double experts = copies * routed / ((double)s.etp * s.pp * s.ep);
     double link = group_link(d, p, s.tp, s.dualpipe ? s.dp * s.cp * s.pp : ranks);
     if (s.zero_stage >= 3) {
+        /* each layer's weights gathered before its forward and again before its backward
+         * pass, its gradients reduce-scattered after it, every micro-batch: the next
+         * layer's transfer prefetched behind this layer's work, so what exceeds that
+         * work shows, and the first layer's gather and the last layer's reduction show
+         * whole (the 10% of FSDP's traffic that cannot overlap at this depth, PyTorch's
+         * FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
+         * node when the group is) and all-reduces the gradients across the groups once
+         * a step, as ZeRO-1/2 reduce below */
+        unsigned shard = s.shard_ranks && s.shard_ranks < ranks ? s.shard_ranks : ranks;
+        double eshard = fmax(1, eranks * shard / ranks);
+        double shard_link = group_link(d, p, s.tp, shard);
         double layer_routed = routed / m->layers;
         double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
-                                        layer_routed / (s.tp * s.ep), ranks, eranks, link, p);
+                                        layer_routed / ((double)s.etp * s.ep), shard,
+                                        (unsigned)eshard, shard_link, p);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
         double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
         e.dp_comm_s = n * (fwd + bwd);
+        if (shard < ranks && !s.lora) {
+            double across = 2 * dense_and_experts_s(2, dense / shard,
+                                                    experts / eshard, ranks / shard,
+                                                    (unsigned)fmax(1, eranks / eshard),
+                                                    link, p);
+            double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
+            e.dp_comm_s += fmax(across - backward * (1 - 1 / stage_layers),
+                                across / stage_layers);
+        }
     } else {
         /* ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed): the gradients are
          * reduce-scattered once a step and the updated weights all-gathered, each half
@@ -225,7 +270,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * too (the interleaved schedule finishes chunk by chunk); the gathers hide
          * alike behind the next step's first forward passes.  What a layer's bucket
          * needs after the last work is never hidden. */
-        double half = dense_and_experts_s(2, dense, experts, ranks, eranks, link, p);
+        double half = dense_and_experts_s(2, dense, experts, ranks, (unsigned)eranks, link, p);
         double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
@@ -239,6 +284,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     const perf_family *f = family_of(p, d);
     double opt_params = s.lora ? 0
                         : s.zero_stage >= 1 ? dense / ranks + experts / eranks : dense + experts;
+    if (s.zero_stage >= 3 && s.shard_ranks && s.shard_ranks < ranks) /* HSDP */
+        opt_params = dense / s.shard_ranks + experts / fmax(1, eranks * s.shard_ranks / ranks);
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0 && !s.lora) /* the weights' casts,
                                                                     * once a step */
@@ -259,6 +306,7 @@ void training_constraints_state_from(training_constraints *to, const training_co
     to->weight_bytes = from->weight_bytes;
     to->gradient_bytes = from->gradient_bytes;
     to->optimizer_bytes = from->optimizer_bytes;
+    to->pipeline_zero = from->pipeline_zero;
 }
 
 /* The fewest layers per stage to recompute in full for the setup to fit; -1 if even all
@@ -285,13 +333,20 @@ static bool faster(const training_estimate *a, const training_estimate *b)
 
 static void describe(char *buf, size_t size, const training_setup *s)
 {
-    char ep[24] = "";
-    if (s->ep > 1)
+    char ep[40] = "", rec[40] = "";
+    if (s->ep > 1 && s->etp && s->etp != s->tp)
+        snprintf(ep, sizeof ep, ", ep %u etp %u", s->ep, s->etp);
+    else if (s->ep > 1)
         snprintf(ep, sizeof ep, ", ep %u", s->ep);
-    snprintf(buf, size, "tp %u, pp %u%s, dp %u%s, ZeRO-%u%s", s->tp, s->pp,
-             s->dualpipe ? " DualPipe" : s->virtual_stages > 1 ? " interleaved" : "", s->dp,
-             ep, s->zero_stage,
-             s->zero_stage == 3 ? " (FSDP)" : "");
+    if (s->recompute_layers)
+        snprintf(rec, sizeof rec, ", %u layers recomputed", s->recompute_layers);
+    else if (s->selective)
+        snprintf(rec, sizeof rec, ", selective recomputation");
+    snprintf(buf, size, "tp %u, pp %u%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp, s->pp,
+             s->dualpipe ? " DualPipe" : s->zero_bubble ? " ZB-H1"
+             : s->virtual_stages > 1 ? " interleaved" : "", s->dp, ep, s->zero_stage,
+             s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)", s->micro_batch,
+             rec);
 }
 
 static double slower_pct(const training_estimate *alt, const training_estimate *best)
@@ -302,11 +357,24 @@ static double slower_pct(const training_estimate *alt, const training_estimate *
 
 /* What the planner has found so far. */
 typedef struct plan_state {
-    training_estimate best, best_low_zero, best_no_recompute;
-    bool found, found_low_zero, found_no_recompute;
+    training_estimate best, runner_up, best_low_zero, best_no_recompute;
+    bool found, found_runner_up, found_low_zero, found_no_recompute;
     double least_over;     /* before anything fits: the closest miss's memory over usable */
     unsigned tried;
+    char reason[240];      /* the first setup refused before timing, and why */
 } plan_state;
+
+/* Notes why a setup was refused before it was timed (the first such reason is kept:
+ * with a constraint imposed it is the constraint's). */
+static __attribute__((format(printf, 2, 3))) void refused(plan_state *st, const char *format, ...)
+{
+    if (st->reason[0])
+        return;
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(st->reason, sizeof st->reason, format, ap);
+    va_end(ap);
+}
 
 /* Times setup s, recomputing the fewest layers that fit (or as imposed), and keeps it
  * where it beats what st holds. */
@@ -328,8 +396,16 @@ static void consider(plan_state *st, const model_spec *m, const device_spec *d,
         }
         return;
     }
-    if (!st->found || faster(&e, &st->best))
+    if (!st->found || faster(&e, &st->best)) {
+        if (st->found) {
+            st->runner_up = st->best;
+            st->found_runner_up = true;
+        }
         st->best = e;
+    } else if (!st->found_runner_up || faster(&e, &st->runner_up)) {
+        st->runner_up = e;
+        st->found_runner_up = true;
+    }
     st->found = true;
     if (s.zero_stage == 1 && (!st->found_low_zero || faster(&e, &st->best_low_zero))) {
         st->best_low_zero = e;
@@ -355,32 +431,95 @@ static __attribute__((format(printf, 4, 5))) void append(char *buf, size_t size,
         *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
 }
 
-/* best->why: how many setups fit, and what the best without sharding beyond ZeRO-1 or
- * without recomputation would cost. */
+/* best->why: how many setups fit, the runner-up and its cost, and what the best without
+ * sharding beyond ZeRO-1 or without recomputation would cost. */
 static void explain(training_estimate *best, const plan_state *st)
 {
-    char alt[96];
+    char alt[160];
     size_t used = 0, size = sizeof best->why;
     best->why[0] = 0;
     append(best->why, size, &used, "the fastest of %u setups that fit", st->tried);
+    if (st->found_runner_up) {
+        describe(alt, sizeof alt, &st->runner_up.setup);
+        append(best->why, size, &used, "; the runner-up (%s) is %.1f%% slower", alt,
+               slower_pct(&st->runner_up, best));
+    }
     if (best->setup.zero_stage > 1) {
         if (st->found_low_zero) {
-            describe(alt, sizeof alt, &st->best_low_zero.setup);
-            append(best->why, size, &used, "; sharding only the optimizer (%s) is %.1f%% slower",
-                   alt, slower_pct(&st->best_low_zero, best));
+            append(best->why, size, &used, "; sharding only the optimizer: %.1f%% slower",
+                   slower_pct(&st->best_low_zero, best));
         } else {
             append(best->why, size, &used, "; nothing fits with only the optimizer sharded");
         }
     }
     if (best->setup.recompute_layers > 0) {
         if (st->found_no_recompute) {
-            describe(alt, sizeof alt, &st->best_no_recompute.setup);
-            append(best->why, size, &used, "; without recomputation (%s) %.1f%% slower", alt,
+            append(best->why, size, &used, "; without recomputation: %.1f%% slower",
                    slower_pct(&st->best_no_recompute, best));
         } else {
             append(best->why, size, &used, "; nothing fits without recomputing layers");
         }
     }
+}
+
+/* out->refusal when nothing fits: the closest miss's memory, needed and held, when a
+ * setup was timed; otherwise why the setups were refused before timing. */
+static void explain_refusal(training_estimate *out, const plan_state *st, const model_spec *m,
+                            const device_spec *d, unsigned gpus)
+{
+    if (st->least_over < INFINITY) {
+        const training_memory *mem = &out->memory;
+        char setup[160];
+        describe(setup, sizeof setup, &out->setup);
+        snprintf(out->refusal, sizeof out->refusal, "%s does not fit on %u %s: the closest "
+                 "setup (%s) needs %.1f GB a GPU (weights %.1f, gradients %.1f, optimizer "
+                 "%.1f, activations %.1f) of %.1f GB usable", m->name, gpus, d->name, setup,
+                 mem->total_bytes / 1e9, mem->weights_bytes / 1e9, mem->gradient_bytes / 1e9,
+                 mem->optimizer_bytes / 1e9, mem->activation_bytes / 1e9,
+                 mem->usable_bytes / 1e9);
+    } else {
+        snprintf(out->refusal, sizeof out->refusal, "%s",
+                 st->reason[0] ? st->reason : "no setup of the model on these GPUs");
+    }
+}
+
+/* Whether tensor parallelism tp can split the model: whole attention heads on each
+ * device (Megatron's condition); a reason in st when not. */
+static bool tp_splits(plan_state *st, const model_spec *m, unsigned tp)
+{
+    if (m->heads % tp == 0)
+        return true;
+    refused(st, "tp %u does not divide the %u attention heads of %s", tp, m->heads, m->name);
+    return false;
+}
+
+/* The schedule's conditions on pp, v and the n micro-batches a rank; a reason in st when
+ * they fail. */
+static bool schedule_fits(plan_state *st, const training_constraints *c, unsigned pp,
+                          unsigned v, unsigned n, unsigned stage_layers, int zero)
+{
+    if (c->dualpipe && (v > 1 || pp % 2 || n % 2 || n < 2 * pp || zero == 3)) {
+        /* one chunk a stage, pp and the micro-batches even and at least 2 pp of them (the
+         * released schedule's own conditions), the weights whole */
+        refused(st, "DualPipe needs pp even, one chunk a stage, ZeRO 1 or 2 and an even number "
+                "of at least 2 pp = %u micro-batches a rank; pp %u, %u micro-batches", 2 * pp,
+                pp, n);
+        return false;
+    }
+    if (c->zero_bubble && (v > 1 || pp < 2)) {
+        refused(st, "the zero-bubble schedule ZB-H1 runs one chunk a stage on 2 or more "
+                "stages; pp %u, %u chunks", pp, v);
+        return false;
+    }
+    /* interleaving needs the micro-batches a multiple of pp and the stage's layers a
+     * multiple of v (Megatron's conditions) */
+    if (v > 1 && (pp == 1 || n % pp != 0 || stage_layers % v != 0)) {
+        refused(st, "the interleaved schedule with %u chunks a stage needs pp > 1, the "
+                "micro-batches a multiple of pp and the %u layers a stage a multiple of %u; "
+                "pp %u, %u micro-batches", v, stage_layers, v, pp, n);
+        return false;
+    }
+    return true;
 }
 
 bool perf_training_plan_within(const model_spec *m, const device_spec *d,
@@ -391,50 +530,98 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
     plan_state st = { .least_over = INFINITY };
     unsigned max_tp = p->devices_per_node > 1 ? p->devices_per_node : 1;
     unsigned cp = one_if_zero(c.cp);
+    bool moe = model_moe_layers(m) > 0;
+    if (c.ep > 1 && !moe)
+        refused(&st, "ep %u: %s has no experts", c.ep, m->name);
+    else if (c.ep > m->experts && moe)
+        refused(&st, "ep %u is more than the %u experts of %s", c.ep, m->experts, m->name);
+    if (c.pp > m->layers)
+        refused(&st, "pp %u is more than the %u layers of %s", c.pp, m->layers, m->name);
+    if (c.tp && c.tp > gpus)
+        refused(&st, "tp %u is more than the %u GPUs", c.tp, gpus);
+    if (st.reason[0]) { /* a stated degree no setup can take */
+        *out = (training_estimate){ 0 };
+        explain_refusal(out, &st, m, d, gpus);
+        return false;
+    }
     /* tp: powers of two within a node, pp: powers of two up to the layers (or as imposed) */
     for (unsigned tp = c.tp ? c.tp : 1; tp <= (c.tp ? c.tp : max_tp) && tp <= gpus; tp *= 2) {
+        if (!tp_splits(&st, m, tp))
+            continue;
         for (unsigned pp = c.pp ? c.pp : 1;
-             pp <= (c.pp ? c.pp : m->layers) && tp * pp * cp <= gpus; pp *= 2) {
-            if (gpus % (tp * pp * cp) != 0 || global_batch < gpus / (tp * pp * cp))
+             pp <= (c.pp ? c.pp : m->layers) && pp <= m->layers && tp * pp * cp <= gpus;
+             pp *= 2) {
+            if (gpus % (tp * pp * cp) != 0) {
+                refused(&st, "tp x pp x cp = %u x %u x %u does not divide %u GPUs", tp, pp,
+                        cp, gpus);
                 continue;
-            unsigned dp = gpus / (tp * pp * cp), per_rank = global_batch / dp;
+            }
+            unsigned dp = gpus / (tp * pp * cp);
+            if (c.dp && dp != c.dp) {
+                refused(&st, "dp %u stated, but %u GPUs over tp x pp x cp = %u x %u x %u "
+                        "leave %u", c.dp, gpus, tp, pp, cp, dp);
+                continue;
+            }
+            if (global_batch < dp) {
+                refused(&st, "a global batch of %u sequences is fewer than the %u "
+                        "data-parallel ranks (one each at least)", global_batch, dp);
+                continue;
+            }
+            unsigned per_rank = global_batch / dp;
             unsigned stage_layers = (m->layers + pp - 1) / pp;
-            for (int zero = 1; zero <= 3; zero++) {
+            if (c.micro_batch > per_rank)
+                refused(&st, "a micro-batch of %u sequences is more than the %u a "
+                        "data-parallel rank gets (%u over %u ranks)", c.micro_batch, per_rank,
+                        global_batch, dp);
+            /* ZeRO 1-3 (plain data parallelism, ZeRO 0, only when stated: it holds more
+             * for the same traffic) */
+            for (int zero = c.zero_stage == 0 ? 0 : 1; zero <= 3; zero++) {
                 if (c.zero_stage >= 0 && zero != c.zero_stage)
                     continue;
+                if (pp > 1 && zero > (int)c.pipeline_zero) {
+                    refused(&st, "ZeRO-%d beside pipeline parallelism (pp %u): the framework "
+                            "pipelines with ZeRO-%u at most", zero, pp, c.pipeline_zero);
+                    continue;
+                }
                 unsigned mb_from = c.micro_batch ? c.micro_batch : 1;
                 for (unsigned mbs = mb_from; mbs <= (c.micro_batch ? mb_from : 8)
                                              && mbs <= per_rank; mbs *= 2) {
                     unsigned n = per_rank / mbs;
                     unsigned v_from = c.virtual_stages ? c.virtual_stages : 1;
                     for (unsigned v = v_from; v <= (c.virtual_stages ? v_from : 8); v *= 2) {
-                        /* interleaving needs the micro-batches a multiple of pp and the
-                         * stage's layers a multiple of v (Megatron's conditions) */
-                        if (!c.virtual_stages && v > 1
-                            && (pp == 1 || n % pp != 0 || stage_layers % v != 0))
-                            continue;
-                        /* DualPipe: one chunk a stage, pp and the micro-batches even and
-                         * at least 2 pp of them (the released schedule's own conditions),
-                         * the weights whole (two stages' copies, not gathered) */
-                        if (c.dualpipe
-                            && (v > 1 || pp % 2 || n % 2 || n < 2 * pp || zero == 3))
+                        if (!schedule_fits(&st, &c, pp, v, n, stage_layers, zero))
                             continue;
                         training_setup s = { .tp = tp, .pp = pp, .cp = cp,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
                                              .seq_len = seq_len, .dualpipe = c.dualpipe,
+                                             .zero_bubble = c.zero_bubble,
+                                             .selective = c.selective > 0,
+                                             .shard_ranks = zero == 3 ? c.shard_ranks : 0,
                                              .lora = c.lora, .weight_bytes = c.weight_bytes,
                                              .gradient_bytes = c.gradient_bytes,
                                              .optimizer_bytes = c.optimizer_bytes };
-                        /* expert parallelism: powers of two dividing dp, up to the
-                         * experts (1 for a dense model) */
-                        unsigned ep_most = model_moe_layers(m) ? m->experts : 1;
-                        for (unsigned ep = c.ep ? c.ep : 1;
-                             ep <= (c.ep ? c.ep : ep_most) && ep <= dp; ep *= 2) {
-                            if (dp % ep)
-                                continue;
-                            s.ep = ep;
-                            consider(&st, m, d, p, prec, gpus, global_batch, c, s, stage_layers);
+                        /* expert parallelism: powers of two up to the experts (1 for a
+                         * dense model), ep x etp dividing the stage's tp cp dp ranks
+                         * (Megatron's folding); etp tp (its default) or 1 */
+                        unsigned ep_most = moe ? m->experts : 1;
+                        unsigned ep_to = c.ep ? c.ep : ep_most < tp * cp * dp ? ep_most
+                                                                               : tp * cp * dp;
+                        for (unsigned ep = c.ep ? c.ep : 1; ep <= ep_to; ep *= 2) {
+                            unsigned etps[2] = { c.etp ? c.etp : tp, 1 };
+                            unsigned netp = c.etp || tp == 1 || ep == 1 || !moe ? 1 : 2;
+                            for (unsigned i = 0; i < netp; i++) {
+                                if ((tp * cp * dp) % (ep * etps[i])) {
+                                    refused(&st, "ep x etp = %u x %u does not divide the "
+                                            "tp x cp x dp = %u ranks of a stage", ep, etps[i],
+                                            tp * cp * dp);
+                                    continue;
+                                }
+                                s.ep = ep;
+                                s.etp = etps[i];
+                                consider(&st, m, d, p, prec, gpus, global_batch, c, s,
+                                         stage_layers);
+                            }
                         }
                     }
                 }
@@ -445,6 +632,8 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
     bool found = st.found;
     if (found)
         explain(&best, &st);
+    else
+        explain_refusal(&best, &st, m, d, gpus);
     *out = best;
     return found;
 }

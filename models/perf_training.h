@@ -30,20 +30,34 @@
  *     (memory_training alike); pp even (setup.dualpipe with an odd pp, or with
  *     interleaving, is read as 1F1B) and, in the planner, an even number of at least
  *     2 pp micro-batches, the conditions of DeepSeek's released schedule;
+ *   or the zero-bubble schedule ZB-H1 (Qi et al. 2024, arXiv 2401.10241): each backward
+ *     pass split into its data gradients (B) and its weights' (W, half the backward
+ *     products), the Ws deferred into the drain, a bubble of (pp - 1)(F + B - 2 W) at
+ *     1F1B's memory, one chunk a stage;
+ *   recomputation: layers recomputed in full run their forward again; selective
+ *     recomputation (Korthikanti et al. 2022, arXiv 2205.05198) the attention core of the
+ *     others, which with flash-style attention (the scores never stored) costs the
+ *     attention's forward again and saves no memory;
  *   context parallelism: each layer's keys and values passed round the cp ring, hidden
  *     behind the attention it feeds;
- *   expert parallelism (a mixture's routed experts spread over ep data-parallel ranks):
- *     the group's token-expert pairs on the busiest device (perf_iteration_expert_group),
- *     and a dispatch and a combine all-to-all a mixture layer, forward and backward, not
- *     overlapped except under DualPipe (above), each device's share at the node's
- *     measured point-to-point rate within the scale-up domain (perf_node_p2p_s);
+ *   expert parallelism as Megatron folds it: a mixture's routed experts spread over ep
+ *     ranks, each expert's width over etp (tp unless stated), ep x etp consecutive ranks
+ *     of a stage's tp x cp x dp forming an expert group: the group's token-expert pairs
+ *     on the busiest device (perf_iteration_expert_group), and a dispatch and a combine
+ *     all-to-all a mixture layer, forward and backward, over the group's extent (NVLink
+ *     when ep x etp fits the scale-up domain, the network beyond), not overlapped except
+ *     under DualPipe (above), each device's share at the node's measured point-to-point
+ *     rate within the scale-up domain (perf_node_p2p_s);
  *   data parallelism: a device's dense weights over the dp x cp ranks that hold them, its
  *     1/ep of the routed experts over the dp x cp / ep ranks that hold the same experts;
  *     ZeRO-1/2 reduce the gradients once a step (the volume of an all-reduce), hidden
  *     behind the backward work still to come (the last micro-batch's, and with the
  *     interleaved schedule the later chunks') except what one layer's bucket needs; ZeRO-3/FSDP gathers each layer's weights in
  *     the forward and again in the backward pass and reduce-scatters its gradients,
- *     every micro-batch, each layer's transfer hidden behind the previous layer's work;
+ *     every micro-batch, each layer's transfer hidden behind the previous layer's work
+ *     at that micro-batch (so a small micro-batch over many ranks spends its step
+ *     gathering); HSDP gathers within its shard group and all-reduces the gradients
+ *     across the groups once a step;
  *   the optimizer step: Adam over this rank's share of the states as a memory pass (28
  *     bytes a parameter: fp32 weights, momentum and variance read and written, the
  *     16-bit gradient read and weight written).
@@ -89,6 +103,9 @@ typedef struct training_estimate {
     double matmul_s, attention_s, memory_pass_s;
     double mfu;            /* model FLOPs (6 N per token) over peak */
     char why[320];         /* the planner's reason for this setup; "" when imposed */
+    char refusal[320];     /* when no setup fits: the cause with its numbers (memory
+                            * needed and held, ep not dividing, tp past the heads, a
+                            * schedule short of micro-batches) */
 } training_estimate;
 
 /* One step of `global_batch` sequences of setup.seq_len tokens on gpus devices with the
@@ -107,24 +124,41 @@ typedef struct training_constraints {
     bool dualpipe;         /* DualPipe imposed (the planner never picks it by itself: the
                             * frameworks it models schedule 1F1B or interleaved) */
     bool lora;             /* low-rank adapters on a frozen base (training_setup.lora) */
+    bool zero_bubble;      /* the ZB-H1 schedule imposed (training_setup.zero_bubble) */
+    int selective;         /* selective recomputation: -1 free, 0 none, 1 imposed */
+    unsigned etp;          /* expert tensor parallelism; 0: free (the planner tries tp and 1) */
+    unsigned dp;           /* data parallelism as stated: 0 free, else checked against
+                            * gpus / (tp pp cp) */
+    unsigned shard_ranks;  /* HSDP's shard group (training_setup.shard_ranks); 0: full */
+    unsigned pipeline_zero;/* the framework's highest ZeRO stage beside pp > 1 (an engine's,
+                            * engine_training_state); TRAINING_FREE: 3, any */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;
 } training_constraints;
 
-#define TRAINING_FREE ((training_constraints){ 0, 0, 0, 0, 0, 0, -1, -1, false, false, 0, 0, 0 })
+#define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
+                                               .selective = -1, .pipeline_zero = 3 })
 
-/* Copies from's bytes a parameter (weight, gradient, optimizer) into to. */
+/* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
+ * ZeRO stage it pipelines with) into to. */
 void training_constraints_state_from(training_constraints *to, const training_constraints *from);
 
 /* The fastest setup that fits within the constraints, as a framework's user would pick
- * it: tp a power of two within a node, pp a power of two up to the layers, ZeRO 1, 2 or 3
- * (FSDP), micro-batches of 1-8 sequences, the interleaved schedule where the layers and
- * micro-batches divide, and full recomputation of the fewest layers that make it fit.
+ * it: each stated field taken as stated, the free ones filled: tp a power of two within a
+ * node dividing the heads, pp a power of two up to the layers, ZeRO 1, 2 or 3 (FSDP;
+ * ZeRO 0 and HSDP only when stated), micro-batches of 1-8 sequences, the interleaved
+ * schedule where the layers and micro-batches divide, ep a power of two with ep x etp
+ * dividing a stage's tp cp dp ranks, etp tp or 1, and full recomputation of the fewest
+ * layers that make it fit (selective recomputation only when stated: it saves nothing).
  * With c.dualpipe every setup is DualPipe: pp even, one chunk a stage, ZeRO 1 or 2, an
- * even number of at least 2 pp micro-batches.
- * out->why says why (what the next best without sharding or recomputation would cost).
- * Returns false (and the closest miss in *out, fits false) when nothing fits. */
+ * even number of at least 2 pp micro-batches; with c.zero_bubble ZB-H1, one chunk a stage.
+ * out->why says why: how many setups fit, the runner-up and how much slower it is, and
+ * what the best without sharding or recomputation would cost.
+ * Returns false when nothing fits, with out->refusal naming the cause and its numbers
+ * (the closest miss's memory needed and held, in *out with fits false; or the stated
+ * degree no setup can take: tp not dividing the heads, ep on a dense model or not
+ * dividing, dp not what the GPUs leave, a schedule short of micro-batches). */
 bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                const perf_profile *p, precision prec, unsigned gpus,
                                unsigned seq_len, unsigned global_batch,

@@ -9,6 +9,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/training_schedule.h"
 
 void training_spec_release(training_spec *s)
 {
@@ -88,92 +89,46 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
 
 /* ---- from a model ------------------------------------------------------------------- */
 
-/* The planner's setup, with tp and pp imposed when given (0: chosen), adapters or
- * DualPipe as asked; an imposed pair the planner cannot take (tp not a power of two, say)
- * is timed as given, recomputing every layer if that is what it takes to fit. */
-static bool estimate(const model_spec *m, const device_spec *d, const perf_profile *p,
-                     precision prec, unsigned gpus, training_constraints c, unsigned seq_len,
-                     unsigned global_batch, training_estimate *out)
-{
-    if (perf_training_plan_within(m, d, p, prec, gpus, seq_len, global_batch, c, out))
-        return true;
-    if ((!c.tp && !c.pp) || c.dualpipe) /* DualPipe is timed only as the planner admits it */
-        return false;
-    training_setup s = { .tp = c.tp ? c.tp : 1, .pp = c.pp ? c.pp : 1, .zero_stage = 1,
-                         .recompute_layers = m->layers, .micro_batch = 1,
-                         .seq_len = seq_len, .lora = c.lora, .dualpipe = c.dualpipe,
-                         .weight_bytes = c.weight_bytes, .gradient_bytes = c.gradient_bytes,
-                         .optimizer_bytes = c.optimizer_bytes };
-    *out = perf_training_step(m, d, p, prec, s, gpus, global_batch);
-    return out->memory.fits;
-}
-
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
                             const perf_profile *profile, precision prec, unsigned gpus,
-                            training_constraints c, unsigned seq_len, unsigned global_batch,
-                            double tokens, double steps, char *err, size_t err_size)
+                            training_constraints c, training_schedule schedule,
+                            unsigned seq_len, unsigned global_batch, double tokens,
+                            double steps, char *err, size_t err_size)
 {
-    unsigned tp = c.tp, pp = c.pp;
-    if (tp || pp) {
-        tp = tp ? tp : 1;
-        pp = pp ? pp : 1;
-        if (gpus % (tp * pp) != 0) {
-            snprintf(err, err_size, "%u GPUs are not a multiple of tp x pp = %u x %u", gpus,
-                     tp, pp);
-            return -1;
-        }
-        if (pp > m->layers) {
-            snprintf(err, err_size, "pp %u is more than the %u layers of %s", pp, m->layers,
-                     m->name);
-            return -1;
-        }
-    }
-    if (tp && global_batch < gpus / (tp * pp)) {
-        snprintf(err, err_size, "a global batch of %u sequences is smaller than the %u "
-                 "data-parallel ranks", global_batch, gpus / (tp * pp));
-        return -1;
-    }
-    /* DualPipe at an imposed pp: at least 2 pp micro-batches a rank (the planner's
-     * condition; the most there can be is one sequence each) */
-    unsigned most = tp ? global_batch / (gpus / (tp * pp)) : 0;
-    if (c.dualpipe && tp && most < 2 * pp) {
-        snprintf(err, err_size, "DualPipe at pp %u needs at least %u micro-batches a "
-                 "data-parallel rank; %u sequences over %u ranks give at most %u", pp, 2 * pp,
-                 global_batch, gpus / (tp * pp), most);
-        return -1;
-    }
-    training_constraints imposed = TRAINING_FREE;
-    imposed.tp = tp;
-    imposed.pp = pp;
-    imposed.lora = c.lora;
-    imposed.dualpipe = c.dualpipe;
-    training_constraints_state_from(&imposed, &c);
+    bool dualpipe = c.dualpipe || schedule == TRAINING_SCHEDULE_DUALPIPE;
     perf_profile p = profile ? *profile : perf_default_profile(d);
     training_estimate e;
-    if (!estimate(m, d, &p, prec, gpus, imposed, seq_len, global_batch, &e)) {
-        /* the fewest GPUs that fit, the planner free but for adapters and schedule */
-        training_constraints free = TRAINING_FREE;
-        free.lora = c.lora;
-        free.dualpipe = c.dualpipe;
-        training_constraints_state_from(&free, &c);
-        unsigned fit = 0;
-        for (unsigned g = gpus * 2; g && g <= 65536 && !fit; g *= 2) {
-            training_estimate probe;
-            if (perf_training_plan_within(m, d, &p, prec, g, seq_len, global_batch, free,
-                                          &probe))
-                fit = g;
-        }
+    if (!training_plan_scheduled(m, d, &p, prec, gpus, seq_len, global_batch, c, schedule,
+                                 &e)) {
         const training_memory *mem = &e.memory;
-        if (mem->usable_bytes <= 0 && c.dualpipe) {
+        if (mem->usable_bytes <= 0 && e.refusal[0]) { /* a stated degree no setup takes */
+            snprintf(err, err_size, "%s", e.refusal);
+            return -2;
+        }
+        if (mem->usable_bytes <= 0 && dualpipe) {
             snprintf(err, err_size, "no DualPipe setup of %u sequences on %u GPUs: it needs pp "
                      "even and an even number of at least 2 pp micro-batches a data-parallel "
                      "rank", global_batch, gpus);
-            return -1;
+            return -2;
         }
         if (mem->usable_bytes <= 0) { /* no setup was tried */
             snprintf(err, err_size, "a global batch of %u sequences cannot be split over %u "
                      "GPUs (each data-parallel rank needs one)", global_batch, gpus);
-            return -1;
+            return -2;
+        }
+        /* the memory: the fewest GPUs that fit, the planner free but for adapters and
+         * schedule */
+        training_constraints free = TRAINING_FREE;
+        free.lora = c.lora;
+        free.dualpipe = c.dualpipe;
+        free.zero_bubble = c.zero_bubble;
+        training_constraints_state_from(&free, &c);
+        unsigned fit = 0;
+        for (unsigned g = gpus * 2; g && g <= 65536 && !fit; g *= 2) {
+            training_estimate probe;
+            if (training_plan_scheduled(m, d, &p, prec, g, seq_len, global_batch, free,
+                                        schedule, &probe))
+                fit = g;
         }
         char smallest[96];
         if (fit)
@@ -192,6 +147,7 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
     out->step_s = e.step_s;
     out->tokens_per_step = e.tokens_per_step;
     out->mfu = e.mfu;
+    out->setup = e.setup;
     out->steps = tokens > 0 ? ceil(tokens / e.tokens_per_step) : steps;
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "models/llm.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/training_schedule.h"
 #include "sim/dist.h"
 
 typedef struct checkpoint_spec {
@@ -40,6 +41,7 @@ typedef struct training_spec {
     double step_s;         /* seconds per step at full speed */
     double tokens_per_step;/* 0 when not derived from a model */
     double mfu;            /* model-FLOPs utilisation of a step; NaN when unknown */
+    training_setup setup;  /* a job of a model: the plan its steps are timed on */
     bool has_engine;       /* a job of a model: its training engine (index into the
                             * scenario's catalog.engines) */
     size_t engine;
@@ -115,18 +117,24 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
 
 /* ---- from a model ------------------------------------------------------------------- */
 
-/* Fills out->gpus, step_s, tokens_per_step, mfu and steps for `model` trained on gpus
- * devices d in prec with sequences of seq_len tokens, global_batch sequences per step;
- * c.tp and c.pp fix the parallelism (0 and 0: the fastest setup that fits, through
- * perf_training_plan_within), c.lora trains adapters on the frozen model, c.dualpipe
- * imposes DualPipe; its other fields are ignored.  The work is `tokens` (> 0; steps = ceil(tokens / tokens per
- * step)) or else `steps`.  -1 with a message when the memory does not fit, naming the
- * bytes per GPU and the smallest power-of-two multiple of gpus that would fit:
- * "llama-3-70b on 8 H100-SXM: needs 137.4 GB per GPU, 72.0 GB usable ...; the smallest
- * that fits is 32 GPUs". */
+/* Fills out->gpus, step_s, tokens_per_step, mfu, setup and steps for `model` trained on
+ * gpus devices d in prec with sequences of seq_len tokens, global_batch sequences per step,
+ * on the fastest setup that fits within c (perf_training_plan_within: every field set is
+ * imposed, the rest the planner's) under `schedule` (training_plan_scheduled; c.dualpipe
+ * and c.zero_bubble impose theirs too).  tp and pp go together: where c states one, the
+ * other is 1 unless stated too; c.lora trains adapters on the frozen model.  The work is
+ * `tokens` (> 0; steps = ceil(tokens / tokens per step)) or else `steps`.  When no setup
+ * fits, a message in err and: -2 where none could be timed, a stated degree (or the
+ * batch) no setup can take, with the planner's cause and numbers
+ * (training_estimate.refusal: "tp 3 does not divide the 32 attention heads of
+ * llama-3-8b"); -1 where none fits in memory, naming the bytes per GPU and the smallest
+ * power-of-two multiple of gpus that would fit with the planner free but for adapters
+ * and schedule: "llama-3-70b on 8 H100-SXM: needs 137.4 GB per GPU, 72.0 GB usable ...;
+ * the smallest that fits is 32 GPUs". */
 int training_job_from_model(training_spec *out, const model_spec *m, const device_spec *d,
                             const perf_profile *profile, precision prec, unsigned gpus,
-                            training_constraints c, unsigned seq_len, unsigned global_batch,
-                            double tokens, double steps, char *err, size_t err_size);
+                            training_constraints c, training_schedule schedule,
+                            unsigned seq_len, unsigned global_batch, double tokens,
+                            double steps, char *err, size_t err_size);
 
 #endif

@@ -18,6 +18,9 @@ typedef struct reader {
     size_t row_start;       /* index in fields where the current row begins */
     size_t columns;         /* set by the header row */
     size_t rows;            /* data rows */
+    size_t *lines;          /* the line each data row starts on */
+    size_t lines_capacity;
+    size_t line;            /* the line being parsed (1-based) */
     bool failed;
 } reader;
 
@@ -50,7 +53,9 @@ static void on_field(void *data, size_t n, void *context)
     push(r, field);
 }
 
-/* Pads or cuts each data row to the header's width, so cells index as a matrix. */
+/* Pads or cuts each data row to the header's width, so cells index as a matrix; notes
+ * the line the row began on: the one that ends it less the line breaks inside its
+ * (quoted) cells. */
 static void on_row(int terminator, void *context)
 {
     reader *r = context;
@@ -58,6 +63,18 @@ static void on_row(int terminator, void *context)
     if (r->columns == 0) {
         r->columns = got;
     } else {
+        size_t start = r->line;
+        for (size_t i = r->row_start; i < r->nfields; i++)
+            for (const char *c = strchr(r->fields[i], '\n'); c; c = strchr(c + 1, '\n'))
+                start--;
+        size_t *grown = sim_array_try_grow(r->lines, &r->lines_capacity, r->rows + 1,
+                                           sizeof *grown, SIZE_MAX);
+        if (!grown) {
+            r->failed = true;
+            return;
+        }
+        r->lines = grown;
+        r->lines[r->rows] = start;
         while (got > r->columns)
             free(r->fields[r->row_start + --got]);
         r->nfields = r->row_start + got;
@@ -78,14 +95,21 @@ int csv_table_read(const char *path, csv_table *t, char *err, size_t err_size)
         snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    reader r = { 0 };
+    reader r = { .line = 1 };
     struct csv_parser parser;
     csv_init(&parser, CSV_APPEND_NULL);
     char buf[65536];
     size_t n;
     bool bad = false;
     while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
-        bad = csv_parse(&parser, buf, n, on_field, on_row, &r) != n;
+        /* a line at a time, so that on_row knows the line it ends on */
+        for (size_t at = 0; !bad && at < n;) {
+            const char *nl = memchr(buf + at, '\n', n - at);
+            size_t len = nl ? (size_t)(nl - buf) + 1 - at : n - at;
+            bad = csv_parse(&parser, buf + at, len, on_field, on_row, &r) != len;
+            at += len;
+            r.line += nl != NULL;
+        }
     bad = bad || ferror(in);
     if (!bad)
         csv_fini(&parser, on_field, on_row, &r);
@@ -97,9 +121,11 @@ int csv_table_read(const char *path, csv_table *t, char *err, size_t err_size)
         for (size_t i = 0; i < r.nfields; i++)
             free(r.fields[i]);
         free(r.fields);
+        free(r.lines);
         return -1;
     }
     t->header = r.fields;
+    t->lines = r.lines;
     t->cells = r.fields ? r.fields + r.columns : NULL;
     t->columns = r.columns;
     t->rows = r.rows;
@@ -112,6 +138,7 @@ void csv_table_release(csv_table *t)
     for (size_t i = 0; t->header && i < n; i++)
         free(t->header[i]);
     free(t->header);
+    free(t->lines);
     memset(t, 0, sizeof *t);
 }
 
@@ -128,6 +155,11 @@ const char *csv_table_cell(const csv_table *t, size_t row, long column)
     if (column < 0 || (size_t)column >= t->columns || row >= t->rows)
         return "";
     return t->cells[row * t->columns + (size_t)column];
+}
+
+size_t csv_table_line(const csv_table *t, size_t row)
+{
+    return row < t->rows && t->lines ? t->lines[row] : 0;
 }
 
 double csv_table_number(const csv_table *t, size_t row, long column)

@@ -1,10 +1,12 @@
 #include "output/estimate_text.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "models/catalog.h"
 #include "output/csv_write.h"
+#include "output/number_text.h"
 
 #define GB 1e9
 
@@ -112,43 +114,97 @@ static void print_layout(FILE *out, const estimate_request *req, const estimate_
     fputc('\n', out);
 }
 
-void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
-                          const estimate_request *req, const estimate_result *r)
+/* A span of time in the unit that reads best: "42 s", "8.5 min", "3.1 h", "8.31 days". */
+static char *span_text(char *buf, size_t size, double s)
 {
-    fprintf(out, "%s on %u x %s, %s\n\n", m->name, req->gpus, d->name, precision_name(req->prec));
-    fprintf(out, "model\n");
-    fprintf(out, "  parameters          %.4g B", r->params / 1e9);
-    if (m->experts)
-        fprintf(out, " (%.4g B active: %u of %u experts)", r->params_active / 1e9,
-                m->experts_active, m->experts);
-    fprintf(out, "\n  weights             %.2f GB in %s", r->weights_bytes / GB,
-            precision_name(req->prec));
-    if (precision_unquantized(req->prec) != req->prec) {
-        fprintf(out, m->quantize_mlp_only ? " (the feed-forward layers; attention, embeddings "
-                                            "and LM head 16-bit"
-                                          : " (embeddings and LM head 16-bit");
-        if (m->unquantized_edge_layers == 1)
-            fprintf(out, "; the first and the last layer whole");
-        else if (m->unquantized_edge_layers)
-            fprintf(out, "; the first and the last %u layers whole", m->unquantized_edge_layers);
-        fprintf(out, ")");
+    if (!isfinite(s))
+        snprintf(buf, size, "forever");
+    else if (s < 120)
+        snprintf(buf, size, "%.3g s", s);
+    else if (s < 7200)
+        snprintf(buf, size, "%.3g min", s / 60);
+    else if (s < 2 * 86400)
+        snprintf(buf, size, "%.3g h", s / 3600);
+    else
+        snprintf(buf, size, "%.3g days", s / 86400);
+    return buf;
+}
+
+/* The productive figures beside the expected ones with failures, restarts and checkpoint
+ * stalls (models/goodput.h), and what that assumes, each figure given or its source. */
+static void print_goodput(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    const goodput_inputs *in = &r->goodput_in;
+    const goodput_result *g = &r->goodput;
+    const goodput_defaults *def = &GOODPUT_DEFAULTS;
+    char a[32], b[32], c[32], e[32], x[32], y[32];
+    fprintf(out, "  time                %12s %12s\n", "productive", "expected");
+    fprintf(out, "    days              %12s %12s\n", number_text(x, sizeof x, r->train_s / 86400),
+            number_text(y, sizeof y, g->wall_s / 86400));
+    fprintf(out, "    GPU-hours         %12s %12s\n", number_text(x, sizeof x, r->train_gpu_hours),
+            number_text(y, sizeof y, g->gpu_hours));
+    if (!isfinite(g->wall_s)) {
+        fprintf(out, "  goodput             0: a failure every %s on average undoes more than it "
+                "gets done; checkpoint more often\n", span_text(a, sizeof a, g->job_mtbf_s));
+    } else {
+        fprintf(out, "  goodput             %.1f%% (%s failures expected): lost work %s, "
+                "restarts %s, checkpoint writes %s", 100 * g->goodput,
+                number_text(x, sizeof x, g->failures),
+                span_text(a, sizeof a, g->lost_s), span_text(b, sizeof b, g->restart_s),
+                span_text(c, sizeof c, g->checkpoint_s));
+        if (in->straggler > 0)
+            fprintf(out, ", stragglers %s", span_text(e, sizeof e, g->straggler_s));
+        fputc('\n', out);
     }
-    fprintf(out, "\n");
-    fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
-            precision_name(r->kv_prec));
-    fprintf(out, "  measurements        %s\n", perf_family_reason(d));
-    if (req->engine)
-        fprintf(out, "  engine              %s%s: %s; host work %.0f%% run while the GPU computes "
-                "(%s)\n", req->engine->name,
-                strcmp(req->engine->name, CATALOG_DEFAULT_SERVING_ENGINE) ? "" : " (the default)",
-                req->engine->describes, 100 * req->engine->host_overlap,
-                req->engine->host_measured ? "measured" : "stated");
-    if (req->train_engine)
-        fprintf(out, "  training engine     %s%s: %s\n", req->train_engine->name,
-                strcmp(req->train_engine->name, CATALOG_DEFAULT_TRAINING_ENGINE) ? ""
-                                                                                 : " (the default)",
-                req->train_engine->describes);
-    fprintf(out, "\n");
+    if (in->mtbf_s > 0)
+        fprintf(out, "  failures            a GPU's MTBF %.5g h (%s), the job's %s\n",
+                in->mtbf_s / 3600, req->mtbf_given ? "--mtbf" : def->mtbf_source,
+                span_text(a, sizeof a, g->job_mtbf_s));
+    else
+        fprintf(out, "  failures            none (--mtbf)\n");
+    if (in->every_s <= 0 && req->every_given)
+        fprintf(out, "  checkpoints         none (--checkpoint-every 0)\n");
+    else if (in->every_s <= 0)
+        fprintf(out, "  checkpoints         none: no failure to recover from\n");
+    else if (req->every_given)
+        fprintf(out, "  checkpoints         every %s of training (--checkpoint-every), %s "
+                "written\n", span_text(a, sizeof a, in->every_s),
+                number_text(x, sizeof x, g->checkpoints));
+    else
+        fprintf(out, "  checkpoints         every %s of training (%.0f step%s: Young's optimum "
+                "sqrt(2 x write x the job's MTBF)), %s written\n",
+                span_text(a, sizeof a, in->every_s), round(in->every_s / r->train.step_s),
+                round(in->every_s / r->train.step_s) == 1 ? "" : "s",
+                number_text(x, sizeof x, g->checkpoints));
+    if (in->every_s > 0 && req->write_given)
+        fprintf(out, "                      each pausing the run %s (--checkpoint-write)\n",
+                span_text(a, sizeof a, in->write_s));
+    else if (in->every_s > 0 && req->lora)
+        fprintf(out, "                      each free: the adapters alone, not counted "
+                "(--lora)\n");
+    else if (in->every_s > 0)
+        fprintf(out, "                      each pausing the run %s: %.4g GB of weights and "
+                "optimizer state at %.0f MB/s a GPU (%s)\n", span_text(a, sizeof a, in->write_s),
+                r->checkpoint_bytes / GB, def->write_bytes_per_s_per_gpu / 1e6, def->write_source);
+    fprintf(out, "  restart             %s after each failure (%s)\n",
+            span_text(a, sizeof a, in->restart_s),
+            req->restart_given ? "--restart" : def->restart_source);
+    if (in->straggler > 0)
+        fprintf(out, "  stragglers          training %.3g%% slower (--straggler)\n",
+                100 * in->straggler);
+    else
+        fprintf(out, "  stragglers          none charged (--straggler)\n");
+}
+
+/* The serving half: replicas, memory, first token, decode, throughput, the breakdown and
+ * speculation; or why no replica fits. */
+static void print_serving(FILE *out, const model_spec *m, const estimate_request *req,
+                          const estimate_result *r)
+{
+    if (r->refused & ESTIMATE_SERVING) {
+        fprintf(out, "inference: refused\n  %s\n", r->serving_refusal);
+        return;
+    }
     fprintf(out, "inference, replicas of %u device%s (smallest that fits: %u)\n", r->tp,
             r->tp == 1 ? "" : "s", r->min_tp);
     print_layout(out, req, r);
@@ -175,42 +231,95 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
                 r->throughput.replicas, r->throughput.tp, r->throughput.batch);
     print_breakdown(out, m, req, r);
     print_speculation(out, req, r);
-    fprintf(out, "\ntraining%s on %u device%s, %.3g tokens (%.3g FLOPs = %d x %.3g x %.3g)\n",
+}
+
+void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
+                          const estimate_request *req, const estimate_result *r)
+{
+    fprintf(out, "%s on %u x %s, %s\n\n", m->name, req->gpus, d->name, precision_name(req->prec));
+    fprintf(out, "model\n");
+    fprintf(out, "  parameters          %.4g B", r->params / 1e9);
+    if (m->experts)
+        fprintf(out, " (%.4g B active: %u of %u experts)", r->params_active / 1e9,
+                m->experts_active, m->experts);
+    fprintf(out, "\n  weights             %.2f GB in %s", r->weights_bytes / GB,
+            precision_name(req->prec));
+    if (precision_unquantized(req->prec) != req->prec) {
+        fprintf(out, m->quantize_mlp_only ? " (the feed-forward layers; attention, embeddings "
+                                            "and LM head 16-bit"
+                                          : " (embeddings and LM head 16-bit");
+        if (m->unquantized_edge_layers == 1)
+            fprintf(out, "; the first and the last layer whole");
+        else if (m->unquantized_edge_layers)
+            fprintf(out, "; the first and the last %u layers whole", m->unquantized_edge_layers);
+        fprintf(out, ")");
+    }
+    fprintf(out, "\n");
+    fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
+            precision_name(r->kv_prec));
+    fprintf(out, "  measurements        %s\n", perf_family_reason(d));
+    if (req->engine && (r->halves & ESTIMATE_SERVING))
+        fprintf(out, "  engine              %s%s: %s; host work %.0f%% run while the GPU computes "
+                "(%s)\n", req->engine->name,
+                strcmp(req->engine->name, CATALOG_DEFAULT_SERVING_ENGINE) ? "" : " (the default)",
+                req->engine->describes, 100 * req->engine->host_overlap,
+                req->engine->host_measured ? "measured" : "stated");
+    if (req->train_engine && (r->halves & ESTIMATE_TRAINING))
+        fprintf(out, "  training engine     %s%s: %s\n", req->train_engine->name,
+                strcmp(req->train_engine->name, CATALOG_DEFAULT_TRAINING_ENGINE) ? ""
+                                                                                 : " (the default)",
+                req->train_engine->describes);
+    fprintf(out, "\n");
+    if (r->halves & ESTIMATE_SERVING)
+        print_serving(out, m, req, r);
+    if (!(r->halves & ESTIMATE_TRAINING))
+        return;
+    if (r->halves & ESTIMATE_SERVING)
+        fprintf(out, "\n");
+    fprintf(out, "training%s on %u device%s, %.3g tokens (%.3g FLOPs = %d x %.3g x %.3g)\n",
             req->lora ? " low-rank adapters (LoRA; the model frozen)" : "", req->gpus,
             req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops, req->lora ? 4 : 6,
             r->params_active, r->train_tokens);
     const training_estimate *t = &r->train;
     const training_memory *mem = &t->memory;
-    fprintf(out, "  memory per device   %.1f GB (weights %.1f, gradients %.1f, optimizer %.1f, "
-            "activations %.1f) of %.1f GB usable\n", mem->total_bytes / GB,
-            mem->weights_bytes / GB, mem->gradient_bytes / GB, mem->optimizer_bytes / GB,
-            mem->activation_bytes / GB, mem->usable_bytes / GB);
+    if (mem->usable_bytes > 0) /* a setup was timed: the plan's, or the closest miss's */
+        fprintf(out, "  memory per device   %.1f GB (weights %.1f, gradients %.1f, optimizer "
+                "%.1f, activations %.1f) of %.1f GB usable\n", mem->total_bytes / GB,
+                mem->weights_bytes / GB, mem->gradient_bytes / GB, mem->optimizer_bytes / GB,
+                mem->activation_bytes / GB, mem->usable_bytes / GB);
     if (!r->train_fits) {
-        fprintf(out, "  does not fit on %u device%s", req->gpus, req->gpus == 1 ? "" : "s");
-        if (r->train_min_gpus)
-            fprintf(out, "; the fewest that fit: %u", r->train_min_gpus);
-        fprintf(out, "\n");
+        fprintf(out, "  refused             %s\n", r->train_refusal);
         return;
     }
     const training_setup *s = &t->setup;
     fprintf(out, "  parallelism         tp %u, pp %u", s->tp, s->pp);
     if (s->pp > 1)
-        fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->virtual_stages > 1 ? "interleaved"
-                                                                               : "1F1B");
+        fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->zero_bubble ? "zero-bubble ZB-H1"
+                              : s->virtual_stages > 1 ? "interleaved" : "1F1B");
     if (s->cp > 1)
         fprintf(out, ", cp %u", s->cp);
     if (s->ep > 1)
         fprintf(out, ", ep %u", s->ep);
-    fprintf(out, ", dp %u, ZeRO-%u%s, %u micro-batches of %u x %u tokens\n", s->dp,
-            s->zero_stage, s->zero_stage == 3 ? " (FSDP)" : "", s->microbatches,
-            s->micro_batch, s->seq_len);
+    if (s->ep > 1 && s->etp && s->etp != s->tp)
+        fprintf(out, " (expert tp %u)", s->etp);
+    fprintf(out, ", dp %u, ZeRO-%u", s->dp, s->zero_stage);
+    if (s->zero_stage == 3 && s->shard_ranks)
+        fprintf(out, " (HSDP: sharded within groups of %u ranks)", s->shard_ranks);
+    else if (s->zero_stage == 3)
+        fprintf(out, " (FSDP)");
+    fprintf(out, ", %u micro-batches of %u x %u tokens\n", s->microbatches, s->micro_batch,
+            s->seq_len);
     if (s->pp > 1 && s->virtual_stages > 1)
         fprintf(out, "                      %u model chunks per pipeline stage\n",
                 s->virtual_stages);
     unsigned stage_layers = (m->layers + s->pp - 1) / s->pp;
     if (s->recompute_layers)
-        fprintf(out, "  recomputation       full, %u of the %u layers per stage\n",
-                s->recompute_layers, stage_layers);
+        fprintf(out, "  recomputation       full, %u of the %u layers per stage%s\n",
+                s->recompute_layers, stage_layers,
+                s->selective && s->recompute_layers < stage_layers
+                    ? "; the others' attention core selectively" : "");
+    else if (s->selective)
+        fprintf(out, "  recomputation       selective: the attention core of every layer\n");
     else
         fprintf(out, "  recomputation       none (flash attention keeps no scores)\n");
     if (t->why[0])
@@ -222,8 +331,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
             t->memory_pass_s, t->recompute_s, t->tp_comm_s, t->cp_comm_s, t->ep_comm_s,
             t->bubble_s, t->dp_comm_s, t->optimizer_s);
     fprintf(out, "  MFU                 %.1f%%\n", 100 * t->mfu);
-    fprintf(out, "  time                %.4g days, %.4g GPU-hours\n", r->train_s / 86400,
-            r->train_gpu_hours);
+    print_goodput(out, req, r);
 }
 
 static void row(FILE *out, const char *metric, double value, const char *unit)
@@ -234,37 +342,29 @@ static void row(FILE *out, const char *metric, double value, const char *unit)
     fputc('\n', out);
 }
 
-void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
-                         const estimate_request *req, const estimate_result *r)
+/* The serving half's rows; NaN where it was refused but for fits and min_tp. */
+static void csv_serving(FILE *out, const estimate_result *r)
 {
-    (void)m;
-    (void)d;
-    const training_estimate *t = &r->train;
-    fputs("metric,value,unit\n", out);
-    row(out, "engine_host_overlap", req->engine ? req->engine->host_overlap : 0, "1");
-    row(out, "params", r->params, "parameters");
-    row(out, "params_active", r->params_active, "parameters");
-    row(out, "weights_gb", r->weights_bytes / GB, "GB");
-    row(out, "kv_gb_per_token", r->kv_bytes_per_token / GB, "GB");
+    bool ok = !(r->refused & ESTIMATE_SERVING);
     row(out, "fits", r->fits, "1");
     row(out, "min_tp", r->min_tp, "devices");
-    row(out, "tp", r->tp, "devices");
-    row(out, "max_batch", r->max_batch, "requests");
-    row(out, "kv_capacity_tokens", r->memory.kv_capacity_tokens, "tokens");
-    row(out, "prefill_s", r->prefill.total_s, "s");
-    row(out, "ttft_s", r->first_token.total_s, "s");
-    row(out, "tpot_s", r->decode.total_s, "s");
-    row(out, "decode_tokens_per_s", r->decode_tokens_per_s, "tokens/s");
-    row(out, "decode_compute_bound", r->decode.compute_bound, "1");
-    row(out, "throughput_tokens_per_s", r->throughput.tokens_per_s, "tokens/s");
-    row(out, "throughput_tp", r->throughput.tp, "devices");
-    row(out, "throughput_batch", r->throughput.batch, "requests");
+    row(out, "tp", ok ? r->tp : NAN, "devices");
+    row(out, "max_batch", ok ? r->max_batch : NAN, "requests");
+    row(out, "kv_capacity_tokens", ok ? r->memory.kv_capacity_tokens : NAN, "tokens");
+    row(out, "prefill_s", ok ? r->prefill.total_s : NAN, "s");
+    row(out, "ttft_s", ok ? r->first_token.total_s : NAN, "s");
+    row(out, "tpot_s", ok ? r->decode.total_s : NAN, "s");
+    row(out, "decode_tokens_per_s", ok ? r->decode_tokens_per_s : NAN, "tokens/s");
+    row(out, "decode_compute_bound", ok ? r->decode.compute_bound : NAN, "1");
+    row(out, "throughput_tokens_per_s", ok ? r->throughput.tokens_per_s : NAN, "tokens/s");
+    row(out, "throughput_tp", ok ? r->throughput.tp : NAN, "devices");
+    row(out, "throughput_batch", ok ? r->throughput.batch : NAN, "requests");
     if (r->layouts_compared) {
-        row(out, "expert_parallel", r->layout != ESTIMATE_LAYOUT_TP, "1");
-        row(out, "attention_dp", r->layout == ESTIMATE_LAYOUT_DP, "1");
+        row(out, "expert_parallel", ok ? r->layout != ESTIMATE_LAYOUT_TP : NAN, "1");
+        row(out, "attention_dp", ok ? r->layout == ESTIMATE_LAYOUT_DP : NAN, "1");
     }
     if (r->nspec) {
-        row(out, "spec_tokens_per_round", r->spec_tokens, "tokens");
+        row(out, "spec_tokens_per_round", ok ? r->spec_tokens : NAN, "tokens");
         char name[64];
         for (unsigned k = 0; k < r->nspec; k++) {
             snprintf(name, sizeof name, "spec_tpot_batch_%u_s", r->spec[k].batch);
@@ -273,6 +373,12 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
             row(out, name, r->spec[k].plain_s, "s");
         }
     }
+}
+
+/* The training half's rows; NaN where it was refused but for what does not need a plan. */
+static void csv_training(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    const training_estimate *t = &r->train;
     row(out, "train_fits", r->train_fits, "1");
     row(out, "train_memory_per_gpu_gb", t->memory.total_bytes / GB, "GB");
     row(out, "train_min_gpus", r->train_fits ? req->gpus : r->train_min_gpus, "devices");
@@ -282,12 +388,61 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
     row(out, "train_pp", r->train_fits ? t->setup.pp : NAN, "devices");
     row(out, "train_dp", r->train_fits ? t->setup.dp : NAN, "devices");
     row(out, "train_dualpipe", r->train_fits ? t->setup.dualpipe : NAN, "1");
+    /* the rest of the plan: every dimension a framework states */
+    const training_setup *s = &t->setup;
+    const struct { const char *name; double value; const char *unit; } plan[] = {
+        { "train_cp", s->cp ? s->cp : 1, "devices" },
+        { "train_ep", s->ep ? s->ep : 1, "devices" },
+        { "train_etp", s->ep > 1 ? (s->etp ? s->etp : s->tp) : NAN, "devices" },
+        { "train_vpp", s->virtual_stages ? s->virtual_stages : 1, "chunks" },
+        { "train_zero_bubble", s->zero_bubble, "1" },
+        { "train_zero", s->zero_stage, "1" },
+        { "train_hsdp", s->zero_stage == 3 ? s->shard_ranks : 0, "devices" },
+        { "train_micro_batch", s->micro_batch, "sequences" },
+        { "train_microbatches", s->microbatches, "micro-batches" },
+        { "train_recompute_layers", s->recompute_layers, "layers" },
+        { "train_selective", s->selective, "1" },
+    };
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
+        row(out, plan[i].name, r->train_fits ? plan[i].value : NAN, plan[i].unit);
     row(out, "train_lora", r->train_fits ? t->setup.lora : NAN, "1");
     row(out, "train_step_s", r->train_fits ? t->step_s : NAN, "s");
     row(out, "train_days", r->train_fits ? r->train_s / 86400 : NAN, "days");
     row(out, "train_gpu_hours", r->train_fits ? r->train_gpu_hours : NAN, "GPU-hours");
     row(out, "mfu", r->train_fits ? t->mfu : NAN, "1");
-    /* the explanation: each step by bound, then by operator (rows added in issue 15) */
+    /* where a step's time goes (they add up to train_step_s) */
+    const struct { const char *name; double value; } parts[] = {
+        { "train_compute_s", t->compute_s }, { "train_recompute_s", t->recompute_s },
+        { "train_tp_comm_s", t->tp_comm_s }, { "train_cp_comm_s", t->cp_comm_s },
+        { "train_ep_comm_s", t->ep_comm_s }, { "train_bubble_s", t->bubble_s },
+        { "train_dp_comm_s", t->dp_comm_s }, { "train_optimizer_s", t->optimizer_s },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        row(out, parts[i].name, r->train_fits ? parts[i].value : NAN, "s");
+    /* with failures, restarts and checkpoint stalls (models/goodput.h) */
+    const goodput_inputs *gi = &r->goodput_in;
+    const goodput_result *g = &r->goodput;
+    bool fits = r->train_fits;
+    row(out, "train_expected_days", fits ? g->wall_s / 86400 : NAN, "days");
+    row(out, "train_expected_gpu_hours", fits ? g->gpu_hours : NAN, "GPU-hours");
+    row(out, "train_goodput", fits ? g->goodput : NAN, "1");
+    row(out, "train_failures", fits ? g->failures : NAN, "failures");
+    row(out, "train_lost_days", fits ? g->lost_s / 86400 : NAN, "days");
+    row(out, "train_restart_days", fits ? g->restart_s / 86400 : NAN, "days");
+    row(out, "train_checkpoint_days", fits ? g->checkpoint_s / 86400 : NAN, "days");
+    row(out, "train_straggler_days", fits ? g->straggler_s / 86400 : NAN, "days");
+    row(out, "train_mtbf_gpu_hours", fits ? gi->mtbf_s / 3600 : NAN, "h");
+    row(out, "train_checkpoint_every_s", fits ? gi->every_s : NAN, "s");
+    row(out, "train_checkpoint_write_s", fits ? gi->write_s : NAN, "s");
+    row(out, "train_checkpoint_gb", fits ? r->checkpoint_bytes / GB : NAN, "GB");
+    row(out, "train_restart_s", fits ? gi->restart_s : NAN, "s");
+    row(out, "train_straggler", fits ? gi->straggler : NAN, "1");
+}
+
+/* The serving half's explanation: each step by bound, then by operator. */
+static void csv_explanation(FILE *out, const estimate_result *r)
+{
+    bool ok = !(r->refused & ESTIMATE_SERVING);
     const struct { const char *name; const perf_time *t; const perf_breakdown *ops; } steps[] = {
         { "ttft", &r->first_token, &r->first_token_ops }, { "tpot", &r->decode, &r->decode_ops },
     };
@@ -298,21 +453,41 @@ void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
         const char *const part_names[] = { "compute", "memory", "launch", "host", "comm" };
         for (int i = 0; i < 5; i++) {
             snprintf(name, sizeof name, "%s_%s_s", steps[k].name, part_names[i]);
-            row(out, name, parts[i], "s");
+            row(out, name, ok ? parts[i] : NAN, "s");
         }
         for (int i = 0; i < OP_COUNT; i++) {
             snprintf(name, sizeof name, "%s_op_%s_s", steps[k].name, perf_op_name((perf_op)i));
-            row(out, name, steps[k].ops->op[i].time_s, "s");
+            row(out, name, ok ? steps[k].ops->op[i].time_s : NAN, "s");
         }
         /* the host work under the GPU's step and beyond it (the engine's overlap) */
         snprintf(name, sizeof name, "%s_host_hidden_s", steps[k].name);
-        row(out, name, fmin(x->host_hidden_s, x->gpu_s), "s");
+        row(out, name, ok ? fmin(x->host_hidden_s, x->gpu_s) : NAN, "s");
         snprintf(name, sizeof name, "%s_host_exposed_s", steps[k].name);
-        row(out, name, x->total_s - x->gpu_s, "s");
+        row(out, name, ok ? x->total_s - x->gpu_s : NAN, "s");
     }
 }
 
-/* The figures compared, in both results; training's only where the plan fits. */
+void output_estimate_csv(FILE *out, const model_spec *m, const device_spec *d,
+                         const estimate_request *req, const estimate_result *r)
+{
+    (void)m;
+    (void)d;
+    fputs("metric,value,unit\n", out);
+    row(out, "engine_host_overlap", req->engine ? req->engine->host_overlap : 0, "1");
+    row(out, "params", r->params, "parameters");
+    row(out, "params_active", r->params_active, "parameters");
+    row(out, "weights_gb", r->weights_bytes / GB, "GB");
+    row(out, "kv_gb_per_token", r->kv_bytes_per_token / GB, "GB");
+    if (r->halves & ESTIMATE_SERVING)
+        csv_serving(out, r);
+    if (r->halves & ESTIMATE_TRAINING)
+        csv_training(out, req, r);
+    /* the explanation (rows added in issue 15) */
+    if (r->halves & ESTIMATE_SERVING)
+        csv_explanation(out, r);
+}
+
+/* The figures compared, in both results: each half's only where both answered it. */
 typedef struct compared {
     const char *label, *csv, *unit;
     double datasheet, calibrated;
@@ -321,11 +496,16 @@ typedef struct compared {
 static size_t compared_figures(const estimate_result *a, const estimate_result *b, compared *c)
 {
     size_t n = 0;
-    c[n++] = (compared){ "time to first token", "ttft_s", "s", a->first_token.total_s,
-                         b->first_token.total_s };
-    c[n++] = (compared){ "decode step", "tpot_s", "s", a->decode.total_s, b->decode.total_s };
-    c[n++] = (compared){ "best throughput", "throughput_tokens_per_s", "tokens/s",
-                         a->throughput.tokens_per_s, b->throughput.tokens_per_s };
+    bool served = (a->halves & b->halves & ESTIMATE_SERVING)
+                  && !((a->refused | b->refused) & ESTIMATE_SERVING);
+    if (served) {
+        c[n++] = (compared){ "time to first token", "ttft_s", "s", a->first_token.total_s,
+                             b->first_token.total_s };
+        c[n++] = (compared){ "decode step", "tpot_s", "s", a->decode.total_s,
+                             b->decode.total_s };
+        c[n++] = (compared){ "best throughput", "throughput_tokens_per_s", "tokens/s",
+                             a->throughput.tokens_per_s, b->throughput.tokens_per_s };
+    }
     if (a->train_fits && b->train_fits) {
         c[n++] = (compared){ "training step", "train_step_s", "s", a->train.step_s,
                              b->train.step_s };

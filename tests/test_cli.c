@@ -315,7 +315,193 @@ Test(cli, estimate_trains_lora_adapters_when_asked)
     cr_expect(strstr(out, "\ntrain_fits,1,1\n") != NULL, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_fits,0,1\n") != NULL, "%s", out);
-    cr_expect(strstr(out, "\ntrain_min_gpus,32,devices\n") != NULL, "%s", out);
+    /* 16 GPUs: tp 8, pp 2, every layer recomputed, its input split along the sequence
+     * (69 GB of states a GPU and 0.9 GB of activations within 76.6) */
+    cr_expect(strstr(out, "\ntrain_min_gpus,16,devices\n") != NULL, "%s", out);
+}
+
+/* The value of row `metric` of estimate's CSV (NaN where the cell is empty), or -1 where
+ * there is no such row. */
+static double csv_row(const char *csv, const char *metric)
+{
+    char key[96];
+    snprintf(key, sizeof key, "\n%s,", metric);
+    const char *at = strstr(csv, key);
+    if (!at)
+        return -1;
+    at += strlen(key);
+    return *at == ',' ? NAN : strtod(at, NULL);
+}
+
+Test(cli, estimate_training_alone_plans_at_the_tp_asked)
+{
+    /* issue 42: --tp under --training is the plan's, taken as stated or refused with why */
+    const char *gpt3 = "estimate --model gpt-3-175b --gpu A100-80GB-SXM";
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 8 --csv", gpt3), 0, "%s",
+                 err);
+    cr_expect_eq(csv_row(out, "train_fits"), 1, "%s", out);
+    cr_expect_eq(csv_row(out, "train_tp"), 8, "%s", out);
+    cr_expect_eq(csv_row(out, "ttft_s"), -1, "no serving half: %s", out);
+    cr_expect_eq(csv_row(out, "fits"), -1, "no serving half: %s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 4 --csv", gpt3), 0, "%s",
+                 err);
+    cr_expect_eq(csv_row(out, "train_tp"), 4, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 8", gpt3), 0, "%s", err);
+    cr_expect(strstr(out, "\n  parallelism         tp 8, ") != NULL, "%s", out);
+    cr_expect(strstr(out, "inference") == NULL, "%s", out);
+    /* 96 heads split 3 ways, but 1,024 GPUs do not: the cause with its numbers */
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 3", gpt3), 2);
+    cr_expect(strstr(err, "fleetsim estimate: training: ") == err, "%s", err);
+    cr_expect(strstr(err, "3 x 1 x 1 does not divide 1024 GPUs") != NULL, "%s", err);
+    cr_expect_str_eq(out, "");
+    /* too few GPUs for tp 8: the memory, and the fewest that fit as stated, which do while
+     * half as many do not */
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus 8 --training --tp 8", gpt3), 2);
+    cr_expect(strstr(err, "8 A100-80GB-SXM") != NULL && strstr(err, "GB usable") != NULL,
+              "%s", err);
+    const char *fewest = strstr(err, "the fewest that fit as stated: ");
+    cr_assert_not_null(fewest, "%s", err);
+    unsigned n = (unsigned)atoi(fewest + strlen("the fewest that fit as stated: "));
+    cr_assert_gt(n, 8);
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus %u --training --tp 8 --csv", gpt3, n), 0, "%s",
+                 err);
+    cr_expect_eq(csv_row(out, "train_tp"), 8, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus %u --training --tp 8", gpt3, n / 2), 2);
+    /* both halves: --tp the replicas', --train-tp the plan's, each honoured */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 16 "
+                         "--tp 2 --train-tp 4 --csv"), 0, "%s", err);
+    cr_expect_eq(csv_row(out, "tp"), 2, "%s", out);
+    cr_expect_eq(csv_row(out, "train_tp"), 4, "%s", out);
+}
+
+Test(cli, estimate_answers_one_half_where_the_other_is_refused)
+{
+    const char *m70 = "estimate --model llama-3-70b --gpu H100-SXM";
+    /* no replica of one H100 holds 70B; training on 16 still plans */
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 16 --tp 1", m70), 0, "%s", err);
+    cr_expect(strstr(out, "\ninference: refused\n  llama-3-70b in fp16 does not fit on 1 x "
+                     "H100-SXM: a replica needs 141.4 GB per device") != NULL, "%s", out);
+    cr_expect(strstr(out, "\n\ntraining on 16 devices, ") != NULL, "%s", out);
+    cr_expect(strstr(out, "\n  parallelism         tp ") != NULL, "%s", out);
+    cr_expect(strstr(out, "time to first token") == NULL, "%s", out);
+    cr_expect_str_eq(err, "");
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 16 --tp 1 --csv", m70), 0, "%s", err);
+    cr_expect_eq(csv_row(out, "fits"), 0, "%s", out);
+    cr_expect(isnan(csv_row(out, "ttft_s")), "%s", out);
+    cr_expect(isnan(csv_row(out, "ttft_op_qkv_proj_s")), "%s", out);
+    cr_expect_eq(csv_row(out, "train_fits"), 1, "%s", out);
+    cr_expect_gt(csv_row(out, "train_step_s"), 0, "%s", out);
+    cr_expect(strstr(err, "fleetsim estimate: serving: llama-3-70b in fp16 does not fit on 1 x "
+                     "H100-SXM") == err, "the CSV's refusal on stderr: %s", err);
+    /* asked alone, the refused half is all there is: exit 2 */
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus 16 --tp 1 --serving", m70), 2);
+    cr_expect(strstr(err, "fleetsim estimate: serving: llama-3-70b in fp16 does not fit") == err,
+              "%s", err);
+    cr_expect_str_eq(out, "");
+    /* the other way: training needs 16 of them, serving fits on 8 */
+    cr_assert_eq(cli_run(&out, &err, "%s --gpus 8", m70), 0, "%s", err);
+    cr_expect(strstr(out, "  time to first token ") != NULL, "%s", out);
+    const char *refused = strstr(out, "\n  refused             llama-3-70b ");
+    cr_assert_not_null(refused, "%s", out);
+    cr_expect(strstr(refused, "GB usable; the fewest that fit: 16\n") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus 8 --training", m70), 2);
+    cr_expect(strstr(err, "fleetsim estimate: training: llama-3-70b ") == err, "%s", err);
+    cr_expect(strstr(err, "the fewest that fit: 16\n") != NULL, "%s", err);
+    /* both refused: both causes, exit 2 */
+    cr_expect_eq(cli_run(&out, &err, "%s --gpus 2 --tp 1", m70), 2);
+    cr_expect(strstr(err, "fleetsim estimate: serving: llama-3-70b in fp16 does not fit") == err,
+              "%s", err);
+    cr_expect(strstr(err, "\nfleetsim estimate: training: llama-3-70b ") != NULL, "%s", err);
+}
+
+Test(cli, estimate_takes_every_dimension_of_a_training_plan)
+{
+    const char *m70 = "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 --training --csv";
+    cr_assert_eq(cli_run(&out, &err, "%s --train-tp 8 --pp 4 --vpp 2 --micro-batch 1 --zero 1 "
+                         "--recompute 2", m70), 0, "%s", err);
+    const struct { const char *row; double value; } first[] = {
+        { "train_tp", 8 }, { "train_pp", 4 }, { "train_dp", 2 }, { "train_vpp", 2 },
+        { "train_micro_batch", 1 }, { "train_zero", 1 }, { "train_recompute_layers", 2 },
+        { "train_zero_bubble", 0 }, { "train_selective", 0 }, { "train_microbatches", 512 },
+    };
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        cr_expect_eq(csv_row(out, first[i].row), first[i].value, "%s: %s", first[i].row, out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 128 "
+                         "--training --csv --train-tp 8 --cp 2 --hsdp 4 --recompute selective"),
+                 0, "%s", err);
+    const struct { const char *row; double value; } second[] = {
+        { "train_tp", 8 }, { "train_cp", 2 }, { "train_dp", 8 }, { "train_zero", 3 },
+        { "train_hsdp", 4 }, { "train_selective", 1 }, { "train_recompute_layers", 0 },
+    };
+    for (size_t i = 0; i < sizeof second / sizeof second[0]; i++)
+        cr_expect_eq(csv_row(out, second[i].row), second[i].value, "%s: %s", second[i].row, out);
+    cr_assert_eq(cli_run(&out, &err, "%s --train-tp 4 --pp 4 --schedule zero-bubble", m70), 0,
+                 "%s", err);
+    cr_expect_eq(csv_row(out, "train_zero_bubble"), 1, "%s", out);
+    cr_expect_eq(csv_row(out, "train_vpp"), 1, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --train-tp 8 --schedule interleaved", m70), 0, "%s",
+                 err);
+    cr_expect_geq(csv_row(out, "train_vpp"), 2, "%s", out);
+    cr_expect_geq(csv_row(out, "train_pp"), 2, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --train-tp 8 --pp 2 --recompute full", m70), 0, "%s",
+                 err);
+    cr_expect_eq(csv_row(out, "train_recompute_layers"), 40, "all 80 / 2 of a stage: %s", out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 16 "
+                         "--training --ep 4 --etp 1 --csv"), 0, "%s", err);
+    cr_expect_eq(csv_row(out, "train_ep"), 4, "%s", out);
+    cr_expect_eq(csv_row(out, "train_etp"), 1, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --pp 4 --vpp 2"), 0, "%s", err);
+    cr_expect(strstr(out, "\n  parallelism         tp 8, pp 4 (interleaved), dp 2, ") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "\n                      2 model chunks per pipeline stage\n") != NULL,
+              "%s", out);
+}
+
+Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)
+{
+    static const struct { const char *args, *message; } cases[] = {
+        { "--cp 0", "--cp expects a whole number from 1 to 1024, got '0'" },
+        { "--zero 4", "--zero expects a whole number from 0 to 3, got '4'" },
+        { "--vpp two", "--vpp expects a whole number from 1 to 64, got 'two'" },
+        { "--micro-batch 1.5", "--micro-batch expects a whole number from 1 to 1.04858e+06, got "
+          "'1.5'" },
+        { "--recompute most", "--recompute expects none, selective, full or a whole number of "
+          "layers a stage recomputed in full, got 'most'" },
+        { "--schedule gpipe", "--schedule expects 1f1b, interleaved, zero-bubble or dualpipe, "
+          "got 'gpipe'" },
+        { "--pp 4 --schedule zero-bubble --vpp 2", "--schedule zero-bubble runs one model chunk "
+          "a stage: --vpp must be 1, got 2" },
+        { "--pp 4 --dualpipe --vpp 2", "--dualpipe runs one model chunk a stage: --vpp must be "
+          "1, got 2" },
+        { "--pp 4 --schedule interleaved --vpp 1", "--schedule interleaved runs 2 or more model "
+          "chunks a stage: --vpp must be 2 or more, got 1" },
+        { "--pp 1 --vpp 2", "--vpp 2 interleaves a pipeline's stages: --pp must be 2 or more, "
+          "got 1" },
+        { "--pp 1 --schedule zero-bubble", "--schedule zero-bubble needs a pipeline of 2 or more "
+          "stages: --pp must be 2 or more, got 1" },
+        { "--pp 3 --schedule dualpipe", "--schedule dualpipe pairs the pipeline's stages: --pp "
+          "must be even, got 3" },
+        { "--dualpipe --schedule 1f1b", "--dualpipe is --schedule dualpipe: not with --schedule "
+          "1f1b" },
+        { "--hsdp 4 --zero 2", "--hsdp shards ZeRO-3's states within groups of ranks: --zero "
+          "must be 3 with it, got 2" },
+        { "--training --serving", "--training and --serving each ask for one half; give neither "
+          "for both" },
+        { "--serving --cp 2", "--cp is training's: --serving prints the serving half alone" },
+        { "--training --batch 8", "--batch is serving's: --training prints the training half "
+          "alone" },
+        { "--training --tp 8 --train-tp 4", "--tp 8 and --train-tp 4 differ; under --training "
+          "--tp is training's" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char expected[512];
+        snprintf(expected, sizeof expected, "fleetsim estimate: %s\n", cases[i].message);
+        cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                             "%s", cases[i].args), 2, "%s", cases[i].args);
+        cr_expect_str_eq(err, expected, "%s", cases[i].args);
+        cr_expect_str_eq(out, "", "%s", cases[i].args);
+    }
 }
 
 Test(cli, estimate_with_a_profile_prints_the_datasheet_answer_beside_it)

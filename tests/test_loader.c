@@ -1,6 +1,7 @@
 /* Loading scenario files: resolved values, and one exact message per kind of mistake,
  * with the file and the line. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "lua/scenario_load.h"
+#include "models/engine.h"
 #include "models/memory.h"
 #include "models/run.h"
 #include "support/scratch.h"
@@ -766,6 +768,24 @@ Test(loader, a_trace_of_block_ids_sets_the_prefix_caches_block)
     free(trace);
 }
 
+/* The job training_job_from_model makes of `model` on gpus H100s of sc's catalog, as the
+ * loader calls it: the default training engine's state and kernels (deepspeed), bf16,
+ * 4096-token sequences, 512 a step, 1e8 tokens. */
+static int job_as_loaded(const scenario *sc, const char *model, unsigned gpus,
+                         training_constraints c, training_schedule schedule, training_spec *out,
+                         char *why, size_t why_size)
+{
+    const engine_spec *e = catalog_engine(&sc->catalog, "deepspeed");
+    const device_spec *d = catalog_device(&sc->catalog, "H100-SXM");
+    cr_assert(e && d);
+    engine_training_state(e, &c);
+    perf_profile base = perf_default_profile(d);
+    perf_profile p = engine_apply_profile(e, &base, d);
+    *out = (training_spec){ 0 };
+    return training_job_from_model(out, catalog_model(&sc->catalog, model), d, &p, PREC_BF16,
+                                   gpus, c, schedule, 4096, 512, 1e8, 0, why, why_size);
+}
+
 Test(loader, training_jobs_take_lora_and_dualpipe)
 {
     /* Llama-3-70B on 8 H100s: training every weight does not fit, adapters on the frozen
@@ -784,16 +804,14 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
     char why[600];
     training_constraints c = TRAINING_FREE;
     c.lora = true;
-    cr_assert_eq(training_job_from_model(&expect, catalog_model(&sc.catalog, "llama-3-70b"),
-                                         catalog_device(&sc.catalog, "H100-SXM"), NULL,
-                                         PREC_BF16, 8, c, 4096, 512, 1e8, 0, why, sizeof why),
-                 0, "%s", why);
+    cr_assert_eq(job_as_loaded(&sc, "llama-3-70b", 8, c, TRAINING_SCHEDULE_PLANNED, &expect, why,
+                               sizeof why), 0, "%s", why);
     cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s);
     scenario_release(&sc);
     free(path);
-    /* DualPipe at pp 2 on 16 GPUs (dp 8, 64 micro-batches a rank): the job's step is
-     * training_job_from_model's with the schedule, not 1F1B's; a schedule alone leaves tp
-     * and pp to the planner, "planned" is the default */
+    /* DualPipe at pp 2 on 16 GPUs: the job's step is training_job_from_model's with the
+     * schedule, not 1F1B's; pp alone leaves tp to the planner, a schedule alone tp and pp,
+     * "planned" is the default */
     const char *const schedules[] = { "parallelism = { pp = 2, schedule = \"dualpipe\" }",
                                       "parallelism = { schedule = \"dualpipe\" }",
                                       "parallelism = { schedule = \"planned\" }" };
@@ -808,22 +826,17 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
         cr_assert_eq(load_text(scenario_text, NULL, 0, &sc, &path), 0, "%s", err);
         training_constraints want = TRAINING_FREE;
         want.pp = k == 0 ? 2 : 0;
-        want.tp = k == 0 ? 1 : 0;
         want.dualpipe = k < 2;
-        cr_assert_eq(training_job_from_model(&expect, catalog_model(&sc.catalog, "qwen3-30b-a3b"),
-                                             catalog_device(&sc.catalog, "H100-SXM"), NULL,
-                                             PREC_BF16, 16, want, 4096, 512, 1e8, 0, why,
-                                             sizeof why), 0, "%s", why);
+        cr_assert_eq(job_as_loaded(&sc, "qwen3-30b-a3b", 16, want, TRAINING_SCHEDULE_PLANNED,
+                                   &expect, why, sizeof why), 0, "%s", why);
         cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s,
                            "%s", schedules[k]);
         if (k == 0) {
             training_spec planned = { 0 };
             want.dualpipe = false;
-            cr_assert_eq(training_job_from_model(&planned,
-                                                 catalog_model(&sc.catalog, "qwen3-30b-a3b"),
-                                                 catalog_device(&sc.catalog, "H100-SXM"), NULL,
-                                                 PREC_BF16, 16, want, 4096, 512, 1e8, 0, why,
-                                                 sizeof why), 0, "%s", why);
+            cr_assert_eq(job_as_loaded(&sc, "qwen3-30b-a3b", 16, want,
+                                       TRAINING_SCHEDULE_PLANNED, &planned, why, sizeof why),
+                         0, "%s", why);
             cr_expect_neq(planned.step_s, expect.step_s, "DualPipe's step is its own");
         }
         scenario_release(&sc);
@@ -832,8 +845,8 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8 }"), 6,
-                 "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 146.5 GB per GPU "
-                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 5.4) with 76.6 GB "
+                 "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 142.0 GB per GPU "
+                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 0.9) with 76.6 GB "
                  "usable; the smallest that fits is 16 GPUs");
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
@@ -844,4 +857,127 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8, lora = 1 }"), 6,
                  "workloads.tune.lora: expected true or false");
+}
+
+/* A training job of `model` on 16 H100s whose parallelism is `plan` (line 6). */
+static char *plan_case(const char *model, const char *plan)
+{
+    static char buf[1024];
+    char workload[512];
+    snprintf(workload, sizeof workload, "tune = fs.training { model = \"%s\", gpus = 16, pool = "
+             "\"p\", tokens = 1e8, parallelism = { %s } }", model, plan);
+    return strcpy(buf, pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 16 },",
+                                 workload));
+}
+
+Test(loader, training_parallelism_states_every_dimension)
+{
+    /* Llama-3-8B with every dimension stated leaves the planner one setup: the job's step
+     * is perf_training_step's for it, with the framework's bytes and kernels */
+    scenario sc;
+    char *path, why[600];
+    cr_assert_eq(load_text(plan_case("llama-3-8b", "tp = 2, pp = 2, cp = 2, dp = 2, vpp = 2, "
+                                     "micro_batch = 1, zero = 1, recompute = 4, schedule = "
+                                     "\"interleaved\""), NULL, 0, &sc, &path), 0, "%s", err);
+    const training_setup *got = &sc.trainings[0].setup;
+    cr_expect_eq(got->tp, 2);
+    cr_expect_eq(got->pp, 2);
+    cr_expect_eq(got->cp, 2);
+    cr_expect_eq(got->dp, 2);
+    cr_expect_eq(got->virtual_stages, 2);
+    cr_expect_eq(got->micro_batch, 1);
+    cr_expect_eq(got->zero_stage, 1);
+    cr_expect_eq(got->recompute_layers, 4);
+    cr_expect_eq(got->microbatches, 256, "512 sequences over dp 2, one a micro-batch");
+    const engine_spec *e = catalog_engine(&sc.catalog, "deepspeed");
+    const device_spec *d = catalog_device(&sc.catalog, "H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    perf_profile p = engine_apply_profile(e, &base, d);
+    training_setup s = { .tp = 2, .pp = 2, .cp = 2, .virtual_stages = 2, .micro_batch = 1,
+                         .zero_stage = 1, .recompute_layers = 4, .seq_len = 4096, .ep = 1,
+                         .etp = 2, .weight_bytes = e->train_weight_bytes,
+                         .gradient_bytes = e->train_gradient_bytes,
+                         .optimizer_bytes = e->train_optimizer_bytes };
+    training_estimate by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d,
+                                                   &p, PREC_BF16, s, 16, 512);
+    cr_expect(by_hand.memory.fits);
+    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    scenario_release(&sc);
+    free(path);
+    /* the mixture's: ep and etp, HSDP (ZeRO-3 implied), selective recomputation, 1F1B */
+    cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "tp = 2, ep = 4, etp = 1, hsdp = 4, "
+                                     "recompute = \"selective\", micro_batch = 1, schedule = "
+                                     "\"1f1b\""), NULL, 0, &sc, &path), 0, "%s", err);
+    got = &sc.trainings[0].setup;
+    cr_expect_eq(got->tp, 2);
+    cr_expect_eq(got->ep, 4);
+    cr_expect_eq(got->etp, 1);
+    cr_expect_eq(got->zero_stage, 3);
+    cr_expect_eq(got->shard_ranks, 4);
+    cr_expect(got->selective);
+    cr_expect_eq(got->recompute_layers, 0);
+    cr_expect_eq(got->virtual_stages, 1);
+    cr_expect_eq(got->micro_batch, 1);
+    scenario_release(&sc);
+    free(path);
+    /* ZB-H1, and "full" recomputation: every layer of a stage; pp alone leaves tp free and
+     * the job the same as training_job_from_model's with the same constraints */
+    cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "pp = 2, recompute = \"full\", schedule = "
+                                     "\"zero_bubble\""), NULL, 0, &sc, &path), 0, "%s", err);
+    got = &sc.trainings[0].setup;
+    cr_expect(got->zero_bubble);
+    cr_expect_eq(got->pp, 2);
+    cr_expect_eq(got->recompute_layers, 24, "qwen3-30b-a3b's 48 layers over 2 stages");
+    training_constraints c = TRAINING_FREE;
+    c.pp = 2;
+    c.recompute_layers = INT_MAX;
+    training_spec expect;
+    cr_assert_eq(job_as_loaded(&sc, "qwen3-30b-a3b", 16, c, TRAINING_SCHEDULE_ZERO_BUBBLE,
+                               &expect, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(expect.setup.tp, got->tp);
+    cr_expect_float_eq(sc.trainings[0].step_s, expect.step_s, 1e-12 * expect.step_s);
+    scenario_release(&sc);
+    free(path);
+}
+
+Test(loader, training_parallelism_refuses_a_bad_value_naming_its_key)
+{
+    static const struct { const char *plan, *message; } cases[] = {
+        { "cp = 0", "cp: expected a positive integer, got 0" },
+        { "ep = \"4\"", "ep: expected a positive integer, got \"4\"" },
+        { "etp = 1.5", "etp: expected a positive integer, got 1.5" },
+        { "vpp = 65", "vpp: 65 is over the limit of 64" },
+        { "dp = -2", "dp: expected a positive integer, got -2" },
+        { "micro_batch = 0", "micro_batch: expected a positive integer, got 0" },
+        { "zero = 4", "zero: 4 is over the limit of 3" },
+        { "hsdp = true", "hsdp: expected a positive integer, got true" },
+        { "recompute = \"most\"", "recompute: expected \"none\", \"selective\", \"full\" or a "
+          "whole number of layers a stage recomputed in full, got \"most\"" },
+        { "recompute = 2.5", "recompute: expected \"none\", \"selective\", \"full\" or a whole "
+          "number of layers a stage recomputed in full, got 2.5" },
+        { "schedule = \"gpipe\"", "schedule: expected one of \"planned\", \"1f1b\", "
+          "\"interleaved\", \"zero_bubble\", \"dualpipe\", got \"gpipe\"" },
+        { "pp = 2, vpp = 2, schedule = \"1f1b\"", "vpp: the \"1f1b\" schedule runs one model "
+          "chunk a stage: leave vpp out (or 1), got 2" },
+        { "pp = 2, vpp = 2, schedule = \"zero_bubble\"", "vpp: the \"zero_bubble\" schedule runs "
+          "one model chunk a stage: leave vpp out (or 1), got 2" },
+        { "pp = 2, vpp = 1, schedule = \"interleaved\"", "vpp: the \"interleaved\" schedule runs "
+          "2 or more model chunks a stage, got 1" },
+        { "pp = 1, schedule = \"zero_bubble\"", "pp: the \"zero_bubble\" schedule needs a "
+          "pipeline of 2 or more stages, got 1" },
+        { "pp = 1, vpp = 4", "pp: the \"interleaved\" schedule needs a pipeline of 2 or more "
+          "stages, got 1" },
+        { "hsdp = 4, zero = 2", "hsdp: HSDP shards ZeRO-3's states within groups of ranks: "
+          "zero must be 3 with it, got 2" },
+        /* stated plans the model cannot take: the planner's cause */
+        { "tp = 3", "tp 3 does not divide the 32 attention heads of llama-3-8b" },
+        { "ep = 2", "ep 2: llama-3-8b has no experts" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char message[512];
+        bool planner = i + 2 >= sizeof cases / sizeof cases[0];
+        snprintf(message, sizeof message, "workloads.tune.parallelism%s%s", planner ? ": " : ".",
+                 cases[i].message);
+        expect_error(plan_case("llama-3-8b", cases[i].plan), 6, message);
+    }
 }

@@ -412,6 +412,63 @@ Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
                      "768 tokens) and each A100-80GB-SXM has 76.6 GB usable (90% of the 85.1 GB "
                      "CUDA reports); "
                      "the smallest tensor parallelism that fits is 2 (--tp 2 --gpus 2)");
+    /* training on one A100 does not fit either: both halves refused, each with its cause */
+    cr_expect_eq(r.refused, ESTIMATE_BOTH);
+    cr_expect_str_eq(r.serving_refusal, err);
+    cr_expect(strstr(r.train_refusal, "llama-2-70b does not fit on 1 A100-80GB-SXM")
+              == r.train_refusal, "%s", r.train_refusal);
+}
+
+Test(models, estimate_answers_each_half_apart_and_takes_a_stated_plan)
+{
+    const model_spec *m = test_model("llama-3-70b");
+    const device_spec *d = test_device("H100-SXM");
+    estimate_request req = { .gpus = 16, .tp = 1, .prec = PREC_FP16, .batch = 1, .prompt = 512,
+                             .output = 256 };
+    estimate_result r;
+    char err[1024];
+    /* no replica of one H100 holds 70B, which does not keep training from its plan */
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.halves, ESTIMATE_BOTH);
+    cr_expect_eq(r.refused, ESTIMATE_SERVING);
+    cr_expect(strstr(r.serving_refusal, "does not fit on 1 x H100-SXM") != NULL, "%s",
+              r.serving_refusal);
+    cr_expect(r.train_fits && r.train.step_s > 0);
+    /* the training half alone, its plan stated in full: the planner times just that, so
+     * the step is perf_training_step's for it */
+    req.halves = ESTIMATE_TRAINING;
+    req.train_stated = true;
+    req.train_within = TRAINING_FREE;
+    training_constraints *c = &req.train_within;
+    c->tp = 4;
+    c->pp = 4;
+    c->micro_batch = 1;
+    c->zero_stage = 1;
+    c->recompute_layers = 20;
+    c->selective = 0;
+    req.schedule = TRAINING_SCHEDULE_1F1B;
+    cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.halves, ESTIMATE_TRAINING);
+    cr_expect_eq(r.refused, 0);
+    cr_expect_eq(r.decode.total_s, 0, "no serving half computed");
+    const training_setup *s = &r.train.setup;
+    cr_expect(s->tp == 4 && s->pp == 4 && s->dp == 1 && s->micro_batch == 1
+              && s->zero_stage == 1 && s->recompute_layers == 20 && s->virtual_stages == 1,
+              "tp %u pp %u dp %u mbs %u zero %u recompute %u v %u", s->tp, s->pp, s->dp,
+              s->micro_batch, s->zero_stage, s->recompute_layers, s->virtual_stages);
+    perf_profile p = perf_default_profile(d);
+    training_setup by_hand = { .tp = 4, .pp = 4, .cp = 1, .ep = 1, .etp = 4, .zero_stage = 1,
+                               .recompute_layers = 20, .virtual_stages = 1, .micro_batch = 1,
+                               .seq_len = 4096 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, by_hand, 16, 1024);
+    cr_expect_float_eq(r.train.step_s, e.step_s, 1e-12 * e.step_s);
+    /* stated too far: tp 3 splits no head evenly; the training half was all that was asked */
+    c->tp = 3;
+    cr_expect_eq(estimate_run(m, d, &req, &r, err, sizeof err), -1);
+    cr_expect_eq(r.refused, ESTIMATE_TRAINING);
+    cr_expect_str_eq(err, r.train_refusal);
+    cr_expect(strstr(err, "tp 3 does not divide the 64 attention heads of llama-3-70b") == err,
+              "%s", err);
 }
 
 Test(models, every_catalog_pair_has_an_estimate)

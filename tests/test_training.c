@@ -448,14 +448,16 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
     training_spec j = { 0 };
     /* 8B on 8 H100s, 4096-token sequences, 512 per step: 2M tokens a step, so 2e9 tokens
      * are ceil(2e9 / 2097152) = 954 steps */
-    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 8, TRAINING_FREE, 4096, 512, 2e9, 0,
+    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 8, TRAINING_FREE,
+                                         TRAINING_SCHEDULE_PLANNED, 4096, 512, 2e9, 0,
                                          err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(j.tokens_per_step, 512 * 4096.0, 1e-9);
     cr_expect_float_eq(j.steps, 954.0, 1e-9);
     cr_expect(j.step_s > 0 && j.mfu > 0.1 && j.mfu < 1, "step %g s, mfu %g", j.step_s, j.mfu);
     /* 70B does not fit on 8: the message names the smallest power-of-two count that
      * does, which fits by the planner while half of it does not */
-    cr_expect_eq(training_job_from_model(&j, m70, h100, NULL, PREC_BF16, 8, TRAINING_FREE, 4096, 512, 2e9, 0,
+    cr_expect_eq(training_job_from_model(&j, m70, h100, NULL, PREC_BF16, 8, TRAINING_FREE,
+                                         TRAINING_SCHEDULE_PLANNED, 4096, 512, 2e9, 0,
                                          err, sizeof err), -1);
     const char *smallest = strstr(err, "the smallest that fits is ");
     cr_assert_not_null(smallest, "%s", err);
@@ -465,6 +467,54 @@ Test(training, step_time_from_the_model_or_the_smallest_fit)
     training_estimate e;
     cr_expect(perf_training_plan(m70, h100, &p, PREC_BF16, fit, 4096, 512, &e), "%u fits", fit);
     cr_expect(!perf_training_plan(m70, h100, &p, PREC_BF16, fit / 2, 4096, 512, &e));
+    catalog_release(&cat);
+}
+
+Test(training, a_stated_plan_is_taken_or_refused_with_the_planners_cause)
+{
+    catalog cat;
+    char err[1024];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    const model_spec *m8 = catalog_model(&cat, "llama-3-8b");
+    const device_spec *h100 = catalog_device(&cat, "H100-SXM");
+    training_spec j = { 0 };
+    /* tp 2, pp 2, micro-batches of 2, interleaved with the chunks left free: the fastest
+     * of 2, 4 and 8 chunks a stage, each planned alone */
+    training_constraints c = TRAINING_FREE;
+    c.tp = 2;
+    c.pp = 2;
+    c.micro_batch = 2;
+    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 16, c,
+                                         TRAINING_SCHEDULE_INTERLEAVED, 4096, 512, 2e9, 0, err,
+                                         sizeof err), 0, "%s", err);
+    cr_expect(j.setup.tp == 2 && j.setup.pp == 2 && j.setup.micro_batch == 2,
+              "tp %u pp %u micro-batch %u", j.setup.tp, j.setup.pp, j.setup.micro_batch);
+    cr_expect_geq(j.setup.virtual_stages, 2);
+    perf_profile p = perf_default_profile(h100);
+    int same = 0;
+    for (unsigned v = 2; v <= 8; v *= 2) {
+        training_estimate e;
+        c.virtual_stages = v;
+        if (!perf_training_plan_within(m8, h100, &p, PREC_BF16, 16, 4096, 512, c, &e))
+            continue;
+        cr_expect_geq(e.step_s, j.step_s, "%u chunks: %g s against %g", v, e.step_s, j.step_s);
+        same += e.step_s == j.step_s && e.setup.virtual_stages == j.setup.virtual_stages;
+    }
+    cr_expect_eq(same, 1, "the job's step is one of the three");
+    /* a degree the model cannot take: the planner's cause, and -2 (nothing was timed) */
+    c = TRAINING_FREE;
+    c.tp = 3;
+    cr_expect_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 16, c,
+                                         TRAINING_SCHEDULE_PLANNED, 4096, 512, 2e9, 0, err,
+                                         sizeof err), -2);
+    cr_expect_str_eq(err, "tp 3 does not divide the 32 attention heads of llama-3-8b");
+    /* ZB-H1 on pp 2: the plan says so */
+    c = TRAINING_FREE;
+    c.pp = 2;
+    cr_assert_eq(training_job_from_model(&j, m8, h100, NULL, PREC_BF16, 16, c,
+                                         TRAINING_SCHEDULE_ZERO_BUBBLE, 4096, 512, 2e9, 0, err,
+                                         sizeof err), 0, "%s", err);
+    cr_expect(j.setup.zero_bubble && j.setup.pp == 2 && j.setup.virtual_stages == 1);
     catalog_release(&cat);
 }
 

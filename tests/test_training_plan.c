@@ -148,7 +148,8 @@ Test(training_plan, a_model_that_must_shard_takes_fsdp_over_deep_pipelines)
     cr_expect_eq(e.setup.zero_stage, 3, "ZeRO-%u", e.setup.zero_stage);
     cr_expect_eq(e.setup.pp, 1);
     cr_expect_eq(e.setup.tp, 1);
-    cr_expect(strstr(e.why, "sharding only the optimizer (") != NULL, "%s", e.why);
+    cr_expect(strstr(e.why, "sharding only the optimizer: ") != NULL, "%s", e.why);
+    cr_expect(strstr(e.why, "the runner-up (tp ") != NULL, "%s", e.why);
     training_constraints low = TRAINING_FREE;
     low.zero_stage = 1;
     training_estimate z1;
@@ -402,4 +403,188 @@ Test(training_plan, lora_trains_adapters_on_a_frozen_base)
     training_estimate planned;
     cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &planned));
     cr_expect(planned.setup.lora);
+}
+
+Test(training_plan, zero3_gathers_show_where_the_layer_does_not_cover_them)
+{
+    /* llama-2-7b, ZeRO-3 (FSDP) over 8 H100s of one node: a layer's gather is its
+     * 202 M parameters in 16 bits over NVLink, 7/8 of them in, (n - 1) start-ups; it
+     * hides behind the previous layer's work at any micro-batch here, so what shows is
+     * each pass's first gather, every micro-batch: n x 2 ag */
+    const model_spec *m = test_model("llama-2-7b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 3, .micro_batch = 4,
+                         .seq_len = 4096 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    double ag = perf_allreduce_s(2 * model_params_layer(m), 8, device_link_bytes_per_s(d),
+                                 p.link_latency_s) / 2;
+    cr_expect_eq(e.setup.microbatches, 2);
+    cr_expect_float_eq(e.dp_comm_s, 2 * 2 * ag, 1e-9 * e.dp_comm_s);
+    /* the same over 1,024 GPUs (the gathers cross the network) at micro-batches of 8
+     * down to 1 sequence, 1,024 sequences a step: the exposed gather time a sequence
+     * grows as the micro-batch shrinks, as a layer's work falls below its transfer */
+    double last = 0;
+    for (unsigned mbs = 8; mbs >= 1; mbs /= 2) {
+        s.micro_batch = mbs;
+        training_estimate big = perf_training_step(m, d, &p, PREC_BF16, s, 1024, 1024 * 8 / 8);
+        double per_seq = big.dp_comm_s / (big.setup.microbatches * mbs);
+        cr_expect_gt(per_seq, last, "micro-batch %u: %g s a sequence", mbs, per_seq);
+        last = per_seq;
+        if (mbs == 1) /* most of the step is spent gathering */
+            cr_expect_gt(big.dp_comm_s, 0.5 * big.step_s, "%g of %g", big.dp_comm_s,
+                         big.step_s);
+    }
+}
+
+Test(training_plan, hsdp_gathers_within_its_shard_group)
+{
+    /* llama-2-7b on 64 H100s, ZeRO-3 sharded within groups of 8 (a node): the gathers
+     * run over NVLink, the states are 8 ways instead of 64, and the gradients all-reduce
+     * once a step across the 8 groups */
+    const model_spec *m = test_model("llama-2-7b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 3, .micro_batch = 1,
+                         .seq_len = 4096 };
+    training_estimate full = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+    s.shard_ranks = 8;
+    training_estimate hsdp = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+    double N = model_params(m);
+    cr_expect_float_eq(full.memory.optimizer_bytes, 12 * N / 64, 1);
+    cr_expect_float_eq(hsdp.memory.optimizer_bytes, 12 * N / 8, 1);
+    cr_expect_lt(hsdp.dp_comm_s, full.dp_comm_s);
+}
+
+Test(training_plan, zero_bubble_fills_the_drain_with_the_weight_gradients)
+{
+    /* llama-2-70b, tp 8, pp 4 on 32 H100s: ZB-H1's bubble is 1F1B's less (pp - 1) x 2 W,
+     * W a micro-batch's weight-gradient products: half its backward products, which
+     * are twice its forward products, so W = matmul_s / (3 n) */
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 8, .pp = 4, .zero_stage = 1, .micro_batch = 1,
+                         .recompute_layers = 20, .seq_len = 4096 };
+    training_estimate one = perf_training_step(m, d, &p, PREC_BF16, s, 32, 16);
+    s.zero_bubble = true;
+    training_estimate zb = perf_training_step(m, d, &p, PREC_BF16, s, 32, 16);
+    double w = one.matmul_s / (3 * 16);
+    cr_expect_float_eq(one.bubble_s - zb.bubble_s, 3 * 2 * w, 1e-9 * one.bubble_s);
+    cr_expect(zb.setup.zero_bubble);
+    cr_expect_float_eq(zb.memory.total_bytes, one.memory.total_bytes, 1, "1F1B's memory");
+    /* with interleaving it is not ZB-H1 */
+    s.virtual_stages = 2;
+    cr_expect(!perf_training_step(m, d, &p, PREC_BF16, s, 32, 16).setup.zero_bubble);
+}
+
+Test(training_plan, selective_and_full_recomputation_memory_and_flops)
+{
+    /* llama-2-13b, tp 4 (sequence parallel), pp 1 on 8 H100s, micro-batch 1 of 4096:
+     * a layer keeps 34 s b h / t kept whole, 2 s b h / t recomputed in full (its input,
+     * split along the sequence); selective recomputation keeps as much as none with
+     * flash attention and runs each layer's attention forward again: n x attention_f,
+     * attention_s / 3.5 */
+    const model_spec *m = test_model("llama-2-13b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 4, .pp = 1, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096 };
+    double sbh = 4096.0 * m->hidden;
+    cr_expect_float_eq(memory_training_layer_activations(m, &s, false), 34 * sbh / 4, 1);
+    cr_expect_float_eq(memory_training_layer_activations(m, &s, true), 2 * sbh / 4, 1);
+    training_estimate none = perf_training_step(m, d, &p, PREC_BF16, s, 8, 16);
+    s.selective = true;
+    training_estimate sel = perf_training_step(m, d, &p, PREC_BF16, s, 8, 16);
+    cr_expect_float_eq(sel.memory.activation_bytes, none.memory.activation_bytes, 1);
+    cr_expect_eq(none.recompute_s, 0);
+    cr_expect_float_eq(sel.recompute_s, none.attention_s / 3.5, 1e-9 * sel.recompute_s);
+    /* full recomputation of every layer: a forward pass of each layer again, and 40
+     * layers x 2 s b h / t of activations for the one micro-batch in flight + logits */
+    s.selective = false;
+    s.recompute_layers = 40;
+    training_estimate full = perf_training_step(m, d, &p, PREC_BF16, s, 8, 16);
+    perf_breakdown ops;
+    forward_ops(m, d, PREC_BF16, 4, 1, 4096, &ops);
+    /* a layer's operators of a training step: no paged-cache copy, no LM head or
+     * embedding (those run once, not per layer) */
+    static const perf_op layer_ops[] = { OP_QKV, OP_OUT_PROJ, OP_MLP_UP, OP_MLP_DOWN,
+                                         OP_ATTN_PREFILL, OP_NORM, OP_ROPE, OP_ACT, OP_ADD,
+                                         OP_ALLREDUCE };
+    double fwd = 0;
+    for (size_t i = 0; i < sizeof layer_ops / sizeof layer_ops[0]; i++)
+        fwd += ops.op[layer_ops[i]].time_s;
+    cr_expect_float_eq(full.recompute_s, full.setup.microbatches * fwd, 1e-9 * fwd);
+    cr_expect_float_eq(full.memory.activation_bytes,
+                       40 * 2 * sbh / 4 + full.memory.logits_bytes, 1);
+}
+
+Test(training_plan, expert_groups_fold_over_tensor_parallel_ranks_within_a_node)
+{
+    /* qwen3-30b-a3b, tp 2 on 16 H100s (two nodes), ep 8: with expert tp 1 the expert
+     * group is 8 consecutive ranks, one node, its all-to-alls over NVLink at the node's
+     * send/recv rate (4096 tokens x 8 experts x 2048 x 2 bytes x 7/8 each way, 48
+     * layers, forward and backward); with expert tp 2 (Megatron's default, tp) it spans
+     * 16 ranks, two nodes, and crosses the network */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 2, .pp = 1, .ep = 8, .etp = 1, .zero_stage = 1,
+                         .micro_batch = 1, .seq_len = 4096, .recompute_layers = 48 };
+    training_estimate in = perf_training_step(m, d, &p, PREC_BF16, s, 16, 64);
+    double bytes = 4096.0 * 8 * 2048 * 2 * 7 / 8;
+    double a2a = 2 * 48 * perf_node_p2p_s(p.node, bytes, device_link_bytes_per_s(d));
+    cr_expect_float_eq(in.ep_comm_s, in.setup.microbatches * 2 * a2a, 1e-9 * in.ep_comm_s);
+    s.etp = 2;
+    training_estimate across = perf_training_step(m, d, &p, PREC_BF16, s, 16, 64);
+    cr_expect_gt(across.ep_comm_s, 2 * in.ep_comm_s);
+    /* each device's experts: 1/8 of them whole (etp 1) or half of 1/8 (etp 2) */
+    double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
+    cr_expect_float_eq(in.memory.weights_bytes, 2 * (dense / 2 + routed / 8), 1);
+    cr_expect_float_eq(across.memory.weights_bytes, 2 * (dense / 2 + routed / 16), 1);
+}
+
+Test(training_plan, a_plan_that_cannot_be_taken_says_why_with_its_numbers)
+{
+    const model_spec *m = test_model("llama-2-70b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_estimate e;
+    /* memory: the closest setup's needs against what a GPU holds */
+    cr_assert(!perf_training_plan(m, d, &p, PREC_BF16, 2, 4096, 64, &e));
+    cr_expect(strstr(e.refusal, "needs ") && strstr(e.refusal, "GB usable"), "%s", e.refusal);
+    /* tp past the heads: 64 heads split 48 ways */
+    training_constraints c = TRAINING_FREE;
+    c.tp = 48;
+    cr_assert(!perf_training_plan_within(m, d, &p, PREC_BF16, 96, 4096, 96, c, &e));
+    cr_expect(strstr(e.refusal, "tp 48 does not divide the 64 attention heads"), "%s",
+              e.refusal);
+    /* ep on a dense model; ep x etp not dividing a stage's ranks */
+    c = TRAINING_FREE;
+    c.ep = 8;
+    cr_assert(!perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "has no experts"), "%s", e.refusal);
+    const model_spec *q = test_model("qwen3-30b-a3b");
+    c.tp = 1;
+    c.pp = 1;
+    c.ep = 16;
+    cr_assert(!perf_training_plan_within(q, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "ep x etp = 16 x 1 does not divide the tp x cp x dp = 8"),
+              "%s", e.refusal);
+    /* DualPipe short of micro-batches: pp 8 needs 16 a rank; 64 over 8 ranks give 8 */
+    c = TRAINING_FREE;
+    c.dualpipe = true;
+    c.pp = 8;
+    c.tp = 1;
+    c.micro_batch = 1;
+    cr_assert(!perf_training_plan_within(q, d, &p, PREC_BF16, 64, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "at least 2 pp = 16 micro-batches"), "%s", e.refusal);
+    /* a stated dp that the GPUs do not leave */
+    c = TRAINING_FREE;
+    c.tp = 8;
+    c.pp = 1;
+    c.dp = 4;
+    cr_assert(!perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "dp 4 stated, but 64 GPUs over tp x pp x cp = 8 x 1 x 1 "
+                     "leave 8"), "%s", e.refusal);
 }

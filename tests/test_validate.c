@@ -448,7 +448,7 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
     validate_row row = { .id = "X", .category = "training", .metric = "pretraining GPU time",
                          .unit = "GPU-hours", .model = "Meta-Llama-3-8B", .device = "H100-SXM",
                          .device_count = "8", .precision = "bf16", .kv_precision = "",
-                         .parallelism = "TP=1, PP=1", .batch = "", .input_tokens = "",
+                         .parallelism = "TP=1 PP=1", .batch = "", .input_tokens = "",
                          .output_tokens = "", .seq_len = "4096",
                          .global_batch = "64 -> 256 sequences (ramp over first 2B tokens)",
                          .train_tokens = "10B", .engine = "Megatron-LM" };
@@ -494,8 +494,8 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
 Test(validate, a_training_runs_memory_is_its_plans)
 {
     /* Llama-3-8B on 8 H100s, TP=1, PP=1, 128 sequences of 4,096, every layer recomputed
-     * ("activation checkpointing", Megatron's flag): the memory per GPU is what the plan
-     * holds, in GB; a training row with the same setup plans the same step */
+     * (RECOMPUTE=full, Megatron's --checkpoint-activations): the memory per GPU is what
+     * the plan holds, in GB; a training row with the same setup plans the same step */
     catalog cat;
     load_catalog(&cat);
     training_constraints c = TRAINING_FREE;
@@ -509,15 +509,15 @@ Test(validate, a_training_runs_memory_is_its_plans)
                          .metric = "GPU memory used per GPU during training", .unit = "GB",
                          .model = "Meta-Llama-3-8B", .device = "H100-SXM", .device_count = "8",
                          .precision = "bf16", .kv_precision = "",
-                         .parallelism = "TP=1, PP=1, activation checkpointing", .batch = "",
+                         .parallelism = "TP=1 PP=1 RECOMPUTE=full", .batch = "",
                          .input_tokens = "", .output_tokens = "", .seq_len = "4096",
                          .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_float_eq(v.value, t.memory.total_bytes / 1e9, 1e-9 * v.value);
-    /* "activation checkpointing False" recomputes nothing: more memory */
-    row.parallelism = "TP=1, PP=1, activation checkpointing False";
+    /* RECOMPUTE=none recomputes nothing: more memory */
+    row.parallelism = "TP=1 PP=1 RECOMPUTE=none";
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_gt(v.value, t.memory.total_bytes / 1e9);
@@ -542,7 +542,7 @@ Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
                          .unit = "samples/s (8192-token samples)",
                          .model = "Llama-2-70B LoRA (rank 16)", .device = "H100-SXM",
                          .device_count = "8", .precision = "fp8", .kv_precision = "",
-                         .parallelism = "TP=4, PP=1, MBS=1", .batch = "", .input_tokens = "",
+                         .parallelism = "TP=4 PP=1 MBS=1", .batch = "", .input_tokens = "",
                          .output_tokens = "", .seq_len = "8192", .global_batch = "8",
                          .train_tokens = "", .engine = "NeMo" };
     validate_prediction v;

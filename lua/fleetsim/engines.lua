@@ -269,7 +269,9 @@ return {
     describes = "mixed-precision Adam as ZeRO (DeepSpeed) keeps it: 16-bit weights and "
       .. "gradients, fp32 master weights and moments",
     kernels = copy(OPERATORS),
-    training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12 },
+    -- pipeline_zero: deepspeed/runtime/pipe/engine.py asserts "ZeRO-2 and ZeRO-3 are
+    -- incompatible with pipeline parallelism"
+    training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12, pipeline_zero = 1 },
   },
   ["megatron"] = {
     kind = "training",
@@ -285,13 +287,16 @@ return {
       alltoall = "operators (NCCL all-to-all)", collectives = "operators (NCCL, overlapped with backward)",
     },
     families = { moe_gemm = "deepgemm_grouped_fp8_h800" },
-    training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12 },
+    -- pipeline_zero: its distributed optimizer shards the optimizer's states (ZeRO-1)
+    -- beside pipelines; its FSDP runs without them (stated)
+    training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12, pipeline_zero = 1 },
   },
   ["pytorch-fsdp"] = {
     kind = "training",
     describes = "PyTorch FSDP2 (fully_shard) with bf16 compute: fp32 parameters, gradients and "
       .. "moments sharded, layers gathered in bf16",
     kernels = copy(OPERATORS),
-    training = { weight_bytes = 4, gradient_bytes = 4, optimizer_bytes = 8 },
+    -- FSDP2 runs beside pipeline stages (torchtitan's composition): any ZeRO stage
+    training = { weight_bytes = 4, gradient_bytes = 4, optimizer_bytes = 8, pipeline_zero = 3 },
   },
 }

@@ -1,0 +1,263 @@
+/* A validation row's parallelism cell as data (models/validate_plan.h): whole tokens, not
+ * substrings; every mistake refused with the token it is in; the stated DP and GA checked
+ * against the row; `fleetsim validate` refusing a table with such a cell by file and line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/validate_predict.h"
+#include "models/validate_plan.h"
+#include "output/csv_table.h"
+#include "support/catalog_fixture.h"
+#include "support/cli.h"
+
+TestSuite(validate_plan, .init = test_catalog_setup, .fini = test_catalog_teardown);
+
+/* text parsed, asserted to parse */
+static validate_plan parsed(const char *text)
+{
+    validate_plan p;
+    char err[256];
+    cr_assert_eq(validate_plan_parse(text, &p, err, sizeof err), 0, "'%s': %s", text, err);
+    return p;
+}
+
+/* text refused; the message it gives */
+static const char *refused(const char *text)
+{
+    static char err[256];
+    validate_plan p;
+    err[0] = 0;
+    cr_assert_eq(validate_plan_parse(text, &p, err, sizeof err), -1, "'%s' parsed", text);
+    return err;
+}
+
+Test(validate_plan, vpp_and_pp_are_separate_keys)
+{
+    /* "VPP=2 PP=8" is eight stages of two chunks (a substring search for "PP=" read 2) */
+    validate_plan p = parsed("VPP=2 PP=8");
+    cr_expect_eq(p.training.pp, 8);
+    cr_expect_eq(p.training.virtual_stages, 2);
+    cr_expect_eq(p.training.tp, 0, "TP not stated: free");
+    cr_expect_eq(p.stated, 1u << PLAN_VPP | 1u << PLAN_PP);
+    /* commas tolerated as separators; ETP is not TP, nor EP */
+    p = parsed("TP=4, PP=12,ETP=2  EP=8");
+    cr_expect_eq(p.training.tp, 4);
+    cr_expect_eq(p.training.pp, 12);
+    cr_expect_eq(p.training.etp, 2);
+    cr_expect_eq(p.training.ep, 8);
+    /* nothing stated: the planner's whole choice */
+    p = parsed("");
+    cr_expect_eq(p.stated, 0);
+    cr_expect_eq(p.training.zero_stage, -1);
+    cr_expect_eq(p.training.recompute_layers, -1);
+    cr_expect_eq(p.training.selective, -1);
+}
+
+Test(validate_plan, an_unknown_key_is_refused_naming_the_known)
+{
+    cr_expect_str_eq(refused("TP=2 VP=2"),
+                     "unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, DP, MBS, GA, "
+                     "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS)");
+    cr_expect(strstr(refused("tp=2"), "unknown key 'tp' in 'tp=2'"), "keys are upper case");
+    cr_expect_str_eq(refused("TP=2 TP=4"), "repeated key 'TP' in 'TP=4'");
+    cr_expect_str_eq(refused("PP=16 (DualPipe)"),
+                     "malformed token '(DualPipe)' (expected KEY=value)");
+    cr_expect_str_eq(refused("=4"), "malformed token '=4' (expected KEY=value)");
+}
+
+Test(validate_plan, values_are_whole_and_within_bounds)
+{
+    cr_expect_str_eq(refused("TP=0"),
+                     "bad value '0' for TP in 'TP=0' (expected a whole number from 1 to 1000000)");
+    cr_expect(strstr(refused("MBS=2.5"), "bad value '2.5' for MBS"));
+    cr_expect(strstr(refused("PP=1000001"), "bad value '1000001' for PP"));
+    cr_expect(strstr(refused("DP=99999999999"), "bad value '99999999999' for DP"));
+    cr_expect(strstr(refused("TP="), "bad value '' for TP"));
+    cr_expect(strstr(refused("TP=-2"), "bad value '-2'"));
+    cr_expect_str_eq(refused("ZERO=4"),
+                     "bad value '4' for ZERO in 'ZERO=4' (expected 0, 1, 2 or 3)");
+    cr_expect_str_eq(refused("SCHEDULE=gpipe"),
+                     "bad value 'gpipe' for SCHEDULE in 'SCHEDULE=gpipe' (expected 1f1b, "
+                     "interleaved, zero-bubble or dualpipe)");
+    cr_expect(strstr(refused("RECOMPUTE=True"), "expected none, selective or full"));
+    cr_expect_eq(parsed("ZERO=0").training.zero_stage, 0);
+    cr_expect_eq(parsed("PP=1000000").training.pp, 1000000);
+}
+
+Test(validate_plan, recompute_maps_onto_the_planners_two_knobs)
+{
+    validate_plan p = parsed("RECOMPUTE=selective");
+    cr_expect_eq(p.training.selective, 1);
+    cr_expect_eq(p.training.recompute_layers, 0);
+    p = parsed("RECOMPUTE=none");
+    cr_expect_eq(p.training.selective, 0);
+    cr_expect_eq(p.training.recompute_layers, 0);
+    /* full: every layer of the model, which the plan learns from validate_plan_training */
+    p = parsed("RECOMPUTE=full");
+    cr_expect(p.recompute_all);
+    cr_expect_eq(p.training.selective, 0);
+    cr_expect_eq(validate_plan_training(&p, 80).recompute_layers, 80);
+    p = parsed("RECOMPUTE_LAYERS=4 RECOMPUTE=full");
+    cr_expect_not(p.recompute_all);
+    cr_expect_eq(validate_plan_training(&p, 80).recompute_layers, 4);
+    cr_expect_str_eq(refused("RECOMPUTE_LAYERS=4"), "RECOMPUTE_LAYERS=4 goes with RECOMPUTE=full");
+    cr_expect(strstr(refused("RECOMPUTE=selective RECOMPUTE_LAYERS=2"),
+                     "goes with RECOMPUTE=full"));
+    /* nothing said: free */
+    cr_expect_eq(validate_plan_training(&(validate_plan){ .training = TRAINING_FREE }, 80)
+                     .recompute_layers, -1);
+}
+
+Test(validate_plan, schedules_and_sharding)
+{
+    validate_plan p = parsed("TP=1 PP=16 SCHEDULE=dualpipe EP=64 ZERO=1");
+    cr_expect(p.training.dualpipe);
+    cr_expect_not(p.training.zero_bubble);
+    cr_expect_eq(p.training.zero_stage, 1);
+    cr_expect_eq(p.training.virtual_stages, 0, "DualPipe's chunks are the planner's rule");
+    p = parsed("PP=8 VPP=4 SCHEDULE=interleaved");
+    cr_expect_eq(p.training.virtual_stages, 4);
+    cr_expect_not(p.training.dualpipe);
+    cr_expect_eq(parsed("PP=8 SCHEDULE=1f1b").training.virtual_stages, 1);
+    cr_expect(parsed("PP=8 SCHEDULE=zero-bubble").training.zero_bubble);
+    cr_expect_str_eq(refused("PP=8 SCHEDULE=interleaved"),
+                     "SCHEDULE=interleaved needs VPP of 2 or more");
+    cr_expect_str_eq(refused("PP=8 VPP=2 SCHEDULE=dualpipe"),
+                     "VPP=2 is the interleaved schedule, not SCHEDULE=dualpipe");
+    p = parsed("HSDP=8");
+    cr_expect_eq(p.training.shard_ranks, 8);
+    cr_expect_eq(p.training.zero_stage, 3);
+    cr_expect_str_eq(refused("HSDP=8 ZERO=1"), "HSDP=8 shards ZeRO-3's states, not ZERO=1");
+    p = parsed("TP=2 REPLICAS=4");
+    cr_expect_eq(p.replicas, 4);
+    cr_expect_eq(p.training.tp, 2);
+}
+
+Test(validate_plan, dp_and_ga_are_checked_against_the_row)
+{
+    char why[160];
+    /* 64 GPUs at TP=4 x PP=2 x CP=2: 4 data-parallel ranks */
+    validate_plan p = parsed("TP=4 PP=2 CP=2 DP=4 MBS=2 GA=16");
+    training_constraints c = validate_plan_training(&p, 32);
+    cr_expect(validate_plan_check(&p, 64, 128, &c, why, sizeof why), "%s", why);
+    cr_expect_not(validate_plan_check(&p, 64, 256, &c, why, sizeof why));
+    cr_expect_str_eq(why, "GA=16 but a batch of 256 sequences over 4 data-parallel ranks of "
+                          "MBS=2 is 32 micro-batches a rank");
+    p = parsed("TP=4 PP=2 CP=2 DP=8");
+    c = validate_plan_training(&p, 32);
+    cr_expect_not(validate_plan_check(&p, 64, 128, &c, why, sizeof why));
+    cr_expect_str_eq(why, "DP=8 but 64 GPUs over TP=4 x PP=2 x CP=2 are 4 data-parallel ranks");
+    /* DP with the layout left free: its share of the GPUs must be whole */
+    p = parsed("DP=48");
+    c = validate_plan_training(&p, 32);
+    cr_expect_not(validate_plan_check(&p, 64, 96, &c, why, sizeof why));
+    cr_expect_eq(c.dp, 48, "DP stated is carried to the planner");
+    /* GA fixes the micro-batch where the ranks are known, and the ranks where MBS is */
+    p = parsed("TP=1 PP=1 GA=4");
+    c = validate_plan_training(&p, 32);
+    cr_expect(validate_plan_check(&p, 8, 64, &c, why, sizeof why), "%s", why);
+    cr_expect_eq(c.micro_batch, 2);
+    p = parsed("MBS=2 GA=4");
+    c = validate_plan_training(&p, 32);
+    cr_expect(validate_plan_check(&p, 8, 64, &c, why, sizeof why), "%s", why);
+    cr_expect_eq(c.dp, 8);
+    cr_expect_eq(c.micro_batch, 2);
+    p = parsed("GA=4");
+    c = validate_plan_training(&p, 32);
+    cr_expect_not(validate_plan_check(&p, 8, 64, &c, why, sizeof why));
+}
+
+/* A training row of Llama-3-8B on 8 H100s, 128 sequences of 4,096, with parallelism par. */
+static validate_prediction training_row(const char *par)
+{
+    validate_row row = { .id = "X", .category = "training", .metric = "pretraining throughput",
+                         .unit = "tokens/s per GPU", .model = "Meta-Llama-3-8B",
+                         .device = "H100-SXM", .device_count = "8", .precision = "bf16",
+                         .kv_precision = "", .parallelism = par, .batch = "",
+                         .input_tokens = "", .output_tokens = "", .seq_len = "4096",
+                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM" };
+    validate_prediction v;
+    validate_predict(&test_catalog, &row, &v);
+    return v;
+}
+
+Test(validate_plan, a_stated_dp_that_does_not_hold_leaves_the_row_unpredicted)
+{
+    validate_prediction free_dp = training_row("TP=2 PP=1 MBS=1");
+    cr_assert(free_dp.predicted, "%s", free_dp.reason);
+    /* 8 GPUs over TP=2 are 4 ranks: DP=4 is the same plan, DP=2 a table's mistake */
+    validate_prediction stated = training_row("TP=2 PP=1 MBS=1 DP=4");
+    cr_assert(stated.predicted, "%s", stated.reason);
+    cr_expect_eq(stated.value, free_dp.value);
+    validate_prediction wrong = training_row("TP=2 PP=1 MBS=1 DP=2");
+    cr_expect_not(wrong.predicted);
+    cr_expect_str_eq(wrong.reason,
+                     "DP=2 but 8 GPUs over TP=2 x PP=1 x CP=1 are 4 data-parallel ranks");
+    /* 128 sequences on 4 ranks of 1: 32 micro-batches a rank */
+    cr_expect(training_row("TP=2 PP=1 MBS=1 GA=32").predicted);
+    wrong = training_row("TP=2 PP=1 MBS=1 GA=4");
+    cr_expect_not(wrong.predicted);
+    cr_expect(strstr(wrong.reason, "GA=4 but a batch of 128 sequences"), "%s", wrong.reason);
+    /* a serving key on a training row, a cell that does not parse */
+    cr_expect(strstr(training_row("REPLICAS=2").reason, "REPLICAS=2 is a serving row's key"));
+    cr_expect_str_eq(training_row("VP=2").reason,
+                     "parallelism: unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, "
+                     "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS)");
+}
+
+/* A serving row: Llama-3-8B in bf16, 8 H100s, static batches of 8 of 128 + 128 tokens. */
+static validate_prediction serving_row(const char *par)
+{
+    validate_row row = { .id = "X", .category = "throughput", .metric = "throughput",
+                         .unit = "output tokens/s", .model = "Meta-Llama-3-8B",
+                         .device = "H100-SXM", .device_count = "8", .precision = "bf16",
+                         .kv_precision = "", .parallelism = par, .batch = "static batch 8",
+                         .input_tokens = "128", .output_tokens = "128", .seq_len = "",
+                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0" };
+    validate_prediction v;
+    validate_predict(&test_catalog, &row, &v);
+    return v;
+}
+
+Test(validate_plan, serving_rows_read_tp_and_replicas)
+{
+    validate_prediction tp2 = serving_row("TP=2"), one = serving_row("TP=1");
+    cr_assert(tp2.predicted && one.predicted, "%s %s", tp2.reason, one.reason);
+    cr_expect_neq(tp2.value, one.value, "TP=2 is four replicas, TP=1 eight");
+    validate_prediction v = serving_row("TP=2 REPLICAS=4");
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_eq(v.value, tp2.value);
+    v = serving_row("REPLICAS=4");
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect_eq(v.value, tp2.value, "four replicas of 8 GPUs are TP=2");
+    v = serving_row("TP=2 REPLICAS=2");
+    cr_expect_not(v.predicted);
+    cr_expect_str_eq(v.reason, "REPLICAS=2 of TP=2 are 4 GPUs, not the row's 8");
+    v = serving_row("TP=2 PP=2");
+    cr_expect_not(v.predicted);
+    cr_expect(strstr(v.reason, "PP= is not a serving row's key"), "%s", v.reason);
+}
+
+Test(validate_plan, a_table_with_an_unknown_key_is_refused_by_file_and_line)
+{
+    /* its bad row is on line 4 (a quoted note spans lines 2 and 3), in the fit half: the
+     * whole table is refused whichever half is asked for, and nothing is printed */
+    csv_table t;
+    char err[256];
+    cr_assert_eq(csv_table_read("tests/data/validation/bad_key.csv", &t, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(csv_table_line(&t, 0), 2);
+    cr_expect_eq(csv_table_line(&t, 1), 4);
+    cr_expect_eq(csv_table_line(&t, 2), 0);
+    csv_table_release(&t);
+    char *out = NULL, *errs = NULL;
+    cr_expect_eq(cli_run(&out, &errs, "validate --table tests/data/validation/bad_key.csv"), 2);
+    cr_expect_str_eq(out, "");
+    cr_expect(strstr(errs, "fleetsim validate: tests/data/validation/bad_key.csv:4: parallelism: "
+                           "unknown key 'VP' in 'VP=2' (known: TP, PP, "),
+              "%s", errs);
+    free(out);
+    free(errs);
+}
