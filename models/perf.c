@@ -501,6 +501,7 @@ typedef struct routed_plan {
     double n, tokens;
     double width_split;    /* each expert's width over this many devices (1: whole) */
     double span;           /* devices the group's all-to-all spans (its link) */
+    double sends;          /* of the iteration's tokens, the share a device dispatches */
 } routed_plan;
 
 /* A mixture layer's token permutation, as engines run it (Megatron's permute and
@@ -715,7 +716,7 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
             o[OP_ALLREDUCE].count = 2 * L + 1;
         }
         if (r->data_parallel) {
-            o[OP_ALLTOALL].time_s = alltoall_s(s, T, r->n, r->span);
+            o[OP_ALLTOALL].time_s = alltoall_s(s, T * r->sends, r->n, r->span);
             o[OP_ALLTOALL].count = 2.0 * model_moe_layers(m);
         }
     }
@@ -799,10 +800,14 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     step st;
     step_init(&st, setup);
     /* the group's ep x etp devices hold the tokens of ep etp / tp tensor-parallel groups
-     * (a fraction of one when the group is narrower than tp) */
+     * (a fraction of one when the group is narrower than tp).  Each device dispatches
+     * etp / tp of its group's tokens: under sequence parallelism a device holds 1 / tp of
+     * them, and an expert split over etp devices needs each token on all etp (Megatron
+     * gathers them within the expert's tensor-parallel group first) */
     etp = etp ? etp : (unsigned)st.tp;
     double groups = (double)ep * etp / st.tp;
-    routed_plan r = { true, ep, groups * (b->decode_seqs + b->prefill_tokens), etp, span };
+    routed_plan r = { true, ep, groups * (b->decode_seqs + b->prefill_tokens), etp, span,
+                      etp / st.tp };
     iterate(&st, b, ops->op, &r);
     overlap_two_batches(setup->profile, ops->op);
     return totals(ops->op, setup->profile);
@@ -825,11 +830,11 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
                              b->prefill_seqs / n, b->prefill_last / n,
                              b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
-        routed_plan r = { true, n, b->decode_seqs + b->prefill_tokens, 1, n };
+        routed_plan r = { true, n, b->decode_seqs + b->prefill_tokens, 1, n, 1 };
         iterate(&st, &share, o, &r);
     } else {
         step_init(&st, setup);
-        routed_plan r = { false, 1, 0, 1, 1 };
+        routed_plan r = { false, 1, 0, 1, 1, 1 };
         iterate(&st, b, o, &r);
     }
     overlap_two_batches(setup->profile, o);

@@ -233,7 +233,9 @@ perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdow
  * token-expert pairs of the ep etp / tp tensor-parallel groups the expert group covers go
  * to experts spread over ep devices, each expert's width over etp (0: tp), the busiest
  * device setting the step, and each mixture layer pays a dispatch and a combine
- * all-to-all over a group of `span` devices' extent (perf_group_link_bytes_per_s). */
+ * all-to-all over a group of `span` devices' extent (perf_group_link_bytes_per_s), each
+ * device sending etp / tp of b's tokens (its sequence-parallel share, gathered over the
+ * expert's etp devices). */
 perf_time perf_iteration_expert_group(const perf_setup *s, const perf_batch *b, unsigned ep,
                                       unsigned etp, unsigned span, perf_breakdown *ops);
 

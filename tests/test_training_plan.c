@@ -523,16 +523,18 @@ Test(training_plan, expert_groups_fold_over_tensor_parallel_ranks_within_a_node)
 {
     /* qwen3-30b-a3b, tp 2 on 16 H100s (two nodes), ep 8: with expert tp 1 the expert
      * group is 8 consecutive ranks, one node, its all-to-alls over NVLink at the node's
-     * send/recv rate (4096 tokens x 8 experts x 2048 x 2 bytes x 7/8 each way, 48
-     * layers, forward and backward); with expert tp 2 (Megatron's default, tp) it spans
-     * 16 ranks, two nodes, and crosses the network */
+     * send/recv rate, each device dispatching its sequence-parallel half of the 4096
+     * tokens (2048 tokens x 8 experts x 2048 x 2 bytes x 7/8 each way, 48 layers,
+     * forward and backward); with expert tp 2 (Megatron's default, tp) it spans 16
+     * ranks, two nodes, each device sending all 4096 (the expert's two halves both need
+     * every token), and crosses the network */
     const model_spec *m = test_model("qwen3-30b-a3b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     training_setup s = { .tp = 2, .pp = 1, .ep = 8, .etp = 1, .zero_stage = 1,
                          .micro_batch = 1, .seq_len = 4096, .recompute_layers = 48 };
     training_estimate in = perf_training_step(m, d, &p, PREC_BF16, s, 16, 64);
-    double bytes = 4096.0 * 8 * 2048 * 2 * 7 / 8;
+    double bytes = 2048.0 * 8 * 2048 * 2 * 7 / 8;
     double a2a = 2 * 48 * perf_node_p2p_s(p.node, bytes, device_link_bytes_per_s(d));
     cr_expect_float_eq(in.ep_comm_s, in.setup.microbatches * 2 * a2a, 1e-9 * in.ep_comm_s);
     s.etp = 2;
