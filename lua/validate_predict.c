@@ -212,7 +212,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     training_estimate t;
     if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
                                    (unsigned)final, c, &t))
-        return refuse(out, "no training plan fits %g GPUs", gpus);
+        return refuse(out, "no training plan: %s", t.refusal);
     double steps;
     if (!strcmp(row->category, "memory")) {
         /* a training run's memory per device: what memory_training holds for the plan
@@ -249,8 +249,8 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
             training_estimate r;
             if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
                                            (unsigned)lround(batch), c, &r))
-                return refuse(out, "no training plan fits %g GPUs at a batch of %.0f", gpus,
-                              batch);
+                return refuse(out, "no training plan at a batch of %.0f: %s", batch,
+                              r.refusal);
             seconds += ramp / VALIDATE_RAMP_SEGMENTS / r.tokens_per_step * r.step_s;
         }
         out->value = !strcmp(row->unit, "s") ? seconds : seconds * gpus / 3600;

@@ -19,7 +19,7 @@ typedef struct validate_prediction {
     bool predicted;
     double value;       /* in the row's unit */
     const char *engine; /* the catalog engine the row ran under (validate_engine_of) */
-    char reason[200];   /* when not predicted: "no catalog model for 'BLOOM-176B'", ... */
+    char reason[400];   /* when not predicted: "no catalog model for 'BLOOM-176B'", ... */
 } validate_prediction;
 
 /* Row i of a table read with csv_table_read (output/csv_table.h), by its column names

@@ -554,7 +554,9 @@ Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
     row.model = "Llama-2-70B";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted);
-    cr_expect(strstr(v.reason, "no training plan fits 8 GPUs"), "%s", v.reason);
+    cr_expect(strstr(v.reason, "no training plan: llama-2-70b does not fit on 8 H100-SXM: the "
+                     "closest setup (tp 4, pp 1, dp 2, ZeRO-3 (FSDP)"), "%s", v.reason);
+    cr_expect(strstr(v.reason, "of 76.6 GB usable"), "%s", v.reason);
     catalog_release(&cat);
 }
 
