@@ -200,6 +200,7 @@ static int plan_option(int opt, const char *value, stated_plan *p)
         return 0;
     }
     if (opt == O_SCHEDULE) {
+        p->schedule = TRAINING_SCHEDULE_PLANNED; /* a later --schedule replaces an earlier */
         for (int i = 1; SCHEDULES[i]; i++)
             if (!strcmp(SCHEDULES[i], value))
                 p->schedule = (training_schedule)i;

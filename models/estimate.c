@@ -87,6 +87,8 @@ static int estimate_goodput(const estimate_request *req, estimate_result *r, cha
         double steps = fmax(1, round(goodput_young_daly_s(in->write_s, job_mtbf)
                                      / r->train.step_s));
         in->every_s = in->mtbf_s > 0 ? steps * r->train.step_s : 0; /* no failures: never */
+        if (in->every_s >= in->work_s) /* an interval past the run: it never writes one */
+            in->every_s = 0;
     }
     r->goodput = goodput_expect(in);
     return 0;

@@ -71,7 +71,8 @@ goodput_result goodput_expect(const goodput_inputs *in)
     } else {
         /* expm1 keeps the small-rate case exact: n (e^{x} - 1) with x ~ 1e-6 */
         r.wall_s = exp(lambda * in->restart_s) / lambda
-                   * (n * expm1(lambda * (in->every_s + in->write_s)) + expm1(lambda * last));
+                   * ((n > 0 ? n * expm1(lambda * (in->every_s + in->write_s)) : 0)
+                      + expm1(lambda * last));
     }
     r.gpu_hours = in->gpus * r.wall_s / 3600;
     r.goodput = r.wall_s > 0 ? in->work_s / r.wall_s : 1;

@@ -185,7 +185,7 @@ training_memory memory_training(const model_spec *m, const device_spec *d,
     /* HSDP: ZeRO-3's states sharded within groups of shard_ranks, replicated across */
     double shard = s->zero_stage >= 3 && s->shard_ranks && s->shard_ranks < ranks
                    ? s->shard_ranks : ranks;
-    double eshard = shard * eranks / ranks;
+    double eshard = fmax(1, shard * eranks / ranks);
     bool framework = s->weight_bytes > 0 || s->gradient_bytes > 0 || s->optimizer_bytes > 0;
     double wb = framework ? s->weight_bytes : 2, gb = framework ? s->gradient_bytes : 2;
     double ob = framework ? s->optimizer_bytes : 12;

@@ -169,7 +169,7 @@ typedef struct training_memory {
  * 12; FSDP2's fp32 sharded parameters: 4, 4, 8); ZeRO stage 1 shards the optimizer over the dp x cp ranks, 2 also the
  * gradients, 3 (FSDP) also the weights, which then need two layers gathered at a time.
  * With expert parallelism the routed experts are split ep ways more, and their states
- * shard over the dp x cp / ep ranks that hold the same experts.
+ * shard over the tp x cp x dp / (ep x etp) ranks that hold the same experts.
  * Activations per layer and micro-batch in 16-bit, after Korthikanti et al. 2022 (arXiv
  * 2205.05198) with attention flash-style (the scores are never stored, which is what
  * their selective recomputation achieves): s b h (10 + 24 / t) bytes, 34 s b h / t with

@@ -207,7 +207,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double link = group_link(d, p, s.tp * s.cp * s.dp, s.pp);
         double idle = mb_s / s.virtual_stages;
         if (s.zero_bubble) {
-            /* ZB-H1 (Qi et al. 2024, their Figure 3 and the bubble (p - 1)(F + B - 2W)):
+            /* ZB-H1 (Qi et al. 2024, their Figure 3: the bubble (p - 1)(F + B - 2W), B the
+             * whole backward pass, their B + W):
              * each backward pass split into B, the data gradients the previous stage
              * waits for, and W, the weights' (half the backward products), W filling
              * the drain; 1F1B's memory.  (A frozen base has no W.) */
@@ -217,8 +218,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         e.bubble_s = (s.pp - 1) * idle + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
     }
     /* data parallelism: a device's dense weights over the dp x cp ranks that hold the
-     * same ones, its routed experts (1 / ep of them) over the dp x cp / ep ranks that
-     * hold the same experts (memory_training's split); the two groups span the same
+     * same ones, its routed experts (1 / (ep etp) of them) over the tp cp dp / (ep etp)
+     * ranks that hold the same experts (memory_training's split); the two groups span the same
      * devices, so the same link.  Under DualPipe a device holds two stages, each also
      * held by the mirror pipeline rank: twice the weights, reduced over twice the ranks,
      * and the group spans the pipeline */
@@ -342,9 +343,17 @@ static void describe(char *buf, size_t size, const training_setup *s)
         snprintf(rec, sizeof rec, ", %u layers recomputed", s->recompute_layers);
     else if (s->selective)
         snprintf(rec, sizeof rec, ", selective recomputation");
-    snprintf(buf, size, "tp %u, pp %u%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp, s->pp,
-             s->dualpipe ? " DualPipe" : s->zero_bubble ? " ZB-H1"
-             : s->virtual_stages > 1 ? " interleaved" : "", s->dp, ep, s->zero_stage,
+    char pipe[32] = "", cp[16] = "";
+    if (s->dualpipe)
+        snprintf(pipe, sizeof pipe, " DualPipe");
+    else if (s->zero_bubble)
+        snprintf(pipe, sizeof pipe, " ZB-H1");
+    else if (s->virtual_stages > 1)
+        snprintf(pipe, sizeof pipe, " interleaved x%u", s->virtual_stages);
+    if (s->cp > 1)
+        snprintf(cp, sizeof cp, ", cp %u", s->cp);
+    snprintf(buf, size, "tp %u, pp %u%s%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp, s->pp,
+             pipe, cp, s->dp, ep, s->zero_stage,
              s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)", s->micro_batch,
              rec);
 }
@@ -364,8 +373,9 @@ typedef struct plan_state {
     char reason[240];      /* the first setup refused before timing, and why */
 } plan_state;
 
-/* Notes why a setup was refused before it was timed (the first such reason is kept:
- * with a constraint imposed it is the constraint's). */
+/* Notes why a setup was refused before it was timed.  The first reason met is kept: where
+ * the planner's free choices meet a stated one, a setup may fail for several, and it
+ * names one of them. */
 static __attribute__((format(printf, 2, 3))) void refused(plan_state *st, const char *format, ...)
 {
     if (st->reason[0])
@@ -374,6 +384,17 @@ static __attribute__((format(printf, 2, 3))) void refused(plan_state *st, const 
     va_start(ap, format);
     vsnprintf(st->reason, sizeof st->reason, format, ap);
     va_end(ap);
+}
+
+/* Whether a and b are other plans, not twins that differ only in ZeRO 1 or 2 (the same
+ * traffic and nearly the same time: a runner-up that says nothing). */
+static bool another_plan(const training_setup *a, const training_setup *b)
+{
+    bool low_a = a->zero_stage <= 2, low_b = b->zero_stage <= 2;
+    return a->tp != b->tp || a->pp != b->pp || a->cp != b->cp || a->ep != b->ep
+           || a->etp != b->etp || a->virtual_stages != b->virtual_stages
+           || a->micro_batch != b->micro_batch || a->recompute_layers != b->recompute_layers
+           || low_a != low_b || (!low_a && a->shard_ranks != b->shard_ranks);
 }
 
 /* Times setup s, recomputing the fewest layers that fit (or as imposed), and keeps it
@@ -397,12 +418,20 @@ static void consider(plan_state *st, const model_spec *m, const device_spec *d,
         return;
     }
     if (!st->found || faster(&e, &st->best)) {
-        if (st->found) {
-            st->runner_up = st->best;
+        /* the runner-up: the faster of the old best and the old runner-up that is another
+         * plan than the new best, not its twin with gradients sharded or not */
+        training_estimate old = st->best;
+        bool had = st->found;
+        if (st->found_runner_up && !another_plan(&st->runner_up.setup, &e.setup))
+            st->found_runner_up = false;
+        if (had && another_plan(&old.setup, &e.setup)
+            && (!st->found_runner_up || faster(&old, &st->runner_up))) {
+            st->runner_up = old;
             st->found_runner_up = true;
         }
         st->best = e;
-    } else if (!st->found_runner_up || faster(&e, &st->runner_up)) {
+    } else if (another_plan(&e.setup, &st->best.setup)
+               && (!st->found_runner_up || faster(&e, &st->runner_up))) {
         st->runner_up = e;
         st->found_runner_up = true;
     }
@@ -433,7 +462,8 @@ static __attribute__((format(printf, 4, 5))) void append(char *buf, size_t size,
 
 /* best->why: how many setups fit, the runner-up and its cost, and what the best without
  * sharding beyond ZeRO-1 or without recomputation would cost. */
-static void explain(training_estimate *best, const plan_state *st)
+static void explain(training_estimate *best, const plan_state *st,
+                    const training_constraints *c)
 {
     char alt[160];
     size_t used = 0, size = sizeof best->why;
@@ -444,7 +474,7 @@ static void explain(training_estimate *best, const plan_state *st)
         append(best->why, size, &used, "; the runner-up (%s) is %.1f%% slower", alt,
                slower_pct(&st->runner_up, best));
     }
-    if (best->setup.zero_stage > 1) {
+    if (best->setup.zero_stage > 1 && c->zero_stage < 0 && !c->shard_ranks) {
         if (st->found_low_zero) {
             append(best->why, size, &used, "; sharding only the optimizer: %.1f%% slower",
                    slower_pct(&st->best_low_zero, best));
@@ -452,7 +482,7 @@ static void explain(training_estimate *best, const plan_state *st)
             append(best->why, size, &used, "; nothing fits with only the optimizer sharded");
         }
     }
-    if (best->setup.recompute_layers > 0) {
+    if (best->setup.recompute_layers > 0 && c->recompute_layers < 0) {
         if (st->found_no_recompute) {
             append(best->why, size, &used, "; without recomputation: %.1f%% slower",
                    slower_pct(&st->best_no_recompute, best));
@@ -539,6 +569,12 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
         refused(&st, "pp %u is more than the %u layers of %s", c.pp, m->layers, m->name);
     if (c.tp && c.tp > gpus)
         refused(&st, "tp %u is more than the %u GPUs", c.tp, gpus);
+    if (cp > gpus || (c.tp && c.tp * cp > gpus))
+        refused(&st, "tp x cp = %u x %u is more than the %u GPUs", c.tp ? c.tp : 1, cp, gpus);
+    if (seq_len % cp)
+        refused(&st, "cp %u does not divide the %u-token sequences", cp, seq_len);
+    if (c.etp > 1 && !moe)
+        refused(&st, "etp %u: %s has no experts", c.etp, m->name);
     if (st.reason[0]) { /* a stated degree no setup can take */
         *out = (training_estimate){ 0 };
         explain_refusal(out, &st, m, d, gpus);
@@ -578,6 +614,12 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
             for (int zero = c.zero_stage == 0 ? 0 : 1; zero <= 3; zero++) {
                 if (c.zero_stage >= 0 && zero != c.zero_stage)
                     continue;
+                if (zero == 3 && c.shard_ranks
+                    && (c.shard_ranks > dp * cp || (dp * cp) % c.shard_ranks)) {
+                    refused(&st, "an HSDP group of %u ranks does not divide the dp x cp = %u "
+                            "ranks holding the same weights", c.shard_ranks, dp * cp);
+                    continue;
+                }
                 if (pp > 1 && zero > (int)c.pipeline_zero) {
                     refused(&st, "ZeRO-%d beside pipeline parallelism (pp %u): the framework "
                             "pipelines with ZeRO-%u at most", zero, pp, c.pipeline_zero);
@@ -631,7 +673,7 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
     training_estimate best = st.best;
     bool found = st.found;
     if (found)
-        explain(&best, &st);
+        explain(&best, &st, &c);
     else
         explain_refusal(&best, &st, m, d, gpus);
     *out = best;

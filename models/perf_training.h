@@ -32,7 +32,8 @@
  *     2 pp micro-batches, the conditions of DeepSeek's released schedule;
  *   or the zero-bubble schedule ZB-H1 (Qi et al. 2024, arXiv 2401.10241): each backward
  *     pass split into its data gradients (B) and its weights' (W, half the backward
- *     products), the Ws deferred into the drain, a bubble of (pp - 1)(F + B - 2 W) at
+ *     products), the Ws deferred into the drain, a bubble of (pp - 1)(F + B - 2 W), B the
+ *     whole backward pass (the paper's B + W), at
  *     1F1B's memory, one chunk a stage;
  *   recomputation: layers recomputed in full run their forward again; selective
  *     recomputation (Korthikanti et al. 2022, arXiv 2205.05198) the attention core of the
@@ -48,8 +49,9 @@
  *     when ep x etp fits the scale-up domain, the network beyond), not overlapped except
  *     under DualPipe (above), each device's share at the node's measured point-to-point
  *     rate within the scale-up domain (perf_node_p2p_s);
- *   data parallelism: a device's dense weights over the dp x cp ranks that hold them, its
- *     1/ep of the routed experts over the dp x cp / ep ranks that hold the same experts;
+ *   data parallelism: a device's dense weights over the dp x cp ranks that hold them,
+ *     its share of the routed experts over the tp x cp x dp / (ep x etp) ranks that hold
+ *     the same experts;
  *     ZeRO-1/2 reduce the gradients once a step (the volume of an all-reduce), hidden
  *     behind the backward work still to come (the last micro-batch's, and with the
  *     interleaved schedule the later chunks') except what one layer's bucket needs; ZeRO-3/FSDP gathers each layer's weights in

@@ -121,8 +121,8 @@ void training_progress(const checkpoint_spec *c, double restart_s, double remain
  * gpus devices d in prec with sequences of seq_len tokens, global_batch sequences per step,
  * on the fastest setup that fits within c (perf_training_plan_within: every field set is
  * imposed, the rest the planner's) under `schedule` (training_plan_scheduled; c.dualpipe
- * and c.zero_bubble impose theirs too).  tp and pp go together: where c states one, the
- * other is 1 unless stated too; c.lora trains adapters on the frozen model.  The work is
+ * and c.zero_bubble impose theirs too; a field c leaves free is the planner's, so a stated
+ * pp leaves tp free); c.lora trains adapters on the frozen model.  The work is
  * `tokens` (> 0; steps = ceil(tokens / tokens per step)) or else `steps`.  When no setup
  * fits, a message in err and: -2 where none could be timed, a stated degree (or the
  * batch) no setup can take, with the planner's cause and numbers

@@ -331,3 +331,15 @@ Test(goodput, the_command_line_takes_the_assumptions_and_prints_both_figures)
     free(out);
     free(err);
 }
+
+Test(goodput, an_interval_past_the_run_is_no_checkpoint_at_all)
+{
+    /* 1,000 s of work on 8 GPUs at a per-GPU MTBF of 8,000 s (lambda 1e-3): an interval
+     * of 1e300 s writes nothing, so the run is one stage, e^{lambda W} - 1 over lambda,
+     * (e - 1) x 1,000 s; not 0 x infinity */
+    goodput_inputs in = { .work_s = 1000, .gpus = 8, .mtbf_s = 8000, .every_s = 1e300,
+                          .write_s = 10, .restart_s = 0 };
+    goodput_result r = goodput_expect(&in);
+    cr_expect_eq(r.checkpoints, 0);
+    cr_expect_float_eq(r.wall_s, 1000 * (exp(1) - 1), 1e-9 * r.wall_s);
+}

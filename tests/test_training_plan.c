@@ -590,3 +590,20 @@ Test(training_plan, a_plan_that_cannot_be_taken_says_why_with_its_numbers)
     cr_expect(strstr(e.refusal, "dp 4 stated, but 64 GPUs over tp x pp x cp = 8 x 1 x 1 "
                      "leave 8"), "%s", e.refusal);
 }
+
+Test(training_plan, hsdp_shards_experts_over_no_fewer_than_one_rank)
+{
+    /* qwen3-30b-a3b on 64 H100s, tp 1, ep 8, etp 1, ZeRO-3 within groups of 4 ranks:
+     * a device's 1/8 of the routed experts is held by 64 / 8 = 8 ranks, and a group of 4
+     * cannot shard it finer than whole (one rank): its optimizer states are those of its
+     * experts whole, 12 x routed / 8, and the dense part's over the 4 */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .etp = 1, .zero_stage = 3,
+                         .shard_ranks = 4, .micro_batch = 1, .seq_len = 4096,
+                         .recompute_layers = 48 };
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
+    double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
+    cr_expect_float_eq(e.memory.optimizer_bytes, 12 * (dense / 4 + routed / 8 / 1), 1);
+}
