@@ -126,6 +126,14 @@ static int resolve_engines(const catalog *cat, const char *const *names, unsigne
             return -1;
         }
         *given = true;
+        /* an engine of the half not asked for would be silently ignored */
+        if ((e->training && req->halves == ESTIMATE_SERVING)
+            || (!e->training && req->halves == ESTIMATE_TRAINING)) {
+            fprintf(stderr, "fleetsim estimate: --engine %s is a %s engine: --%s prints the "
+                    "%s half alone\n", names[i], e->training ? "training" : "serving",
+                    e->training ? "serving" : "training", e->training ? "serving" : "training");
+            return -1;
+        }
         if (e->training)
             req->train_engine = e;
         else

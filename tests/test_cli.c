@@ -493,6 +493,12 @@ Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)
           "alone" },
         { "--training --tp 8 --train-tp 4", "--tp 8 and --train-tp 4 differ; under --training "
           "--tp is training's" },
+        { "--training --engine vllm", "--engine vllm is a serving engine: --training prints "
+          "the training half alone" },
+        { "--serving --engine megatron", "--engine megatron is a training engine: --serving "
+          "prints the serving half alone" },
+        { "--schedule 1f1b --schedule bogus", "--schedule expects 1f1b, interleaved, "
+          "zero-bubble or dualpipe, got 'bogus'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char expected[512];
