@@ -42,7 +42,7 @@ static const char *const ENGINE_MEMORY_KEYS[] = {
     "sampler_seqs", "bytes_per_logit", "floor_gib", "floor_above_gib", NULL,
 };
 static const char *const ENGINE_TRAINING_KEYS[] = {
-    "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", NULL,
+    "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", "zero_stages", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
 static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
@@ -543,6 +543,18 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         int64_t zero = 3;
         status = status || fields_read_integer(c, &t, "pipeline_zero", false, 3, 0, 3, &zero);
         e->train_pipeline_zero = (unsigned)zero;
+        double *stages = NULL;
+        size_t nstages = 0;
+        status = status || fields_read_list(c, &t, "zero_stages", false, false, &stages, &nstages);
+        e->train_zero_stages = nstages ? 0 : 0xf; /* absent: every stage */
+        for (size_t i = 0; status == 0 && i < nstages; i++) {
+            if (stages[i] != floor(stages[i]) || stages[i] > 3)
+                status = fields_fail(c, t.where, t.path, "zero_stages: %g is not a ZeRO stage "
+                                     "(0, 1, 2 or 3)", stages[i]);
+            else
+                e->train_zero_stages |= 1u << (unsigned)stages[i];
+        }
+        free(stages);
         lua_settop(c->L, t.index - 1);
     }
     if (status == 0 && e->training) {

@@ -92,6 +92,7 @@ typedef struct engine_spec {
     /* the highest ZeRO stage the framework runs beside pipeline parallelism (DeepSpeed's
      * pipeline engine refuses ZeRO-2 and 3; Megatron's distributed optimizer is ZeRO-1) */
     unsigned train_pipeline_zero;
+    unsigned train_zero_stages; /* the ZeRO stages it runs, bit s for stage s (Megatron: no 2) */
 } engine_spec;
 
 /* Frees the strings and zeroes the spec; NULL is fine. */

@@ -308,6 +308,7 @@ void training_constraints_state_from(training_constraints *to, const training_co
     to->gradient_bytes = from->gradient_bytes;
     to->optimizer_bytes = from->optimizer_bytes;
     to->pipeline_zero = from->pipeline_zero;
+    to->zero_stages = from->zero_stages;
 }
 
 /* The fewest layers per stage to recompute in full for the setup to fit; -1 if even all
@@ -618,6 +619,10 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                     && (c.shard_ranks > dp * cp || (dp * cp) % c.shard_ranks)) {
                     refused(&st, "an HSDP group of %u ranks does not divide the dp x cp = %u "
                             "ranks holding the same weights", c.shard_ranks, dp * cp);
+                    continue;
+                }
+                if (!(c.zero_stages >> zero & 1u)) {
+                    refused(&st, "ZeRO-%d: the framework does not run it", zero);
                     continue;
                 }
                 if (pp > 1 && zero > (int)c.pipeline_zero) {

@@ -134,13 +134,16 @@ typedef struct training_constraints {
     unsigned shard_ranks;  /* HSDP's shard group (training_setup.shard_ranks); 0: full */
     unsigned pipeline_zero;/* the framework's highest ZeRO stage beside pp > 1 (an engine's,
                             * engine_training_state); TRAINING_FREE: 3, any */
+    unsigned zero_stages;  /* the ZeRO stages the framework runs, bit s for stage s;
+                            * TRAINING_FREE: 0xf, all */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;
 } training_constraints;
 
 #define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
-                                               .selective = -1, .pipeline_zero = 3 })
+                                               .selective = -1, .pipeline_zero = 3, \
+                                               .zero_stages = 0xf })
 
 /* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
  * ZeRO stage it pipelines with) into to. */

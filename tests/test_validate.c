@@ -424,6 +424,9 @@ static training_estimate h100_plan(const catalog *cat, const char *model, precis
     perf_profile p = perf_default_profile(d);
     c.tp = c.tp ? c.tp : 1;
     c.pp = c.pp ? c.pp : 1;
+    /* the rows below ran under Megatron (Megatron-LM, NeMo): its bytes a parameter and
+     * the ZeRO stages it runs, as validate takes them */
+    engine_training_state(catalog_engine(cat, "megatron"), &c);
     training_estimate t;
     cr_assert(perf_training_plan_within(m, d, &p, prec, gpus, seq, batch, c, &t),
               "%s: %u sequences of %u on %u GPUs", model, batch, seq, gpus);

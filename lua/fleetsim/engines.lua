@@ -62,7 +62,9 @@
 --              parallelism); at least sampler_seqs x the vocabulary x bytes_per_logit
 --              (the sampler's peak, held whole); floor_gib and floor_above_gib (at least this reserved on a
 --              device above that)
---   training   weight_bytes, gradient_bytes, optimizer_bytes a parameter
+--   training   weight_bytes, gradient_bytes, optimizer_bytes a parameter; pipeline_zero,
+--              the highest ZeRO stage it runs beside pipeline stages (3 unless given);
+--              zero_stages, the ZeRO stages it runs (all unless given)
 
 -- A table of its own for each engine that takes one of the shared settings below, so
 -- that a scenario's edit of one engine (fs.engines.vllm.memory.share = 0.8) leaves the
@@ -288,8 +290,11 @@ return {
     },
     families = { moe_gemm = "deepgemm_grouped_fp8_h800" },
     -- pipeline_zero: its distributed optimizer shards the optimizer's states (ZeRO-1)
-    -- beside pipelines; its FSDP runs without them (stated)
-    training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12, pipeline_zero = 1 },
+    -- beside pipelines; its FSDP runs without them (stated).  zero_stages: data
+    -- parallelism plain (0), the distributed optimizer (1: its gradient buffer is whole
+    -- on every rank, reduce-scattered in place) and Megatron-FSDP (3); no stage 2
+    training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12, pipeline_zero = 1,
+                 zero_stages = { 0, 1, 3 } },
   },
   ["pytorch-fsdp"] = {
     kind = "training",
