@@ -232,6 +232,10 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
     double experts = copies * routed / ((double)s.etp * s.pp * s.ep);
     double link = group_link(d, p, s.tp, s.dualpipe ? s.dp * s.cp * s.pp : ranks);
+    /* the ranks the states shard over: HSDP's group under ZeRO-3, else all that hold them */
+    unsigned shard = s.zero_stage >= 3 && s.shard_ranks && s.shard_ranks < ranks
+                     ? s.shard_ranks : ranks;
+    double eshard = fmax(1, eranks * shard / ranks);
     if (s.zero_stage >= 3) {
         /* each layer's weights gathered before its forward and again before its backward
          * pass, its gradients reduce-scattered after it, every micro-batch: the next
@@ -241,8 +245,6 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
          * node when the group is) and all-reduces the gradients across the groups once
          * a step, as ZeRO-1/2 reduce below */
-        unsigned shard = s.shard_ranks && s.shard_ranks < ranks ? s.shard_ranks : ranks;
-        double eshard = fmax(1, eranks * shard / ranks);
         double shard_link = group_link(d, p, s.tp, shard);
         double layer_routed = routed / m->layers;
         double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
@@ -284,9 +286,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     /* Adam over this rank's share of the states */
     const perf_family *f = family_of(p, d);
     double opt_params = s.lora ? 0
-                        : s.zero_stage >= 1 ? dense / ranks + experts / eranks : dense + experts;
-    if (s.zero_stage >= 3 && s.shard_ranks && s.shard_ranks < ranks) /* HSDP */
-        opt_params = dense / s.shard_ranks + experts / fmax(1, eranks * s.shard_ranks / ranks);
+                        : s.zero_stage >= 1 ? dense / shard + experts / eshard : dense + experts;
     e.optimizer_s = elementwise_s(f, d, p, opt_params / m->hidden, 28 * opt_params);
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0 && !s.lora) /* the weights' casts,
                                                                     * once a step */
