@@ -42,7 +42,8 @@ static const char *const ENGINE_MEMORY_KEYS[] = {
     "sampler_seqs", "bytes_per_logit", "floor_gib", "floor_above_gib", NULL,
 };
 static const char *const ENGINE_TRAINING_KEYS[] = {
-    "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", "zero_stages", NULL,
+    "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", "zero_stages",
+    "tp_overlap", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
 static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
@@ -429,14 +430,19 @@ static int read_engine_kernels(load_context *c, const fields_object *o, engine_s
     return status ? -1 : 0;
 }
 
-/* families = { attention_prefill = "fa3_bf16_h100", moe_gemm = "..." }: the fitted kernel
- * families (models/kernel_constants.h) that price those classes; each of its class */
+/* families = { attention_prefill = "fa3_bf16_h100", moe_gemm = "...", attention_backward =
+ * "..." }: the fitted kernel families (models/kernel_constants.h) that price those
+ * classes; each of its class */
 static int read_engine_families(load_context *c, const fields_object *o, engine_spec *e)
 {
-    static const struct { engine_class cls; perf_kernel_class kernel; } wired[] = {
-        { ENGINE_ATTN_PREFILL, KERNEL_ATTN_PREFILL }, { ENGINE_MOE_GEMM, KERNEL_GROUPED_GEMM },
-    };
-    static const char *const keys[] = { "attention_prefill", "moe_gemm", NULL };
+    const struct { const char *key; perf_kernel_class kernel; const perf_kernel_family **to; }
+        wired[] = {
+            { "attention_prefill", KERNEL_ATTN_PREFILL, &e->families[ENGINE_ATTN_PREFILL] },
+            { "moe_gemm", KERNEL_GROUPED_GEMM, &e->families[ENGINE_MOE_GEMM] },
+            { "attention_backward", KERNEL_ATTN_BACKWARD, &e->attn_backward_family },
+        };
+    static const char *const keys[] = { "attention_prefill", "moe_gemm", "attention_backward",
+                                        NULL };
     fields_object f;
     int found = fields_object_open_field(c, o, "families", NULL,
                                          "a table such as { attention_prefill = "
@@ -445,7 +451,7 @@ static int read_engine_families(load_context *c, const fields_object *o, engine_
         return found;
     int status = fields_object_check_keys(c, &f, keys);
     for (size_t i = 0; i < sizeof wired / sizeof wired[0] && status == 0; i++) {
-        const char *key = engine_class_name(wired[i].cls);
+        const char *key = wired[i].key;
         char *name = NULL;
         status = fields_read_string(c, &f, key, false, &name);
         if (status == 0 && name) {
@@ -459,7 +465,7 @@ static int read_engine_families(load_context *c, const fields_object *o, engine_
                 status = fields_fail(c, f.where, f.path, "%s: \"%s\" is not a fitted family "
                                      "of that class (known: %s)", key, name, known);
             }
-            e->families[wired[i].cls] = k;
+            *wired[i].to = k;
         }
         free(name);
     }
@@ -543,6 +549,8 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         int64_t zero = 3;
         status = status || fields_read_integer(c, &t, "pipeline_zero", false, 3, 0, 3, &zero);
         e->train_pipeline_zero = (unsigned)zero;
+        status = status || fields_read_number(c, &t, "tp_overlap", false, 0, 0, 1, true,
+                                              &e->train_tp_overlap);
         double *stages = NULL;
         size_t nstages = 0;
         status = status || fields_read_list(c, &t, "zero_stages", false, false, &stages, &nstages);

@@ -36,6 +36,10 @@ perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
     if (table == perf_families[PERF_FAMILY_H100]) {
         out.prefill_family = e->families[ENGINE_ATTN_PREFILL];
         out.moe_family = e->families[ENGINE_MOE_GEMM];
+        out.attn_backward_family = e->attn_backward_family;
+        /* as the families: Transformer Engine's userbuffers overlap, which NeMo's recipes
+         * turn on for Hopper and later (tp_comm_overlap) */
+        out.train_tp_overlap = e->train_tp_overlap;
     }
     if (e->training) /* a training framework has no serving host work */
         return out;

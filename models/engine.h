@@ -50,6 +50,9 @@ typedef struct engine_spec {
      * takes the h100 table's shares; NULL: the table's.  Wired: attention_prefill
      * (KERNEL_ATTN_PREFILL) and moe_gemm (KERNEL_GROUPED_GEMM) */
     const perf_kernel_family *families[ENGINE_CLASS_COUNT];
+    /* a training framework's attention backward (KERNEL_ATTN_BACKWARD), on the same
+     * devices; NULL: 2.5 times the forward's FLOPs at the forward's rate */
+    const perf_kernel_family *attn_backward_family;
     /* Host work per iteration: base + per sequence, and more with tensor parallelism; NaN
      * in host_s: the device family's measured figures (the operator set's engine). */
     double host_s, host_per_seq_s, host_tp_s, host_tp_per_seq_s;
@@ -93,6 +96,9 @@ typedef struct engine_spec {
      * pipeline engine refuses ZeRO-2 and 3; Megatron's distributed optimizer is ZeRO-1) */
     unsigned train_pipeline_zero;
     unsigned train_zero_stages; /* the ZeRO stages it runs, bit s for stage s (Megatron: no 2) */
+    /* the share of its tensor-parallel communication run under the layer's products
+     * (perf_profile.train_tp_overlap) */
+    double train_tp_overlap;
 } engine_spec;
 
 /* Frees the strings and zeroes the spec; NULL is fine. */

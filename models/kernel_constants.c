@@ -96,6 +96,16 @@ static const perf_kernel_family KF_FA3_FP8_H100_PCIE = {
                       .floor_s = 5.071e-05 },
 };
 
+/* fa3_bwd_bf16_h100: attention_hopper.csv (FlashAttention-3 backward, BF16, tritonbench
+ * #1267; floor 0), 4 rows (lines 101-104), RMS 3.4% */
+static const perf_kernel_family KF_FA3_BWD_BF16_H100 = {
+    .name = "fa3_bwd_bf16_h100", .cls = KERNEL_ATTN_BACKWARD,
+    .kernel = "FlashAttention-3 backward, BF16",
+    .device = "H100-SXM", .precision = PREC_BF16,
+    .peak_flops = 9.895e+14, .bandwidth_bytes_per_s = 3.35e+12, .rms_error = 0.03398,
+    .attn_backward = { .efficiency = 0.7754, .tokens_half = 3145, .floor_s = 0 },
+};
+
 /* fa3_decode_bf16_h100: attention_hopper.csv (FA3 paged decode, issue #1572, a user's run;
  * one width, width_half 0), 3 rows (lines 87-89), RMS 0.5% */
 static const perf_kernel_family KF_FA3_DECODE_BF16_H100 = {
@@ -410,6 +420,7 @@ const perf_kernel_family *const perf_kernel_families[] = {
     &KF_DEEPGEMM_FP8_H800,
     &KF_FA3_BF16_H100,
     &KF_FA3_FP8_H100_PCIE,
+    &KF_FA3_BWD_BF16_H100,
     &KF_FA3_DECODE_BF16_H100,
     &KF_FLASHMLA_BF16_H100,
     &KF_FLASHMLA_FP8_SPARSE_H800,
@@ -482,6 +493,9 @@ const perf_constant_note perf_kernel_notes[] = {
       "FP8 (PR #1075; precision inferred by the fit set, flagged)), 5 rows (lines 16, "
       "18, 20, 22, 24); no causal rows, new_efficiency set to cached_efficiency "
       "(assumed), RMS error 2.4%", 0.02413 },
+    { "fa3_bwd_bf16_h100", "attn_backward",
+      "set by tools/fit_kernels.py on attention_hopper.csv (FlashAttention-3 backward, "
+      "BF16, tritonbench #1267; floor 0), 4 rows (lines 101-104), RMS error 3.4%", 0.03398 },
     { "fa3_decode_bf16_h100", "attn_decode",
       "set by tools/fit_kernels.py on attention_hopper.csv (FA3 paged decode, issue "
       "#1572, a user's run; one width, width_half 0), 3 rows (lines 87-89), RMS error "

@@ -18,6 +18,9 @@
  *                                          FLOPs): full = every query x key pair (the
  *                                          "cached" pairs of perf.c), causal = the
  *                                          triangle among new tokens
+ *   attention, backward (training)     t = floor + 2.5 F / (P e sat(s, tokens_half)), F the
+ *                                          forward's FLOPs as above (FlashAttention's
+ *                                          backward convention), s a sequence's tokens
  *   attention, decode                  t = floor + cache bytes / (BW e sat(seqs x kv heads,
  *                                          width_half))
  *   latent attention (MLA), decode     t = floor + max(cache bytes / (BW e sat(..)),
@@ -49,6 +52,7 @@
 typedef enum perf_kernel_class {
     KERNEL_GEMM,          /* .gemm */
     KERNEL_ATTN_PREFILL,  /* .attn_prefill */
+    KERNEL_ATTN_BACKWARD, /* .attn_backward */
     KERNEL_ATTN_DECODE,   /* .attn_decode */
     KERNEL_MLA_DECODE,    /* .mla_decode */
     KERNEL_GROUPED_GEMM,  /* .grouped_gemm */
@@ -64,6 +68,15 @@ typedef struct perf_mla_decode_constants {
     bool compute_is_ceiling;           /* set from a README "up to" figure: a bound, not a
                                         * measured point at a stated shape */
 } perf_mla_decode_constants;
+
+/* Attention's backward pass: its efficiency grows with the sequence, the passes over the
+ * output, its gradient and dQ's accumulation growing with s where the products grow
+ * with s^2. */
+typedef struct perf_attn_backward_constants {
+    double efficiency;           /* of peak_flops, at a long sequence */
+    double tokens_half;          /* a sequence's tokens at half of it */
+    double floor_s;
+} perf_attn_backward_constants;
 
 typedef struct perf_grouped_gemm_constants {
     double efficiency;           /* of peak_flops */
@@ -94,6 +107,7 @@ typedef struct perf_kernel_family {
     /* the class's constants; the others stay zero */
     perf_gemm_constants gemm;
     perf_attn_prefill_constants attn_prefill;
+    perf_attn_backward_constants attn_backward;
     perf_attn_decode_constants attn_decode;
     perf_mla_decode_constants mla_decode;
     perf_grouped_gemm_constants grouped_gemm;
@@ -128,6 +142,10 @@ double perf_kernel_gemm_s(const perf_kernel_family *f, double tokens, double k, 
                           double weight_bytes);
 double perf_kernel_attn_prefill_s(const perf_kernel_family *f, double full_flops,
                                   double causal_flops);
+/* forward_flops: the forward's (as perf_kernel_attn_prefill_s's, full and causal
+ * together); seq_tokens: a sequence's tokens */
+double perf_kernel_attn_backward_s(const perf_kernel_family *f, double forward_flops,
+                                   double seq_tokens);
 double perf_kernel_attn_decode_s(const perf_kernel_family *f, double seqs_x_kv_heads,
                                  double cache_bytes);
 double perf_kernel_mla_decode_s(const perf_kernel_family *f, double seqs, double cache_bytes,

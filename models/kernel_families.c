@@ -38,6 +38,15 @@ double perf_kernel_attn_prefill_s(const perf_kernel_family *f, double full_flops
            + causal_flops / (f->peak_flops * c->new_efficiency);
 }
 
+double perf_kernel_attn_backward_s(const perf_kernel_family *f, double forward_flops,
+                                   double seq_tokens)
+{
+    assert(f->cls == KERNEL_ATTN_BACKWARD);
+    const perf_attn_backward_constants *c = &f->attn_backward;
+    return c->floor_s + 2.5 * forward_flops
+                            / (f->peak_flops * c->efficiency * sat(seq_tokens, c->tokens_half));
+}
+
 static double cache_read_s(const perf_kernel_family *f, const perf_attn_decode_constants *c,
                            double width, double bytes)
 {

@@ -757,6 +757,22 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
     o[OP_HOST].bound = BOUND_HOST;
 }
 
+double perf_attention_backward_s(const perf_setup *setup, const perf_batch *b)
+{
+    const perf_kernel_family *k = setup->profile->attn_backward_family;
+    if (!k)
+        return -1;
+    if (!(b->prefill_tokens > 0 && b->prefill_seqs > 0))
+        return 0;
+    step s;
+    step_init(&s, setup);
+    double forward = s.prefill_flops * (b->prefill_new_pairs + b->prefill_cached_pairs);
+    double seq = b->prefill_tokens / b->prefill_seqs;
+    const perf_attn_backward_constants *c = &k->attn_backward;
+    double rate = s.peak16 * c->efficiency * s.cscale * sat(seq, c->tokens_half);
+    return s.layers * (floor_s(&s, c->floor_s) + 2.5 * forward / rate);
+}
+
 double perf_step_s(double gpu_s, double host_s, double overlap)
 {
     if (!(overlap > 0)) /* in series: the sum, in the order every caller adds it */

@@ -80,9 +80,10 @@ typedef struct perf_profile {
      * a step costs max(GPU, overlap x host) + (1 - overlap) x host; 0: in series */
     double host_overlap;
     /* the engine's fitted kernel families (models/kernel_constants.h) for attention over
-     * a prompt and a mixture's routed experts (a grouped GEMM a layer, of each family's
-     * shares of the device's own peaks); NULL: the table's (family) classes */
-    const perf_kernel_family *prefill_family, *moe_family;
+     * a prompt, a mixture's routed experts (a grouped GEMM a layer) and, in training,
+     * attention's backward pass, each of its family's shares of the device's own peaks;
+     * NULL: the table's (family) classes */
+    const perf_kernel_family *prefill_family, *moe_family, *attn_backward_family;
     /* a draft model's steps are iterations of their own, each paying its host work in
      * series (vLLM V0's proposer worker); false: they run inside the round's one
      * iteration, GPU work only (EAGLE and MTP drafts in SGLang, vLLM V1, TensorRT-LLM) */
@@ -98,6 +99,11 @@ typedef struct perf_profile {
      * run's closed form, perf_decode_shape_of, takes its exposed part at context 0: an
      * approximation, the attention that hides it growing with the context) */
     bool dispatch_fp8, per_node_dispatch, two_batch_overlap;
+    /* training: the share of the tensor-parallel all-reduces (sequence parallelism's
+     * all-gathers and reduce-scatters) the framework runs under the products that need
+     * or make them, as far as they last (Transformer Engine's userbuffers overlap, a
+     * training engine's tp_overlap); 0: in series */
+    double train_tp_overlap;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-
@@ -223,6 +229,13 @@ typedef struct perf_time {
 /* The step's time from its GPU time and its host work under an overlap share: the
  * overlapped part counts where it exceeds the GPU's (see perf_profile.host_overlap). */
 double perf_step_s(double gpu_s, double host_s, double overlap);
+
+/* Attention's backward pass over prefill batch b (training: every token's queries and
+ * the pairs b counts), by the profile's attn_backward_family: its per-layer floor plus
+ * 2.5 times the forward's FLOPs at the family's share of the device's 16-bit peak
+ * (scaled as every class by the profile's anchors) at a sequence's tokens.  A negative
+ * value when the profile has no such family. */
+double perf_attention_backward_s(const perf_setup *s, const perf_batch *b);
 
 /* One iteration; fills *ops (when not NULL) with its operators. */
 perf_time perf_iteration(const perf_setup *s, const perf_batch *b, perf_breakdown *ops);

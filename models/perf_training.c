@@ -79,9 +79,13 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     r.matmul_f = o[OP_QKV].time_s + o[OP_OUT_PROJ].time_s + o[OP_ROUTER].time_s
                  + o[OP_MLP_UP].time_s + o[OP_MLP_DOWN].time_s + o[OP_LM_HEAD].time_s;
     r.attention_f = o[OP_ATTN_PREFILL].time_s;
-    r.pass_f = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ROPE].time_s + o[OP_ACT].time_s
-               + o[OP_MOE_PERMUTE].time_s
-               + o[OP_ADD].time_s + o[OP_FINAL_NORM].time_s;
+    /* sequence parallelism (Korthikanti et al. 2022, section 4.2.2): with tp > 1 the
+     * norms and the residual adds run on each device's 1 / tp of the tokens (the
+     * iteration times them on all, as serving's tensor parallelism runs them) */
+    double sp = one_if_zero(s->tp);
+    r.pass_f = o[OP_EMBED].time_s + (o[OP_NORM].time_s + o[OP_ADD].time_s
+                                     + o[OP_FINAL_NORM].time_s) / sp
+               + o[OP_ROPE].time_s + o[OP_ACT].time_s + o[OP_MOE_PERMUTE].time_s;
     r.tp_f = o[OP_ALLREDUCE].time_s;
     double cast_f = 0, cast_b = 0;
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) {
@@ -99,14 +103,23 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     }
     /* the data and the weight gradients; a frozen base (LoRA) takes only the data's */
     r.matmul_b = (s->lora ? 1 : 2) * r.matmul_f;
-    r.attention_b = 2.5 * r.attention_f;
+    /* FlashAttention's backward: five products to the forward's two, at the engine's
+     * fitted backward kernel where it has one, else at the forward's rate */
+    double attention_b = perf_attention_backward_s(&ps, &b);
+    r.attention_b = attention_b >= 0 ? attention_b : 2.5 * r.attention_f;
     r.pass_b = 2 * r.pass_f + cast_b;
     r.pass_f += cast_f;
     r.tp_b = r.tp_f;
+    /* tensor-parallel communication overlapped with the products, as far as they last */
+    double hidden = p->train_tp_overlap;
+    if (hidden > 0) {
+        r.tp_f = fmax((1 - hidden) * r.tp_f, r.tp_f - r.matmul_f);
+        r.tp_b = fmax((1 - hidden) * r.tp_b, r.tp_b - r.matmul_b);
+    }
     double layers = stage_layers > 0 ? stage_layers : 1;
     /* the once-a-step operators, out of a layer's share: the passes twice backward, the
      * LM head's product as the products are (once with a frozen base) */
-    double edges = o[OP_EMBED].time_s + o[OP_FINAL_NORM].time_s, head = o[OP_LM_HEAD].time_s;
+    double edges = o[OP_EMBED].time_s + o[OP_FINAL_NORM].time_s / sp, head = o[OP_LM_HEAD].time_s;
     r.layer_f = (r.matmul_f + r.attention_f + r.pass_f + r.tp_f - edges - head) / layers;
     r.layer_b = (r.matmul_b + r.attention_b + r.pass_b + r.tp_b - 2 * edges
                  - (s->lora ? 1 : 2) * head) / layers;

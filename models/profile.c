@@ -9,7 +9,8 @@ void profile_init(device_profile *p)
 {
     memset(p, 0, sizeof *p);
     perf_profile absent = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN,
-                            NAN, NAN, NAN, NAN, NULL, NULL, false, { 0 }, 0, 0, NULL, NULL, false, false, false, false, false };
+                            NAN, NAN, NAN, NAN, NULL, NULL, false, { 0 }, 0, 0, NULL, NULL, NULL,
+                            false, false, false, false, false, 0 };
     p->perf = absent;
 }
 

@@ -57,6 +57,11 @@ Test(kernel_constants, attention_rows_within_the_stated_error)
     const perf_kernel_family *f = family("fa3_bf16_h100");
     double causal = 4.0 * 4 * 4096.0 * 4096 * 128 * 48 / 2;
     expect_row(f, perf_kernel_attn_prefill_s(f, 0, causal), 1236.90e-6, "line 99");
+    /* line 103, the same PR's FA3 backward at that shape: 4643.46 us; and line 101, at
+     * S 1024, 709.66 us (the efficiency falls with the sequence) */
+    const perf_kernel_family *b = family("fa3_bwd_bf16_h100");
+    expect_row(b, perf_kernel_attn_backward_s(b, causal, 4096), 4643.46e-6, "line 103");
+    expect_row(b, perf_kernel_attn_backward_s(b, causal / 16, 1024), 709.66e-6, "line 101");
     /* line 20, flash-attention PR #1075: FA3 FP8 forward on H100 PCIe, B 8, S 2048,
      * 454.14 us at 605.27 TFLOP/s (non-causal) */
     f = family("fa3_fp8_h100_pcie");

@@ -355,7 +355,12 @@ Test(models, llama_3_1_405b_gpu_hours_within_25_percent)
     char err[512];
     cr_assert_eq(estimate_run(m, d, &req, &r, err, sizeof err), 0, "%s", err);
     cr_assert(r.train_fits);
-    cr_expect_leq(fabs(r.train_gpu_hours / 30.84e6 - 1), 0.25, "%g GPU-hours", r.train_gpu_hours);
+    /* the model card's hours are the whole run's, failures and restarts included (the
+     * Llama 3 report's 419 interruptions in 54 days): the expected figure, not the
+     * productive one (which is below it) */
+    cr_expect_lt(r.train_gpu_hours, r.goodput.gpu_hours);
+    cr_expect_leq(fabs(r.goodput.gpu_hours / 30.84e6 - 1), 0.25, "%g GPU-hours",
+                  r.goodput.gpu_hours);
     cr_expect(r.train.mfu >= 0.30 && r.train.mfu <= 0.50, "MFU %g", r.train.mfu);
 }
 

@@ -421,12 +421,14 @@ static training_estimate h100_plan(const catalog *cat, const char *model, precis
     const model_spec *m = catalog_model(cat, model);
     const device_spec *d = catalog_device(cat, "H100-SXM");
     cr_assert(m && d, "%s on H100-SXM", model);
-    perf_profile p = perf_default_profile(d);
+    perf_profile base = perf_default_profile(d);
     c.tp = c.tp ? c.tp : 1;
     c.pp = c.pp ? c.pp : 1;
-    /* the rows below ran under Megatron (Megatron-LM, NeMo): its bytes a parameter and
-     * the ZeRO stages it runs, as validate takes them */
-    engine_training_state(catalog_engine(cat, "megatron"), &c);
+    /* the rows below ran under Megatron (Megatron-LM, NeMo): its bytes a parameter, the
+     * ZeRO stages it runs and its kernels, as validate takes them */
+    const engine_spec *e = catalog_engine(cat, "megatron");
+    engine_training_state(e, &c);
+    perf_profile p = engine_apply_profile(e, &base, d);
     training_estimate t;
     cr_assert(perf_training_plan_within(m, d, &p, prec, gpus, seq, batch, c, &t),
               "%s: %u sequences of %u on %u GPUs", model, batch, seq, gpus);

@@ -23,6 +23,9 @@ rows were measured on):
   prefill   t = t0 + F_full / (P e_cached) + F_causal / (P e_new)  (F = 4 s_q s_kv d h b,
             halved when causal: FlashAttention's own FLOP convention, and
             tools/fit_operators.py's pairs: cached = full pairs, new = the causal triangle)
+  backward  t = t0 + 2.5 F / (P e sat(s, s_half))   (F the forward's FLOPs as above, 2.5 x
+            FlashAttention's backward convention: five products to the forward's two; s a
+            sequence's tokens: the passes over O, dO and dQ that grow with s alone)
   decode    t = t0 + cache_bytes / (BW e sat(seqs x kv_heads, W_half))
   mla       t = t0 + max(cache_bytes / (BW e sat(..)), F / (P e_c)), F = 2 b s_q h_q s_kv
             (d_qk + d_v)   (FlashMLA's FLOP convention: absorbed latent attention)
@@ -158,6 +161,11 @@ def gemm_time(p, r, peak, bw):
 def prefill_time(p, r, peak):
     t0, e_cached, e_new = p
     return t0 + r["full"] / (peak * e_cached) + r["causal"] / (peak * e_new)
+
+
+def backward_time(p, r, peak):
+    t0, e, s_half = p
+    return t0 + 2.5 * r["F"] / (peak * e * sat(r["s"], s_half))
 
 
 def decode_time(p, r, bw):
@@ -386,6 +394,37 @@ def fit_attention(data, dev, say):
             how += "; no causal rows, new_efficiency set to cached_efficiency (assumed)"
         fams.append(Family(name, "KERNEL_ATTN_PREFILL", kernel, devname, prec, peak,
                            (h100 if devname == "H100-SXM" else pcie)[2], fields, fr, err, how))
+
+    # FA3 BF16 backward on H100 (tritonbench #1267's FA3 column, B 4, H 48, D 128, causal,
+    # 1,024-8,192 tokens): the forward family's FLOPs x 2.5 at an efficiency that grows with
+    # the sequence (its per-token passes: dO.O, dQ's accumulation and conversion).  Three
+    # constants for four rows of one shape; the floor is held at 0 (the smallest row is
+    # 710 us, no launch-bound point).
+    fr = []
+    for r in rows:
+        if (r["kernel"].startswith("FlashAttention-3 bwd") and r["device"] == "H100" and
+                not r["superseded"].strip()):
+            (full, causal), t = attention_flops(r)
+            d = dict(r)
+            d.update(F=full + causal, s=float(r["seqlen_kv"]), t=t)
+            fr.append(d)
+    weigh(fr, lambda r: r["F"] / 1e9)
+    bf = lambda p, r: backward_time((0.0, p[0], p[1]), r, h100[0])
+    params = fit_best(bf, fr, [[0.7, 2000.0], [0.5, 500.0]])
+    err = rms_relative(bf, params, fr)
+    say("%-24s e %.4g of %.4g TFLOP/s (backward = 2.5 x forward FLOPs), s_half %.4g tokens, "
+        "floor 0; %d rows, RMS %.1f%%" % ("fa3_bwd_bf16_h100", params[0], h100[0] / 1e12,
+                                          params[1], len(fr), 100 * err))
+    for r in fr:
+        say("    line %3d  s %5d  measured %9.2f us  model %9.2f us" %
+            (r["line"], r["s"], r["t"] * 1e6, bf(params, r) * 1e6))
+    fams.append(Family("fa3_bwd_bf16_h100", "KERNEL_ATTN_BACKWARD",
+                       "FlashAttention-3 backward, BF16", "H100-SXM", "PREC_BF16", h100[0],
+                       h100[2], {"attn_backward": {"efficiency": params[0],
+                                                   "tokens_half": params[1], "floor_s": 0.0}},
+                       fr, err, describe(fr, "attention_hopper.csv",
+                                         "(FlashAttention-3 backward, BF16, tritonbench "
+                                         "#1267; floor 0)")))
 
     # FA3 paged decode on H100 (issue #1572, a user's comment): 16 sequences x 32 kv heads
     # x 128 x BF16, K and V.  One width (512): width_half cannot be fitted, left 0 (flat).
@@ -833,6 +872,10 @@ def write_c(fams, ceilings, path, data_label):
             w("    .attn_prefill = { .cached_efficiency = %s, .new_efficiency = %s," %
               (cnum(a["cached_efficiency"]), cnum(a["new_efficiency"])))
             w("                      .floor_s = %s }," % cnum(a["floor_s"]))
+        if "attn_backward" in x:
+            a = x["attn_backward"]
+            w("    .attn_backward = { .efficiency = %s, .tokens_half = %s, .floor_s = %s }," %
+              (cnum(a["efficiency"]), cnum(a["tokens_half"]), cnum(a["floor_s"])))
         if "attn_decode" in x:
             a = x["attn_decode"]
             w("    .attn_decode = { .efficiency = %s, .width_half = %s, .floor_s = %s }," %

@@ -24,7 +24,8 @@
 --              tools/fit_kernels.py to the fit set's kernels/) that price a class in place
 --              of the operator set's, on the devices the h100 table stands for (Hopper,
 --              and Blackwell and the others as shares of their own peaks):
---              attention_prefill, moe_gemm
+--              attention_prefill, moe_gemm, attention_backward (training: attention's
+--              backward pass; without it 2.5 times the forward's FLOPs at its rate)
 --   host       the host's work per iteration: from = "operators" (the fit set's measured
 --              figures for the device's family: 1.28 ms + 63 us a sequence, with Ray's
 --              worker traffic beyond one GPU unless ray = false: workers as local
@@ -64,7 +65,10 @@
 --              device above that)
 --   training   weight_bytes, gradient_bytes, optimizer_bytes a parameter; pipeline_zero,
 --              the highest ZeRO stage it runs beside pipeline stages (3 unless given);
---              zero_stages, the ZeRO stages it runs (all unless given)
+--              zero_stages, the ZeRO stages it runs (all unless given); tp_overlap, the
+--              share of tensor parallelism's communication run under the products that
+--              need or make it, as far as they last (0 unless given; on the devices
+--              the families price)
 
 -- A table of its own for each engine that takes one of the shared settings below, so
 -- that a scenario's edit of one engine (fs.engines.vllm.memory.share = 0.8) leaves the
@@ -279,22 +283,35 @@ return {
     kind = "training",
     describes = "Megatron-LM / NeMo with its distributed optimizer: bf16 weights, fp32 "
       .. "gradients (main_grad), fp32 master weights and moments sharded",
-    -- attention keeps the operator set's share: the training model prices its backward
-    -- pass as 2.5 times the forward's FLOPs at the forward's efficiency, and FA3's
-    -- backward runs 3.2-5 times its forward's time in the fit set's own rows
-    -- (attention_hopper.csv lines 97-104), a ratio the model does not carry yet
+    -- attention on Hopper and later as Transformer Engine runs it (cuDNN's fused
+    -- attention, or FlashAttention-3): the fit set's FA3 forward and backward families
+    -- (attention_hopper.csv lines 97-113; the backward, lines 101-104, at 2.5 times the
+    -- forward's FLOPs with an efficiency that grows with the sequence); elsewhere the
+    -- operator set's, its backward 2.5 times the forward's FLOPs at the forward's rate
     kernels = {
-      gemm = "operators (Transformer Engine where fp8)", attention_prefill = "operators (cuDNN/FlashAttention)",
+      gemm = "operators (Transformer Engine where fp8)",
+      attention_prefill = "FlashAttention-3 forward and backward (cuDNN fused attention) on Hopper",
       attention_decode = "operators", moe_gemm = "grouped GEMM (DeepGEMM's shares)",
       alltoall = "operators (NCCL all-to-all)", collectives = "operators (NCCL, overlapped with backward)",
     },
-    families = { moe_gemm = "deepgemm_grouped_fp8_h800" },
+    families = { attention_prefill = "fa3_bf16_h100", attention_backward = "fa3_bwd_bf16_h100",
+                 moe_gemm = "deepgemm_grouped_fp8_h800" },
     -- pipeline_zero: its distributed optimizer shards the optimizer's states (ZeRO-1)
     -- beside pipelines; its FSDP runs without them (stated).  zero_stages: data
     -- parallelism plain (0), the distributed optimizer (1: its gradient buffer is whole
     -- on every rank, reduce-scattered in place) and Megatron-FSDP (3); no stage 2
+    -- tp_overlap: the share of tensor parallelism's communication run under the
+    -- products.  From the fit set's MegaScale ablation (parallelism_throughput.csv PT09
+    -- and PT10: GPT-3 175B, 256 A100, TP 8, PP 8, VPP 6): TP/SP overlap raised MFU from
+    -- 53.3% to 55.5%, a step 3.96% shorter.  fleetsim prices that setup (PT07's) at 13.18
+    -- s with 2.0 s of TP communication; with MegaScale's parallel transformer block
+    -- (steps 1 and 2) one all-gather and one reduce-scatter a layer instead of two, 1.0 s
+    -- of 12.18: 0.0396 x 12.18 / 1.0 = 0.48 of it hidden.  Charged, as the families
+    -- are, on the devices the h100 table stands for (Transformer Engine's overlap, on in
+    -- NeMo's Hopper recipes); the fit set's A100 runs of Megatron-LM (PT01-PT07) ran
+    -- without it
     training = { weight_bytes = 2, gradient_bytes = 4, optimizer_bytes = 12, pipeline_zero = 1,
-                 zero_stages = { 0, 1, 3 } },
+                 zero_stages = { 0, 1, 3 }, tp_overlap = 0.48 },
   },
   ["pytorch-fsdp"] = {
     kind = "training",
