@@ -43,7 +43,7 @@ static const char *const ENGINE_MEMORY_KEYS[] = {
 };
 static const char *const ENGINE_TRAINING_KEYS[] = {
     "weight_bytes", "gradient_bytes", "optimizer_bytes", "pipeline_zero", "zero_stages",
-    "tp_overlap", NULL,
+    "tp_overlap", "sequence_parallel", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
 static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
@@ -551,6 +551,9 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
         e->train_pipeline_zero = (unsigned)zero;
         status = status || fields_read_number(c, &t, "tp_overlap", false, 0, 0, 1, true,
                                               &e->train_tp_overlap);
+        bool sp = true;
+        status = status || fields_read_flag(c, &t, "sequence_parallel", true, &sp);
+        e->train_no_sequence_parallel = !sp;
         double *stages = NULL;
         size_t nstages = 0;
         status = status || fields_read_list(c, &t, "zero_stages", false, false, &stages, &nstages);

@@ -23,6 +23,7 @@ const char cli_estimate_usage[] =
     "                         [--etp N] [--vpp N] [--micro-batch B] [--zero 0|1|2|3]\n"
     "                         [--hsdp N] [--recompute none|selective|full|N]\n"
     "                         [--schedule 1f1b|interleaved|zero-bubble|dualpipe]\n"
+    "                         [--sp on|off]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE] [--engine NAME]...\n"
@@ -46,9 +47,11 @@ const char cli_estimate_usage[] =
     "--etp N (each expert's tensor parallelism), --vpp N (model chunks a stage),\n"
     "--micro-batch B (sequences), --zero S (ZeRO stage; 3 is FSDP), --hsdp N (ZeRO-3\n"
     "sharded within groups of N ranks), --recompute (none; selective: the attention\n"
-    "core; full: every layer; or N layers a stage in full) and --schedule (1f1b;\n"
-    "interleaved; zero-bubble, ZB-H1; dualpipe) is imposed as given and the planner\n"
-    "picks the rest; a stated plan no setup can take is refused with its cause.\n"
+    "core; full: every layer; or N layers a stage in full), --schedule (1f1b;\n"
+    "interleaved; zero-bubble, ZB-H1; dualpipe) and --sp (tensor parallelism with or\n"
+    "without sequence parallelism; by default the training engine's way: DeepSpeed\n"
+    "without, Megatron and FSDP with) is imposed as given and the planner picks the\n"
+    "rest; a stated plan no setup can take is refused with its cause.\n"
     "--kv-precision sets the key-value cache's precision (16-bit by default, fp32 for\n"
     "fp32 weights).  A mixture of experts on several devices is tried three ways and\n"
     "served the fastest unless --layout says: tp (each expert split over the devices),\n"
@@ -144,7 +147,7 @@ static int resolve_engines(const catalog *cat, const char *const *names, unsigne
 
 /* The options of training's plan and of the halves (the rest are cli_estimate's). */
 enum { O_TRAINING = 768, O_SERVING, O_TRAIN_TP, O_CP, O_EP, O_ETP, O_VPP, O_MICRO, O_ZERO,
-       O_HSDP, O_RECOMPUTE, O_SCHEDULE };
+       O_HSDP, O_RECOMPUTE, O_SCHEDULE, O_SP };
 
 /* The options one half alone reads: given with the other half alone, they would be
  * ignored without a word, so they are refused. */
@@ -154,7 +157,7 @@ static const char *const SERVING_OPTIONS[] = {
 };
 static const char *const TRAINING_OPTIONS[] = {
     "train-tokens", "seq", "global-batch", "dualpipe", "lora", "train-tp", "pp", "cp", "ep",
-    "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "mtbf",
+    "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "sp", "mtbf",
     "checkpoint-every", "checkpoint-write", "restart", "straggler", NULL,
 };
 
@@ -205,6 +208,14 @@ static int plan_option(int opt, const char *value, stated_plan *p)
         case O_ZERO: p->c.zero_stage = (int)n; p->zero_given = true; break;
         case O_HSDP: p->c.shard_ranks = n; break;
         }
+        return 0;
+    }
+    if (opt == O_SP) {
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            fprintf(stderr, "fleetsim estimate: --sp expects on or off, got '%s'\n", value);
+            return -1;
+        }
+        p->c.sequence_parallel = !strcmp(value, "on");
         return 0;
     }
     if (opt == O_SCHEDULE) {
@@ -371,6 +382,7 @@ int cli_estimate(int argc, char **argv)
         { "hsdp", required_argument, NULL, O_HSDP },
         { "recompute", required_argument, NULL, O_RECOMPUTE },
         { "schedule", required_argument, NULL, O_SCHEDULE },
+        { "sp", required_argument, NULL, O_SP },
         { NULL, 0, NULL, 0 },
     };
     bool seen[sizeof options / sizeof options[0]] = { false };
@@ -439,7 +451,7 @@ int cli_estimate(int argc, char **argv)
         case O_TRAINING: training_only = true; break;
         case O_SERVING: serving_only = true; break;
         case O_TRAIN_TP: case O_CP: case O_EP: case O_ETP: case O_VPP: case O_MICRO:
-        case O_ZERO: case O_HSDP: case O_RECOMPUTE: case O_SCHEDULE:
+        case O_ZERO: case O_HSDP: case O_RECOMPUTE: case O_SCHEDULE: case O_SP:
             bad = plan_option(opt, optarg, &plan);
             break;
         case O_MTBF: case O_EVERY: case O_WRITE: case O_RESTART: {

@@ -22,7 +22,7 @@ const char *const JOB_STREAM_KEYS[] = {
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = {
     "tp", "pp", "cp", "ep", "etp", "vpp", "dp", "micro_batch", "zero", "hsdp", "recompute",
-    "schedule", NULL,
+    "schedule", "sp", NULL,
 };
 /* in training_schedule's order */
 static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero_bubble",
@@ -82,6 +82,21 @@ static int read_priority(load_context *c, const fields_object *w, int *out)
 
 /* recompute = "none" | "selective" | "full" | layers a stage recomputed in full: into c's
  * recompute_layers (more than a stage has: all of it) and selective */
+/* sp = true | false: tensor parallelism with or without sequence parallelism; absent,
+ * the engine's way */
+static int read_sequence_parallel(load_context *c, const fields_object *o,
+                                  training_constraints *out)
+{
+    int type = fields_object_get(c, o, "sp");
+    lua_pop(c->L, 1);
+    if (type == LUA_TNIL)
+        return 0;
+    bool on = false;
+    int status = fields_read_flag(c, o, "sp", false, &on);
+    out->sequence_parallel = on;
+    return status;
+}
+
 static int read_recompute(load_context *c, const fields_object *o, training_constraints *out)
 {
     static const char *const expected = "expected \"none\", \"selective\", \"full\" or a "
@@ -162,7 +177,7 @@ static int check_parallelism(load_context *c, const fields_object *o, training_s
 }
 
 /* parallelism = { tp = 8, pp = 4, cp, ep, etp, vpp, dp, micro_batch, zero, hsdp,
- * recompute, schedule = "dualpipe" }: each key given is imposed on the planner, each left
+ * recompute, schedule = "dualpipe", sp }: each key given is imposed on the planner, each left
  * out is the planner's; the schedule the planner's ("planned") unless named */
 static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out,
                                training_schedule *schedule_out)
@@ -188,6 +203,7 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
                  || fields_read_integer(c, &o, "zero", false, -1, 0, 3, &zero)
                  || fields_read_integer(c, &o, "hsdp", false, 0, 1, SCENARIO_MAX_SERVERS, &hsdp)
                  || read_recompute(c, &o, out)
+                 || read_sequence_parallel(c, &o, out)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
                  || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);
     lua_settop(c->L, top);

@@ -109,6 +109,7 @@ void engine_training_state(const engine_spec *e, training_constraints *c)
     c->optimizer_bytes = e->train_optimizer_bytes;
     c->pipeline_zero = e->train_pipeline_zero;
     c->zero_stages = e->train_zero_stages;
+    c->sequence_parallel_off = e->train_no_sequence_parallel;
 }
 
 const char *engine_kernel_of(const engine_spec *e, perf_op op, const model_spec *m)

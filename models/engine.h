@@ -99,6 +99,9 @@ typedef struct engine_spec {
     /* the share of its tensor-parallel communication run under the layer's products
      * (perf_profile.train_tp_overlap) */
     double train_tp_overlap;
+    /* runs tensor parallelism without sequence parallelism unless a plan states it
+     * (training_constraints.sequence_parallel_off) */
+    bool train_no_sequence_parallel;
 } engine_spec;
 
 /* Frees the strings and zeroes the spec; NULL is fine. */

@@ -153,11 +153,13 @@ double memory_training_layer_activations(const model_spec *m, const training_set
 {
     double cp = s->cp ? s->cp : 1, t = s->tp ? s->tp : 1;
     double sbh = (double)s->seq_len / cp * s->micro_batch * m->hidden;
-    /* sequence parallelism (whenever t > 1) splits the layer's input along the sequence:
-     * the one tensor a layer recomputed in full keeps, and the replicated 10 s b h */
+    /* sequence parallelism (with t > 1, unless the setup runs without it) splits the
+     * layer's input along the sequence: the one tensor a layer recomputed in full keeps,
+     * and the 10 s b h tensor parallelism alone leaves whole on every device */
+    double sp = s->no_sequence_parallel ? 1 : t;
     if (recomputed)
-        return 2 * sbh / t;
-    return t > 1 ? 34 * sbh / t : sbh * (10 + 24 / t);
+        return 2 * sbh / sp;
+    return t > 1 && !s->no_sequence_parallel ? 34 * sbh / t : sbh * (10 + 24 / t);
 }
 
 /* `bytes` a parameter of a device's dense and expert shares, over the ranks that hold

@@ -148,6 +148,9 @@ typedef struct training_setup {
     unsigned shard_ranks;     /* ZeRO-3 hybrid sharding (HSDP): the states sharded within
                                * groups of this many data-parallel ranks, replicated across
                                * groups; 0: over all of them */
+    bool no_sequence_parallel;/* tp > 1 without sequence parallelism (Korthikanti et al.
+                               * 2022): each device keeps the layer's input, norms and
+                               * residual stream whole; false, the default: with it */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */

@@ -82,7 +82,7 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     /* sequence parallelism (Korthikanti et al. 2022, section 4.2.2): with tp > 1 the
      * norms and the residual adds run on each device's 1 / tp of the tokens (the
      * iteration times them on all, as serving's tensor parallelism runs them) */
-    double sp = one_if_zero(s->tp);
+    double sp = s->no_sequence_parallel ? 1 : one_if_zero(s->tp);
     r.pass_f = o[OP_EMBED].time_s + (o[OP_NORM].time_s + o[OP_ADD].time_s
                                      + o[OP_FINAL_NORM].time_s) / sp
                + o[OP_ROPE].time_s + o[OP_ACT].time_s + o[OP_MOE_PERMUTE].time_s;
@@ -322,6 +322,7 @@ void training_constraints_state_from(training_constraints *to, const training_co
     to->optimizer_bytes = from->optimizer_bytes;
     to->pipeline_zero = from->pipeline_zero;
     to->zero_stages = from->zero_stages;
+    to->sequence_parallel_off = from->sequence_parallel_off;
 }
 
 /* The fewest layers per stage to recompute in full for the setup to fit; -1 if even all
@@ -366,7 +367,8 @@ static void describe(char *buf, size_t size, const training_setup *s)
         snprintf(pipe, sizeof pipe, " interleaved x%u", s->virtual_stages);
     if (s->cp > 1)
         snprintf(cp, sizeof cp, ", cp %u", s->cp);
-    snprintf(buf, size, "tp %u, pp %u%s%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp, s->pp,
+    snprintf(buf, size, "tp %u%s, pp %u%s%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp,
+             s->tp > 1 && s->no_sequence_parallel ? " (no SP)" : "", s->pp,
              pipe, cp, s->dp, ep, s->zero_stage,
              s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)", s->micro_batch,
              rec);
@@ -658,6 +660,10 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                              .zero_bubble = c.zero_bubble,
                                              .selective = c.selective > 0,
                                              .shard_ranks = zero == 3 ? c.shard_ranks : 0,
+                                             .no_sequence_parallel =
+                                                 c.sequence_parallel == 0
+                                                 || (c.sequence_parallel < 0
+                                                     && c.sequence_parallel_off),
                                              .lora = c.lora, .weight_bytes = c.weight_bytes,
                                              .gradient_bytes = c.gradient_bytes,
                                              .optimizer_bytes = c.optimizer_bytes };

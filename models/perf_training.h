@@ -136,6 +136,9 @@ typedef struct training_constraints {
                             * engine_training_state); TRAINING_FREE: 3, any */
     unsigned zero_stages;  /* the ZeRO stages the framework runs, bit s for stage s;
                             * TRAINING_FREE: 0xf, all */
+    int sequence_parallel; /* with tp > 1: -1 the framework's way, 0 without, 1 with */
+    bool sequence_parallel_off; /* the framework's way: without unless stated (an
+                                 * engine's, engine_training_state); TRAINING_FREE: with */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;
@@ -143,10 +146,10 @@ typedef struct training_constraints {
 
 #define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
                                                .selective = -1, .pipeline_zero = 3, \
-                                               .zero_stages = 0xf })
+                                               .zero_stages = 0xf, .sequence_parallel = -1 })
 
 /* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
- * ZeRO stage it pipelines with) into to. */
+ * ZeRO stages it runs and pipelines with; sequence parallelism by default or not) into to. */
 void training_constraints_state_from(training_constraints *to, const training_constraints *from);
 
 /* The fastest setup that fits within the constraints, as a framework's user would pick

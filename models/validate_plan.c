@@ -11,6 +11,7 @@ typedef enum value_kind { VALUE_COUNT, VALUE_ZERO, VALUE_WORD } value_kind;
 
 static const char *const schedules[] = { "1f1b", "interleaved", "zero-bubble", "dualpipe", NULL };
 static const char *const recomputes[] = { "none", "selective", "full", NULL };
+static const char *const switches[] = { "off", "on", NULL }; /* in that order: 0, 1 */
 enum { SCHEDULE_1F1B, SCHEDULE_INTERLEAVED, SCHEDULE_ZERO_BUBBLE, SCHEDULE_DUALPIPE };
 enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 
@@ -34,6 +35,7 @@ static const struct {
     [PLAN_RECOMPUTE] = { "RECOMPUTE", VALUE_WORD, recomputes },
     [PLAN_RECOMPUTE_LAYERS] = { "RECOMPUTE_LAYERS", VALUE_COUNT, NULL },
     [PLAN_REPLICAS] = { "REPLICAS", VALUE_COUNT, NULL },
+    [PLAN_SP] = { "SP", VALUE_WORD, switches },
 };
 
 const char *validate_plan_key_name(validate_plan_key key)
@@ -123,6 +125,7 @@ static void apply(validate_plan *p, validate_plan_key k, unsigned value)
         break;
     case PLAN_RECOMPUTE_LAYERS: c->recompute_layers = (int)value; break;
     case PLAN_REPLICAS: p->replicas = value; break;
+    case PLAN_SP: c->sequence_parallel = (int)value; break;
     case PLAN_KEYS: break;
     }
 }

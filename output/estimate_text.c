@@ -292,7 +292,8 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         return;
     }
     const training_setup *s = &t->setup;
-    fprintf(out, "  parallelism         tp %u, pp %u", s->tp, s->pp);
+    fprintf(out, "  parallelism         tp %u%s, pp %u", s->tp,
+            s->tp > 1 && s->no_sequence_parallel ? " (no sequence parallelism)" : "", s->pp);
     if (s->pp > 1)
         fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->zero_bubble ? "zero-bubble ZB-H1"
                               : s->virtual_stages > 1 ? "interleaved" : "1F1B");
@@ -402,6 +403,7 @@ static void csv_training(FILE *out, const estimate_request *req, const estimate_
         { "train_microbatches", s->microbatches, "micro-batches" },
         { "train_recompute_layers", s->recompute_layers, "layers" },
         { "train_selective", s->selective, "1" },
+        { "train_sp", s->tp > 1 && !s->no_sequence_parallel, "1" },
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
         row(out, plan[i].name, r->train_fits ? plan[i].value : NAN, plan[i].unit);

@@ -315,9 +315,14 @@ Test(cli, estimate_trains_lora_adapters_when_asked)
     cr_expect(strstr(out, "\ntrain_fits,1,1\n") != NULL, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_fits,0,1\n") != NULL, "%s", out);
-    /* 16 GPUs: tp 8, pp 2, every layer recomputed, its input split along the sequence
-     * (69 GB of states a GPU and 0.9 GB of activations within 76.6) */
+    /* with sequence parallelism, 16 GPUs: tp 8, pp 2, every layer recomputed, its input
+     * split along the sequence (69 GB of states a GPU and 0.9 GB of activations within
+     * 76.6); DeepSpeed's way, without it, keeps each layer's input whole, 2 s b h = 268 MB
+     * a layer, 10.7 GB for a stage's 40: 32 */
+    cr_assert_eq(cli_run(&out, &err, "%s --csv --sp on", base), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_min_gpus,16,devices\n") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_min_gpus,32,devices\n") != NULL, "%s", out);
 }
 
 /* The value of row `metric` of estimate's CSV (NaN where the cell is empty), or -1 where
@@ -347,7 +352,8 @@ Test(cli, estimate_training_alone_plans_at_the_tp_asked)
                  err);
     cr_expect_eq(csv_row(out, "train_tp"), 4, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 8", gpt3), 0, "%s", err);
-    cr_expect(strstr(out, "\n  parallelism         tp 8, ") != NULL, "%s", out);
+    cr_expect(strstr(out, "\n  parallelism         tp 8 (no sequence parallelism), ") != NULL,
+              "DeepSpeed's way: %s", out);
     cr_expect(strstr(out, "inference") == NULL, "%s", out);
     /* 96 heads split 3 ways, but 1,024 GPUs do not: the cause with its numbers */
     cr_expect_eq(cli_run(&out, &err, "%s --gpus 1024 --training --tp 3", gpt3), 2);
@@ -452,10 +458,17 @@ Test(cli, estimate_takes_every_dimension_of_a_training_plan)
     cr_expect_eq(csv_row(out, "train_etp"), 1, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
                          "--training --train-tp 8 --pp 4 --vpp 2"), 0, "%s", err);
-    cr_expect(strstr(out, "\n  parallelism         tp 8, pp 4 (interleaved), dp 2, ") != NULL,
-              "%s", out);
+    cr_expect(strstr(out, "\n  parallelism         tp 8 (no sequence parallelism), pp 4 "
+                     "(interleaved), dp 2, ") != NULL, "%s", out);
     cr_expect(strstr(out, "\n                      2 model chunks per pipeline stage\n") != NULL,
               "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --pp 4 --vpp 2 --sp on"), 0, "%s", err);
+    cr_expect(strstr(out, "\n  parallelism         tp 8, pp 4 (interleaved), dp 2, ") != NULL,
+              "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --sp maybe"), 2);
+    cr_expect(strstr(err, "--sp expects on or off, got 'maybe'") != NULL, "%s", err);
 }
 
 Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)

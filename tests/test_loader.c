@@ -845,8 +845,8 @@ Test(loader, training_jobs_take_lora_and_dualpipe)
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-70b\", gpus = 8, pool = \"p\", "
                            "tokens = 1e8 }"), 6,
-                 "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 142.0 GB per GPU "
-                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 0.9) with 76.6 GB "
+                 "workloads.tune.gpus: llama-3-70b on 8 H100-SXM: needs 146.5 GB per GPU "
+                 "(weights 17.6, gradients 17.6, optimizer 105.8, activations 5.4) with 76.6 GB "
                  "usable; the smallest that fits is 16 GPUs");
     expect_error(pool_case("p = fs.dedicated { gpu = \"H100-SXM\", count = 8 },",
                            "tune = fs.training { model = \"llama-3-8b\", gpus = 8, pool = \"p\", "
@@ -889,13 +889,15 @@ Test(loader, training_parallelism_states_every_dimension)
     cr_expect_eq(got->zero_stage, 1);
     cr_expect_eq(got->recompute_layers, 4);
     cr_expect_eq(got->microbatches, 256, "512 sequences over dp 2, one a micro-batch");
+    cr_expect(got->no_sequence_parallel, "DeepSpeed's tensor parallelism: no SP unless stated");
     const engine_spec *e = catalog_engine(&sc.catalog, "deepspeed");
     const device_spec *d = catalog_device(&sc.catalog, "H100-SXM");
     perf_profile base = perf_default_profile(d);
     perf_profile p = engine_apply_profile(e, &base, d);
     training_setup s = { .tp = 2, .pp = 2, .cp = 2, .virtual_stages = 2, .micro_batch = 1,
                          .zero_stage = 1, .recompute_layers = 4, .seq_len = 4096, .ep = 1,
-                         .etp = 2, .weight_bytes = e->train_weight_bytes,
+                         .etp = 2, .no_sequence_parallel = true,
+                         .weight_bytes = e->train_weight_bytes,
                          .gradient_bytes = e->train_gradient_bytes,
                          .optimizer_bytes = e->train_optimizer_bytes };
     training_estimate by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d,
@@ -904,6 +906,24 @@ Test(loader, training_parallelism_states_every_dimension)
     cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
     scenario_release(&sc);
     free(path);
+    /* sp = true: the same plan with sequence parallelism, as stated */
+    cr_assert_eq(load_text(plan_case("llama-3-8b", "tp = 2, pp = 2, cp = 2, dp = 2, vpp = 2, "
+                                     "micro_batch = 1, zero = 1, recompute = 4, schedule = "
+                                     "\"interleaved\", sp = true"),
+                           NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect_not(sc.trainings[0].setup.no_sequence_parallel);
+    cr_expect_eq(sc.trainings[0].setup.recompute_layers, 4);
+    s.no_sequence_parallel = false;
+    d = catalog_device(&sc.catalog, "H100-SXM"); /* the new scenario's catalog */
+    base = perf_default_profile(d);
+    p = engine_apply_profile(catalog_engine(&sc.catalog, "deepspeed"), &base, d);
+    by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d, &p, PREC_BF16, s,
+                                 16, 512);
+    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    scenario_release(&sc);
+    free(path);
+    expect_error(plan_case("llama-3-8b", "tp = 2, sp = \"yes\""), 6,
+                 "workloads.tune.parallelism.sp: expected true or false");
     /* the mixture's: ep and etp, HSDP (ZeRO-3 implied), selective recomputation, 1F1B */
     cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "tp = 2, ep = 4, etp = 1, hsdp = 4, "
                                      "recompute = \"selective\", micro_batch = 1, schedule = "

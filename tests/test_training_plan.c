@@ -674,3 +674,32 @@ Test(training_plan, tensor_parallel_overlap_hides_its_share_under_the_products)
     p.train_tp_overlap = 1;
     cr_expect_float_eq(perf_training_step(m, d, &p, PREC_BF16, s, 4, 1).tp_comm_s, 0, 1e-12);
 }
+
+Test(training_plan, without_sequence_parallelism_each_device_keeps_the_whole_sequence)
+{
+    /* llama-2-13b at tp 4, one sequence of 4096 (Korthikanti et al. 2022): without
+     * sequence parallelism a layer keeps s b h (10 + 24 / t), a layer recomputed in full
+     * its whole input, 2 s b h, and the norms and adds run on every token */
+    const model_spec *m = test_model("llama-2-13b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 4, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096,
+                         .no_sequence_parallel = true };
+    double sbh = 4096.0 * m->hidden;
+    cr_expect_float_eq(memory_training_layer_activations(m, &s, false), sbh * (10 + 24 / 4.0),
+                       1);
+    cr_expect_float_eq(memory_training_layer_activations(m, &s, true), 2 * sbh, 1);
+    training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 4, 1);
+    perf_breakdown ops;
+    forward_ops(m, d, PREC_BF16, 4, 1, 4096, &ops);
+    const perf_op_time *o = ops.op;
+    double pass = o[OP_EMBED].time_s + o[OP_NORM].time_s + o[OP_ADD].time_s
+                  + o[OP_FINAL_NORM].time_s + o[OP_ROPE].time_s + o[OP_ACT].time_s;
+    cr_expect_float_eq(e.memory_pass_s, 3 * pass, 1e-9 * e.memory_pass_s);
+    /* at tp 1 it changes nothing */
+    s.tp = 1;
+    training_setup with = s;
+    with.no_sequence_parallel = false;
+    cr_expect_float_eq(perf_training_step(m, d, &p, PREC_BF16, s, 1, 1).step_s,
+                       perf_training_step(m, d, &p, PREC_BF16, with, 1, 1).step_s, 1e-12);
+}

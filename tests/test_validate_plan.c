@@ -59,7 +59,7 @@ Test(validate_plan, an_unknown_key_is_refused_naming_the_known)
 {
     cr_expect_str_eq(refused("TP=2 VP=2"),
                      "unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, DP, MBS, GA, "
-                     "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS)");
+                     "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, SP)");
     cr_expect(strstr(refused("tp=2"), "unknown key 'tp' in 'tp=2'"), "keys are upper case");
     cr_expect_str_eq(refused("TP=2 TP=4"), "repeated key 'TP' in 'TP=4'");
     cr_expect_str_eq(refused("PP=16 (DualPipe)"),
@@ -204,7 +204,8 @@ Test(validate_plan, a_stated_dp_that_does_not_hold_leaves_the_row_unpredicted)
     cr_expect(strstr(training_row("REPLICAS=2").reason, "REPLICAS=2 is a serving row's key"));
     cr_expect_str_eq(training_row("VP=2").reason,
                      "parallelism: unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, "
-                     "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS)");
+                     "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, "
+                     "SP)");
 }
 
 /* A serving row: Llama-3-8B in bf16, 8 H100s, static batches of 8 of 128 + 128 tokens. */
@@ -260,4 +261,13 @@ Test(validate_plan, a_table_with_an_unknown_key_is_refused_by_file_and_line)
               "%s", errs);
     free(out);
     free(errs);
+}
+
+Test(validate_plan, sequence_parallelism_is_stated_or_the_engines)
+{
+    cr_expect_eq(parsed("TP=4 SP=off").training.sequence_parallel, 0);
+    cr_expect_eq(parsed("TP=4 SP=on").training.sequence_parallel, 1);
+    cr_expect_eq(parsed("TP=4").training.sequence_parallel, -1, "not stated: the engine's way");
+    cr_expect_str_eq(refused("TP=4 SP=yes"),
+                     "bad value 'yes' for SP in 'SP=yes' (expected off or on)");
 }

@@ -68,7 +68,9 @@
 --              zero_stages, the ZeRO stages it runs (all unless given); tp_overlap, the
 --              share of tensor parallelism's communication run under the products that
 --              need or make it, as far as they last (0 unless given; on the devices
---              the families price)
+--              the families price); sequence_parallel, whether its tensor parallelism
+--              runs with sequence parallelism unless a plan says (true unless given:
+--              NeMo's recipes and torchtitan's TP plan do)
 
 -- A table of its own for each engine that takes one of the shared settings below, so
 -- that a scenario's edit of one engine (fs.engines.vllm.memory.share = 0.8) leaves the
@@ -276,8 +278,12 @@ return {
       .. "gradients, fp32 master weights and moments",
     kernels = copy(OPERATORS),
     -- pipeline_zero: deepspeed/runtime/pipe/engine.py asserts "ZeRO-2 and ZeRO-3 are
-    -- incompatible with pipeline parallelism"
-    training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12, pipeline_zero = 1 },
+    -- incompatible with pipeline parallelism".  sequence_parallel: Megatron-DeepSpeed's
+    -- tensor parallelism runs without it unless --sequence-parallel is given (enabled by
+    -- its 2023 rebase on Megatron-LM: examples_deepspeed/deepspeed4science/
+    -- long_seq_support/README.md); a plan states sp to have it
+    training = { weight_bytes = 2, gradient_bytes = 2, optimizer_bytes = 12, pipeline_zero = 1,
+                 sequence_parallel = false },
   },
   ["megatron"] = {
     kind = "training",
