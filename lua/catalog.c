@@ -441,8 +441,9 @@ static int read_engine_families(load_context *c, const fields_object *o, engine_
             { "moe_gemm", KERNEL_GROUPED_GEMM, &e->families[ENGINE_MOE_GEMM] },
             { "attention_backward", KERNEL_ATTN_BACKWARD, &e->attn_backward_family },
         };
-    static const char *const keys[] = { "attention_prefill", "moe_gemm", "attention_backward",
-                                        NULL };
+    const char *keys[sizeof wired / sizeof wired[0] + 1] = { NULL };
+    for (size_t i = 0; i < sizeof wired / sizeof wired[0]; i++)
+        keys[i] = wired[i].key;
     fields_object f;
     int found = fields_object_open_field(c, o, "families", NULL,
                                          "a table such as { attention_prefill = "

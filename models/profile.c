@@ -8,9 +8,12 @@
 void profile_init(device_profile *p)
 {
     memset(p, 0, sizeof *p);
-    perf_profile absent = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, NAN,
-                            NAN, NAN, NAN, NAN, NULL, NULL, false, { 0 }, 0, 0, NULL, NULL, NULL,
-                            false, false, false, false, false, 0 };
+    /* NAN: not measured (the device's figures stand); named, so a new field is zero */
+    perf_profile absent = { .compute_efficiency = NAN, .tokens_half = NAN, .width_half = NAN,
+                            .bandwidth_efficiency = NAN, .kernel_launch_s = NAN,
+                            .kernels_per_layer = NAN, .link_latency_s = NAN,
+                            .network_bytes_per_s = NAN, .dp_overlap = NAN, .host_s = NAN,
+                            .host_per_seq_s = NAN, .host_tp_s = NAN, .host_tp_per_seq_s = NAN };
     p->perf = absent;
 }
 

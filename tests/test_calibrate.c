@@ -295,8 +295,8 @@ Test(calibrate, profile_shares_scale_unmeasured_precisions)
     p.flops[PREC_FP16] = 700e12;
     p.perf.compute_efficiency = 0.7;
     p.perf.bandwidth_efficiency = 0.8; /* no achieved bandwidth: the share applies */
-    perf_profile perf = { 0.5, 1, 1, 0.5, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, NULL, NULL, false, { 0 }, 0, 0, NULL, NULL,
-                          NULL, false, false, false, false, false, 0 };
+    perf_profile perf = { .compute_efficiency = 0.5, .tokens_half = 1, .width_half = 1,
+                          .bandwidth_efficiency = 0.5, .devices_per_node = 1 };
     profile_apply(&p, &d, &perf);
     cr_expect(near(d.peak_flops[PREC_FP8], 1400e12, 1e-12));
     cr_expect_eq(perf.compute_efficiency, 1);
@@ -320,8 +320,11 @@ Test(calibrate, pool_profile_key)
     cr_assert_eq(fields_object_open(&c, -1, "pools.a", "fleet.lua:3: ", NULL, "a pool", &pool), 0);
     snprintf(pool.where, sizeof pool.where, "fleet.lua:3: ");
     device_spec d = { 0 };
-    perf_profile perf = { 0.7, 32, 128, 0.85, 4e-6, 8, 10e-6, 50e9, 8, 0.8, 0, 0, 0, 0, NULL, NULL, false, { 0 }, 0, 0, NULL, NULL,
-                          NULL, false, false, false, false, false, 0 };
+    perf_profile perf = { .compute_efficiency = 0.7, .tokens_half = 32, .width_half = 128,
+                          .bandwidth_efficiency = 0.85, .kernel_launch_s = 4e-6,
+                          .kernels_per_layer = 8, .link_latency_s = 10e-6,
+                          .network_bytes_per_s = 50e9, .devices_per_node = 8,
+                          .dp_overlap = 0.8 };
     cr_expect_eq(profile_load_convert(&c, &pool, &d, &perf), 1, "%s", err);
     cr_expect_eq(d.bandwidth_bytes_per_s, 2e12);
     cr_expect_eq(perf.tokens_half, 7);
