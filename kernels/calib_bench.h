@@ -30,6 +30,13 @@ typedef struct calib_options {
 int calib_cpu_run(const calib_options *o, calib_samples *out, calib_meta *meta, char *err,
                   size_t err_size);
 
+/* This machine's physical memory in bytes (sysconf), 0 where it cannot say: what a
+ * profile measured on its CPU holds, in place of the catalog CPU's. */
+double calib_cpu_memory_bytes(void);
+
+/* This CPU's last-level cache in bytes (sysconf: L3, else L2), 0 where it cannot say. */
+double calib_cpu_cache_bytes(void);
+
 /* The CUDA device's copy and triad bandwidth (4 KB..4 GB within free memory), FMA chains
  * (fp32, half2, bfloat162), cuBLAS GEMM (fp16, bf16, int8; fp8 from compute capability
  * 8.9) over decode-like and square shapes, launch latency, pageable and pinned

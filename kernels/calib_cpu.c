@@ -310,6 +310,22 @@ static void cpu_name(char *out, size_t size)
     fclose(f);
 }
 
+double calib_cpu_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+double calib_cpu_cache_bytes(void)
+{
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l3 > 0 ? (double)l3 : l2 > 0 ? (double)l2 : 0;
+#else
+    return 0;
+#endif
+}
+
 int calib_cpu_run(const calib_options *o, calib_samples *out, calib_meta *meta, char *err,
                   size_t err_size)
 {
@@ -321,6 +337,8 @@ int calib_cpu_run(const calib_options *o, calib_samples *out, calib_meta *meta, 
         cores = 256;
     cpu_name(meta->device, sizeof meta->device);
     snprintf(meta->kind, sizeof meta->kind, "cpu");
+    meta->memory_bytes = calib_cpu_memory_bytes();
+    meta->cache_bytes = calib_cpu_cache_bytes();
     meta->threads = cores;
     meta->quick = o->quick;
     calib_blas *blas = calib_blas_open();

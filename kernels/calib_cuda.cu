@@ -287,6 +287,8 @@ extern "C" int calib_cuda_run(const calib_options *o, calib_samples *out, calib_
     CUDA_TRY(c, cudaSetDevice(c->device));
     CUDA_TRY(c, cudaGetDeviceProperties(&c->prop, c->device));
     snprintf(meta->device, sizeof meta->device, "%s", c->prop.name);
+    meta->memory_bytes = (double)c->prop.totalGlobalMem;
+    meta->cache_bytes = (double)c->prop.l2CacheSize;
     snprintf(meta->kind, sizeof meta->kind, "gpu");
     meta->threads = (unsigned)count;
     meta->quick = o->quick;

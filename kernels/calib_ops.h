@@ -27,6 +27,7 @@
 #include "kernels/calib_sample.h"
 #include "models/llm.h"
 #include "models/perf_constants.h"
+#include "models/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,14 +52,32 @@ typedef struct calib_ops_fit {
     char what[32];       /* "gemm", "norm", "attention_decode", ... */
     size_t points;
     double rms_rel, worst_rel; /* of (fit - median) / median over the shapes */
+    double spread;       /* the median over the shapes of (q3 - q1) / median of the repeats */
 } calib_ops_fit;
 
 #define CALIB_OPS_FITS_MAX 12
+
+/* A class whose fitted stream ran faster than the memory's bandwidth as measured:
+ * explained where its largest shape fits in the last-level cache, else capped at the
+ * memory's (calib_ops_check_ceilings). */
+typedef struct calib_ops_ceiling {
+    char what[32];          /* "gemm weight stream", "gemm one-token stream", "norm", ... */
+    double efficiency;      /* as fitted, a share of the table's reference stream */
+    double largest_bytes;   /* the bytes of the class's largest shape */
+    bool capped;            /* beyond the cache (or no cache size known): set to the
+                             * memory's share */
+} calib_ops_ceiling;
 
 typedef struct calib_ops_result {
     perf_family table;   /* peak_flops, bandwidth: the references its shares divide */
     calib_ops_fit fits[CALIB_OPS_FITS_MAX];
     size_t nfits;
+    double spread[SPREAD_CLASSES]; /* per class, as device_profile's (0: one repeat) */
+    calib_ops_ceiling ceilings[CALIB_OPS_FITS_MAX];
+    size_t nceilings;
+    double cache_bytes;  /* the last-level cache the ceilings were judged by (0: unknown) */
+    double memory_bytes_per_s; /* the memory bandwidth they were judged by (0: unknown,
+                                * nothing judged) */
 } calib_ops_result;
 
 /* True when samples hold operator series (kinds op_*). */
@@ -75,6 +94,20 @@ bool calib_ops_present(const calib_samples *samples);
 int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
                       calib_ops_result *out, char *err, size_t err_size);
 
+/* The physical ceiling of a fitted table: a stream (the GEMM's matrix and one-token
+ * streams, each memory pass, decode attention's cache reads) whose share of the table's
+ * reference, times that reference, exceeds memory_bytes_per_s (a copy's bandwidth
+ * measured on the same machine) moves its bytes faster than memory can.  Where the
+ * class's largest shape (its samples' bytes; the GEMM's streams: its products of 16
+ * tokens or fewer, which the stream sets) fits in cache_bytes, the cache explains it and
+ * the share stays; else (or with cache_bytes 0, unknown) the share is capped at the
+ * memory's.  Each such class is listed in r->ceilings.  With memory_bytes_per_s 0 (not
+ * measured) nothing is judged.  (The reference itself, the fastest one-token product, is
+ * a kernel's rate and may sit well under the memory's: a share above 1 alone is no
+ * fault.) */
+void calib_ops_check_ceilings(calib_ops_result *r, const calib_samples *samples,
+                              double cache_bytes, double memory_bytes_per_s);
+
 /* Relative nonlinear least squares of a model with n parameters, started at theta
  * (updated): minimises sum over points of (f(theta, i) / y_i - 1)^2.  Returns the rms of
  * the relative residuals, or -1 when the solver fails.  Shared by the steps fit. */
@@ -83,11 +116,12 @@ double calib_fit_relative(calib_model_fn f, void *data, const double *y, size_t 
                           double *theta, size_t n);
 
 /* The profile's `operators = { ... }` block (lua/profile_load.c reads it back): the
- * table t fitted at precision prec on model, the fits behind it (may be none) and the
- * steps fit that adjusted it (steps NULL: none). */
+ * table t fitted at precision prec on model, the measurements' spread per class (NULL or
+ * zeros: none recorded), the operator fits behind it with their ceilings (fits NULL: none)
+ * and the steps fit that adjusted it (steps NULL: none). */
 struct calib_steps_fit;
 int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const char *model,
-                        const calib_ops_fit *fits, size_t nfits,
+                        const double spread[SPREAD_CLASSES], const calib_ops_result *fits,
                         const struct calib_steps_fit *steps, const char *steps_file);
 
 #ifdef __cplusplus

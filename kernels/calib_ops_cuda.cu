@@ -583,6 +583,8 @@ extern "C" int calib_ops_cuda_run(const calib_options *o, const model_spec *m,
     CUDA_TRY(c, cudaGetDeviceProperties(&c->prop, c->device));
     if (!*meta->device) {
         snprintf(meta->device, sizeof meta->device, "%s", c->prop.name);
+        meta->memory_bytes = (double)c->prop.totalGlobalMem;
+        meta->cache_bytes = (double)c->prop.l2CacheSize;
         snprintf(meta->kind, sizeof meta->kind, "gpu");
         meta->threads = (unsigned)count;
         meta->quick = o->quick;

@@ -65,6 +65,7 @@ double calib_fit_relative(calib_model_fn f, void *data, const double *y, size_t 
 
 typedef struct op_point {
     double m, n, k, bytes, flops, seconds;
+    double spread;          /* (q3 - q1) / median of the shape's repeats */
 } op_point;
 
 typedef struct op_series {
@@ -87,8 +88,11 @@ static size_t medians_of(const calib_samples *s, const char *kind, op_point *out
                 rep[r++] = s->items[j].seconds;
             j++;
         }
-        if (!strcmp(a->kind, kind))
-            out[n++] = (op_point){ a->m, a->n, a->k, a->bytes, a->flops, calib_median(rep, r, NULL) };
+        if (!strcmp(a->kind, kind)) {
+            double iqr, median = calib_median(rep, r, &iqr);
+            out[n++] = (op_point){ a->m, a->n, a->k, a->bytes, a->flops, median,
+                                   r > 1 && median > 0 ? iqr / median : 0 };
+        }
         i = j;
     }
     return n;
@@ -96,23 +100,28 @@ static size_t medians_of(const calib_samples *s, const char *kind, op_point *out
 
 static double sat(double x, double half) { return half > 0 ? x / (x + half) : 1; }
 
+/* The fit's errors and the measurements' spread (the median over the shapes), for the
+ * report; the spread. */
 static double report(calib_ops_result *r, const char *what, calib_model_fn f, void *data,
                      const op_point *p, size_t n, const double *theta)
 {
-    double ss = 0, worst = 0;
+    double ss = 0, worst = 0, spreads[n + 1];
     for (size_t i = 0; i < n; i++) {
         double e = f(theta, i, data) / p[i].seconds - 1;
         ss += e * e;
         worst = fmax(worst, fabs(e));
+        spreads[i] = p[i].spread;
     }
+    double spread = calib_median(spreads, n, NULL);
     if (r->nfits < CALIB_OPS_FITS_MAX) {
         calib_ops_fit *fit = &r->fits[r->nfits++];
         snprintf(fit->what, sizeof fit->what, "%s", what);
         fit->points = n;
         fit->rms_rel = sqrt(ss / n);
         fit->worst_rel = worst;
+        fit->spread = spread;
     }
-    return sqrt(ss / n);
+    return spread;
 }
 
 /* Fits from several starts (the max() forms have kinks); the best kept. */
@@ -256,7 +265,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     }
     calib_model_fn gemm = vector ? gemm_vector_model : gemm_model;
     fit_best(gemm, &s, p, s.count, g, vector ? 6 : 5, vector ? starts6 : starts5, 3);
-    report(out, "gemm", gemm, &s, p, s.count, g);
+    out->spread[SPREAD_GEMM] = report(out, "gemm", gemm, &s, p, s.count, g);
     t->gemm = (perf_gemm_constants){ .efficiency = exp(g[0]), .tokens_half = exp(g[1]),
                                      .bandwidth_efficiency = exp(vector ? matrix_stream_log(g)
                                                                         : g[2]),
@@ -270,22 +279,27 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     };
     const double pass_starts[] = { log(0.5), log(1), log(1e-6), log(0.2), log(8), log(1e-7),
                                    log(1), log(0.1), log(1e-5) };
+    double pass_spread[sizeof passes / sizeof passes[0]];
+    size_t npass = 0;
     for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
         s.count = medians_of(samples, passes[k].kind, p);
         if (s.count < 3)
             continue;
         double th[3] = { 0 };
         fit_best(pass_model, &s, p, s.count, th, 3, pass_starts, 3);
-        report(out, passes[k].kind + 3, pass_model, &s, p, s.count, th);
+        pass_spread[npass++] = report(out, passes[k].kind + 3, pass_model, &s, p, s.count, th);
         t->pass[passes[k].pass] = (perf_pass_constants){ exp(th[0]), exp(th[1]), exp(th[2]) };
     }
+    if (npass)
+        out->spread[SPREAD_PASSES] = calib_median(pass_spread, npass, NULL);
     s.count = medians_of(samples, "op_attn_decode", p);
     if (s.count >= 4) {
         double th[4] = { 0 };
         const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3),
                                   log(0.2), log(1), log(1e-6), log(0.1) };
         fit_best(decode_model, &s, p, s.count, th, 4, starts, 2);
-        report(out, "attention_decode", decode_model, &s, p, s.count, th);
+        out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, &s, p,
+                                                 s.count, th);
         t->attn_decode = (perf_attn_decode_constants){ exp(th[0]), exp(th[1]), exp(th[2]) };
         t->attn_prefill.cached_efficiency = exp(th[3]);
     }
@@ -294,10 +308,64 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
         double th[2] = { 0 };
         const double starts[] = { log(0.3), log(1e-5), log(0.05), log(1e-4) };
         fit_best(prefill_model, &s, p, s.count, th, 2, starts, 2);
-        report(out, "attention_prefill", prefill_model, &s, p, s.count, th);
+        out->spread[SPREAD_ATTN_PREFILL] = report(out, "attention_prefill", prefill_model, &s,
+                                                  p, s.count, th);
         t->attn_prefill.new_efficiency = exp(th[0]);
         t->attn_prefill.floor_s = exp(th[1]);
     }
     free(p);
     return 0;
+}
+
+/* ---- the physical ceiling ---------------------------------------------------------------- */
+
+/* The largest bytes of kind's samples with at most max_m rows (0: any). */
+static double largest_bytes(const calib_samples *s, const char *kind, double max_m)
+{
+    double most = 0;
+    for (size_t i = 0; i < s->count; i++)
+        if (!strcmp(s->items[i].kind, kind) && (max_m <= 0 || s->items[i].m <= max_m))
+            most = fmax(most, s->items[i].bytes);
+    return most;
+}
+
+/* A class's share against the memory's: listed when above it, capped at it unless the
+ * cache holds the class's largest shape. */
+static void ceiling(calib_ops_result *r, const char *what, double *efficiency, double bytes)
+{
+    double most = r->memory_bytes_per_s / r->table.bandwidth_bytes_per_s;
+    if (!(*efficiency > most) || !(bytes > 0) || r->nceilings >= CALIB_OPS_FITS_MAX)
+        return;
+    calib_ops_ceiling *c = &r->ceilings[r->nceilings++];
+    snprintf(c->what, sizeof c->what, "%s", what);
+    c->efficiency = *efficiency;
+    c->largest_bytes = bytes;
+    c->capped = !(r->cache_bytes > 0 && bytes <= r->cache_bytes);
+    if (c->capped)
+        *efficiency = most;
+}
+
+void calib_ops_check_ceilings(calib_ops_result *r, const calib_samples *samples,
+                              double cache_bytes, double memory_bytes_per_s)
+{
+    static const struct { const char *kind; perf_pass_kind pass; } passes[] = {
+        { "op_norm", PASS_NORM }, { "op_rope", PASS_ROPE }, { "op_act", PASS_ACT },
+        { "op_add", PASS_ADD }, { "op_embed", PASS_EMBED }, { "op_reshape", PASS_RESHAPE },
+        { "op_sample", PASS_SAMPLE },
+    };
+    perf_family *t = &r->table;
+    r->nceilings = 0;
+    r->cache_bytes = cache_bytes;
+    r->memory_bytes_per_s = memory_bytes_per_s;
+    if (!(memory_bytes_per_s > 0) || !(t->bandwidth_bytes_per_s > 0))
+        return; /* nothing to judge by */
+    ceiling(r, "gemm weight stream", &t->gemm.bandwidth_efficiency,
+            largest_bytes(samples, "op_gemm", 16));
+    ceiling(r, "gemm one-token stream", &t->gemm.vector_bandwidth_efficiency,
+            largest_bytes(samples, "op_gemm", 1));
+    for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++)
+        ceiling(r, passes[k].kind + 3, &t->pass[passes[k].pass].efficiency,
+                largest_bytes(samples, passes[k].kind, 0));
+    ceiling(r, "attention_decode", &t->attn_decode.efficiency,
+            largest_bytes(samples, "op_attn_decode", 0));
 }

@@ -17,7 +17,7 @@ static void stats(FILE *out, const char *name, const calib_steps_stats *s)
 }
 
 int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const char *model,
-                        const calib_ops_fit *fits, size_t nfits,
+                        const double spread[SPREAD_CLASSES], const calib_ops_result *fits,
                         const struct calib_steps_fit *steps, const char *steps_file)
 {
     fprintf(out, "  operators = { -- this device's operator table (docs/calibration.md)\n");
@@ -43,11 +43,41 @@ int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const c
             t->attn_prefill.new_efficiency, t->attn_prefill.floor_s);
     fprintf(out, "    host = { base_s = %.6g, per_seq_s = %.6g },\n", t->host.base_s,
             t->host.per_seq_s);
-    if (nfits) {
+    bool any = false;
+    for (int c = 0; spread && c < SPREAD_CLASSES; c++)
+        any |= spread[c] > 0;
+    if (any) {
+        fprintf(out, "    spread = { -- (q3 - q1) / median of a shape's repeats, the median "
+                     "over the class's shapes\n     ");
+        for (int c = 0; c < SPREAD_CLASSES; c++)
+            if (spread[c] > 0)
+                fprintf(out, " %s = %.4g,", profile_spread_names[c], spread[c]);
+        fprintf(out, "\n    },\n");
+    }
+    if (fits && fits->nfits) {
         fprintf(out, "    fits = { -- rms and worst of (fit - median) / median over the shapes\n");
-        for (size_t i = 0; i < nfits; i++)
-            fprintf(out, "      { what = \"%s\", points = %zu, rms_rel = %.4g, worst_rel = %.4g },\n",
-                    fits[i].what, fits[i].points, fits[i].rms_rel, fits[i].worst_rel);
+        for (size_t i = 0; i < fits->nfits; i++) {
+            const calib_ops_fit *f = &fits->fits[i];
+            fprintf(out, "      { what = \"%s\", points = %zu, rms_rel = %.4g, worst_rel = %.4g, "
+                    "spread = %.4g },\n", f->what, f->points, f->rms_rel, f->worst_rel,
+                    f->spread);
+        }
+        fprintf(out, "    },\n");
+    }
+    if (fits && fits->nceilings) {
+        fprintf(out, "    ceilings = { -- streams fitted faster than the memory's bandwidth "
+                     "(memory_share: its share of the reference; cache_bytes: the last-level "
+                     "cache, 0 not known)\n");
+        for (size_t i = 0; i < fits->nceilings; i++) {
+            const calib_ops_ceiling *c = &fits->ceilings[i];
+            fprintf(out, "      { what = \"%s\", fitted = %.4g, memory_share = %.4g, "
+                    "largest_bytes = %.6g, cache_bytes = %.6g, verdict = \"%s\" },\n", c->what,
+                    c->efficiency, fits->memory_bytes_per_s / t->bandwidth_bytes_per_s,
+                    c->largest_bytes, fits->cache_bytes,
+                    !c->capped ? "the cache holds it"
+                    : fits->cache_bytes > 0 ? "capped at 1: beyond the cache"
+                                            : "capped at 1: no cache size to explain it");
+        }
         fprintf(out, "    },\n");
     }
     if (steps) {
@@ -58,9 +88,29 @@ int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const c
                 "gemm_bandwidth = %.6g,\n      attention_prefill = %.6g, attention_decode = %.6g, "
                 "passes = %.6g, kernel_s = %.6g,\n", q->host_s, q->host_per_seq_s, q->gemm_compute,
                 q->gemm_bandwidth, q->attention_prefill, q->attention_decode, q->passes, q->kernel_s);
+        double found[CALIB_STEPS_NPARAMS];
+        calib_steps_params_get(&steps->found, found);
+        fprintf(out, "      accepted = %s, -- %s\n", steps->accepted ? "true" : "false",
+                steps->accepted ? "the values above are the fit's"
+                                : "the fit predicted the unseen no better: the table's values");
+        fprintf(out, "      found = {");
+        for (int k = 0; k < CALIB_STEPS_NPARAMS; k++) {
+            fprintf(out, " %s = { %.6g, ", calib_steps_param_names[k], found[k]);
+            if (steps->state[k] == CALIB_PARAM_FITTED)
+                fprintf(out, "se = %.3g },", steps->se[k]);
+            else
+                fprintf(out, "kept = \"%s\" },", steps->state[k] == CALIB_PARAM_AT_BOUND
+                                                    ? "at its bound" : "not determined");
+        }
+        fprintf(out, " },\n");
         stats(out, "before", &steps->before);
         stats(out, "train", &steps->train);
+        stats(out, "held_out_before", &steps->held_out_before);
         stats(out, "held_out", &steps->held_out);
+        if (steps->cv.folds)
+            fprintf(out, "      leave_one_model_out = { folds = %zu, rows = %zu, fitted_mae = "
+                    "%.4g, table_mae = %.4g },\n", steps->cv.folds, steps->cv.n,
+                    steps->cv.fitted_mae, steps->cv.profile_mae);
         fprintf(out, "    },\n");
     }
     fprintf(out, "  },\n");

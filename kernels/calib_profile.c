@@ -176,6 +176,7 @@ int calib_result_build(const calib_samples *samples, const calib_meta *meta,
     snprintf(p->kind, sizeof p->kind, "%s", meta->kind);
     snprintf(p->host, sizeof p->host, "%s", meta->host);
     snprintf(p->date, sizeof p->date, "%s", meta->date);
+    p->memory_bytes = meta->memory_bytes;
     if (datasheet)
         snprintf(p->catalog, sizeof p->catalog, "%s", datasheet->name);
     if (collect_medians(samples, r, err, err_size) != 0)
@@ -311,6 +312,7 @@ int calib_result_write_lua(FILE *out, const calib_result *r, const calib_meta *m
     lua_number(out, "    ", "host_link_bytes_per_s", p->host_link_bytes_per_s);
     lua_number(out, "    ", "host_link_latency_s", p->host_link_latency_s);
     lua_number(out, "    ", "launch_s", p->launch_s);
+    lua_number(out, "    ", "memory_bytes", p->memory_bytes);
     fprintf(out, "  },\n  perf = {\n");
     lua_number(out, "    ", "compute_efficiency", p->perf.compute_efficiency);
     lua_number(out, "    ", "tokens_half", p->perf.tokens_half);
@@ -353,7 +355,7 @@ int calib_result_write_lua(FILE *out, const calib_result *r, const calib_meta *m
     }
     fprintf(out, "  },\n");
     if (r->ops && calib_ops_write_lua(out, &r->ops->table, r->ops_precision, r->ops_model,
-                                      r->ops->fits, r->ops->nfits, NULL, NULL) != 0)
+                                      r->ops->spread, r->ops, NULL, NULL) != 0)
         return -1;
     fprintf(out, "}\n");
     return ferror(out) ? -1 : 0;

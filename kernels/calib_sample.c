@@ -39,6 +39,12 @@ int calib_samples_write(FILE *out, const calib_meta *meta, const calib_samples *
         fprintf(out, "# blas: %s\n", meta->blas);
     if (*meta->model)
         fprintf(out, "# model: %s\n", meta->model);
+    if (meta->memory_bytes > 0)
+        fprintf(out, "# memory_bytes: %.17g\n", meta->memory_bytes);
+    if (meta->cache_bytes > 0)
+        fprintf(out, "# cache_bytes: %.17g\n", meta->cache_bytes);
+    if (meta->copy_bytes_per_s > 0)
+        fprintf(out, "# copy_bytes_per_s: %.17g\n", meta->copy_bytes_per_s);
     fprintf(out, "%s\n", HEADER);
     for (size_t i = 0; i < list->count; i++) {
         const calib_sample *s = &list->items[i];
@@ -55,6 +61,14 @@ static void strip(char *s)
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
         s[--n] = '\0';
+}
+
+/* A byte count of a meta line: a positive number under 1e16, else 0 (not known). */
+static double meta_bytes(const char *value)
+{
+    char *end;
+    double v = strtod(value, &end);
+    return *value && !*end && isfinite(v) && v > 0 && v < 1e16 ? v : 0;
 }
 
 static void read_meta_line(const char *line, calib_meta *meta)
@@ -81,6 +95,12 @@ static void read_meta_line(const char *line, calib_meta *meta)
         snprintf(meta->model, sizeof meta->model, "%s", value);
     else if (META_IS("quick"))
         meta->quick = !strcmp(value, "true");
+    else if (META_IS("memory_bytes"))
+        meta->memory_bytes = meta_bytes(value);
+    else if (META_IS("cache_bytes"))
+        meta->cache_bytes = meta_bytes(value);
+    else if (META_IS("copy_bytes_per_s"))
+        meta->copy_bytes_per_s = meta_bytes(value);
 #undef META_IS
 }
 

@@ -50,6 +50,12 @@ typedef struct calib_meta {
     unsigned threads;             /* CPU cores used, or GPUs seen */
     bool quick;
     char model[CALIB_TEXT_MAX];   /* the model whose operators were timed ("" if none) */
+    double memory_bytes;          /* the measured machine's: a GPU's as CUDA reports it, a
+                                   * CPU's physical memory; 0 if not known */
+    double cache_bytes;           /* its last-level cache (a GPU's L2, a CPU's L3); 0 if not
+                                   * known */
+    double copy_bytes_per_s;      /* a large copy's bandwidth (bytes read and written) as the
+                                   * sampling tool measured it; 0 if not measured */
 } calib_meta;
 
 /* A growing list of samples.  Zeroed is empty; release with calib_samples_release. */

@@ -1,13 +1,37 @@
 /* Fitting engine-level parameters to measured step times (see calib_steps.h). */
 #include "kernels/calib_steps.h"
 
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/calib_ops.h"
 
-#define NPARAMS 8
+#define NPARAMS CALIB_STEPS_NPARAMS
+
+const char *const calib_steps_param_names[NPARAMS] = {
+    "host_s", "host_per_seq_s", "gemm_compute", "gemm_bandwidth", "attention_prefill",
+    "attention_decode", "passes", "kernel_s",
+};
+
+/* Which parameters are shares (fitted in log terms) and which times (seconds, >= 0). */
+static const bool IS_SHARE[NPARAMS] = { false, false, true, true, true, true, true, false };
+
+void calib_steps_params_get(const calib_steps_params *q, double out[NPARAMS])
+{
+    const double v[NPARAMS] = { q->host_s, q->host_per_seq_s, q->gemm_compute,
+                                q->gemm_bandwidth, q->attention_prefill, q->attention_decode,
+                                q->passes, q->kernel_s };
+    memcpy(out, v, sizeof v);
+}
+
+static calib_steps_params params_set(const double v[NPARAMS])
+{
+    return (calib_steps_params){ v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] };
+}
 
 calib_steps_params calib_steps_identity(void)
 {
@@ -101,9 +125,13 @@ void calib_steps_hold_out(calib_step *rows, size_t n, double fraction)
 
 /* ---- the fit ------------------------------------------------------------------------------ */
 
+/* The rows a fit sees, and which parameters it moves: the others keep `value`. */
 typedef struct fit_data {
     const calib_step **rows;
+    size_t m;
     const perf_profile *base;
+    bool free[NPARAMS];
+    double value[NPARAMS];       /* the parameters' values (the fixed ones' throughout) */
 } fit_data;
 
 /* A share from its fitted variable: exp of a log bounded to +-log(CALIB_STEPS_SHARE_MAX),
@@ -121,20 +149,276 @@ static double variable_of(double share)
     return b * atanh(log(share) / b);
 }
 
-/* theta: square roots of the times (non-negative), bounded logs of the shares. */
-static calib_steps_params params_of(const double *t)
+/* theta (the free parameters only): square roots of the times (non-negative), bounded
+ * logs of the shares. */
+static calib_steps_params params_of(const fit_data *d, const double *theta)
 {
-    return (calib_steps_params){ t[0] * t[0], t[1] * t[1], share_of(t[2]), share_of(t[3]),
-                                 share_of(t[4]), share_of(t[5]), share_of(t[6]), t[7] * t[7] };
+    double v[NPARAMS];
+    size_t j = 0;
+    for (int k = 0; k < NPARAMS; k++) {
+        if (!d->free[k]) {
+            v[k] = d->value[k];
+            continue;
+        }
+        v[k] = IS_SHARE[k] ? share_of(theta[j]) : theta[j] * theta[j];
+        j++;
+    }
+    return params_set(v);
+}
+
+static double predict_with(const fit_data *d, const calib_steps_params *q, size_t i)
+{
+    perf_profile p;
+    calib_steps_adjust(d->base, q, &p);
+    return calib_step_predict(d->rows[i], &p);
 }
 
 static double step_model(const double *theta, size_t i, void *data)
 {
     const fit_data *d = data;
-    calib_steps_params q = params_of(theta);
-    perf_profile p;
-    calib_steps_adjust(d->base, &q, &p);
-    return calib_step_predict(d->rows[i], &p);
+    calib_steps_params q = params_of(d, theta);
+    return predict_with(d, &q, i);
+}
+
+/* Least squares of the free parameters from three starts; d->value gets the best.  The
+ * rms of the relative residuals, or -1 when no start converged. */
+static double fit_free(fit_data *d, const double *y, double host0)
+{
+    size_t nfree = 0;
+    for (int k = 0; k < NPARAMS; k++)
+        nfree += d->free[k];
+    if (nfree == 0)
+        return 0;
+    double best = INFINITY, kept[NPARAMS];
+    const double scales[] = { 1, 0.5, 2 };
+    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
+        const double start[NPARAMS] = { sqrt(fmax(host0, 1e-6)), 1e-3, 0, 0, 0, 0, 0, 1e-3 };
+        double trial[NPARAMS];
+        size_t j = 0;
+        for (int k = 0; k < NPARAMS; k++)
+            if (d->free[k])
+                trial[j++] = IS_SHARE[k] ? variable_of(scales[s]) : start[k];
+        double rms = calib_fit_relative(step_model, d, y, d->m, trial, nfree);
+        if (rms >= 0 && rms < best) {
+            best = rms;
+            memcpy(kept, trial, nfree * sizeof *trial);
+        }
+    }
+    if (!isfinite(best))
+        return -1;
+    calib_steps_params q = params_of(d, kept);
+    calib_steps_params_get(&q, d->value);
+    return best;
+}
+
+/* Standard errors of the free parameters at d->value, in their own units: s^2 (J'J)^-1
+ * with J the relative residuals' derivatives (central differences; a share's in its log,
+ * a time's in seconds), s^2 = RSS / (rows - free), through the singular values so that a
+ * direction the rows do not see gives an infinite error to the parameters along it. */
+static void standard_errors(const fit_data *d, const double *y, double se[NPARAMS])
+{
+    int idx[NPARAMS];
+    size_t p = 0;
+    for (int k = 0; k < NPARAMS; k++) {
+        se[k] = NAN;
+        if (d->free[k])
+            idx[p++] = k;
+    }
+    if (p == 0)
+        return;
+    if (d->m <= p) {
+        for (size_t j = 0; j < p; j++)
+            se[idx[j]] = INFINITY;
+        return;
+    }
+    gsl_matrix *J = gsl_matrix_alloc(d->m, p), *V = gsl_matrix_alloc(p, p);
+    gsl_vector *S = gsl_vector_alloc(p), *work = gsl_vector_alloc(p);
+    if (!J || !V || !S || !work)
+        goto done;
+    double rss = 0;
+    calib_steps_params q = params_set(d->value);
+    for (size_t i = 0; i < d->m; i++) {
+        double r = predict_with(d, &q, i) / y[i] - 1;
+        rss += r * r;
+    }
+    for (size_t j = 0; j < p; j++) {
+        int k = idx[j];
+        double v = d->value[k];
+        double h = IS_SHARE[k] ? 1e-4 : fmax(1e-4 * v, 1e-9);
+        double up[NPARAMS], down[NPARAMS];
+        memcpy(up, d->value, sizeof up);
+        memcpy(down, d->value, sizeof down);
+        if (IS_SHARE[k]) {
+            up[k] = v * exp(h);
+            down[k] = v * exp(-h);
+        } else {
+            up[k] = v + h;
+            down[k] = fmax(v - h, 0);
+        }
+        calib_steps_params qu = params_set(up), qd = params_set(down);
+        for (size_t i = 0; i < d->m; i++)
+            gsl_matrix_set(J, i, j, (predict_with(d, &qu, i) - predict_with(d, &qd, i))
+                                        / (y[i] * (IS_SHARE[k] ? 2 * h : up[k] - down[k])));
+    }
+    double s2 = rss / (double)(d->m - p);
+    if (gsl_linalg_SV_decomp(J, V, S, work) != 0)
+        goto done;
+    double smax = gsl_vector_get(S, 0);
+    for (size_t j = 0; j < p; j++) {
+        double var = 0;
+        bool blind = false;
+        for (size_t c = 0; c < p; c++) {
+            double v = gsl_matrix_get(V, j, c), sv = gsl_vector_get(S, c);
+            if (sv <= 1e-10 * smax) {
+                blind |= fabs(v) > 1e-6;
+                continue;
+            }
+            var += v * v / (sv * sv);
+        }
+        double e = blind ? INFINITY : sqrt(s2 * var);
+        se[idx[j]] = IS_SHARE[idx[j]] ? e * d->value[idx[j]] : e; /* a share: share x log's */
+    }
+done:
+    gsl_matrix_free(J);
+    gsl_matrix_free(V);
+    gsl_vector_free(S);
+    gsl_vector_free(work);
+}
+
+/* Fits the rows, keeping at the profile's value each parameter the rows cannot determine
+ * or that ran to its bound (calib_steps.h), until every free one is determined. */
+static int fit_determined(fit_data *d, const double *y, const bool start_free[NPARAMS],
+                          double se[NPARAMS], calib_param_state state[NPARAMS])
+{
+    calib_steps_params id = calib_steps_identity();
+    perf_profile start;
+    calib_steps_adjust(d->base, &id, &start);
+    /* host work from the smallest step: what the table leaves of it, a start only */
+    double host0 = 0;
+    for (size_t i = 0; i < d->m; i++) {
+        double left = d->rows[i]->seconds - calib_step_predict(d->rows[i], &start);
+        host0 = i == 0 || left < host0 ? left : host0;
+    }
+    double identity[NPARAMS];
+    calib_steps_params_get(&id, identity);
+    size_t nfree = 0;
+    for (int k = 0; k < NPARAMS; k++) {
+        d->free[k] = start_free[k];
+        d->value[k] = identity[k];
+        state[k] = start_free[k] ? CALIB_PARAM_FITTED : CALIB_PARAM_UNDETERMINED;
+        nfree += start_free[k];
+    }
+    if (d->m <= nfree)
+        return -1;
+    double bound = 0.9 * log(CALIB_STEPS_SHARE_MAX);
+    for (int pass = 0; pass <= NPARAMS; pass++) {
+        if (fit_free(d, y, host0) < 0)
+            return -1;
+        standard_errors(d, y, se);
+        /* One at a time, the worst first (a share at its bound, then the largest error
+         * for its value): with the worst gone, a parameter it was confounded with is
+         * often determined. */
+        int worst = -1;
+        double worst_score = 1;
+        for (int k = 0; k < NPARAMS; k++) {
+            if (!d->free[k])
+                continue;
+            double v = d->value[k];
+            double score = IS_SHARE[k] && fabs(log(v)) >= bound ? INFINITY
+                           : v > 0 && isfinite(se[k])         ? se[k] / v
+                                                               : 1e300;
+            if (score >= worst_score) { /* a share's: its log's error of 1 or more */
+                worst = k;
+                worst_score = score;
+            }
+        }
+        if (worst < 0)
+            break;
+        state[worst] = isinf(worst_score) ? CALIB_PARAM_AT_BOUND : CALIB_PARAM_UNDETERMINED;
+        d->free[worst] = false;
+        d->value[worst] = identity[worst];
+    }
+    standard_errors(d, y, se);
+    return 0;
+}
+
+/* One model: the same name and the same shape (a steps file names its models; two
+ * shapes under one name are two models). */
+static bool same_model(const model_spec *a, const model_spec *b)
+{
+    return a == b || (!strcmp(a->name, b->name) && a->layers == b->layers
+                      && a->hidden == b->hidden && a->heads == b->heads
+                      && a->kv_heads == b->kv_heads && a->ffn == b->ffn && a->vocab == b->vocab);
+}
+
+/* The rows fitted: those not held out, and not of the model `left` (NULL: none). */
+static size_t training_rows(const calib_step *rows, size_t n, const model_spec *left,
+                            const calib_step **train, double *y)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].held_out && !(left && same_model(rows[i].model, left))) {
+            train[m] = &rows[i];
+            y[m++] = rows[i].seconds;
+        }
+    return m;
+}
+
+/* Leave each model out in turn (see calib_steps_cv), each fold fitting the parameters
+ * the whole fit determined (free). */
+static void cross_validate(const calib_step *rows, size_t n, const perf_profile *base,
+                           const bool free[NPARAMS], const calib_step **train, double *y,
+                           calib_steps_cv *cv)
+{
+    *cv = (calib_steps_cv){ 0 };
+    calib_steps_params id = calib_steps_identity();
+    perf_profile table;
+    calib_steps_adjust(base, &id, &table);
+    size_t models = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = same_model(rows[j].model, rows[i].model);
+        models += !seen;
+    }
+    if (models < 2)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const model_spec *left = rows[i].model;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = same_model(rows[j].model, left);
+        if (seen)
+            continue;
+        fit_data d = { train, training_rows(rows, n, left, train, y), base, { 0 }, { 0 } };
+        double se[NPARAMS];
+        calib_param_state state[NPARAMS];
+        if (fit_determined(&d, y, free, se, state) != 0)
+            continue; /* a fold that cannot be fitted counts as none */
+        calib_steps_params q = params_set(d.value);
+        perf_profile fold;
+        calib_steps_adjust(base, &q, &fold);
+        for (size_t r = 0; r < n; r++)
+            if (same_model(rows[r].model, left)) {
+                cv->fitted_mae += fabs(calib_step_predict(&rows[r], &fold) / rows[r].seconds - 1);
+                cv->profile_mae += fabs(calib_step_predict(&rows[r], &table) / rows[r].seconds - 1);
+                cv->n++;
+            }
+        cv->folds++;
+    }
+    if (cv->n) {
+        cv->fitted_mae /= cv->n;
+        cv->profile_mae /= cv->n;
+    }
+}
+
+size_t calib_steps_rows_needed(double fraction)
+{
+    size_t k = fraction > 0 ? (size_t)fmax(2, round(1 / fraction)) : 0;
+    size_t n = CALIB_STEPS_MIN_ROWS;
+    while (k && n - n / k < CALIB_STEPS_MIN_ROWS)
+        n++;
+    return n;
 }
 
 int calib_steps_fit_rows(const calib_step *rows, size_t n, const perf_profile *base,
@@ -143,56 +427,47 @@ int calib_steps_fit_rows(const calib_step *rows, size_t n, const perf_profile *b
 {
     const calib_step **train = malloc((n + 1) * sizeof *train);
     double *y = malloc((n + 1) * sizeof *y);
-    size_t m = 0;
     int status = -1;
+    memset(out, 0, sizeof *out);
     if (!train || !y) {
         snprintf(err, err_size, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!rows[i].held_out) {
-            train[m] = &rows[i];
-            y[m++] = rows[i].seconds;
-        }
-    if (m < NPARAMS + 2) {
-        snprintf(err, err_size, "%zu rows to fit (after the hold-out) for %d parameters: "
-                 "measure at least %d shapes", m, NPARAMS, NPARAMS + 2);
+    size_t m = training_rows(rows, n, NULL, train, y);
+    if (m < CALIB_STEPS_MIN_ROWS) {
+        snprintf(err, err_size, "%zu rows, %zu of them left to fit after the hold-out, for %d "
+                 "parameters: the fit needs %d rows after the hold-out", n, m, NPARAMS,
+                 CALIB_STEPS_MIN_ROWS);
         goto done;
     }
     calib_steps_params id = calib_steps_identity();
-    perf_profile start;
-    calib_steps_adjust(base, &id, &start);
-    calib_steps_stats_of(rows, n, &start, false, &out->before);
-    /* host work from the smallest step: what the table leaves of it, a start only */
-    double host0 = 0;
-    for (size_t i = 0; i < m; i++) {
-        double left = train[i]->seconds - calib_step_predict(train[i], &start);
-        host0 = i == 0 || left < host0 ? left : host0;
-    }
-    fit_data d = { train, base };
-    double best = INFINITY, theta[NPARAMS], kept[NPARAMS];
-    const double scales[] = { 1, 0.5, 2 };
-    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
-        double share = variable_of(scales[s]);
-        double trial[NPARAMS] = { sqrt(fmax(host0, 1e-6)), 1e-3, share, share, share,
-                                  share, share, 1e-3 };
-        double rms = calib_fit_relative(step_model, &d, y, m, trial, NPARAMS);
-        if (rms >= 0 && rms < best) {
-            best = rms;
-            for (int k = 0; k < NPARAMS; k++)
-                kept[k] = trial[k];
-        }
-    }
-    if (!isfinite(best)) {
+    perf_profile table;
+    calib_steps_adjust(base, &id, &table);
+    calib_steps_stats_of(rows, n, &table, false, &out->before);
+    calib_steps_stats_of(rows, n, &table, true, &out->held_out_before);
+    fit_data d = { train, m, base, { 0 }, { 0 } };
+    const bool all[NPARAMS] = { true, true, true, true, true, true, true, true };
+    if (fit_determined(&d, y, all, out->se, out->state) != 0) {
         snprintf(err, err_size, "the fit did not converge on %zu rows", m);
         goto done;
     }
-    for (int k = 0; k < NPARAMS; k++)
-        theta[k] = kept[k];
-    out->params = params_of(theta);
-    calib_steps_adjust(base, &out->params, fitted);
+    out->found = params_set(d.value);
+    calib_steps_adjust(base, &out->found, fitted);
     calib_steps_stats_of(rows, n, fitted, false, &out->train);
     calib_steps_stats_of(rows, n, fitted, true, &out->held_out);
+    bool determined[NPARAMS];
+    for (int k = 0; k < NPARAMS; k++)
+        determined[k] = out->state[k] == CALIB_PARAM_FITTED;
+    cross_validate(rows, n, base, determined, train, y, &out->cv);
+    if (out->cv.folds >= 2)
+        out->accepted = out->cv.fitted_mae < out->cv.profile_mae;
+    else if (out->held_out.n)
+        out->accepted = out->held_out.mean_abs_rel < out->held_out_before.mean_abs_rel;
+    else
+        out->accepted = true; /* nothing unseen to judge by: the fit as it came */
+    out->params = out->accepted ? out->found : id;
+    if (!out->accepted)
+        *fitted = table;
     status = 0;
 done:
     free(train);

@@ -79,13 +79,58 @@ void calib_steps_stats_of(const calib_step *rows, size_t n, const perf_profile *
  * fraction of 0 holds none out. */
 void calib_steps_hold_out(calib_step *rows, size_t n, double fraction);
 
+/* The parameters as an array, in calib_steps_params' order (host_s, host_per_seq_s,
+ * gemm_compute, gemm_bandwidth, attention_prefill, attention_decode, passes, kernel_s). */
+#define CALIB_STEPS_NPARAMS 8
+extern const char *const calib_steps_param_names[CALIB_STEPS_NPARAMS];
+void calib_steps_params_get(const calib_steps_params *q, double out[CALIB_STEPS_NPARAMS]);
+
+/* What the rows made of a parameter.  A parameter is determined when its standard error
+ * (from the fit's Jacobian and its residuals: s^2 (J'J)^-1, shares in log terms) is below
+ * its value: for a share, below a factor of e either way; for a time, below the time.
+ * One the rows cannot determine, or one that ran to within 10% of a share's bound (in
+ * log terms: the rows would take its class's time to nothing, or to all of the step), is
+ * kept at the profile's value (a share of 1, no time) and the others fitted again
+ * without it, until every parameter left is determined. */
+typedef enum calib_param_state {
+    CALIB_PARAM_FITTED,
+    CALIB_PARAM_UNDETERMINED,  /* kept at the profile's value: its error exceeded it */
+    CALIB_PARAM_AT_BOUND,      /* kept at the profile's value: it ran to its bound */
+} calib_param_state;
+
+/* Leave one model out: the fit on the other models' rows, predicting the rows of the one
+ * left out, each model in turn (a check of the fit on shapes it never saw). */
+typedef struct calib_steps_cv {
+    size_t folds;                /* models left out in turn: 0 with fewer than two models */
+    size_t n;                    /* rows predicted */
+    double fitted_mae;           /* mean |predicted / measured - 1| of the folds' fits */
+    double profile_mae;          /* the same of the operator table alone */
+} calib_steps_cv;
+
 typedef struct calib_steps_fit {
     calib_steps_params params;
+    double se[CALIB_STEPS_NPARAMS];  /* standard errors in the parameters' units; shares'
+                                      * as a share times the error of its log; NAN where
+                                      * kept at the profile's value */
+    calib_param_state state[CALIB_STEPS_NPARAMS];
     calib_steps_stats before, train, held_out; /* before: the table alone, on the rows fitted */
+    calib_steps_stats held_out_before;         /* the table alone, on the held-out rows */
+    calib_steps_cv cv;
+    bool accepted;   /* the fitted engine predicts the unseen better than the table alone:
+                      * cross-validated where there are two models or more, else on the
+                      * held-out rows.  Where not, params are the identity and the fitted
+                      * profile is the table alone (the fit's findings are still reported). */
+    calib_steps_params found;  /* what the fit found, accepted or not */
 } calib_steps_fit;
 
+/* The rows a fit needs after the hold-out, and the rows to measure for that many to be
+ * left at hold-out fraction (calib_steps_hold_out's rule). */
+#define CALIB_STEPS_MIN_ROWS (CALIB_STEPS_NPARAMS + 2)
+size_t calib_steps_rows_needed(double fraction);
+
 /* Fits q on the rows not held out, from base (which has an operator table); fitted gets
- * the adjusted profile.  0, or -1 with a message (fewer rows than parameters). */
+ * the adjusted profile (the table alone where the fit is not accepted).  0, or -1 with a
+ * message (fewer rows than CALIB_STEPS_MIN_ROWS after the hold-out, or no convergence). */
 int calib_steps_fit_rows(const calib_step *rows, size_t n, const perf_profile *base,
                          calib_steps_fit *out, perf_profile *fitted, char *err,
                          size_t err_size);

@@ -412,9 +412,11 @@ static int write_steps_lua(FILE *out, const void *what)
         fprintf(out, "    bandwidth_bytes_per_s = %.6g,\n", p->bandwidth_bytes_per_s);
     if (p->launch_s > 0)
         fprintf(out, "    launch_s = %.6g,\n", p->launch_s);
+    if (p->memory_bytes > 0)
+        fprintf(out, "    memory_bytes = %.6g,\n", p->memory_bytes);
     fprintf(out, "  },\n");
     if (calib_ops_write_lua(out, &j->fitted->operators, p->operators_precision,
-                            p->operators_model, NULL, 0, j->fit, j->file) != 0)
+                            p->operators_model, p->spread, NULL, j->fit, j->file) != 0)
         return -1;
     fprintf(out, "}\n");
     return ferror(out) ? -1 : 0;
@@ -425,6 +427,55 @@ static void print_stats(const char *what, const calib_steps_stats *s)
     if (s->n)
         printf("  %-28s %4zu rows  r2 %.4f  rms %5.1f%%  mean |error| %5.1f%%  worst %+6.1f%%\n",
                what, s->n, s->r2, 100 * s->rms_rel, 100 * s->mean_abs_rel, 100 * s->worst_rel);
+}
+
+/* Each parameter with its standard error, or why the profile's value was kept. */
+static void print_parameters(const calib_steps_fit *fit)
+{
+    static const char *const what[CALIB_STEPS_NPARAMS] = {
+        "host work per iteration", "host work per sequence", "GEMM compute share",
+        "GEMM weight-stream share", "prefill attention share", "decode attention share",
+        "memory passes share", "dispatch per kernel",
+    };
+    static const double unit[CALIB_STEPS_NPARAMS] = { 1e3, 1e3, 1, 1, 1, 1, 1, 1e6 };
+    static const char *const unit_name[CALIB_STEPS_NPARAMS] = { " ms", " ms", "", "", "", "",
+                                                                "", " us" };
+    double v[CALIB_STEPS_NPARAMS];
+    calib_steps_params_get(&fit->found, v);
+    printf("engine parameters (shares of the operator table's efficiencies; +- one standard "
+           "error):\n");
+    for (int k = 0; k < CALIB_STEPS_NPARAMS; k++) {
+        printf("  %-26s ", what[k]);
+        if (fit->state[k] == CALIB_PARAM_FITTED)
+            printf("%.4g%s +- %.2g\n", unit[k] * v[k], unit_name[k], unit[k] * fit->se[k]);
+        else
+            printf("%.4g%s: %s; the profile's value kept\n", unit[k] * v[k], unit_name[k],
+                   fit->state[k] == CALIB_PARAM_AT_BOUND
+                       ? "not determined (it ran to its bound)"
+                       : "not determined by these rows (its error exceeded it)");
+    }
+}
+
+/* Whether the fitted engine was kept, and on what evidence. */
+static void print_verdict(const calib_steps_fit *fit)
+{
+    const calib_steps_cv *cv = &fit->cv;
+    if (cv->folds >= 2)
+        printf("  leaving one model out (%zu folds, %zu rows): fitted %.1f%%, operator table "
+               "alone %.1f%% mean |error|\n", cv->folds, cv->n, 100 * cv->fitted_mae,
+               100 * cv->profile_mae);
+    if (fit->accepted && cv->folds < 2 && !fit->held_out.n)
+        printf("\nthe fitted engine is kept, unchecked: no rows were held out, and no "
+               "model could be left out (one model, or too few rows without it)\n");
+    else if (fit->accepted)
+        printf("\nthe fitted engine is kept: it predicts %s better than the operator table "
+               "alone\n", cv->folds >= 2 ? "the models it was not fitted to"
+                                          : "the held-out rows");
+    else
+        printf("\nthe fitted engine is NOT kept: it predicts %s no better than the operator "
+               "table alone,\nso the profile written holds the table's values (no host work, "
+               "every share 1)\n", cv->folds >= 2 ? "the models it was not fitted to"
+                                                   : "the held-out rows");
 }
 
 static int calibrate_steps(const calibrate_options *o, const catalog *cat, const char *output)
@@ -443,6 +494,17 @@ static int calibrate_steps(const calibrate_options *o, const catalog *cat, const
         return CLI_EXIT_BAD_INPUT;
     }
     calib_steps_hold_out(f.rows, f.count, o->holdout);
+    size_t kept = 0;
+    for (size_t i = 0; i < f.count; i++)
+        kept += !f.rows[i].held_out;
+    if (kept < CALIB_STEPS_MIN_ROWS) {
+        fprintf(stderr, "fleetsim calibrate: %s: %zu rows, %zu left to fit after holding out "
+                "%g of them (--holdout); the fit needs %d: measure at least %zu step shapes, "
+                "or lower --holdout\n", o->steps, f.count, kept, o->holdout,
+                CALIB_STEPS_MIN_ROWS, calib_steps_rows_needed(o->holdout));
+        steps_release(&f);
+        return CLI_EXIT_BAD_INPUT;
+    }
     calib_steps_fit fit;
     perf_profile fitted;
     if (calib_steps_fit_rows(f.rows, f.count, &f.perf, &fit, &fitted, err, sizeof err) != 0) {
@@ -464,19 +526,15 @@ static int calibrate_steps(const calibrate_options *o, const catalog *cat, const
     /* the fitted table's references are the device figures it was fitted at */
     fitted.operators.peak_flops = device_peak_flops(&f.device, start.operators_precision, NULL);
     fitted.operators.bandwidth_bytes_per_s = f.device.bandwidth_bytes_per_s;
-    const calib_steps_params *q = &fit.params;
     printf("%s: %zu steps on %s (%s), %zu held out%s\n\n", o->steps, f.count, f.device_name,
            f.device.name, fit.held_out.n, o->profile ? "" : "; from the datasheet family");
-    printf("engine parameters (shares of the operator table's efficiencies):\n"
-           "  host work per iteration      %.4g ms + %.4g ms per sequence\n"
-           "  GEMM compute %.3f, GEMM weight stream %.3f, prefill attention %.3f, decode "
-           "attention %.3f,\n  memory passes %.3f, dispatch per kernel %.4g us\n\n", 1e3 * q->host_s,
-           1e3 * q->host_per_seq_s, q->gemm_compute, q->gemm_bandwidth, q->attention_prefill,
-           q->attention_decode, q->passes, 1e6 * q->kernel_s);
-    printf("predicted / measured - 1:\n");
+    print_parameters(&fit);
+    printf("\npredicted / measured - 1:\n");
     print_stats("operator table alone (fit)", &fit.before);
     print_stats("fitted rows", &fit.train);
+    print_stats("operator table alone (held)", &fit.held_out_before);
     print_stats("held-out rows", &fit.held_out);
+    print_verdict(&fit);
     steps_job job = { &start, &fitted, &fit, o->steps };
     int status = 0;
     if (ensure_folder(output) != 0 || write_file(output, write_steps_lua, &job) != 0)
@@ -502,10 +560,30 @@ static void print_ops(const calib_ops_result *ops, const char *model)
     printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us; prefill: %.3f "
            "of the peak\n", t->attn_decode.efficiency, t->attn_decode.width_half,
            1e6 * t->attn_decode.floor_s, t->attn_prefill.new_efficiency);
-    printf("fits (relative error over the shapes):\n");
+    printf("fits (relative error over the shapes; spread: of the repeats, q3 - q1 over the "
+           "median):\n");
     for (size_t i = 0; i < ops->nfits; i++)
-        printf("  %-20s %3zu shapes  rms %5.1f%%  worst %5.1f%%\n", ops->fits[i].what,
-               ops->fits[i].points, 100 * ops->fits[i].rms_rel, 100 * ops->fits[i].worst_rel);
+        printf("  %-20s %3zu shapes  rms %5.1f%%  worst %5.1f%%  spread %5.1f%%\n",
+               ops->fits[i].what, ops->fits[i].points, 100 * ops->fits[i].rms_rel,
+               100 * ops->fits[i].worst_rel, 100 * ops->fits[i].spread);
+    if (!(ops->memory_bytes_per_s > 0))
+        printf("streams not checked against the memory's bandwidth: none measured with "
+               "these samples\n");
+    else if (ops->nceilings)
+        printf("faster than memory (%.4g GB/s measured):\n", ops->memory_bytes_per_s / 1e9);
+    for (size_t i = 0; i < ops->nceilings; i++) {
+        const calib_ops_ceiling *c = &ops->ceilings[i];
+        double gbs = c->efficiency * t->bandwidth_bytes_per_s / 1e9;
+        if (c->capped)
+            printf("  %-22s %.4g GB/s, its largest shape %.3g MB, %s: capped at the memory's\n",
+                   c->what, gbs, c->largest_bytes / 1e6,
+                   ops->cache_bytes > 0 ? "beyond the last-level cache" : "the cache's size "
+                                                                          "not known");
+        else
+            printf("  %-22s %.4g GB/s: its largest shape, %.3g MB, fits in the %.3g MB "
+                   "last-level cache\n", c->what, gbs, c->largest_bytes / 1e6,
+                   ops->cache_bytes / 1e6);
+    }
 }
 
 /* The device series of samples (the op_ ones apart). */
@@ -609,6 +687,8 @@ int cli_calibrate(int argc, char **argv)
         } else if (status == 0 && model) {
             if (o.operators_only) { /* the device series' run names the device otherwise */
                 snprintf(meta.kind, sizeof meta.kind, "cpu");
+                meta.memory_bytes = calib_cpu_memory_bytes();
+                meta.cache_bytes = calib_cpu_cache_bytes();
                 meta.threads = o.bench.threads ? o.bench.threads : 1;
                 FILE *cpu = fopen("/proc/cpuinfo", "r");
                 char line[256];
@@ -643,6 +723,7 @@ int cli_calibrate(int argc, char **argv)
                      datasheet ? datasheet->name : "");
             snprintf(r->profile.host, sizeof r->profile.host, "%s", meta.host);
             snprintf(r->profile.date, sizeof r->profile.date, "%s", meta.date);
+            r->profile.memory_bytes = meta.memory_bytes;
         } else if (calib_result_build(&device, &meta, datasheet, r, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: %s%s\n", o.refit ? "refitting: " : "", err);
             status = o.refit ? CLI_EXIT_BAD_INPUT : CLI_EXIT_RUN_FAILURE;
@@ -655,6 +736,10 @@ int cli_calibrate(int argc, char **argv)
         if (calib_ops_fit_all(&samples, fallback, ops, err, sizeof err) != 0) {
             fprintf(stderr, "fleetsim calibrate: operators: %s\n", err);
             status = o.refit ? CLI_EXIT_BAD_INPUT : CLI_EXIT_RUN_FAILURE;
+        } else { /* judged by the device series' bandwidth, else the tool's copy */
+            double memory = r->profile.bandwidth_bytes_per_s > 0 ? r->profile.bandwidth_bytes_per_s
+                                                                  : meta.copy_bytes_per_s;
+            calib_ops_check_ceilings(ops, &samples, meta.cache_bytes, memory);
         }
         r->ops = ops;
         r->ops_precision = cpu.is_cpu ? PREC_FP32 : PREC_FP16;

@@ -572,14 +572,18 @@ int cli_estimate(int argc, char **argv)
     } else {
         device_spec calibrated = *d; /* shares the catalog's strings: not released */
         perf_profile perf = perf_default_profile(d);
+        device_profile measured;
         if (profile_path) {
-            if (profile_load_apply_file(profile_path, &calibrated, &perf, err, sizeof err) != 0) {
+            if (profile_load_apply_file(profile_path, &calibrated, &perf, &measured, err,
+                                        sizeof err) != 0) {
                 fprintf(stderr, "fleetsim estimate: --profile: %s\n", err);
                 catalog_release(&cat);
                 return CLI_EXIT_BAD_INPUT;
             }
             d = &calibrated;
             req.profile = &perf;
+            req.calibration = &measured;
+            req.calibration_file = profile_path;
         }
         if (!precision_given)
             req.prec = m->released; /* the precision the model is released in, or fp16 */
@@ -590,6 +594,7 @@ int cli_estimate(int argc, char **argv)
         estimate_result r, datasheet;
         estimate_request plain = req;
         plain.profile = NULL;
+        plain.calibration = NULL;
         /* -1 is a bad request, or every half asked refused (each says why); a half refused
          * beside one answered is printed in its place, and on stderr beside the CSV */
         bool answered = estimate_run(m, d, &req, &r, err, sizeof err) == 0;

@@ -314,7 +314,7 @@ static int resolve_profile(load_context *c, const fields_object *p, pool_spec *o
     if (device_copy(whole, name, &calibrated) != 0)
         return fields_fail(c, p->where, key, "out of memory");
     out->profile = perf_default_profile(whole);
-    if (profile_load_apply_file(out->profile_path, &calibrated, &out->profile, why,
+    if (profile_load_apply_file(out->profile_path, &calibrated, &out->profile, NULL, why,
                                 sizeof why) != 0) {
         device_release(&calibrated);
         return fields_fail(c, p->where, key, "%s", why);

@@ -16,7 +16,8 @@ static const char *const TOP_KEYS[] = {
 };
 static const char *const OPERATOR_KEYS[] = {
     "model", "precision", "peak_flops", "bandwidth_bytes_per_s", "gemm", "pass",
-    "attention_decode", "attention_prefill", "host", "fits", "steps", NULL,
+    "attention_decode", "attention_prefill", "host", "spread", "fits", "ceilings", "steps",
+    NULL,
 };
 static const char *const PASS_KEYS[PASS_COUNT + 1] = {
     [PASS_NORM] = "norm", [PASS_ROPE] = "rope", [PASS_ACT] = "act", [PASS_ADD] = "add",
@@ -24,7 +25,7 @@ static const char *const PASS_KEYS[PASS_COUNT + 1] = {
 };
 static const char *const ACHIEVED_KEYS[] = {
     "flops", "fp64_flops", "bandwidth_bytes_per_s", "link_bytes_per_s",
-    "host_link_bytes_per_s", "host_link_latency_s", "launch_s", NULL,
+    "host_link_bytes_per_s", "host_link_latency_s", "launch_s", "memory_bytes", NULL,
 };
 static const char *const PERF_KEYS[] = {
     "compute_efficiency", "tokens_half", "width_half", "bandwidth_efficiency",
@@ -64,7 +65,9 @@ static int read_achieved(load_context *c, const fields_object *top, device_profi
                                        &p->host_link_bytes_per_s)
                  || fields_read_number(c, &a, "host_link_latency_s", false, 0, 0, 1, true,
                                        &p->host_link_latency_s)
-                 || fields_read_number(c, &a, "launch_s", false, 0, 0, 1, true, &p->launch_s);
+                 || fields_read_number(c, &a, "launch_s", false, 0, 0, 1, true, &p->launch_s)
+                 || fields_read_number(c, &a, "memory_bytes", false, 0, 0, 1e16, true,
+                                       &p->memory_bytes);
     if (status == 0
         && (present = fields_object_open_field(c, &a, "flops", NULL,
                                                "a table such as { bf16 = 7e14 }", &f)) < 0)
@@ -165,6 +168,11 @@ static int read_operators(load_context *c, const fields_object *top, device_prof
     double *prefill[] = { &t->attn_prefill.cached_efficiency, &t->attn_prefill.new_efficiency,
                           &t->attn_prefill.floor_s };
     double *host[] = { &t->host.base_s, &t->host.per_seq_s };
+    double *spread[SPREAD_CLASSES];
+    for (int k = 0; k < SPREAD_CLASSES; k++)
+        spread[k] = &p->spread[k];
+    const char *spread_keys[SPREAD_CLASSES + 1] = { NULL };
+    memcpy(spread_keys, profile_spread_names, sizeof profile_spread_names);
     int status = fields_object_check_keys(c, &o, OPERATOR_KEYS)
                  || read_text(c, &o, "model", p->operators_model, sizeof p->operators_model)
                  || read_text(c, &o, "precision", prec, sizeof prec)
@@ -174,7 +182,8 @@ static int read_operators(load_context *c, const fields_object *top, device_prof
                  || read_numbers(c, &o, "gemm", gemm_keys, gemm, 1e6)
                  || read_numbers(c, &o, "attention_decode", decode_keys, decode, 1e9)
                  || read_numbers(c, &o, "attention_prefill", prefill_keys, prefill, 1e6)
-                 || read_numbers(c, &o, "host", host_keys, host, 10);
+                 || read_numbers(c, &o, "host", host_keys, host, 10)
+                 || read_numbers(c, &o, "spread", spread_keys, spread, 10);
     if (status == 0 && precision_parse(*prec ? prec : "fp16", &p->operators_precision) != 0)
         status = fields_fail(c, o.where, "operators.precision", "expected a precision such as "
                              "\"fp32\" or \"bf16\", got \"%s\"", prec);
@@ -254,8 +263,8 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
     return status;
 }
 
-int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
-                            size_t err_size)
+int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf,
+                            device_profile *loaded, char *err, size_t err_size)
 {
     device_profile p;
     if (profile_load_file(path, &p, err, err_size) != 0)
@@ -267,6 +276,8 @@ int profile_load_apply_file(const char *path, device_spec *device, perf_profile 
         return -1;
     }
     profile_apply(&p, device, perf);
+    if (loaded)
+        *loaded = p;
     return 0;
 }
 
@@ -279,7 +290,7 @@ int profile_load_convert(load_context *c, const fields_object *pool, device_spec
     if (!file)
         return 0;
     int status = fields_resolve_path(c, pool, "profile", file, &resolved);
-    if (status == 0 && profile_load_apply_file(resolved, device, perf, message,
+    if (status == 0 && profile_load_apply_file(resolved, device, perf, NULL, message,
                                                sizeof message) != 0) {
         snprintf(path, sizeof path, "%s%sprofile", pool->path, *pool->path ? "." : "");
         status = fields_fail(c, pool->where, path, "%s", message);

@@ -19,9 +19,10 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
 
 /* Reads path and applies it (profile_apply) to *device and *perf, which the caller fills
  * first (a copy of the catalog's device and perf_default_profile of it): `fleetsim
- * estimate --profile FILE`.  0, or -1 with a message in err (device and perf untouched). */
-int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf, char *err,
-                            size_t err_size);
+ * estimate --profile FILE`; loaded, where not NULL, gets the profile as read (what an
+ * output says it measured).  0, or -1 with a message in err (device and perf untouched). */
+int profile_load_apply_file(const char *path, device_spec *device, perf_profile *perf,
+                            device_profile *loaded, char *err, size_t err_size);
 
 /* A pool's `profile = "profiles/x.lua"` key: the file, relative to the scenario and
  * inside its folder unless the scenario is trusted (fields_resolve_path), applied to

@@ -14,6 +14,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/profile.h"
 #include "models/training_schedule.h"
 
 /* The halves of an estimate: serving (inference) and training, each computed and refused
@@ -53,6 +54,9 @@ typedef struct estimate_request {
     unsigned seq_len;      /* training sequence length; 0 = min(context, 4096) */
     unsigned global_batch; /* sequences per training step; 0 = about 4M tokens */
     const perf_profile *profile; /* a calibration; NULL: perf_default_profile(device) */
+    const device_profile *calibration; /* the profile as measured, from calibration_file:
+                                        * what the outputs name as its (NULL: none) */
+    const char *calibration_file;
     const engine_spec *engine;   /* the serving engine (host work, memory); NULL: none
                                   * applied (the family's host work in series, 0.9 of the
                                   * memory for weights and cache) */

@@ -51,6 +51,39 @@ static void apply_operators(const device_profile *p, device_spec *d, perf_profil
     }
 }
 
+const char *const profile_spread_names[SPREAD_CLASSES] = {
+    [SPREAD_GEMM] = "gemm", [SPREAD_ATTN_DECODE] = "attention_decode",
+    [SPREAD_ATTN_PREFILL] = "attention_prefill", [SPREAD_PASSES] = "passes",
+};
+
+double profile_step_spread(const device_profile *p, const perf_breakdown *ops, double total_s)
+{
+    if (!(total_s > 0))
+        return 0;
+    double sum = 0;
+    for (int i = 0; i < OP_COUNT; i++) {
+        profile_spread_class c;
+        switch ((perf_op)i) {
+        case OP_QKV: case OP_OUT_PROJ: case OP_MLP_UP: case OP_MLP_DOWN: case OP_LM_HEAD:
+        case OP_ROUTER:
+            c = SPREAD_GEMM;
+            break;
+        case OP_ATTN_DECODE:
+            c = SPREAD_ATTN_DECODE;
+            break;
+        case OP_ATTN_PREFILL:
+            c = SPREAD_ATTN_PREFILL;
+            break;
+        case OP_HOST: case OP_ALLREDUCE: case OP_ALLTOALL:
+            continue; /* not operator measurements */
+        default:
+            c = SPREAD_PASSES;
+        }
+        sum += ops->op[i].time_s * p->spread[c];
+    }
+    return sum / total_s;
+}
+
 int profile_check_kind(const device_profile *p, const device_spec *d, char *msg,
                        size_t msg_size)
 {
@@ -88,6 +121,8 @@ void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf)
         d->nvlink_bytes_per_s = 2 * p->link_bytes_per_s;
     if (p->host_link_bytes_per_s > 0)
         d->pcie_bytes_per_s = p->host_link_bytes_per_s;
+    if (p->memory_bytes > 0)
+        d->memory_bytes = p->memory_bytes;
     take(&perf->tokens_half, p->perf.tokens_half);
     take(&perf->width_half, p->perf.width_half);
     take(&perf->kernel_launch_s, p->perf.kernel_launch_s);

@@ -17,6 +17,17 @@
 
 #define PROFILE_TEXT_MAX 128
 
+/* The operator classes whose measurements' spread a profile records. */
+typedef enum profile_spread_class {
+    SPREAD_GEMM,
+    SPREAD_ATTN_DECODE,
+    SPREAD_ATTN_PREFILL,
+    SPREAD_PASSES,          /* the memory passes together: the median of their kinds' */
+    SPREAD_CLASSES
+} profile_spread_class;
+
+extern const char *const profile_spread_names[SPREAD_CLASSES];
+
 typedef struct device_profile {
     char device[PROFILE_TEXT_MAX];  /* what was measured ("NVIDIA H200") */
     char kind[8];                   /* "gpu" or "cpu" */
@@ -30,12 +41,17 @@ typedef struct device_profile {
     double host_link_bytes_per_s;   /* pinned host-to-device copies */
     double host_link_latency_s;
     double launch_s;                /* empty kernel launch (GPU), tiny BLAS call (CPU) */
+    double memory_bytes;            /* the measured machine's memory (a GPU's as CUDA
+                                     * reports it, a CPU's physical memory) */
     /* relative to the datasheet; NaN = absent (the device's default stays) */
     perf_profile perf;
     /* perf.has_operators: the operator table was fitted at this precision's peak
      * (perf.operators.peak_flops) and bandwidth, on the model named here */
     precision operators_precision;
     char operators_model[PROFILE_TEXT_MAX];
+    /* the spread of the operator measurements: per class, the median over its shapes of
+     * (q3 - q1) / median of a shape's repeats; 0 = not recorded */
+    double spread[SPREAD_CLASSES];
 } device_profile;
 
 /* A profile with nothing measured and every perf field absent. */
@@ -47,7 +63,7 @@ void profile_init(device_profile *p);
  *    share); compute_efficiency then becomes 1, since the peaks include it;
  *  - a measured bandwidth replaces d's, and bandwidth_efficiency becomes 1;
  *  - a measured device link sets the NVLink total (2 x one direction), a measured host
- *    link the PCIe rate;
+ *    link the PCIe rate; the measured machine's memory replaces d's;
  *  - every other perf field p has (tokens_half, kernel_launch_s, link_latency_s, ...)
  *    replaces the one in perf, which the caller fills first (perf_default_profile).
  * Only numbers change: d's strings stay the caller's. */
@@ -64,5 +80,10 @@ void profile_apply(const device_profile *p, device_spec *d, perf_profile *perf);
  * msg.  A profile without a kind passes. */
 int profile_check_kind(const device_profile *p, const device_spec *d, char *msg,
                        size_t msg_size);
+
+/* The relative spread of a step priced with p's operators: each class's spread weighed
+ * by the time its operators take in ops (a step's classes vary together: a busy machine
+ * slows them all), over total.  0 where p records none. */
+double profile_step_spread(const device_profile *p, const perf_breakdown *ops, double total_s);
 
 #endif

@@ -25,6 +25,69 @@ static const char *bound(const perf_time *t)
     return names[most];
 }
 
+/* Whether op is priced by a calibration profile's operator table (measured), not by the
+ * family's: every operator of a layer but the collectives, whose links stay the family's. */
+static bool op_from_profile(const estimate_request *req, perf_op op)
+{
+    return req->profile && req->profile->has_operators && op != OP_ALLREDUCE
+           && op != OP_ALLTOALL;
+}
+
+/* Where the figures come from: the family's table of published measurements, or a
+ * calibration profile, naming what it measured and what it left to the catalog. */
+static void print_measurements(FILE *out, const device_spec *d, const estimate_request *req)
+{
+    const device_profile *p = req->calibration;
+    if (!p) {
+        fprintf(out, "  measurements        %s\n", perf_family_reason(d));
+        return;
+    }
+    fprintf(out, "  measurements        profile %s: measured on '%s'%s%s%s%s\n",
+            req->calibration_file ? req->calibration_file : "(given)", p->device,
+            *p->host ? ", " : "", p->host, *p->date ? ", " : "", p->date);
+    if (p->perf.has_operators)
+        fprintf(out, "                      operators: the profile's table, fitted at %s%s "
+                "(GEMMs, attention,\n                      memory passes, host work); the "
+                "collectives the catalog's family's\n", *p->operators_model ? "model " : "",
+                *p->operators_model ? p->operators_model : "its model");
+    else
+        fprintf(out, "                      achieved peaks and bandwidth the profile's; the "
+                "operators the catalog's\n                      family's shares of them (%s)\n",
+                perf_family_reason(d));
+    if (p->memory_bytes > 0)
+        fprintf(out, "                      memory %.1f GB: the measured machine's\n",
+                p->memory_bytes / 1e9);
+    else
+        fprintf(out, "                      memory: the catalog's (the profile did not measure "
+                "it)\n");
+}
+
+/* The band a calibration profile's measured spread puts around the first token and a
+ * decode step (models/profile.h: the classes' spreads by the time each takes). */
+static void print_spread(FILE *out, const estimate_request *req, const estimate_result *r)
+{
+    const device_profile *p = req->calibration;
+    if (!p || !req->profile || !req->profile->has_operators)
+        return;
+    bool any = false;
+    for (int c = 0; c < SPREAD_CLASSES; c++)
+        any |= p->spread[c] > 0;
+    if (!any)
+        return;
+    fprintf(out, "  measured spread     +-%.1f%% on the first token, +-%.1f%% on a decode step "
+            "(the profile's\n                      operators between repeats, half their "
+            "interquartile range:",
+            50 * profile_step_spread(p, &r->first_token_ops, r->first_token.total_s),
+            50 * profile_step_spread(p, &r->decode_ops, r->decode.total_s));
+    const char *sep = " ";
+    for (int c = 0; c < SPREAD_CLASSES; c++)
+        if (p->spread[c] > 0) {
+            fprintf(out, "%s%s %.1f%%", sep, profile_spread_names[c], 50 * p->spread[c]);
+            sep = ", ";
+        }
+    fprintf(out, ")\n");
+}
+
 /* The operators of the first token's prefill and of one decode step, side by side. */
 static void print_breakdown(FILE *out, const model_spec *m, const estimate_request *req,
                             const estimate_result *r)
@@ -51,8 +114,11 @@ static void print_breakdown(FILE *out, const model_spec *m, const estimate_reque
         else
             fprintf(out, " %10s %6s  %-13s", "-", "", "");
         const char *kernels = engine_kernel_of(req->engine, (perf_op)i, m);
-        fprintf(out, " %s\n", kernels ? kernels : i == OP_HOST ? "the engine's host work"
-                                                               : "memory passes");
+        if (op_from_profile(req, (perf_op)i))
+            fprintf(out, " the profile's (measured)\n");
+        else
+            fprintf(out, " %s\n", kernels ? kernels : i == OP_HOST ? "the engine's host work"
+                                                                   : "memory passes");
     }
     fprintf(out, "  %-18s %10.4f %5.1f%%  %-13s %10.4f %5.1f%%\n", "total",
              1e3 * r->first_token.total_s, 100.0, "", 1e3 * r->decode.total_s, 100.0);
@@ -225,6 +291,7 @@ static void print_serving(FILE *out, const model_spec *m, const estimate_request
             bound(&r->decode), r->decode.compute_s, r->decode.memory_s, r->decode.launch_s,
             r->decode.host_s, r->decode.comm_s);
     fprintf(out, "                      %.4g tokens/s per replica\n", r->decode_tokens_per_s);
+    print_spread(out, req, r);
     if (r->throughput.tokens_per_s > 0)
         fprintf(out, "  best throughput     %.4g output tokens/s on %u devices (%u replicas of "
                 "tp %u, batch %u)\n", r->throughput.tokens_per_s, req->gpus,
@@ -257,7 +324,7 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
     fprintf(out, "\n");
     fprintf(out, "  key-value cache     %.1f KB per token (%s)\n", r->kv_bytes_per_token / 1e3,
             precision_name(r->kv_prec));
-    fprintf(out, "  measurements        %s\n", perf_family_reason(d));
+    print_measurements(out, d, req);
     if (req->engine && (r->halves & ESTIMATE_SERVING))
         fprintf(out, "  engine              %s%s: %s; host work %.0f%% run while the GPU computes "
                 "(%s)\n", req->engine->name,

@@ -57,6 +57,13 @@ static model_spec shape(unsigned layers, unsigned hidden, unsigned heads, unsign
     return m;
 }
 
+/* An engine off the table in every parameter, and the two models its steps are timed at
+ * (2 layers of hidden 1024 with groups of 4; 6 layers of 512 without groups). */
+#define ENGINE { .host_s = 2e-3, .host_per_seq_s = 1e-4, .gemm_compute = 0.6, \
+                 .gemm_bandwidth = 0.8, .attention_prefill = 0.5, .attention_decode = 0.7, \
+                 .passes = 0.4, .kernel_s = 5e-6 }
+#define FIT_MODELS shape(2, 1024, 16, 4, 2816, 16000), shape(6, 512, 8, 8, 1408, 8000)
+
 /* The grid of steps both models are timed at (prefill 64-1024 tokens; decode batch 1-16
  * at context 128-2048), their seconds what the table adjusted by truth predicts; the
  * row count. */
@@ -83,11 +90,8 @@ Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
 {
     device_spec d = cpu_device();
     perf_profile base = table_profile(&d);
-    model_spec models[] = { shape(2, 1024, 16, 4, 2816, 16000), shape(6, 512, 8, 8, 1408, 8000) };
-    const calib_steps_params truth = { .host_s = 2e-3, .host_per_seq_s = 1e-4,
-                                       .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
-                                       .attention_prefill = 0.5, .attention_decode = 0.7,
-                                       .passes = 0.4, .kernel_s = 5e-6 };
+    model_spec models[] = { FIT_MODELS };
+    const calib_steps_params truth = ENGINE;
     calib_step rows[64];
     size_t n = synthetic_steps(&base, &truth, models, &d, rows);
     calib_steps_hold_out(rows, n, 0.25);
@@ -105,16 +109,28 @@ Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
     cr_expect_lt(fit.held_out.worst_rel, 1e-4);
     cr_expect_gt(fit.held_out.n, 0);
     cr_expect_gt(fabs(fit.before.worst_rel), 0.1); /* the table alone was off */
+    for (int k = 0; k < CALIB_STEPS_NPARAMS; k++) /* exact rows: every one determined */
+        cr_expect(fit.state[k] == CALIB_PARAM_FITTED && fit.se[k] < 1e-3 * want[k],
+                  "parameter %s: state %d, error %g", calib_steps_param_names[k], fit.state[k],
+                  fit.se[k]);
+    cr_expect(fit.accepted);
+    cr_expect_eq(fit.cv.folds, 2);
+    /* one model's nine rows pin the engine less well than both models' eighteen, but
+     * a model left out is still predicted ten times better than by the table */
+    cr_expect_lt(fit.cv.fitted_mae, 0.1 * fit.cv.profile_mae, "left out: fitted %g, table %g",
+                 fit.cv.fitted_mae, fit.cv.profile_mae);
 }
 
-/* Steps in which the memory passes cost nothing (their share a thousand times the
- * table's) do not identify that share: the fit keeps it within its bound instead of
- * running away (a noisy CI run once wrote a share of 2e12, which the loader refused). */
-Test(calib_steps, an_unidentified_share_stays_within_its_bound)
+/* Steps in which the memory passes cost nothing (their share a million times the
+ * table's: faster than any memory) do not identify that share: the fit reports it as
+ * run to its bound and keeps the profile's share of 1 instead of a share of 16 (a noisy
+ * CI run once wrote a share of 2e12, which the loader refused; issue 43 saw three shares
+ * at 15.98 of the bound 16). */
+Test(calib_steps, a_share_that_runs_to_its_bound_is_reported_and_kept_at_the_profiles_value)
 {
     device_spec d = cpu_device();
     perf_profile base = table_profile(&d);
-    model_spec models[] = { shape(2, 1024, 16, 4, 2816, 16000), shape(6, 512, 8, 8, 1408, 8000) };
+    model_spec models[] = { FIT_MODELS };
     const calib_steps_params truth = { .host_s = 2e-3, .host_per_seq_s = 1e-4,
                                        .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
                                        .attention_prefill = 0.5, .attention_decode = 0.7,
@@ -125,14 +141,85 @@ Test(calib_steps, an_unidentified_share_stays_within_its_bound)
     perf_profile fitted;
     char err[256];
     cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
-    const calib_steps_params *q = &fit.params;
-    const double shares[] = { q->gemm_compute, q->gemm_bandwidth, q->attention_prefill,
-                              q->attention_decode, q->passes };
-    for (size_t k = 0; k < 5; k++)
-        cr_expect(shares[k] <= CALIB_STEPS_SHARE_MAX && shares[k] >= 1 / CALIB_STEPS_SHARE_MAX,
+    cr_expect_eq(fit.state[6], CALIB_PARAM_AT_BOUND, "passes: state %d", fit.state[6]);
+    cr_expect_eq(fit.found.passes, 1.0);
+    cr_expect(isnan(fit.se[6]));
+    const double shares[] = { fit.found.gemm_compute, fit.found.gemm_bandwidth,
+                              fit.found.attention_prefill, fit.found.attention_decode };
+    for (size_t k = 0; k < 4; k++)
+        cr_expect(shares[k] < 0.9 * CALIB_STEPS_SHARE_MAX && shares[k] > 1 / (0.9 * CALIB_STEPS_SHARE_MAX),
                   "share %zu: %g", k, shares[k]);
-    cr_expect_lt(fabs(fit.train.worst_rel), 0.05, "the steps are still fitted: %g (passes %g)",
-                 fit.train.worst_rel, q->passes);
+}
+
+/* Decode steps alone cannot tell the prefill attention's share: no row runs it.  The fit
+ * says so (an infinite error), keeps the profile's share, and still fits the rows. */
+Test(calib_steps, a_share_no_row_exercises_is_reported_as_not_determined)
+{
+    device_spec d = cpu_device();
+    perf_profile base = table_profile(&d);
+    model_spec models[] = { FIT_MODELS };
+    const calib_steps_params truth = ENGINE;
+    calib_step all[64], rows[64];
+    size_t n = synthetic_steps(&base, &truth, models, &d, all), m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (all[i].prefill_tokens == 0)
+            rows[m++] = all[i];
+    calib_steps_fit fit;
+    perf_profile fitted;
+    char err[256];
+    cr_assert_eq(calib_steps_fit_rows(rows, m, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(fit.state[4], CALIB_PARAM_UNDETERMINED, "prefill: state %d", fit.state[4]);
+    cr_expect_eq(fit.found.attention_prefill, 1.0);
+    cr_expect(isnan(fit.se[4]));
+    cr_expect(fit.accepted);
+    cr_expect_lt(fabs(fit.train.worst_rel), 1e-3, "the decode rows are still fitted: %g",
+                 fit.train.worst_rel);
+}
+
+/* Two models run by engines that differ (one as the table says, one with host work and
+ * shares far from it): fitted to either, the engine predicts the other worse than the
+ * table alone does on average over the two folds, so the fit is not kept and the
+ * profile gets the table's values (a recorded case of the acceptance rule). */
+Test(calib_steps, a_fit_that_predicts_the_left_out_model_worse_than_the_table_is_not_kept)
+{
+    device_spec d = cpu_device();
+    perf_profile base = table_profile(&d);
+    model_spec models[] = { FIT_MODELS };
+    models[0].name = "like-the-table", models[1].name = "another-engine";
+    const calib_steps_params other = { .host_s = 5e-3, .host_per_seq_s = 3e-4,
+                                       .gemm_compute = 0.3, .gemm_bandwidth = 0.4,
+                                       .attention_prefill = 0.25, .attention_decode = 0.35,
+                                       .passes = 0.2, .kernel_s = 2e-5 };
+    calib_step rows[64];
+    size_t n = synthetic_steps(&base, &other, models, &d, rows);
+    calib_steps_params id = calib_steps_identity();
+    perf_profile table;
+    calib_steps_adjust(&base, &id, &table);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].model == &models[0])
+            rows[i].seconds = calib_step_predict(&rows[i], &table);
+    calib_steps_hold_out(rows, n, 0.25);
+    calib_steps_fit fit;
+    perf_profile fitted;
+    char err[256];
+    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(fit.cv.folds, 2);
+    cr_expect_eq(fit.cv.n, n);
+    cr_expect_gt(fit.cv.fitted_mae, fit.cv.profile_mae);
+    cr_expect_not(fit.accepted);
+    cr_expect_eq(fit.params.host_s, 0);
+    cr_expect_eq(fit.params.gemm_compute, 1);
+    cr_expect_eq(fitted.operators.gemm.efficiency, table.operators.gemm.efficiency);
+    cr_expect_eq(fitted.host_s, 0);
+}
+
+/* calibrate_hold_out keeps n - floor(n / 4) rows at 0.25: 13 rows leave 10, 12 leave 9. */
+Test(calib_steps, the_rows_to_measure_count_the_hold_out)
+{
+    cr_expect_eq(calib_steps_rows_needed(0.25), 13);
+    cr_expect_eq(calib_steps_rows_needed(0), 10);
+    cr_expect_eq(calib_steps_rows_needed(0.5), 19);
+    cr_expect_eq(calib_steps_rows_needed(0.1), 11);
 }
 
 Test(calib_steps, every_fourth_row_is_held_out)
@@ -289,6 +376,30 @@ Test(calib_steps, a_bad_steps_row_names_file_line_column_and_value_and_writes_no
     scratch_remove_dir(dir);
 }
 
+/* Twelve rows at the default hold-out of 0.25 leave 9 to fit; the fit needs 10, which 13
+ * measured rows leave (issue 43: the message had said "measure at least 10 shapes"). */
+Test(calib_steps, too_few_rows_are_counted_with_the_hold_out)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, text[4096], path[512];
+    size_t used = snprintf(text, sizeof text, "model,device,precision,tp,batch,prefill_tokens,"
+                           "decode_tokens,mean_context,seconds\n");
+    for (int i = 0; i < 12; i++)
+        used += snprintf(text + used, sizeof text - used,
+                         "llama-3-8b,H100-SXM,fp16,1,%d,0,%d,512,%g\n", i + 1, i + 1, 0.01 + 1e-4 * i);
+    char *steps = scratch_file(dir, "steps.csv", text);
+    int rc = cli_run(&out, &err, "calibrate --steps %s -o %s/engine.lua", steps, dir);
+    cr_expect_eq(rc, 2);
+    cr_expect(strstr(err, "12 rows, 9 left to fit after holding out 0.25 of them (--holdout); "
+                     "the fit needs 10: measure at least 13 step shapes"), "%s", err);
+    snprintf(path, sizeof path, "%s/engine.lua", dir);
+    struct stat st;
+    cr_expect_neq(stat(path, &st), 0, "a profile was written");
+    free(steps);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
+
 /* A one-token product runs the matrix-vector kernel, which streams the weights at its own
  * rate (OpenBLAS's sgemv about 10% under its sgemm at 4 tokens on the development CPU).
  * Samples made by the table's GEMM formula with the vector kernel at half the matrix
@@ -338,7 +449,7 @@ Test(calib_steps, the_operator_fit_recovers_the_vector_kernels_stream_and_the_fi
     FILE *f = fopen(path, "w");
     cr_assert(f);
     fprintf(f, "return {\n  format = 1, device = \"TEST-CPU\", kind = \"cpu\",\n");
-    cr_assert_eq(calib_ops_write_lua(f, t, PREC_FP32, "m", NULL, 0, NULL, NULL), 0);
+    cr_assert_eq(calib_ops_write_lua(f, t, PREC_FP32, "m", NULL, NULL, NULL, NULL), 0);
     fprintf(f, "}\n");
     fclose(f);
     device_profile back;
@@ -369,4 +480,173 @@ Test(calib_steps, operators_on_a_missing_cuda_device_are_refused_and_nothing_is_
     free(out);
     free(err);
     scratch_remove_dir(dir);
+}
+
+/* A device and profile priced by an operator table as `estimate --profile` applies one:
+ * the device's fp32 peak and bandwidth are the table's references. */
+static void priced_by(const calib_ops_result *ops, device_spec *d, perf_profile *p)
+{
+    *d = cpu_device();
+    d->peak_flops[PREC_FP32] = ops->table.peak_flops;
+    d->bandwidth_bytes_per_s = ops->table.bandwidth_bytes_per_s;
+    *p = perf_default_profile(d);
+    p->operators = ops->table;
+    p->has_operators = true;
+    p->compute_efficiency = ops->table.gemm.efficiency;
+    p->bandwidth_efficiency = ops->table.gemm.bandwidth_efficiency;
+    p->kernel_launch_s = ops->table.gemm.floor_s;
+}
+
+/* calibrate --quick times 81 of the full operator grid's 157 shapes (a subset: recorded
+ * from this machine, both runs at fit-a's shapes, tools/calibrate_loop.sh's first model).
+ * Fitted to the full run's samples at the quick shapes alone, the table predicts the
+ * decoder steps of tools/calibrate_loop.sh's grid (prefill 64-1024, decode batch 1-16 x
+ * context 128-2048) within a stated tolerance of the table fitted to every shape
+ * (docs/calibration.md): the quick grid's parameters differ (its GEMM weight stream 1.3
+ * against 1.0, a tokens_half of nothing against 11), the steps they price much less. */
+Test(calib_steps, the_quick_grid_prices_steps_as_the_full_grid_does)
+{
+    calib_meta meta;
+    calib_samples full, quick, subset = { 0 };
+    char err[256];
+    cr_assert_eq(calib_samples_read("tests/data/calibration/ops_fit_a_full.csv", &meta, &full,
+                                    err, sizeof err), 0, "%s", err);
+    cr_assert_eq(calib_samples_read("tests/data/calibration/ops_fit_a_quick.csv", &meta, &quick,
+                                    err, sizeof err), 0, "%s", err);
+    for (size_t i = 0; i < full.count; i++) {
+        const calib_sample *s = &full.items[i];
+        bool in_quick = false;
+        for (size_t j = 0; j < quick.count && !in_quick; j++) {
+            const calib_sample *q = &quick.items[j];
+            in_quick = !strcmp(q->kind, s->kind) && q->m == s->m && q->n == s->n && q->k == s->k;
+        }
+        if (in_quick)
+            cr_assert_eq(calib_samples_add(&subset, s), 0);
+    }
+    device_spec cpu = cpu_device();
+    calib_ops_result *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    cr_assert_eq(calib_ops_fit_all(&full, perf_family_of(&cpu), a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(calib_ops_fit_all(&subset, perf_family_of(&cpu), b, err, sizeof err), 0, "%s", err);
+    device_spec da, db;
+    perf_profile pa, pb;
+    priced_by(a, &da, &pa);
+    priced_by(b, &db, &pb);
+    model_spec m = shape(2, 1024, 16, 4, 2816, 16000);
+    double ss = 0, worst = 0;
+    size_t n = 0;
+    for (double p = 64; p <= 1024; p *= 4) {
+        calib_step s = { &m, &da, PREC_FP32, 1, 1, p, 0, 0, 0, 0, false }, t = s;
+        t.device = &db;
+        double e = calib_step_predict(&t, &pb) / calib_step_predict(&s, &pa) - 1;
+        ss += e * e, worst = fmax(worst, fabs(e)), n++;
+    }
+    for (double batch = 1; batch <= 16; batch *= 4)
+        for (double c = 128; c <= 2048; c *= 4) {
+            calib_step s = { &m, &da, PREC_FP32, 1, batch, 0, batch, c, 0, 0, false }, t = s;
+            t.device = &db;
+            double e = calib_step_predict(&t, &pb) / calib_step_predict(&s, &pa) - 1;
+            ss += e * e, worst = fmax(worst, fabs(e)), n++;
+        }
+    /* the tolerance: half the +-15% a calibrated step may miss by at any point (issue
+     * 43's target), and half of that again as a mean; recorded: rms 2.7%, worst 5.8% */
+    cr_expect_lt(worst, 0.075, "quick against full: worst %.2f%% of a step", 100 * worst);
+    cr_expect_lt(sqrt(ss / n), 0.0375, "quick against full: rms %.2f%%", 100 * sqrt(ss / n));
+    free(a);
+    free(b);
+    calib_samples_release(&full);
+    calib_samples_release(&quick);
+    calib_samples_release(&subset);
+}
+
+/* kernels/calibrate_h200.sh's host side, replayed from samples this machine's CPU
+ * recorded (tools/torch_ops.py and tools/torch_steps.py at tools/calibrate_loop.sh's four
+ * models): the operator refit, the split into fit and check models, the steps fit and the
+ * three checks on the models the fit never saw run as on a GPU, and give the errors they
+ * gave when recorded (a golden run: the fit is deterministic).  The samples predate the
+ * copy bandwidth's line, so no stream is judged against memory. */
+Test(calib_steps, the_gpu_sessions_pipeline_replays_recorded_samples, .timeout = 120)
+{
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, command[1024], path[512];
+    snprintf(command, sizeof command, "OUT=%s WORK=%s/work FLEETSIM=%s RECORDED=%s "
+             "CATALOG=EPYC-9654 sh kernels/calibrate_h200.sh", dir, dir, FLEETSIM_BIN,
+             "tests/data/calibration/replay");
+    int rc = scratch_run(command, &out, &err);
+    snprintf(path, sizeof path, "%s/session.log", dir);
+    char *log = scratch_read(path);
+    cr_assert(log, "no session.log: %s", err);
+    cr_expect_eq(rc, 0, "%s", log);
+    cr_expect(strstr(log, "0 stage(s) failed"), "%s", log);
+    /* the operator table alone, then the fitted engine, on the check models */
+    const char *alone = strstr(log, "== check-torch-ops");
+    const char *fitted = strstr(log, "== check-fitted");
+    cr_assert(alone && fitted, "%s", log);
+    cr_expect(strstr(alone, "all        24 steps  mean |error|   3.3%  worst  -10.5%"), "%s", alone);
+    cr_expect(strstr(fitted, "all        24 steps  mean |error|   5.4%  worst  +11.2%"), "%s", fitted);
+    cr_expect(strstr(log, "leaving one model out (2 folds, 24 rows): fitted 2.5%, operator "
+                     "table alone 4.6% mean |error|"), "%s", log);
+    snprintf(path, sizeof path, "%s/h200.tgz", dir);
+    char *tgz = scratch_read(path);
+    cr_expect(tgz, "no h200.tgz");
+    free(tgz);
+    free(log);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
+
+/* GEMM samples streaming at 10 GB/s (the reference) beside norms that move their bytes at
+ * 30 GB/s, up to 8 MB a shape, on a machine whose memory copies at 15 GB/s: the norms run
+ * at twice what memory gives.  With a 16 MB cache the cache explains it and the share
+ * stays; with a 4 MB cache, or none known, it is capped at the memory's (1.5 of the
+ * reference); with no memory bandwidth measured nothing is judged (issue 43: pass
+ * efficiencies at 5-45x the bandwidth). */
+Test(calib_steps, a_stream_faster_than_memory_is_explained_by_the_cache_or_capped)
+{
+    const double peak = 100e9, bw = 10e9, fast = 30e9;
+    calib_samples samples = { 0 };
+    const int tokens[] = { 1, 2, 4, 8, 16, 64, 256 };
+    for (size_t t = 0; t < sizeof tokens / sizeof tokens[0]; t++) {
+        double T = tokens[t], K = 1024, N = 2048;
+        double bytes = 4 * (K * N + T * K + T * N), flops = 2 * T * K * N;
+        calib_sample s = { .kind = "op_gemm", .precision = "fp32", .threads = 1, .m = T,
+                           .n = N, .k = K, .size_bytes = bytes, .bytes = bytes, .flops = flops,
+                           .seconds = 2e-6 + fmax(flops / peak, bytes / bw) };
+        cr_assert_eq(calib_samples_add(&samples, &s), 0);
+    }
+    for (double T = 16; T <= 1024; T *= 4) {
+        double bytes = 8 * T * 1024; /* up to 8.4 MB */
+        calib_sample s = { .kind = "op_norm", .precision = "fp32", .threads = 1, .m = T,
+                           .n = 1024, .size_bytes = bytes, .bytes = bytes,
+                           .seconds = 1e-6 + bytes / fast };
+        cr_assert_eq(calib_samples_add(&samples, &s), 0);
+    }
+    device_spec d = cpu_device();
+    calib_ops_result *ops = calloc(1, sizeof *ops);
+    char err[256];
+    const double caches[] = { 16e6, 4e6, 0, 16e6 }, memory[] = { 15e9, 15e9, 15e9, 0 };
+    for (size_t c = 0; c < 4; c++) {
+        cr_assert_eq(calib_ops_fit_all(&samples, perf_family_of(&d), ops, err, sizeof err), 0,
+                     "%s", err);
+        double reference = ops->table.bandwidth_bytes_per_s;
+        cr_expect(fabs(reference / bw - 1) < 0.05, "reference %g", reference);
+        double norm = ops->table.pass[PASS_NORM].efficiency;
+        cr_expect(norm > 2.5, "the norm's share as fitted: %g", norm);
+        calib_ops_check_ceilings(ops, &samples, caches[c], memory[c]);
+        const calib_ops_ceiling *hit = NULL;
+        for (size_t i = 0; i < ops->nceilings; i++)
+            if (!strcmp(ops->ceilings[i].what, "norm"))
+                hit = &ops->ceilings[i];
+        if (c == 3) {
+            cr_expect_not(hit, "judged without a memory bandwidth");
+            cr_expect_eq(ops->table.pass[PASS_NORM].efficiency, norm);
+            continue;
+        }
+        cr_assert(hit, "the norm is not listed (cache %g)", caches[c]);
+        cr_expect_eq(hit->largest_bytes, 8.0 * 1024 * 1024);
+        cr_expect_eq(hit->capped, c == 1 || c == 2, "cache %g", caches[c]);
+        cr_expect_eq(ops->table.pass[PASS_NORM].efficiency,
+                     c == 0 ? norm : memory[c] / reference);
+    }
+    free(ops);
+    calib_samples_release(&samples);
 }

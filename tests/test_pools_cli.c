@@ -194,7 +194,7 @@ Test(pools_cli, a_calibration_profile_with_half_the_bandwidth_slows_decode)
     device_spec calibrated = *h100;
     perf_profile p = perf_default_profile(h100), q = p;
     cr_assert_eq(profile_load_apply_file("tests/data/profiles/h100_half_bandwidth.lua", &calibrated,
-                                    &q, message, sizeof message), 0, "%s", message);
+                                         &q, NULL, message, sizeof message), 0, "%s", message);
     perf_setup a = { .model = m, .device = h100, .profile = &p, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     perf_setup b = { .model = m, .device = &calibrated, .profile = &q, .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
     double model = perf_decode_step(&b, 1, 350).total_s / perf_decode_step(&a, 1, 350).total_s;

@@ -15,7 +15,8 @@ py=${PYTHON:-/usr/bin/python3}
 threads=${THREADS:-1}
 rounds=${ROUNDS:-2}
 processes=${PROCESSES:-3}
-ops_rounds=${OPS_ROUNDS:-3}
+ops_rounds=${OPS_ROUNDS:-1}
+ops_processes=${OPS_PROCESSES:-3}
 mkdir -p "$out"
 grid="--batch 1,4,16 --context 128,512,2048 --prefill 64,256,1024 --threads $threads --best --rounds $rounds"
 fit_a=fit-a:layers=2,hidden=1024,heads=16,kv_heads=4,ffn=2816,vocab=16000
@@ -27,7 +28,8 @@ echo "== operator profile at $fit_a's shapes: the CPU's BLAS and plain loops (ca
 "$bin" calibrate --device cpu --quick --operators-only --threads "$threads" \
   --model "$fit_a" -o "$out/operators.lua" -q > /dev/null
 echo "== operator profile at both fit models' shapes: the operators in PyTorch's steps (tools/torch_ops.py)"
-"$py" tools/torch_ops.py --best --rounds "$ops_rounds" --model "$fit_a" --model "$fit_b" \
+"$py" tools/torch_ops.py --best --rounds "$ops_rounds" --processes "$ops_processes" \
+  --model "$fit_a" --model "$fit_b" \
   -o "$out/torch-ops.csv" 2> /dev/null
 "$bin" calibrate --refit "$out/torch-ops.csv" -o "$out/torch-ops.lua"
 echo "== PyTorch steps: fit and check models, measured in the same rounds"

@@ -50,6 +50,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = option_from_argv(sys.argv[1:], "--threads", "1")
 
 TCMALLOC = "libtcmalloc_minimal.so.4"
+# The script the user ran (this one, or tools/torch_ops.py that imports it): messages
+# printed while this module loads name it, not this file.
+SCRIPT = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "torch_steps.py"
 
 
 def malloc_loaded():
@@ -69,10 +72,14 @@ def malloc_loaded():
 # 4 KiB page (0.7 GB/s against 32 GB/s for memory reused; measured here, docs/calibration.md),
 # which is the host's paging, not the engine's work.  So the script re-executes itself on
 # TCMalloc (Debian's libtcmalloc-minimal4, `make deps-validate`) before torch loads.
-if option_from_argv(sys.argv[1:], "--malloc", "tcmalloc") == "tcmalloc" \
+# On a GPU the tensors live in CUDA's memory, which PyTorch's caching allocator keeps: the
+# host's allocator is then the system's unless --malloc says otherwise.
+DEFAULT_MALLOC = "tcmalloc" if option_from_argv(sys.argv[1:], "--device", "cpu") == "cpu" \
+    else "system"
+if option_from_argv(sys.argv[1:], "--malloc", DEFAULT_MALLOC) == "tcmalloc" \
         and malloc_loaded() != "tcmalloc":
     if os.environ.get("FLEETSIM_TCMALLOC_TRIED"):
-        sys.exit(f"torch_steps.py: {TCMALLOC} did not load: run `make deps-validate` "
+        sys.exit(f"{SCRIPT}: {TCMALLOC} did not load: run `make deps-validate` "
                  "(Debian's libtcmalloc-minimal4), or pass --malloc system")
     os.environ["FLEETSIM_TCMALLOC_TRIED"] = "1"
     os.environ["LD_PRELOAD"] = " ".join(filter(None, (TCMALLOC, os.environ.get("LD_PRELOAD"))))
@@ -82,7 +89,7 @@ if option_from_argv(sys.argv[1:], "--malloc", "tcmalloc") == "tcmalloc" \
 try:
     import torch
 except ImportError:  # the optional dependency: say how to get it
-    sys.exit("torch_steps.py: PyTorch not found: run `make deps-validate` (Debian's "
+    sys.exit(f"{SCRIPT}: PyTorch not found: run `make deps-validate` (Debian's "
              "python3-torch) and use /usr/bin/python3")
 
 
@@ -120,34 +127,41 @@ def numbers(text):
     return [int(x) for x in text.split(",") if x]
 
 
-class Decoder:
-    """The weights and the cache of one model: fp32, random (the times do not depend on
-    the values)."""
+# The weights' and activations' type: fleetsim's precision names, torch's types, bytes.
+DTYPES = {"fp32": (torch.float32, 4), "bf16": (torch.bfloat16, 2), "fp16": (torch.float16, 2)}
 
-    def __init__(self, s, max_seqs, max_context, device):
-        g = torch.Generator().manual_seed(1)
+
+class Decoder:
+    """The weights and the cache of one model: random (the times do not depend on the
+    values), of type dtype (fp32 by default)."""
+
+    def __init__(self, s, max_seqs, max_context, device, dtype=torch.float32):
+        # drawn where they live: on a GPU, 4 GB of weights drawn by the host would take
+        # longer than the measurement
+        g = torch.Generator(device=device).manual_seed(1)
         h, hd = s["hidden"], s["hidden"] // s["heads"]
-        self.s, self.hd, self.device = s, hd, device
+        self.s, self.hd, self.device, self.dtype = s, hd, device, dtype
         self.q, self.kv = s["heads"], s["kv_heads"]
 
         def w(*shape):
-            return (torch.randn(*shape, generator=g) * 0.02).to(device)
+            return (torch.randn(*shape, generator=g, device=device) * 0.02).to(dtype)
 
         self.embed = w(s["vocab"], h)
         self.layers = []
         for _ in range(s["layers"]):
             self.layers.append(dict(
-                norm1=torch.ones(h, device=device), norm2=torch.ones(h, device=device),
+                norm1=torch.ones(h, device=device, dtype=dtype),
+                norm2=torch.ones(h, device=device, dtype=dtype),
                 qkv=w((self.q + 2 * self.kv) * hd, h), out=w(h, self.q * hd),
                 gate_up=w(2 * s["ffn"], h), down=w(h, s["ffn"])))
-        self.final_norm = torch.ones(h, device=device)
+        self.final_norm = torch.ones(h, device=device, dtype=dtype)
         self.lm_head = w(s["vocab"], h)
         shape = (s["layers"], max_seqs, self.kv, max_context, hd)
-        self.k_cache = torch.randn(*shape, generator=g).to(device)
-        self.v_cache = torch.randn(*shape, generator=g).to(device)
+        self.k_cache = torch.randn(*shape, generator=g, device=device).to(dtype)
+        self.v_cache = torch.randn(*shape, generator=g, device=device).to(dtype)
         inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
         angles = torch.outer(torch.arange(max_context, dtype=torch.float32), inv)
-        self.cos, self.sin = angles.cos().to(device), angles.sin().to(device)
+        self.cos, self.sin = angles.cos().to(device, dtype), angles.sin().to(device, dtype)
 
     @staticmethod
     def rmsnorm(x, weight):
@@ -172,7 +186,8 @@ class Decoder:
         x = self.embed[ids]
         mask = None
         if T > 1:
-            mask = torch.full((T, end), float("-inf"), device=self.device).triu(start + 1)
+            mask = torch.full((T, end), float("-inf"), device=self.device,
+                              dtype=self.dtype).triu(start + 1)
         tick("embed")
         for i, l in enumerate(self.layers):
             h = self.rmsnorm(x, l["norm1"])
@@ -248,19 +263,26 @@ def summary(times, best):
     return (times[0] if best else statistics.median(times)), q3 - q1
 
 
-def over_processes(a):
-    """--processes K: K runs of this script in turn, merged shape by shape."""
+def run_processes(count):
+    """This script run count times one after the other, each measuring once into a file of
+    its own (the last -o and --processes on a command line win); their lines, per run.
+    A process places its tensors anew: the runs' spread is the placement's."""
     import subprocess
     import tempfile
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(a.processes):
+        for i in range(count):
             path = os.path.join(tmp, f"run{i}.csv")
-            # the last -o and --processes win: the child measures once, into path
             subprocess.run([sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:]
                            + ["--processes", "1", "-o", path], check=True)
             with open(path) as f:
                 runs.append(f.read().splitlines())
+    return runs
+
+
+def over_processes(a):
+    """--processes K: K runs of this script in turn, merged shape by shape."""
+    runs = run_processes(a.processes)
     comment = runs[0][0]
     header = runs[0][1].split(",")
     key_cols = [header.index(k) for k in ("model", "batch", "prefill_tokens", "decode_tokens",
@@ -315,6 +337,9 @@ def main():
                          "processes (iqr_s is then their spread)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch sees one")
+    ap.add_argument("--dtype", choices=tuple(DTYPES), default="fp32",
+                    help="the weights', the cache's and the activations' type (the steps "
+                         "CSV's precision)")
     ap.add_argument("--clock", choices=("auto", "thread", "wall"), default="auto",
                     help="thread: the CPU time of this thread (one CPU thread: what the step "
                          "costs, without the time other processes of a shared machine took "
@@ -324,9 +349,10 @@ def main():
                          "the step with the least interference from other processes: they "
                          "only ever add to a thread's CPU time, through the caches and the "
                          "memory bus)")
-    ap.add_argument("--malloc", choices=("tcmalloc", "system"), default="tcmalloc",
+    ap.add_argument("--malloc", choices=("tcmalloc", "system"), default=DEFAULT_MALLOC,
                     help="the allocator the engine runs on (read before torch loads): "
-                         "TCMalloc, as vLLM's CPU guide asks, or glibc's malloc")
+                         "TCMalloc, as vLLM's CPU guide asks (the default on a CPU), or "
+                         "glibc's malloc (the default on a GPU)")
     ap.add_argument("--device-name", default="",
                     help="the device column (default: the CPU's model name, or CUDA's)")
     ap.add_argument("-o", "--output", required=True)
@@ -360,7 +386,7 @@ def main():
     for model, s in a.model:
         max_seqs = max(a.batch + a.prefill_batch)
         max_context = max(max(a.context) + 1, max(a.prefill))
-        dec = Decoder(s, max_seqs, max_context, device)
+        dec = Decoder(s, max_seqs, max_context, device, DTYPES[a.dtype][0])
         mine = []
         for b in a.prefill_batch:
             for p in a.prefill:
@@ -399,7 +425,7 @@ def main():
                 "seconds,layers,hidden,heads,kv_heads,ffn,vocab,repeats,iqr_s\n")
         for model, b, pt, dt, c, t, iqr, s, n in rows:
             shape = ",".join(str(s[k]) for k in SHAPE_KEYS)
-            f.write(f"{model},{name},fp32,1,{b},{pt},{dt},{c},{t:.6e},{shape},{n},"
+            f.write(f"{model},{name},{a.dtype},1,{b},{pt},{dt},{c},{t:.6e},{shape},{n},"
                     f"{iqr:.3e}\n")
 
 
