@@ -30,6 +30,7 @@
 static const struct { const char *source, *catalog; } model_aliases[] = {
     { "Llama-2-7B", "llama-2-7b" }, { "Llama-2-13B", "llama-2-13b" },
     { "Llama-2-70B", "llama-2-70b" }, { "Llama-2-70B-chat", "llama-2-70b" },
+    { "Llama-2-70B LoRA", "llama-2-70b" }, /* the frozen base (the lora column) */
     { "Llama-3-8B", "llama-3-8b" }, { "Meta-Llama-3-8B", "llama-3-8b" },
     { "Llama-3-70B", "llama-3-70b" }, { "Llama-3-70B-Instruct", "llama-3-70b" },
     { "Llama-3.1-8B", "llama-3.1-8b" }, { "Llama-3.3-70B", "llama-3.1-70b" },
@@ -108,20 +109,10 @@ static double number_before(const char *cell, const char *word)
     return 0;
 }
 
-/* The weights' precision as the sources write it: "fp8 ...", "bf16 (dtype auto)",
- * "amp_bf16", "FP8 mixed precision", "fp16 weights, ...". */
-static int parse_precision(const char *cell, precision *out)
+/* A LoRA row: the lora column says so. */
+static bool lora_row(const validate_row *row)
 {
-    static const struct { const char *word; precision p; } words[] = {
-        { "fp8", PREC_FP8 }, { "bf16", PREC_BF16 }, { "fp16", PREC_FP16 }, { "fp32", PREC_FP32 },
-    };
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcasestr(cell, words[i].word) == cell
-            || (!strncasecmp(cell, "amp_", 4) && strcasestr(cell + 4, words[i].word) == cell + 4)) {
-            *out = words[i].p;
-            return 0;
-        }
-    return -1;
+    return row->lora && !strcmp(row->lora, "yes");
 }
 
 /* A batch-size ramp is planned in this many equal shares of its tokens: the step time
@@ -197,7 +188,7 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
                       plan->replicas);
     training_constraints c = validate_plan_training(plan, m->layers);
     engine_training_state(e, &c); /* the framework's bytes a parameter */
-    c.lora = strstr(row->model, "LoRA") != NULL; /* adapters on a frozen base */
+    c.lora = lora_row(row); /* adapters on a frozen base */
     double devices = one_or(c.tp) * one_or(c.pp) * one_or(c.cp);
     if (devices > gpus)
         return refuse(out, "TP x PP x CP as stated spans %g devices, more than the row's %g GPUs",
@@ -509,31 +500,6 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     refuse(out, "category '%s' not known", row->category);
 }
 
-/* Engine cells -> catalog engines, the first pattern found in the cell deciding (a
- * cell names an engine and sometimes its version; what each profile stands for is its
- * catalog entry's `describes`).  TensorRT-LLM 1.0's PyTorch backend is the Python executor
- * with the overlap scheduler; every earlier TensorRT-LLM, and the NIM and MLPerf harnesses
- * built on its TensorRT engines, the C++ runtime.  vLLM's V0 of January 2025 (0.6 on:
- * asynchronous output processing) and V1 before 0.14 overlap their output processing;
- * a vLLM 0.5 or a nightly of 2024 with no version shown runs the 2024 engine's host work
- * with local workers (no Ray on one node, vLLM pull request 5230); a vLLM 0.4 or older,
- * or one that names Ray, is the operator set's engine itself. */
-static const struct { const char *pattern, *engine; } serving_engines[] = {
-    { "PyTorch backend", "tensorrt-llm" }, { "TensorRT-LLM v1", "tensorrt-llm" },
-    { "TensorRT-LLM", "tensorrt-llm-cpp" }, { "NIM", "tensorrt-llm-cpp" },
-    { "MLPerf Inference", "tensorrt-llm-cpp" }, { "SGLang", "sglang" },
-    { "Ray", "vllm-2024" }, { "vLLM 0.4", "vllm-2024" }, { "vLLM v0.4", "vllm-2024" },
-    { "vLLM 0.3", "vllm-2024" }, { "vLLM V0 engine", "vllm-2025" }, { "vLLM V1", "vllm-2025" },
-    { "vLLM 0.5", "vllm-0.5" }, { "vLLM nightly", "vllm-0.5" }, { "vLLM", "vllm-0.5" },
-};
-/* Training frameworks: Megatron-LM and NeMo (Megatron-Bridge, Megatron-Core), FSDP
- * (MosaicML's llm-foundry, metaseq's FSDP), DeepSpeed; others (Meta's own libraries,
- * HAI-LLM) take the default, the ZeRO paper's accounting. */
-static const struct { const char *pattern, *engine; } training_engines[] = {
-    { "Megatron-DeepSpeed", "deepspeed" }, { "DeepSpeed", "deepspeed" },
-    { "Megatron", "megatron" }, { "NeMo", "megatron" }, { "FSDP", "pytorch-fsdp" },
-};
-
 static bool training_row(const validate_row *row)
 {
     return !strcmp(row->category, "training") || strstr(row->metric, "during training");
@@ -541,26 +507,31 @@ static bool training_row(const validate_row *row)
 
 const char *validate_engine_of(const validate_row *row)
 {
-    if (training_row(row)) {
-        for (size_t i = 0; i < sizeof training_engines / sizeof training_engines[0]; i++)
-            if (strstr(row->engine, training_engines[i].pattern))
-                return training_engines[i].engine;
-        return CATALOG_DEFAULT_TRAINING_ENGINE;
-    }
-    for (size_t i = 0; i < sizeof serving_engines / sizeof serving_engines[0]; i++)
-        if (strstr(row->engine, serving_engines[i].pattern))
-            return serving_engines[i].engine;
-    return CATALOG_DEFAULT_SERVING_ENGINE;
+    if (row->engine_profile && *row->engine_profile)
+        return row->engine_profile;
+    return training_row(row) ? CATALOG_DEFAULT_TRAINING_ENGINE : CATALOG_DEFAULT_SERVING_ENGINE;
 }
+
 
 int validate_row_check(const validate_row *row, char *err, size_t err_size)
 {
     validate_plan plan;
     char why[256];
-    if (validate_plan_parse(row->parallelism, &plan, why, sizeof why) == 0)
-        return 0;
-    snprintf(err, err_size, "parallelism: %s", why);
-    return -1;
+    precision prec;
+    if (validate_plan_parse(row->parallelism, &plan, why, sizeof why) != 0) {
+        snprintf(err, err_size, "parallelism: %s", why);
+        return -1;
+    }
+    if (row->weights && *row->weights && precision_parse(row->weights, &prec) != 0) {
+        snprintf(err, err_size, "weights: expected a precision such as fp8 or bf16 (empty: "
+                 "not stated), got '%s'", row->weights);
+        return -1;
+    }
+    if (row->lora && *row->lora && strcmp(row->lora, "yes")) {
+        snprintf(err, err_size, "lora: expected yes or nothing, got '%s'", row->lora);
+        return -1;
+    }
+    return 0;
 }
 
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
@@ -575,9 +546,6 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     char model_name[128], device_name[128];
     cell_name(row->model, model_name, sizeof model_name);
     cell_name(row->device, device_name, sizeof device_name);
-    char *lora = strstr(model_name, " LoRA"); /* "Llama-2-70B LoRA": the base model */
-    if (lora)
-        *lora = '\0';
     const model_spec *m = catalog_model(cat, model_name);
     const device_spec *d = catalog_device(cat, device_name);
     for (size_t i = 0; !m && i < sizeof model_aliases / sizeof model_aliases[0]; i++)
@@ -586,17 +554,17 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     for (size_t i = 0; !d && i < sizeof device_aliases / sizeof device_aliases[0]; i++)
         if (!strcasecmp(device_aliases[i].source, device_name))
             d = catalog_device(cat, device_aliases[i].catalog);
-    if (strstr(row->model, "LoRA") && strcmp(row->category, "training"))
+    if (lora_row(row) && strcmp(row->category, "training"))
         return refuse(out, "LoRA adapters are modelled in training only");
     if (!m)
         return refuse(out, "no catalog model for '%s'", model_name);
     if (!d)
         return refuse(out, "no catalog device for '%s'", device_name);
     precision prec;
-    if (parse_precision(row->precision, &prec) != 0)
-        return strstr(row->precision, "not stated")
-                   ? refuse(out, "precision not stated")
-                   : refuse(out, "precision '%s' not known", row->precision);
+    if (!row->weights || !*row->weights)
+        return refuse(out, "precision not stated");
+    if (precision_parse(row->weights, &prec) != 0) /* validate_row_check refuses it first */
+        return refuse(out, "precision '%s' not known", row->weights);
     /* the row's engine: its host work and its overlap, its memory, its framework's
      * state; a table may name one the catalog lacks (a user's, edited away): refused */
     out->engine = validate_engine_of(row);
@@ -621,7 +589,7 @@ validate_row validate_row_of(const csv_table *t, size_t i)
         CELL("device"), CELL("device_count"), CELL("precision"), CELL("kv_cache_precision"),
         CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
         CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
-        CELL("engine"),
+        CELL("engine"), CELL("engine_profile"), CELL("weights"), CELL("lora"),
     };
 #undef CELL
 }

@@ -13,6 +13,10 @@ typedef struct validate_row {
     const char *id, *category, *metric, *unit, *model, *device, *device_count, *precision,
         *kv_precision, *parallelism, *batch, *input_tokens, *output_tokens, *seq_len,
         *global_batch, *train_tokens, *engine;
+    /* the configuration as data (tests/validation/README.md): the catalog engine that
+     * stands for `engine` ("" the default), the weights' precision ("" not stated), and
+     * "yes" for LoRA fine-tuning */
+    const char *engine_profile, *weights, *lora;
 } validate_row;
 
 typedef struct validate_prediction {

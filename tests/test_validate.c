@@ -329,10 +329,11 @@ Test(validate, a_stated_memory_share_sets_the_cache)
     double weights = model_weight_bytes(m, PREC_BF16), token = 2.0 * 32 * 8 * 128 * 2;
     validate_row row = { .id = "X", .category = "memory", .metric = "KV cache capacity at startup",
                          .unit = "tokens", .model = "Meta-Llama-3-8B", .device = "H100-SXM",
-                         .device_count = "1", .precision = "bf16", .kv_precision = "",
+                         .device_count = "1", .precision = "bf16", .weights = "bf16", .kv_precision = "",
                          .parallelism = "TP=1", .batch = "mem-fraction-static 0.93",
                          .input_tokens = "", .output_tokens = "", .seq_len = "",
-                         .global_batch = "", .train_tokens = "", .engine = "SGLang" };
+                         .global_batch = "", .train_tokens = "", .engine = "SGLang",
+                         .engine_profile = "sglang" };
     const double gib = 1073741824.0, device = 79.22 * gib;
     const double pools[] = { 0.93 * device, 0.8 * device, device - 13.125 * gib };
     const char *cells[] = { "mem-fraction-static 0.93", "gpu_memory_utilization 0.8", "" };
@@ -361,7 +362,8 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     cr_assert(m && d);
     /* the rows' engine, TensorRT-LLM's C++ runtime: its memory and no host work */
     const engine_spec *e = catalog_engine(&cat, validate_engine_of(&(validate_row){
-        .category = "throughput", .metric = "", .engine = "TensorRT-LLM v0.5.0" }));
+        .category = "throughput", .metric = "", .engine = "TensorRT-LLM v0.5.0",
+        .engine_profile = "tensorrt-llm-cpp" }));
     cr_assert_not_null(e);
     cr_assert_str_eq(e->name, "tensorrt-llm-cpp");
     memory_reserve r = engine_memory_reserve(e, m);
@@ -377,10 +379,11 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     char cell[64];
     validate_row row = { .id = "X", .category = "throughput", .metric = "max throughput",
                          .unit = "output tokens/s per GPU", .model = "Llama-2-13B",
-                         .device = "H200-SXM", .device_count = "1", .precision = "fp8",
+                         .device = "H200-SXM", .device_count = "1", .precision = "fp8", .weights = "fp8",
                          .kv_precision = "", .parallelism = "TP=1", .batch = cell,
                          .input_tokens = "128", .output_tokens = "128", .seq_len = "",
-                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0" };
+                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0",
+                         .engine_profile = "tensorrt-llm-cpp" };
     const unsigned batches[] = { fits16, fits8 };
     const precision caches[] = { PREC_BF16, PREC_FP8 };
     for (size_t i = 0; i < 2; i++) {
@@ -407,6 +410,7 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     cr_expect_not(v.predicted, "a stated cache is kept");
     row.kv_precision = "";
     row.engine = "vLLM 0.6";
+    row.engine_profile = "vllm-0.5";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted, "only TensorRT-LLM's fp8 builds are read as fp8 caches");
     catalog_release(&cat);
@@ -452,11 +456,12 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
     }
     validate_row row = { .id = "X", .category = "training", .metric = "pretraining GPU time",
                          .unit = "GPU-hours", .model = "Meta-Llama-3-8B", .device = "H100-SXM",
-                         .device_count = "8", .precision = "bf16", .kv_precision = "",
+                         .device_count = "8", .precision = "bf16", .weights = "bf16", .kv_precision = "",
                          .parallelism = "TP=1 PP=1", .batch = "", .input_tokens = "",
                          .output_tokens = "", .seq_len = "4096",
                          .global_batch = "64 -> 256 sequences (ramp over first 2B tokens)",
-                         .train_tokens = "10B", .engine = "Megatron-LM" };
+                         .train_tokens = "10B", .engine = "Megatron-LM",
+                         .engine_profile = "megatron" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
@@ -513,10 +518,11 @@ Test(validate, a_training_runs_memory_is_its_plans)
     validate_row row = { .id = "X", .category = "memory",
                          .metric = "GPU memory used per GPU during training", .unit = "GB",
                          .model = "Meta-Llama-3-8B", .device = "H100-SXM", .device_count = "8",
-                         .precision = "bf16", .kv_precision = "",
+                         .precision = "bf16", .weights = "bf16", .kv_precision = "",
                          .parallelism = "TP=1 PP=1 RECOMPUTE=full", .batch = "",
                          .input_tokens = "", .output_tokens = "", .seq_len = "4096",
-                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM" };
+                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM",
+                         .engine_profile = "megatron" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
@@ -546,17 +552,18 @@ Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
     validate_row row = { .id = "X", .category = "training", .metric = "fine-tuning throughput",
                          .unit = "samples/s (8192-token samples)",
                          .model = "Llama-2-70B LoRA (rank 16)", .device = "H100-SXM",
-                         .device_count = "8", .precision = "fp8", .kv_precision = "",
+                         .device_count = "8", .precision = "fp8", .weights = "fp8", .kv_precision = "",
                          .parallelism = "TP=4 PP=1 MBS=1", .batch = "", .input_tokens = "",
                          .output_tokens = "", .seq_len = "8192", .global_batch = "8",
-                         .train_tokens = "", .engine = "NeMo" };
+                         .train_tokens = "", .engine = "NeMo",
+                         .engine_profile = "megatron", .lora = "yes" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_float_eq(v.value, t.tokens_per_step / t.step_s / 8192, 1e-9 * v.value);
     /* the same row without LoRA trains every weight: 16 bytes a parameter do not fit 8
-     * GPUs at TP=4 */
-    row.model = "Llama-2-70B";
+     * GPUs at TP=4 (the lora column decides, not the model's words) */
+    row.lora = "";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted);
     cr_expect(strstr(v.reason, "no training plan: llama-2-70b does not fit on 8 H100-SXM: the "

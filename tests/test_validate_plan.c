@@ -11,6 +11,7 @@
 #include "output/csv_table.h"
 #include "support/catalog_fixture.h"
 #include "support/cli.h"
+#include "support/scratch.h"
 
 TestSuite(validate_plan, .init = test_catalog_setup, .fini = test_catalog_teardown);
 
@@ -175,9 +176,10 @@ static validate_prediction training_row(const char *par)
     validate_row row = { .id = "X", .category = "training", .metric = "pretraining throughput",
                          .unit = "tokens/s per GPU", .model = "Meta-Llama-3-8B",
                          .device = "H100-SXM", .device_count = "8", .precision = "bf16",
-                         .kv_precision = "", .parallelism = par, .batch = "",
+                         .weights = "bf16", .kv_precision = "", .parallelism = par, .batch = "",
                          .input_tokens = "", .output_tokens = "", .seq_len = "4096",
-                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM" };
+                         .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM",
+                         .engine_profile = "megatron" };
     validate_prediction v;
     validate_predict(&test_catalog, &row, &v);
     return v;
@@ -214,9 +216,11 @@ static validate_prediction serving_row(const char *par)
     validate_row row = { .id = "X", .category = "throughput", .metric = "throughput",
                          .unit = "output tokens/s", .model = "Meta-Llama-3-8B",
                          .device = "H100-SXM", .device_count = "8", .precision = "bf16",
-                         .kv_precision = "", .parallelism = par, .batch = "static batch 8",
+                         .weights = "bf16", .kv_precision = "", .parallelism = par,
+                         .batch = "static batch 8",
                          .input_tokens = "128", .output_tokens = "128", .seq_len = "",
-                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0" };
+                         .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0",
+                         .engine_profile = "tensorrt-llm-cpp" };
     validate_prediction v;
     validate_predict(&test_catalog, &row, &v);
     return v;
@@ -261,6 +265,59 @@ Test(validate_plan, a_table_with_an_unknown_key_is_refused_by_file_and_line)
               "%s", errs);
     free(out);
     free(errs);
+}
+
+/* The engine, the weights and LoRA are data too (tests/validation/README.md): a weights
+ * cell that names no precision, or a lora cell other than yes, is the table's mistake and
+ * refused by file and line; an engine the catalog lacks refuses its row; a row with no
+ * engine_profile takes the default engine whatever its engine cell says. */
+Test(validate_plan, the_engine_weights_and_lora_cells_are_data)
+{
+    validate_row row = { .category = "throughput", .metric = "", .parallelism = "TP=1",
+                         .engine = "vLLM V1 engine on SGLang's kernels", .engine_profile = "",
+                         .weights = "fp8", .lora = "" };
+    char err[256];
+    cr_expect_str_eq(validate_engine_of(&row), "vllm-2024", "the words are not read");
+    row.category = "training";
+    cr_expect_str_eq(validate_engine_of(&row), "deepspeed");
+    row.engine_profile = "sglang";
+    cr_expect_str_eq(validate_engine_of(&row), "sglang");
+    cr_expect_eq(validate_row_check(&row, err, sizeof err), 0, "%s", err);
+    row.weights = "fp8 (ModelOpt)";
+    cr_expect_eq(validate_row_check(&row, err, sizeof err), -1);
+    cr_expect_str_eq(err, "weights: expected a precision such as fp8 or bf16 (empty: not "
+                          "stated), got 'fp8 (ModelOpt)'");
+    row.weights = "";
+    row.lora = "rank 16";
+    cr_expect_eq(validate_row_check(&row, err, sizeof err), -1);
+    cr_expect_str_eq(err, "lora: expected yes or nothing, got 'rank 16'");
+
+    char *dir = scratch_dir(), *out = NULL, *errs = NULL;
+    char *table = scratch_file(dir, "t.csv",
+        "id,half,category,metric,unit,value,model,device,device_count,precision,"
+        "kv_cache_precision,parallelism,batch_or_concurrency,input_tokens,output_tokens,"
+        "seq_len,global_batch,train_tokens,engine,engine_profile,weights,lora\n"
+        "X01,check,memory,weights per GPU,GB,14.0,Llama-2-7B,A100-80GB,1,fp16,,TP=1,,,,,,,"
+        "vLLM,vllm-9,fp16,\n"
+        "X02,check,memory,weights per GPU,GB,14.0,Llama-2-7B,A100-80GB,1,half,,TP=1,,,,,,,"
+        "vLLM,,half,\n");
+    cr_expect_eq(cli_run(&out, &errs, "validate --table %s", table), 2);
+    cr_expect_str_eq(out, "");
+    cr_expect(strstr(errs, "t.csv:3: weights: expected a precision such as fp8 or bf16"),
+              "%s", errs);
+    free(table);
+    table = scratch_file(dir, "u.csv",
+        "id,half,category,metric,unit,value,model,device,device_count,precision,"
+        "kv_cache_precision,parallelism,batch_or_concurrency,input_tokens,output_tokens,"
+        "seq_len,global_batch,train_tokens,engine,engine_profile,weights,lora\n"
+        "X01,check,memory,weights per GPU,GB,14.0,Llama-2-7B,A100-80GB,1,fp16,,TP=1,,,,,,,"
+        "vLLM,vllm-9,fp16,\n");
+    cr_expect_eq(cli_run(&out, &errs, "validate --table %s --csv", table), 0, "%s", errs);
+    cr_expect(strstr(out, "no catalog engine 'vllm-9'"), "%s", out);
+    free(table);
+    free(out);
+    free(errs);
+    scratch_remove_dir(dir);
 }
 
 Test(validate_plan, sequence_parallelism_is_stated_or_the_engines)
