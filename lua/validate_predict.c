@@ -2,7 +2,6 @@
  * model with the device's default profile; nothing here is fitted to the rows.  A row
  * whose model or device has no catalog entry, or whose configuration the model cannot
  * express, gets a reason instead of a number. */
-#define _GNU_SOURCE /* strcasestr */
 #include "lua/validate_predict.h"
 
 #include <ctype.h>
@@ -19,6 +18,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/validate_load.h"
 #include "models/validate_plan.h"
 #include "output/csv_table.h"
 
@@ -84,35 +84,37 @@ static double leading_number(const char *cell)
     return end != cell && x > 0 ? x : 0;
 }
 
-/* The number after `key` in a cell ("TP=4, PP=8" with "TP=": 4; "static batch 768"
- * with "batch ": 768); 0 if absent. */
-static double number_after(const char *cell, const char *key)
-{
-    const char *p = strcasestr(cell, key);
-    return p ? leading_number(p + strlen(key)) : 0;
-}
-
-/* The number just before `word` in a cell, at its first place that has one ("all requests
- * queued; 3000 requests" with "requests": 3000); 0 if none. */
-static double number_before(const char *cell, const char *word)
-{
-    for (const char *p = strcasestr(cell, word); p; p = strcasestr(p + 1, word)) {
-        const char *end = p;
-        while (end > cell && end[-1] == ' ')
-            end--;
-        const char *start = end;
-        while (start > cell && isdigit((unsigned char)start[-1]))
-            start--;
-        if (start < end)
-            return leading_number(start);
-    }
-    return 0;
-}
-
 /* A LoRA row: the lora column says so. */
 static bool lora_row(const validate_row *row)
 {
     return row->lora && !strcmp(row->lora, "yes");
+}
+
+/* A row's load, measure and unit, read from their cells (validate_row_check refuses a
+ * table where one does not read). */
+typedef struct row_data {
+    validate_load load;
+    validate_measure measure;
+    validate_unit unit;
+    double steps;                /* UNIT_S_PER_STEPS's */
+} row_data;
+
+static int row_data_of(const validate_row *row, row_data *out, char *err, size_t err_size)
+{
+    char why[320];
+    if (validate_load_parse(row->load, &out->load, why, sizeof why) != 0) {
+        snprintf(err, err_size, "load: %s", why);
+        return -1;
+    }
+    if (validate_measure_parse(row->measure, &out->measure, why, sizeof why) != 0) {
+        snprintf(err, err_size, "measure: %s", why);
+        return -1;
+    }
+    if (validate_unit_parse(row->value_unit, &out->unit, &out->steps, why, sizeof why) != 0) {
+        snprintf(err, err_size, "value_unit: %s", why);
+        return -1;
+    }
+    return 0;
 }
 
 /* A batch-size ramp is planned in this many equal shares of its tokens: the step time
@@ -152,7 +154,8 @@ static double batch_sequences(const char *cell, double seq, const char **rest)
 
 static void predict_training(const model_spec *m, const device_spec *d, const perf_profile *p,
                              const engine_spec *e, precision prec, const validate_row *row,
-                             const validate_plan *plan, validate_prediction *out)
+                             const row_data *data, const validate_plan *plan,
+                             validate_prediction *out)
 {
     double gpus = leading_number(row->device_count);
     double seq = leading_number(row->seq_len);
@@ -164,15 +167,13 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
         return refuse(out, "sequence length not stated");
     if (!(global >= 1))
         return refuse(out, "global batch not stated");
-    /* a batch-size ramp, "3072 -> 15360 sequences (ramp over first 469B tokens, ...)":
-     * the batch grows from `global` to `final` over the first `ramp` tokens */
-    double final = global, ramp = 0;
+    /* a batch-size ramp, "3072 -> 15360 sequences" with load ramp_tokens=469B: the batch
+     * grows from `global` to `final` over the first `ramp` tokens */
+    double final = global, ramp = data->load.ramp_tokens;
     while (*rest == ' ')
         rest++;
-    if (!strncmp(rest, "->", 2)) {
-        final = batch_sequences(rest + 2, seq, &rest);
-        const char *over = strcasestr(rest, "over first ");
-        ramp = over ? parse_tokens(over + strlen("over first ")) : 0;
+    if (!strncmp(rest, "->", 2) || ramp > 0) {
+        final = !strncmp(rest, "->", 2) ? batch_sequences(rest + 2, seq, &rest) : NAN;
         if (!(final >= 1) || ramp <= 0)
             return refuse(out, "batch-size ramp without its final batch or its tokens (%s)",
                           row->global_batch);
@@ -204,16 +205,16 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
     if (!perf_training_plan_within(m, d, p, trained, (unsigned)gpus, (unsigned)seq,
                                    (unsigned)final, c, &t))
         return refuse(out, "no training plan: %s", t.refusal);
-    double steps;
+    validate_unit unit = data->unit;
     if (!strcmp(row->category, "memory")) {
         /* a training run's memory per device: what memory_training holds for the plan
          * (weights, gradients, optimizer states, activations in flight, logits), no
          * allocator cache, communication buffers or runtime */
-        if (strncmp(row->unit, "GB", 2))
+        if (unit != UNIT_GB)
             return refuse(out, "unit '%s' is not one the training memory model gives",
                           row->unit);
         out->value = t.memory.total_bytes / 1e9;
-    } else if (!strcmp(row->unit, "GPU-hours") || !strcmp(row->unit, "s")) {
+    } else if (unit == UNIT_GPU_HOURS || unit == UNIT_S) {
         /* the time to train the stated tokens (no evaluation time): steps x step time,
          * the ramp's tokens at their batches; GPU-hours that times GPUs / 3600 */
         double tokens = parse_tokens(row->train_tokens);
@@ -244,20 +245,20 @@ static void predict_training(const model_spec *m, const device_spec *d, const pe
                               r.refusal);
             seconds += ramp / VALIDATE_RAMP_SEGMENTS / r.tokens_per_step * r.step_s;
         }
-        out->value = !strcmp(row->unit, "s") ? seconds : seconds * gpus / 3600;
+        out->value = unit == UNIT_S ? seconds : seconds * gpus / 3600;
     } else if (ramp > 0) {
         return refuse(out, "a rate of a run whose batch ramps (%s)", row->global_batch);
-    } else if (!strcmp(row->unit, "s/iteration")) {
+    } else if (unit == UNIT_S_PER_ITERATION) {
         out->value = t.step_s;
-    } else if (sscanf(row->unit, "s per %lf steps", &steps) == 1) {
-        out->value = t.step_s * steps;
-    } else if (!strncmp(row->unit, "samples/s", 9)) {
+    } else if (unit == UNIT_S_PER_STEPS) {
+        out->value = t.step_s * data->steps;
+    } else if (unit == UNIT_SAMPLES_PER_S || unit == UNIT_SAMPLES_PER_S_PER_GPU) {
         /* sequences of seq_len tokens a second, all GPUs together (or per GPU) */
         out->value = t.tokens_per_step / t.step_s / seq
-                     / (strstr(row->unit, "per GPU") ? gpus : 1);
-    } else if (!strcmp(row->unit, "tokens/s per GPU")) {
+                     / (unit == UNIT_SAMPLES_PER_S_PER_GPU ? gpus : 1);
+    } else if (unit == UNIT_TOKENS_PER_S_PER_GPU) {
         out->value = t.tokens_per_step / t.step_s / gpus;
-    } else if (!strcmp(row->unit, "TFLOP/s per GPU")) {
+    } else if (unit == UNIT_TFLOPS_PER_GPU) {
         /* model FLOPs per GPU: MFU x the peak the MFU is of */
         out->value = t.mfu * device_peak_flops(d, prec == PREC_FP8 ? PREC_FP8 : PREC_BF16, NULL) / 1e12;
     } else {
@@ -281,18 +282,13 @@ static double wave_tokens_per_s(const perf_setup *s, unsigned batch, double in, 
  * kv_cache_free_gpu_mem_fraction) and the profiling step's tokens it states
  * (max_num_batched_tokens) in place of the engine's defaults. */
 static memory_reserve row_reserve(const engine_spec *e, const model_spec *m,
-                                  const validate_row *row)
+                                  const validate_load *load)
 {
     memory_reserve r = engine_memory_reserve(e, m);
-    double share = number_after(row->batch, "gpu_memory_utilization ");
-    if (!share)
-        share = number_after(row->batch, "mem-fraction-static ");
-    if (!share)
-        share = number_after(row->batch, "kv_cache_free_gpu_mem_fraction ");
-    if (share > 0 && share <= 1)
-        r.share = share;
-    double budget = number_after(row->batch, "max_num_batched_tokens ");
-    if (budget > 0 && budget <= 1e8 && e->token_budget > 0) {
+    if (load->memory_share > 0) /* at most 1: validate_load_parse */
+        r.share = load->memory_share;
+    double budget = load->token_budget;
+    if (budget > 0 && e->token_budget > 0) {
         engine_spec stated = *e;
         stated.token_budget = budget;
         memory_reserve again = engine_memory_reserve(&stated, m);
@@ -304,8 +300,12 @@ static memory_reserve row_reserve(const engine_spec *e, const model_spec *m,
 
 static void predict_inference(const model_spec *m, const device_spec *d, const perf_profile *p,
                               const engine_spec *e, precision prec, const validate_row *row,
-                              const validate_plan *plan, validate_prediction *out)
+                              const row_data *data, const validate_plan *plan,
+                              validate_prediction *out)
 {
+    const validate_load *load = &data->load;
+    validate_measure measure = data->measure;
+    validate_unit unit = data->unit;
     /* a serving row states TP (else one replica on every GPU) and REPLICAS (else as many
      * as the GPUs hold) */
     for (validate_plan_key k = 0; k < PLAN_KEYS; k++)
@@ -331,9 +331,7 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (replicas_stated && tp * replicas_stated != gpus)
         return refuse(out, "REPLICAS=%g of TP=%g are %g GPUs, not the row's %g", replicas_stated,
                       tp, tp * replicas_stated, gpus);
-    double batch = number_after(row->batch, "batch ");
-    if (!batch)
-        batch = number_after(row->batch, "concurrency ");
+    double batch = load->batch ? load->batch : load->concurrency;
     /* a table is a user's file: sizes past these are refused, not cast */
     if (gpus > 1e7 || batch > 1e7 || in > 1e9 || outlen > 1e9)
         return refuse(out, "%g GPUs, a batch of %g, requests of %g + %g tokens: past what the "
@@ -342,32 +340,32 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
         return refuse(out, "%g GPUs are not whole replicas of TP=%g", gpus, tp);
     if (tp > 65536)
         return refuse(out, "TP=%g: more devices than one replica of the model spans", tp);
-    memory_reserve reserve = row_reserve(e, m, row);
+    memory_reserve reserve = row_reserve(e, m, load);
     perf_setup s = { .model = m, .device = d, .profile = p, .weights = prec, .kv = kv,
                       .tp = (unsigned)tp, .reserve = &reserve };
     inference_memory mem = memory_inference_reserved(m, d, prec, kv, (unsigned)tp, &reserve);
     double replicas = gpus / tp;
     const char *metric = row->metric;
-    bool per_gpu = strstr(row->unit, "per GPU") != NULL;
+    bool per_gpu = unit == UNIT_TOKENS_PER_S_PER_GPU;
 
     if (!strcmp(row->category, "memory")) {
-        double unit_bytes = !strncmp(row->unit, "GiB", 3) || strstr(row->unit, "as logged")
-                                ? 1073741824.0 /* vLLM logs GiB as "GB" (the table's notes) */
-                                : 1e9;
+        double unit_bytes = unit == UNIT_GIB ? 1073741824.0 /* vLLM logs GiB as "GB" (the
+                                                              * table's notes) */
+                                             : 1e9;
         /* the engine's memory (row_reserve: its reservations, the share the row states) */
-        if (strstr(metric, "weights")) {
+        if (measure == MEASURE_WEIGHTS) {
             /* memory_inference's weights per device */
             out->value = mem.weights_bytes / unit_bytes;
-        } else if (strstr(metric, "KV cache memory")) {
+        } else if (measure == MEASURE_KV_MEMORY) {
             /* what the engine leaves for the cache on a device: its usable memory less
              * the weights */
             out->value = (mem.usable_bytes - mem.weights_bytes) / unit_bytes;
-        } else if (strstr(metric, "activation peak")) {
+        } else if (measure == MEASURE_ACTIVATION_PEAK) {
             /* the engine's activation peak of its profiling step on a device */
             out->value = memory_activation_bytes(&reserve, (unsigned)tp) / unit_bytes;
-        } else if (strstr(metric, "KV cache capacity") && !strcmp(row->unit, "tokens")) {
+        } else if (measure == MEASURE_KV_CAPACITY && unit == UNIT_TOKENS) {
             out->value = mem.kv_capacity_tokens;
-        } else if (strstr(metric, "largest power-of-2 batch") && in > 0 && outlen > 0) {
+        } else if (measure == MEASURE_MAX_POW2_BATCH && in > 0 && outlen > 0) {
             /* the largest power of two whose in + out tokens per sequence fit the cache */
             double b = floor(mem.kv_capacity_tokens / (in + outlen));
             if (b < 1)
@@ -384,12 +382,12 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (in < 1 || outlen < 1)
         return refuse(out, "request lengths not fixed ('%s', '%s')", row->input_tokens,
                       row->output_tokens);
-    if (strstr(row->batch, "Server"))
+    if (load->server)
         return refuse(out, "a latency-bounded Poisson load needs the serving simulation");
-    if (strstr(metric, "p99"))
+    if (measure == MEASURE_TTFT_P99 || measure == MEASURE_TPOT_P99 || measure == MEASURE_E2E_P99)
         return refuse(out, "a percentile under load needs the serving simulation");
 
-    if (strstr(row->batch, "concurrency") && batch >= 1) {
+    if (load->concurrency >= 1) {
         /* a closed loop of `batch` users (a benchmark client's concurrency): the serving
          * simulation of them on the replicas (lua/validate_serving.h) */
         closed_loop_result loop;
@@ -409,10 +407,9 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
             return refuse(out, "%s", why);
         if (!strcmp(row->category, "throughput")) {
             out->value = per_gpu ? loop.tokens_per_s / gpus : loop.tokens_per_s;
-        } else if (strstr(metric, "first token") && !strcmp(row->unit, "ms")) {
+        } else if (measure == MEASURE_TTFT && unit == UNIT_MS) {
             out->value = loop.ttft_s * 1e3;
-        } else if ((strstr(metric, "per output token") || strstr(metric, "inter-token"))
-                   && !strcmp(row->unit, "ms")) {
+        } else if (measure == MEASURE_TPOT && unit == UNIT_MS) {
             out->value = loop.tpot_s * 1e3;
         } else {
             return refuse(out, "the closed-loop simulation has no figure for '%s' in %s",
@@ -425,9 +422,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     }
     if (!strcmp(row->category, "throughput")) {
         double rate;
-        double requests = number_before(row->batch, "requests");
-        if (strstr(row->batch, "all requests queued") && strstr(row->engine, "trtllm-bench")
-            && requests >= 1) {
+        double requests = load->requests;
+        if (load->queued && load->trtllm_bench && requests >= 1) {
             /* trtllm-bench throughput: every request queued at once on an in-flight
              * batching engine, at the batch limits the tool sets by its own rule, with
              * TensorRT-LLM's cache (kv_fraction of the memory the weights leave: its
@@ -450,7 +446,7 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
                                       lim.max_tokens, &run, why, sizeof why))
                 return refuse(out, "%s", why);
             rate = run.tokens_per_s;
-        } else if (strstr(row->batch, "all requests queued")) {
+        } else if (load->queued) {
             /* a best-throughput figure: perf_best_throughput on the stated GPUs (over
              * tensor parallelism and batch size within memory) */
             rate = perf_best_throughput(&s, (unsigned)gpus, in, outlen).tokens_per_s;
@@ -462,7 +458,7 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
              * benchmark commands): configuration read from configuration, never from the
              * figure */
             if (batch * (in + outlen) > mem.kv_capacity_tokens && !*row->kv_precision
-                && prec == PREC_FP8 && strstr(row->engine, "TensorRT-LLM")) {
+                && prec == PREC_FP8 && load->fp8_cache_when_needed) {
                 s.kv = PREC_FP8;
                 mem = memory_inference_reserved(m, d, prec, s.kv, (unsigned)tp, &reserve);
             }
@@ -480,19 +476,19 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (!strcmp(row->category, "latency")) {
         if (batch < 1)
             return refuse(out, "batch or concurrency not stated");
-        if (strstr(metric, "first token")) {
+        if (measure == MEASURE_TTFT) {
             /* TTFT: the prefill of `batch` prompts of the stated input in one iteration */
             out->value = perf_prefill(&s, (unsigned)batch, in).total_s * 1e3;
-        } else if (strstr(metric, "per output token") || strstr(metric, "inter-token")) {
+        } else if (measure == MEASURE_TPOT) {
             /* TPOT: one decode step of `batch` sequences at the mean context in + out / 2 */
             out->value = perf_decode_step(&s, (unsigned)batch, in + outlen / 2).total_s * 1e3;
-        } else if (strstr(metric, "end-to-end")) {
+        } else if (measure == MEASURE_E2E) {
             /* a batch's latency: the prefill and out - 1 decode steps at the mean context */
             out->value = batch * outlen / wave_tokens_per_s(&s, (unsigned)batch, in, outlen) * 1e3;
         } else {
             return refuse(out, "the latency model has no figure for '%s'", metric);
         }
-        if (strcmp(row->unit, "ms"))
+        if (unit != UNIT_MS)
             return refuse(out, "unit '%s' not ms", row->unit);
         out->predicted = true;
         return;
@@ -502,7 +498,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
 
 static bool training_row(const validate_row *row)
 {
-    return !strcmp(row->category, "training") || strstr(row->metric, "during training");
+    return !strcmp(row->category, "training")
+           || (row->measure && !strcmp(row->measure, "training_memory"));
 }
 
 const char *validate_engine_of(const validate_row *row)
@@ -531,7 +528,8 @@ int validate_row_check(const validate_row *row, char *err, size_t err_size)
         snprintf(err, err_size, "lora: expected yes or nothing, got '%s'", row->lora);
         return -1;
     }
-    return 0;
+    row_data data;
+    return row_data_of(row, &data, err, err_size);
 }
 
 void validate_predict(const catalog *cat, const validate_row *row, validate_prediction *out)
@@ -543,6 +541,9 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     char why[sizeof out->reason];
     if (validate_plan_parse(row->parallelism, &plan, why, sizeof why) != 0)
         return refuse(out, "parallelism: %s", why);
+    row_data data;
+    if (row_data_of(row, &data, why, sizeof why) != 0)
+        return refuse(out, "%s", why);
     char model_name[128], device_name[128];
     cell_name(row->model, model_name, sizeof model_name);
     cell_name(row->device, device_name, sizeof device_name);
@@ -574,11 +575,11 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     perf_profile base = perf_default_profile(d);
     if (training_row(row)) {
         perf_profile trained = engine_apply_profile(e, &base, d); /* its kernel families */
-        predict_training(m, d, &trained, e, prec, row, &plan, out);
+        predict_training(m, d, &trained, e, prec, row, &data, &plan, out);
         return;
     }
     perf_profile p = engine_apply_profile(e, &base, d);
-    predict_inference(m, d, &p, e, prec, row, &plan, out);
+    predict_inference(m, d, &p, e, prec, row, &data, &plan, out);
 }
 
 validate_row validate_row_of(const csv_table *t, size_t i)
@@ -590,6 +591,7 @@ validate_row validate_row_of(const csv_table *t, size_t i)
         CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
         CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
         CELL("engine"), CELL("engine_profile"), CELL("weights"), CELL("lora"),
+        CELL("measure"), CELL("load"), CELL("value_unit"),
     };
 #undef CELL
 }

@@ -17,6 +17,9 @@ typedef struct validate_row {
      * stands for `engine` ("" the default), the weights' precision ("" not stated), and
      * "yes" for LoRA fine-tuning */
     const char *engine_profile, *weights, *lora;
+    /* what the value is, how the load was driven, the value's unit, as data
+     * (models/validate_load.h) */
+    const char *measure, *load, *value_unit;
 } validate_row;
 
 typedef struct validate_prediction {

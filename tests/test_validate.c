@@ -333,12 +333,13 @@ Test(validate, a_stated_memory_share_sets_the_cache)
                          .parallelism = "TP=1", .batch = "mem-fraction-static 0.93",
                          .input_tokens = "", .output_tokens = "", .seq_len = "",
                          .global_batch = "", .train_tokens = "", .engine = "SGLang",
-                         .engine_profile = "sglang" };
+                         .engine_profile = "sglang", .measure = "kv_capacity",
+                         .value_unit = "tokens" };
     const double gib = 1073741824.0, device = 79.22 * gib;
     const double pools[] = { 0.93 * device, 0.8 * device, device - 13.125 * gib };
-    const char *cells[] = { "mem-fraction-static 0.93", "gpu_memory_utilization 0.8", "" };
+    const char *cells[] = { "memory_share=0.93", "memory_share=0.8", "" };
     for (size_t i = 0; i < 3; i++) {
-        row.batch = cells[i];
+        row.load = cells[i];
         validate_prediction p;
         validate_predict(&cat, &row, &p);
         cr_assert(p.predicted, "%s", p.reason);
@@ -376,18 +377,20 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     cr_assert_gt(fits8, fits16 + 1);
     perf_profile p = perf_default_profile(d);
     p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0; /* TensorRT-LLM */
-    char cell[64];
+    char cell[64], load[96];
     validate_row row = { .id = "X", .category = "throughput", .metric = "max throughput",
                          .unit = "output tokens/s per GPU", .model = "Llama-2-13B",
                          .device = "H200-SXM", .device_count = "1", .precision = "fp8", .weights = "fp8",
                          .kv_precision = "", .parallelism = "TP=1", .batch = cell,
                          .input_tokens = "128", .output_tokens = "128", .seq_len = "",
                          .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0",
-                         .engine_profile = "tensorrt-llm-cpp" };
+                         .engine_profile = "tensorrt-llm-cpp", .measure = "throughput",
+                         .load = load, .value_unit = "tokens/s/GPU" };
     const unsigned batches[] = { fits16, fits8 };
     const precision caches[] = { PREC_BF16, PREC_FP8 };
     for (size_t i = 0; i < 2; i++) {
         snprintf(cell, sizeof cell, "static batch %u", batches[i]);
+        snprintf(load, sizeof load, "batch=%u fp8_cache_when_needed", batches[i]);
         perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP8,
                          .kv = caches[i], .tp = 1, .reserve = &r };
         double t = perf_prefill(&s, batches[i], 128).total_s
@@ -399,18 +402,21 @@ Test(validate, an_unstated_cache_is_fp8_only_where_the_batch_needs_it)
     }
     /* past the fp8 cache: refused */
     snprintf(cell, sizeof cell, "static batch %u", fits8 + 1);
+    snprintf(load, sizeof load, "batch=%u fp8_cache_when_needed", fits8 + 1);
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted);
     cr_expect(strstr(v.reason, "exceeds the model's cache"), "%s", v.reason);
     /* a stated 16-bit cache, or vLLM: the fp8-only batch is refused */
     snprintf(cell, sizeof cell, "static batch %u", fits8);
+    snprintf(load, sizeof load, "batch=%u fp8_cache_when_needed", fits8);
     row.kv_precision = "fp16";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted, "a stated cache is kept");
     row.kv_precision = "";
     row.engine = "vLLM 0.6";
     row.engine_profile = "vllm-0.5";
+    snprintf(load, sizeof load, "batch=%u", fits8); /* no fp8 build of vLLM's to read */
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted, "only TensorRT-LLM's fp8 builds are read as fp8 caches");
     catalog_release(&cat);
@@ -461,7 +467,8 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
                          .output_tokens = "", .seq_len = "4096",
                          .global_batch = "64 -> 256 sequences (ramp over first 2B tokens)",
                          .train_tokens = "10B", .engine = "Megatron-LM",
-                         .engine_profile = "megatron" };
+                         .engine_profile = "megatron", .load = "ramp_tokens=2B",
+                         .value_unit = "GPU-hours" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
@@ -470,6 +477,7 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
      * batches run more tokens a second here) */
     double ramped = v.value;
     row.global_batch = "64";
+    row.load = "";
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_gt(v.value, ramped);
@@ -479,24 +487,28 @@ Test(validate, a_batch_ramp_is_planned_along_its_tokens)
     cr_expect_lt(v.value, ramped);
     /* the same ramp in millions of tokens a step: 0.25M and 1M tokens are 64 and 256
      * sequences of 4,096 */
-    row.global_batch = "0.25M tokens -> 1M tokens (ramp over first 2B tokens)";
+    row.global_batch = "0.25M tokens -> 1M tokens";
+    row.load = "ramp_tokens=2B";
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_float_eq(v.value, ramped, 1e-12 * ramped);
     row.global_batch = "64 -> 256 sequences (ramp over first 2B tokens)";
     /* a rate of such a run is refused: it depends on where in the ramp */
     row.unit = "tokens/s per GPU";
+    row.value_unit = "tokens/s/GPU";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted);
-    /* a ramp that does not say over how many tokens, or over none, is refused */
-    row.unit = "GPU-hours";
-    const char *bad[] = { "64 -> 256 sequences", "64 -> 256 (ramp over first nan tokens)",
-                          "64 -> nan (ramp over first 2B tokens)",
-                          "64 -> 256 (ramp over first 20B tokens)" };
+    /* a ramp that does not say over how many tokens, or over none, or over more than
+     * were trained, or a ramp's tokens with no ramp, is refused */
+    row.unit = row.value_unit = "GPU-hours";
+    const char *bad[][2] = { { "64 -> 256 sequences", "" }, { "64 -> 256", "ramp_tokens=nan" },
+                             { "64 -> nan", "ramp_tokens=2B" }, { "64 -> 256", "ramp_tokens=20B" },
+                             { "64", "ramp_tokens=2B" } };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        row.global_batch = bad[i];
+        row.global_batch = bad[i][0];
+        row.load = bad[i][1];
         validate_predict(&cat, &row, &v);
-        cr_expect_not(v.predicted, "%s", bad[i]);
+        cr_expect_not(v.predicted, "%s with %s", bad[i][0], bad[i][1]);
     }
     catalog_release(&cat);
 }
@@ -522,7 +534,8 @@ Test(validate, a_training_runs_memory_is_its_plans)
                          .parallelism = "TP=1 PP=1 RECOMPUTE=full", .batch = "",
                          .input_tokens = "", .output_tokens = "", .seq_len = "4096",
                          .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM",
-                         .engine_profile = "megatron" };
+                         .engine_profile = "megatron", .measure = "training_memory",
+                         .value_unit = "GB" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
@@ -532,7 +545,7 @@ Test(validate, a_training_runs_memory_is_its_plans)
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);
     cr_expect_gt(v.value, t.memory.total_bytes / 1e9);
-    row.unit = "tokens";
+    row.unit = row.value_unit = "tokens";
     validate_predict(&cat, &row, &v);
     cr_expect_not(v.predicted, "not a memory unit");
     catalog_release(&cat);
@@ -556,7 +569,8 @@ Test(validate, a_lora_row_plans_adapters_on_the_frozen_base)
                          .parallelism = "TP=4 PP=1 MBS=1", .batch = "", .input_tokens = "",
                          .output_tokens = "", .seq_len = "8192", .global_batch = "8",
                          .train_tokens = "", .engine = "NeMo",
-                         .engine_profile = "megatron", .lora = "yes" };
+                         .engine_profile = "megatron", .lora = "yes",
+                         .value_unit = "samples/s" };
     validate_prediction v;
     validate_predict(&cat, &row, &v);
     cr_assert(v.predicted, "%s", v.reason);

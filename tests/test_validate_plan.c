@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lua/validate_predict.h"
+#include "models/validate_load.h"
 #include "models/validate_plan.h"
 #include "output/csv_table.h"
 #include "support/catalog_fixture.h"
@@ -179,7 +180,7 @@ static validate_prediction training_row(const char *par)
                          .weights = "bf16", .kv_precision = "", .parallelism = par, .batch = "",
                          .input_tokens = "", .output_tokens = "", .seq_len = "4096",
                          .global_batch = "128", .train_tokens = "", .engine = "Megatron-LM",
-                         .engine_profile = "megatron" };
+                         .engine_profile = "megatron", .value_unit = "tokens/s/GPU" };
     validate_prediction v;
     validate_predict(&test_catalog, &row, &v);
     return v;
@@ -217,7 +218,8 @@ static validate_prediction serving_row(const char *par)
                          .unit = "output tokens/s", .model = "Meta-Llama-3-8B",
                          .device = "H100-SXM", .device_count = "8", .precision = "bf16",
                          .weights = "bf16", .kv_precision = "", .parallelism = par,
-                         .batch = "static batch 8",
+                         .batch = "static batch 8", .load = "batch=8",
+                         .measure = "throughput", .value_unit = "tokens/s",
                          .input_tokens = "128", .output_tokens = "128", .seq_len = "",
                          .global_batch = "", .train_tokens = "", .engine = "TensorRT-LLM v0.5.0",
                          .engine_profile = "tensorrt-llm-cpp" };
@@ -314,6 +316,73 @@ Test(validate_plan, the_engine_weights_and_lora_cells_are_data)
         "vLLM,vllm-9,fp16,\n");
     cr_expect_eq(cli_run(&out, &errs, "validate --table %s --csv", table), 0, "%s", errs);
     cr_expect(strstr(out, "no catalog engine 'vllm-9'"), "%s", out);
+    free(table);
+    free(out);
+    free(errs);
+    scratch_remove_dir(dir);
+}
+
+/* The load cell, the measure and the unit as data (models/validate_load.h): each token
+ * read as its key says, an unknown or repeated one refused naming it. */
+Test(validate_plan, the_load_measure_and_unit_cells_are_data)
+{
+    validate_load l;
+    char err[400];
+    cr_assert_eq(validate_load_parse("queued requests=3000 harness=trtllm-bench "
+                                     "fp8_cache_when_needed", &l, err, sizeof err), 0, "%s", err);
+    cr_expect(l.queued && l.trtllm_bench && l.fp8_cache_when_needed && !l.server);
+    cr_expect_eq(l.requests, 3000);
+    cr_assert_eq(validate_load_parse("memory_share=0.93 token_budget=8192", &l, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_eq(l.memory_share, 0.93);
+    cr_expect_eq(l.token_budget, 8192);
+    cr_assert_eq(validate_load_parse("ramp_tokens=469B", &l, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(l.ramp_tokens, 469e9);
+    cr_assert_eq(validate_load_parse("", &l, err, sizeof err), 0, "%s", err);
+    cr_expect(l.batch == 0 && l.concurrency == 0 && !l.queued);
+    cr_expect_eq(validate_load_parse("static batch 8", &l, err, sizeof err), -1);
+    cr_expect(strstr(err, "unknown token 'static' (known: batch=, concurrency=, requests=, "),
+              "%s", err);
+    cr_expect_eq(validate_load_parse("batch=8 batch=16", &l, err, sizeof err), -1);
+    cr_expect_str_eq(err, "repeated token 'batch' in 'batch=16'");
+    cr_expect_eq(validate_load_parse("memory_share=1.5", &l, err, sizeof err), -1);
+    cr_expect_str_eq(err, "bad value '1.5' for memory_share (expected a number above 0, at "
+                          "most 1)");
+    cr_expect_eq(validate_load_parse("server=yes", &l, err, sizeof err), -1);
+    cr_expect_str_eq(err, "'server' is a word alone, got 'server=yes'");
+    cr_expect_eq(validate_load_parse("harness=vllm-bench", &l, err, sizeof err), -1);
+    cr_expect_eq(validate_load_parse("batch=8 concurrency=8", &l, err, sizeof err), -1);
+
+    validate_measure m;
+    cr_expect_eq(validate_measure_parse("kv_capacity", &m, err, sizeof err), 0);
+    cr_expect_eq(m, MEASURE_KV_CAPACITY);
+    cr_expect_eq(validate_measure_parse("", &m, err, sizeof err), 0);
+    cr_expect_eq(m, MEASURE_NONE);
+    cr_expect_eq(validate_measure_parse("time to first token", &m, err, sizeof err), -1);
+    cr_expect(strstr(err, "unknown measure 'time to first token' (known: ttft, tpot, e2e, "),
+              "%s", err);
+    validate_unit u;
+    double steps;
+    cr_expect_eq(validate_unit_parse("s per 11 steps", &u, &steps, err, sizeof err), 0);
+    cr_expect(u == UNIT_S_PER_STEPS && steps == 11);
+    cr_expect_eq(validate_unit_parse("tokens/s/GPU", &u, &steps, err, sizeof err), 0);
+    cr_expect_eq(u, UNIT_TOKENS_PER_S_PER_GPU);
+    cr_expect_eq(validate_unit_parse("output tokens/s per GPU", &u, &steps, err, sizeof err), -1);
+    cr_expect_eq(validate_unit_parse("s per 11 steps!", &u, &steps, err, sizeof err), -1);
+
+    /* a table whose load cell does not read is refused by file and line, nothing printed */
+    char *dir = scratch_dir(), *out = NULL, *errs = NULL;
+    char *table = scratch_file(dir, "t.csv",
+        "id,half,category,metric,unit,value,model,device,device_count,precision,"
+        "kv_cache_precision,parallelism,batch_or_concurrency,input_tokens,output_tokens,"
+        "seq_len,global_batch,train_tokens,engine,engine_profile,weights,lora,measure,load,"
+        "value_unit\n"
+        "X01,check,latency,time to first token,ms,10,Llama-2-7B,H100-SXM,1,fp16,,TP=1,batch 1,"
+        "128,1,,,,vLLM 0.4,vllm-2024,fp16,,ttft,batch 1,ms\n");
+    cr_expect_eq(cli_run(&out, &errs, "validate --table %s", table), 2);
+    cr_expect_str_eq(out, "");
+    cr_expect(strstr(errs, "t.csv:2: load: 'batch' takes a value (batch=...), got 'batch'"),
+              "%s", errs);
     free(table);
     free(out);
     free(errs);
