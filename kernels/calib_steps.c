@@ -338,7 +338,8 @@ static int fit_determined(fit_data *d, const double *y, const bool start_free[NP
         d->free[worst] = false;
         d->value[worst] = identity[worst];
     }
-    standard_errors(d, y, se);
+    /* the loop ends at its break, with se of the parameters as last fitted: each pass
+     * drops one, so the last pass has none left to drop */
     return 0;
 }
 

@@ -86,6 +86,14 @@ static size_t synthetic_steps(const perf_profile *base, const calib_steps_params
     return n;
 }
 
+/* calib_steps_fit_rows on the rows, which must succeed. */
+static void fit_ok(const calib_step *rows, size_t n, const perf_profile *base,
+                   calib_steps_fit *fit, perf_profile *fitted)
+{
+    char err[256];
+    cr_assert_eq(calib_steps_fit_rows(rows, n, base, fit, fitted, err, sizeof err), 0, "%s", err);
+}
+
 Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
 {
     device_spec d = cpu_device();
@@ -97,8 +105,7 @@ Test(calib_steps, the_fit_recovers_known_engine_parameters_from_synthetic_steps)
     calib_steps_hold_out(rows, n, 0.25);
     calib_steps_fit fit;
     perf_profile fitted;
-    char err[256];
-    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    fit_ok(rows, n, &base, &fit, &fitted);
     const calib_steps_params *q = &fit.params;
     const double got[] = { q->host_s, q->host_per_seq_s, q->gemm_compute, q->gemm_bandwidth,
                            q->attention_prefill, q->attention_decode, q->passes, q->kernel_s };
@@ -131,16 +138,13 @@ Test(calib_steps, a_share_that_runs_to_its_bound_is_reported_and_kept_at_the_pro
     device_spec d = cpu_device();
     perf_profile base = table_profile(&d);
     model_spec models[] = { FIT_MODELS };
-    const calib_steps_params truth = { .host_s = 2e-3, .host_per_seq_s = 1e-4,
-                                       .gemm_compute = 0.6, .gemm_bandwidth = 0.8,
-                                       .attention_prefill = 0.5, .attention_decode = 0.7,
-                                       .passes = 1e6, .kernel_s = 5e-6 };
+    calib_steps_params truth = ENGINE;
+    truth.passes = 1e6;
     calib_step rows[64];
     size_t n = synthetic_steps(&base, &truth, models, &d, rows);
     calib_steps_fit fit;
     perf_profile fitted;
-    char err[256];
-    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    fit_ok(rows, n, &base, &fit, &fitted);
     cr_expect_eq(fit.state[6], CALIB_PARAM_AT_BOUND, "passes: state %d", fit.state[6]);
     cr_expect_eq(fit.found.passes, 1.0);
     cr_expect(isnan(fit.se[6]));
@@ -166,8 +170,7 @@ Test(calib_steps, a_share_no_row_exercises_is_reported_as_not_determined)
             rows[m++] = all[i];
     calib_steps_fit fit;
     perf_profile fitted;
-    char err[256];
-    cr_assert_eq(calib_steps_fit_rows(rows, m, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    fit_ok(rows, m, &base, &fit, &fitted);
     cr_expect_eq(fit.state[4], CALIB_PARAM_UNDETERMINED, "prefill: state %d", fit.state[4]);
     cr_expect_eq(fit.found.attention_prefill, 1.0);
     cr_expect(isnan(fit.se[4]));
@@ -201,8 +204,7 @@ Test(calib_steps, a_fit_that_predicts_the_left_out_model_worse_than_the_table_is
     calib_steps_hold_out(rows, n, 0.25);
     calib_steps_fit fit;
     perf_profile fitted;
-    char err[256];
-    cr_assert_eq(calib_steps_fit_rows(rows, n, &base, &fit, &fitted, err, sizeof err), 0, "%s", err);
+    fit_ok(rows, n, &base, &fit, &fitted);
     cr_expect_eq(fit.cv.folds, 2);
     cr_expect_eq(fit.cv.n, n);
     cr_expect_gt(fit.cv.fitted_mae, fit.cv.profile_mae);
