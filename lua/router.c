@@ -8,7 +8,8 @@
 #include "lua/callback.h"
 
 struct router {
-    callback cb; /* first: the object is the callback's */
+    callback cb;    /* first: the object is the callback's */
+    unsigned shown; /* the replicas' table's entries the last call filled */
 };
 
 enum { REPLICAS_TABLE, REQUEST_TABLE }; /* the callback's reused tables */
@@ -53,6 +54,13 @@ static int push_route(lua_State *L, void *arg)
         set_number(L, lua_gettop(L), "tokens", call->loads[i].tokens);
         lua_pop(L, 1);
     }
+    /* a fleet that shrank (a failure, a preemption, a scale-in): the replicas it no longer
+     * has leave the reused table, so that #replicas and pairs() see n */
+    for (unsigned i = call->n; i < call->r->shown; i++) {
+        lua_pushnil(L);
+        lua_rawseti(L, replicas, (lua_Integer)i + 1);
+    }
+    call->r->shown = call->n;
     callback_push_table(L, &call->r->cb, REQUEST_TABLE);
     int request = lua_gettop(L);
     set_number(L, request, "prompt", call->prompt);

@@ -2,7 +2,8 @@
  * inference workload.  The run calls it for every request (models/serving.h: route_fn)
  * with replicas = { { outstanding = n, tokens = t }, ... } and request = { prompt = p,
  * output = o, time = s }; it returns the 1-based index of a replica.  The tables are
- * reused from call to call (the function should not keep them), each call has its own
+ * reused from call to call (the function should not keep them; entries of replicas the
+ * fleet no longer has are removed, so #replicas is the fleet's size), each call has its own
  * budget of instructions in the sandbox, and an error stops the run with its message
  * (lua/callback.h). */
 #ifndef FLEETSIM_LUA_ROUTER_H
