@@ -150,13 +150,16 @@ MAN_PAGE  := docs/fleetsim.1
 
 # What make install copies besides the binary (the Lua API and catalogs are compiled
 # into it): the man page and the example scenarios with the traces they replay, under
-# $(PKGDATADIR) with the same paths as here (trace paths are relative to a scenario).
+# $(PKGDATADIR) with the same paths as here (trace paths are relative to a scenario),
+# and the table of published measurements that `fleetsim validate` reads, under
+# $(PKGDATADIR)/validation (the binary finds it from its own path: ../share/fleetsim).
 # DATA_DIRS: the folders it makes there, the deepest first.
 MAN1DIR    := $(MANDIR)/man1
 PKGDATADIR := $(DATADIR)/fleetsim
-DATA_DIRS  := scenarios/claims scenarios/traces scenarios
+DATA_DIRS  := scenarios/claims scenarios/traces scenarios validation
 DATA_FILES := $(sort $(wildcard scenarios/*.lua scenarios/claims/*.lua \
                                 scenarios/traces/*.csv scenarios/traces/README.md))
+VALIDATION_FILES := published.csv README.md
 
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's
@@ -312,10 +315,13 @@ install: $(BIN)
 	  > $(DESTDIR)$(MAN1DIR)/fleetsim.1 && chmod 644 $(DESTDIR)$(MAN1DIR)/fleetsim.1
 	$(Q)for f in $(DATA_FILES); do \
 	  $(INSTALL_DATA) $$f $(DESTDIR)$(PKGDATADIR)/$$f || exit 1; done
+	$(Q)for f in $(VALIDATION_FILES); do \
+	  $(INSTALL_DATA) tests/validation/$$f $(DESTDIR)$(PKGDATADIR)/validation/$$f || exit 1; done
 
 uninstall:
 	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/fleetsim \
-	  $(DESTDIR)$(MAN1DIR)/fleetsim.1 $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_FILES))
+	  $(DESTDIR)$(MAN1DIR)/fleetsim.1 $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_FILES)) \
+	  $(addprefix $(DESTDIR)$(PKGDATADIR)/validation/,$(VALIDATION_FILES))
 	$(Q)for d in $(addprefix $(DESTDIR)$(PKGDATADIR)/,$(DATA_DIRS)) $(DESTDIR)$(PKGDATADIR); do \
 	  [ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d || exit 1; done
 

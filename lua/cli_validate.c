@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lua/catalog.h"
 #include "lua/cli.h"
@@ -28,13 +29,41 @@ const char cli_validate_usage[] =
     "rows predicted, the mean absolute percentage error and the worst row.  A row whose\n"
     "model or device is not in the catalog, or whose configuration the model cannot\n"
     "express, is printed as \"not predicted\" with the reason.  Defaults: --table\n"
-    "tests/validation/published.csv, --half check (the rows no constant was set from).\n"
+    "tests/validation/published.csv where the current folder has it (a source tree),\n"
+    "else the installed copy (PREFIX/share/fleetsim/validation/published.csv beside\n"
+    "PREFIX/bin/fleetsim); --half check (the rows no constant was set from).\n"
     "--csv prints the rows and the summary as CSV.\n"
     "\n"
     "--steps STEPS.csv predicts each measured step of a real engine (the file `fleetsim\n"
     "calibrate --steps` fits; docs/calibration.md) with --profile FILE.lua (default: the\n"
     "device's datasheet family) and prints predicted and measured times with the error,\n"
     "then the mean absolute and the worst error, for prefill and decode steps apart.\n";
+
+/* The table a plain `fleetsim validate` reads: the source tree's, from its top folder,
+ * else the one make install put beside the binary (PREFIX/share/fleetsim/validation,
+ * found from the executable's own path, so that a staged or moved install finds its own).
+ * Returns the path to try and, in `installed`, the second place for the message. */
+static const char *default_table(char *installed, size_t size)
+{
+    static const char source[] = "tests/validation/published.csv";
+    installed[0] = '\0';
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0'; /* PREFIX/bin */
+            int w = snprintf(installed, size, "%s/../share/fleetsim/validation/published.csv",
+                             exe);
+            if (w < 0 || (size_t)w >= size)
+                installed[0] = '\0';
+        }
+    }
+    if (access(source, R_OK) == 0 || !installed[0] || access(installed, R_OK) != 0)
+        return source;
+    return installed;
+}
 
 /* One step row's phase, for the summary. */
 static const char *phase_of(const calib_step *s)
@@ -114,8 +143,8 @@ int cli_validate(int argc, char **argv)
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *path = "tests/validation/published.csv", *half = "check", *steps = NULL,
-               *profile = NULL;
+    char installed[4200];
+    const char *path = NULL, *half = "check", *steps = NULL, *profile = NULL;
     bool csv = false;
     int opt;
     opterr = 0;
@@ -154,11 +183,19 @@ int cli_validate(int argc, char **argv)
     }
     if (steps)
         return validate_steps(steps, profile, csv);
+    bool chosen = path != NULL;
+    if (!chosen)
+        path = default_table(installed, sizeof installed);
     char err[1024];
     csv_table t;
     int rc = csv_table_read(path, &t, err, sizeof err);
     if (rc != 0) {
-        if (rc > 0)
+        if (rc > 0 && !chosen)
+            fprintf(stderr, "fleetsim validate: no table of published measurements: neither "
+                    "'%s' (a source tree's) nor '%s' (make install's) exists; name one with "
+                    "--table FILE\n", path, installed[0] ? installed : "PREFIX/share/fleetsim/"
+                    "validation/published.csv");
+        else if (rc > 0)
             fprintf(stderr, "fleetsim validate: cannot read '%s' (no such file)\n", path);
         else
             fprintf(stderr, "fleetsim validate: %s\n", err);

@@ -17,6 +17,7 @@
 #include "models/perf_training.h"
 #include "models/validate.h"
 #include "support/cli.h"
+#include "support/scratch.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
@@ -595,4 +596,39 @@ Test(validate, shipped_table_runs)
     cr_expect_eq(cli_run(&out, &err, "validate --table tests/data/validation/none.csv"), 2);
     free(out);
     free(err);
+}
+
+/* An installed fleetsim (PREFIX/bin/fleetsim) run from a folder with no source tree reads
+ * PREFIX/share/fleetsim/validation/published.csv; with neither, the message names both
+ * places and --table.  The binary is copied, not linked: its own path decides. */
+Test(validate, an_installed_binary_finds_the_installed_table, .timeout = 60)
+{
+    char *prefix = scratch_dir(), *elsewhere = scratch_dir();
+    char command[4096];
+    char *out = NULL, *err = NULL;
+    snprintf(command, sizeof command,
+             "mkdir -p %s/bin %s/share/fleetsim/validation && cp %s %s/bin/fleetsim && "
+             "cp tests/data/validation/tiny.csv %s/share/fleetsim/validation/published.csv",
+             prefix, prefix, FLEETSIM_BIN, prefix, prefix);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    snprintf(command, sizeof command, "cd %s && %s/bin/fleetsim validate --half all",
+             elsewhere, prefix);
+    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_expect(strstr(out, "MAPE") != NULL, "%s", out);
+    char *tiny = NULL;
+    cr_assert_eq(cli_run(&tiny, &err, "validate --table tests/data/validation/tiny.csv "
+                         "--half all"), 0, "%s", err);
+    cr_expect_str_eq(out, tiny, "the installed table is the one read");
+    snprintf(command, sizeof command, "rm %s/share/fleetsim/validation/published.csv && "
+             "cd %s && %s/bin/fleetsim validate", prefix, elsewhere, prefix);
+    cr_expect_eq(scratch_run(command, &out, &err), 2);
+    cr_expect(strstr(err, "fleetsim validate: no table of published measurements: neither "
+                          "'tests/validation/published.csv' (a source tree's) nor '")
+                  && strstr(err, "/bin/../share/fleetsim/validation/published.csv' (make "
+                                 "install's) exists; name one with --table FILE"), "%s", err);
+    free(tiny);
+    free(out);
+    free(err);
+    scratch_remove_dir(prefix);
+    scratch_remove_dir(elsewhere);
 }
