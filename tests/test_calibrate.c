@@ -434,7 +434,16 @@ Test(calibrate, bad_usage_and_bad_samples, .init = cr_redirect_stderr)
                      "copy,fp64,1,0,0,0,4096,8192,0,0,-1\n");
     const char *bad[] = { "--refit", path, "-q" };
     cr_expect_eq(run_calibrate(bad, 3), 2);
-    cr_expect(stderr_has("bad.csv:2: seconds: expected a number >= 0, got '-1'"));
+    cr_expect(stderr_has("bad.csv:2: seconds: expected a number from 1e-9 to 1e6, got '-1'"));
+    /* a time past any measurement: a fit of it was inf, which the loader then refused */
+    write_text(path, "kind,precision,threads,m,n,k,size_bytes,bytes,flops,repeat,seconds\n"
+                     "copy,fp64,1,0,0,0,4096,8192,0,0,1e308\n");
+    cr_expect_eq(run_calibrate(bad, 3), 2);
+    cr_expect(stderr_has("bad.csv:2: seconds: expected a number from 1e-9 to 1e6, got '1e308'"));
+    write_text(path, "kind,precision,threads,m,n,k,size_bytes,bytes,flops,repeat,seconds\n"
+                     "gemm,fp32,1,1e300,4,4,4096,8192,0,0,1e-3\n");
+    cr_expect_eq(run_calibrate(bad, 3), 2);
+    cr_expect(stderr_has("bad.csv:2: m: expected a number from 0 to 1e9, got '1e300'"));
     unlink(path);
     rmdir(dir);
 }
