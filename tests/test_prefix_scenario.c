@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/cli.h"
 #include "tests/support/scratch.h"
@@ -301,8 +302,33 @@ Test(prefix_scenario, a_mooncake_trace_converts_and_replays_its_hashed_blocks)
     conv_out = conv_err = NULL;
     cr_expect_neq(scratch_run(command, &conv_out, &conv_err), 0);
     char expected[1024];
-    snprintf(expected, sizeof expected, "%s:line 2: no \"input_length\"\n", bad);
+    snprintf(expected, sizeof expected, "%s:2: no \"input_length\"\n", bad);
     cr_expect_str_eq(conv_err ? conv_err : "", expected);
+    snprintf(csvpath, sizeof csvpath, "%s/bad.csv", dir);
+    cr_expect_eq(access(csvpath, F_OK), -1, "no half-written CSV under its final name");
+    /* bytes that are not UTF-8 and a number past a double: refused at their line, as the
+     * binary refuses its input, not a Python traceback */
+    static const struct { const char *line, *why; } cases[] = {
+        { "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [0], "
+          "\"x\": \"\xff\"}\n", "not UTF-8 (byte 81)" },
+        { "{\"timestamp\": 0, \"input_length\": 1e400, \"output_length\": 1, \"hash_ids\": [0]}\n",
+          "input_length: expected a whole number from 0 to 2^53, got a number past the range "
+          "of a double" },
+        { "{\"timestamp\": NaN, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n",
+          "not JSON: NaN is not a JSON number" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *worse = scratch_file(dir, "worse.jsonl", cases[i].line);
+        free(conv_out);
+        free(conv_err);
+        snprintf(command, sizeof command, "python3 tools/mooncake_to_csv.py %s -o %s/bad.csv",
+                 worse, dir);
+        cr_expect_eq(scratch_run(command, &conv_out, &conv_err), 2, "%s", conv_err);
+        snprintf(expected, sizeof expected, "%s:1: %s\n", worse, cases[i].why);
+        cr_expect_str_eq(conv_err ? conv_err : "", expected);
+        cr_expect_eq(access(csvpath, F_OK), -1);
+        free(worse);
+    }
     free(conv_out);
     free(conv_err);
     free(bad);
