@@ -347,10 +347,12 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
         lua_settop(L, top);
         return -1;
     }
-    const char *word = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    size_t word_length = 0;
+    const char *word = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &word_length)
+                                                      : NULL;
     int which = -1;
     for (int i = 0; word && WORDS[i]; i++)
-        if (!strcmp(word, WORDS[i]))
+        if (word_length == strlen(WORDS[i]) && !memcmp(word, WORDS[i], word_length))
             which = i;
     char got[96];
     if (which < 0 || lua_type(L, -1) != LUA_TSTRING) {
@@ -361,15 +363,21 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
         lua_settop(L, top);
         return -1;
     }
-    snprintf(out->word, sizeof out->word, "%s", WORDS[which]);
-    out->score = SCORES[which];
     size_t length;
     const char *figure = lua_tolstring(L, -1, &length);
+    if (fields_text_flaw(figure, length, true, why, sizeof why)) {
+        snprintf(err, err_size, "%sclaim.verdict: the figure text has %s (expected text)",
+                 where, why);
+        lua_settop(L, top);
+        return -1;
+    }
+    snprintf(out->word, sizeof out->word, "%s", WORDS[which]);
+    out->score = SCORES[which];
     snprintf(out->figure, sizeof out->figure, "%s", figure);
     if (length >= sizeof out->figure) /* cut where a reader sees it was */
         memcpy(out->figure + sizeof out->figure - 7, " [...]", 7);
     for (char *ch = out->figure; *ch; ch++) /* one line */
-        if (*ch == '\n' || *ch == '\r')
+        if (*ch == '\n' || *ch == '\r' || *ch == '\t')
             *ch = ' ';
     lua_settop(L, top);
     return 0;

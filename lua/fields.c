@@ -72,6 +72,20 @@ const char *fields_describe(lua_State *L, int index, char *buf, size_t size)
     return buf;
 }
 
+const char *fields_text_flaw(const char *text, size_t length, bool lines_ok, char *why,
+                             size_t size)
+{
+    for (size_t i = 0; i < length; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        bool line = ch == '\t' || ch == '\n';
+        if ((ch < 0x20 && !(lines_ok && line)) || ch == 0x7f) {
+            snprintf(why, size, "a control byte \\x%02x at byte %zu", ch, i + 1);
+            return why;
+        }
+    }
+    return NULL;
+}
+
 /* ---- objects --------------------------------------------------------------------- */
 
 static void join_path(char *out, const char *parent, const char *key)
@@ -161,7 +175,18 @@ int fields_object_check_keys(load_context *c, const fields_object *o, const char
             break;
         }
         keys = grown;
-        keys[n++] = lua_tostring(L, -2); /* the table holds the string while we look */
+        size_t length;
+        const char *key = lua_tolstring(L, -2, &length); /* held by the table while we look */
+        char why[64];
+        if (fields_text_flaw(key, length, false, why, sizeof why)) {
+            lua_pop(L, 2);
+            char path[FIELD_PATH_MAX];
+            join_path(path, o->path, key);
+            status = fields_fail(c, o->where, path, "a key with %s (keys are names, "
+                                 "as in key = value)", why);
+            break;
+        }
+        keys[n++] = key;
         lua_pop(L, 1);
     }
     if (status == 0 && n > 0) {
@@ -283,6 +308,29 @@ int fields_read_number(load_context *c, const fields_object *o, const char *key,
     return status;
 }
 
+/* A limit as a reader writes it: whole numbers in full (1048576, not 1.04858e+06), others
+ * with a short exponent (1e-9, not 1e-09). */
+static const char *format_limit(double x, char *buf, size_t size)
+{
+    if (x == floor(x) && fabs(x) < 1e15) {
+        snprintf(buf, size, "%.0f", x);
+        return buf;
+    }
+    char raw[48];
+    snprintf(raw, sizeof raw, "%.6g", x);
+    char *e = strchr(raw, 'e');
+    if (!e) {
+        snprintf(buf, size, "%s", raw);
+        return buf;
+    }
+    const char *digits = e + 1 + (e[1] == '+' || e[1] == '-');
+    while (*digits == '0' && digits[1])
+        digits++;
+    *e = '\0';
+    snprintf(buf, size, "%se%s%s", raw, e[1] == '-' ? "-" : "", digits);
+    return buf;
+}
+
 /* The value at index through fleetsim.units.<parser> (durations, rates), checked to be
  * finite and in [min, max] (or (min, max]).  The stack is left as it was. */
 static int convert_with_unit(load_context *c, const char *where, const char *path, int index,
@@ -310,11 +358,14 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     if (!isfinite(x))
         return fields_fail(c, where, path, "expected a finite %s, got %s", noun,
                            isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
+    char limit[48];
     if (x < min || (!allow_min && x == min))
-        return fields_fail(c, where, path, "expected a %s %s %g %s, got %g %s", noun,
-                           allow_min ? ">=" : ">", min, unit, x, unit);
+        return fields_fail(c, where, path, "expected a %s %s %s %s, got %g %s", noun,
+                           allow_min ? ">=" : ">", format_limit(min, limit, sizeof limit), unit,
+                           x, unit);
     if (x > max)
-        return fields_fail(c, where, path, "%g %s is over the limit of %g %s", x, unit, max, unit);
+        return fields_fail(c, where, path, "%g %s is over the limit of %s %s", x, unit,
+                           format_limit(max, limit, sizeof limit), unit);
     *out = x;
     return 0;
 }
@@ -349,20 +400,22 @@ int fields_read_duration(load_context *c, const fields_object *o, const char *ke
 int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
                      double *out)
 {
-    return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, 0, max, false, out);
+    return read_with_unit(c, o, key, "size", "size", "bytes", true, 0, FIELDS_MIN_BYTES, max,
+                          true, out);
 }
 
 int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
                      double *out)
 {
-    return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, 0, max, false, out);
+    return read_with_unit(c, o, key, "rate", "rate", "/s", true, 0, FIELDS_MIN_RATE_PER_S, max,
+                          true, out);
 }
 
 int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key,
                           bool required, double fallback, double max, double *out)
 {
-    return read_with_unit(c, o, key, "bandwidth", "bandwidth", "bytes/s", required, fallback, 0,
-                          max, false, out);
+    return read_with_unit(c, o, key, "bandwidth", "bandwidth", "bytes/s", required, fallback,
+                          FIELDS_MIN_BYTES_PER_S, max, true, out);
 }
 
 int fields_read_string(load_context *c, const fields_object *o, const char *key, bool required,
@@ -380,8 +433,15 @@ int fields_read_string(load_context *c, const fields_object *o, const char *key,
     } else if (type != LUA_TSTRING) {
         status = fields_fail(c, o->where, path, "expected a string, got %s",
                              fields_describe(L, -1, got, sizeof got));
-    } else if (!(*out = strdup(lua_tostring(L, -1)))) {
-        status = fields_fail(c, o->where, path, "out of memory");
+    } else {
+        size_t length;
+        const char *text = lua_tolstring(L, -1, &length);
+        char why[64];
+        if (fields_text_flaw(text, length, true, why, sizeof why))
+            status = fields_fail(c, o->where, path, "expected text, got a string with %s",
+                                 why);
+        else if (!(*out = strdup(text)))
+            status = fields_fail(c, o->where, path, "out of memory");
     }
     lua_pop(L, 1);
     return status;

@@ -51,6 +51,13 @@ int fields_fail(load_context *c, const char *where, const char *path, const char
  * "nothing". */
 const char *fields_describe(lua_State *L, int index, char *buf, size_t size);
 
+/* NULL when the `length` bytes at text are text (no control byte; tab and newline
+ * allowed where lines_ok), else why not, into why: "a control byte
+ * \x00 at byte 3".  C reads a string to its first NUL, so a name or text with one would
+ * be checked and looked up cut. */
+const char *fields_text_flaw(const char *text, size_t length, bool lines_ok, char *why,
+                             size_t size);
+
 /* Takes the table at `index` as an object of one of the kinds in `kinds` (NULL-ended;
  * NULL accepts any tagged table).  what names the expectation in messages, e.g. "a pool
  * such as fs.dedicated { ... }".  parent_where locates the mistake if it is not a table. */
@@ -77,16 +84,25 @@ int fields_read_integer(load_context *c, const fields_object *o, const char *key
 int fields_read_duration(load_context *c, const fields_object *o, const char *key, bool required,
                          double fallback, double min_s, double max_s, bool allow_min, double *out);
 
-/* A size in bytes in (0, max] (strings such as "80GB" through fleetsim.units). */
+/* The least a size, a rate and a bandwidth may be: below them a value means nothing a
+ * fleet does and its arithmetic leaves the doubles' range (a link of 1e-300 B/s printed
+ * a fraction of inf, a rate of 1e-300/s waits of 2.7e307 s).  A byte; one event in about
+ * 32 years; a kilobyte a second, slower than any network a GPU is reached through. */
+#define FIELDS_MIN_BYTES 1.0
+#define FIELDS_MIN_RATE_PER_S 1e-9
+#define FIELDS_MIN_BYTES_PER_S 1e3
+
+/* A size in bytes in [FIELDS_MIN_BYTES, max] (strings such as "80GB" through
+ * fleetsim.units). */
 int fields_read_size(load_context *c, const fields_object *o, const char *key, double max,
                      double *out);
 
-/* A rate per second in (0, max]. */
+/* A rate per second in [FIELDS_MIN_RATE_PER_S, max]. */
 int fields_read_rate(load_context *c, const fields_object *o, const char *key, double max,
                      double *out);
 
-/* A bandwidth in bytes per second in (0, max] ("50GB/s"); absent: *out = fallback, or
- * an error when required. */
+/* A bandwidth in bytes per second in [FIELDS_MIN_BYTES_PER_S, max] ("50GB/s"); absent:
+ * *out = fallback, or an error when required. */
 int fields_read_bandwidth(load_context *c, const fields_object *o, const char *key,
                           bool required, double fallback, double max, double *out);
 

@@ -166,8 +166,24 @@ static int list_names(load_context *c, const fields_object *o, const char *key, 
             return fields_fail(c, o->where, path, "entries need names, as in %s = { name = ... }, "
                                "got the key %s", key, got);
         }
+        size_t length;
+        const char *text = lua_tolstring(L, -1, &length);
+        /* a name with a NUL byte is kept with its bytes escaped ("gp\x00us"): C would
+         * read it cut, and the backslash makes check_name refuse it below, in sorted
+         * order with the others, showing where the NUL was */
+        char escaped[160] = "";
+        if (strlen(text) != length) {
+            size_t at = 0;
+            for (size_t i = 0; i < length && at + 5 < sizeof escaped; i++) {
+                unsigned char ch = (unsigned char)text[i];
+                at += (size_t)(ch < 0x20 || ch == 0x7f
+                                   ? snprintf(escaped + at, sizeof escaped - at, "\\x%02x", ch)
+                                   : snprintf(escaped + at, sizeof escaped - at, "%c", ch));
+            }
+            text = escaped;
+        }
         char **grown = realloc(out->names, (out->count + 2) * sizeof *grown);
-        char *name = strdup(lua_tostring(L, -1));
+        char *name = strdup(text);
         if (!grown || !name) {
             free(name);
             if (grown)
@@ -401,6 +417,17 @@ static int convert_trace(load_context *c, const fields_object *w, inference_spec
     out->arrivals = (arrival_spec){ ARRIVALS_POISSON, 1 }; /* unused: the trace drives */
     if (status == 0 && trace_scan(&out->trace, &out->trace_summary, c->err, c->err_size) != 0)
         status = -1; /* the message is the trace's "file:row N: ..." */
+    if (status == 0 && out->loop && !(out->trace_summary.duration_s > 0)) {
+        char loop_path[FIELD_PATH_MAX];
+        snprintf(loop_path, sizeof loop_path, "%s.loop", t.path);
+        status = fields_fail(c, t.where, loop_path, "the trace's %llu row%s all arrive%s at "
+                             "one instant: a loop would replay them at that instant without "
+                             "end; a looped trace needs rows over a span of time (or leave out "
+                             "loop = true)",
+                             (unsigned long long)out->trace_summary.rows,
+                             out->trace_summary.rows == 1 ? "" : "s",
+                             out->trace_summary.rows == 1 ? "s" : "");
+    }
     if (status == 0)
         out->arrivals.rate_per_s = out->trace_summary.rows / fmax(out->trace_summary.duration_s, 1e-9);
     free(file);

@@ -204,6 +204,18 @@ Test(claims, verdict_mistakes_are_located_and_exit_2)
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
                           "    return \"maybe\", \"y\" end },\n", ""), 2);
     cr_expect(strstr(err, "must return \"holds\", \"qualified\" or \"refuted\"") != NULL, "%s", err);
+    /* a word or figure cut at a NUL: "holds\0no" is not holds, a figure is text */
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return \"holds\\0no\", \"y\" end },\n", ""), 2);
+    cr_expect(strstr(err, "must return \"holds\", \"qualified\" or \"refuted\"") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return \"holds\", \"3 of\\0 4\" end },\n", ""), 2);
+    cr_expect(strstr(err, "claim.verdict: the figure text has a control byte \\x00 at byte 5 "
+                          "(expected text)") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\\0y\", verdict = function(r)\n"
+                          "    return \"holds\", \"y\" end },\n", ""), 2);
+    cr_expect(strstr(err, "claim.text: expected text, got a string with a control byte \\x00 "
+                          "at byte 2") != NULL, "%s", err);
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = 3 },\n", ""), 2);
     cr_expect(strstr(err, "c.lua:5: claim.verdict: expected a function") != NULL, "%s", err);
     cr_expect_eq(run_text("  claim = fs.claim { txt = \"x\" },\n", ""), 2);

@@ -166,7 +166,7 @@ Test(cli, a_bad_set_exits_2)
     snprintf(args, sizeof args, "run %s -o %s/out --set workloads.mm.arrivals.rate=-1", file, dir);
     cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect_str_eq(err, "--set workloads.mm.arrivals.rate=-1: workloads.mm.arrivals.rate: "
-                     "expected a rate > 0 /s, got -1 /s\n");
+                     "expected a rate >= 1e-9 /s, got -1 /s\n");
     expect_no_results();
     free(file);
 }
@@ -882,7 +882,10 @@ Test(cli, a_sweep_whose_points_would_load_for_too_long_is_refused_at_once, .time
 /* Issue 17, finding 8: text from a scenario reaches the terminal escaped.  A
  * description and an error holding "\27[2J\27]0;pwned\7" cleared the screen and
  * retitled the window; now no control byte but newline and tab is printed. */
-Test(cli, control_characters_from_a_scenario_are_printed_escaped)
+/* A text of the scenario's with control bytes is refused where it is read (issue 40,
+ * item 12: scenario.txt kept them raw), newlines and tabs excepted; what Lua itself
+ * raises is printed with its controls escaped. */
+Test(cli, control_characters_from_a_scenario_are_refused_or_printed_escaped)
 {
     char *text = scratch_file(dir, "esc.lua",
         "local fs = require \"fleetsim\"\n"
@@ -891,11 +894,20 @@ Test(cli, control_characters_from_a_scenario_are_printed_escaped)
         "  pools = { q = fs.dedicated { count = 2 } },\n"
         "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
         "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
-    cr_assert_eq(cli_run(&out, &err, "check %s", text), 0, "%s", err);
-    cr_expect(strstr(out, "\\x1b[2J\\x1b]0;pwned\\x07 and \\x0d over") != NULL, "%s", out);
-    for (const char *p = out; *p; p++)
-        cr_expect(*p == '\n' || *p == '\t' || (unsigned char)*p >= 0x20, "byte 0x%02x printed",
-                  (unsigned char)*p);
+    cr_assert_eq(cli_run(&out, &err, "check %s", text), 2, "%s", out);
+    cr_expect(strstr(err, "esc.lua:2: description: expected text, got a string with a control "
+                          "byte \\x1b at byte 1") != NULL, "%s", err);
+    cr_expect(strchr(err, 27) == NULL, "an escape byte reached stderr: %s", err);
+    char *lines = scratch_file(dir, "lines.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"lines\", duration = \"1h\",\n"
+        "  description = \"two\\n\\tlines\",\n"
+        "  pools = { q = fs.dedicated { count = 2 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "check %s", lines), 0, "%s", err);
+    cr_expect(strstr(out, "two\n\tlines") != NULL, "%s", out);
+    free(lines);
     char *raising = scratch_file(dir, "raise.lua", "error(\"\\27[2J gone\")\n");
     cr_expect_eq(cli_run(&out, &err, "check %s", raising), 2);
     cr_expect(strstr(err, ":1: \\x1b[2J gone") != NULL, "%s", err);
@@ -1009,7 +1021,7 @@ Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
     cr_expect_eq(cli_run(&out, &err, "check scenarios/mmc_queue.lua --set duration=101y "
                                      "--set bucket=30d"), 2);
     cr_expect(strstr(err, "--set duration=101y: duration: 3.18514e+09 s is over the limit of "
-                          "3.1536e+09 s") == err, "%s", err);
+                          "3153600000 s") == err, "%s", err);
     cr_assert_eq(cli_run(&out, &err, "check scenarios/azure_code.lua"), 0, "%s", err);
     cr_expect(strstr(out, ", the trace scenarios/traces/azure_llm_2023_code.csv (8819 rows over ")
               != NULL, "%s", out);

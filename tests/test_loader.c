@@ -159,7 +159,7 @@ Test(loader, absurd_number_of_servers)
 Test(loader, negative_rate)
 {
     expect_error(with_line(10, "      arrivals = fs.poisson { rate = -2 },"), 10,
-                 "workloads.mm.arrivals.rate: expected a rate > 0 /s, got -2 /s");
+                 "workloads.mm.arrivals.rate: expected a rate >= 1e-9 /s, got -2 /s");
 }
 
 Test(loader, nan_value)
@@ -367,6 +367,25 @@ static void expect_inference_error(int line, const char *text, int at, const cha
     expect_error(inference_with_line(line, text), at, message);
 }
 
+/* C reads a string to its first NUL: a name or text with one was checked and looked up
+ * cut ("no pool named gp" for a pool that exists); any control byte is refused where
+ * names and texts are read, with its place (issue 40, item 12). */
+Test(loader, names_and_texts_with_control_bytes_are_refused)
+{
+    expect_inference_error(4, "  pools = { [\"gp\\0us\"] = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },",
+                           2, "pools.gp\\x00us: bad name \"gp\\x00us\": a name is text without "
+                           "control characters, quotes, commas or backslashes");
+    expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\\0x\",", 6,
+                           "workloads.chat.pool: expected text, got a string with a control "
+                           "byte \\x00 at byte 5");
+    expect_inference_error(7, "      model = \"llama-2-70b\\27[31m\", pool = \"gpus\",", 6,
+                           "workloads.chat.model: expected text, got a string with a control "
+                           "byte \\x1b at byte 12");
+    expect_inference_error(7, "      model = \"llama-2-70b\", pool = \"gpus\", [\"tp\\0\"] = 3,", 6,
+                           "workloads.chat.tp: a key with a control byte \\x00 at byte 3 (keys are "
+                           "names, as in key = value)");
+}
+
 Test(loader, inference_mistakes)
 {
     expect_inference_error(7, "      model = \"llama-2-71b\", pool = \"gpus\",", 6,
@@ -485,6 +504,36 @@ Test(loader, a_link_out_of_the_scenario_folder_is_refused)
                        "    arrivals = fs.trace { file = \"t.csv\" } } } }\n";
     expect_error(text, 5, "workloads.w.arrivals.file: \"t.csv\" leads outside the scenario's "
                  "folder (a link?); a trusted file can use --unsafe");
+}
+
+/* Rates, sizes and bandwidths below anything physical (issue 40, item 11): 1e-300 B/s
+ * printed a fraction of inf in summary.csv, a rate of 1e-300/s waits of 2.7e307 s. */
+Test(loader, absurdly_small_rates_sizes_and_bandwidths_are_refused)
+{
+    expect_inference_error(8, "      arrivals = fs.poisson { rate = 1e-300 },", 8,
+                           "workloads.chat.arrivals.rate: expected a rate >= 1e-9 /s, got 1e-300 /s");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { size = "
+                           "\"1TB\", bandwidth = 1e-300 },", 6,
+                           "workloads.chat.host_kv.bandwidth: expected a bandwidth >= 1000 bytes/s, "
+                           "got 1e-300 bytes/s");
+    expect_inference_error(10, "      output = 200, when_full = \"swap\", host_kv = { size = "
+                           "0.5 },", 6,
+                           "workloads.chat.host_kv.size: expected a size >= 1 bytes, got 0.5 bytes");
+}
+
+/* A looped trace whose rows share one instant (issue 40, item 13): refused for a false
+ * memory estimate of 288 GB, and with --memory-limit none replayed once. */
+Test(loader, a_looped_trace_of_one_instant_is_refused_for_that)
+{
+    free(scratch_file(dir, "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                       "7,100,10\n7,200,20\n7,300,30\n"));
+    const char *text = "local fs = require \"fleetsim\"\nreturn fs.scenario { duration = \"1h\",\n"
+                       "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+                       "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+                       "    arrivals = fs.trace { file = \"t.csv\", loop = true } } } }\n";
+    expect_error(text, 5, "workloads.w.arrivals.loop: the trace's 3 rows all arrive at one "
+                 "instant: a loop would replay them at that instant without end; a looped trace "
+                 "needs rows over a span of time (or leave out loop = true)");
 }
 
 /* ---- pools: cloud, spot, sharing; training and overflow ---- */
