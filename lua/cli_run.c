@@ -138,7 +138,8 @@ static int run_single(const cli_options *o, scenario *sc)
     char err[1024];
     int status = 0;
     char *dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(sc->name);
-    if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
+    if (!dir || output_make_dir(dir, err, sizeof err) != 0
+        || output_check_run_folder(dir, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
         status = CLI_EXIT_RUN_FAILURE;
     }
@@ -418,8 +419,10 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     char *dir = NULL;
     if (status == EXPERIMENT_OK) {
         dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(name);
-        if (!dir || output_make_dir(dir, err, sizeof err) != 0) {
-            snprintf(err, sizeof err, "%s", dir ? err : "out of memory");
+        if (!dir || output_make_dir(dir, err, sizeof err) != 0
+            || output_check_run_folder(dir, err, sizeof err) != 0) {
+            if (!dir) /* else err holds the reason */
+                snprintf(err, sizeof err, "out of memory");
             status = EXPERIMENT_FAILED;
         }
     }

@@ -154,3 +154,44 @@ int output_make_dir(const char *path, char *err, size_t err_size)
     free(copy);
     return 0;
 }
+
+int output_check_inside(const char *dir, const char *rel, char *err, size_t err_size)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : (snprintf(err, err_size, "cannot read %s: %s", path,
+                                               strerror(errno)), -1);
+    if (S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(err, err_size, "%s is %s, not a folder of fleetsim's: a run writes its charts "
+             "and points only into folders it makes (remove it, or write to another "
+             "folder)", path, S_ISLNK(st.st_mode) ? "a link" : "a file");
+    return -1;
+}
+
+int output_make_inside(const char *dir, const char *rel, char *err, size_t err_size)
+{
+    char part[4096];
+    size_t n = strlen(rel);
+    if (n >= sizeof part) {
+        snprintf(err, err_size, "cannot create folder %s/%s: the name is too long", dir, rel);
+        return -1;
+    }
+    for (size_t i = 1; i <= n; i++) {
+        if (rel[i] != '/' && rel[i] != '\0')
+            continue;
+        memcpy(part, rel, i);
+        part[i] = '\0';
+        char path[8200];
+        snprintf(path, sizeof path, "%s/%s", dir, part);
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, err_size, "cannot create folder %s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (output_check_inside(dir, part, err, err_size) != 0)
+            return -1;
+    }
+    return 0;
+}

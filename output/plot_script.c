@@ -71,7 +71,7 @@ int plot_script_write(const char *dir, const char *name,
     }
     snprintf(plots, n, "%s/plots", dir);
     snprintf(file, sizeof file, "%s.gp", name);
-    atomic_file *f = output_make_dir(plots, err, err_size) == 0
+    atomic_file *f = output_make_inside(dir, "plots", err, err_size) == 0
                      ? atomic_file_open(plots, file, err, err_size) : NULL;
     free(plots);
     if (!f)

@@ -313,7 +313,7 @@ static int write_flat(const char *dir, const char *flat, char *err, size_t err_s
         unlink(path);
         return 0;
     }
-    atomic_file *f = output_make_dir(plots, err, err_size) == 0
+    atomic_file *f = output_make_inside(dir, "plots", err, err_size) == 0
                      ? atomic_file_open(plots, PLOT_CONSTANT_FILE, err, err_size) : NULL;
     if (!f)
         return -1;

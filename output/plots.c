@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "output/atomic_file.h"
 #include "output/plot_render.h"
 #include "output/plot_script.h"
 #include "output/plot_sweep.h"
@@ -87,7 +88,11 @@ int output_plots(const char *dir, const plot_options *o, char *err, size_t err_s
     if (!o)
         o = &defaults;
     plot_list before = { 0 }, written = { 0 }, scripts = { 0 };
-    int status = output_plots_list(dir, "gp", &before, err, err_size);
+    /* a link at plots/ would have the stale charts of another folder removed, and the
+     * charts written there */
+    int status = output_check_inside(dir, "plots", err, err_size);
+    if (status == 0)
+        status = output_plots_list(dir, "gp", &before, err, err_size);
     if (status == 0 && (o->rewrite_scripts || before.count == 0)) {
         status = plot_timeseries_scripts(dir, &written, err, err_size);
         if (status == 0)

@@ -1,13 +1,16 @@
 /* A run's files (see run_files.h). */
+#define _GNU_SOURCE /* O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC, openat, unlinkat */
 #include "output/run_files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "output/atomic_file.h"
 #include "output/results.h"
 
 void output_forget_run_files(const char *dir)
@@ -53,43 +56,73 @@ static bool is_number(const char *name)
     return true;
 }
 
-static void remove_names(const char *dir, const char *const *names, size_t n)
+/* The folder `name` inside the folder at at_fd, opened without following a link (a link
+ * planted at plots/ or points/ must not lead the clearing elsewhere); NULL if absent,
+ * a link or no folder. */
+static DIR *open_inside(int at_fd, const char *name)
 {
-    char path[4096];
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
+    int fd = openat(at_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    DIR *d = fdopendir(fd);
+    if (!d)
+        close(fd);
+    return d;
+}
+
+static void remove_names(int at_fd, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        unlinkat(at_fd, names[i], 0); /* a link of that name goes, not its target */
 }
 
 void output_clear_run_folder(const char *dir)
 {
-    char path[4096];
-    remove_names(dir, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
-    snprintf(path, sizeof path, "%s/plots", dir);
-    DIR *d = opendir(path);
-    for (struct dirent *e; d && (e = readdir(d));) {
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* -o's links are the user's */
+    if (top < 0)
+        return;
+    remove_names(top, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
+    DIR *d = open_inside(top, "plots");
+    for (struct dirent *e; d && (e = readdir(d));)
         if (ends_with(e->d_name, ".gp") || ends_with(e->d_name, ".svg")
-            || ends_with(e->d_name, ".png")) {
-            char file[4352];
-            snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-            unlink(file);
-        }
-    }
+            || ends_with(e->d_name, ".png"))
+            unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);
-    rmdir(path); /* only when empty */
-    snprintf(path, sizeof path, "%s/points", dir);
-    d = opendir(path);
+    unlinkat(top, "plots", AT_REMOVEDIR); /* only when empty; never through a link */
+    d = open_inside(top, "points");
     for (struct dirent *e; d && (e = readdir(d));) {
         if (!is_number(e->d_name))
             continue;
-        char point[4352];
-        snprintf(point, sizeof point, "%s/%s", path, e->d_name);
-        remove_names(point, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
-        rmdir(point);
+        DIR *point = open_inside(dirfd(d), e->d_name);
+        if (point) {
+            remove_names(dirfd(point), RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
+            closedir(point);
+        }
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
     }
     if (d)
         closedir(d);
-    rmdir(path);
+    unlinkat(top, "points", AT_REMOVEDIR);
+    close(top);
+}
+
+int output_check_run_folder(const char *dir, char *err, size_t err_size)
+{
+    if (output_check_inside(dir, "plots", err, err_size) != 0
+        || output_check_inside(dir, "points", err, err_size) != 0)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/points", dir);
+    DIR *d = opendir(path); /* a folder, checked above, or absent */
+    int status = 0;
+    for (struct dirent *e; status == 0 && d && (e = readdir(d));) {
+        char rel[300];
+        snprintf(rel, sizeof rel, "points/%s", e->d_name);
+        if (is_number(e->d_name))
+            status = output_check_inside(dir, rel, err, err_size);
+    }
+    if (d)
+        closedir(d);
+    return status;
 }

@@ -23,7 +23,13 @@ void output_forget_run_files(const char *dir);
  * search, verdict), report.html, the charts in plots/ (.gp, .svg, .png) and the point
  * folders points/<k>/, then those folders if they are left empty.  Nothing else is
  * touched (a folder given with -o may hold the user's own files), so a run that writes
- * next leaves the folder holding one run's results only. */
+ * next leaves the folder holding one run's results only.  plots/ and points/ are opened
+ * without following links: a link there is left alone, and what it points to too. */
 void output_clear_run_folder(const char *dir);
+
+/* 0 when DIR's plots/, points/ and points/<k>/ are folders or absent; -1 with a message
+ * when one is a link or a file (a run checks before it starts, so that nothing is
+ * cleared or written through it). */
+int output_check_run_folder(const char *dir, char *err, size_t err_size);
 
 #endif

@@ -137,9 +137,10 @@ int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
 int output_point_dir(const char *dir, size_t k, const sim_metrics *metrics,
                      const sim_timeseries *ts, double duration_s, char *err, size_t err_size)
 {
-    char path[4096];
+    char path[4096], rel[64];
     snprintf(path, sizeof path, "%s/points/%zu", dir, k);
-    if (output_make_dir(path, err, err_size) != 0
+    snprintf(rel, sizeof rel, "points/%zu", k);
+    if (output_make_inside(dir, rel, err, err_size) != 0
         || output_summary_csv(path, metrics, err, err_size) != 0)
         return -1;
     return ts ? output_timeseries_csv(path, ts, duration_s, err, err_size) : 0;

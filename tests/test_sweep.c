@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/queueing_theory.h"
 #include "support/cli.h"
@@ -538,5 +539,47 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     char *notes = read_in("f", "notes.txt");
     cr_expect_str_eq(notes ? notes : "", "mine\n", "the user's own file stays");
     free(notes);
+    free(file);
+}
+
+/* Links planted at the folders a run makes (issue 40, item 7): plots/ -> elsewhere made
+ * a run delete elsewhere's charts and write its own there; points/ and points/<k>/
+ * likewise, and `fleetsim plot`.  Each is refused before anything is cleared or written,
+ * and what the link points to is left as it was. */
+Test(sweep, links_planted_at_the_folders_a_run_makes_are_not_followed, .timeout = 120)
+{
+    char *file = mmc_file("m.lua", "2h", 2, "");
+    char own[1024], elsewhere[1024], link[1100], command[4096];
+    snprintf(own, sizeof own, "%s/f", dir);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    snprintf(command, sizeof command, "mkdir -p %s/points %s && touch %s/keep.svg %s/keep.gp "
+             "%s/summary.csv", own, elsewhere, elsewhere, elsewhere, elsewhere);
+    cr_assert_eq(system(command), 0);
+    const char *planted[] = { "plots", "points/2", "points" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(link, sizeof link, "%s/%s", own, planted[i]);
+        if (i == 2)
+            cr_assert_eq(rmdir(link), 0);
+        cr_assert_eq(symlink(elsewhere, link), 0);
+        const char *how = i == 1 ? "--sweep pools.q.count=4,5" : "";
+        cr_expect_eq(cli_run(&out, &err, "run %s -o %s -q %s", file, own, how), 1, "%s", out);
+        char expected[1200];
+        snprintf(expected, sizeof expected, "fleetsim: %s is a link, not a folder of "
+                 "fleetsim's", link);
+        cr_expect(strstr(err, expected) == err, "%s", err);
+        snprintf(command, sizeof command, "test -e %s/keep.svg && test -e %s/keep.gp && "
+                 "test -e %s/summary.csv && ! test -e %s/latency.gp && ! test -e "
+                 "%s/summary.csv", elsewhere, elsewhere, elsewhere, elsewhere, own);
+        cr_expect_eq(system(command), 0, "%s: the link's target was cleared or written",
+                     planted[i]);
+        if (i == 0) { /* fleetsim plot DIR as well */
+            cr_expect_eq(cli_run(&out, &err, "plot %s", own), 1);
+            cr_expect(strstr(err, "is a link, not a folder of fleetsim's") != NULL, "%s", err);
+            cr_expect_eq(system(command), 0, "plot followed the link");
+        }
+        cr_assert_eq(unlink(link), 0);
+    }
+    /* without the links the same folder runs */
+    cr_expect_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
     free(file);
 }
