@@ -132,6 +132,17 @@ static void print_summary(const cli_options *o, const scenario *sc, const sim_me
     output_overload_warnings(stderr, m, "");
 }
 
+/* The charts or the report could not be written (a full disk, a file-size limit; the
+ * message is printed): the run failed, and none of its files may pass for its results
+ * (docs/reliability.md), the CSVs written before included.  CLI_EXIT_RUN_FAILURE. */
+static int forget_run(const char *dir)
+{
+    output_clear_run_folder(dir);
+    fprintf(stderr, "fleetsim: the run's files were removed from %s, as for any write that "
+            "fails; --no-plots writes the CSVs without charts\n", dir);
+    return CLI_EXIT_RUN_FAILURE;
+}
+
 /* One scenario, its replications in this process, with progress and records. */
 static int run_single(const cli_options *o, scenario *sc)
 {
@@ -216,7 +227,7 @@ static int run_single(const cli_options *o, scenario *sc)
             /* pictures (issue 7): plots/ and report.html after the CSVs */
             if (status == 0 && !sig && !o->no_plots /* interrupted: the user wants out */
                 && output_pictures(dir, sc->name, sc->description, true, o->png, NULL, 0, stderr) != 0)
-                status = CLI_EXIT_RUN_FAILURE;
+                status = forget_run(dir);
         }
         if (sig && status == 0)
             status = sim_interrupt_exit_status(sig);
@@ -455,8 +466,10 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     plot_limit *slos = NULL;
     size_t nslos = writes && !o->no_plots ? slo_limits(sc, &slos) : 0;
     if (writes && status == EXPERIMENT_OK && !verdict && !o->no_plots
-        && output_pictures(dir, x.name, description, true, o->png, slos, nslos, stderr) != 0)
+        && output_pictures(dir, x.name, description, true, o->png, slos, nslos, stderr) != 0) {
+        forget_run(dir);
         status = EXPERIMENT_FAILED;
+    }
     free(slos);
     free(dir);
     experiment_release(&x);

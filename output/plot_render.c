@@ -192,14 +192,52 @@ static bool marked(const char *text, const char *name, const char *ext)
     return text && strstr(text, mark) != NULL;
 }
 
-/* Renames the chart's temporary outputs into place when gnuplot finished them all,
- * otherwise removes them; whether it was finished.  Paths relative to dir. */
+/* Whether a render is whole: gnuplot reports no failed write (a full disk, a file-size
+ * limit) and prints its mark after a truncated file as after a whole one, so the file's
+ * own end is read: an SVG's closing tag (then only white space), a PNG's IEND chunk. */
+static bool render_whole(const char *path, const char *ext)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    unsigned char tail[64];
+    size_t n = 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0)
+        rewind(f); /* shorter than the tail */
+    n = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    if (!strcmp(ext, "png")) {
+        static const unsigned char iend[] = { 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82 };
+        return n >= sizeof iend && !memcmp(tail + n - sizeof iend, iend, sizeof iend);
+    }
+    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' '
+                     || tail[n - 1] == '\t'))
+        n--;
+    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+}
+
+/* Renames the chart's temporary outputs into place when gnuplot finished them all and
+ * each is whole, otherwise removes them; whether it was finished.  Paths relative to
+ * dir. */
 static bool settle(const char *dir, const char *work, const char *name, bool png,
                    const char *text,
                    char *err, size_t err_size, bool *failed)
 {
     const char *exts[] = { "svg", "png" };
     bool done = marked(text, name, "svg") && (!png || marked(text, name, "png"));
+    for (int i = 0; done && i < (png ? 2 : 1); i++) {
+        char temp[800], tpath[4096];
+        temp_name(temp, sizeof temp, work, name, exts[i]);
+        snprintf(tpath, sizeof tpath, "%s/%s", dir, temp);
+        if (!render_whole(tpath, exts[i])) {
+            done = false;
+            if (!*failed) {
+                snprintf(err, err_size, "cannot write %s/plots/%s.%s: gnuplot's render is "
+                         "incomplete (a full disk or a file-size limit?)", dir, name, exts[i]);
+                *failed = true;
+            }
+        }
+    }
     for (int i = 0; i < (png ? 2 : 1); i++) {
         char temp[800], final[800], tpath[4096], fpath[4096];
         temp_name(temp, sizeof temp, work, name, exts[i]);

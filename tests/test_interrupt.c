@@ -153,6 +153,52 @@ Test(interrupt, an_unwritable_folder_exits_1)
     cr_expect(strstr(err, "cannot create folder"), "%s", err);
 }
 
+/* A disk that fills while the charts are drawn (issue 40, item 8): gnuplot does not
+ * report its failed write, so a truncated SVG was renamed into place beside the CSVs
+ * that fit, and the run exited 1.  Now a render is checked whole before its rename and
+ * the run's files go: nothing is left in the folder at all. */
+Test(interrupt, a_disk_full_while_charts_are_drawn_leaves_no_file)
+{
+    if (system("command -v gnuplot > /dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    /* the CSVs (about 5 KB) and the scripts fit; the four SVGs (about 20 KB each) not */
+    if (geteuid() != 0 || mount("tmpfs", path, "tmpfs", 0, "size=48k") != 0)
+        cr_skip_test("mounting a small tmpfs needs root");
+    int status = cli_run(&out, &err, "run scenarios/mmc_queue.lua -q --set duration=2h -o %s",
+                         path);
+    char command[1200];
+    snprintf(command, sizeof command, "test -z \"$(find %s -type f)\"", path);
+    int left = system(command);
+    umount(path);
+    cr_assert_eq(status, 1, "%s", err);
+    cr_expect(strstr(err, "incomplete (a full disk or a file-size limit?)")
+                  || strstr(err, "No space left on device"), "%s", err);
+    cr_expect(strstr(err, "the run's files were removed from") != NULL, "%s", err);
+    cr_expect_eq(left, 0, "files were left in the full folder");
+}
+
+/* The same under a file-size limit, no root needed: 12 KiB a file fits the CSVs and
+ * not an SVG; SIGXFSZ ignored, so gnuplot's write fails with EFBIG and gnuplot goes on
+ * and reports the chart done.  Its render must be found incomplete. */
+Test(interrupt, a_render_cut_by_a_file_size_limit_is_found_incomplete)
+{
+    if (system("command -v gnuplot > /dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out", dir);
+    int status = cli_run_env(&out, &err, "trap '' XFSZ; ulimit -f 12; ",
+                             "run scenarios/mmc_queue.lua -q --set duration=2h -o %s", path);
+    cr_assert_eq(status, 1, "%s", err);
+    cr_expect(strstr(err, ".svg: gnuplot's render is incomplete (a full disk or a file-size "
+                          "limit?)") != NULL, "%s", err); /* which chart first: the renders' order */
+    char command[1200];
+    snprintf(command, sizeof command, "test -z \"$(find %s -type f)\"", path);
+    cr_expect_eq(system(command), 0, "files were left");
+}
+
 /* A full disk: a 32 KiB tmpfs, which only root may mount (skipped otherwise).  The time
  * series does not fit: exit 1 and neither file left, not even the summary that fit. */
 Test(interrupt, a_full_disk_exits_1_and_leaves_nothing_complete)
