@@ -247,17 +247,102 @@ static void push_point(lua_State *L, const claim_results *r, const claim_point *
     lua_setfield(L, t, "name");
 }
 
-/* The argument table; the first point doubles as the top level. */
-static void push_results(lua_State *L, const claim_results *r)
+/* r.points is made as it is read: a sweep of thousands of points, each three tables of
+ * every metric, did not fit the sandbox's memory when made at once, and the computed
+ * sweep was lost.  The points table is empty; its metatable makes point i when it is
+ * read (__index), counts them (__len) and walks them (__pairs; ipairs walks through
+ * __index).  The first point (r itself) and the search's point are kept, so that
+ * r.points[1] is r; so is the point read last, so that r.points[i].a and r.points[i].b
+ * make it once.  The box holds the results while the verdict runs; after it the box is
+ * emptied, and a point read later (a table the verdict kept) raises an error instead of
+ * reading freed results. */
+typedef struct points_box {
+    const claim_results *r; /* NULL after the verdict */
+    size_t n;
+} points_box;
+
+static int points_index(lua_State *L)
 {
-    lua_createtable(L, (int)r->npoints, 0);
-    int points = lua_gettop(L);
-    for (size_t i = 0; i < r->npoints; i++) {
-        push_point(L, r, &r->points[i]);
-        lua_rawseti(L, points, (lua_Integer)i + 1);
+    const points_box *box = lua_touserdata(L, lua_upvalueindex(1));
+    int kept = lua_upvalueindex(2);
+    if (!lua_isinteger(L, 2))
+        return 0;
+    lua_Integer i = lua_tointeger(L, 2);
+    if (i < 1 || (size_t)i > box->n)
+        return 0;
+    if (lua_rawgeti(L, kept, i) != LUA_TNIL)
+        return 1;
+    if (lua_getfield(L, kept, "last") == LUA_TNUMBER && lua_tointeger(L, -1) == i) {
+        lua_getfield(L, kept, "last_point");
+        return 1;
     }
-    lua_rawgeti(L, points, 1);
+    if (!box->r)
+        return luaL_error(L, "r.points[%d] is read during the verdict only", (int)i);
+    push_point(L, box->r, &box->r->points[i - 1]);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, kept, "last_point");
+    lua_pushinteger(L, i);
+    lua_setfield(L, kept, "last");
+    return 1;
+}
+
+static int points_len(lua_State *L)
+{
+    const points_box *box = lua_touserdata(L, lua_upvalueindex(1));
+    lua_pushinteger(L, (lua_Integer)box->n);
+    return 1;
+}
+
+static int points_next(lua_State *L)
+{
+    lua_Integer i = luaL_optinteger(L, 2, 0) + 1;
+    lua_pushinteger(L, i);
+    if (lua_geti(L, 1, i) != LUA_TNIL) /* through __index */
+        return 2;
+    lua_pushnil(L); /* past the last point: the loop ends */
+    return 1;
+}
+
+static int points_pairs(lua_State *L)
+{
+    lua_pushcfunction(L, points_next);
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    return 3;
+}
+
+/* Pushes r.points for r (box, a full userdata at index box, holds it) with the points
+ * kept: the table at index kept maps their indices to their tables. */
+static void push_points(lua_State *L, int box, int kept)
+{
+    lua_newtable(L);
+    lua_createtable(L, 0, 4);
+    lua_pushvalue(L, box);
+    lua_pushvalue(L, kept);
+    lua_pushcclosure(L, points_index, 2);
+    lua_setfield(L, -2, "__index");
+    lua_pushvalue(L, box);
+    lua_pushcclosure(L, points_len, 1);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, points_pairs);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushliteral(L, "points");
+    lua_setfield(L, -2, "__metatable"); /* not to be replaced */
+    lua_setmetatable(L, -2);
+}
+
+/* The argument table; the first point doubles as the top level.  box: the index of the
+ * points_box (a full userdata). */
+static void push_results(lua_State *L, const claim_results *r, int box)
+{
+    lua_newtable(L); /* the points kept, by index */
+    int kept = lua_gettop(L);
+    push_point(L, r, &r->points[0]);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kept, 1);
     int top = lua_gettop(L);
+    push_points(L, box, kept);
+    int points = lua_gettop(L);
     lua_pushvalue(L, points);
     lua_setfield(L, top, "points");
     lua_createtable(L, (int)r->nkeys, 0);
@@ -276,30 +361,35 @@ static void push_results(lua_State *L, const claim_results *r)
         lua_setfield(L, -2, "target");
         lua_pushboolean(L, r->found);
         lua_setfield(L, -2, "found");
+        lua_Integer at = 0; /* the point's index, 1-based */
         if (r->found && r->grid) { /* the grid's point, with its values under r.keys */
-            lua_rawgeti(L, points, (lua_Integer)r->answer_point + 1);
-            lua_setfield(L, -2, "point");
+            at = (lua_Integer)r->answer_point + 1;
         } else if (r->found) {
             char answer[32];
             snprintf(answer, sizeof answer, "%lld", r->answer);
             lua_pushinteger(L, r->answer);
             lua_setfield(L, -2, "answer");
-            for (size_t i = r->npoints; i-- > 0;) /* the last probe of the answer */
-                if (r->points[i].values[0] && !strcmp(r->points[i].values[0], answer)) {
-                    lua_rawgeti(L, points, (lua_Integer)i + 1);
-                    lua_setfield(L, -2, "point");
-                    break;
-                }
+            for (size_t i = r->npoints; i-- > 0 && !at;) /* the last probe of the answer */
+                if (r->points[i].values[0] && !strcmp(r->points[i].values[0], answer))
+                    at = (lua_Integer)i + 1;
+        }
+        if (at) {
+            lua_geti(L, points, at);
+            lua_pushvalue(L, -1);
+            lua_rawseti(L, kept, at);
+            lua_setfield(L, -2, "point");
         }
         lua_setfield(L, top, "search");
     }
-    lua_remove(L, points);
+    lua_settop(L, top);
+    lua_remove(L, kept);
 }
 
 typedef struct judge_call {
     const claim_results *r;
     sandbox *sb;
     int verdict;
+    int box; /* the points_box's registry reference, LUA_NOREF until made */
 } judge_call;
 
 /* Under lua_pcall: builds r and calls verdict(r), leaving its two results. */
@@ -307,8 +397,12 @@ static int call_protected(lua_State *L)
 {
     judge_call *call = lua_touserdata(L, 1);
     lua_settop(L, 0);
+    points_box *box = lua_newuserdatauv(L, sizeof *box, 0);
+    *box = (points_box){ call->r, call->r->npoints };
+    lua_pushvalue(L, 1);
+    call->box = luaL_ref(L, LUA_REGISTRYINDEX); /* held until the verdict is over */
     sandbox_push_function(call->sb, call->verdict);
-    push_results(L, call->r);
+    push_results(L, call->r, 1);
     lua_call(L, 1, 2);
     return 2;
 }
@@ -333,16 +427,24 @@ int claim_judge(void *runtime, const claim_results *r, claim_verdict *out, char 
         return -1;
     }
 
-    judge_call call = { r, runtime, kept->verdict };
+    judge_call call = { r, runtime, kept->verdict, LUA_NOREF };
     sandbox_set_instruction_budget(runtime, CLAIM_CALL_INSTRUCTIONS);
     lua_pushcfunction(L, call_protected);
     lua_pushlightuserdata(L, &call);
     int status = lua_pcall(L, 1, 2, 0);
     sandbox_set_instruction_budget(runtime, 0);
+    if (call.box != LUA_NOREF) { /* the results are the caller's again: points read no more */
+        lua_rawgeti(L, LUA_REGISTRYINDEX, call.box);
+        ((points_box *)lua_touserdata(L, -1))->r = NULL;
+        lua_pop(L, 1);
+        luaL_unref(L, LUA_REGISTRYINDEX, call.box);
+    }
     if (status != LUA_OK) {
         const char *message = lua_tostring(L, -1);
         if (status == LUA_ERRMEM && sandbox_memory_exhausted(runtime))
-            message = "the sandbox's memory is spent";
+            message = "the sandbox's memory is spent (each r.points[i] is made as it is "
+                      "read: a verdict that keeps every point keeps them all; keep the "
+                      "figures it needs instead)";
         snprintf(err, err_size, "%sclaim.verdict: %s", where, message ? message : "(no message)");
         lua_settop(L, top);
         return -1;

@@ -18,7 +18,9 @@
  *   r.points[i]           every point of a sweep (or probe of a search) in sweep.csv's
  *                         order, each shaped like r with values[key] its swept values
  *                         (numbers where they read as numbers); a plain run has one
- *                         point, r itself, whose values are empty
+ *                         point, r itself, whose values are empty.  A point is made
+ *                         when read (thousands of points, each every metric three
+ *                         times, did not fit the sandbox at once)
  *   r.search              { key, target, found, answer, point } after a search (point:
  *                         the probe at the answer); absent otherwise
  *
