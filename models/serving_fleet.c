@@ -29,36 +29,60 @@ static double retry_interval_s(const serving_fleet *f)
 
 /* ---- slots ---------------------------------------------------------------------- */
 
-static unsigned count_state(const serving_fleet *f, slot_state state)
+/* A slot's state changes here only, with the counts (set-up made O(replicas^2) when
+ * every change counted the slots again). */
+static void set_state(serving_slot *sl, slot_state state)
 {
-    unsigned n = 0;
-    for (size_t i = 0; i < f->nslots; i++)
-        n += f->slots[i]->state == state;
-    return n;
+    sl->fleet->in_state[sl->state]--;
+    sl->fleet->in_state[state]++;
+    sl->state = state;
 }
 
-static void rebuild_active(serving_fleet *f)
+/* The position of sl in active, or where it goes: active keeps creation order (serials
+ * grow with it), as routing's ties and round robin read it. */
+static unsigned active_position(const serving_fleet *f, const serving_slot *sl)
 {
-    f->nactive = 0;
-    for (size_t i = 0; i < f->nslots; i++)
-        if (f->slots[i]->state == SLOT_ACTIVE)
-            f->active[f->nactive++] = f->slots[i];
+    unsigned lo = 0, hi = f->nactive;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (f->active[mid]->serial < sl->serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The round-robin position past the end starts over, as when active was rebuilt. */
+static void active_changed(serving_fleet *f)
+{
     if (f->next_replica >= f->nactive)
         f->next_replica = 0;
 }
 
-static bool slot_ready(const serving_slot *sl)
+static void active_add(serving_fleet *f, serving_slot *sl)
 {
-    return sl->state == SLOT_ACTIVE || sl->state == SLOT_DRAINING;
+    unsigned at = active_position(f, sl); /* the end, unless replicas loaded out of order */
+    memmove(&f->active[at + 1], &f->active[at], (f->nactive - at) * sizeof *f->active);
+    f->active[at] = sl;
+    f->nactive++;
+    active_changed(f);
+}
+
+static void active_remove(serving_fleet *f, serving_slot *sl)
+{
+    unsigned at = active_position(f, sl);
+    if (at < f->nactive && f->active[at] == sl) {
+        memmove(&f->active[at], &f->active[at + 1], (f->nactive - at - 1) * sizeof *f->active);
+        f->nactive--;
+    }
+    active_changed(f);
 }
 
 static void set_ready(serving_fleet *f, double now)
 {
-    double ready = 0, held = 0;
-    for (size_t i = 0; i < f->nslots; i++) {
-        ready += slot_ready(f->slots[i]);
-        held += f->slots[i]->state != SLOT_ORDERED;
-    }
+    double ready = f->in_state[SLOT_ACTIVE] + f->in_state[SLOT_DRAINING];
+    double held = (double)f->nslots - f->in_state[SLOT_ORDERED];
     sim_timeavg_set(&f->ready, now, ready);
     sim_timeavg_set(&f->life_ready, now, ready);
     sim_timeavg_set(&f->held, now, held * f->group.replica.tp);
@@ -78,6 +102,7 @@ static serving_slot *slot_new(serving_fleet *f)
         sim_out_of_memory("out of memory for replicas");
     sl->fleet = f;
     sl->state = SLOT_ORDERED;
+    f->in_state[SLOT_ORDERED]++;
     sl->request = -1;
     sl->serial = f->next_serial++;
     f->slots[f->nslots++] = sl;
@@ -129,14 +154,16 @@ static void slot_remove(serving_slot *sl)
     prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */
     if (sl->cache && f->directory) /* which told the directory its runs went */
         prefix_directory_leave(f->directory, sl->listing.id);
-    size_t i = 0;
-    while (f->slots[i] != sl)
-        i++;
+    size_t i = f->nslots; /* most often the newest */
+    while (f->slots[--i] != sl)
+        ;
     memmove(&f->slots[i], &f->slots[i + 1], (f->nslots - i - 1) * sizeof *f->slots);
     f->nslots--;
     bool was_held = sl->state != SLOT_ORDERED;
+    if (sl->state == SLOT_ACTIVE)
+        active_remove(f, sl);
+    f->in_state[sl->state]--;
     free(sl);
-    rebuild_active(f);
     if (was_held)
         set_ready(f, now);
 }
@@ -182,9 +209,9 @@ static void slot_activate(serving_slot *sl, unsigned unit)
                                                  prefix_directory_join(f->directory) };
         prefix_cache_observe(sl->cache, prefix_directory_observe, &sl->listing);
     }
-    sl->state = SLOT_ACTIVE;
+    set_state(sl, SLOT_ACTIVE);
     sl->tick_from_s = now;
-    rebuild_active(f);
+    active_add(f, sl);
     set_ready(f, now);
     f->events.ready(f->events.owner);
 }
@@ -220,7 +247,7 @@ static void granted(void *context, const unsigned *gpus, unsigned n)
     }
     double now = sim_engine_now(f->engine);
     sl->unit = gpus[0];
-    sl->state = SLOT_LOADING;
+    set_state(sl, SLOT_LOADING);
     f->cold_starts += now >= f->warmup_s;
     sl->loaded = sim_event_schedule(f->engine, now + f->group.load_s, EVENT_FLEET, on_loaded, sl);
     set_ready(f, now);
@@ -259,8 +286,7 @@ static const gpu_holder HOLDER = { granted, warned, lost };
 
 static unsigned wanted_now(const serving_fleet *f)
 {
-    return count_state(f, SLOT_ORDERED) + count_state(f, SLOT_LOADING)
-           + count_state(f, SLOT_ACTIVE);
+    return f->in_state[SLOT_ORDERED] + f->in_state[SLOT_LOADING] + f->in_state[SLOT_ACTIVE];
 }
 
 /* Nothing to give now: the pool's arbiter may free another model's idle replica (the
@@ -324,8 +350,10 @@ static void schedule_release_check(serving_slot *sl)
 
 static void drain(serving_slot *sl)
 {
-    sl->state = SLOT_DRAINING;
-    rebuild_active(sl->fleet);
+    bool was_active = sl->state == SLOT_ACTIVE;
+    set_state(sl, SLOT_DRAINING);
+    if (was_active)
+        active_remove(sl->fleet, sl);
     schedule_release_check(sl);
 }
 

@@ -15,6 +15,7 @@ typedef enum slot_state {
     SLOT_LOADING,   /* GPUs granted, the model's weights loading (a cold start) */
     SLOT_ACTIVE,    /* takes requests */
     SLOT_DRAINING,  /* finishes what it holds, takes nothing new (scale-in, spot notice) */
+    SLOT_STATES
 } slot_state;
 
 /* One replica and the GPUs it runs on. */
@@ -48,8 +49,10 @@ struct serving_fleet {
     uint64_t seed, replication;
     serving_slot **slots;  /* every slot, in creation order */
     size_t nslots, cap;
-    serving_slot **active; /* the slots taking requests, for routing */
+    serving_slot **active; /* the slots taking requests, for routing, in creation order */
     unsigned nactive;
+    unsigned in_state[SLOT_STATES]; /* slots in each state, kept as states change, so
+                                     * that set-up is linear in the replicas */
     unsigned next_replica; /* round robin */
     uint64_t next_serial;
     unsigned target;       /* replicas wanted, ordered or active */
