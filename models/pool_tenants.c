@@ -21,33 +21,71 @@ struct pool_tenants {
     sim_event_id idle_retry;  /* pending on_idle_retry, or 0 */
     tenant *tenants;
     size_t n, cap;
+    size_t nwaiting;          /* tenants with waiting set */
     unsigned long long next_wait, evictions;
     gpu_hosts *hosts;         /* NULL until a tenant needs it */
 };
 
+/* An order of tenants: by key, ties to the earlier tenant. */
+typedef struct ranked {
+    double key;
+    size_t index;
+} ranked;
+
+static int by_key(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* A list of n ranked entries (freed by the caller); fatal out of memory, as every
+ * allocation of a run.  Made per call: a retry may bring the pool's listener back in. */
+static ranked *ranked_new(size_t n)
+{
+    ranked *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r)
+        sim_out_of_memory("out of memory for a shared pool");
+    return r;
+}
+
+static void set_waiting(pool_tenants *t, tenant *c, bool waiting)
+{
+    t->nwaiting += (size_t)waiting - (size_t)c->waiting;
+    c->waiting = waiting;
+}
+
 /* gpu_pool listener: GPUs came back; the tenants that waited try again, first come
  * first served.  A tenant may get what it wanted and stop waiting, or fail again and
- * wait on (pool_tenants_short marks it again). */
+ * wait on (pool_tenants_short marks it again).  Only the tenant trying can change its
+ * waiting, so the order is taken once (it was searched again for every tenant: 800
+ * models on one pool made every event O(models^2)). */
 static void on_pool_changed(void *context)
 {
     pool_tenants *t = context;
-    for (;;) {
-        tenant *first = NULL;
-        for (size_t i = 0; i < t->n; i++)
-            if (t->tenants[i].waiting
-                && (!first || t->tenants[i].waiting_since < first->waiting_since))
-                first = &t->tenants[i];
-        if (!first)
-            return;
+    if (t->nwaiting == 0)
+        return;
+    ranked *order = ranked_new(t->n);
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->tenants[i].waiting)
+            order[n++] = (ranked){ (double)t->tenants[i].waiting_since, i };
+    qsort(order, n, sizeof *order, by_key);
+    for (size_t k = 0; k < n; k++) {
+        tenant *first = &t->tenants[order[k].index];
+        if (!first->waiting)
+            continue;
         unsigned long long since = first->waiting_since;
-        first->waiting = false;
+        set_waiting(t, first, false);
         first->ops->retry(first->context);
         if (first->waiting) { /* still short: the later ones would be too, or get the
                                  GPUs it needs; it keeps its place */
             first->waiting_since = since;
-            return;
+            break;
         }
     }
+    free(order);
 }
 
 static void on_idle_retry(sim_engine *e, void *data)
@@ -59,10 +97,7 @@ static void on_idle_retry(sim_engine *e, void *data)
 
 void pool_tenants_idle(pool_tenants *t)
 {
-    bool waiting = false;
-    for (size_t i = 0; i < t->n; i++)
-        waiting |= t->tenants[i].waiting;
-    if (waiting && !t->idle_retry)
+    if (t->nwaiting > 0 && !t->idle_retry)
         t->idle_retry = sim_event_schedule(t->engine, sim_engine_now(t->engine), EVENT_FLEET,
                                            on_idle_retry, t);
 }
@@ -109,38 +144,33 @@ bool pool_tenants_short(pool_tenants *t, void *context)
         if (t->tenants[i].context == context)
             self = &t->tenants[i];
     if (self && !self->waiting) {
-        self->waiting = true;
+        set_waiting(t, self, true);
         self->waiting_since = t->next_wait++;
     }
-    /* the other tenants from the least recently used on, until one gives a replica:
-     * each step takes the next after (used, index) in that order */
-    double after_used = -INFINITY;
-    size_t after_index = 0;
-    bool first = true;
-    for (;;) {
-        tenant *victim = NULL;
-        double used_min = INFINITY;
-        size_t index = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            tenant *c = &t->tenants[i];
-            double used = c->ops->last_used_s(c->context);
-            bool later = first || used > after_used || (used == after_used && i > after_index);
-            if (c != self && later && used < used_min) {
-                used_min = used;
-                victim = c;
-                index = i;
-            }
-        }
-        if (!victim) /* none left (a busy tenant's INFINITY is never below used_min) */
-            return false;
+    /* the other tenants from the least recently used on (ties to the earlier), until one
+     * gives a replica; a busy tenant (INFINITY) never gives.  Each tenant's last use is
+     * taken once and sorted: none changes while the others are asked, and taking them
+     * again for each step made a request O(models^2) (many tenants are asked in turn: a
+     * model loading or at its floor has nothing to give) */
+    ranked *order = ranked_new(t->n);
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        tenant *c = &t->tenants[i];
+        double used = c == self ? INFINITY : c->ops->last_used_s(c->context);
+        if (used < INFINITY)
+            order[n++] = (ranked){ used, i };
+    }
+    qsort(order, n, sizeof *order, by_key);
+    bool freed = false;
+    for (size_t k = 0; k < n && !freed; k++) {
+        tenant *victim = &t->tenants[order[k].index];
         if (victim->ops->give_idle(victim->context)) {
             t->evictions++;
-            return true;
+            freed = true;
         }
-        after_used = used_min;
-        after_index = index;
-        first = false;
     }
+    free(order);
+    return freed;
 }
 
 unsigned long long pool_tenants_evictions(const pool_tenants *t) { return t->evictions; }

@@ -24,6 +24,10 @@ typedef struct sim_metric {
 typedef struct sim_metrics {
     sim_metric *items;
     size_t count, capacity;
+    /* items by their key, open addressing: item + 1, 0 empty; a power of two past twice
+     * the count (800 workloads' 48,000 metrics made every lookup a linear search) */
+    size_t *index;
+    size_t index_size;
 } sim_metrics;
 
 void sim_metrics_init(sim_metrics *m);
@@ -35,7 +39,7 @@ void sim_metrics_release(sim_metrics *m);
 void sim_metrics_add(sim_metrics *m, const char *scope, const char *subject,
                      const char *name, const char *unit, double value);
 
-/* The metric, or NULL. */
+/* The metric, or NULL; O(1) on average. */
 const sim_metric *sim_metrics_find(const sim_metrics *m, const char *scope,
                                    const char *subject, const char *name);
 
