@@ -23,6 +23,26 @@ static bool lengths_fit(const perf_setup *s, unsigned prompt, unsigned output, c
     return true;
 }
 
+/* Whether a row's simulation stays within the bounds on its time (validate_serving.h):
+ * replicas, iterations (all replicas together) and routing steps; else a message. */
+static bool work_fits(unsigned replicas, double iterations, double requests, char *err,
+                      size_t err_size)
+{
+    if (replicas > VALIDATE_MAX_REPLICAS) {
+        snprintf(err, err_size, "%u replicas are more than a row's simulation runs (at most "
+                 "%u)", replicas, VALIDATE_MAX_REPLICAS);
+        return false;
+    }
+    if (iterations > VALIDATE_MAX_ITERATIONS || requests * replicas > VALIDATE_MAX_ROUTING_STEPS) {
+        snprintf(err, err_size, "the simulation would run about %.2g iterations and route "
+                 "%.2g requests over %u replicas: past what a row runs (%.0e iterations, "
+                 "%.0e routing steps); a smaller concurrency or fewer GPUs", iterations,
+                 requests, replicas, VALIDATE_MAX_ITERATIONS, VALIDATE_MAX_ROUTING_STEPS);
+        return false;
+    }
+    return true;
+}
+
 /* `users` closed-loop users with no think time, `asks` requests in all (0: no limit) on
  * the replicas with the given batch limits, from 0 to `end` s (or to the last request's
  * end when end is infinite), the first warmup_s s unmeasured.  Fills out but for
@@ -111,6 +131,10 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
     double decode = perf_decode_step(s, (unsigned)fit, prompt + output / 2.0).total_s;
     double wave = perf_prefill(s, (unsigned)fit, prompt).total_s + (output - 1.0) * decode;
     double cycle = ceil((double)users / replicas / fit) * wave;
+    /* 12 cycles: each replica's iterations are about their time over a decode step, each
+     * user asks about once a cycle */
+    if (!work_fits(replicas, 12 * cycle / decode * replicas, 12.0 * users, err, err_size))
+        return false;
     if (!run_users(s, kv_capacity_tokens, replicas, users, 0, prompt, output, max_batch, 8192,
                    2 * cycle, 12 * cycle, out, err, err_size))
         return false;
@@ -149,6 +173,12 @@ bool validate_all_at_once(const perf_setup *s, double kv_capacity_tokens, unsign
                  output, kv_capacity_tokens);
         return false;
     }
+    /* every prompt's chunks, then each replica's waves of decoding */
+    double waves = ceil((double)requests / replicas / max_batch);
+    double iterations = (double)requests * ceil((double)prompt / max_tokens)
+                        + waves * output * replicas;
+    if (!work_fits(replicas, iterations, requests, err, err_size))
+        return false;
     /* each of `requests` users asks once, all at 0 */
     if (!run_users(s, kv_capacity_tokens, replicas, requests, requests, prompt, output,
                    max_batch, max_tokens, 0, INFINITY, out, err, err_size))

@@ -19,6 +19,14 @@
 /* The most prompt chunks a row's requests may need at the engine's token budget (each an
  * iteration of its own): the same kind of bound. */
 #define VALIDATE_MAX_PREFILL_ITERATIONS 1000000u
+/* Bounds on a row's time, not only its sizes: one row of 65,536 users on 65,536 GPUs was
+ * within the sizes and ran for about an hour (each request routed over every replica),
+ * or out of memory all at once.  Replicas a row simulates (published serving rows are of
+ * a few hundred GPUs at most); iterations of all replicas together, estimated from the
+ * analytic step times before the run; and routing steps (requests x replicas). */
+#define VALIDATE_MAX_REPLICAS 4096u
+#define VALIDATE_MAX_ITERATIONS 2e8
+#define VALIDATE_MAX_ROUTING_STEPS 2e9
 
 typedef struct closed_loop_result {
     double ttft_s;          /* mean over the requests measured */
@@ -39,7 +47,8 @@ typedef struct closed_loop_result {
  * runs two of a user's cycles to warm up and measures the next ten (a cycle: the
  * analytic time of a user's request, its batch's waves included).  False with a message
  * when the simulation cannot be set up, there are no users or replicas, the users are
- * more than VALIDATE_CLOSED_LOOP_MAX_USERS, a request does not fit the model's context
+ * more than VALIDATE_CLOSED_LOOP_MAX_USERS, the replicas, the iterations or the routing
+ * steps are past the bounds above, a request does not fit the model's context
  * (an engine would refuse it or cut it short), or no request completed. */
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
                           unsigned users, unsigned prompt, unsigned output,

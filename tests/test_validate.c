@@ -212,6 +212,36 @@ Test(validate, one_closed_loop_user_by_hand)
     catalog_release(&cat);
 }
 
+/* A row at its own size limits, 65,536 users on 65,536 replicas, ran for about an hour
+ * (each request routed over every replica), and all at once ran out of memory (issue 40,
+ * item 6): both are refused at once, with the bound, by the work the run would do. */
+Test(validate, a_row_is_bounded_by_the_work_it_would_take, .timeout = 30)
+{
+    catalog cat;
+    perf_profile p;
+    perf_setup s = llama_8b_h100(&cat, &p);
+    char err[512];
+    double capacity =
+        memory_inference(s.model, s.device, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens;
+    closed_loop_result r;
+    cr_expect_not(validate_closed_loop(&s, capacity, 65536, 65536, 128, 128, &r, err,
+                                       sizeof err));
+    cr_expect_str_eq(err, "65536 replicas are more than a row's simulation runs (at most 4096)");
+    cr_expect_not(validate_all_at_once(&s, capacity, 65536, 65536, 128, 128, 256, 8192, &r,
+                                       err, sizeof err));
+    cr_expect_str_eq(err, "65536 replicas are more than a row's simulation runs (at most 4096)");
+    /* within the replicas, the routing: 12 requests a user over 4,096 replicas */
+    cr_expect_not(validate_closed_loop(&s, capacity, 4096, 65536, 128, 128, &r, err,
+                                       sizeof err));
+    cr_expect(strstr(err, "route 7.9e+05 requests over 4096 replicas: past what a row runs "
+                          "(2e+08 iterations, 2e+09 routing steps)") != NULL, "%s", err);
+    /* and a long output's iterations: 4,096 replicas decoding 8,000 tokens for 12 cycles */
+    cr_expect_not(validate_closed_loop(&s, capacity, 4096, 4096, 100, 8000, &r, err,
+                                       sizeof err));
+    cr_expect(strstr(err, "iterations") && strstr(err, "past what a row runs"), "%s", err);
+    catalog_release(&cat);
+}
+
 Test(validate, closed_loop_users_beyond_the_cache_wait)
 {
     /* a cache that holds 4 requests: 8 users get no more tokens a second than 4, and
