@@ -22,6 +22,12 @@
 #define TASK_BYTES 128.0          /* a replayed task: its row and its run state */
 #define LIST_VALUE_BYTES 40.0     /* a list's value: the C copy, its cumulative weight, the
                                      alias table's entry (sim/dist.c), and the Lua table's */
+#define PREFIX_RUN_BYTES 100.0    /* a run of cached blocks on a replica (20, its table slot
+                                     at half load 8) and its holder in the fleet's directory
+                                     (12, and its slot 16): 56, arrays doubling */
+#define SESSION_BYTES 225.0       /* a session between turns: itself (48), its think event
+                                     and the turn it will send (measured: 3.6 M sessions
+                                     kept 810 MB; 1.2 M, 196 MB of the whole run) */
 
 static void add(run_memory *m, double bytes, const char *what)
 {
@@ -66,6 +72,42 @@ static double inference_in_flight(const scenario *sc, const inference_spec *w)
         all = fmin(all, (double)w->trace_summary.rows);
     double waiting = w->max_wait_s > 0 ? w->arrivals.rate_per_s * w->max_wait_s : all;
     return fmin(all, waiting + (double)w->replicas * w->max_batch);
+}
+
+/* The replicas a workload can hold at most: its own, or its pool's most over tp. */
+static double replicas_at_most(const scenario *sc, const inference_spec *w)
+{
+    const pool_spec *pool = &sc->pools[w->pool];
+    double most = fmax((double)pool->count, (double)pool->capacity.max);
+    return fmax((double)w->replicas, w->tp ? floor(most / w->tp) : 0);
+}
+
+/* Runs a prefix cache can hold, all replicas and the directory: each run is at least one
+ * block, so at most a replica's cache in blocks on every replica (a trace of hashed ids
+ * one token a block keeps one per token); a trace that is not looped has no more than
+ * its ids (a row's prompt over the block, rounded up). */
+static double prefix_runs(const scenario *sc, const inference_spec *w)
+{
+    if (!w->prefix_block)
+        return 0;
+    double per_replica = floor(w->kv_capacity_tokens / w->prefix_block);
+    if (w->has_trace && !w->loop)
+        per_replica = fmin(per_replica, ceil(w->trace_summary.prompt_tokens / w->prefix_block)
+                                            + (double)w->trace_summary.rows);
+    return per_replica * replicas_at_most(sc, w);
+}
+
+/* Sessions in progress, between turns or in one: by Little's law the sessions' rate
+ * times their length (turns x think time; the answers' time left out, so a lower
+ * estimate), never more than arrive in the run. */
+static double sessions_in_progress(const scenario *sc, const inference_spec *w)
+{
+    if (!w->has_sessions)
+        return 0;
+    double rate = w->arrivals.rate_per_s;
+    double length = sim_dist_mean(&w->sessions.turns) * sim_dist_mean(&w->sessions.think_s);
+    double all = rate * sc->duration_s;
+    return isfinite(length) ? fmin(all, rate * length) : all;
 }
 
 static double jobs_of_stream(const scenario *sc, const job_stream_spec *s)
@@ -120,6 +162,15 @@ void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
         snprintf(what, sizeof what, "workload %s: up to %.3g requests in flight (max_wait "
                  "bounds it)", w->name, n);
         add(&one, n * REQUEST_BYTES, what);
+        double runs = prefix_runs(sc, w);
+        snprintf(what, sizeof what, "workload %s: up to %.3g runs of prefix blocks cached "
+                 "(the fleet's cache in blocks of %u token%s, or the trace's ids) and their "
+                 "directory", w->name, runs, w->prefix_block, w->prefix_block == 1 ? "" : "s");
+        add(&one, runs * PREFIX_RUN_BYTES, what);
+        double talking = sessions_in_progress(sc, w);
+        snprintf(what, sizeof what, "workload %s: about %.3g sessions in progress (their "
+                 "rate x turns x think time)", w->name, talking);
+        add(&one, talking * SESSION_BYTES, what);
     }
     for (size_t i = 0; i < sc->njob_streams; i++) {
         const job_stream_spec *s = &sc->job_streams[i];
@@ -139,12 +190,12 @@ void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
         snprintf(each, sizeof each, "%s, in each of %u processes", one.largest, processes);
         snprintf(one.largest, sizeof one.largest, "%s", each);
     }
+    /* the replications' state is named by its largest single part, more telling than
+     * "the replications", with that part's bytes (it printed the replication's whole) */
+    double before = out->largest_bytes;
     add(out, one.total_bytes * processes, one.largest);
-    /* the largest single part is more telling than "the replications" */
-    if (one.largest_bytes * processes >= out->largest_bytes) {
+    if (out->largest_bytes != before)
         out->largest_bytes = one.largest_bytes * processes;
-        snprintf(out->largest, sizeof out->largest, "%s", one.largest);
-    }
 }
 
 double run_memory_default_budget_bytes(void)

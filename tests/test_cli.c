@@ -1073,3 +1073,50 @@ Test(cli, eight_hundred_models_on_one_pool_run_without_a_quadratic_pass, .timeou
     cr_expect(strstr(out, "m800") != NULL, "%s", out);
     free(file);
 }
+
+/* The budget counts what grows with the input beyond the requests in flight (issue 40,
+ * items 2 and 3): a prefix cache of hashed ids one token a block keeps a run per id on
+ * each replica and in the directory (317 MB ran under a 50 MB limit), and sessions
+ * thinking between turns stay in memory (3.6 M kept 810 MB under a 400 MB limit, the
+ * estimate having counted about 97).  Here: 200 rows of 2,000 ids on 8 replicas, at
+ * most 400,200 runs a replica (the trace's ids; the cache holds more tokens), 3.2 M in
+ * all; 2,000 sessions a second for 10 minutes, each 5 turns an hour apart: all 1.2 M
+ * still in progress at the end. */
+Test(cli, the_memory_budget_counts_prefix_runs_and_sessions, .timeout = 60)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/h.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("TIMESTAMP,ContextTokens,GeneratedTokens,hash_ids\n", f);
+    for (unsigned row = 0, id = 0; row < 200; row++) {
+        fprintf(f, "%u,2000,10,", row);
+        for (unsigned k = 0; k < 2000; k++)
+            fprintf(f, k ? " %u" : "%u", id++);
+        fputc('\n', f);
+    }
+    fclose(f);
+    char *hashed = scratch_file(dir, "h.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"h\", duration = \"10m\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 8 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\", tp = 1,\n"
+        "    arrivals = fs.trace { file = \"h.csv\", blocks = \"hash_ids\", block_tokens = 1 },\n"
+        "    prefix_cache = true } } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 50MB", hashed), 2);
+    cr_expect(strstr(err, "the largest part: workload chat: up to 3.2e+06 runs of prefix "
+                          "blocks cached (the fleet's cache in blocks of 1 token, or the "
+                          "trace's ids) and their directory (0.32 GB)") != NULL, "%s", err);
+    char *talking = scratch_file(dir, "s.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"s\", duration = \"10m\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 64 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 2000 }, prompt = 100, output = 10,\n"
+        "    max_wait = \"30s\", sessions = { turns = 5, think = \"1h\", new_tokens = 50 } } } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 200MB", talking), 2);
+    cr_expect(strstr(err, "the largest part: workload chat: about 1.2e+06 sessions in progress "
+                          "(their rate x turns x think time) (0.27 GB)") != NULL, "%s", err);
+    free(hashed);
+    free(talking);
+}
