@@ -66,12 +66,21 @@ static double inference_in_flight(const scenario *sc, const inference_spec *w)
     if (w->has_traffic && w->traffic.kind == TRAFFIC_CLOSED_LOOP)
         return w->traffic.users;
     /* waiting (max_wait's worth of arrivals, else all of them) and running (every
-     * replica's batch), never more than arrive in the whole run */
+     * replica's batch), never more than arrive in the whole run; disaggregated, a wait of
+     * up to max_wait at each of three stages (the prefill queue, the link, the decode
+     * queue) and the decode replicas' batches */
     double all = w->arrivals.rate_per_s * sc->duration_s;
     if (w->has_trace && !w->loop)
         all = fmin(all, (double)w->trace_summary.rows);
     double waiting = w->max_wait_s > 0 ? w->arrivals.rate_per_s * w->max_wait_s : all;
-    return fmin(all, waiting + (double)w->replicas * w->max_batch);
+    double running = (double)w->replicas * w->max_batch;
+    if (w->has_decode) { /* max_wait bounds the link and the decode queue as well */
+        const pool_spec *decode = &sc->pools[w->decode_pool];
+        double most = fmax((double)decode->count, (double)decode->capacity.max);
+        waiting *= 3;
+        running += (w->decode_tp ? floor(most / w->decode_tp) : 0) * w->max_batch;
+    }
+    return fmin(all, waiting + running);
 }
 
 /* The replicas a workload can hold at most: its own, or its pool's most over tp. */

@@ -324,6 +324,14 @@ static bool head_fits(const replica *r)
            <= r->config.kv_capacity_tokens;
 }
 
+/* When a request began its wait here: its arrival, or for a prefilled request its
+ * cache's arrival at the decode pool (a request's fields may hold an earlier request's
+ * transfer, always before this one's arrival). */
+static double waiting_since(const llm_request *q)
+{
+    return q->transferred_s > q->arrival_s ? q->transferred_s : q->arrival_s;
+}
+
 /* Whether admit() would drop the head of the queue now: it waited too long (a
  * preempted request never expires), or it can never fit. */
 static bool head_droppable(const replica *r, double now)
@@ -332,7 +340,7 @@ static bool head_droppable(const replica *r, double now)
     if (!q)
         return false;
     bool expired = r->config.max_wait_s > 0 && !q->preemptions
-                   && now - q->arrival_s > r->config.max_wait_s;
+                   && now - waiting_since(q) > r->config.max_wait_s;
     return expired || held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
 }
 
@@ -608,7 +616,7 @@ static void start_decode(replica *r, double now)
      * deadline, as one event per iteration would: end the run there */
     const llm_request *head = r->waiting_head;
     if (!c->reference && head && c->max_wait_s > 0 && !head->preemptions) {
-        double left = head->arrival_s + c->max_wait_s - begin;
+        double left = waiting_since(head) + c->max_wait_s - begin;
         double within = left >= 0 ? decode_cost_iterations_within(&r->run_cost, left,
                                                                    r->run_iterations) : 0;
         r->run_iterations = fmin(r->run_iterations, within + 1);
@@ -798,7 +806,7 @@ static void drop_expired(replica *r, double now)
         prev = q;
         q = q->next;
     }
-    while (q && now - q->arrival_s > r->config.max_wait_s) {
+    while (q && now - waiting_since(q) > r->config.max_wait_s) {
         llm_request *next = q->next;
         if (prev)
             prev->next = next;

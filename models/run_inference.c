@@ -157,9 +157,10 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
             .units_per_gpu = o->units_per_gpu,
         };
         if (w->has_decode) {
-            /* decode replicas wait for a cache without a deadline: the prefill's queue
-             * had it (a request dropped there after its prefill would waste it) */
-            second->replica.max_wait_s = 0;
+            /* decode replicas keep max_wait too, from the cache's arrival: without it the
+             * requests prefilled faster than the decode pool serves them piled up without
+             * bound (a prefill wasted is an engine's timeout under overload, and counted
+             * as a drop) */
             c.decode = second;
             c.decode_routing = w->decode_routing;
             c.link = w->kv_link;

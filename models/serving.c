@@ -184,6 +184,21 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
         sim_stat_add(&b->tpot_s, tpot);
 }
 
+/* Whether a link takes a cache of `bytes` now: with max_wait, only when it would arrive
+ * within it behind the transfers in flight (sharing the link, each moves at W / n, so
+ * about (n + 1) of these sizes go before its last byte); else transfers would pile up
+ * without bound on a link slower than the prefills. */
+static bool link_takes(const serving *s, unsigned link, double bytes)
+{
+    double max_wait = s->own.replica.max_wait_s;
+    if (!(max_wait > 0))
+        return true;
+    double n = kv_links_in_flight(s->links, link);
+    return n == 0 || s->config.link.latency_s + (n + 1) * bytes
+                                              / s->config.link.bandwidth_bytes_per_s
+                         <= max_wait;
+}
+
 /* fleet_events.done: a request ended (finished, or dropped) on a replica of a fleet. */
 static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned fleet)
 {
@@ -197,8 +212,12 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
             unsigned link = kv_link_of(&s->config.link, q->unit, s->own.replica.tp);
             /* a sliding window's layers send only the window they keep */
             double held = model_attended_tokens(s->config.replica.model, q->cached);
-            kv_links_send(s->links, link, s->config.kv_bytes_per_token * held, q);
-            return;
+            double bytes = s->config.kv_bytes_per_token * held;
+            if (link_takes(s, link, bytes)) {
+                kv_links_send(s->links, link, bytes, q);
+                return;
+            }
+            dropped = true; /* the link could not carry it within max_wait */
         }
     }
     double decode_admitted_s = q->admitted_s;
@@ -314,9 +333,16 @@ static void route_stage(serving *s, llm_request *q)
     if (!decode)
         q->output = 1;
     if (serving_fleet_active(f) == 0) {
-        if (decode)
+        if (decode) {
+            /* max_wait bounds this wait as a decode replica's queue does: the caches in
+             * arrival order, the expired ones at the head go */
+            double max_wait = fleet_config(s, 1)->replica.max_wait_s, now = sim_engine_now(s->engine);
+            while (max_wait > 0 && s->decode_head
+                   && now - s->decode_head->transferred_s > max_wait)
+                on_request_done(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode), true,
+                                1);
             pend(&s->decode_head, &s->decode_tail, &s->ndecode, q);
-        else
+        } else
             pend(&s->pending_head, &s->pending_tail, &s->npending, q);
         return;
     }
