@@ -237,6 +237,19 @@ int cli_validate(int argc, char **argv)
         return CLI_EXIT_RUN_FAILURE;
     }
 #define CELL(name) csv_table_cell(&t, i, csv_table_column(&t, name))
+    /* a published figure is a positive number: the error divides by it */
+    for (size_t i = 0; i < t.rows; i++) {
+        double value = csv_table_number(&t, i, csv_table_column(&t, "value"));
+        if (!(value > 0) || !isfinite(value)) {
+            fprintf(stderr, "fleetsim validate: %s:%zu: value: expected a positive number, "
+                    "got '%s'\n", path, csv_table_line(&t, i), CELL("value"));
+            free(rows);
+            free(preds);
+            catalog_release(&cat);
+            csv_table_release(&t);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
     size_t n = 0;
     for (size_t i = 0; i < t.rows; i++) {
         if (strcmp(half, "all") && strcmp(CELL("half"), half))

@@ -58,6 +58,8 @@ const char *fields_describe(lua_State *L, int index, char *buf, size_t size)
     case LUA_TNUMBER:
         if (lua_isinteger(L, index))
             snprintf(buf, size, "%lld", (long long)lua_tointeger(L, index));
+        else if (isnan(lua_tonumber(L, index))) /* printf's "-nan" or "nan" */
+            snprintf(buf, size, "NaN");
         else
             snprintf(buf, size, "%.15g", lua_tonumber(L, index));
         break;
@@ -269,45 +271,6 @@ int fields_read_integer(load_context *c, const fields_object *o, const char *key
     return status;
 }
 
-/* The number at index, finite and in [min, max] (or (min, max]). */
-static int convert_number(load_context *c, const char *where, const char *path, int index,
-                          double min, double max, bool allow_min, double *out)
-{
-    char got[96];
-    if (lua_type(c->L, index) != LUA_TNUMBER)
-        return fields_fail(c, where, path, "expected a number, got %s",
-                           fields_describe(c->L, index, got, sizeof got));
-    double x = lua_tonumber(c->L, index);
-    if (!isfinite(x))
-        return fields_fail(c, where, path, "expected a finite number, got %s",
-                           isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
-    if (x < min || (!allow_min && x == min))
-        return fields_fail(c, where, path, "expected a number %s %g, got %g",
-                           allow_min ? ">=" : ">", min, x);
-    if (x > max)
-        return fields_fail(c, where, path, "%g is over the limit of %g", x, max);
-    *out = x;
-    return 0;
-}
-
-int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
-                       double fallback, double min, double max, bool allow_min, double *out)
-{
-    char path[FIELD_PATH_MAX];
-    join_path(path, o->path, key);
-    int type = fields_object_get(c, o, key);
-    int status = 0;
-    *out = fallback;
-    if (type == LUA_TNIL) {
-        if (required)
-            status = fields_fail(c, o->where, path, "missing (expected a number)");
-    } else {
-        status = convert_number(c, o->where, path, -1, min, max, allow_min, out);
-    }
-    lua_pop(c->L, 1);
-    return status;
-}
-
 /* A limit as a reader writes it: whole numbers in full (1048576, not 1.04858e+06), others
  * with a short exponent (1e-9, not 1e-09). */
 static const char *format_limit(double x, char *buf, size_t size)
@@ -329,6 +292,65 @@ static const char *format_limit(double x, char *buf, size_t size)
     *e = '\0';
     snprintf(buf, size, "%se%s%s", raw, e[1] == '-' ? "-" : "", digits);
     return buf;
+}
+
+/* A value as given, to the digits that tell it from its limit: the fewest (6 to 17)
+ * that read back as the same double ("1 is over the limit of 1" hid 1.0000001). */
+static const char *format_value(double x, char *buf, size_t size)
+{
+    if (x == floor(x) && fabs(x) < 1e15) { /* whole: in full, as the limits are */
+        snprintf(buf, size, "%.0f", x);
+        return buf;
+    }
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
+/* The number at index, finite and in [min, max] (or (min, max]). */
+static int convert_number(load_context *c, const char *where, const char *path, int index,
+                          double min, double max, bool allow_min, double *out)
+{
+    char got[96];
+    if (lua_type(c->L, index) != LUA_TNUMBER)
+        return fields_fail(c, where, path, "expected a number, got %s",
+                           fields_describe(c->L, index, got, sizeof got));
+    double x = lua_tonumber(c->L, index);
+    if (!isfinite(x))
+        return fields_fail(c, where, path, "expected a finite number, got %s",
+                           isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
+    char limit[48], value[48];
+    if (x < min || (!allow_min && x == min))
+        return fields_fail(c, where, path, "expected a number %s %s, got %s",
+                           allow_min ? ">=" : ">", format_limit(min, limit, sizeof limit),
+                           format_value(x, value, sizeof value));
+    if (x > max)
+        return fields_fail(c, where, path, "%s is over the limit of %s",
+                           format_value(x, value, sizeof value),
+                           format_limit(max, limit, sizeof limit));
+    *out = x;
+    return 0;
+}
+
+int fields_read_number(load_context *c, const fields_object *o, const char *key, bool required,
+                       double fallback, double min, double max, bool allow_min, double *out)
+{
+    char path[FIELD_PATH_MAX];
+    join_path(path, o->path, key);
+    int type = fields_object_get(c, o, key);
+    int status = 0;
+    *out = fallback;
+    if (type == LUA_TNIL) {
+        if (required)
+            status = fields_fail(c, o->where, path, "missing (expected a number)");
+    } else {
+        status = convert_number(c, o->where, path, -1, min, max, allow_min, out);
+    }
+    lua_pop(c->L, 1);
+    return status;
 }
 
 /* The value at index through fleetsim.units.<parser> (durations, rates), checked to be
@@ -358,13 +380,14 @@ static int convert_with_unit(load_context *c, const char *where, const char *pat
     if (!isfinite(x))
         return fields_fail(c, where, path, "expected a finite %s, got %s", noun,
                            isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf");
-    char limit[48];
+    char limit[48], value[48];
     if (x < min || (!allow_min && x == min))
-        return fields_fail(c, where, path, "expected a %s %s %s %s, got %g %s", noun,
+        return fields_fail(c, where, path, "expected a %s %s %s %s, got %s %s", noun,
                            allow_min ? ">=" : ">", format_limit(min, limit, sizeof limit), unit,
-                           x, unit);
+                           format_value(x, value, sizeof value), unit);
     if (x > max)
-        return fields_fail(c, where, path, "%g %s is over the limit of %s %s", x, unit,
+        return fields_fail(c, where, path, "%s %s is over the limit of %s %s",
+                           format_value(x, value, sizeof value), unit,
                            format_limit(max, limit, sizeof limit), unit);
     *out = x;
     return 0;

@@ -514,3 +514,22 @@ const char *sandbox_file(const sandbox *sb) { return sb->file; }
 int *sandbox_closing_depth(lua_State *L) { return &sandbox_of(L)->closing_depth; }
 
 uint64_t sandbox_next_object_number(lua_State *L) { return ++sandbox_of(L)->objects; }
+
+int sandbox_traceback(lua_State *L)
+{
+    const char *message = lua_tostring(L, 1);
+    if (!message) { /* error(value): where the Lua code that raised it is */
+        lua_Debug ar;
+        char where[300] = "";
+        for (int level = 1; lua_getstack(L, level, &ar); level++)
+            if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+                snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+                break;
+            }
+        lua_pushfstring(L, "%serror raised with %s%s, not a message (give error a string)",
+                        where, lua_isnil(L, 1) ? "" : "a ", luaL_typename(L, 1));
+        message = lua_tostring(L, -1);
+    }
+    luaL_traceback(L, L, message, 1);
+    return 1;
+}

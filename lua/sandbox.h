@@ -69,6 +69,11 @@ void sandbox_refuse(lua_State *L, const char *why);
 /* Instructions left before the budget is spent (UINT64_MAX in an unsafe state). */
 uint64_t sandbox_budget_left(lua_State *L);
 
+/* A message handler for lua_pcall running a scenario's code: the error's message with
+ * a traceback.  An error raised with a value that is not a string (error({})) gets the
+ * place of the Lua code that raised it and says what it was, as "file:line: ..." */
+int sandbox_traceback(lua_State *L);
+
 /* Whether the last error came from the memory cap (Lua only says "not enough memory"). */
 bool sandbox_memory_exhausted(const sandbox *sb);
 

@@ -168,12 +168,6 @@ static int remake_protected(lua_State *L)
     return 0;
 }
 
-static int traceback(lua_State *L)
-{
-    const char *message = lua_tostring(L, 1);
-    luaL_traceback(L, L, message ? message : "(a scenario raised a non-string error)", 1);
-    return 1;
-}
 
 /* The state made again from the file's text; 0, or -1 with the message. */
 static int remake(sandbox *sb, char *err, size_t err_size)
@@ -190,7 +184,7 @@ static int remake(sandbox *sb, char *err, size_t err_size)
     lua_State *L = sb->L;
     remake_job job = { sb, err, err_size, -1 };
     snprintf(err, err_size, "the file ran differently");
-    lua_pushcfunction(L, traceback);
+    lua_pushcfunction(L, sandbox_traceback);
     lua_pushcfunction(L, remake_protected);
     lua_pushlightuserdata(L, &job);
     if (lua_pcall(L, 1, 0, 1) != LUA_OK) {

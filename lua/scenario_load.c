@@ -1377,12 +1377,6 @@ static int replay_sets(lua_State *L, int root, const char *const *sets, size_t n
 
 /* ---- running the file ---------------------------------------------------------------- */
 
-static int traceback(lua_State *L)
-{
-    const char *message = lua_tostring(L, 1);
-    luaL_traceback(L, L, message ? message : "(a scenario raised a non-string error)", 1);
-    return 1;
-}
 
 /* Loads and runs the file; leaves its first result on the stack. */
 static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
@@ -1400,7 +1394,7 @@ static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
                  "source text", path);
         return -1;
     }
-    lua_pushcfunction(L, traceback);
+    lua_pushcfunction(L, sandbox_traceback);
     int status = sandbox_load_file(sb, path); /* the text is kept for rewinds */
     if (status == LUA_OK)
         status = lua_pcall(L, 0, 1, -2);

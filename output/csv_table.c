@@ -22,6 +22,7 @@ typedef struct reader {
     size_t lines_capacity;
     size_t line;            /* the line being parsed (1-based) */
     bool failed;
+    size_t nul_line;        /* the first line with a NUL byte in a cell, or 0 */
 } reader;
 
 static bool push(reader *r, char *field)
@@ -45,6 +46,8 @@ static bool push(reader *r, char *field)
 static void on_field(void *data, size_t n, void *context)
 {
     reader *r = context;
+    if (data && !r->nul_line && memchr(data, '\0', n)) /* C would read the cell cut there */
+        r->nul_line = r->line;
     char *field = malloc(n + 1);
     if (field) {
         memcpy(field, data ? data : "", n);
@@ -100,24 +103,33 @@ int csv_table_read(const char *path, csv_table *t, char *err, size_t err_size)
     csv_init(&parser, CSV_APPEND_NULL);
     char buf[65536];
     size_t n;
-    bool bad = false;
-    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    bool bad = false, first = true;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+        size_t at = 0;
+        if (first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+            at = 3; /* a UTF-8 byte-order mark (spreadsheets write one) is not the header's */
+        first = false;
         /* a line at a time, so that on_row knows the line it ends on */
-        for (size_t at = 0; !bad && at < n;) {
+        for (; !bad && at < n;) {
             const char *nl = memchr(buf + at, '\n', n - at);
             size_t len = nl ? (size_t)(nl - buf) + 1 - at : n - at;
             bad = csv_parse(&parser, buf + at, len, on_field, on_row, &r) != len;
             at += len;
             r.line += nl != NULL;
         }
+    }
     bad = bad || ferror(in);
     if (!bad)
         csv_fini(&parser, on_field, on_row, &r);
     csv_free(&parser);
     fclose(in);
-    if (bad || r.failed) {
-        snprintf(err, err_size, "cannot read %s: %s", path,
-                 r.failed ? "out of memory" : csv_strerror(csv_error(&parser)));
+    if (bad || r.failed || r.nul_line) {
+        if (r.nul_line && !r.failed)
+            snprintf(err, err_size, "%s:%zu: a NUL byte in a cell (a table is text)", path,
+                     r.nul_line);
+        else
+            snprintf(err, err_size, "cannot read %s: %s", path,
+                     r.failed ? "out of memory" : csv_strerror(csv_error(&parser)));
         for (size_t i = 0; i < r.nfields; i++)
             free(r.fields[i]);
         free(r.fields);

@@ -83,10 +83,22 @@ void output_clear_run_folder(const char *dir)
         return;
     remove_names(top, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
     DIR *d = open_inside(top, "plots");
-    for (struct dirent *e; d && (e = readdir(d));)
+    for (struct dirent *e; d && (e = readdir(d));) {
         if (ends_with(e->d_name, ".gp") || ends_with(e->d_name, ".svg")
             || ends_with(e->d_name, ".png"))
             unlinkat(dirfd(d), e->d_name, 0);
+        /* a render folder an interrupted run left (plots/.render-XXXXXX, gnuplot's own
+         * files only) */
+        DIR *render = !strncmp(e->d_name, ".render-", 8) ? open_inside(dirfd(d), e->d_name)
+                                                         : NULL;
+        for (struct dirent *r; render && (r = readdir(render));)
+            if (ends_with(r->d_name, ".svg") || ends_with(r->d_name, ".png"))
+                unlinkat(dirfd(render), r->d_name, 0);
+        if (render) {
+            closedir(render);
+            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        }
+    }
     if (d)
         closedir(d);
     unlinkat(top, "plots", AT_REMOVEDIR); /* only when empty; never through a link */

@@ -20,7 +20,8 @@ void output_forget_run_files(const char *dir);
 
 /* Removes from DIR every file any earlier run could have written there: the CSVs of a
  * run, a sweep or a search (summary, timeseries, requests, jobs, sweep, sweep_diff,
- * search, verdict), report.html, the charts in plots/ (.gp, .svg, .png) and the point
+ * search, verdict), report.html, the charts in plots/ (.gp, .svg, .png, and the render
+ * folders plots/.render-* an interrupted run left) and the point
  * folders points/<k>/, then those folders if they are left empty.  Nothing else is
  * touched (a folder given with -o may hold the user's own files), so a run that writes
  * next leaves the folder holding one run's results only.  plots/ and points/ are opened

@@ -168,6 +168,26 @@ Test(loader, nan_value)
                  "workloads.mm.service.mean: expected a finite duration, got NaN");
 }
 
+/* The smaller messages of issue 40: a NaN where an integer goes was "got -nan"; a value
+ * just past its limit was printed so that it looked within it ("1 is over the limit of
+ * 1"); error() with a table had no file:line. */
+Test(loader, messages_show_nan_the_value_past_its_limit_and_where_error_was_raised)
+{
+    expect_error(with_line(6, "    q = fs.dedicated { count = 0/0 },"), 6,
+                 "pools.q.count: expected a positive integer, got NaN");
+    expect_error(with_line(3, "  name = \"queue\", duration = \"2h\", warmup = 7200.0001,"), 2,
+                 "warmup: 7200.0001 s is over the limit of 7200 s");
+    scenario sc;
+    char *path;
+    cr_assert_eq(load_text(with_line(1, "local fs = require \"fleetsim\" error({})"), NULL, 0,
+                           &sc, &path), -1);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s:1: error raised with a table, not a message (give "
+             "error a string)\nstack traceback:", path);
+    cr_expect(strncmp(err, expected, strlen(expected)) == 0, "%s", err);
+    free(path);
+}
+
 Test(loader, infinite_duration)
 {
     expect_error(with_line(3, "  name = \"queue\", duration = math.huge, warmup = 0,"), 2,

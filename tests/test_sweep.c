@@ -528,9 +528,15 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     cr_expect_null(old, "the plain run's summary.csv is left beside the sweep");
     cr_expect_not_null(sweep);
     free(old), free(sweep);
+    /* a render folder an interrupted run left (issue 40) goes too */
+    char render[1100];
+    snprintf(render, sizeof render, "mkdir -p %s/plots/.render-Ab12Cd && touch "
+             "%s/plots/.render-Ab12Cd/latency.svg", own, own);
+    cr_assert_eq(system(render), 0);
     cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
     const char *gone[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
-                           "plots/sweep_pool_q_utilization_mean.gp" };
+                           "plots/sweep_pool_q_utilization_mean.gp",
+                           "plots/.render-Ab12Cd/latency.svg" };
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
         char *left = read_in("f", gone[i]);
         cr_expect_null(left, "%s is left from the sweep", gone[i]);

@@ -662,3 +662,53 @@ Test(validate, an_installed_binary_finds_the_installed_table, .timeout = 60)
     scratch_remove_dir(prefix);
     scratch_remove_dir(elsewhere);
 }
+
+/* A table as a spreadsheet saves it (a byte-order mark) reads as the same table; a NUL
+ * in a cell (C read the cell cut) and a published figure that is not positive (the error
+ * divides by it) are refused with their line (issue 40). */
+Test(validate, a_bom_is_skipped_and_a_nul_or_a_negative_figure_refused, .timeout = 60)
+{
+    char *tiny = scratch_read("tests/data/validation/tiny.csv");
+    cr_assert_not_null(tiny);
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, *plain = NULL;
+    size_t n = strlen(tiny);
+    char *with_bom = malloc(n + 4);
+    memcpy(with_bom, "\xef\xbb\xbf", 3);
+    memcpy(with_bom + 3, tiny, n + 1);
+    char *bom = scratch_file(dir, "bom.csv", with_bom);
+    cr_assert_eq(cli_run(&plain, &err, "validate --table tests/data/validation/tiny.csv "
+                         "--half all"), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "validate --table %s --half all", bom), 0, "%s", err);
+    cr_expect_str_eq(out, plain);
+    /* the first data row's value made negative */
+    char *line2 = strchr(tiny, '\n') + 1, *comma = line2;
+    const char *header = tiny;
+    int column = 0;
+    for (const char *c = header; c < line2 && strncmp(c, "value,", 6); c++)
+        column += *c == ',';
+    for (int k = 0; k < column; k++)
+        comma = strchr(comma, ',') + 1;
+    char negative[8192];
+    snprintf(negative, sizeof negative, "%.*s-%s", (int)(comma - tiny), tiny, comma);
+    char *neg = scratch_file(dir, "neg.csv", negative);
+    cr_expect_eq(cli_run(&out, &err, "validate --table %s --half all", neg), 2);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "fleetsim validate: %s:2: value: expected a positive "
+             "number, got '-", neg);
+    cr_expect(strstr(err, expected) == err, "%s", err);
+    /* a NUL inside the first data row */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/nul.csv", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite(tiny, 1, (size_t)(line2 - tiny) + 2, f);
+    fputc('\0', f);
+    fputs(line2 + 2, f);
+    fclose(f);
+    cr_expect_eq(cli_run(&out, &err, "validate --table %s --half all", path), 2);
+    snprintf(expected, sizeof expected, "fleetsim validate: %s:2: a NUL byte in a cell (a "
+             "table is text)\n", path);
+    cr_expect_str_eq(err, expected);
+    free(tiny), free(with_bom), free(bom), free(neg), free(out), free(err), free(plain);
+    scratch_remove_dir(dir);
+}
