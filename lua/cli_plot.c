@@ -2,6 +2,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lua/cli.h"
 #include "output/pictures.h"
@@ -45,6 +47,32 @@ int cli_plot(int argc, char **argv)
     if (bad || !dir) {
         fprintf(stderr, "fleetsim plot: expected one run folder, and --png or nothing "
                 "(see fleetsim help plot)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    /* a folder a run wrote: not a missing one (it said it could not write report.html,
+     * exit 1) nor one of something else (it wrote an empty report, exit 0) */
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "fleetsim plot: %s: no such folder\n", dir);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    static const char *const results[] = { "summary.csv", "timeseries.csv", "sweep.csv",
+                                           "search.csv" };
+    bool any = false;
+    for (size_t i = 0; i < sizeof results / sizeof results[0] && !any; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, results[i]);
+        any = access(path, R_OK) == 0;
+    }
+    plot_list scripts = { 0 };
+    char err[512];
+    any = any || (output_plots_list(dir, "gp", &scripts, err, sizeof err) == 0
+                  && scripts.count > 0);
+    plot_list_release(&scripts);
+    if (!any) {
+        fprintf(stderr, "fleetsim plot: %s holds no run's results (summary.csv, "
+                "timeseries.csv, sweep.csv, search.csv or plots/*.gp): give the folder a "
+                "run wrote (its -o)\n", dir);
         return CLI_EXIT_BAD_INPUT;
     }
     return output_pictures(dir, NULL, NULL, false, png || has_png(dir), NULL, 0, stderr) == 0

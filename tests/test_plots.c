@@ -619,3 +619,20 @@ Test(plots, a_link_planted_in_plots_is_not_written_through)
     cr_expect(svg && strstr(svg, "<svg") != NULL);
     free(kept), free(svg), free(victim);
 }
+
+/* fleetsim plot's exit codes (issue 40): a folder that does not exist, or one that holds
+ * no run's results, is a mistake in the command (exit 2, nothing written); it said it
+ * could not write report.html (exit 1), or wrote an empty report (exit 0). */
+Test(plots, plot_refuses_a_folder_that_is_not_a_runs)
+{
+    cr_expect_eq(cli_run(&out, &err, "plot %s/none", dir), 2);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "fleetsim plot: %s/none: no such folder\n", dir);
+    cr_expect_str_eq(err, expected);
+    cr_expect_eq(cli_run(&out, &err, "plot %s", dir), 2);
+    snprintf(expected, sizeof expected, "fleetsim plot: %s holds no run's results "
+             "(summary.csv, timeseries.csv, sweep.csv, search.csv or plots/*.gp): give the "
+             "folder a run wrote (its -o)\n", dir);
+    cr_expect_str_eq(err, expected);
+    cr_expect_not(exists("report.html"), "a report of nothing was written");
+}
