@@ -94,8 +94,8 @@ static int option_count(const char *option, const char *value, double min, doubl
     char *end;
     double x = strtod(value, &end);
     if (!*value || *end || !(x >= min && x <= max) || x != floor(x)) {
-        fprintf(stderr, "fleetsim estimate: --%s expects a whole number from %g to %g, got "
-                "'%s'\n", option, min, max, value);
+        fprintf(stderr, "fleetsim estimate: --%s expects a whole number from %.0f to %.0f, "
+                "got '%s'\n", option, min, max, value); /* in full: 16777216, not 1.67772e+07 */
         return -1;
     }
     *out = x;

@@ -477,8 +477,8 @@ Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)
         { "--cp 0", "--cp expects a whole number from 1 to 1024, got '0'" },
         { "--zero 4", "--zero expects a whole number from 0 to 3, got '4'" },
         { "--vpp two", "--vpp expects a whole number from 1 to 64, got 'two'" },
-        { "--micro-batch 1.5", "--micro-batch expects a whole number from 1 to 1.04858e+06, got "
-          "'1.5'" },
+        { "--micro-batch 1.5", "--micro-batch expects a whole number from 1 to 1048576, got "
+          "'1.5'" }, /* the limit in full (issue 40: it read 1.04858e+06) */
         { "--recompute most", "--recompute expects none, selective, full or a whole number of "
           "layers a stage recomputed in full, got 'most'" },
         { "--schedule gpipe", "--schedule expects 1f1b, interleaved, zero-bubble or dualpipe, "
