@@ -628,6 +628,15 @@ Test(validate, shipped_table_runs)
     free(err);
 }
 
+/* scratch_run, freeing what *out and *err held (scratch_run replaces them). */
+static int shell(const char *command, char **out, char **err)
+{
+    free(*out);
+    free(*err);
+    *out = *err = NULL;
+    return scratch_run(command, out, err);
+}
+
 /* An installed fleetsim (PREFIX/bin/fleetsim) run from a folder with no source tree reads
  * PREFIX/share/fleetsim/validation/published.csv; with neither, the message names both
  * places and --table.  The binary is copied, not linked: its own path decides. */
@@ -640,10 +649,10 @@ Test(validate, an_installed_binary_finds_the_installed_table, .timeout = 60)
              "mkdir -p %s/bin %s/share/fleetsim/validation && cp %s %s/bin/fleetsim && "
              "cp tests/data/validation/tiny.csv %s/share/fleetsim/validation/published.csv",
              prefix, prefix, FLEETSIM_BIN, prefix, prefix);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_assert_eq(shell(command, &out, &err), 0, "%s", err);
     snprintf(command, sizeof command, "cd %s && %s/bin/fleetsim validate --half all",
              elsewhere, prefix);
-    cr_assert_eq(scratch_run(command, &out, &err), 0, "%s", err);
+    cr_assert_eq(shell(command, &out, &err), 0, "%s", err);
     cr_expect(strstr(out, "MAPE") != NULL, "%s", out);
     char *tiny = NULL;
     cr_assert_eq(cli_run(&tiny, &err, "validate --table tests/data/validation/tiny.csv "
@@ -651,7 +660,7 @@ Test(validate, an_installed_binary_finds_the_installed_table, .timeout = 60)
     cr_expect_str_eq(out, tiny, "the installed table is the one read");
     snprintf(command, sizeof command, "rm %s/share/fleetsim/validation/published.csv && "
              "cd %s && %s/bin/fleetsim validate", prefix, elsewhere, prefix);
-    cr_expect_eq(scratch_run(command, &out, &err), 2);
+    cr_expect_eq(shell(command, &out, &err), 2);
     cr_expect(strstr(err, "fleetsim validate: no table of published measurements: neither "
                           "'tests/validation/published.csv' (a source tree's) nor '")
                   && strstr(err, "/bin/../share/fleetsim/validation/published.csv' (make "
