@@ -91,20 +91,31 @@ static void named_list_release(named_list *l)
     l->count = 0;
 }
 
+/* The length bytes at text into buf with their control characters as \xNN (cut where
+ * buf ends); whether there was one. */
+static bool escape_controls(const char *text, size_t length, char *buf, size_t size)
+{
+    size_t n = 0;
+    bool any = false;
+    buf[0] = '\0';
+    for (size_t i = 0; i < length && n + 5 < size; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        bool control = ch < 0x20 || ch == 0x7f;
+        any |= control;
+        n += (size_t)(control ? snprintf(buf + n, size - n, "\\x%02x", ch)
+                              : snprintf(buf + n, size - n, "%c", ch));
+    }
+    return any;
+}
+
 /* A name goes into CSV cells, file names, chart scripts and terminals: printable text
  * without the characters that would break one of them, and not too long for a chart's
  * file name.  The message shows the name with its control characters escaped. */
 static int check_name(load_context *c, const char *where, const char *path, const char *name)
 {
-    char shown[160] = "";
-    size_t n = 0;
-    bool bad = !*name;
-    for (const unsigned char *p = (const unsigned char *)name; *p && n + 5 < sizeof shown; p++) {
-        bool control = *p < 0x20 || *p == 0x7f;
-        bad |= control || *p == '"' || *p == ',' || *p == '\\';
-        n += (size_t)(control ? snprintf(shown + n, sizeof shown - n, "\\x%02x", *p)
-                              : snprintf(shown + n, sizeof shown - n, "%c", *p));
-    }
+    char shown[160];
+    bool control = escape_controls(name, strlen(name), shown, sizeof shown);
+    bool bad = !*name || control || strpbrk(name, "\",\\");
     if (bad)
         return fields_fail(c, where, path, "bad name \"%s\": a name is text without "
                            "control characters, quotes, commas or backslashes", shown);
@@ -171,15 +182,9 @@ static int list_names(load_context *c, const fields_object *o, const char *key, 
         /* a name with a NUL byte is kept with its bytes escaped ("gp\x00us"): C would
          * read it cut, and the backslash makes check_name refuse it below, in sorted
          * order with the others, showing where the NUL was */
-        char escaped[160] = "";
+        char escaped[160];
         if (strlen(text) != length) {
-            size_t at = 0;
-            for (size_t i = 0; i < length && at + 5 < sizeof escaped; i++) {
-                unsigned char ch = (unsigned char)text[i];
-                at += (size_t)(ch < 0x20 || ch == 0x7f
-                                   ? snprintf(escaped + at, sizeof escaped - at, "\\x%02x", ch)
-                                   : snprintf(escaped + at, sizeof escaped - at, "%c", ch));
-            }
+            escape_controls(text, length, escaped, sizeof escaped);
             text = escaped;
         }
         char **grown = realloc(out->names, (out->count + 2) * sizeof *grown);
