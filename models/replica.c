@@ -7,6 +7,7 @@
 
 #include "models/event_order.h"
 #include "models/replica_spec.h"
+#include "sim/array.h"
 #include "sim/fatal.h"
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
@@ -30,10 +31,11 @@ struct replica {
     double stall_s;      /* copies to wait for before the next iteration starts */
     phase phase;
     sim_event_id event;
-    /* pure-decode iteration costs by batch size (fixed_s NaN: not yet computed), for the
-     * speed in force: the model is evaluated once per batch shape, not per event */
-    perf_decode_shape *shapes;
-    perf_decode_shape *draft_shapes; /* speculating: the draft's part of a round, likewise */
+    /* pure-decode iteration costs by batch size for the speed in force: the shared table
+     * at full speed, else its own (made at the first change of speed) */
+    replica_shapes *shapes;
+    replica_shapes *own_shapes;
+    size_t running_cap;
     /* the decode run in progress */
     double run_start_s;
     decode_cost run_cost;
@@ -53,6 +55,57 @@ static void on_iteration_end(sim_engine *e, void *data);
 static void plan(replica *r, double now, unsigned decoding_first);
 static void cut_run(replica *r, double now);
 
+/* ---- decode costs by batch size ---------------------------------------------------- */
+
+/* fixed_s NaN: not computed yet.  The model is evaluated once per batch size, not per
+ * event; the draft's part of a speculative round likewise. */
+struct replica_shapes {
+    perf_decode_shape *decode, *draft;
+    unsigned most; /* batch sizes 0..most */
+};
+
+static unsigned most_batch(const replica_config *c) { return c->max_batch ? c->max_batch : 1; }
+
+static void shapes_forget(replica_shapes *t)
+{
+    for (unsigned i = 0; i <= t->most; i++) {
+        t->decode[i].fixed_s = NAN;
+        if (t->draft)
+            t->draft[i].fixed_s = NAN;
+    }
+}
+
+replica_shapes *replica_shapes_create(const replica_config *c)
+{
+    replica_shapes *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->most = most_batch(c);
+    t->decode = malloc((t->most + 1) * sizeof *t->decode);
+    t->draft = c->spec_k ? malloc((t->most + 1) * sizeof *t->draft) : NULL;
+    if (!t->decode || (c->spec_k && !t->draft)) {
+        replica_shapes_free(t);
+        return NULL;
+    }
+    shapes_forget(t);
+    return t;
+}
+
+void replica_shapes_free(replica_shapes *t)
+{
+    if (!t)
+        return;
+    free(t->decode);
+    free(t->draft);
+    free(t);
+}
+
+size_t replica_shapes_memory_bytes(const replica_config *c)
+{
+    return sizeof(replica_shapes) + (most_batch(c) + 1) * sizeof(perf_decode_shape)
+                                        * (c->spec_k ? 2 : 1);
+}
+
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context)
 {
@@ -66,25 +119,17 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    unsigned most = config->max_batch ? config->max_batch : 1;
-    r->running = calloc(most, sizeof *r->running);
-    r->shapes = malloc((most + 1) * sizeof *r->shapes);
-    r->draft_shapes = config->spec_k ? malloc((most + 1) * sizeof *r->draft_shapes) : NULL;
+    if (config->shared_shapes && config->shared_shapes->most != most_batch(config))
+        sim_fatal("replica_create: the shared decode costs are for another batch limit");
+    r->shapes = config->shared_shapes ? config->shared_shapes
+                                      : (r->own_shapes = replica_shapes_create(config));
     r->slots = config->lora_slots ? lora_slots_create(config->lora_slots, config->lora_adapters)
                                   : NULL;
-    if (!r->running || !r->shapes || (config->spec_k && !r->draft_shapes)
-        || (config->lora_slots && !r->slots)) {
+    if (!r->shapes || (config->lora_slots && !r->slots)) {
         lora_slots_free(r->slots);
-        free(r->running);
-        free(r->shapes);
-        free(r->draft_shapes);
+        replica_shapes_free(r->own_shapes);
         free(r);
         return NULL;
-    }
-    for (unsigned i = 0; i <= most; i++) {
-        r->shapes[i].fixed_s = NAN;
-        if (r->draft_shapes)
-            r->draft_shapes[i].fixed_s = NAN;
     }
     r->engine = engine;
     r->config = *config;
@@ -109,8 +154,7 @@ void replica_free(replica *r)
     if (r->event) /* its iteration in progress must not run on freed memory */
         sim_event_cancel(r->engine, r->event);
     free(r->running);
-    free(r->shapes);
-    free(r->draft_shapes);
+    replica_shapes_free(r->own_shapes);
     lora_slots_free(r->slots);
     free(r);
 }
@@ -137,7 +181,7 @@ static perf_speculation speculation_of(const replica *r, perf_setup *draft)
  * speculating), computed once per n. */
 static const perf_decode_shape *decode_shape(replica *r, unsigned n)
 {
-    perf_decode_shape *shape = &r->shapes[n];
+    perf_decode_shape *shape = &r->shapes->decode[n];
     if (isnan(shape->fixed_s)) {
         perf_setup s = setup_of(r), draft;
         perf_speculation sp = speculation_of(r, &draft);
@@ -150,7 +194,7 @@ static const perf_decode_shape *decode_shape(replica *r, unsigned n)
 /* The draft's part of a round of n sequences, likewise. */
 static const perf_decode_shape *draft_shape(replica *r, unsigned n)
 {
-    perf_decode_shape *shape = &r->draft_shapes[n];
+    perf_decode_shape *shape = &r->shapes->draft[n];
     if (isnan(shape->fixed_s)) {
         perf_setup draft;
         perf_speculation sp = speculation_of(r, &draft);
@@ -420,6 +464,9 @@ static void admit(replica *r, double now)
         }
         if (r->slots)
             loads_s += take_adapter(r, q);
+        if (r->nrunning == r->running_cap) /* within max_batch, which head_fits holds */
+            r->running = sim_array_grow(r->running, &r->running_cap, r->nrunning + 1,
+                                        sizeof *r->running, "a replica's batch");
         r->running[r->nrunning++] = q;
     }
     if (r->slots && r->config.lora_stats)
@@ -680,6 +727,13 @@ static void preempt_latest(replica *r)
     r->waiting_tokens += remaining_tokens(q);
 }
 
+/* Tells on_load that the requests or their tokens left may have changed. */
+static void load_changed(const replica *r)
+{
+    if (r->config.on_load)
+        r->config.on_load(r->config.load_context);
+}
+
 /* Tells on_busy of a change between idle and busy. */
 static void notify_busy(replica *r, bool busy)
 {
@@ -792,6 +846,7 @@ static void on_iteration_end(sim_engine *e, void *data)
         retire(r, now);
     /* after a decode run every sequence left is decoding */
     plan(r, now, r->phase == DECODE ? r->nrunning : 0);
+    load_changed(r);
 }
 
 /* Drops, at an arrival, the waiting requests that are past their deadline: without it
@@ -833,6 +888,7 @@ void replica_enqueue(replica *r, llm_request *q)
     q->swapped = false;
     q->target = q->prompt;
     enqueue(r, q, now);
+    load_changed(r);
 }
 
 void replica_enqueue_prefilled(replica *r, llm_request *q)
@@ -842,6 +898,7 @@ void replica_enqueue_prefilled(replica *r, llm_request *q)
         drop_expired(r, now);
     q->chunk = q->preemptions = 0;
     enqueue(r, q, now);
+    load_changed(r);
 }
 
 static void enqueue(replica *r, llm_request *q, double now)
@@ -876,10 +933,13 @@ void replica_set_speed(replica *r, double compute_factor, double memory_factor)
     r->memory_factor = memory_factor;
     r->config.profile.compute_efficiency = r->base_profile.compute_efficiency / compute_factor;
     r->config.profile.bandwidth_efficiency = r->base_profile.bandwidth_efficiency / memory_factor;
-    for (unsigned i = 0; i <= (r->config.max_batch ? r->config.max_batch : 1); i++) {
-        r->shapes[i].fixed_s = NAN; /* the costs at the old speed */
-        if (r->draft_shapes)
-            r->draft_shapes[i].fixed_s = NAN;
+    if (compute_factor == 1 && memory_factor == 1 && r->config.shared_shapes) {
+        r->shapes = r->config.shared_shapes; /* full speed again */
+    } else {
+        if (!r->own_shapes && !(r->own_shapes = replica_shapes_create(&r->config)))
+            sim_out_of_memory("out of memory for a replica's decode costs");
+        shapes_forget(r->own_shapes); /* the costs at the old speed */
+        r->shapes = r->own_shapes;
     }
     cut_run(r, sim_engine_now(r->engine));
 }
@@ -934,5 +994,6 @@ llm_request *replica_evict(replica *r)
         lora_slots_clear(r->slots);
     set_phase(r, now, IDLE);
     notify_busy(r, false);
+    load_changed(r);
     return head;
 }

@@ -133,7 +133,28 @@ typedef struct replica_config {
      * to or evict this replica. */
     void (*on_kv)(void *kv_context);
     void *kv_context;
+    /* Optional (NULL: none): called at the end of every call and event that may have
+     * changed replica_outstanding or replica_outstanding_tokens (an arrival, an
+     * iteration's end, an eviction), after the change, so that a fleet keeps its
+     * replicas ranked by load as they change instead of asking each one at every
+     * routing.  Nothing else changes them between two calls. */
+    void (*on_load)(void *load_context);
+    void *load_context;
+    /* Optional (NULL: each replica its own): the costs of a decode iteration by batch
+     * size at full speed, shared by replicas of this configuration (replica_shapes_create
+     * from the same model, device, profile, precisions, parallelism, batch limit and
+     * speculation), so that a fleet evaluates the model once per batch size rather than
+     * once per replica and batch size.  Borrowed: it outlives the replicas. */
+    struct replica_shapes *shared_shapes;
 } replica_config;
+
+/* Decode-iteration costs by batch size, filled as batch sizes first occur (replica.c). */
+typedef struct replica_shapes replica_shapes;
+/* For replicas of configuration c; NULL when out of memory. */
+replica_shapes *replica_shapes_create(const replica_config *c);
+/* NULL is fine. */
+void replica_shapes_free(replica_shapes *t);
+size_t replica_shapes_memory_bytes(const replica_config *c);
 
 /* Called when a request completes (finish_s set) or is dropped (dropped true). */
 typedef void (*replica_done_fn)(void *context, llm_request *request, bool dropped);

@@ -67,6 +67,7 @@ static void active_add(serving_fleet *f, serving_slot *sl)
     f->active[at] = sl;
     f->nactive++;
     active_changed(f);
+    serving_fleet_rank(f, sl);
 }
 
 static void active_remove(serving_fleet *f, serving_slot *sl)
@@ -77,6 +78,7 @@ static void active_remove(serving_fleet *f, serving_slot *sl)
         f->nactive--;
     }
     active_changed(f);
+    serving_fleet_unrank(f, sl);
 }
 
 static void set_ready(serving_fleet *f, double now)
@@ -105,6 +107,7 @@ static serving_slot *slot_new(serving_fleet *f)
     f->in_state[SLOT_ORDERED]++;
     sl->request = -1;
     sl->serial = f->next_serial++;
+    sl->rank_id = SIM_RANKING_NONE;
     f->slots[f->nslots++] = sl;
     return sl;
 }
@@ -147,6 +150,7 @@ static void slot_remove(serving_slot *sl)
     if (sl->loaded)
         sim_event_cancel(f->engine, sl->loaded);
     host_leave(sl);
+    f->requests_held -= sl->outstanding; /* 0 but for a replica freed with requests */
     if (sl->r) {
         fold_gone(f, sl->r, sl->marks, now, sl->cache);
         replica_free(sl->r);
@@ -198,6 +202,9 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.on_kv = serving_fleet_kv_changed;
         config.kv_context = sl;
     }
+    config.on_load = serving_fleet_load_changed;
+    config.load_context = sl;
+    config.shared_shapes = f->shapes;
     if (!(sl->r = replica_create(f->engine, &config, on_done, sl)))
         sim_out_of_memory("out of memory creating a replica");
     if (sl->host)
@@ -395,19 +402,10 @@ static void on_done(void *context, llm_request *q, bool dropped)
 
 /* ---- a tenant of a shared pool ------------------------------------------------------ */
 
-static unsigned fleet_outstanding(const serving_fleet *f)
-{
-    unsigned n = 0;
-    for (size_t i = 0; i < f->nslots; i++)
-        if (f->slots[i]->r)
-            n += replica_outstanding(f->slots[i]->r);
-    return n;
-}
-
 static double tenant_last_used(void *tenant)
 {
     const serving_fleet *f = tenant;
-    return fleet_outstanding(f) > 0 ? INFINITY : f->last_used_s;
+    return f->requests_held > 0 ? INFINITY : f->last_used_s;
 }
 
 /* The newest active replica holding nothing goes, if the target is above the floor. */
@@ -450,6 +448,9 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
     if (f->group.max < f->group.replicas)
         f->group.max = f->group.replicas;
     f->target = f->group.replicas;
+    f->rank_tokens = f->routing.policy == ROUTE_SHORTEST_TOKENS;
+    if (!(f->shapes = replica_shapes_create(&f->group.replica)))
+        sim_out_of_memory("out of memory creating a serving fleet");
     if (f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY)
         f->directory = prefix_directory_create(f->prefix.block);
     double now = sim_engine_now(engine);
@@ -493,10 +494,15 @@ void serving_fleet_free(serving_fleet *f)
     }
     if (f->owns_hosts)
         gpu_hosts_free(f->hosts);
+    replica_shapes_free(f->shapes); /* after its replicas */
     free(f->slots);
     free(f->active);
     free(f->loads);
     free(f->outstanding);
+    sim_ranking_release(&f->by_requests);
+    sim_ranking_release(&f->by_tokens);
+    free(f->ranked);
+    free(f->spare_ids);
     prefix_directory_free(f->directory); /* after the caches, which tell it as they go */
     free(f->cached);
     free(f);

@@ -175,6 +175,11 @@ unsigned serving_fleet_active(const serving_fleet *f);
 /* True when every replica taking requests holds at least `threshold` of them. */
 bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);
 
+/* For tests: with on, every routing and overflow test also looks at every replica, as
+ * the fleet did before it ranked them, and a different answer is fatal (a bug: a load
+ * that changed unreported).  Off by default; process-wide. */
+void serving_fleet_check_rankings(bool on);
+
 /* Gives the request to a replica chosen by the routing policy.  1 when enqueued; 0 with
  * no replica active (the request stays the caller's); -1 when a custom policy failed,
  * with the message in err (the caller stops the run). */

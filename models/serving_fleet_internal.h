@@ -8,6 +8,7 @@
 #include "models/gpu_hosts.h"
 #include "models/prefix_directory.h"
 #include "models/serving_fleet.h"
+#include "sim/ranking.h"
 #include "sim/rng.h"
 
 typedef enum slot_state {
@@ -36,6 +37,9 @@ typedef struct serving_slot {
     sim_event_id loaded;   /* LOADING: the end of the load, pending */
     prefix_cache *cache;   /* NULL without prefix caching */
     prefix_directory_member listing; /* the cache's place in the fleet's directory */
+    unsigned outstanding;  /* its replica's requests, as on_load last told */
+    uint32_t rank_id;      /* its id in the fleet's rankings while ACTIVE, else
+                            * SIM_RANKING_NONE */
 } serving_slot;
 
 struct serving_fleet {
@@ -80,10 +84,32 @@ struct serving_fleet {
     prefix_directory *directory; /* with prefix affinity: who caches what */
     unsigned *cached;      /* for prefix affinity: tokens cached, by directory id */
     size_t ncached;
+    /* The active replicas by requests outstanding (always: routing, the overflow test)
+     * and by tokens outstanding (shortest_tokens only), ties by creation order as the
+     * active list has them; kept as loads change (serving_fleet_load_changed), so that
+     * choosing the least loaded is O(log replicas), not a look at each. */
+    sim_ranking by_requests, by_tokens;
+    bool rank_tokens;
+    serving_slot **ranked; /* by rank id */
+    size_t ranked_cap;
+    uint32_t *spare_ids;   /* rank ids free to give again, and ids handed out so far */
+    size_t nspare, spare_cap;
+    uint32_t rank_ids;
+    replica_shapes *shapes; /* decode costs by batch size at full speed, for all its
+                             * replicas */
+    uint64_t requests_held; /* requests on all its replicas, draining ones too */
 };
 
 /* A replica's on_kv (slot: its serving_slot): its prefix cache, if any, keeps only what
  * the running sequences leave free (serving_fleet_route.c). */
 void serving_fleet_kv_changed(void *slot);
+
+/* A replica's on_load (slot: its serving_slot): its places in the rankings and the
+ * fleet's count follow its load (serving_fleet_route.c). */
+void serving_fleet_load_changed(void *slot);
+
+/* The active slot enters the rankings; leaves them (serving_fleet_route.c). */
+void serving_fleet_rank(serving_fleet *f, serving_slot *sl);
+void serving_fleet_unrank(serving_fleet *f, serving_slot *sl);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "models/serving_fleet_internal.h"
 #include "sim/array.h"
+#include "sim/fatal.h"
 
 static const char *const ROUTING_NAMES[] = {
     "round_robin", "least_outstanding", "shortest_tokens", "power_of_two", "prefix_affinity",
@@ -76,8 +77,8 @@ static uint64_t rendezvous(uint64_t own, uint64_t serial)
  * least loaded rather than the mean (as consistent hashing with bounded loads has it):
  * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
  * and starves while the others stay under it. */
-static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_request *q,
-                           unsigned *hit_out)
+static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
+                                     const llm_request *q, unsigned *hit_out)
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
@@ -115,13 +116,113 @@ static int choose_affinity(serving_fleet *f, const fleet_prefix *p, const llm_re
         }
     }
     *hit_out = best_hit;
-    return best;
+    return best >= 0 ? a[best] : NULL;
 }
 
-/* The index of the active replica for a request; -1 with the message in err when a
- * custom policy failed. */
-static int choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
-                  size_t err_size)
+/* ---- the rankings ------------------------------------------------------------------ */
+
+void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
+{
+    uint32_t id = f->nspare ? f->spare_ids[--f->nspare] : f->rank_ids++;
+    f->ranked = sim_array_grow(f->ranked, &f->ranked_cap, (size_t)id + 1, sizeof *f->ranked,
+                               "replicas");
+    f->ranked[id] = sl;
+    sl->rank_id = id;
+    sim_ranking_insert(&f->by_requests, id, replica_outstanding(sl->r), sl->serial);
+    if (f->rank_tokens)
+        sim_ranking_insert(&f->by_tokens, id, replica_outstanding_tokens(sl->r), sl->serial);
+}
+
+void serving_fleet_unrank(serving_fleet *f, serving_slot *sl)
+{
+    uint32_t id = sl->rank_id;
+    if (id == SIM_RANKING_NONE)
+        return;
+    sim_ranking_remove(&f->by_requests, id);
+    if (f->rank_tokens)
+        sim_ranking_remove(&f->by_tokens, id);
+    f->spare_ids = sim_array_grow(f->spare_ids, &f->spare_cap, f->nspare + 1,
+                                  sizeof *f->spare_ids, "replicas");
+    f->spare_ids[f->nspare++] = id;
+    sl->rank_id = SIM_RANKING_NONE;
+}
+
+void serving_fleet_load_changed(void *slot)
+{
+    serving_slot *sl = slot;
+    serving_fleet *f = sl->fleet;
+    unsigned n = replica_outstanding(sl->r);
+    f->requests_held = f->requests_held - sl->outstanding + n;
+    sl->outstanding = n;
+    if (sl->rank_id == SIM_RANKING_NONE)
+        return;
+    sim_ranking_update(&f->by_requests, sl->rank_id, n);
+    if (f->rank_tokens)
+        sim_ranking_update(&f->by_tokens, sl->rank_id, replica_outstanding_tokens(sl->r));
+}
+
+static serving_slot *ranked_slot(const serving_fleet *f, uint32_t id)
+{
+    return id == SIM_RANKING_NONE ? NULL : f->ranked[id];
+}
+
+/* The active replica with the fewest requests outstanding, the first created among equals
+ * (the rankings' order); NULL when none is active. */
+static serving_slot *least_outstanding(const serving_fleet *f)
+{
+    return ranked_slot(f, sim_ranking_least(&f->by_requests));
+}
+
+static serving_slot *shortest_tokens(const serving_fleet *f)
+{
+    return ranked_slot(f, sim_ranking_least(&f->by_tokens));
+}
+
+/* ---- checking the rankings against a look at every replica ------------------------------- */
+
+static bool checking;
+
+void serving_fleet_check_rankings(bool on) { checking = on; }
+
+/* What the rankings answer, against the scan they replace: the first active replica
+ * (creation order) with the least load.  A mismatch is a bug: a change of load the
+ * replica did not report. */
+static void check_rankings(const serving_fleet *f)
+{
+    unsigned n = f->nactive, fewest = 0, best = 0, best_tokens = 0;
+    double least = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned load = replica_outstanding(f->active[i]->r);
+        double t = replica_outstanding_tokens(f->active[i]->r);
+        if (i == 0 || load < fewest)
+            best = i, fewest = load;
+        if (i == 0 || t < least)
+            best_tokens = i, least = t;
+    }
+    uint64_t held = 0;
+    for (size_t k = 0; k < f->nslots; k++)
+        held += f->slots[k]->r ? replica_outstanding(f->slots[k]->r) : 0;
+    if (held != f->requests_held)
+        sim_fatal("fleet rankings: %llu requests held, %llu counted",
+                  (unsigned long long)f->requests_held, (unsigned long long)held);
+    if (n == 0)
+        return;
+    if (least_outstanding(f) != f->active[best])
+        sim_fatal("fleet rankings: the least outstanding replica is #%llu, the ranking says #%llu",
+                  (unsigned long long)f->active[best]->serial,
+                  (unsigned long long)least_outstanding(f)->serial);
+    if (f->rank_tokens && shortest_tokens(f) != f->active[best_tokens])
+        sim_fatal("fleet rankings: the shortest-tokens replica is #%llu, the ranking says #%llu",
+                  (unsigned long long)f->active[best_tokens]->serial,
+                  (unsigned long long)shortest_tokens(f)->serial);
+}
+
+/* ---- choosing ----------------------------------------------------------------------- */
+
+/* The active replica for a request; NULL with the message in err when a custom policy
+ * failed. */
+static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
+                            size_t err_size)
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
@@ -137,61 +238,37 @@ static int choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
         if (i >= 0 && (unsigned)i >= n) {
             snprintf(err, err_size, "workload %s: the routing function chose replica %d of %u",
                      f->routing.workload, i + 1, n);
-            return -1;
+            return NULL;
         }
-        return i < 0 ? -1 : i;
+        return i < 0 ? NULL : a[i];
     }
     case ROUTE_ROUND_ROBIN: {
         unsigned i = f->next_replica;
         f->next_replica = (i + 1) % n;
-        return (int)i;
+        return a[i];
     }
-    case ROUTE_LEAST_OUTSTANDING: {
-        unsigned best = 0, fewest = replica_outstanding(a[0]->r);
-        for (unsigned i = 1; i < n; i++) {
-            unsigned load = replica_outstanding(a[i]->r);
-            if (load < fewest) {
-                best = i;
-                fewest = load;
-            }
-        }
-        return (int)best;
-    }
-    case ROUTE_SHORTEST_TOKENS: {
-        unsigned best = 0;
-        double least = replica_outstanding_tokens(a[0]->r);
-        for (unsigned i = 1; i < n; i++) {
-            double t = replica_outstanding_tokens(a[i]->r);
-            if (t < least) {
-                least = t;
-                best = i;
-            }
-        }
-        return (int)best;
-    }
+    case ROUTE_LEAST_OUTSTANDING:
+    case ROUTE_PREFIX_AFFINITY: /* without a prefix cache: the least outstanding */
+        return least_outstanding(f);
+    case ROUTE_SHORTEST_TOKENS:
+        return shortest_tokens(f);
     case ROUTE_POWER_OF_TWO: {
         unsigned x = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
         unsigned y = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
-        return (int)(replica_outstanding(a[y]->r) < replica_outstanding(a[x]->r) ? y : x);
-    }
-    case ROUTE_PREFIX_AFFINITY: { /* without a prefix cache: the least outstanding */
-        f->routing.policy = ROUTE_LEAST_OUTSTANDING;
-        int i = choose(f, prompt, output, err, err_size);
-        f->routing.policy = ROUTE_PREFIX_AFFINITY;
-        return i;
+        return replica_outstanding(a[y]->r) < replica_outstanding(a[x]->r) ? a[y] : a[x];
     }
     }
-    return 0;
+    return a[0];
 }
 
 unsigned serving_fleet_active(const serving_fleet *f) { return f->nactive; }
 
 bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold)
 {
-    for (unsigned i = 0; i < f->nactive; i++)
-        if (replica_outstanding(f->active[i]->r) < threshold)
-            return false;
-    return true;
+    if (checking)
+        check_rankings(f);
+    const serving_slot *least = least_outstanding(f);
+    return !least || least->outstanding >= threshold;
 }
 
 static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, size_t err_size)
@@ -201,16 +278,17 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
     fleet_prefix *p = !prefilled && f->prefix.block ? f->events.prefix(f->events.owner, q) : NULL;
     bool affinity = p && f->routing.policy == ROUTE_PREFIX_AFFINITY;
     unsigned hit = 0;
-    int i = affinity ? choose_affinity(f, p, q, &hit)
-                     : choose(f, q->prompt, q->output, err, err_size);
-    if (i < 0)
+    if (checking)
+        check_rankings(f);
+    serving_slot *sl = affinity ? choose_affinity(f, p, q, &hit)
+                                : choose(f, q->prompt, q->output, err, err_size);
+    if (!sl)
         return -1;
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
         return 1;
-    q->unit = f->active[i]->unit;
+    q->unit = sl->unit;
     f->last_used_s = sim_engine_now(f->engine);
     if (p) { /* its cached prefix counts as prefilled here; the replica computes the rest */
-        serving_slot *sl = f->active[i];
         if (!affinity)
             hit = cached_prefix(f, sl, p, q);
         prefix_cache_insert(sl->cache, &p->chain, hit, free_blocks(f, sl)); /* used now */
@@ -221,9 +299,9 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
         q->target = q->prompt;
         replica_enqueue_prefilled(sl->r, q);
     } else if (prefilled)
-        replica_enqueue_prefilled(f->active[i]->r, q);
+        replica_enqueue_prefilled(sl->r, q);
     else
-        replica_enqueue(f->active[i]->r, q);
+        replica_enqueue(sl->r, q);
     return 1;
 }
 

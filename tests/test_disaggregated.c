@@ -9,6 +9,7 @@
 
 #include "lua/catalog.h"
 #include "models/serving.h"
+#include "models/serving_fleet.h"
 #include "tests/support/cli.h"
 #include "tests/support/scratch.h"
 #include "tests/support/serving_run.h"
@@ -20,6 +21,7 @@ static serving_group_config decode_group;
 
 static void setup(void)
 {
+    serving_fleet_check_rankings(true); /* every routing also against a look at each replica */
     char err[512];
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     llama = catalog_model(&cat, "llama-3-8b");

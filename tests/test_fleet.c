@@ -7,6 +7,7 @@
 
 #include "lua/catalog.h"
 #include "models/serving.h"
+#include "models/serving_fleet.h"
 
 static catalog cat;
 static const model_spec *llama;
@@ -14,6 +15,7 @@ static const device_spec *h100;
 
 static void setup(void)
 {
+    serving_fleet_check_rankings(true); /* every routing also against a look at each replica */
     char err[512];
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     llama = catalog_model(&cat, "llama-3-8b");

@@ -8,6 +8,7 @@
 
 #include "lua/catalog.h"
 #include "models/serving.h"
+#include "models/serving_fleet.h"
 #include "tests/support/scratch.h"
 #include "tests/support/serving_run.h"
 
@@ -17,6 +18,7 @@ static const device_spec *h100;
 
 static void setup(void)
 {
+    serving_fleet_check_rankings(true); /* every routing also against a look at each replica */
     char err[512];
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     llama = catalog_model(&cat, "llama-3-8b");

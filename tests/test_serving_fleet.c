@@ -25,6 +25,7 @@ static void on_reroute(void *owner, llm_request *q) { cr_assert_fail("no pool: n
 
 static void setup(void)
 {
+    serving_fleet_check_rankings(true); /* every routing also against a look at each replica */
     char err[512];
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
     engine = sim_engine_create();

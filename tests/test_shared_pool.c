@@ -12,6 +12,7 @@
 #include "lua/cold_start_load.h"
 #include "models/memory.h"
 #include "models/pool_tenants.h"
+#include "models/serving_fleet.h"
 #include "tests/support/cli.h"
 #include "tests/support/scratch.h"
 
@@ -19,6 +20,7 @@ static char *dir, *out, *err;
 
 static void setup(void)
 {
+    serving_fleet_check_rankings(true); /* every routing also against a look at each replica */
     dir = scratch_dir();
     out = err = NULL;
 }

@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+#include "lua/catalog.h"
+#include "models/serving.h"
+
 /* Seconds on the monotonic clock. */
 double bench_now_s(void);
 
@@ -19,6 +22,11 @@ void bench_mm8_table(int quick);
 void bench_cli_table(int quick);
 void bench_estimate_table(int quick);
 void bench_serving_table(int quick);
+/* The serving table's fleet (Llama-3-8B on H100s, least outstanding, lognormal
+ * lengths) at 4.34 requests/s a replica. */
+serving_config bench_fleet_config(const catalog *cat, unsigned replicas);
+/* One simulated minute at 64 to 80,000 replicas: cost per request against 64's. */
+void bench_fleet_ladder_table(int quick);
 /* 64 prefill + 64 decode replicas: requests per second of wall time (target 2e5). */
 void bench_disaggregated_table(int quick);
 void bench_prefix_table(int quick);

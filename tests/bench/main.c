@@ -32,6 +32,10 @@ int main(int argc, char **argv)
         bench_prefix_table(0);
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--ladder")) {
+        bench_fleet_ladder_table(0);
+        return 0;
+    }
     bench_mm8_table(quick);
     printf("\n");
     bench_cli_table(quick);
@@ -39,6 +43,8 @@ int main(int argc, char **argv)
     bench_estimate_table(quick);
     printf("\n");
     bench_serving_table(quick);
+    printf("\n");
+    bench_fleet_ladder_table(quick);
     printf("\n");
     bench_disaggregated_table(quick);
     printf("\n");

@@ -7,6 +7,27 @@
 #include "lua/catalog.h"
 #include "models/serving.h"
 
+serving_config bench_fleet_config(const catalog *cat, unsigned replicas)
+{
+    const model_spec *m = catalog_model(cat, "llama-3-8b");
+    const device_spec *d = catalog_device(cat, "H100-SXM");
+    double rate = 1e6 / 3600 / 64 * replicas; /* 4.34 requests/s a replica */
+    serving_config c = {
+        .name = "bench", .replicas = replicas, .routing = ROUTE_LEAST_OUTSTANDING,
+        .interarrival = sim_dist_exponential(1 / rate),
+        .prompt_tokens = sim_dist_lognormal(600, 1.0),
+        .output_tokens = sim_dist_lognormal(200, 0.8),
+        .rtt_s = sim_dist_constant(0.03), .seed = 1,
+    };
+    c.replica = (replica_config){
+        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16,
+        .kv_prec = PREC_FP16, .tp = 1, .max_batch = 256, .max_tokens = 8192,
+        .chunked_prefill = true,
+        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+    };
+    return c;
+}
+
 void bench_serving_table(int quick)
 {
     catalog cat;
@@ -15,21 +36,8 @@ void bench_serving_table(int quick)
         printf("WARNING: %s\n", err);
         return;
     }
-    const model_spec *m = catalog_model(&cat, "llama-3-8b");
-    const device_spec *d = catalog_device(&cat, "H100-SXM");
     double duration = quick ? 60 : 3600, rate = 1e6 / 3600;
-    serving_config c = {
-        .name = "bench", .replicas = 64, .routing = ROUTE_LEAST_OUTSTANDING,
-        .interarrival = sim_dist_exponential(1 / rate),
-        .prompt_tokens = sim_dist_lognormal(600, 1.0),
-        .output_tokens = sim_dist_lognormal(200, 0.8),
-        .rtt_s = sim_dist_constant(0.03), .seed = 1,
-    };
-    c.replica = (replica_config){
-        .model = m, .device = d, .profile = perf_default_profile(d), .prec = PREC_FP16, .kv_prec = PREC_FP16,
-        .tp = 1, .max_batch = 256, .max_tokens = 8192, .chunked_prefill = true,
-        .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
-    };
+    serving_config c = bench_fleet_config(&cat, 64);
     printf("inference serving: 64 replicas, ~%.0f requests over %.0f simulated s\n",
            rate * duration, duration);
     for (int mode = 0; mode < (quick ? 1 : 2); mode++) {

@@ -1,0 +1,106 @@
+/* The indexed binary min-heap behind sim/ranking.h.  Binary rather than the engine's
+ * 4-ary: an update moves one id a few levels either way, and a sift up reads one parent
+ * a level where a 4-ary sift down reads four children. */
+#include "sim/ranking.h"
+
+#include <stdlib.h>
+
+#include "sim/array.h"
+#include "sim/fatal.h"
+
+static bool before(const sim_ranking_entry *a, const sim_ranking_entry *b)
+{
+    return a->value < b->value || (a->value == b->value && a->tie < b->tie);
+}
+
+static void place(sim_ranking *r, size_t i, sim_ranking_entry x)
+{
+    r->heap[i] = x;
+    r->at[x.id] = (uint32_t)i;
+}
+
+static void sift_up(sim_ranking *r, size_t i)
+{
+    sim_ranking_entry x = r->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!before(&x, &r->heap[parent]))
+            break;
+        place(r, i, r->heap[parent]);
+        i = parent;
+    }
+    place(r, i, x);
+}
+
+static void sift_down(sim_ranking *r, size_t i)
+{
+    sim_ranking_entry x = r->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= r->n)
+            break;
+        if (child + 1 < r->n && before(&r->heap[child + 1], &r->heap[child]))
+            child++;
+        if (!before(&r->heap[child], &x))
+            break;
+        place(r, i, r->heap[child]);
+        i = child;
+    }
+    place(r, i, x);
+}
+
+void sim_ranking_release(sim_ranking *r)
+{
+    free(r->heap);
+    free(r->at);
+    *r = (sim_ranking){ 0 };
+}
+
+void sim_ranking_insert(sim_ranking *r, uint32_t id, double value, uint64_t tie)
+{
+    if (id == SIM_RANKING_NONE || sim_ranking_contains(r, id))
+        sim_fatal("sim_ranking_insert: id %u is ranked already", (unsigned)id);
+    if (id >= r->ids) {
+        size_t old = r->ids;
+        r->at = sim_array_grow(r->at, &r->ids, (size_t)id + 1, sizeof *r->at, "a ranking");
+        for (size_t k = old; k < r->ids; k++)
+            r->at[k] = SIM_RANKING_NONE;
+    }
+    r->heap = sim_array_grow(r->heap, &r->cap, r->n + 1, sizeof *r->heap, "a ranking");
+    place(r, r->n++, (sim_ranking_entry){ value, tie, id });
+    sift_up(r, r->n - 1);
+}
+
+void sim_ranking_remove(sim_ranking *r, uint32_t id)
+{
+    if (!sim_ranking_contains(r, id))
+        sim_fatal("sim_ranking_remove: id %u is not ranked", (unsigned)id);
+    size_t i = r->at[id];
+    r->at[id] = SIM_RANKING_NONE;
+    sim_ranking_entry last = r->heap[--r->n];
+    if (last.id == id)
+        return;
+    place(r, i, last); /* the last entry in id's place goes whichever way it must */
+    if (i > 0 && before(&last, &r->heap[(i - 1) / 2]))
+        sift_up(r, i);
+    else
+        sift_down(r, i);
+}
+
+void sim_ranking_update(sim_ranking *r, uint32_t id, double value)
+{
+    size_t i = r->at[id];
+    double old = r->heap[i].value;
+    if (value == old)
+        return;
+    r->heap[i].value = value;
+    if (value < old)
+        sift_up(r, i);
+    else
+        sift_down(r, i);
+}
+
+size_t sim_ranking_memory_bytes(const sim_ranking *r)
+{
+    return r->cap * sizeof *r->heap + r->ids * sizeof *r->at;
+}

@@ -1,0 +1,57 @@
+/* A ranking: an indexed binary min-heap of small integer ids ordered by (value, tie),
+ * so that the least is read in O(1) and an id whose value changed moves in O(log n).  A
+ * fleet ranks its replicas by their requests (or tokens) waiting and running, ties by
+ * creation order: the least-loaded replica without looking at every replica for every
+ * request.
+ *
+ * Everything a sift reads or writes is in the ranking's own two arrays (the entries,
+ * which carry their keys, and each id's place), so moving an id touches no memory of
+ * the caller's: with thousands of replicas that is what keeps an update in cache.
+ * Ids are the caller's to hand out, dense from 0 (memory follows the largest).  With
+ * distinct ties the order is total, so the least id is the same whatever the history
+ * of insertions and updates. */
+#ifndef FLEETSIM_SIM_RANKING_H
+#define FLEETSIM_SIM_RANKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_ranking_entry {
+    double value;
+    uint64_t tie;  /* the lower first among equal values */
+    uint32_t id;
+} sim_ranking_entry;
+
+typedef struct sim_ranking {
+    sim_ranking_entry *heap;
+    size_t n, cap;
+    uint32_t *at;  /* by id: its place in heap, or SIM_RANKING_NONE */
+    size_t ids;
+} sim_ranking;
+
+#define SIM_RANKING_NONE UINT32_MAX
+
+/* An empty ranking is zero-filled; sim_ranking_release frees its arrays. */
+void sim_ranking_release(sim_ranking *r);
+
+/* id (not ranked) enters with its value and tie; out of memory is fatal. */
+void sim_ranking_insert(sim_ranking *r, uint32_t id, double value, uint64_t tie);
+/* id (ranked) leaves. */
+void sim_ranking_remove(sim_ranking *r, uint32_t id);
+/* id (ranked) takes a new value and moves to its place; nothing moves when it is equal. */
+void sim_ranking_update(sim_ranking *r, uint32_t id, double value);
+
+static inline bool sim_ranking_contains(const sim_ranking *r, uint32_t id)
+{
+    return id < r->ids && r->at[id] != SIM_RANKING_NONE;
+}
+/* The least id, SIM_RANKING_NONE when empty. */
+static inline uint32_t sim_ranking_least(const sim_ranking *r)
+{
+    return r->n ? r->heap[0].id : SIM_RANKING_NONE;
+}
+
+size_t sim_ranking_memory_bytes(const sim_ranking *r);
+
+#endif

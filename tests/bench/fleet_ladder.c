@@ -1,0 +1,115 @@
+/* Fleet scale: one simulated minute of the serving table's fleet (Llama-3-8B on H100s,
+ * 4.34 requests/s a replica, least-outstanding routing) at 64, 800, 8,000 and 80,000
+ * replicas.  Each size has the same per-replica load, so a simulated request should cost
+ * the same at any size: the table gives the cost per request against 64 replicas', the
+ * engine's events per second against the bare M/M/8 loop measured in this run (which
+ * takes the machine's speed out of the ratio), and each size's peak memory, measured in
+ * a child process of its own so that one size's peak does not hide the next one's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "lua/catalog.h"
+#include "models/serving.h"
+
+typedef struct rung {
+    double seconds;       /* CPU time of the fastest repeat */
+    double requests, events, model_mb, peak_mib;
+} rung;
+
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec
+           + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+/* In the child: the fastest of `repeats` runs, then the child's peak memory. */
+static rung measure(const catalog *cat, unsigned replicas, int repeats)
+{
+    rung best = { .seconds = 1e300 };
+    serving_config c = bench_fleet_config(cat, replicas);
+    char err[512];
+    for (int i = 0; i < repeats; i++) {
+        sim_engine *e = sim_engine_create();
+        serving *s = serving_create(e, &c, err, sizeof err);
+        if (!s) {
+            fprintf(stderr, "bench: %s\n", err);
+            exit(1);
+        }
+        double start = cpu_s();
+        serving_start(s);
+        sim_engine_run_until(e, 60);
+        double t = cpu_s() - start;
+        if (t < best.seconds) {
+            best.seconds = t;
+            best.requests = (double)serving_get_stats(s)->arrived;
+            best.events = (double)sim_engine_events_run(e);
+            best.model_mb = (serving_memory_bytes(s) + sim_engine_memory_bytes(e)) / 1e6;
+        }
+        serving_free(s);
+        sim_engine_free(e);
+    }
+    best.peak_mib = bench_peak_rss_mib();
+    return best;
+}
+
+static int run_rung(const catalog *cat, unsigned replicas, int repeats, rung *out)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        rung r = measure(cat, replicas, repeats);
+        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], out, sizeof *out);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+void bench_fleet_ladder_table(int quick)
+{
+    catalog cat;
+    char err[512];
+    if (catalog_load(&cat, err, sizeof err) != 0) {
+        printf("WARNING: %s\n", err);
+        return;
+    }
+    static const unsigned SIZES[] = { 64, 800, 8000, 80000 };
+    unsigned sizes = quick ? 2 : 4;
+    double bare = bench_mm8_bare_rate(quick ? 200000 : 2000000);
+    printf("fleet scale: one simulated minute at 4.34 requests/s a replica, least outstanding "
+           "(bare M/M/8 loop: %.3g events/s)\n", bare);
+    printf("  %8s %11s %12s %10s %9s %10s %9s %9s\n", "replicas", "requests", "requests/s",
+           "us/request", "vs 64", "events/s", "vs bare", "peak MiB");
+    double per64 = 0;
+    for (unsigned k = 0; k < sizes; k++) {
+        rung r;
+        /* the small sizes take milliseconds: more repeats; the large ones seconds: one */
+        int repeats = SIZES[k] >= 8000 ? 1 : 3 * BENCH_REPEATS;
+        if (run_rung(&cat, SIZES[k], repeats, &r) != 0) {
+            printf("WARNING: the run of %u replicas failed\n", SIZES[k]);
+            break;
+        }
+        double per = r.seconds / r.requests;
+        if (k == 0)
+            per64 = per;
+        printf("  %8u %11.0f %12.3g %10.2f %8.2fx %10.3g %8.2fx %9.1f\n", SIZES[k], r.requests,
+               r.requests / r.seconds, 1e6 * per, per / per64, r.events / r.seconds,
+               r.events / r.seconds / bare, r.peak_mib);
+    }
+    catalog_release(&cat);
+}

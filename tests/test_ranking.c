@@ -1,0 +1,65 @@
+/* The ranking (sim/ranking.h): the least by (value, tie) after any mix of insertions,
+ * updates and removals, against a scan of a plain array. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "sim/ranking.h"
+#include "sim/rng.h"
+
+Test(ranking, a_hand_worked_case)
+{
+    sim_ranking r = { 0 };
+    cr_expect_eq(sim_ranking_least(&r), SIM_RANKING_NONE);
+    sim_ranking_insert(&r, 0, 3, 0);
+    sim_ranking_insert(&r, 1, 2, 1);
+    sim_ranking_insert(&r, 2, 2, 2);
+    cr_expect_eq(sim_ranking_least(&r), 1, "2 < 3; of the two at 2 the lower tie");
+    sim_ranking_update(&r, 1, 4);
+    cr_expect_eq(sim_ranking_least(&r), 2, "1 went up to 4: 2 is least");
+    sim_ranking_update(&r, 0, 2);
+    cr_expect_eq(sim_ranking_least(&r), 0, "0 at 2 with tie 0 goes before 2 at 2 (tie 2)");
+    sim_ranking_remove(&r, 0);
+    cr_expect_eq(sim_ranking_least(&r), 2);
+    cr_expect(!sim_ranking_contains(&r, 0));
+    sim_ranking_insert(&r, 0, 1, 9); /* an id comes back with a new tie */
+    cr_expect_eq(sim_ranking_least(&r), 0);
+    sim_ranking_release(&r);
+}
+
+/* The first index (lowest tie = index here) holding the least value among live ones. */
+static uint32_t scan_least(const double *value, const int *live, uint32_t n)
+{
+    uint32_t best = SIM_RANKING_NONE;
+    for (uint32_t i = 0; i < n; i++)
+        if (live[i] && (best == SIM_RANKING_NONE || value[i] < value[best]))
+            best = i;
+    return best;
+}
+
+Test(ranking, matches_a_scan_through_random_changes)
+{
+    enum { N = 300, STEPS = 200000 };
+    double value[N];
+    int live[N] = { 0 };
+    sim_ranking r = { 0 };
+    gsl_rng *g = sim_rng_stream(7, 0, "ranking test");
+    for (int step = 0; step < STEPS; step++) {
+        uint32_t id = (uint32_t)gsl_rng_uniform_int(g, N);
+        double v = (double)gsl_rng_uniform_int(g, 12); /* few values: many ties */
+        if (!live[id]) {
+            sim_ranking_insert(&r, id, v, id);
+            live[id] = 1;
+        } else if (gsl_rng_uniform(g) < 0.2) {
+            sim_ranking_remove(&r, id);
+            live[id] = 0;
+        } else {
+            sim_ranking_update(&r, id, v);
+        }
+        value[id] = v;
+        uint32_t want = scan_least(value, live, N);
+        cr_assert_eq(sim_ranking_least(&r), want, "step %d: ranking %u, scan %u", step,
+                     sim_ranking_least(&r), want);
+    }
+    gsl_rng_free(g);
+    sim_ranking_release(&r);
+}
