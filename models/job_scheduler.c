@@ -38,6 +38,8 @@ static void enqueue(job_scheduler *s, job *j, bool at_head)
     j->state = JOB_QUEUED;
     j->queued_since_s = sim_engine_now(s->engine);
     j->order = at_head ? --s->head_order : ++s->tail_order;
+    j->queued_length_s = training_segment_s(&j->checkpoint, j->pay_restart ? j->restart_s : 0,
+                                            j->work_s - j->saved_s);
     size_t lo = 0, hi = s->nqueue;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -46,25 +48,38 @@ static void enqueue(job_scheduler *s, job *j, bool at_head)
         else
             hi = mid;
     }
+    size_t cap = s->queue_cap; /* both from the same capacity to the same one */
+    s->queue_gpus = sim_array_grow(s->queue_gpus, &cap, s->nqueue + 1, sizeof *s->queue_gpus,
+                                   "a job scheduler");
     s->queue = sim_array_grow(s->queue, &s->queue_cap, s->nqueue + 1,
                               sizeof *s->queue, "a job scheduler");
     memmove(s->queue + lo + 1, s->queue + lo, (s->nqueue - lo) * sizeof *s->queue);
+    memmove(s->queue_gpus + lo + 1, s->queue_gpus + lo, (s->nqueue - lo) * sizeof *s->queue_gpus);
     s->queue[lo] = j;
+    s->queue_gpus[lo] = j->gpus;
     s->nqueue++;
 }
 
 static void queue_remove_at(job_scheduler *s, size_t i)
 {
     memmove(s->queue + i, s->queue + i + 1, (s->nqueue - i - 1) * sizeof *s->queue);
+    memmove(s->queue_gpus + i, s->queue_gpus + i + 1,
+            (s->nqueue - i - 1) * sizeof *s->queue_gpus);
     s->nqueue--;
 }
 
+/* j runs, its segment's end event scheduled. */
 static void running_add(job_scheduler *s, job *j)
 {
     s->running = sim_array_grow(s->running, &s->running_cap, s->nrunning + 1,
                                 sizeof *s->running, "a job scheduler");
     j->running_pos = s->nrunning;
     s->running[s->nrunning++] = j;
+    j->end_id = sim_ids_take(&s->end_ids);
+    s->by_end_id = sim_array_grow(s->by_end_id, &s->by_end_cap, (size_t)j->end_id + 1,
+                                  sizeof *s->by_end_id, "a job scheduler");
+    s->by_end_id[j->end_id] = j;
+    sim_ranking_insert(&s->by_end, j->end_id, sim_event_time(s->engine, j->event), j->index);
 }
 
 static void running_remove(job_scheduler *s, job *j)
@@ -73,6 +88,8 @@ static void running_remove(job_scheduler *s, job *j)
     s->running[j->running_pos] = last;
     last->running_pos = j->running_pos;
     j->running_pos = NOT_RUNNING;
+    sim_ranking_remove(&s->by_end, j->end_id);
+    sim_ids_give(&s->end_ids, j->end_id);
 }
 
 static void on_dispatch(sim_engine *e, void *data)
@@ -96,6 +113,36 @@ static void on_pool_changed(void *context)
     dispatch(context); /* called from the pool's own event */
 }
 
+/* ---- a stream's jobs ---------------------------------------------------------------- */
+
+static void stream_keep(job_stream *st, job *j)
+{
+    if (st->live_head > 0 && st->live_head + st->nlive == st->live_cap
+        && st->live_head >= st->nlive) { /* room at the front: move down */
+        memmove(st->live, st->live + st->live_head, st->nlive * sizeof *st->live);
+        st->live_head = 0;
+    }
+    st->live = sim_array_grow(st->live, &st->live_cap, st->live_head + st->nlive + 1,
+                              sizeof *st->live, "a job stream");
+    st->live[st->live_head + st->nlive++] = (stream_entry){ .j = j };
+}
+
+/* A stream's job finished: its summary takes its place, and the summaries at the front
+ * go into the stream's figures. */
+static void stream_fold(job_stream *st, job *j)
+{
+    stream_entry *e = &st->live[st->live_head + (j->number - 1 - st->folded)];
+    e->done = job_summarize(j, j->end_s);
+    e->j = NULL;
+    free(j);
+    while (st->nlive > 0 && !st->live[st->live_head].j) {
+        stream_tally_add(&st->tally, &st->live[st->live_head].done);
+        st->live_head++;
+        st->nlive--;
+        st->folded++;
+    }
+}
+
 /* ---- segments ------------------------------------------------------------------------ */
 
 static void on_segment_end(sim_engine *e, void *data);
@@ -112,10 +159,10 @@ static void on_granted(void *context, const unsigned *gpus, unsigned n)
     j->segment_start_s = now;
     j->segment_restart_s = j->pay_restart ? j->restart_s : 0;
     j->pay_restart = false;
-    running_add(s, j);
     double length = training_segment_s(&j->checkpoint, j->segment_restart_s,
                                        j->work_s - j->saved_s);
     j->event = sim_event_schedule(s->engine, now + length, EVENT_MODEL, on_segment_end, j);
+    running_add(s, j);
 }
 
 /* Work done and saved in the current segment by now. */
@@ -150,6 +197,8 @@ static void on_segment_end(sim_engine *e, void *data)
         job_record r = job_snapshot(j, now);
         s->record(s->record_context, &r);
     }
+    if (!j->spec && !s->keep_jobs)
+        stream_fold(s->streams[j->stream], j); /* j is freed */
 }
 
 /* Cut short now, keeping only the work saved by checkpoints; back to the head of its
@@ -195,6 +244,7 @@ static void on_warned(void *context, double lost_at_s)
     sim_event_cancel(s->engine, j->event);
     j->event = sim_event_schedule(s->engine, now + j->checkpoint.write_s, EVENT_RELEASE,
                                   on_evacuated, j);
+    sim_ranking_update(&s->by_end, j->end_id, now + j->checkpoint.write_s);
     j->state = JOB_EVACUATING;
 }
 
@@ -283,48 +333,51 @@ static bool preempt_for(job_scheduler *s, job *head)
     return enough;
 }
 
-static int by_time(const void *a, const void *b)
+/* The walk to the head's reservation: the running jobs by end time, adding each one's
+ * GPUs to what is free then until the head fits. */
+typedef struct shadow_walk {
+    const job_scheduler *s;
+    unsigned need, free_then;
+    double shadow;
+} shadow_walk;
+
+static bool add_ending(void *context, uint32_t id, double end_s)
 {
-    const victim *x = a, *y = b;
-    if (x->key_time != y->key_time)
-        return x->key_time < y->key_time ? -1 : 1;
-    return x->j->index < y->j->index ? -1 : 1;
+    shadow_walk *w = context;
+    w->free_then += w->s->by_end_id[id]->gpus;
+    if (w->free_then < w->need)
+        return true;
+    w->shadow = end_s;
+    return false;
 }
 
 /* EASY backfilling: the head is reserved the earliest instant at which the running jobs'
  * expected ends free enough GPUs (the shadow time); a later job starts now when it fits
- * and either ends by then or uses only GPUs the head will not need then. */
+ * and either ends by then or uses only GPUs the head will not need then.  The ends come
+ * from the ranking by end time, walked only as far as the head needs. */
 static void backfill(job_scheduler *s)
 {
     job *head = s->queue[0];
-    victim *ends = malloc((s->nrunning + 1) * sizeof *ends);
-    if (!ends)
-        sim_out_of_memory("out of memory backfilling");
-    for (size_t i = 0; i < s->nrunning; i++)
-        ends[i] = (victim){ s->running[i], sim_event_time(s->engine, s->running[i]->event) };
-    qsort(ends, s->nrunning, sizeof *ends, by_time);
-    double shadow = INFINITY;
-    unsigned free_then = gpu_pool_available(s->pool), extra = 0;
-    for (size_t i = 0; i < s->nrunning; i++) {
-        free_then += ends[i].j->gpus;
-        if (free_then >= head->gpus) {
-            shadow = ends[i].key_time;
-            extra = free_then - head->gpus;
-            break;
-        }
-    }
-    free(ends);
+    shadow_walk w = { s, head->gpus, gpu_pool_available(s->pool), INFINITY };
+    sim_ranking_walk(&s->by_end, add_ending, &w);
+    double shadow = w.shadow;
+    unsigned extra = isinf(shadow) ? 0 : w.free_then - head->gpus;
     double now = sim_engine_now(s->engine);
+    unsigned available = gpu_pool_available(s->pool);
     for (size_t k = 1; k < s->nqueue;) {
+        while (k < s->nqueue && s->queue_gpus[k] > available)
+            k++;
+        if (k == s->nqueue)
+            break;
         job *j = s->queue[k];
-        if (j->gpus > gpu_pool_available(s->pool)) {
+        bool ends_before = now + j->queued_length_s <= shadow;
+        if (!ends_before && j->gpus > extra) {
             k++;
             continue;
         }
-        double length = training_segment_s(&j->checkpoint, j->pay_restart ? j->restart_s : 0,
-                                           j->work_s - j->saved_s);
-        bool ends_before = now + length <= shadow;
-        if ((!ends_before && j->gpus > extra) || !try_start(s, j)) {
+        bool started = try_start(s, j);
+        available = gpu_pool_available(s->pool); /* what the pool holds now */
+        if (!started) {
             k++;
             continue;
         }
@@ -355,21 +408,29 @@ static void dispatch(job_scheduler *s)
 
 /* ---- arrivals ------------------------------------------------------------------------ */
 
-static job *job_new(job_scheduler *s)
+/* A new job, the next in arrival order; kept in s->jobs when named (stream: NULL) or
+ * when the scheduler keeps every job, and in its stream's list when it has one. */
+static job *job_new(job_scheduler *s, job_stream *stream)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
         sim_out_of_memory("out of memory adding a job");
-    s->jobs = sim_array_grow(s->jobs, &s->jobs_cap, s->njobs + 1,
-                             sizeof *s->jobs, "a job scheduler");
     j->s = s;
-    j->index = s->njobs;
+    j->index = s->arrived++;
     j->request = -1;
     j->running_pos = NOT_RUNNING;
     j->start_s = j->end_s = NAN;
     j->mfu = NAN;
     j->state = JOB_PENDING;
-    s->jobs[s->njobs++] = j;
+    if (stream) {
+        j->stream = stream->index;
+        stream_keep(stream, j);
+    }
+    if (!stream || s->keep_jobs) {
+        s->jobs = sim_array_grow(s->jobs, &s->jobs_cap, s->njobs + 1, sizeof *s->jobs,
+                                 "a job scheduler");
+        s->jobs[s->njobs++] = j;
+    }
     return j;
 }
 
@@ -405,8 +466,7 @@ static void on_stream_arrival(sim_engine *e, void *data)
 {
     job_stream *st = data;
     const job_stream_spec *sp = st->spec;
-    job *j = job_new(st->s);
-    j->stream = st->index;
+    job *j = job_new(st->s, st);
     j->number = st->arrived + 1;
     j->priority = sp->priority;
     j->checkpoint = sp->checkpoint;
@@ -456,6 +516,11 @@ void job_scheduler_free(job_scheduler *s)
     for (size_t i = 0; i < s->njobs; i++)
         free(s->jobs[i]);
     for (size_t i = 0; i < s->nstreams; i++) {
+        job_stream *st = s->streams[i];
+        for (size_t k = 0; !s->keep_jobs && k < st->nlive; k++) /* kept: freed above */
+            free(st->live[st->live_head + k].j);
+        free(st->live);
+        stream_tally_release(&st->tally);
         gsl_rng_free(s->streams[i]->arrival_rng);
         gsl_rng_free(s->streams[i]->gpus_rng);
         gsl_rng_free(s->streams[i]->duration_rng);
@@ -464,10 +529,16 @@ void job_scheduler_free(job_scheduler *s)
     free(s->streams);
     free(s->jobs);
     free(s->queue);
+    free(s->queue_gpus);
     free(s->running);
+    sim_ranking_release(&s->by_end);
+    sim_ids_release(&s->end_ids);
+    free(s->by_end_id);
     free(s->name);
     free(s);
 }
+
+void job_scheduler_keep_jobs(job_scheduler *s) { s->keep_jobs = true; }
 
 void job_scheduler_set_recorder(job_scheduler *s, job_record_fn fn, void *context)
 {
@@ -504,7 +575,7 @@ int job_scheduler_add_job(job_scheduler *s, const training_spec *spec, char *err
     if (check_job(s, spec->name, spec->gpus, work, &spec->checkpoint, spec->restart_s, err,
                   err_size) != 0)
         return -1;
-    job *j = job_new(s);
+    job *j = job_new(s, NULL);
     j->spec = spec;
     j->gpus = spec->gpus;
     j->priority = spec->priority;
@@ -551,6 +622,7 @@ int job_scheduler_add_stream(job_scheduler *s, const job_stream_spec *spec, char
     st->s = s;
     st->index = s->nstreams;
     st->spec = spec;
+    stream_tally_init(&st->tally);
     char stream[256];
     const char *named = spec->streams ? spec->streams : spec->name;
     snprintf(stream, sizeof stream, "%s.arrivals", named);

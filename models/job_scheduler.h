@@ -64,6 +64,14 @@ void job_scheduler_free(job_scheduler *s);
 /* Called for each job when it completes, and by job_scheduler_finish for the others. */
 void job_scheduler_set_recorder(job_scheduler *s, job_record_fn fn, void *context);
 
+/* Keeps every job of a stream whole to the end, for job_scheduler_job; call before
+ * adding streams.  Without it a stream's finished job is folded into the stream's
+ * figures (and its record given to the recorder) and freed once every job of the stream
+ * that came before it has finished, so that a year of a large cluster holds the jobs
+ * queued and running, not the million that passed; the figures are the same, bit for
+ * bit.  Named jobs (job_scheduler_add_job) are always kept. */
+void job_scheduler_keep_jobs(job_scheduler *s);
+
 /* Adds a job arriving at job->at_s (borrowed: it must outlive the scheduler).  -1 with a
  * message when the job can never run (more GPUs than the pool can ever hold, a negative
  * amount of work...). */
@@ -80,7 +88,8 @@ int job_scheduler_add_stream(job_scheduler *s, const job_stream_spec *stream, ch
  * and wait up to end_s); call once, at the end of the replication. */
 void job_scheduler_finish(job_scheduler *s, double end_s);
 
-/* Jobs arrived so far and the record of the i-th (in arrival order) as of end_s. */
+/* Jobs kept (named ones, and streams' with job_scheduler_keep_jobs) and the record of
+ * the i-th (in arrival order) as of end_s. */
 size_t job_scheduler_jobs(const job_scheduler *s);
 job_record job_scheduler_job(const job_scheduler *s, size_t i, double end_s);
 

@@ -6,6 +6,9 @@
 #include <gsl/gsl_rng.h>
 
 #include "models/job_scheduler.h"
+#include "sim/histogram.h"
+#include "sim/ranking.h"
+#include "sim/stat.h"
 
 typedef enum job_state {
     JOB_PENDING,     /* not arrived yet */
@@ -39,11 +42,34 @@ typedef struct job {
     double evacuation_fallback_s; /* saved_s if a failure cuts the evacuation short */
     double queued_since_s;
     int64_t order;              /* place within its priority class */
+    double queued_length_s;     /* queued: the segment it would run if started now */
     size_t running_pos;
+    uint32_t end_id;            /* running: its id in s->by_end */
     /* results */
     double start_s, end_s, wait_s, held_gpu_s;
     unsigned restarts, preemptions, failures;
 } job;
+
+/* What a stream's figures need of one job, as of the end (or of its finish). */
+typedef struct job_summary {
+    double wait_s, turnaround_s, goodput, gpu_hours;
+    uint32_t restarts, preemptions, failures;
+    bool started, completed;
+} job_summary;
+
+/* A stream's figures over its jobs, added in arrival order (job_scheduler_results.c). */
+typedef struct stream_tally {
+    sim_stat wait, turnaround, goodput;
+    sim_histogram waits;
+    double arrived, completed, gpu_hours, restarts, preemptions, failures;
+} stream_tally;
+
+/* A stream's job not folded yet: the job, or once it finished (and was freed) its
+ * summary. */
+typedef struct stream_entry {
+    job *j; /* NULL: finished, `done` holds what counts */
+    job_summary done;
+} stream_entry;
 
 typedef struct job_stream {
     job_scheduler *s;
@@ -51,6 +77,16 @@ typedef struct job_stream {
     const job_stream_spec *spec;
     gsl_rng *arrival_rng, *gpus_rng, *duration_rng;
     uint64_t arrived;
+    /* Its jobs not folded yet, in arrival order: live[head .. head + n), the first being
+     * job number `folded` + 1.  A finished job is freed and leaves its summary (56 bytes
+     * for 260); summaries at the front are added to `tally`.  So memory follows the jobs
+     * queued and running, and the summaries behind the oldest of them, never the jobs
+     * that passed; adding in arrival order gives the figures a walk over every job at the
+     * end would, bit for bit. */
+    stream_entry *live;
+    size_t live_head, nlive, live_cap;
+    uint64_t folded;
+    stream_tally tally;
 } job_stream;
 
 struct job_scheduler {
@@ -59,12 +95,22 @@ struct job_scheduler {
     scheduler_spec spec;
     char *name;
     uint64_t seed, replication;
-    job **jobs;
+    job **jobs;                 /* kept whole, in arrival order: the named jobs, and a
+                                 * stream's too with keep_jobs */
     size_t njobs, jobs_cap;
+    size_t arrived;             /* jobs that arrived or were added: the next index */
+    bool keep_jobs;
     job **queue;                /* by (class, order) */
+    unsigned *queue_gpus;       /* the same jobs' GPUs, side by side: backfilling looks for
+                                 * the next that fits without reading each job */
     size_t nqueue, queue_cap;
     job **running;              /* RUNNING and EVACUATING, any order */
     size_t nrunning, running_cap;
+    sim_ranking by_end;         /* the same by the end of their segment (or evacuation),
+                                 * ties by arrival: backfilling's reservation */
+    sim_ids end_ids;
+    job **by_end_id;
+    size_t by_end_cap;
     int64_t head_order, tail_order;
     job_stream **streams;
     size_t nstreams, streams_cap;
@@ -76,5 +122,14 @@ struct job_scheduler {
 
 /* The job's record as of end_s. */
 job_record job_snapshot(const job *j, double end_s);
+
+/* What of the job's record as of end_s a stream's figures need. */
+job_summary job_summarize(const job *j, double end_s);
+
+/* A tally starts empty with stream_tally_init and ends with stream_tally_release;
+ * stream_tally_add adds a job's summary. */
+void stream_tally_init(stream_tally *t);
+void stream_tally_release(stream_tally *t);
+void stream_tally_add(stream_tally *t, const job_summary *x);
 
 #endif

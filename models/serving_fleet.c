@@ -502,7 +502,7 @@ void serving_fleet_free(serving_fleet *f)
     sim_ranking_release(&f->by_requests);
     sim_ranking_release(&f->by_tokens);
     free(f->ranked);
-    free(f->spare_ids);
+    sim_ids_release(&f->rank_ids);
     prefix_directory_free(f->directory); /* after the caches, which tell it as they go */
     free(f->cached);
     free(f);

@@ -92,9 +92,7 @@ struct serving_fleet {
     bool rank_tokens;
     serving_slot **ranked; /* by rank id */
     size_t ranked_cap;
-    uint32_t *spare_ids;   /* rank ids free to give again, and ids handed out so far */
-    size_t nspare, spare_cap;
-    uint32_t rank_ids;
+    sim_ids rank_ids;
     replica_shapes *shapes; /* decode costs by batch size at full speed, for all its
                              * replicas */
     uint64_t requests_held; /* requests on all its replicas, draining ones too */

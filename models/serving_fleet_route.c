@@ -123,7 +123,7 @@ static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
 
 void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
 {
-    uint32_t id = f->nspare ? f->spare_ids[--f->nspare] : f->rank_ids++;
+    uint32_t id = sim_ids_take(&f->rank_ids);
     f->ranked = sim_array_grow(f->ranked, &f->ranked_cap, (size_t)id + 1, sizeof *f->ranked,
                                "replicas");
     f->ranked[id] = sl;
@@ -141,9 +141,7 @@ void serving_fleet_unrank(serving_fleet *f, serving_slot *sl)
     sim_ranking_remove(&f->by_requests, id);
     if (f->rank_tokens)
         sim_ranking_remove(&f->by_tokens, id);
-    f->spare_ids = sim_array_grow(f->spare_ids, &f->spare_cap, f->nspare + 1,
-                                  sizeof *f->spare_ids, "replicas");
-    f->spare_ids[f->nspare++] = id;
+    sim_ids_give(&f->rank_ids, id);
     sl->rank_id = SIM_RANKING_NONE;
 }
 

@@ -53,6 +53,7 @@ void sim_ranking_release(sim_ranking *r)
 {
     free(r->heap);
     free(r->at);
+    free(r->frontier);
     *r = (sim_ranking){ 0 };
 }
 
@@ -100,7 +101,86 @@ void sim_ranking_update(sim_ranking *r, uint32_t id, double value)
         sift_down(r, i);
 }
 
+/* ---- walking in order: a small heap of the heap's places still to visit ---------- */
+
+static bool place_before(const sim_ranking *r, size_t a, size_t b)
+{
+    return before(&r->heap[a], &r->heap[b]);
+}
+
+static void frontier_push(sim_ranking *r, size_t *n, size_t pos)
+{
+    r->frontier = sim_array_grow(r->frontier, &r->frontier_cap, *n + 1, sizeof *r->frontier,
+                                 "a ranking");
+    size_t i = (*n)++;
+    while (i > 0 && place_before(r, pos, r->frontier[(i - 1) / 2])) {
+        r->frontier[i] = r->frontier[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    r->frontier[i] = pos;
+}
+
+static size_t frontier_pop(sim_ranking *r, size_t *n)
+{
+    size_t top = r->frontier[0], x = r->frontier[--(*n)], i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && place_before(r, r->frontier[c + 1], r->frontier[c]))
+            c++;
+        if (!place_before(r, r->frontier[c], x))
+            break;
+        r->frontier[i] = r->frontier[c];
+        i = c;
+    }
+    if (*n > 0)
+        r->frontier[i] = x;
+    return top;
+}
+
+void sim_ranking_walk(sim_ranking *r, bool (*visit)(void *context, uint32_t id, double value),
+                      void *context)
+{
+    size_t n = 0;
+    if (r->n)
+        frontier_push(r, &n, 0);
+    while (n > 0) { /* a place's entry comes before its children's: the least of the
+                       frontier is the least not yet visited */
+        size_t pos = frontier_pop(r, &n);
+        if (!visit(context, r->heap[pos].id, r->heap[pos].value))
+            return;
+        for (size_t c = 2 * pos + 1; c <= 2 * pos + 2 && c < r->n; c++)
+            frontier_push(r, &n, c);
+    }
+}
+
 size_t sim_ranking_memory_bytes(const sim_ranking *r)
 {
-    return r->cap * sizeof *r->heap + r->ids * sizeof *r->at;
+    return r->cap * sizeof *r->heap + r->ids * sizeof *r->at
+           + r->frontier_cap * sizeof *r->frontier;
+}
+
+/* ---- ids ------------------------------------------------------------------------------ */
+
+uint32_t sim_ids_take(sim_ids *ids)
+{
+    if (ids->nspare)
+        return ids->spare[--ids->nspare];
+    if (ids->next == SIM_RANKING_NONE)
+        sim_fatal("sim_ids_take: out of ids");
+    return ids->next++;
+}
+
+void sim_ids_give(sim_ids *ids, uint32_t id)
+{
+    ids->spare = sim_array_grow(ids->spare, &ids->cap, ids->nspare + 1, sizeof *ids->spare,
+                                "ids");
+    ids->spare[ids->nspare++] = id;
+}
+
+void sim_ids_release(sim_ids *ids)
+{
+    free(ids->spare);
+    *ids = (sim_ids){ 0 };
 }

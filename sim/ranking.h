@@ -28,7 +28,21 @@ typedef struct sim_ranking {
     size_t n, cap;
     uint32_t *at;  /* by id: its place in heap, or SIM_RANKING_NONE */
     size_t ids;
+    size_t *frontier; /* sim_ranking_walk's */
+    size_t frontier_cap;
 } sim_ranking;
+
+/* Small ids to rank by, handed out and taken back: the lowest never used, or the last
+ * given back.  Zero-filled is empty; sim_ids_release frees it. */
+typedef struct sim_ids {
+    uint32_t *spare;
+    size_t nspare, cap;
+    uint32_t next;
+} sim_ids;
+
+uint32_t sim_ids_take(sim_ids *ids);
+void sim_ids_give(sim_ids *ids, uint32_t id);
+void sim_ids_release(sim_ids *ids);
 
 #define SIM_RANKING_NONE UINT32_MAX
 
@@ -51,6 +65,13 @@ static inline uint32_t sim_ranking_least(const sim_ranking *r)
 {
     return r->n ? r->heap[0].id : SIM_RANKING_NONE;
 }
+
+/* Calls visit with each id in increasing (value, tie) order until it returns false:
+ * O(k log k) for the first k, without disturbing the ranking (visit must not change
+ * it).  EASY backfilling walks the running jobs by end time this way until enough GPUs
+ * are free. */
+void sim_ranking_walk(sim_ranking *r, bool (*visit)(void *context, uint32_t id, double value),
+                      void *context);
 
 size_t sim_ranking_memory_bytes(const sim_ranking *r);
 

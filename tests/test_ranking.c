@@ -63,3 +63,58 @@ Test(ranking, matches_a_scan_through_random_changes)
     gsl_rng_free(g);
     sim_ranking_release(&r);
 }
+
+typedef struct walked {
+    uint32_t ids[400];
+    size_t n, stop_after;
+} walked;
+
+static bool note(void *context, uint32_t id, double value)
+{
+    walked *w = context;
+    w->ids[w->n++] = id;
+    return w->n < w->stop_after;
+}
+
+Test(ranking, walks_in_order_and_stops_when_told)
+{
+    enum { N = 400 };
+    double value[N];
+    sim_ranking r = { 0 };
+    gsl_rng *g = sim_rng_stream(11, 0, "ranking walk test");
+    for (uint32_t id = 0; id < N; id++) {
+        value[id] = (double)gsl_rng_uniform_int(g, 50);
+        sim_ranking_insert(&r, id, value[id], id);
+    }
+    for (uint32_t id = 0; id < N; id += 3) { /* some move, so the heap is not as built */
+        value[id] = (double)gsl_rng_uniform_int(g, 50);
+        sim_ranking_update(&r, id, value[id]);
+    }
+    walked w = { .stop_after = N };
+    sim_ranking_walk(&r, note, &w);
+    cr_assert_eq(w.n, N);
+    for (size_t k = 1; k < N; k++) {
+        uint32_t a = w.ids[k - 1], b = w.ids[k];
+        cr_assert(value[a] < value[b] || (value[a] == value[b] && a < b),
+                  "place %zu: id %u (%g) before id %u (%g)", k, a, value[a], b, value[b]);
+    }
+    walked first = { .stop_after = 7 };
+    sim_ranking_walk(&r, note, &first);
+    cr_expect_eq(first.n, 7, "the walk stops when visit says so");
+    cr_expect_arr_eq(first.ids, w.ids, 7 * sizeof *w.ids);
+    cr_expect_eq(sim_ranking_least(&r), w.ids[0], "and leaves the ranking as it was");
+    gsl_rng_free(g);
+    sim_ranking_release(&r);
+}
+
+Test(ranking, ids_come_back)
+{
+    sim_ids ids = { 0 };
+    cr_expect_eq(sim_ids_take(&ids), 0);
+    cr_expect_eq(sim_ids_take(&ids), 1);
+    cr_expect_eq(sim_ids_take(&ids), 2);
+    sim_ids_give(&ids, 1);
+    cr_expect_eq(sim_ids_take(&ids), 1, "the one given back first");
+    cr_expect_eq(sim_ids_take(&ids), 3);
+    sim_ids_release(&ids);
+}

@@ -297,6 +297,7 @@ Test(training, jobs_run_on_whole_gangs_only)
                            .checkpoint = { 1800, 60 }, .restart_s = 120 };
     char err[256];
     cr_assert_eq(sim_dist_empirical(&st.gpus, sizes, NULL, 6, false, err, sizeof err), 0);
+    job_scheduler_keep_jobs(w.sched); /* check_gangs looks at every job */
     cr_assert_eq(job_scheduler_add_stream(w.sched, &st, err, sizeof err), 0, "%s", err);
     gang_check g = { &w, 0, 0 };
     sim_event_schedule(w.engine, 1, 0, check_gangs, &g);
@@ -416,6 +417,7 @@ Test(training, a_trace_replays_its_jobs)
     job_stream_spec st = { .name = "replay", .has_trace = true,
                            .trace = { .at_s = at, .gpus = gpus, .duration_s = dur, .n = 2 } };
     char err[256];
+    job_scheduler_keep_jobs(w.sched); /* to read the finished jobs' records */
     cr_assert_eq(job_scheduler_add_stream(w.sched, &st, err, sizeof err), 0, "%s", err);
     sim_engine_run_until(w.engine, 1000);
     cr_assert_eq(job_scheduler_jobs(w.sched), 2);
@@ -654,4 +656,54 @@ Test(training, jobs_csv_has_a_row_per_job_finished_or_not)
         "goodput,mfu_effective,restarts,preemptions,failures,completed\n"
         "0,A,A,0,0,100,0,8,0.2222222222222222,100,1,,0,0,0,1\n"
         "0,B,B,50,100,,50,8,0.1111111111111111,50,1,,0,0,0,0\n");
+}
+
+/* A stream's figures from jobs folded as they finish equal those of every job kept to
+ * the end, bit for bit, and folding leaves only the jobs still in hand in memory. */
+static void stream_figures(bool keep, sim_metrics *m, size_t *live)
+{
+    pool_capacity c = { .kind = POOL_DEDICATED, .count = 64, .max = 64, .mtbf_s = 2e5,
+                        .repair_s = sim_dist_constant(3600) };
+    world w = make_world(&c, SCHED_BACKFILL);
+    double sizes[] = { 1, 2, 4, 8, 16, 32 };
+    job_stream_spec st = { .name = "stream", .interarrival_s = sim_dist_exponential(1200),
+                           .duration_s = sim_dist_lognormal(3600, 1.0),
+                           .checkpoint = { 1800, 60 }, .restart_s = 120 };
+    char err[256];
+    cr_assert_eq(sim_dist_empirical(&st.gpus, sizes, NULL, 6, false, err, sizeof err), 0);
+    if (keep)
+        job_scheduler_keep_jobs(w.sched);
+    cr_assert_eq(job_scheduler_add_stream(w.sched, &st, err, sizeof err), 0, "%s", err);
+    sim_engine_run_until(w.engine, 20 * 86400.0);
+    training_record_metrics(w.sched, 20 * 86400.0, 2.5, m);
+    *live = w.sched->streams[0]->nlive;
+    free_world(&w);
+    sim_dist_release(&st.gpus);
+}
+
+Test(training, folding_finished_jobs_changes_no_figure)
+{
+    sim_metrics kept, folded;
+    sim_metrics_init(&kept);
+    sim_metrics_init(&folded);
+    size_t live_kept, live_folded;
+    stream_figures(true, &kept, &live_kept);
+    stream_figures(false, &folded, &live_folded);
+    static const char *const names[] = { "jobs_arrived", "jobs_completed", "wait_mean_s",
+                                         "wait_p99_s", "turnaround_mean_s", "goodput_mean",
+                                         "gpu_hours", "restarts", "failures", "cost_usd" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const sim_metric *a = sim_metrics_find(&kept, "workload", "stream", names[i]);
+        const sim_metric *b = sim_metrics_find(&folded, "workload", "stream", names[i]);
+        cr_assert(a && b, "%s", names[i]);
+        cr_expect(a->replications.mean == b->replications.mean, "%s: kept %.17g, folded %.17g",
+                  names[i], a->replications.mean, b->replications.mean);
+    }
+    const sim_metric *arrived = sim_metrics_find(&kept, "workload", "stream", "jobs_arrived");
+    cr_expect_eq(live_kept, (size_t)arrived->replications.mean, "kept: every job");
+    cr_expect_lt(live_folded * 4, live_kept, "folded: %zu of %zu jobs still held", live_folded,
+                 live_kept);
+    cr_expect_gt(arrived->replications.mean, 1300, "about 1,440 jobs in 20 days");
+    sim_metrics_release(&kept);
+    sim_metrics_release(&folded);
 }

@@ -13,6 +13,15 @@ double bench_now_s(void);
 /* Peak resident memory of this process so far, in MiB. */
 double bench_peak_rss_mib(void);
 
+/* CPU seconds this process has used (user and system). */
+double bench_cpu_s(void);
+
+/* work(arg, out) in a child process of its own, out (size bytes) copied back: a
+ * measurement whose peak memory is its own, not the largest of the runs before it.
+ * 0, or -1 when the child failed. */
+int bench_in_child(void (*work)(const void *arg, void *out), const void *arg, void *out,
+                   size_t size);
+
 /* How many times each measurement is repeated; the fastest run counts, since on a
  * shared machine noise only ever adds time. */
 enum { BENCH_REPEATS = 3 };
@@ -31,6 +40,10 @@ void bench_fleet_ladder_table(int quick);
 void bench_disaggregated_table(int quick);
 void bench_prefix_table(int quick);
 void bench_training_table(int quick);
+/* A year of 1,000 to 100,000 GPUs at high load: jobs per CPU second, peak memory. */
+void bench_training_ladder_table(int quick);
+/* One cluster of the ladder at an offered load, in this process (for a profiler). */
+void bench_training_cluster(unsigned gpus, double load);
 void bench_gpu_tasks_table(int quick);
 /* A 16 x 8 sweep through the binary with --jobs 1 and --jobs 2: the speed-up. */
 void bench_sweep_table(int quick);

@@ -7,9 +7,6 @@
  * a child process of its own so that one size's peak does not hide the next one's. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "lua/catalog.h"
@@ -19,14 +16,6 @@ typedef struct rung {
     double seconds;       /* CPU time of the fastest repeat */
     double requests, events, model_mb, peak_mib;
 } rung;
-
-static double cpu_s(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec
-           + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
-}
 
 /* In the child: the fastest of `repeats` runs, then the child's peak memory. */
 static rung measure(const catalog *cat, unsigned replicas, int repeats)
@@ -41,10 +30,10 @@ static rung measure(const catalog *cat, unsigned replicas, int repeats)
             fprintf(stderr, "bench: %s\n", err);
             exit(1);
         }
-        double start = cpu_s();
+        double start = bench_cpu_s();
         serving_start(s);
         sim_engine_run_until(e, 60);
-        double t = cpu_s() - start;
+        double t = bench_cpu_s() - start;
         if (t < best.seconds) {
             best.seconds = t;
             best.requests = (double)serving_get_stats(s)->arrived;
@@ -58,26 +47,16 @@ static rung measure(const catalog *cat, unsigned replicas, int repeats)
     return best;
 }
 
-static int run_rung(const catalog *cat, unsigned replicas, int repeats, rung *out)
+typedef struct rung_arg {
+    const catalog *cat;
+    unsigned replicas;
+    int repeats;
+} rung_arg;
+
+static void measure_in_child(const void *arg, void *out)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(fd[0]);
-        rung r = measure(cat, replicas, repeats);
-        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
-    }
-    close(fd[1]);
-    ssize_t got = read(fd[0], out, sizeof *out);
-    close(fd[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    return got == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    const rung_arg *a = arg;
+    *(rung *)out = measure(a->cat, a->replicas, a->repeats);
 }
 
 void bench_fleet_ladder_table(int quick)
@@ -100,7 +79,8 @@ void bench_fleet_ladder_table(int quick)
         rung r;
         /* the small sizes take milliseconds: more repeats; the large ones seconds: one */
         int repeats = SIZES[k] >= 8000 ? 1 : 3 * BENCH_REPEATS;
-        if (run_rung(&cat, SIZES[k], repeats, &r) != 0) {
+        rung_arg arg = { &cat, SIZES[k], repeats };
+        if (bench_in_child(measure_in_child, &arg, &r, sizeof r) != 0) {
             printf("WARNING: the run of %u replicas failed\n", SIZES[k]);
             break;
         }

@@ -2,9 +2,12 @@
  * with the same flags, so each line's ratio comes from one run on one machine.
  * --quick runs smaller sizes (a smoke test of the benchmark itself). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "sim/version.h"
@@ -23,6 +26,40 @@ double bench_peak_rss_mib(void)
     return (double)usage.ru_maxrss / 1024; /* Linux reports KiB */
 }
 
+int bench_in_child(void (*work)(const void *arg, void *out), const void *arg, void *out,
+                   size_t size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        work(arg, out);
+        _exit(write(fd[1], out, size) == (ssize_t)size ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], out, size);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == (ssize_t)size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+double bench_cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec
+           + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -32,8 +69,14 @@ int main(int argc, char **argv)
         bench_prefix_table(0);
         return 0;
     }
-    if (argc > 1 && !strcmp(argv[1], "--ladder")) {
+    if (argc > 3 && !strcmp(argv[1], "--cluster")) { /* GPUS LOAD: one, to profile */
+        bench_training_cluster((unsigned)atoi(argv[2]), atof(argv[3]));
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--ladder")) { /* the scaling tables alone */
         bench_fleet_ladder_table(0);
+        printf("\n");
+        bench_training_ladder_table(0);
         return 0;
     }
     bench_mm8_table(quick);
@@ -55,6 +98,8 @@ int main(int argc, char **argv)
     bench_hold_table(quick);
     printf("\n");
     bench_training_table(quick);
+    printf("\n");
+    bench_training_ladder_table(quick);
     printf("\n");
     bench_sweep_table(quick);
     return 0;
