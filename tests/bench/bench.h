@@ -13,6 +13,10 @@ double bench_now_s(void);
 /* Peak resident memory of this process so far, in MiB. */
 double bench_peak_rss_mib(void);
 
+/* In a bench_in_child child: its peak resident memory less what it shared with the
+ * parent at the fork (its own run's peak); elsewhere bench_peak_rss_mib. */
+double bench_own_peak_mib(void);
+
 /* CPU seconds this process has used (user and system). */
 double bench_cpu_s(void);
 

@@ -43,7 +43,7 @@ static rung measure(const catalog *cat, unsigned replicas, int repeats)
         serving_free(s);
         sim_engine_free(e);
     }
-    best.peak_mib = bench_peak_rss_mib();
+    best.peak_mib = bench_own_peak_mib();
     return best;
 }
 

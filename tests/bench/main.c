@@ -26,6 +26,24 @@ double bench_peak_rss_mib(void)
     return (double)usage.ru_maxrss / 1024; /* Linux reports KiB */
 }
 
+/* The child's resident memory when it started, in MiB (0 in the parent): its peak
+ * counts the parent's pages it shares from the start. */
+static double resident_at_fork_mib;
+
+static double resident_mib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
+double bench_own_peak_mib(void) { return bench_peak_rss_mib() - resident_at_fork_mib; }
+
 int bench_in_child(void (*work)(const void *arg, void *out), const void *arg, void *out,
                    size_t size)
 {
@@ -41,6 +59,7 @@ int bench_in_child(void (*work)(const void *arg, void *out), const void *arg, vo
     }
     if (pid == 0) {
         close(fd[0]);
+        resident_at_fork_mib = resident_mib();
         work(arg, out);
         _exit(write(fd[1], out, size) == (ssize_t)size ? 0 : 1);
     }

@@ -87,7 +87,7 @@ static void run_cluster(const void *arg, void *out)
         gpu_pool_free(pool);
         sim_engine_free(e);
     }
-    res->peak_mib = bench_peak_rss_mib();
+    res->peak_mib = bench_own_peak_mib();
     sim_dist_release(&st.gpus);
 }
 
