@@ -100,12 +100,6 @@ void replica_shapes_free(replica_shapes *t)
     free(t);
 }
 
-size_t replica_shapes_memory_bytes(const replica_config *c)
-{
-    return sizeof(replica_shapes) + (most_batch(c) + 1) * sizeof(perf_decode_shape)
-                                        * (c->spec_k ? 2 : 1);
-}
-
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context)
 {

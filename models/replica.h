@@ -154,7 +154,6 @@ typedef struct replica_shapes replica_shapes;
 replica_shapes *replica_shapes_create(const replica_config *c);
 /* NULL is fine. */
 void replica_shapes_free(replica_shapes *t);
-size_t replica_shapes_memory_bytes(const replica_config *c);
 
 /* Called when a request completes (finish_s set) or is dropped (dropped true). */
 typedef void (*replica_done_fn)(void *context, llm_request *request, bool dropped);

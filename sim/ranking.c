@@ -155,12 +155,6 @@ void sim_ranking_walk(sim_ranking *r, bool (*visit)(void *context, uint32_t id, 
     }
 }
 
-size_t sim_ranking_memory_bytes(const sim_ranking *r)
-{
-    return r->cap * sizeof *r->heap + r->ids * sizeof *r->at
-           + r->frontier_cap * sizeof *r->frontier;
-}
-
 /* ---- ids ------------------------------------------------------------------------------ */
 
 uint32_t sim_ids_take(sim_ids *ids)

@@ -73,6 +73,4 @@ static inline uint32_t sim_ranking_least(const sim_ranking *r)
 void sim_ranking_walk(sim_ranking *r, bool (*visit)(void *context, uint32_t id, double value),
                       void *context);
 
-size_t sim_ranking_memory_bytes(const sim_ranking *r);
-
 #endif
