@@ -15,7 +15,7 @@
 
 static const char *const DEVICE_KEYS[] = {
     "kind", "tflops", "memory", "memory_cuda", "bandwidth_gbs", "nvlink_gbs", "scale_up", "network", "pcie_gen",
-    "idle_w", "tdp_w", "usd_per_hour", "price_date", "price_source", "purchase_usd",
+    "idle_w", "loaded_w", "tdp_w", "usd_per_hour", "price_date", "price_source", "purchase_usd",
     "purchase_date", "purchase_source", "cores", NULL,
 };
 static const char *const SCALE_UP_KEYS[] = { "devices", "gbs", NULL };
@@ -158,6 +158,8 @@ static int convert_device(load_context *c, const fields_object *o, const char *n
                  || fields_read_number(c, o, "pcie_gen", false, 4, 1, 7, true, &pcie_gen)
                  || fields_read_number(c, o, "idle_w", true, 0, 0, 1e5, true, &d->idle_w)
                  || fields_read_number(c, o, "tdp_w", true, 0, d->idle_w, 1e5, true, &d->tdp_w)
+                 || fields_read_number(c, o, "loaded_w", false, 0, d->idle_w, d->tdp_w, true,
+                                       &d->loaded_w)
                  || fields_read_number(c, o, "usd_per_hour", false, NAN, 0, 1e6, true,
                                        &d->usd_per_hour)
                  || fields_read_string(c, o, "price_date", false, &d->price_date)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lua/cost_load.h"
+#include "lua/power_load.h"
 #include "lua/profile_load.h"
 #include "models/profile.h"
 #include "lua/scaler.h"
@@ -17,7 +18,7 @@
 const char *const POOL_KINDS[] = { "dedicated", "cloud", "spot", NULL };
 
 #define COMMON_KEYS "gpu", "site", "mtbf", "repair", "noisy", "mig", "bandwidth_interference", \
-    "time_slicing", "scheduler", "cost", "profile"
+    "time_slicing", "scheduler", "cost", "profile", "power"
 #define ELASTIC_KEYS COMMON_KEYS, "count", "min", "max", "provision", "unavailable", \
     "ceiling", "retry", "autoscaler"
 static const char *const DEDICATED_KEYS[] = { "count", COMMON_KEYS, NULL };
@@ -223,6 +224,7 @@ int pool_load_convert(load_context *c, const fields_object *p, pool_spec *out, b
     if (bad)
         return -1;
     if (cost_load_convert(c, p, &out->cost, &out->has_cost) != 0
+        || power_load_convert(c, p, out) != 0
         || training_load_convert_scheduler(c, p, &out->scheduler) != 0
         || sharing_load_convert_noisy(c, p, &out->noisy, &out->has_noisy) != 0
         || sharing_load_convert(c, p, &out->sharing) != 0)
@@ -335,6 +337,8 @@ int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *
 {
     const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
     if (out->has_cost && cost_load_resolve_price(c, p, &out->cost, whole) != 0)
+        return -1;
+    if (power_load_resolve(c, p, out, whole) != 0)
         return -1;
     if (whole && resolve_profile(c, p, out, cat, whole) != 0)
         return -1;

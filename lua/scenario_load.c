@@ -632,7 +632,7 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most, reserve);
     unsigned best = 0;
     if (!tp_given && fit) {
-        perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
+        perf_profile base = pool_profile(p, d);
         perf_profile profile = engine_apply_profile(engine, &base, d);
         perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
                           .kv = kv, .tp = 1, .expert_parallel = spec->expert_parallel,
@@ -704,7 +704,7 @@ static int convert_overflow(load_context *c, const fields_object *w, scenario *s
 static int convert_kv_link(load_context *c, const fields_object *w, const pool_spec *p,
                            const device_spec *d, unsigned tp, inference_spec *out)
 {
-    perf_profile profile = p->has_profile ? p->profile : perf_default_profile(d);
+    perf_profile profile = pool_profile(p, d);
     static const char *const scopes[] = { "per_replica", "per_node", "one", NULL };
     int top = lua_gettop(c->L);
     fields_object link = { 0 };
@@ -1032,9 +1032,11 @@ static int convert_job_workload(load_context *c, const fields_object *w, scenari
                            "pool such as fs.dedicated { gpu = \"H100-SXM\", count = 64 }", p->name);
     }
     const char *gpu = p->unit_device ? p->unit_device : p->gpu;
+    const device_spec *d = catalog_device(&sc->catalog, gpu);
+    perf_profile profile = d ? pool_profile(p, d) : p->profile;
     if (!strcmp(w->kind, "training"))
         return training_load_convert(c, w, &sc->catalog, pool, gpu,
-                                     p->has_profile ? &p->profile : NULL,
+                                     d || p->has_profile ? &profile : NULL,
                                      &sc->trainings[sc->ntrainings++]);
     return training_load_convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }

@@ -11,12 +11,13 @@ struct cost_meter {
     const cost_spec *spec;
     double per;              /* units per GPU */
     unsigned owned_gpus;
-    double idle_w, tdp_w;
+    const power_spec *power; /* NULL: draws nothing */
     double start_s, last_s;
     unsigned held;           /* units */
     double held_area;        /* unit-seconds held */
     double excess_area;      /* reserved: unit-seconds beyond the reservation */
-    double busy_area;        /* unit-seconds working */
+    double loaded_area;      /* unit-seconds holding a model */
+    double work_j;           /* joules of work above loaded idle, whole GPUs' */
     double closed_usd;       /* rentals returned (per-hour billing, minimums) */
     double *open_since;      /* by unit: rental start, or NaN */
     size_t nopen;
@@ -50,8 +51,8 @@ double egress_tier_cost(const egress_tier *tiers, size_t n, double gb)
     return usd;
 }
 
-cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double idle_w,
-                              double tdp_w, unsigned units_per_gpu, double now_s)
+cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, const power_spec *power,
+                              unsigned units_per_gpu, double now_s)
 {
     cost_meter *m = calloc(1, sizeof *m);
     if (!m)
@@ -59,8 +60,7 @@ cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double
     m->spec = spec;
     m->per = units_per_gpu ? units_per_gpu : 1;
     m->owned_gpus = owned_gpus;
-    m->idle_w = idle_w;
-    m->tdp_w = tdp_w;
+    m->power = power;
     m->start_s = m->last_s = now_s;
     return m;
 }
@@ -127,10 +127,16 @@ void cost_meter_return(cost_meter *m, unsigned unit, double t_s)
     }
 }
 
-void cost_meter_add_busy(cost_meter *m, double unit_seconds)
+void cost_meter_add_loaded(cost_meter *m, double unit_seconds)
 {
     if (unit_seconds > 0)
-        m->busy_area += unit_seconds;
+        m->loaded_area += unit_seconds;
+}
+
+void cost_meter_add_work(cost_meter *m, const perf_phases *unit_seconds)
+{
+    if (m->power)
+        m->work_j += power_work_joules(&m->power->model, unit_seconds);
 }
 
 void cost_meter_egress(cost_meter *m, double bytes, double t_s)
@@ -199,8 +205,14 @@ cost_breakdown cost_meter_read(const cost_meter *m, double t_s)
         b.compute_usd = owned_usd(m, elapsed);
         break;
     }
-    double joules = (m->idle_w * held_area + (m->tdp_w - m->idle_w) * m->busy_area) / m->per;
-    b.energy_kwh = joules / 3.6e6 * (s->pue > 0 ? s->pue : 1);
+    const power_spec *p = m->power;
+    if (p) {
+        const power_model *d = &p->model;
+        double gpu_j = d->idle_w * held_area + (d->loaded_w - d->idle_w) * m->loaded_area + m->work_j;
+        b.gpu_kwh = gpu_j / m->per / 3.6e6;
+        b.host_kwh = p->host_w * held_area / m->per / 3.6e6;
+        b.energy_kwh = (b.gpu_kwh + b.host_kwh) * p->pue;
+    }
     if (s->pays_power)
         b.power_usd = b.energy_kwh * s->usd_per_kwh;
     b.egress_usd = m->egress_usd;

@@ -12,8 +12,10 @@
  *     up) for the GPUs the pool owns, per second of the month;
  *   - COST_OWNED: bought hardware, depreciated straight-line: (purchase - residual) over
  *     `years`, plus hosting per month (space, cooling, network, staff).
- * Power: every GPU held draws idle_w, plus (tdp_w - idle_w) x its busy share (a linear
- * power curve); the energy (kWh) is reported for every pool, and billed (x PUE x
+ * Power (models/power.h): a GPU held draws its idle power, one holding a model (a
+ * replica's, a job's) its loaded-idle power, and above it what its work by phase draws;
+ * each GPU held adds its share of the server's host power; the facility multiplies the
+ * sum by its PUE.  The energy is reported for every pool, and billed (facility kWh x
  * usd_per_kwh) only where the scenario pays for power (monthly and owned pools; a cloud
  * price already includes it).
  * Egress: bytes sent to users, priced by monthly tiers of GB (the first tier from 0),
@@ -24,6 +26,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "models/perf.h"
+#include "models/power.h"
 
 #define COST_MONTH_S (730.0 * 3600)
 #define COST_YEAR_S (8760.0 * 3600)
@@ -52,7 +57,7 @@ typedef struct cost_spec {
     double years, residual;       /* owned: depreciation period; value left, fraction */
     double hosting_usd_per_month; /* owned: per GPU, or per server with gpus_per_server */
     bool pays_power;
-    double pue, usd_per_kwh;
+    double pue, usd_per_kwh;      /* pue: the default of the pool's power.pue */
     egress_tier *egress;          /* owned; NULL: egress is free */
     size_t negress;
 } cost_spec;
@@ -69,18 +74,19 @@ double egress_tier_cost(const egress_tier *tiers, size_t n, double gb);
 /* What a pool has cost so far. */
 typedef struct cost_breakdown {
     double compute_usd, power_usd, egress_usd, total_usd;
-    double energy_kwh;
+    double energy_kwh;       /* at the facility: (GPUs + hosts) x PUE */
+    double gpu_kwh, host_kwh;/* the IT energy's two parts */
     double egress_gb;
 } cost_breakdown;
 
 typedef struct cost_meter cost_meter;
 
 /* A meter from time now_s for a pool that owns owned_gpus GPUs (monthly, owned: what is
- * paid for; others: ignored) of a device drawing idle_w to tdp_w, counting in units of
- * 1 / units_per_gpu GPU (MIG slices, time-slicing tenants).  spec is borrowed.  NULL if
- * out of memory. */
-cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, double idle_w,
-                              double tdp_w, unsigned units_per_gpu, double now_s);
+ * paid for; others: ignored) whose power is `power` (NULL: none drawn), counting in
+ * units of 1 / units_per_gpu GPU (MIG slices, time-slicing tenants).  spec and power
+ * are borrowed.  NULL if out of memory. */
+cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, const power_spec *power,
+                              unsigned units_per_gpu, double now_s);
 /* NULL is fine. */
 void cost_meter_free(cost_meter *m);
 
@@ -89,9 +95,10 @@ void cost_meter_free(cost_meter *m);
 void cost_meter_rent(cost_meter *m, unsigned unit, double t_s);
 void cost_meter_return(cost_meter *m, unsigned unit, double t_s);
 
-/* Adds unit-seconds of work (for power: a unit busy half of a 10 s span is 5), from
- * whoever measures it (a job scheduler's allocated GPUs, replicas' busy time). */
-void cost_meter_add_busy(cost_meter *m, double unit_seconds);
+/* Adds unit-seconds of units holding a model (granted to a replica or a job: loaded
+ * idle at least), and unit-seconds of work by phase (replicas' iterations, jobs' steps). */
+void cost_meter_add_loaded(cost_meter *m, double unit_seconds);
+void cost_meter_add_work(cost_meter *m, const perf_phases *unit_seconds);
 
 /* bytes sent to users at t_s. */
 void cost_meter_egress(cost_meter *m, double bytes, double t_s);

@@ -47,6 +47,8 @@ typedef struct device_spec {
     double network_latency_s;       /* a collective step's alpha over it; 0 = not stated */
     double pcie_bytes_per_s;        /* host link, one direction, x16 */
     double idle_w, tdp_w;
+    double loaded_w;                /* drawn holding a model with no work (clocks up); 0 =
+                                     * not stated (models/power.h) */
     double usd_per_hour;            /* NaN when the catalog has no price */
     double purchase_usd;            /* typical price of one device bought; NaN when unknown */
     char *price_date, *price_source;

@@ -1,4 +1,5 @@
 #include "models/estimate.h"
+#include "models/power.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -151,6 +152,16 @@ static int estimate_serving(const model_spec *m, const device_spec *d,
                                                                            + req->output / 2) };
     r->decode = perf_iteration(&setup, &step, &r->decode_ops);
     r->decode_tokens_per_s = batch / r->decode.total_s;
+    power_model pm;
+    char why[320];
+    if (power_model_of(d, NULL, &pm, why, sizeof why) == 0) {
+        r->prefill_w = power_step_w(&pm, &r->first_token);
+        r->decode_w = power_step_w(&pm, &r->decode);
+        r->prefill_j_per_token = r->tp * r->prefill_w * r->first_token.total_s / req->prompt;
+        r->decode_j_per_token = r->tp * r->decode_w * r->decode.total_s / batch;
+    } else {
+        r->prefill_w = r->decode_w = r->prefill_j_per_token = r->decode_j_per_token = NAN;
+    }
     r->throughput = perf_best_throughput(&setup, req->gpus, req->prompt, req->output);
     r->nspec = 0;
     r->spec_tokens = 0;

@@ -108,6 +108,9 @@ typedef struct estimate_result {
     perf_breakdown first_token_ops, decode_ops; /* per operator, for the explanation */
     unsigned batch;               /* the decode batch: --batch within max_batch */
     double decode_tokens_per_s;   /* batch / decode step */
+    /* power (models/power.h, no cap): each device's mean draw in the first token's
+     * prefill and in the decode step, and the replica's joules per token of each */
+    double prefill_w, decode_w, prefill_j_per_token, decode_j_per_token;
     double spec_tokens;           /* tokens a speculative round yields (0: not asked) */
     unsigned nspec;               /* batch sizes of 1, 4, 16, 64, 256, 1024 within max_batch */
     estimate_speculation spec[ESTIMATE_SPEC_BATCHES];

@@ -7,7 +7,13 @@
 typedef enum event_order {
     /* A time bucket closes before anything else at its boundary, so an event at the
      * boundary counts in the next bucket (as [start, end) buckets say). */
-    EVENT_BUCKET = -2,
+    EVENT_BUCKET = -3,
+    /* A pool's bucket closes after its workloads' buckets, which hand it their replicas'
+     * work of the bucket (its energy). */
+    EVENT_POOL_BUCKET = -2,
+    /* At the warm-up's end a workload closes its bucket early, as its pools do, handing
+     * them the work done so far before they read their meters. */
+    EVENT_WORKLOAD_WARMUP = -2,
     /* The warm-up ends next: what happens at its instant is measured. */
     EVENT_WARMUP = -1,
     /* Resources freed at an instant serve the arrivals of that instant: a GPU task's

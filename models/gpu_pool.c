@@ -49,6 +49,7 @@ typedef struct request {
     unsigned n, ready;
     bool granted;
     double asked_s;
+    perf_phases share;   /* of its time its GPUs spend in each phase of work (power) */
     sim_event_id loss;   /* pending end of a preemption notice */
     size_t slots[];      /* n */
 } request;
@@ -71,6 +72,10 @@ struct gpu_pool {
     unsigned ordered;    /* ORDERED + PROVISIONING */
     unsigned renting;    /* held + PROVISIONING: what counts toward the provider's ceiling */
     unsigned busy;
+    /* GPUs granted to holders that stated their work, times each phase's share, and
+     * its integral (device-seconds by phase) up to work_s */
+    perf_phases working, work_area;
+    double work_s;
     request **requests;  /* by id; NULL once closed */
     size_t nrequests, requests_cap;
     sim_event_id failure_event, preemption_event, trace_event;
@@ -158,10 +163,19 @@ static void held_count_changed(gpu_pool *p)
     hazards_refresh(p);
 }
 
-static void busy_add(gpu_pool *p, int delta)
+static void work_advance(gpu_pool *p, double now)
 {
+    p->work_area = perf_phases_add(p->work_area, p->working, now - p->work_s);
+    p->work_s = now;
+}
+
+static void busy_add(gpu_pool *p, const request *r, int sign)
+{
+    int delta = sign * (int)r->n;
     p->busy = (unsigned)((int)p->busy + delta);
     double now = sim_engine_now(p->engine);
+    work_advance(p, now);
+    p->working = perf_phases_add(p->working, r->share, delta);
     sim_timeavg_set(&p->stats.busy, now, p->busy);
     sim_timeavg_set(&p->stats.life_busy, now, p->busy);
 }
@@ -357,7 +371,7 @@ static void grant(gpu_pool *p, request *r)
         ids[i] = g->id;
     }
     r->granted = true;
-    busy_add(p, (int)r->n);
+    busy_add(p, r, 1);
     sim_stat_add(&p->stats.provision_wait_s, sim_engine_now(p->engine) - r->asked_s);
     r->holder->granted(r->context, ids, r->n);
     free(ids);
@@ -377,7 +391,7 @@ static void request_lose(gpu_pool *p, request *r, gpu_loss why, gpu *failed)
         else
             gpu_give_back(p, g);
     }
-    busy_add(p, -(int)r->n);
+    busy_add(p, r, -1);
     const gpu_holder *holder = r->holder;
     void *context = r->context;
     request_close(p, r);
@@ -568,6 +582,7 @@ gpu_pool *gpu_pool_create(sim_engine *engine, const pool_capacity *capacity, con
     sim_timeavg_init(&p->stats.held, now, (double)p->held.n);
     sim_timeavg_init(&p->stats.life_held, now, (double)p->held.n);
     sim_timeavg_init(&p->stats.busy, now, 0);
+    p->work_s = now;
     sim_timeavg_init(&p->stats.life_busy, now, 0);
     sim_stat_reset(&p->stats.provision_wait_s);
     hazards_refresh(p);
@@ -598,9 +613,17 @@ void gpu_pool_free(gpu_pool *p)
 
 int64_t gpu_pool_acquire(gpu_pool *p, unsigned n, const gpu_holder *holder, void *context)
 {
+    return gpu_pool_acquire_working(p, n, holder, context, NULL);
+}
+
+int64_t gpu_pool_acquire_working(gpu_pool *p, unsigned n, const gpu_holder *holder, void *context,
+                                 const perf_phases *share)
+{
     if (n == 0 || n > gpu_pool_available(p))
         return -1;
     request *r = request_new(p, n, holder, context);
+    if (share)
+        r->share = *share;
     unsigned from_free = n < p->free.n ? n : (unsigned)p->free.n;
     for (unsigned i = 0; i < from_free; i++) {
         gpu *g = p->gpus[p->free.items[p->free.n - 1]]; /* the last freed first */
@@ -641,7 +664,7 @@ void gpu_pool_release(gpu_pool *p, int64_t id)
     unsigned held_before = (unsigned)p->held.n;
     for (unsigned i = 0; i < r->n; i++)
         gpu_give_back(p, p->gpus[r->slots[i]]);
-    busy_add(p, -(int)r->n);
+    busy_add(p, r, -1);
     request_close(p, r);
     if (p->held.n != held_before)
         held_count_changed(p);
@@ -681,6 +704,11 @@ unsigned gpu_pool_available(const gpu_pool *p)
 unsigned gpu_pool_held(const gpu_pool *p)
 {
     return (unsigned)p->held.n;
+}
+
+perf_phases gpu_pool_work(const gpu_pool *p, double now)
+{
+    return perf_phases_add(p->work_area, p->working, now - p->work_s);
 }
 
 unsigned gpu_pool_busy(const gpu_pool *p)

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "models/cost.h"
+#include "models/perf.h"
 #include "sim/dist.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
@@ -101,6 +102,14 @@ void gpu_pool_free(gpu_pool *p);
  * dedicated pool without n free GPUs, a cloud pool whose max would be passed.  Granted
  * at once means `granted` is called before gpu_pool_acquire returns. */
 int64_t gpu_pool_acquire(gpu_pool *p, unsigned n, const gpu_holder *holder, void *context);
+/* The same for a holder whose GPUs, while granted, spend `share` of their time in each
+ * phase of work (a training job's step; NULL or zeros: none is counted here, as for
+ * replicas, which count their own), for power. */
+int64_t gpu_pool_acquire_working(gpu_pool *p, unsigned n, const gpu_holder *holder, void *context,
+                                 const perf_phases *share);
+/* Device-seconds by phase that granted holders' stated work came to, from creation to
+ * now. */
+perf_phases gpu_pool_work(const gpu_pool *p, double now);
 
 /* Cancels a request on order (its GPUs, ready or not, go back). */
 void gpu_pool_cancel(gpu_pool *p, int64_t request);

@@ -278,7 +278,12 @@ static const gpu_holder HOLDER = { on_granted, on_warned, on_lost };
 /* Asks the pool for j's gang; false when refused.  The caller takes j off the queue. */
 static bool try_start(job_scheduler *s, job *j)
 {
-    int64_t request = gpu_pool_acquire(s->pool, j->gpus, &HOLDER, j);
+    /* a job of a model: its step's phases; another: compute-bound throughout */
+    static const perf_phases compute_bound = { .compute_s = 1 };
+    const perf_phases *share = &compute_bound;
+    if (j->spec && j->spec->work_share.compute_s + j->spec->work_share.memory_s > 0)
+        share = &j->spec->work_share;
+    int64_t request = gpu_pool_acquire_working(s->pool, j->gpus, &HOLDER, j, share);
     if (request < 0)
         return false;
     j->request = request;

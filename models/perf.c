@@ -958,12 +958,21 @@ perf_decode_shape perf_speculative_shape_of(const perf_setup *target, const perf
 {
     const double wide = 4096;
     perf_time at0 = round_parts(target, sp, seqs, 0), at1 = round_parts(target, sp, seqs, wide);
-    if (!(at0.host_hidden_s > 0)) /* in series: the rounds' totals, as they always were */
-        return shape_of_two_points(perf_speculative_round_s(target, sp, seqs, 0),
-                                   perf_speculative_round_s(target, sp, seqs, wide), wide, seqs);
-    perf_decode_shape shape = shape_of_two_points(at0.gpu_s, at1.gpu_s, wide, seqs);
-    shape.host_hidden_s = at0.host_hidden_s;
-    shape.host_exposed_s = at0.host_exposed_s;
+    perf_decode_shape shape;
+    if (!(at0.host_hidden_s > 0)) { /* in series: the rounds' totals, as they always were */
+        shape = shape_of_two_points(perf_speculative_round_s(target, sp, seqs, 0),
+                                    perf_speculative_round_s(target, sp, seqs, wide), wide, seqs);
+    } else {
+        shape = shape_of_two_points(at0.gpu_s, at1.gpu_s, wide, seqs);
+        shape.host_hidden_s = at0.host_hidden_s;
+        shape.host_exposed_s = at0.host_exposed_s;
+    }
+    /* the verification's work by phase; the draft's steps (a small model: its weights'
+     * reads and its kernels' floors) as memory-bound work */
+    shape.fixed_phases = perf_time_phases(&at0);
+    shape.fixed_phases.memory_s += at0.gpu_s - (at0.compute_s + at0.memory_s + at0.comm_s
+                                                + at0.launch_s);
+    shape.attention_compute = at1.compute_s - at0.compute_s > at1.memory_s - at0.memory_s;
     return shape;
 }
 
@@ -990,6 +999,17 @@ perf_time perf_decode_step(const perf_setup *s, unsigned batch, double context)
     return perf_iteration(s, &b, NULL);
 }
 
+perf_phases perf_time_phases(const perf_time *t)
+{
+    return (perf_phases){ t->compute_s, t->memory_s, t->comm_s, t->launch_s };
+}
+
+perf_phases perf_phases_add(perf_phases a, perf_phases b, double k)
+{
+    return (perf_phases){ a.compute_s + k * b.compute_s, a.memory_s + k * b.memory_s,
+                          a.comm_s + k * b.comm_s, a.launch_s + k * b.launch_s };
+}
+
 /* ---- pure-decode runs in closed form ----------------------------------------------------- */
 
 perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
@@ -1008,7 +1028,9 @@ perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
     decode_attention_per_token(&s, seqs / n, &compute, &memory);
     perf_time t = perf_iteration(setup, &b, NULL);
     perf_decode_shape shape = { .fixed_s = t.total_s,
-                                .attention_s_per_token = s.layers * fmax(compute, memory) / n };
+                                .attention_s_per_token = s.layers * fmax(compute, memory) / n,
+                                .fixed_phases = perf_time_phases(&t),
+                                .attention_compute = compute > memory };
     if (t.host_hidden_s > 0) { /* the GPU's part alone, the host's beside it */
         shape.fixed_s = t.gpu_s;
         shape.host_hidden_s = t.host_hidden_s;

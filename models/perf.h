@@ -226,6 +226,18 @@ typedef struct perf_time {
     bool compute_bound; /* compute_s >= memory_s */
 } perf_time;
 
+/* Device-seconds of GPU work by what bounded them, the activity a power model prices
+ * (models/power.h): operators bound by compute, by memory bandwidth, collectives, and
+ * kernel floors.  A step's host work and the GPU's waits are in none. */
+typedef struct perf_phases {
+    double compute_s, memory_s, comm_s, launch_s;
+} perf_phases;
+
+/* A step's GPU time by phase. */
+perf_phases perf_time_phases(const perf_time *t);
+/* a + k x b, phase by phase */
+perf_phases perf_phases_add(perf_phases a, perf_phases b, double k);
+
 /* The step's time from its GPU time and its host work under an overlap share: the
  * overlapped part counts where it exceeds the GPU's (see perf_profile.host_overlap). */
 double perf_step_s(double gpu_s, double host_s, double overlap);
@@ -307,6 +319,8 @@ typedef struct perf_decode_shape {
     double fixed_s;
     double attention_s_per_token;
     double host_hidden_s, host_exposed_s;
+    perf_phases fixed_phases;   /* the GPU's part of fixed_s by phase */
+    bool attention_compute;     /* the attention over the cache is bound by compute */
 } perf_decode_shape;
 
 perf_decode_shape perf_decode_shape_of(const perf_setup *s, double seqs);

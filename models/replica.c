@@ -47,6 +47,12 @@ struct replica {
     double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
                             past a sliding window: see held) */
     decode_cost run_draft; /* speculating: the draft's part of the run's cost */
+    /* the run's GPU work by phase (for power): an iteration's, but for its attention
+     * over the cache, which costs run_attention_s a token read, bound by compute or
+     * memory as run_attention_compute says */
+    perf_phases run_work;
+    double run_attention_s;
+    bool run_attention_compute;
     lora_slots *slots;   /* multi-LoRA's, or NULL */
     replica_stats stats;
 };
@@ -560,7 +566,12 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
     }
     r->run_draft = (decode_cost){ .fixed = draft_s };
     perf_time t = perf_iteration(&s, &b, NULL);
-    t.total_s += lora_s(r, r->run_tokens);
+    double adapters = lora_s(r, r->run_tokens);
+    t.total_s += adapters;
+    /* the adapters' kernels and the draft's (small models) as memory-bound work */
+    r->run_work = perf_time_phases(&t);
+    r->run_work.memory_s += adapters + draft_s;
+    r->run_attention_s = 0;
     double stall = r->stall_s;
     r->stall_s = 0;
     if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
@@ -619,11 +630,17 @@ static void start_decode(replica *r, double now)
     else if (grows(r)) /* ... as plan() sees it: room for a token each */
         fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
                                              - r->nrunning) / cache_growth) + 1));
-    r->run_cost = perf_decode_cost_of(decode_shape(r, r->nrunning), growth, context);
+    const perf_decode_shape *shape = decode_shape(r, r->nrunning);
+    r->run_cost = perf_decode_cost_of(shape, growth, context);
     r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning * (c->spec_k + 1.0);
-    r->run_cost.fixed += lora_s(r, r->run_tokens); /* the batch's adapters hold over the run */
+    double adapters = lora_s(r, r->run_tokens);
+    r->run_cost.fixed += adapters; /* the batch's adapters hold over the run */
+    r->run_work = shape->fixed_phases;
+    r->run_work.memory_s += adapters;
+    r->run_attention_s = shape->attention_s_per_token;
+    r->run_attention_compute = shape->attention_compute;
     if (c->spec_k)
         r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), growth, context);
     if (c->kv_device_tokens > 0) {
@@ -783,8 +800,14 @@ static void on_iteration_end(sim_engine *e, void *data)
     if (r->config.spec_k)
         r->stats.draft_s += decode_cost_sum(&r->run_draft, n_run);
     r->stats.tokens_computed += n_run * r->run_tokens;
-    r->stats.cache_tokens_read += n_run * r->run_context
-                                  + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
+    double read = n_run * r->run_context
+                  + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
+    r->stats.cache_tokens_read += read;
+    r->stats.work = perf_phases_add(r->stats.work, r->run_work, n_run);
+    if (r->run_attention_compute)
+        r->stats.work.compute_s += r->run_attention_s * read;
+    else
+        r->stats.work.memory_s += r->run_attention_s * read;
     if (r->config.kv_device_tokens > 0) {
         double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
         r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;

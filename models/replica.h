@@ -219,6 +219,9 @@ typedef struct replica_stats {
     /* speculative decoding, after the warm-up: sequence-rounds, the tokens they made, and
      * the seconds of the replica's iterations spent in the draft */
     double spec_rounds, spec_tokens, draft_s;
+    /* GPU work by phase since creation (never restarted), seconds of each of the
+     * replica's devices, for power (models/power.h) */
+    perf_phases work;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

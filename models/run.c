@@ -18,7 +18,7 @@ const char *const run_timeseries_columns[] = {
     "queue_wait_mean_s", "queue_wait_p50_s", "queue_wait_p99_s", "response_mean_s",
     "response_p99_s", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s", "e2e_mean_s", "e2e_p99_s",
     "gpus_held", "gpus_busy", "gpus_idle", "replicas", "gpu_allocation", "fragmentation",
-    "tasks_pending", "cost_usd",
+    "tasks_pending", "cost_usd", "power_kw",
 };
 const size_t run_timeseries_ncolumns = NCOLUMNS;
 
@@ -64,6 +64,7 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
     if (!e)
         sim_out_of_memory("out of memory creating an engine");
     rs->engine = e;
+    rs->site = (site_power){ .start_s = NAN };
     if (sc->runtime && sc->runtime_rewind)
         sc->runtime_rewind(sc->runtime); /* nothing a replication keeps reaches the next */
     int status = 0;
@@ -102,7 +103,7 @@ static int run_replication(run_shared *rs, void *const *parts, progress_state *p
         sim_metrics_add(&out->metrics, "run", sc->name, "events", "events", (double)events);
         for (int stage = 0; stage < RUN_NSTAGES; stage++) {
             if (stage == RUN_STAGE_OUTSIDE) /* the run's totals over its pools */
-                run_cost_metrics(sc, rs->gpus, end_s, &out->metrics);
+                run_cost_metrics(sc, rs->gpus, &rs->site, end_s, &out->metrics);
             for (size_t k = 0; k < NKINDS; k++)
                 if (KINDS[k]->record[stage])
                     KINDS[k]->record[stage](parts[k], rs, end_s, &out->metrics);
@@ -151,7 +152,7 @@ static int run(const scenario *sc, const run_options *options, bool dry, run_res
         rs.pool_subjects[p] = sim_timeseries_add_subject(out->timeseries, "pool",
                                                          sc->pools[p].name);
         rs.gpus[p] = (pool_gpus){ .sc = sc, .pool = p, .ts = out->timeseries,
-                                  .subject = rs.pool_subjects[p] };
+                                  .subject = rs.pool_subjects[p], .site = &rs.site };
     }
     void *parts[NKINDS];
     for (size_t k = 0; k < NKINDS; k++)

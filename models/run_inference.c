@@ -199,11 +199,22 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
     const inference_spec *spec = ir->spec;
-    for (unsigned g = 0; g < serving_groups(ir->sv); g++)
-        if (ir->pools[group_pool(spec, g)].gp)
-            pool_gpus_add_work(&ir->pools[group_pool(spec, g)], b->group_busy_s[g] * group_tp(spec, g),
-                               b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
+        if (!ir->pools[group_pool(spec, g)].gp)
+            continue;
+        /* each of a replica's tp devices works the replica's time */
+        perf_phases work = perf_phases_add((perf_phases){ 0 }, b->group_work[g], group_tp(spec, g));
+        pool_gpus_add_work(&ir->pools[group_pool(spec, g)], &work,
+                           b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
+    }
     ir->bucket_start_s = end_s;
+}
+
+/* The warm-up's end: the bucket so far closes, so the pools' meters hold its work when
+ * they are read (a bucket split at the warm-up, as the pools' are). */
+static void on_inference_warmup(sim_engine *e, void *data)
+{
+    record_inference_bucket(data, sim_engine_now(e));
 }
 
 static void on_inference_bucket(sim_engine *e, void *data)
@@ -429,22 +440,40 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     }
 }
 
-/* Cost per million output tokens: what the workload's pools cost after the warm-up
- * (its own and its overflow or decode pool, each serving it alone; a pool several
- * models share, in proportion to the GPUs each held: own_share). */
+/* Cost, energy and carbon per million output tokens and per request: what the
+ * workload's pools cost and drew after the warm-up (its own and its overflow or decode
+ * pool, each serving it alone; a pool several models share, in proportion to the GPUs
+ * each held: own_share). */
 static void record_inference_cost(sim_metrics *m, const inference_run *ir, double own_share)
 {
     const inference_spec *w = ir->spec;
-    const pool_spec *own = &ir->sc->pools[w->pool];
+    const pool_gpus *own = &ir->pools[w->pool];
     bool second = w->has_overflow || w->has_decode;
-    if (!own->has_cost && !(second && ir->sc->pools[group_pool(w, 1)].has_cost))
+    const pool_gpus *other = second ? &ir->pools[group_pool(w, 1)] : NULL;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    double mtok = st->output_tokens / 1e6, requests = (double)st->completed;
+    if (own->gp || (other && other->gp)) {
+        double kwh = (own->gp ? own->measured.energy_kwh * own_share : 0)
+                     + (other && other->gp ? other->measured.energy_kwh : 0);
+        double kg = (own->gp ? (own->carbon.operational_kg + own->carbon.embodied_kg) * own_share : 0)
+                    + (other && other->gp ? other->carbon.operational_kg + other->carbon.embodied_kg
+                                          : 0);
+        sim_metrics_add(m, "workload", w->name, "energy_per_mtok_kwh", "kWh/Mtok",
+                        mtok > 0 ? kwh / mtok : NAN);
+        sim_metrics_add(m, "workload", w->name, "energy_per_request_wh", "Wh",
+                        requests > 0 ? kwh * 1e3 / requests : NAN);
+        sim_metrics_add(m, "workload", w->name, "carbon_per_mtok_kg", "kgCO2e/Mtok",
+                        mtok > 0 ? kg / mtok : NAN);
+        sim_metrics_add(m, "workload", w->name, "carbon_per_request_g", "gCO2e",
+                        requests > 0 ? kg * 1e3 / requests : NAN);
+    }
+    if (!ir->sc->pools[w->pool].has_cost && !(second && ir->sc->pools[group_pool(w, 1)].has_cost))
         return;
-    double usd = ir->pools[w->pool].measured.total_usd * own_share;
+    double usd = own->measured.total_usd * own_share;
     if (second)
-        usd += ir->pools[group_pool(w, 1)].measured.total_usd;
-    double tokens = serving_get_stats(ir->sv)->output_tokens;
+        usd += other->measured.total_usd;
     sim_metrics_add(m, "workload", w->name, "cost_per_mtok_usd", "USD/Mtok",
-                    tokens > 0 ? usd / (tokens / 1e6) : NAN);
+                    mtok > 0 ? usd / mtok : NAN);
 }
 
 /* The workloads, in scenario order, with their subjects; ends with an empty one. */
@@ -501,6 +530,9 @@ static int start(void *parts, run_shared *rs, char *err, size_t err_size)
         ir->bucket_start_s = 0;
         serving_start(ir->sv);
         sim_event_schedule(rs->engine, rs->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
+        if (rs->sc->warmup_s > 0)
+            sim_event_schedule(rs->engine, rs->sc->warmup_s, EVENT_WORKLOAD_WARMUP,
+                               on_inference_warmup, ir);
     }
     return 0;
 }

@@ -31,8 +31,23 @@ enum {
     COL_DROPPED, COL_THROUGHPUT, COL_TOKENS_PER_S, COL_WAIT_MEAN, COL_WAIT_P50, COL_WAIT_P99,
     COL_RESPONSE_MEAN, COL_RESPONSE_P99, COL_TTFT_MEAN, COL_TTFT_P99, COL_TPOT_MEAN,
     COL_E2E_MEAN, COL_E2E_P99, COL_GPUS_HELD, COL_GPUS_BUSY, COL_GPUS_IDLE, COL_REPLICAS,
-    COL_GPU_ALLOCATION, COL_FRAGMENTATION, COL_TASKS_PENDING, COL_COST, NCOLUMNS
+    COL_GPU_ALLOCATION, COL_FRAGMENTATION, COL_TASKS_PENDING, COL_COST, COL_POWER, NCOLUMNS
 };
+
+/* The site's draw, all pools together, bucket by bucket (every pool closes a bucket
+ * before any closes the next, and all split theirs at the warm-up alike): the start of
+ * the bucket being summed, its sum, and the peak of the buckets closed after the
+ * warm-up, in facility watts.  One replication's. */
+typedef struct site_power {
+    double start_s;  /* NaN: none yet */
+    double sum_w, peak_w;
+    bool counted;    /* the bucket being summed ends after the warm-up */
+} site_power;
+
+/* A pool's carbon after the warm-up, and its peak draw (facility watts). */
+typedef struct pool_carbon {
+    double operational_kg, embodied_kg, peak_w;
+} pool_carbon;
 
 /* A pool's GPUs in one replication: the pool, its job scheduler, its cost meter, and its
  * time-series marks. */
@@ -46,9 +61,20 @@ typedef struct pool_gpus {
     cost_meter *meter;
     bool serves_inference;      /* work is measured by its replicas, not by allocation */
     double held_mark, busy_mark, bucket_start_s;
+    perf_phases work_mark;      /* the pool's jobs' work at the bucket's start */
+    double energy_mark_kwh;     /* facility energy at the bucket's start */
+    site_power *site;           /* the run's (borrowed) */
+    /* carbon, from the start: the facility energy's by the grid's hours, the hardware's
+     * by the GPU-hours held; and the peak power of the buckets after the warm-up */
+    double operational_kg, embodied_kg, peak_w;
+    double warmup_operational_kg, warmup_embodied_kg;
     cost_breakdown at_warmup;   /* the meter at the end of the warm-up */
     cost_breakdown measured;    /* after the warm-up, set by pool_gpus_finish */
+    pool_carbon carbon;         /* likewise */
 } pool_gpus;
+
+/* Its carbon since the warm-up so far. */
+pool_carbon pool_gpus_carbon(const pool_gpus *pg);
 
 /* Whether pool p gets GPU accounting: it has a gpu and no queueing services. */
 bool pool_gpus_needed(const scenario *sc, size_t p);
@@ -58,8 +84,9 @@ bool pool_gpus_needed(const scenario *sc, size_t p);
 int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const struct run_options *options,
                     char *err, size_t err_size);
 
-/* Work its replicas did (unit-seconds busy, for power) and bytes they sent (egress). */
-void pool_gpus_add_work(pool_gpus *pg, double busy_unit_s, double egress_bytes, double now);
+/* Work its replicas did (unit-seconds by phase, for power) and bytes they sent (egress). */
+void pool_gpus_add_work(pool_gpus *pg, const perf_phases *work_unit_s, double egress_bytes,
+                        double now);
 
 /* Closes the last bucket and adds the pool's, its jobs' and its cost metrics; keeps
  * the cost after the warm-up in pg->measured. */
@@ -69,9 +96,10 @@ void pool_gpus_finish(pool_gpus *pg, double end_s, sim_metrics *m);
 void pool_gpus_stop(pool_gpus *pg);
 
 /* Run-wide costs over the pools of one replication: total cost_usd and its parts,
- * energy, and the break-even months between bought pools and the others. */
-void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s,
-                      sim_metrics *m);
+ * energy, carbon and the site's peak power (closing its last bucket), and the
+ * break-even months between bought pools and the others. */
+void run_cost_metrics(const scenario *sc, const pool_gpus *pools, site_power *site,
+                      double end_s, sim_metrics *m);
 
 
 /* What the parts of a run share.  The run owns it; the pool GPUs and subjects are by
@@ -82,6 +110,7 @@ typedef struct run_shared {
     sim_timeseries *ts;
     size_t *pool_subjects;        /* each pool's time-series subject */
     pool_gpus *gpus;              /* each pool's GPU accounting; gp NULL when it has none */
+    site_power site;              /* the pools' power together */
     /* the replication running */
     sim_engine *engine;
     unsigned replication;

@@ -39,27 +39,62 @@ static bool has_jobs(const scenario *sc, size_t p)
     return false;
 }
 
+/* Adds a pool's facility watts over a bucket to the site's, closing the site's previous
+ * bucket into its peak. */
+static void site_add(site_power *site, double start_s, double watts, bool counted)
+{
+    if (!(site->start_s == start_s)) {
+        if (!isnan(site->start_s) && site->counted)
+            site->peak_w = fmax(site->peak_w, site->sum_w);
+        site->start_s = start_s;
+        site->sum_w = 0;
+        site->counted = counted;
+    }
+    site->sum_w += watts;
+}
+
 static void record_bucket(pool_gpus *pg, double end_s)
 {
     double span = end_s - pg->bucket_start_s;
     if (!(span > 0))
         return;
+    const pool_spec *spec = &pg->sc->pools[pg->pool];
     const gpu_pool_stats *st = gpu_pool_get_stats(pg->gp);
     double held = sim_timeavg_integral(&st->life_held, end_s);
     double busy = sim_timeavg_integral(&st->life_busy, end_s);
-    if (!pg->serves_inference) /* allocated GPUs work (training): that is their power */
-        cost_meter_add_busy(pg->meter, busy - pg->busy_mark);
-    double per = pg->sc->pools[pg->pool].units_per_gpu;
+    /* GPUs granted hold a model (loaded idle at least); a job's work is stated with its
+     * grant, a replica's comes from the replica (pool_gpus_add_work) */
+    cost_meter_add_loaded(pg->meter, busy - pg->busy_mark);
+    perf_phases work = gpu_pool_work(pg->gp, end_s);
+    perf_phases done = perf_phases_add(work, pg->work_mark, -1);
+    cost_meter_add_work(pg->meter, &done);
+    pg->work_mark = work;
+    double per = spec->units_per_gpu;
     size_t bucket = (size_t)floor(pg->bucket_start_s / pg->sc->bucket_s + 0.5);
     double h = (held - pg->held_mark) / span / per, b = (busy - pg->busy_mark) / span / per;
+    cost_breakdown now = cost_meter_read(pg->meter, end_s);
+    double kwh = now.energy_kwh - pg->energy_mark_kwh, watts = kwh * 3.6e6 / span;
+    pg->operational_kg += kwh * carbon_grid_mean(&spec->carbon, pg->bucket_start_s, end_s) / 1e3;
+    pg->embodied_kg += carbon_embodied_kg(&spec->carbon, (held - pg->held_mark) / per);
+    bool counted = end_s > pg->sc->warmup_s;
+    if (counted)
+        pg->peak_w = fmax(pg->peak_w, watts);
+    site_add(pg->site, pg->bucket_start_s, watts, counted);
     sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_HELD, h);
     sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_BUSY, b);
     sim_timeseries_add(pg->ts, bucket, pg->subject, COL_GPUS_IDLE, h - b);
-    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_COST,
-                       cost_meter_read(pg->meter, end_s).total_usd);
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_COST, now.total_usd);
+    sim_timeseries_add(pg->ts, bucket, pg->subject, COL_POWER, watts / 1e3);
     pg->held_mark = held;
     pg->busy_mark = busy;
+    pg->energy_mark_kwh = now.energy_kwh;
     pg->bucket_start_s = end_s;
+}
+
+pool_carbon pool_gpus_carbon(const pool_gpus *pg)
+{
+    return (pool_carbon){ pg->operational_kg - pg->warmup_operational_kg,
+                          pg->embodied_kg - pg->warmup_embodied_kg, pg->peak_w };
 }
 
 static void on_bucket(sim_engine *e, void *data)
@@ -67,7 +102,7 @@ static void on_bucket(sim_engine *e, void *data)
     pool_gpus *pg = data;
     double now = sim_engine_now(e);
     record_bucket(pg, now);
-    sim_event_schedule(e, now + pg->sc->bucket_s, EVENT_BUCKET, on_bucket, pg);
+    sim_event_schedule(e, now + pg->sc->bucket_s, EVENT_POOL_BUCKET, on_bucket, pg);
 }
 
 static void on_warmup(sim_engine *e, void *data)
@@ -77,6 +112,8 @@ static void on_warmup(sim_engine *e, void *data)
     record_bucket(pg, now); /* the work so far counts before the meter is read */
     gpu_pool_restart_stats(pg->gp, now);
     pg->at_warmup = cost_meter_read(pg->meter, now);
+    pg->warmup_operational_kg = pg->operational_kg;
+    pg->warmup_embodied_kg = pg->embodied_kg;
 }
 
 /* The job scheduler of the pool with its jobs and streams, started. */
@@ -107,7 +144,10 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
 {
     const scenario *sc = pg->sc;
     const pool_spec *p = &sc->pools[pg->pool];
-    pg->held_mark = pg->busy_mark = pg->bucket_start_s = 0;
+    pg->held_mark = pg->busy_mark = pg->bucket_start_s = pg->energy_mark_kwh = 0;
+    pg->work_mark = (perf_phases){ 0 };
+    pg->operational_kg = pg->embodied_kg = pg->peak_w = 0;
+    pg->warmup_operational_kg = pg->warmup_embodied_kg = 0;
     memset(&pg->at_warmup, 0, sizeof pg->at_warmup);
     pg->serves_inference = serves_inference(sc, pg->pool);
     pg->gp = gpu_pool_create(e, &p->capacity, p->name, sc->seed, r, err, err_size);
@@ -116,29 +156,46 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
     const device_spec *d = catalog_device(&sc->catalog, p->gpu);
     static const cost_spec no_price = { .kind = COST_NONE };
     pg->meter = cost_meter_create(p->has_cost ? &p->cost : &no_price,
-                                  p->capacity.count / p->units_per_gpu, d ? d->idle_w : 0,
-                                  d ? d->tdp_w : 0, p->units_per_gpu, sim_engine_now(e));
+                                  p->capacity.count / p->units_per_gpu, d ? &p->power : NULL,
+                                  p->units_per_gpu, sim_engine_now(e));
     if (!pg->meter)
         sim_out_of_memory("out of memory creating a cost meter");
     gpu_pool_set_meter(pg->gp, pg->meter);
     if (sc->warmup_s > 0)
         sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_warmup, pg);
-    sim_event_schedule(e, sc->bucket_s, EVENT_BUCKET, on_bucket, pg);
+    sim_event_schedule(e, sc->bucket_s, EVENT_POOL_BUCKET, on_bucket, pg);
     return has_jobs(sc, pg->pool) ? start_jobs(pg, e, r, options, err, err_size) : 0;
 }
 
-void pool_gpus_add_work(pool_gpus *pg, double busy_unit_s, double egress_bytes, double now)
+void pool_gpus_add_work(pool_gpus *pg, const perf_phases *work_unit_s, double egress_bytes,
+                        double now)
 {
-    cost_meter_add_busy(pg->meter, busy_unit_s);
+    cost_meter_add_work(pg->meter, work_unit_s);
     cost_meter_egress(pg->meter, egress_bytes, now);
 }
 
 static cost_breakdown minus(cost_breakdown a, cost_breakdown b)
 {
     return (cost_breakdown){
-        a.compute_usd - b.compute_usd, a.power_usd - b.power_usd, a.egress_usd - b.egress_usd,
-        a.total_usd - b.total_usd, a.energy_kwh - b.energy_kwh, a.egress_gb - b.egress_gb,
+        .compute_usd = a.compute_usd - b.compute_usd, .power_usd = a.power_usd - b.power_usd,
+        .egress_usd = a.egress_usd - b.egress_usd, .total_usd = a.total_usd - b.total_usd,
+        .energy_kwh = a.energy_kwh - b.energy_kwh, .gpu_kwh = a.gpu_kwh - b.gpu_kwh,
+        .host_kwh = a.host_kwh - b.host_kwh, .egress_gb = a.egress_gb - b.egress_gb,
     };
+}
+
+/* Energy, power and carbon after the warm-up (measured_s long), of a pool or the run. */
+static void add_energy(sim_metrics *m, const char *scope, const char *subject,
+                       const cost_breakdown *c, const pool_carbon *k, double measured_s)
+{
+    sim_metrics_add(m, scope, subject, "energy_gpu_kwh", "kWh", c->gpu_kwh);
+    sim_metrics_add(m, scope, subject, "energy_host_kwh", "kWh", c->host_kwh);
+    sim_metrics_add(m, scope, subject, "power_mean_kw", "kW",
+                    measured_s > 0 ? c->energy_kwh * 3600 / measured_s : NAN);
+    sim_metrics_add(m, scope, subject, "power_peak_kw", "kW", k->peak_w / 1e3);
+    sim_metrics_add(m, scope, subject, "carbon_kg", "kgCO2e", k->operational_kg + k->embodied_kg);
+    sim_metrics_add(m, scope, subject, "carbon_operational_kg", "kgCO2e", k->operational_kg);
+    sim_metrics_add(m, scope, subject, "carbon_embodied_kg", "kgCO2e", k->embodied_kg);
 }
 
 static void add_cost(sim_metrics *m, const char *scope, const char *subject,
@@ -164,7 +221,9 @@ void pool_gpus_finish(pool_gpus *pg, double end_s, sim_metrics *m)
     }
     gpu_pool_record_metrics(pg->gp, p->name, end_s, p->units_per_gpu, !pg->serves_inference, m);
     pg->measured = minus(cost_meter_read(pg->meter, end_s), pg->at_warmup);
+    pg->carbon = pool_gpus_carbon(pg);
     add_cost(m, "pool", p->name, &pg->measured, p->has_cost);
+    add_energy(m, "pool", p->name, &pg->measured, &pg->carbon, end_s - pg->sc->warmup_s);
 }
 
 void pool_gpus_stop(pool_gpus *pg)
@@ -216,10 +275,12 @@ static void horizon_metrics(const scenario *sc, const pool_gpus *pools, double m
     sim_metrics_add(m, "run", sc->name, "horizon_months", "months", horizon);
 }
 
-void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, sim_metrics *m)
+void run_cost_metrics(const scenario *sc, const pool_gpus *pools, site_power *site,
+                      double end_s, sim_metrics *m)
 {
     cost_breakdown total = { 0 };
-    bool priced = false;
+    pool_carbon carbon = { 0 };
+    bool priced = false, drawn = false;
     for (size_t p = 0; p < sc->npools; p++) {
         if (!pools[p].gp)
             continue;
@@ -229,9 +290,18 @@ void run_cost_metrics(const scenario *sc, const pool_gpus *pools, double end_s, 
         total.egress_usd += c->egress_usd;
         total.total_usd += c->total_usd;
         total.energy_kwh += c->energy_kwh;
+        total.gpu_kwh += c->gpu_kwh;
+        total.host_kwh += c->host_kwh;
+        carbon.operational_kg += pools[p].carbon.operational_kg;
+        carbon.embodied_kg += pools[p].carbon.embodied_kg;
         priced |= sc->pools[p].has_cost;
+        drawn = true;
     }
     add_cost(m, "run", sc->name, &total, priced);
+    site_add(site, INFINITY, 0, false); /* closes the last bucket */
+    carbon.peak_w = site->peak_w;
+    if (drawn)
+        add_energy(m, "run", sc->name, &total, &carbon, end_s - sc->warmup_s);
     /* Break-even: buying pays its purchase up front and then runs at its measured rate
      * (hosting, power, egress); another option runs at its own measured rate.  Months
      * until the purchase is paid back by the difference (none if it never is). */

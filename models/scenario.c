@@ -23,6 +23,7 @@ void scenario_release(scenario *sc)
         sharing_spec_release(&sc->pools[i].sharing);
         noisy_spec_release(&sc->pools[i].noisy);
         cost_spec_release(&sc->pools[i].cost);
+        carbon_spec_release(&sc->pools[i].carbon);
     }
     for (size_t i = 0; i < sc->nservices; i++) {
         free(sc->services[i].name);
@@ -88,9 +89,18 @@ const memory_reserve *inference_reserve(const inference_spec *w)
 perf_profile inference_profile(const scenario *sc, const inference_spec *w, size_t pool,
                                const device_spec *d)
 {
-    const pool_spec *p = &sc->pools[pool];
-    perf_profile base = p->has_profile ? p->profile : perf_default_profile(d);
+    perf_profile base = pool_profile(&sc->pools[pool], d);
     return engine_apply_profile(inference_engine(sc, w), &base, d);
+}
+
+perf_profile pool_profile(const pool_spec *p, const device_spec *d)
+{
+    perf_profile out = p->has_profile ? p->profile : perf_default_profile(d);
+    if (p->power.model.compute_speed > 0) { /* set: a cap or a clock slows its work */
+        out.compute_efficiency *= p->power.model.compute_speed;
+        out.bandwidth_efficiency *= p->power.model.memory_speed;
+    }
+    return out;
 }
 
 sim_dist arrival_interarrival(const arrival_spec *arrivals)

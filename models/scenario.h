@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/carbon.h"
 #include "models/catalog.h"
 #include "models/cost.h"
 #include "models/gpu_pool.h"
@@ -17,6 +18,7 @@
 #include "models/training.h"
 #include "models/noisy.h"
 #include "models/perf.h"
+#include "models/power.h"
 #include "models/serving.h"
 #include "models/traffic.h"
 #include "sim/dist.h"
@@ -66,6 +68,8 @@ typedef struct pool_spec {
     char *profile_path;             /* owned; NULL without a profile */
     bool has_profile;
     perf_profile profile;
+    power_spec power;               /* fs.power: cap, clock, host, PUE */
+    carbon_spec carbon;             /* its grid and embodied carbon; owned */
 } pool_spec;
 
 typedef enum arrival_kind {
@@ -233,8 +237,12 @@ const engine_spec *inference_engine(const scenario *sc, const inference_spec *w)
 /* What its engine keeps of each device's memory (NULL without an engine). */
 const memory_reserve *inference_reserve(const inference_spec *w);
 
-/* The perf profile its replicas on pool p run with: the pool's (or the device's default)
- * with the engine's host work (engine_apply_profile). */
+/* The perf profile of pool p's devices (d: the pool's unit device): its calibration or
+ * the device's default, slowed as its power cap or clock says. */
+perf_profile pool_profile(const pool_spec *p, const device_spec *d);
+
+/* The perf profile its replicas on pool p run with: pool_profile with the engine's host
+ * work (engine_apply_profile). */
 perf_profile inference_profile(const scenario *sc, const inference_spec *w, size_t pool,
                                const device_spec *d);
 

@@ -738,9 +738,10 @@ const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
     double sums[3], replica_s, other[3] = { 0, 0, 0 }, other_s = 0;
-    serving_fleet_bucket_sums(s->fleets[0], now, sums, &replica_s);
+    perf_phases work[2] = { { 0 } };
+    serving_fleet_bucket_sums(s->fleets[0], now, sums, &replica_s, &work[0]);
     if (s->nfleets > 1)
-        serving_fleet_bucket_sums(s->fleets[1], now, other, &other_s);
+        serving_fleet_bucket_sums(s->fleets[1], now, other, &other_s, &work[1]);
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
@@ -752,6 +753,8 @@ const serving_bucket *serving_bucket_close(serving *s, double now)
     view->replicas = now > s->bucket_start_s ? replica_s / (now - s->bucket_start_s) : NAN;
     view->group_busy_s[0] = sums[0];
     view->group_busy_s[1] = other[0];
+    view->group_work[0] = work[0];
+    view->group_work[1] = work[1];
     bucket_clear(&s->bucket);
     s->bucket_start_s = now;
     return view;

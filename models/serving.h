@@ -152,6 +152,7 @@ typedef struct serving_bucket {
     double busy, batch, kv; /* means over the replicas ready in the bucket */
     double replicas;        /* ready replicas of the workload's own pool, mean */
     double group_busy_s[2]; /* replica-seconds busy, own pool and overflow pool */
+    perf_phases group_work[2]; /* their GPU work by phase, seconds of one device a replica */
     double group_output_tokens[2]; /* output tokens of the requests each served */
 } serving_bucket;
 

@@ -113,8 +113,8 @@ static serving_slot *slot_new(serving_fleet *f)
 }
 
 /* Folds a replica's statistics into the fleet's record of gone replicas. */
-static void fold_gone(serving_fleet *f, const replica *r, const double marks[3], double now,
-                      const prefix_cache *sl_cache)
+static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
+                      const perf_phases *work_mark, double now, const prefix_cache *sl_cache)
 {
     const replica_stats *st = replica_get_stats(r);
     f->gone_busy += sim_timeavg_integral(&st->busy, now);
@@ -129,6 +129,8 @@ static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
     const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
     for (int k = 0; k < 3; k++)
         f->gone_bucket[k] += sim_timeavg_integral(life[k], now) - marks[k];
+    f->gone_work = perf_phases_add(f->gone_work, st->work, 1);
+    f->gone_work = perf_phases_add(f->gone_work, *work_mark, -1);
     f->gone_kv_preemptions += st->preemptions;
     kv_swap_stats_add(&f->gone_kv_swap, &st->swap);
     f->gone_events += st->iterations_events;
@@ -152,7 +154,7 @@ static void slot_remove(serving_slot *sl)
     host_leave(sl);
     f->requests_held -= sl->outstanding; /* 0 but for a replica freed with requests */
     if (sl->r) {
-        fold_gone(f, sl->r, sl->marks, now, sl->cache);
+        fold_gone(f, sl->r, sl->marks, &sl->work_mark, now, sl->cache);
         replica_free(sl->r);
     }
     prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */

@@ -206,9 +206,11 @@ autoscale_view serving_fleet_observe(serving_fleet *f, double now);
 void serving_fleet_restart_stats(serving_fleet *f, double now);
 
 /* Sums over the fleet's replicas (gone ones included) of the busy, batch and kv
- * integrals since the previous call, and the replica-seconds (ready replicas) over the
- * same span: one time bucket. */
-void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s);
+ * integrals since the previous call, the replica-seconds (ready replicas) over the same
+ * span, and the GPU work by phase the replicas finished in it (seconds of one of each
+ * replica's devices): one time bucket. */
+void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s,
+                               perf_phases *work);
 
 /* The fleet over the run, after the warm-up, to end_s. */
 serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s);

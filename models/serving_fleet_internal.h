@@ -26,6 +26,7 @@ typedef struct serving_slot {
     replica *r;            /* NULL while ordered */
     int64_t request;       /* the pool's request number; -1 without a pool */
     double marks[3];       /* life busy, batch, kv integrals at the bucket's start */
+    perf_phases work_mark; /* the replica's GPU work by phase at the bucket's start */
     double tick_mark;      /* life busy integral at the last autoscaler evaluation */
     double tick_kv_mark;   /* life kv integral, the same */
     double tick_from_s;    /* ... and when it was taken (or the replica started) */
@@ -65,6 +66,7 @@ struct serving_fleet {
     double ready_mark;                    /* life_ready's integral at the bucket's start */
     /* replicas that are gone: their areas since the warm-up, and since the bucket began */
     double gone_busy, gone_batch, gone_kv, gone_bucket[3];
+    perf_phases gone_work; /* GPU work of replicas gone in the bucket, since its start */
     double gone_iterations, gone_tokens, gone_cache_read; /* after the warm-up */
     double gone_spec_rounds, gone_spec_tokens, gone_draft_s;
     uint64_t gone_kv_preemptions, gone_events, gone_evictions;

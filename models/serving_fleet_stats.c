@@ -4,12 +4,15 @@
 
 #include "models/serving_fleet_internal.h"
 
-void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s)
+void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], double *replica_s,
+                               perf_phases *work)
 {
     for (int k = 0; k < 3; k++) {
         sums[k] = f->gone_bucket[k];
         f->gone_bucket[k] = 0;
     }
+    *work = f->gone_work;
+    f->gone_work = (perf_phases){ 0 };
     for (size_t i = 0; i < f->nslots; i++) {
         serving_slot *sl = f->slots[i];
         if (!sl->r)
@@ -21,6 +24,9 @@ void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], dou
             sums[k] += integral - sl->marks[k];
             sl->marks[k] = integral;
         }
+        *work = perf_phases_add(*work, st->work, 1);
+        *work = perf_phases_add(*work, sl->work_mark, -1);
+        sl->work_mark = st->work;
     }
     double ready = sim_timeavg_integral(&f->life_ready, now);
     *replica_s = ready - f->ready_mark;

@@ -147,6 +147,13 @@ int training_job_from_model(training_spec *out, const model_spec *m, const devic
     out->step_s = e.step_s;
     out->tokens_per_step = e.tokens_per_step;
     out->mfu = e.mfu;
+    /* products, attention and recomputation bound by compute; norms, activations and
+     * the optimizer by memory; the exposed collectives; the bubble idle */
+    out->work_share = (perf_phases){
+        .compute_s = (e.matmul_s + e.attention_s + e.recompute_s) / e.step_s,
+        .memory_s = (e.memory_pass_s + e.optimizer_s) / e.step_s,
+        .comm_s = (e.tp_comm_s + e.cp_comm_s + e.ep_comm_s + e.dp_comm_s) / e.step_s,
+    };
     out->setup = e.setup;
     out->steps = tokens > 0 ? ceil(tokens / e.tokens_per_step) : steps;
     return 0;

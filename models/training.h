@@ -41,6 +41,8 @@ typedef struct training_spec {
     double step_s;         /* seconds per step at full speed */
     double tokens_per_step;/* 0 when not derived from a model */
     double mfu;            /* model-FLOPs utilisation of a step; NaN when unknown */
+    perf_phases work_share;/* a step's time by phase, as shares (power); zeros when not
+                            * derived from a model: compute-bound throughout */
     training_setup setup;  /* a job of a model: the plan its steps are timed on */
     bool has_engine;       /* a job of a model: its training engine (index into the
                             * scenario's catalog.engines) */

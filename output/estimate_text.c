@@ -291,6 +291,10 @@ static void print_serving(FILE *out, const model_spec *m, const estimate_request
             bound(&r->decode), r->decode.compute_s, r->decode.memory_s, r->decode.launch_s,
             r->decode.host_s, r->decode.comm_s);
     fprintf(out, "                      %.4g tokens/s per replica\n", r->decode_tokens_per_s);
+    if (!isnan(r->decode_w))
+        fprintf(out, "  power per device    prefill %.0f W, decode %.0f W (%.3g J per prompt token, "
+                "%.3g J per output token)\n", r->prefill_w, r->decode_w, r->prefill_j_per_token,
+                r->decode_j_per_token);
     print_spread(out, req, r);
     if (r->throughput.tokens_per_s > 0)
         fprintf(out, "  best throughput     %.4g output tokens/s on %u devices (%u replicas of "
@@ -423,6 +427,10 @@ static void csv_serving(FILE *out, const estimate_result *r)
     row(out, "ttft_s", ok ? r->first_token.total_s : NAN, "s");
     row(out, "tpot_s", ok ? r->decode.total_s : NAN, "s");
     row(out, "decode_tokens_per_s", ok ? r->decode_tokens_per_s : NAN, "tokens/s");
+    row(out, "prefill_power_w", ok ? r->prefill_w : NAN, "W");
+    row(out, "decode_power_w", ok ? r->decode_w : NAN, "W");
+    row(out, "prefill_j_per_token", ok ? r->prefill_j_per_token : NAN, "J");
+    row(out, "decode_j_per_token", ok ? r->decode_j_per_token : NAN, "J");
     row(out, "decode_compute_bound", ok ? r->decode.compute_bound : NAN, "1");
     row(out, "throughput_tokens_per_s", ok ? r->throughput.tokens_per_s : NAN, "tokens/s");
     row(out, "throughput_tp", ok ? r->throughput.tp : NAN, "devices");

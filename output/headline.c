@@ -75,6 +75,10 @@ static const headline_line LINES[] = {
         { "throughput_tokens_per_s", "output", 0 } } },
     { "workload", "cost_per_mtok_usd", "cost",
       { { "cost_per_mtok_usd", "per million output tokens", 0 } } },
+    { "workload", "energy_per_mtok_kwh", "energy",
+      { { "energy_per_mtok_kwh", "per million output tokens", 0 },
+        { "energy_per_request_wh", "per request", 0 },
+        { "carbon_per_mtok_kg", "carbon per million tokens", 0 } } },
     { "workload", "tasks_arrived", "tasks",
       { { "tasks_placed", "placed", 0 }, { "tasks_arrived", "of", 0 },
         { "allocation_rate_mean", "GPUs allocated", AS_PERCENT },
@@ -100,9 +104,11 @@ static const headline_line LINES[] = {
     { "pool", "utilization_mean", "GPUs busy",
       { { "utilization_mean", "", AS_PERCENT } } },
     { "run", "cost_usd", "all pools",
-      { { "cost_usd", "cost", 0 }, { "energy_kwh", "energy", 0 },
-        { "cost_horizon_usd", "projected over the horizon", 0 },
+      { { "cost_usd", "cost", 0 }, { "cost_horizon_usd", "projected over the horizon", 0 },
         { "horizon_months", "of", 0 } } },
+    { "run", "energy_kwh", "power",
+      { { "power_mean_kw", "mean", 0 }, { "power_peak_kw", "peak", 0 },
+        { "energy_kwh", "energy", 0 }, { "carbon_kg", "carbon", 0 } } },
 };
 
 static void figure_text(char *buf, size_t size, const sim_metric *m, shown_as as)

@@ -27,6 +27,9 @@ static const char *const ranked[][2] = {
     { "cold_start_wait_mean_s", "wait for a cold start, mean (s)" },
     { "cost_per_mtok_usd", "cost per million output tokens (USD)" },
     { "cost_usd", "cost (USD)" },
+    { "energy_per_mtok_kwh", "energy per million output tokens (kWh)" },
+    { "carbon_per_mtok_kg", "carbon per million output tokens (kg CO2e)" },
+    { "power_peak_kw", "peak power (kW)" },
 };
 
 int plot_sweep_rank(const char *metric)

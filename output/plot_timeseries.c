@@ -57,6 +57,9 @@ static const chart_kind kinds[] = {
       "Tasks waiting for GPUs." },
     { "cost", "Cumulative cost per pool", "USD", "pool", NULL, { "cost_usd" }, false, false,
       "What each pool has cost so far; the slope is its rate." },
+    { "power", "Power drawn per pool", "kW at the facility", "pool", NULL, { "power_kw" },
+      false, false,
+      "What each pool draws, its GPUs, their servers and the site's overhead (PUE), averaged over each bucket; the site's contract caps the sum." },
 };
 
 /* What the table holds for one (subject, column): cells filled, and their range. */
@@ -105,6 +108,7 @@ static const char *in_words(const char *column)
         { "gpus_idle", "GPUs idle" }, { "replicas", "replicas" },
         { "gpu_allocation", "share allocated" }, { "fragmentation", "share stranded" },
         { "tasks_pending", "tasks waiting" }, { "cost_usd", "cost (USD)" },
+        { "power_kw", "power (kW)" },
     };
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         if (!strcmp(words[i][0], column))

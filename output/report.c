@@ -43,7 +43,7 @@ static int rank(const char *name)
     }
     static const char *const order[] = {
         "latency", "queue_wait", "throughput", "utilization", "queue_length", "gpus",
-        "gpu_allocation", "fragmentation", "tasks_pending", "cost",
+        "gpu_allocation", "fragmentation", "tasks_pending", "cost", "power",
     };
     for (int i = 0; i < (int)(sizeof order / sizeof *order); i++) {
         size_t n = strlen(order[i]);

@@ -13,13 +13,13 @@ static const double HOUR = 3600;
 Test(cost, per_second_and_per_hour_billing_of_one_rental)
 {
     cost_spec s = { .kind = COST_ON_DEMAND, .usd_per_hour = 4 };
-    cost_meter *m = cost_meter_create(&s, 0, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 0, NULL, 1, 0);
     cost_meter_rent(m, 0, 0);
     cost_meter_return(m, 0, 1.5 * HOUR);
     cr_expect_float_eq(cost_meter_read(m, 2 * HOUR).compute_usd, 6.00, 1e-9, "90 min at $4/h");
     cost_meter_free(m);
     s.per_hour = true;
-    m = cost_meter_create(&s, 0, 0, 0, 1, 0);
+    m = cost_meter_create(&s, 0, NULL, 1, 0);
     cost_meter_rent(m, 0, 0);
     cr_expect_float_eq(cost_meter_read(m, 60).compute_usd, 4.00, 1e-9, "a started hour is due");
     cost_meter_return(m, 0, 1.5 * HOUR);
@@ -30,7 +30,7 @@ Test(cost, per_second_and_per_hour_billing_of_one_rental)
 Test(cost, a_short_rental_pays_its_minimum)
 {
     cost_spec s = { .kind = COST_ON_DEMAND, .usd_per_hour = 3.6, .minimum_s = 60 };
-    cost_meter *m = cost_meter_create(&s, 0, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 0, NULL, 1, 0);
     cost_meter_rent(m, 7, 100);
     cost_meter_return(m, 7, 130);
     cr_expect_float_eq(cost_meter_read(m, 200).compute_usd, 0.06, 1e-12, "60 s at $0.001/s");
@@ -42,7 +42,7 @@ Test(cost, a_reservation_is_paid_whether_used_or_not_and_on_demand_above_it)
     /* 4 reserved at $2.50 for 10 h = $100; 6 held for 2 h: 2 above it at $4 = $16 */
     cost_spec s = { .kind = COST_RESERVED, .usd_per_hour = 2.5, .reserved_gpus = 4,
                     .above_usd_per_hour = 4 };
-    cost_meter *m = cost_meter_create(&s, 0, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 0, NULL, 1, 0);
     for (unsigned g = 0; g < 6; g++)
         cost_meter_rent(m, g, 0);
     for (unsigned g = 2; g < 6; g++)
@@ -58,7 +58,7 @@ Test(cost, egress_tiers_are_crossed_and_restart_each_month)
     /* (10240 - 100) x 0.09 + 60 x 0.085 */
     cr_expect_float_eq(egress_tier_cost(aws, 4, 10300), 912.6 + 5.1, 1e-9);
     cost_spec s = { .kind = COST_ON_DEMAND, .usd_per_hour = 0, .egress = aws, .negress = 4 };
-    cost_meter *m = cost_meter_create(&s, 0, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 0, NULL, 1, 0);
     cost_meter_egress(m, 80e9, 10);
     cost_meter_egress(m, 70e9, 20);          /* crosses 100 GB: 50 GB at $0.09 */
     cr_expect_float_eq(cost_meter_read(m, 30).egress_usd, 4.50, 1e-9);
@@ -70,21 +70,33 @@ Test(cost, egress_tiers_are_crossed_and_restart_each_month)
     cost_meter_free(m);
 }
 
-Test(cost, power_from_idle_to_full_load_times_pue)
+Test(cost, power_from_idle_through_loaded_to_work_with_hosts_times_pue)
 {
-    /* 8 GPUs of 75 W idle, 700 W busy, PUE 1.5, $0.10/kWh, for 10 h */
+    /* 8 GPUs of 75 W idle, 150 W loaded, 600 W above it computing and 300 W reading
+     * memory; 125 W of host each; PUE 1.5, $0.10/kWh, for 10 h */
     cost_spec s = { .kind = COST_OWNED, .years = 3, .pays_power = true, .pue = 1.5,
                     .usd_per_kwh = 0.10 };
-    cost_meter *m = cost_meter_create(&s, 8, 75, 700, 1, 0);
+    power_spec p = { .host_w = 125, .pue = 1.5,
+                     .model = { .idle_w = 75, .loaded_w = 150, .tdp_w = 750,
+                                .compute_w = 600, .memory_w = 300 } };
+    cost_meter *m = cost_meter_create(&s, 8, &p, 1, 0);
     for (unsigned g = 0; g < 8; g++)
         cost_meter_rent(m, g, 0);
     cost_breakdown idle = cost_meter_read(m, 10 * HOUR);
-    cr_expect_float_eq(idle.energy_kwh, 8 * 0.075 * 10 * 1.5, 1e-9, "9 kWh");
-    cr_expect_float_eq(idle.power_usd, 0.90, 1e-9);
-    cost_meter_add_busy(m, 8 * 10 * HOUR); /* busy all along */
+    /* 8 x 75 W x 10 h = 6 kWh of GPUs, 8 x 125 W x 10 h = 10 kWh of hosts; x 1.5 */
+    cr_expect_float_eq(idle.gpu_kwh, 6, 1e-9);
+    cr_expect_float_eq(idle.host_kwh, 10, 1e-9);
+    cr_expect_float_eq(idle.energy_kwh, 24, 1e-9);
+    cr_expect_float_eq(idle.power_usd, 2.40, 1e-9);
+    /* all 8 hold a model for 10 h: + 8 x 75 W x 10 h = 6 kWh; they compute 2 h and read
+     * memory 4 h each: + 8 x (600 x 2 + 300 x 4) Wh = 19.2 kWh */
+    cost_meter_add_loaded(m, 8 * 10 * HOUR);
+    perf_phases work = { .compute_s = 8 * 2 * HOUR, .memory_s = 8 * 4 * HOUR };
+    cost_meter_add_work(m, &work);
     cost_breakdown full = cost_meter_read(m, 10 * HOUR);
-    cr_expect_float_eq(full.energy_kwh, 8 * 0.7 * 10 * 1.5, 1e-9, "84 kWh");
-    cr_expect_float_eq(full.power_usd, 8.40, 1e-9);
+    cr_expect_float_eq(full.gpu_kwh, 6 + 6 + 19.2, 1e-9);
+    cr_expect_float_eq(full.energy_kwh, (31.2 + 10) * 1.5, 1e-9);
+    cr_expect_float_eq(full.power_usd, 6.18, 1e-9);
     cost_meter_free(m);
 }
 
@@ -93,7 +105,7 @@ Test(cost, bought_gpus_depreciate_and_pay_hosting)
     /* $30,000 a GPU over 3 years, 10% left: $750 a month each; hosting $150; 8 GPUs */
     cost_spec s = { .kind = COST_OWNED, .purchase_usd = 30000, .years = 3, .residual = 0.1,
                     .hosting_usd_per_month = 150 };
-    cost_meter *m = cost_meter_create(&s, 8, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 8, NULL, 1, 0);
     cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S).compute_usd, 8 * (750 + 150), 1e-6);
     cr_expect_float_eq(cost_gpu_hour_usd(&s), 900 / 730.0, 1e-12);
     cost_meter_free(m);
@@ -103,7 +115,7 @@ Test(cost, monthly_rent_per_server_rounds_servers_up)
 {
     /* 12 GPUs in servers of 8: two servers at $12,000 a month, for half a month */
     cost_spec s = { .kind = COST_MONTHLY, .usd_per_server_month = 12000, .gpus_per_server = 8 };
-    cost_meter *m = cost_meter_create(&s, 12, 0, 0, 1, 0);
+    cost_meter *m = cost_meter_create(&s, 12, NULL, 1, 0);
     cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S / 2).compute_usd, 12000, 1e-6);
     cost_meter_free(m);
 }
@@ -112,7 +124,7 @@ Test(cost, mig_slices_are_billed_as_fractions_of_their_gpu)
 {
     /* 7 slices held for an hour at $3.50 per GPU-hour: one GPU-hour */
     cost_spec s = { .kind = COST_ON_DEMAND, .usd_per_hour = 3.5 };
-    cost_meter *m = cost_meter_create(&s, 0, 0, 0, 7, 0);
+    cost_meter *m = cost_meter_create(&s, 0, NULL, 7, 0);
     for (unsigned u = 0; u < 7; u++)
         cost_meter_rent(m, u, 0);
     cr_expect_float_eq(cost_meter_read(m, HOUR).compute_usd, 3.5, 1e-9);

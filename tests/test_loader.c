@@ -210,7 +210,7 @@ Test(loader, unknown_key_suggests_the_closest)
 Test(loader, unknown_key_far_from_all_lists_them)
 {
     expect_error(with_line(6, "    q = fs.dedicated { count = 4, colour = \"red\" },"), 6,
-                 "pools.q.colour: unknown key 'colour' (known keys: count, gpu, site, mtbf, repair, noisy, mig, bandwidth_interference, time_slicing, scheduler, cost, profile)");
+                 "pools.q.colour: unknown key 'colour' (known keys: count, gpu, site, mtbf, repair, noisy, mig, bandwidth_interference, time_slicing, scheduler, cost, profile, power)");
 }
 
 Test(loader, unknown_pool)

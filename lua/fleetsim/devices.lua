@@ -13,7 +13,9 @@
 -- datasheet's total a device (both directions; NVLink, Infinity Fabric, Gaudi's RoCE
 -- mesh); network is the scale-out NIC a device has (400 Gb/s when absent).  pcie_gen sets
 -- the host link (x16).  Idle power is a typical reading of an idle device, an estimate;
--- TDP is the datasheet's.  memory is the datasheet's ("80GB"); what CUDA reports, which
+-- TDP is the datasheet's; loaded_w, where a reading exists, is a device holding a model
+-- with no requests (clocks up; ../shared/reference/power/device_power.csv, the midpoint
+-- of the readings), and models/power.c takes the others at 0.2036 of the TDP.  memory is the datasheet's ("80GB"); what CUDA reports, which
 -- every memory figure uses, is memory_cuda where a source gives it, else the datasheet's
 -- GB read as GiB (HBM and GDDR come in binary sizes) less the H100's 0.975% that the
 -- driver keeps (models/device.h); a CPU's memory is taken as it is.  CPUs list fp32 only (derived as above); their memory is a
@@ -35,7 +37,7 @@ return {
   },
   ["L4"] = {
     kind = "gpu", tflops = { fp32 = 30.3, tf32 = 60, fp16 = 121, bf16 = 121, fp8 = 242, int8 = 242 },
-    memory = "24GB", bandwidth_gbs = 300, scale_up = { devices = 1 }, pcie_gen = 4, idle_w = 16, tdp_w = 72,
+    memory = "24GB", bandwidth_gbs = 300, scale_up = { devices = 1 }, pcie_gen = 4, idle_w = 16, loaded_w = 35.5, tdp_w = 72,
     usd_per_hour = 0.80, price_date = "2026-05", price_source = "Modal L4",
   },
   ["V100-SXM2-32GB"] = {
@@ -57,7 +59,7 @@ return {
     tflops = { fp32 = 67, tf32 = 494.5, fp16 = 989.5, bf16 = 989.5, fp8 = 1979, int8 = 1979 },
     -- memory_cuda: what CUDA reports (vLLM's start-up line "total_gpu_memory 79.22GiB",
     -- vLLM pull request 10511, ../shared/reference/kernels/engine_memory.csv)
-    memory = "80GB", memory_cuda = "79.22GiB", bandwidth_gbs = 3350, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 70, tdp_w = 700,
+    memory = "80GB", memory_cuda = "79.22GiB", bandwidth_gbs = 3350, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 70, loaded_w = 142.5, tdp_w = 700,
     usd_per_hour = 3.99, price_date = "2026-09", price_source = "Lambda 8x H100 SXM",
   },
   ["H100-PCIe"] = {
@@ -68,7 +70,7 @@ return {
   ["H200-SXM"] = {
     kind = "gpu",
     tflops = { fp32 = 67, tf32 = 494.5, fp16 = 989.5, bf16 = 989.5, fp8 = 1979, int8 = 1979 },
-    memory = "141GB", bandwidth_gbs = 4800, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 75, tdp_w = 700,
+    memory = "141GB", bandwidth_gbs = 4800, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 75, loaded_w = 115, tdp_w = 700,
     usd_per_hour = 4.50, price_date = "2026-09", price_source = "Nebius H200",
   },
   -- fp4: NVIDIA DGX B200 datasheet (2024), 144 PFLOPS fp4 for 8 GPUs with sparsity:
@@ -77,7 +79,7 @@ return {
     kind = "gpu",
     tflops = { fp32 = 75, tf32 = 1100, fp16 = 2250, bf16 = 2250, fp8 = 4500, int8 = 4500,
                fp4 = 9000 },
-    memory = "180GB", bandwidth_gbs = 7700, scale_up = { devices = 8, gbs = 1800 }, pcie_gen = 5, idle_w = 120, tdp_w = 1000,
+    memory = "180GB", bandwidth_gbs = 7700, scale_up = { devices = 8, gbs = 1800 }, pcie_gen = 5, idle_w = 120, loaded_w = 194, tdp_w = 1000,
     usd_per_hour = 6.99, price_date = "2026-09", price_source = "Lambda B200",
   },
   -- NVIDIA L40S datasheet (2023): 48 GB GDDR6, 864 GB/s, PCIe gen 4, no NVLink, 350 W.
@@ -182,7 +184,7 @@ return {
     tflops = { fp32 = 163.4, tf32 = 653.7, fp16 = 1307.4, bf16 = 1307.4, fp8 = 2614.9,
                int8 = 2614.9 },
     memory = "192GB", bandwidth_gbs = 5300, scale_up = { devices = 8, gbs = 896 }, pcie_gen = 5,
-    idle_w = 90, tdp_w = 750,
+    idle_w = 90, loaded_w = 191, tdp_w = 750,
     usd_per_hour = 1.85, price_date = "2026-05", price_source = "Vultr MI300X (cliffcenter.com note)",
   },
   -- AMD Instinct MI325X datasheet (2024): MI300X's compute with 256 GB HBM3E at 6 TB/s,

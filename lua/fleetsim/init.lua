@@ -37,6 +37,8 @@ fs.site = constructor("site")
 fs.autoscaler = constructor("autoscaler")
 fs.noisy = constructor("noisy")
 fs.time_slicing = constructor("time_slicing")
+-- What a pool's devices draw and emit: a power cap or clock, host power, PUE, grid.
+fs.power = constructor("power")
 
 -- What a pool costs: cost = fs.on_demand { ... } (fs.spot { usd_per_hour } in a cost
 -- is the spot price).

@@ -1,0 +1,241 @@
+/* Power by phase, caps and clocks, energy per token, and carbon hour by hour (issue 38).
+ * Expected values are worked by hand from the published figures models/power.c cites. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/carbon.h"
+#include "models/power.h"
+#include "support/catalog_fixture.h"
+#include "support/cli.h"
+#include "support/scratch.h"
+
+static char *dir;
+static char *out, *err;
+
+static void setup(void)
+{
+    test_catalog_setup();
+    dir = scratch_dir();
+    out = err = NULL;
+}
+
+static void teardown(void)
+{
+    scratch_remove_dir(dir);
+    free(out);
+    free(err);
+    test_catalog_teardown();
+}
+
+TestSuite(power, .init = setup, .fini = teardown);
+
+/* Shares of the range, by hand: the V100's loaded idle 142.5 / 700 x 300 = 61.071 W;
+ * prefill (285 - 61.071) / 238.929 = 0.93722, decode (190 - 61.071) / 238.929 = 0.53961;
+ * MI300X's prefill spikes (666.5 - 191) / 559 = 0.85063; H100's decode (253.375 - 142.5)
+ * / (557.5 x 0.551) = 0.36094.  Geometric means: 0.89287 and 0.44133. */
+Test(power, shares_are_the_geometric_means_of_the_published_readings)
+{
+    cr_expect_float_eq(POWER_LOADED_SHARE, 0.203571, 1e-6);
+    cr_expect_float_eq(power_share(BOUND_COMPUTE), 0.892874, 1e-5);
+    cr_expect_float_eq(power_share(BOUND_MEMORY), 0.441326, 1e-5);
+    cr_expect_float_eq(power_share(BOUND_COMMUNICATION), power_share(BOUND_MEMORY), 1e-12);
+    cr_expect_eq(power_share(BOUND_LAUNCH), 0);
+    cr_expect_eq(power_share(BOUND_HOST), 0);
+}
+
+/* B200 at 1,000 and 1,200 W: 0.9 of the clock for 806 / 1006 of the dynamic power, so
+ * g(0.9) = 0.80119; the inverse gives the clock back. */
+Test(power, the_clock_curve_passes_through_the_b200_pair_and_inverts)
+{
+    cr_expect_float_eq(power_dynamic_share(0.9), 806.0 / 1006.0, 1e-9);
+    cr_expect_float_eq(power_dynamic_share(1), 1, 1e-12);
+    for (double f = 0.05; f < 1; f += 0.05)
+        cr_expect_float_eq(power_clock_for(power_dynamic_share(f)), f, 1e-9, "f %g", f);
+    /* below the knee only the clock falls: GB300's 617 / 1887 at its 500 W cap */
+    double gl = POWER_LOADED_SHARE * 1400;
+    double share = (500 - gl) / (power_share(BOUND_COMPUTE) * (1400 - gl));
+    cr_expect_float_eq(power_clock_for(share), 617.0 / 1887.0, 1e-9);
+    double prev = 0;
+    for (double f = 0.01; f <= 1; f += 0.01) {
+        cr_expect_gt(power_dynamic_share(f), prev, "monotone at %g", f);
+        prev = power_dynamic_share(f);
+    }
+}
+
+/* An H100 (loaded idle 142.5 W, TDP 700): compute-bound work draws 142.5 + 557.5 x
+ * 0.892874 = 640.28 W, memory-bound 142.5 + 557.5 x 0.441326 = 388.54 W; a step of 2 ms
+ * compute, 1 ms memory, 1 ms of floors and 1 ms of host work averages 142.5 + (497.78 x
+ * 2 + 246.04 x 1) / 5 = 390.82 W. */
+Test(power, an_h100_step_by_phase)
+{
+    power_model m;
+    char why[320];
+    cr_assert_eq(power_model_of(test_device("H100-SXM"), NULL, &m, why, sizeof why), 0, "%s", why);
+    cr_expect_float_eq(m.loaded_w, 142.5, 1e-12);
+    cr_expect_float_eq(m.loaded_w + m.compute_w, 640.277, 1e-3);
+    cr_expect_float_eq(m.loaded_w + m.memory_w, 388.539, 1e-3);
+    cr_expect_eq(m.compute_speed, 1);
+    cr_expect_eq(m.memory_speed, 1);
+    perf_time t = { .total_s = 5e-3, .compute_s = 2e-3, .memory_s = 1e-3, .launch_s = 1e-3,
+                    .host_s = 1e-3 };
+    cr_expect_float_eq(power_step_w(&m, &t), 142.5 + (497.777 * 2 + 246.039) / 5, 1e-2);
+    /* a device without a reading: the median share of its TDP (A100 80GB: 400 W) */
+    cr_expect_float_eq(power_loaded_w(test_device("A100-80GB-SXM")), 400 * 142.5 / 700, 1e-9);
+}
+
+/* A cap of 420 W (0.6 of the TDP): compute-bound work drew 640 W, so it runs at the clock
+ * where 142.5 + 497.78 g(f) = 420: g = 0.55747, f = 0.55747^(1 / 2.10376) = 0.75748;
+ * memory-bound work draws 388.5 W, under the cap, and keeps its speed.  At 300 W both slow:
+ * memory to g = 157.5 / 246.04 = 0.64014, below the knee: 0.64014 / 0.66048 = 0.96920... */
+Test(power, a_cap_slows_compute_bound_work_first)
+{
+    const device_spec *d = test_device("H100-SXM");
+    power_model m;
+    char why[320];
+    power_setting cap = { .cap_share = 0.6 };
+    cr_assert_eq(power_model_of(d, &cap, &m, why, sizeof why), 0, "%s", why);
+    cr_expect_float_eq(m.cap_w, 420, 1e-9);
+    cr_expect_float_eq(m.compute_speed, 0.757482, 1e-5);
+    cr_expect_eq(m.memory_speed, 1);
+    cr_expect_float_eq(m.loaded_w + m.compute_w, 420, 1e-9, "the cap, held");
+    power_setting deep = { .cap_w = 300 };
+    cr_assert_eq(power_model_of(d, &deep, &m, why, sizeof why), 0, "%s", why);
+    cr_expect_lt(m.memory_speed, 1);
+    cr_expect_lt(m.compute_speed, m.memory_speed);
+    cr_expect_float_eq(m.loaded_w + m.memory_w, 300, 1e-9);
+    cr_expect_float_eq(m.loaded_w + m.compute_w, 300, 1e-9);
+    /* a locked clock slows compute alone, and its power falls as g(f) */
+    power_setting clock = { .clock = 0.8 };
+    cr_assert_eq(power_model_of(d, &clock, &m, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(m.compute_speed, 0.8);
+    cr_expect_eq(m.memory_speed, 1);
+    cr_expect_float_eq(m.compute_w, 557.5 * power_share(BOUND_COMPUTE) * pow(0.8, 2.10376), 1e-2);
+}
+
+Test(power, settings_a_device_cannot_hold_are_refused)
+{
+    const device_spec *d = test_device("H100-SXM");
+    power_model m;
+    char why[320];
+    power_setting low = { .cap_w = 140 }, high = { .cap_w = 800 }, clock = { .clock = 1.5 };
+    cr_expect_eq(power_model_of(d, &low, &m, why, sizeof why), -1);
+    cr_expect(strstr(why, "at or below H100-SXM's loaded-idle power of 142.5 W") != NULL, "%s", why);
+    cr_expect_eq(power_model_of(d, &high, &m, why, sizeof why), -1);
+    cr_expect(strstr(why, "above H100-SXM's TDP of 700 W") != NULL, "%s", why);
+    cr_expect_eq(power_model_of(d, &clock, &m, why, sizeof why), -1);
+    cr_expect(strstr(why, "outside (0, 1]") != NULL, "%s", why);
+}
+
+/* Through the performance model: Llama-3.1-8B on an H100 capped at 420 W loses about a
+ * quarter of its prefill speed and almost none of its decode speed. */
+Test(power, a_capped_gpu_loses_more_prefill_than_decode_throughput)
+{
+    const device_spec *d = test_device("H100-SXM");
+    const model_spec *mdl = test_model("llama-3.1-8b");
+    power_model m;
+    char why[320];
+    power_setting cap = { .cap_w = 420 };
+    cr_assert_eq(power_model_of(d, &cap, &m, why, sizeof why), 0, "%s", why);
+    perf_profile full = perf_default_profile(d), capped = full;
+    capped.compute_efficiency *= m.compute_speed;
+    capped.bandwidth_efficiency *= m.memory_speed;
+    perf_setup a = { .model = mdl, .device = d, .profile = &full, .weights = PREC_FP16,
+                     .kv = PREC_FP16, .tp = 1 };
+    perf_setup b = a;
+    b.profile = &capped;
+    double prefill = perf_prefill(&b, 8, 2048).gpu_s / perf_prefill(&a, 8, 2048).gpu_s;
+    double decode = perf_decode_step(&b, 64, 1024).gpu_s / perf_decode_step(&a, 64, 1024).gpu_s;
+    cr_expect_gt(prefill, 1.15, "prefill %.3fx slower", prefill);
+    cr_expect_lt(decode, 1.05, "decode %.3fx slower", decode);
+    cr_expect_gt(prefill - 1, 3 * (decode - 1), "prefill %.3f vs decode %.3f", prefill, decode);
+}
+
+/* Energy per output token of a decode step, tp x power x step / batch, falls as the batch
+ * grows, fast while the step is memory-bound, and levels off once compute bounds it. */
+Test(power, energy_per_token_falls_with_the_batch_until_the_device_saturates)
+{
+    const device_spec *d = test_device("H100-SXM");
+    power_model m;
+    char why[320];
+    cr_assert_eq(power_model_of(d, NULL, &m, why, sizeof why), 0, "%s", why);
+    perf_profile p = perf_default_profile(d);
+    p.host_s = p.host_per_seq_s = 0; /* the GPU's own energy */
+    perf_setup s = { .model = test_model("llama-3.1-8b"), .device = d, .profile = &p,
+                     .weights = PREC_FP16, .kv = PREC_FP16, .tp = 1 };
+    double prev = INFINITY, first_drop = NAN, last_drop = NAN;
+    for (unsigned batch = 1; batch <= 4096; batch *= 4) {
+        perf_time t = perf_decode_step(&s, batch, 256);
+        double j = power_step_w(&m, &t) * t.total_s / batch;
+        cr_expect_lt(j, prev, "batch %u: %g J a token", batch, j);
+        if (isfinite(prev)) {
+            if (isnan(first_drop))
+                first_drop = prev / j;
+            last_drop = prev / j;
+        }
+        prev = j;
+    }
+    cr_expect_gt(first_drop, 3, "batch 1 to 4: %gx", first_drop);
+    cr_expect_lt(last_drop, 1.3, "batch 1024 to 4096: %gx", last_drop);
+}
+
+/* A day's intensities 100, 110, ..., 330 g/kWh: an hour's mean is its own, a span across
+ * two hours weights each by its overlap, whole days repeat. */
+Test(power, grid_means_weight_each_hour_by_its_overlap)
+{
+    carbon_spec c = { .grid_g_per_kwh = 445 };
+    cr_expect_eq(carbon_grid_mean(&c, 0, 3600), 445);
+    double *h = malloc(24 * sizeof *h);
+    for (int i = 0; i < 24; i++)
+        h[i] = 100 + 10 * i;
+    cr_assert_eq(carbon_spec_set_hourly(&c, h, 24), 0);
+    cr_expect_float_eq(carbon_grid_mean(&c, 0, 3600), 100, 1e-9);
+    cr_expect_float_eq(carbon_grid_mean(&c, 1800, 5400), 105, 1e-9);
+    cr_expect_float_eq(carbon_grid_mean(&c, 23 * 3600, 25 * 3600), (330 + 100) / 2.0, 1e-9);
+    cr_expect_float_eq(carbon_grid_mean(&c, 0, 2 * 86400), 215, 1e-9);
+    cr_expect_float_eq(carbon_grid_mean(&c, 5 * 86400 + 7200, 5 * 86400 + 7200), 120, 1e-9);
+    /* embodied: 462.5 kg over 6 years, a GPU held a year */
+    c.embodied_kg = 462.5;
+    c.life_years = 6;
+    cr_expect_float_eq(carbon_embodied_kg(&c, 8760 * 3600), 462.5 / 6, 1e-9);
+    carbon_spec_release(&c);
+}
+
+/* A day of one job on 8 H100s, compute-bound throughout (a step without a model): each
+ * GPU draws 640.277 W, each host share 125 W, PUE 1.2: (8 x 640.277 + 1000) x 1.2 =
+ * 7,346.66 W at the facility, 7.34666 kWh an hour.  Carbon is that times each hour's
+ * intensity (100 + 10 h g/kWh): 7.34666 x 24 x 215 / 1000 = 37.909 kg. */
+Test(power, carbon_is_energy_times_intensity_hour_by_hour, .timeout = 60)
+{
+    char text[2048], hours[256] = "";
+    for (int i = 0; i < 24; i++)
+        snprintf(hours + strlen(hours), sizeof hours - strlen(hours), "%s%d", i ? ", " : "",
+                 100 + 10 * i);
+    snprintf(text, sizeof text,
+             "local fs = require \"fleetsim\"\n"
+             "return fs.scenario {\n"
+             "  name = \"day\", duration = \"24h\", bucket = \"1h\", replications = 1,\n"
+             "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8,\n"
+             "    power = fs.power { pue = 1.2, grid = { hourly = { %s } }, embodied_kg = 0 } } },\n"
+             "  workloads = { job = fs.training { pool = \"gpus\", gpus = 8, steps = 1e9,\n"
+             "                                    step = \"1s\" } },\n"
+             "}\n", hours);
+    char *file = scratch_file(dir, "day.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/day", file, dir), 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/day/summary.csv", dir);
+    char *summary = scratch_read(path);
+    cr_assert_not_null(summary);
+    double w = (8 * 640.277 + 1000) * 1.2;
+    summary_row e = scratch_summary_row(summary, "pool", "gpus", "energy_kwh");
+    summary_row k = scratch_summary_row(summary, "pool", "gpus", "carbon_operational_kg");
+    summary_row g = scratch_summary_row(summary, "pool", "gpus", "energy_gpu_kwh");
+    summary_row peak = scratch_summary_row(summary, "run", "day", "power_peak_kw");
+    cr_expect_float_eq(e.value, w * 24 / 1e3, 1e-2, "%g kWh", e.value);
+    cr_expect_float_eq(g.value, 8 * 640.277 * 24 / 1e3, 1e-2, "%g kWh", g.value);
+    cr_expect_float_eq(k.value, w / 1e3 * 24 * 215 / 1e3, 1e-3, "%g kg", k.value);
+    cr_expect_float_eq(peak.value, w / 1e3, 1e-4, "%g kW", peak.value);
+    free(summary);
+}
