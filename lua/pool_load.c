@@ -333,7 +333,7 @@ static int resolve_profile(load_context *c, const fields_object *p, pool_spec *o
     return 0;
 }
 
-int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *out, catalog *cat)
+static int resolve_units(load_context *c, const fields_object *p, pool_spec *out, catalog *cat)
 {
     const device_spec *whole = out->gpu ? catalog_device(cat, out->gpu) : NULL;
     if (out->has_cost && cost_load_resolve_price(c, p, &out->cost, whole) != 0)
@@ -385,4 +385,9 @@ int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *
     out->capacity.max *= units;
     out->capacity.ceiling *= units;
     return 0;
+}
+
+int pool_load_resolve_units(load_context *c, const fields_object *p, pool_spec *out, catalog *cat)
+{
+    return resolve_units(c, p, out, cat) != 0 ? -1 : power_load_apply_budget(c, p, out);
 }

@@ -19,17 +19,17 @@
 
 #include "output/csv_table.h"
 
-#define DEFAULT_HOST_W_PER_GPU (1000.0 / 8)
 #define DEFAULT_PUE_DEDICATED 1.58
 #define DEFAULT_PUE_CLOUD 1.25
 #define DEFAULT_GRID_G_PER_KWH 445.0
 #define DEFAULT_EMBODIED_KG (150.0 + 2500.0 / 8)
 #define DEFAULT_LIFE_YEARS 6.0
+#define BUDGET_SERVER_GPUS 8.0
 #define MAX_HOURS (24 * 366 * 10)
 
 static const char *const POWER_KINDS[] = { "power", NULL };
 static const char *const POWER_KEYS[] = { "cap_w", "cap", "clock", "host_w", "pue", "grid",
-                                          "embodied_kg", "life_years", NULL };
+                                          "embodied_kg", "life_years", "budget_kw", NULL };
 static const char *const GRID_KEYS[] = { "hourly", "file", "column", NULL };
 
 static void defaults(pool_spec *out)
@@ -154,7 +154,9 @@ int power_load_convert(load_context *c, const fields_object *pool, pool_spec *ou
                  || fields_read_number(c, &p, "embodied_kg", false, DEFAULT_EMBODIED_KG, 0, 1e6,
                                        true, &out->carbon.embodied_kg)
                  || fields_read_number(c, &p, "life_years", false, DEFAULT_LIFE_YEARS, 0, 100,
-                                       false, &out->carbon.life_years);
+                                       false, &out->carbon.life_years)
+                 || fields_read_number(c, &p, "budget_kw", false, 0, 0, 1e9, false,
+                                       &out->power.budget_kw);
     if (status == 0 && s->cap_w > 0 && s->cap_share > 0)
         status = fields_fail(c, p.where, p.path, "cap_w and cap both set a cap: give one");
     lua_settop(c->L, top - 1);
@@ -174,11 +176,38 @@ int power_load_resolve(load_context *c, const fields_object *pool, pool_spec *ou
     if (!whole)
         return 0;
     if (isnan(ps->host_w))
-        ps->host_w = whole->is_cpu ? 0 : DEFAULT_HOST_W_PER_GPU;
+        ps->host_w = whole->is_cpu ? 0 : POWER_DEFAULT_HOST_W;
     char why[320], path[FIELD_PATH_MAX];
     if (power_model_of(whole, &ps->setting, &ps->model, why, sizeof why) != 0) {
         snprintf(path, sizeof path, "%s.power", pool->path);
         return fields_fail(c, pool->where, path, "%s", why);
     }
+    return 0;
+}
+
+int power_load_apply_budget(load_context *c, const fields_object *pool, pool_spec *out)
+{
+    power_spec *ps = &out->power;
+    if (!(ps->budget_kw > 0) || !(ps->model.tdp_w > 0))
+        return 0;
+    double per_gpu_w = (ps->model.cap_w + ps->host_w) * ps->pue;
+    /* whole servers of 8 GPUs (HGX, DGX: the servers host_w's default is a share of) */
+    double gpus = floor(ps->budget_kw * 1e3 / per_gpu_w + 1e-9);
+    if (gpus >= BUDGET_SERVER_GPUS)
+        gpus = floor(gpus / BUDGET_SERVER_GPUS) * BUDGET_SERVER_GPUS;
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.power.budget_kw", pool->path);
+    if (gpus < 1)
+        return fields_fail(c, pool->where, path, "%g kW powers no GPU: one needs %.6g W "
+                           "((%g W + %g W host) x PUE %g)", ps->budget_kw, per_gpu_w,
+                           ps->model.cap_w, ps->host_w, ps->pue);
+    double units = gpus * out->units_per_gpu;
+    unsigned powered = units < out->capacity.max ? (unsigned)units : out->capacity.max;
+    ps->powered_units = powered;
+    if (out->capacity.count > powered)
+        out->capacity.count = powered;
+    out->capacity.max = powered;
+    if (out->min > powered)
+        out->min = powered;
     return 0;
 }

@@ -640,7 +640,7 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
                           .reserve = reserve };
         unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
         best = replica_default_tp(&s, most < node ? most : node,
-                                  gcd(gcd(most, p->count), p->min), prompt, output,
+                                  gcd(gcd(most, p->capacity.count), p->min), prompt, output,
                                   spec->max_batch);
     }
     *chosen = !tp_given;
@@ -648,12 +648,13 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     snprintf(path, sizeof path, "%s.%s", w->path, key);
     inference_memory mem = memory_inference_for(m, d, spec->prec, kv, *tp, spec->attention_dp,
                                                 reserve);
-    if (*tp > most || most % *tp || p->count % *tp || p->min % *tp)
+    if (*tp > most || most % *tp || p->capacity.count % *tp || p->min % *tp)
         return p->capacity.kind == POOL_DEDICATED
                    ? fields_fail(c, w->where, path, "%u does not divide the %u GPUs of pool "
-                                 "\"%s\"", *tp, p->count, p->name)
+                                 "\"%s\"%s", *tp, p->capacity.count, p->name,
+                                 p->power.budget_kw > 0 ? " (those its power budget powers)" : "")
                    : fields_fail(c, w->where, path, "%u does not divide the GPUs of pool \"%s\" "
-                                 "(count %u, min %u, max %u)", *tp, p->name, p->count, p->min,
+                                 "(count %u, min %u, max %u)", *tp, p->name, p->capacity.count, p->min,
                                  most);
     if (mem.kv_capacity_tokens < context)
         return fields_fail(c, w->where, path, "%s in %s does not fit on %u x %s: %.1f GB of "
@@ -932,7 +933,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     if (status == 0) {
         inference_memory mem = memory_inference_for(m, d, out->prec, out->kv_prec, out->tp,
                                                     out->attention_dp, inference_reserve(out));
-        out->replicas = p->count / out->tp;
+        out->replicas = p->capacity.count / out->tp;
         out->kv_capacity_tokens = mem.kv_capacity_tokens;
         status = cold_start_load(c, w, p, mem.weights_bytes * out->tp, out);
     }
@@ -1013,6 +1014,22 @@ static int check_devices(load_context *c, const scenario *sc, const fields_objec
     return 0;
 }
 
+/* start = "low_carbon": the start within [at, deadline - its work at full speed] whose
+ * span has the least mean intensity on its pool's grid. */
+static int low_carbon_start(load_context *c, const fields_object *w, const pool_spec *p,
+                            training_spec *t)
+{
+    double work = t->steps * t->step_s, latest = t->deadline_s - work;
+    if (latest < t->at_s) {
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.deadline", w->path);
+        return fields_fail(c, w->where, path, "%.10g s leaves no start: its work takes %.10g s "
+                           "from its arrival at %.10g s", t->deadline_s, work, t->at_s);
+    }
+    t->at_s = carbon_lowest_start(&p->carbon, t->at_s, latest, work);
+    return 0;
+}
+
 /* fs.training and fs.job_stream: jobs on a pool of GPUs. */
 static int convert_job_workload(load_context *c, const fields_object *w, scenario *sc,
                                 const named_list *pools)
@@ -1034,10 +1051,13 @@ static int convert_job_workload(load_context *c, const fields_object *w, scenari
     const char *gpu = p->unit_device ? p->unit_device : p->gpu;
     const device_spec *d = catalog_device(&sc->catalog, gpu);
     perf_profile profile = d ? pool_profile(p, d) : p->profile;
-    if (!strcmp(w->kind, "training"))
-        return training_load_convert(c, w, &sc->catalog, pool, gpu,
-                                     d || p->has_profile ? &profile : NULL,
-                                     &sc->trainings[sc->ntrainings++]);
+    if (!strcmp(w->kind, "training")) {
+        training_spec *t = &sc->trainings[sc->ntrainings++];
+        if (training_load_convert(c, w, &sc->catalog, pool, gpu,
+                                  d || p->has_profile ? &profile : NULL, t) != 0)
+            return -1;
+        return t->low_carbon ? low_carbon_start(c, w, p, t) : 0;
+    }
     return training_load_convert_job_stream(c, w, pool, &sc->job_streams[sc->njob_streams++]);
 }
 

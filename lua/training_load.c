@@ -13,7 +13,8 @@
 
 const char *const TRAINING_KEYS[] = {
     "model", "tokens", "steps", "step", "gpus", "parallelism", "precision", "seq_len",
-    "global_batch", "lora", "pool", "at", "priority", "checkpoint", "restart", "engine", NULL,
+    "global_batch", "lora", "pool", "at", "priority", "checkpoint", "restart", "engine", "start",
+    "deadline", NULL,
 };
 const char *const JOB_STREAM_KEYS[] = {
     "pool", "arrivals", "gpus", "duration", "count", "priority", "checkpoint", "restart",
@@ -294,6 +295,23 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     return 0;
 }
 
+/* start = "at_once" | "low_carbon" with deadline = a duration from the run's start */
+static int convert_start(load_context *c, const fields_object *w, training_spec *out)
+{
+    static const char *const starts[] = { "at_once", "low_carbon", NULL };
+    int start = 0;
+    out->arrival_s = out->at_s;
+    if (fields_read_choice(c, w, "start", starts, 0, &start) != 0
+        || fields_read_duration(c, w, "deadline", start == 1, 0, 0, MAX_DURATION_S, false,
+                                &out->deadline_s) != 0)
+        return -1;
+    if (start == 0 && out->deadline_s > 0)
+        return key_path_fail(c, w, "deadline", "is read with start = \"low_carbon\" (the latest "
+                             "end of a job that may wait for low-carbon hours)");
+    out->low_carbon = start == 1;
+    return 0;
+}
+
 int training_load_convert(load_context *c, const fields_object *w, const catalog *cat, size_t pool,
                           const char *pool_gpu, const perf_profile *profile, training_spec *out)
 {
@@ -307,7 +325,8 @@ int training_load_convert(load_context *c, const fields_object *w, const catalog
                  || fields_read_integer(c, w, "gpus", true, 0, 1, SCENARIO_MAX_SERVERS, &gpus)
                  || fields_read_duration(c, w, "at", false, 0, 0, MAX_DURATION_S, true, &out->at_s)
                  || read_priority(c, w, &out->priority)
-                 || convert_checkpoint(c, w, &out->checkpoint, &out->restart_s);
+                 || convert_checkpoint(c, w, &out->checkpoint, &out->restart_s)
+                 || convert_start(c, w, out);
     if (status == 0)
         out->gpus = (unsigned)gpus;
     if (status == 0 && model) {

@@ -18,6 +18,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/power.h"
 #include "models/validate_load.h"
 #include "models/validate_plan.h"
 #include "output/csv_table.h"
@@ -298,6 +299,75 @@ static memory_reserve row_reserve(const engine_spec *e, const model_spec *m,
     return r;
 }
 
+/* Mean draw of a device over a static batch's wave: the prefill of `batch` prompts, then
+ * out - 1 decode steps at the mean context (models/power.h, no cap). */
+static double wave_power_w(const power_model *pm, const perf_setup *s, unsigned batch,
+                           double in, double out)
+{
+    perf_time prefill = perf_prefill(s, batch, in), decode = perf_decode_step(s, batch, in + out / 2);
+    double t = prefill.total_s + (out - 1) * decode.total_s;
+    return (power_step_w(pm, &prefill) * prefill.total_s
+            + (out - 1) * power_step_w(pm, &decode) * decode.total_s) / t;
+}
+
+/* A power row: each GPU's mean draw (its loaded-idle power and its work by phase) under
+ * the row's load, the same runs as its throughput would take; a system's adds its
+ * servers' host power (models/power.h's default share a GPU, fs.power's host_w); energy
+ * a token is the GPUs' draw over the output rate. */
+static void predict_power(const perf_setup *s, const inference_memory *mem, double gpus,
+                          double replicas, double batch, double in, double outlen,
+                          const validate_load *load, validate_measure measure,
+                          validate_unit unit, validate_prediction *out)
+{
+    power_model pm;
+    char why[320];
+    if (power_model_of(s->device, NULL, &pm, why, sizeof why) != 0)
+        return refuse(out, "%s", why);
+    double watts, tokens_per_s;
+    if (load->concurrency >= 1) {
+        closed_loop_result loop;
+        if (batch > VALIDATE_CLOSED_LOOP_MAX_USERS || replicas > VALIDATE_CLOSED_LOOP_MAX_USERS)
+            return refuse(out, "concurrency %g on %g replicas: more than a row's simulation "
+                          "runs", batch, replicas);
+        if (!validate_closed_loop(s, mem->kv_capacity_tokens, (unsigned)replicas,
+                                  (unsigned)batch, (unsigned)in, (unsigned)outlen, &loop, why,
+                                  sizeof why))
+            return refuse(out, "%s", why);
+        if (!(loop.window_s > 0))
+            return refuse(out, "the closed-loop simulation measured no time");
+        watts = pm.loaded_w + power_work_joules(&pm, &loop.work) / (replicas * loop.window_s);
+        tokens_per_s = loop.tokens_per_s;
+    } else if (load->queued && !load->trtllm_bench) {
+        /* a best-throughput figure (MLPerf Offline): the plan perf_best_throughput finds,
+         * its replicas' waves */
+        throughput_plan plan = perf_best_throughput(s, (unsigned)gpus, in, outlen);
+        if (!(plan.tokens_per_s > 0))
+            return refuse(out, "no replica of the model fits %g GPUs", gpus);
+        perf_setup at = *s;
+        at.tp = plan.tp;
+        watts = wave_power_w(&pm, &at, plan.batch, in, outlen);
+        tokens_per_s = plan.tokens_per_s;
+    } else if (batch >= 1 && !load->queued) {
+        if (batch * (in + outlen) > mem->kv_capacity_tokens)
+            return refuse(out, "batch %g x %g tokens exceeds the model's cache (%.0f tokens)",
+                          batch, in + outlen, mem->kv_capacity_tokens);
+        watts = wave_power_w(&pm, s, (unsigned)batch, in, outlen);
+        tokens_per_s = wave_tokens_per_s(s, (unsigned)batch, in, outlen) * replicas;
+    } else {
+        return refuse(out, "a power row needs a batch, a concurrency or an offline queue");
+    }
+    double host_w = s->device->is_cpu ? 0 : POWER_DEFAULT_HOST_W;
+    if (measure == MEASURE_GPU_POWER && unit == UNIT_W_PER_GPU)
+        out->value = watts;
+    else if (measure == MEASURE_SYSTEM_POWER && unit == UNIT_W)
+        out->value = gpus * (watts + host_w);
+    else if (measure == MEASURE_ENERGY_PER_TOKEN && unit == UNIT_J_PER_TOKEN)
+        out->value = gpus * watts / tokens_per_s;
+    else
+        return refuse(out, "the power model has no figure for this measure in this unit");
+    out->predicted = true;
+}
+
 static void predict_inference(const model_spec *m, const device_spec *d, const perf_profile *p,
                               const engine_spec *e, precision prec, const validate_row *row,
                               const row_data *data, const validate_plan *plan,
@@ -387,6 +457,9 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (measure == MEASURE_TTFT_P99 || measure == MEASURE_TPOT_P99 || measure == MEASURE_E2E_P99)
         return refuse(out, "a percentile under load needs the serving simulation");
 
+    if (!strcmp(row->category, "power"))
+        return predict_power(&s, &mem, gpus, replicas, batch, in, outlen, load, measure, unit,
+                             out);
     if (load->concurrency >= 1) {
         /* a closed loop of `batch` users (a benchmark client's concurrency): the serving
          * simulation of them on the replicas (lua/validate_serving.h) */

@@ -76,10 +76,17 @@ static bool run_users(const perf_setup *s, double kv_capacity_tokens, unsigned r
         return false;
     }
     serving_start(sv);
+    /* the replicas' work is read over the measured window: from the warm-up's end */
+    if (warmup_s > 0)
+        sim_engine_run_until(e, warmup_s);
+    serving_bucket_close(sv, sim_engine_now(e));
+    double from = sim_engine_now(e);
     if (isfinite(end))
         sim_engine_run_until(e, end);
     else
         sim_engine_run(e);
+    out->work = serving_bucket_close(sv, sim_engine_now(e))->group_work[0];
+    out->window_s = sim_engine_now(e) - from;
     if (serving_error(sv)) {
         snprintf(err, err_size, "%s", serving_error(sv));
         serving_free(sv);

@@ -38,6 +38,10 @@ typedef struct closed_loop_result {
                                the window would miss the wave still running at its end) */
     double requests;        /* measured */
     double makespan_s;      /* the last measured answer's end, from its arrival */
+    /* the replicas' GPU work by phase over the measured window (seconds of one device
+     * a replica, summed over the replicas) and the window's length, for power */
+    perf_phases work;
+    double window_s;
 } closed_loop_result;
 
 /* `users` closed-loop users with no think time, each request `prompt` tokens in and

@@ -60,6 +60,26 @@ double carbon_grid_mean(const carbon_spec *c, double t0_s, double t1_s)
     return (profile_integral(c, t1_s) - profile_integral(c, t0_s)) / ((t1_s - t0_s) / 3600);
 }
 
+double carbon_lowest_start(const carbon_spec *c, double earliest_s, double latest_s,
+                           double duration_s)
+{
+    if (!c->hourly || !(latest_s > earliest_s))
+        return earliest_s;
+    double best = earliest_s, least = carbon_grid_mean(c, earliest_s, earliest_s + duration_s);
+    /* every whole hour in (earliest, latest], then latest itself */
+    for (double h = floor(earliest_s / 3600) + 1;; h++) {
+        double t = fmin(h * 3600, latest_s);
+        double g = carbon_grid_mean(c, t, t + duration_s);
+        if (g < least - 1e-12 * fabs(least)) {
+            least = g;
+            best = t;
+        }
+        if (t >= latest_s)
+            break;
+    }
+    return best;
+}
+
 double carbon_embodied_kg(const carbon_spec *c, double gpu_seconds)
 {
     if (!(c->life_years > 0))

@@ -27,6 +27,12 @@ void carbon_spec_release(carbon_spec *c);
  * the intensity at t0_s for an empty span). */
 double carbon_grid_mean(const carbon_spec *c, double t0_s, double t1_s);
 
+/* The start in [earliest_s, latest_s] whose span of duration_s has the least mean grid
+ * intensity: earliest_s, latest_s and every whole hour between them tried, the earliest
+ * of equals kept (earliest_s under a constant grid). */
+double carbon_lowest_start(const carbon_spec *c, double earliest_s, double latest_s,
+                           double duration_s);
+
 /* Embodied kg of `gpu_seconds` of GPUs held. */
 double carbon_embodied_kg(const carbon_spec *c, double gpu_seconds);
 

@@ -46,6 +46,10 @@ typedef struct power_model {
     double compute_speed, memory_speed;
 } power_model;
 
+/* A server's draw beyond its GPUs, a GPU's share: 1 kW per 8-GPU server, the model
+ * default of EcoLogits (../shared/reference/power/host_site.csv). */
+#define POWER_DEFAULT_HOST_W (1000.0 / 8)
+
 /* A pool's power as a scenario states it: its devices' setting, what its servers draw
  * beyond the GPUs, its site's PUE, and the model that follows for its device. */
 typedef struct power_spec {
@@ -53,6 +57,8 @@ typedef struct power_spec {
     double host_w;       /* per GPU held: its share of the server's CPUs, memory, NICs,
                           * fans and power supplies, drawn whether it works or not */
     double pue;          /* facility energy over IT energy (>= 1) */
+    double budget_kw;    /* the site's limit on the pool's provisioned power; 0: none */
+    unsigned powered_units; /* under a budget: the units it powers (0: no budget) */
     power_model model;   /* the pool's device under the setting (power_model_of) */
 } power_spec;
 

@@ -156,7 +156,7 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
     const device_spec *d = catalog_device(&sc->catalog, p->gpu);
     static const cost_spec no_price = { .kind = COST_NONE };
     pg->meter = cost_meter_create(p->has_cost ? &p->cost : &no_price,
-                                  p->capacity.count / p->units_per_gpu, d ? &p->power : NULL,
+                                  p->count / p->units_per_gpu, d ? &p->power : NULL,
                                   p->units_per_gpu, sim_engine_now(e));
     if (!pg->meter)
         sim_out_of_memory("out of memory creating a cost meter");
@@ -239,7 +239,7 @@ void pool_gpus_stop(pool_gpus *pg)
 /* What a bought pool paid up front: its purchase, for the GPUs (or servers) it owns. */
 static double purchase_usd(const pool_spec *p)
 {
-    double gpus = (double)p->capacity.count / p->units_per_gpu;
+    double gpus = (double)p->count / p->units_per_gpu; /* owned, powered or not */
     double units = p->cost.gpus_per_server ? ceil(gpus / p->cost.gpus_per_server) : gpus;
     return p->cost.purchase_usd * units;
 }

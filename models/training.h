@@ -34,7 +34,11 @@ typedef struct checkpoint_spec {
 typedef struct training_spec {
     char *name;            /* owned */
     size_t pool;           /* index into the scenario's pools (for the loader and run) */
-    double at_s;           /* arrival */
+    double at_s;           /* arrival (under start = "low_carbon": its chosen start) */
+    bool low_carbon;       /* start within [arrival, deadline - work] at the grid's least
+                            * intensity over its work (models/carbon.h) */
+    double arrival_s;      /* as stated, before a low-carbon start moved it */
+    double deadline_s;     /* with low_carbon: when it must end; 0: none */
     unsigned gpus;
     int priority;          /* higher runs first under the priority scheduler */
     double steps;          /* work */

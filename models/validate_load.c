@@ -139,6 +139,8 @@ static const char *const measures[MEASURE_COUNT] = {
     [MEASURE_WEIGHTS] = "weights", [MEASURE_KV_MEMORY] = "kv_memory",
     [MEASURE_ACTIVATION_PEAK] = "activation_peak", [MEASURE_KV_CAPACITY] = "kv_capacity",
     [MEASURE_MAX_POW2_BATCH] = "max_pow2_batch", [MEASURE_TRAINING_MEMORY] = "training_memory",
+    [MEASURE_GPU_POWER] = "gpu_power", [MEASURE_SYSTEM_POWER] = "system_power",
+    [MEASURE_ENERGY_PER_TOKEN] = "energy_per_token",
 };
 
 static const char *const units[UNIT_COUNT] = {
@@ -147,7 +149,8 @@ static const char *const units[UNIT_COUNT] = {
     [UNIT_SAMPLES_PER_S] = "samples/s", [UNIT_SAMPLES_PER_S_PER_GPU] = "samples/s/GPU",
     [UNIT_TOKENS_PER_S] = "tokens/s", [UNIT_TOKENS_PER_S_PER_GPU] = "tokens/s/GPU",
     [UNIT_TFLOPS_PER_GPU] = "TFLOP/s/GPU", [UNIT_GB] = "GB", [UNIT_GIB] = "GiB",
-    [UNIT_TOKENS] = "tokens", [UNIT_SEQUENCES] = "sequences",
+    [UNIT_TOKENS] = "tokens", [UNIT_SEQUENCES] = "sequences", [UNIT_W] = "W",
+    [UNIT_W_PER_GPU] = "W/GPU", [UNIT_J_PER_TOKEN] = "J/token",
 };
 
 /* The words of a list, for a message. */

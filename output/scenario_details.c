@@ -66,6 +66,33 @@ static void cost_text(FILE *out, const cost_spec *c)
                 c->egress[i].usd_per_gb, c->egress[i].from_gb);
 }
 
+/* The pool's power: its device's draw and setting, host, PUE, budget and carbon. */
+static void power_text(FILE *out, const pool_spec *p)
+{
+    const power_spec *ps = &p->power;
+    const power_model *m = &ps->model;
+    key(out, "power");
+    fprintf(out, "idle %.10g W, loaded idle %.10g W, TDP %.10g W", m->idle_w, m->loaded_w,
+            m->tdp_w);
+    if (m->cap_w < m->tdp_w || m->compute_speed < 1)
+        fprintf(out, "; capped at %.10g W: compute at %.4g of its speed, memory at %.4g",
+                m->cap_w, m->compute_speed, m->memory_speed);
+    fprintf(out, "; host %.10g W a GPU; PUE %.10g", ps->host_w, ps->pue);
+    if (ps->budget_kw > 0)
+        fprintf(out, "; budget %.10g kW powers %u of the %u units owned or allowed",
+                ps->budget_kw, ps->powered_units, p->count > ps->powered_units
+                                                      ? p->count : ps->powered_units);
+    fputc('\n', out);
+    key(out, "carbon");
+    if (p->carbon.hourly)
+        fprintf(out, "grid hourly, %zu hours repeating (mean %.10g g/kWh)", p->carbon.nhourly,
+                p->carbon.prefix[p->carbon.nhourly] / (double)p->carbon.nhourly);
+    else
+        fprintf(out, "grid %.10g g/kWh", p->carbon.grid_g_per_kwh);
+    fprintf(out, "; embodied %.10g kg a GPU over %.10g years\n", p->carbon.embodied_kg,
+            p->carbon.life_years);
+}
+
 static const char *metric_name(autoscale_metric m)
 {
     return m == AUTOSCALE_UTILIZATION ? "utilization" : m == AUTOSCALE_QUEUE ? "queue"
@@ -126,6 +153,8 @@ void output_pool_details(FILE *out, const pool_spec *p)
     else
         fprintf(out, "none");
     fputc('\n', out);
+    if (p->gpu && p->power.model.tdp_w > 0)
+        power_text(out, p);
     if (p->profile_path) {
         key(out, "profile");
         fprintf(out, "%s\n", p->profile_path);

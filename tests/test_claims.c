@@ -79,9 +79,12 @@ Test(claims, batch_one_decode_energy_follows_bandwidth_per_watt)
                  / metric("c02", "workload", "serve_cpu", "output_tokens");
     double gpu = metric("c02", "pool", "gpu_serve", "energy_kwh")
                  / metric("c02", "workload", "serve_gpu", "output_tokens");
-    /* (3350 GB/s x 0.92 / 700 W) / (460.8 GB/s x 0.7 / 360 W) = 4.9 when streaming
-     * weights; the GPU's kernel floors and its engine's host work per iteration (about
-     * 35% of a batch-1 step, none on the CPU's) and both devices' prefill bring it down */
+    /* bandwidth per watt while streaming weights: the H100 draws 142.5 + 0.441 x 557.5 =
+     * 388 W reading memory (docs/power.md) plus 125 W of its server's, against 3350 GB/s
+     * x 0.92; the EPYC socket at most 360 W against 460.8 GB/s x 0.7: about 4.8; the
+     * GPU's kernel floors and its engine's host work per iteration (about 35% of a
+     * batch-1 step at loaded-idle power, none on the CPU's) and both devices' prefill
+     * bring it down */
     cr_expect(cpu / gpu > 2.5 && cpu / gpu < 6, "energy per token ratio %g", cpu / gpu);
 }
 

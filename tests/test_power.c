@@ -239,3 +239,73 @@ Test(power, carbon_is_energy_times_intensity_hour_by_hour, .timeout = 60)
     cr_expect_float_eq(peak.value, w / 1e3, 1e-4, "%g kW", peak.value);
     free(summary);
 }
+
+/* Hours 10 to 13 at 100 g/kWh, the others at 300: a 2-hour job arriving at 17:00 that
+ * must end by 17:00 the next day starts at 10:00 the next day (34 h), its whole span at
+ * 100; one whose deadline leaves no room for that starts at once; a constant grid never
+ * waits. */
+Test(power, a_low_carbon_start_takes_the_cleanest_hours_before_its_deadline)
+{
+    carbon_spec c = { .grid_g_per_kwh = 445 };
+    cr_expect_eq(carbon_lowest_start(&c, 17 * 3600.0, 39 * 3600.0, 7200), 17 * 3600.0);
+    double *h = malloc(24 * sizeof *h);
+    for (int i = 0; i < 24; i++)
+        h[i] = i >= 10 && i <= 13 ? 100 : 300;
+    cr_assert_eq(carbon_spec_set_hourly(&c, h, 24), 0);
+    cr_expect_eq(carbon_lowest_start(&c, 17 * 3600.0, 39 * 3600.0, 7200), 34 * 3600.0);
+    cr_expect_float_eq(carbon_grid_mean(&c, 34 * 3600.0, 36 * 3600.0), 100, 1e-12);
+    /* latest 30 h (06:00): the hours before it only reach the clean ones at 08:00-10:00
+     * for (300 + 100) / 2 = 200 at 09:00 -> 09:00 is past 30 h; best is 30 h itself,
+     * 06:00-08:00 at 300, no better than 17:00: it starts at once */
+    cr_expect_eq(carbon_lowest_start(&c, 17 * 3600.0, 30 * 3600.0, 7200), 17 * 3600.0);
+    /* latest 33.5 h: 09:30 to 11:30 holds half an hour at 300, 1.5 h at 100: 150 */
+    cr_expect_eq(carbon_lowest_start(&c, 17 * 3600.0, 33.5 * 3600, 7200), 33.5 * 3600);
+    carbon_spec_release(&c);
+}
+
+/* 1 MW at PUE 1.3 for H100s at their TDP and 125 W of host each: (700 + 125) x 1.3 =
+ * 1,072.5 W a GPU, 932 GPUs, 928 in whole servers of 8; capped at 0.6 (420 W): (420 +
+ * 125) x 1.3 = 708.5 W, 1,411 GPUs, 1,408.  A pool owning 2,048 powers that many; a budget too small for one is
+ * refused. */
+Test(power, a_budget_powers_whole_servers_within_it, .timeout = 60)
+{
+    const double caps[] = { 1, 0.6 };
+    const double powered[] = { 928, 1408 };
+    for (int k = 0; k < 2; k++) {
+        char text[1024], name[32], path[512];
+        snprintf(name, sizeof name, "budget%d", k);
+        snprintf(text, sizeof text,
+                 "local fs = require \"fleetsim\"\n"
+                 "return fs.scenario {\n"
+                 "  name = \"%s\", duration = \"1m\", replications = 1,\n"
+                 "  pools = { site = fs.dedicated { gpu = \"H100-SXM\", count = 2048,\n"
+                 "    power = fs.power { budget_kw = 1000, pue = 1.3, cap = %g } } },\n"
+                 "  workloads = { job = fs.training { pool = \"site\", gpus = 8, steps = 10,\n"
+                 "                                    step = \"1s\" } },\n"
+                 "}\n", name, caps[k]);
+        char file_name[48];
+        snprintf(file_name, sizeof file_name, "%s.lua", name);
+        char *file = scratch_file(dir, file_name, text);
+        cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/%s", file, dir, name), 0,
+                     "%s", err);
+        snprintf(path, sizeof path, "%s/%s/summary.csv", dir, name);
+        char *summary = scratch_read(path);
+        cr_assert_not_null(summary);
+        summary_row held = scratch_summary_row(summary, "pool", "site", "gpus_mean");
+        cr_expect_eq(held.value, powered[k], "cap %g: %g GPUs", caps[k], held.value);
+        free(summary);
+        free(out);
+        free(err);
+        out = err = NULL;
+    }
+    char *file = scratch_file(dir, "tiny.lua",
+                              "local fs = require \"fleetsim\"\n"
+                              "return fs.scenario { name = \"tiny\", duration = \"1m\",\n"
+                              "  pools = { site = fs.dedicated { gpu = \"H100-SXM\", count = 8,\n"
+                              "    power = fs.power { budget_kw = 0.5 } } },\n"
+                              "  workloads = { job = fs.training { pool = \"site\", gpus = 8,\n"
+                              "    steps = 10, step = \"1s\" } } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "tiny.lua:3: pools.site.power.budget_kw: 0.5 kW powers no GPU") != NULL,
+              "%s", err);
+}
