@@ -244,8 +244,12 @@ void output_training_details(FILE *out, const scenario *sc)
 {
     for (size_t i = 0; i < sc->ntrainings; i++) {
         const training_spec *t = &sc->trainings[i];
-        fprintf(out, "  %s: training on %s, %u GPUs from %.10g s, %.10g steps of %.10g s",
-                t->name, sc->pools[t->pool].name, t->gpus, t->at_s, t->steps, t->step_s);
+        fprintf(out, "  %s: training on %s, %u GPUs from %.10g s", t->name,
+                sc->pools[t->pool].name, t->gpus, t->at_s);
+        if (t->low_carbon)
+            fprintf(out, " (low carbon: arrives at %.10g s, ends by %.10g s)", t->arrival_s,
+                    t->deadline_s);
+        fprintf(out, ", %.10g steps of %.10g s", t->steps, t->step_s);
         if (t->tokens_per_step > 0)
             fprintf(out, " (%.10g tokens each)", t->tokens_per_step);
         if (!isnan(t->mfu))

@@ -309,3 +309,34 @@ Test(power, a_budget_powers_whole_servers_within_it, .timeout = 60)
     cr_expect(strstr(err, "tiny.lua:3: pools.site.power.budget_kw: 0.5 kW powers no GPU") != NULL,
               "%s", err);
 }
+
+/* Carbon beside cost in a search: a grid over the site's grid intensity and the cap
+ * minimising the run's carbon picks the cleanest grid (the same job draws the same
+ * energy on each), and a carbon limit as a target rules the dirtier points out. */
+Test(power, a_grid_search_minimises_carbon, .timeout = 60)
+{
+    char *file = scratch_file(dir, "greenest.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"greenest\", duration = \"2h\", replications = 1,\n"
+        "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 8,\n"
+        "    power = fs.power { grid = 400, embodied_kg = 0 } } },\n"
+        "  workloads = { job = fs.training { pool = \"gpus\", gpus = 8, steps = 3600,\n"
+        "                                    step = \"1s\" } },\n"
+        "  search = fs.search { grid = { [\"pools.gpus.power.grid\"] = { 400, 100, 250 } },\n"
+        "                       target = \"carbon_kg <= 4\", subject = \"greenest\",\n"
+        "                       minimise = \"carbon_kg\" } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/greenest", file, dir), 0,
+                 "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/greenest/search.csv", dir);
+    char *search = scratch_read(path);
+    cr_assert_not_null(search);
+    /* 8 GPUs at 640.277 W for the job's hour, idle at 70 W the next, 1 kW of hosts for
+     * both, PUE 1.58: 12.14 kWh; 1.214 kg at 100 g/kWh, 3.034 at 250, 4.855 at 400 (over the
+     * limit of 4): the least at 100 */
+    const char *answer = strstr(search, "\nanswer,100,");
+    cr_expect(answer != NULL, "%s", search);
+    const char *dirty = strstr(search, "\n1,400,run,greenest,carbon_kg,4.855");
+    cr_expect(dirty != NULL && strstr(dirty, ",false,") < strstr(dirty + 1, "\n"), "%s", search);
+    free(search);
+}
