@@ -238,6 +238,7 @@ Test(power, carbon_is_energy_times_intensity_hour_by_hour, .timeout = 60)
     cr_expect_float_eq(k.value, w / 1e3 * 24 * 215 / 1e3, 1e-3, "%g kg", k.value);
     cr_expect_float_eq(peak.value, w / 1e3, 1e-4, "%g kW", peak.value);
     free(summary);
+    free(file);
 }
 
 /* Hours 10 to 13 at 100 g/kWh, the others at 300: a 2-hour job arriving at 17:00 that
@@ -294,6 +295,7 @@ Test(power, a_budget_powers_whole_servers_within_it, .timeout = 60)
         summary_row held = scratch_summary_row(summary, "pool", "site", "gpus_mean");
         cr_expect_eq(held.value, powered[k], "cap %g: %g GPUs", caps[k], held.value);
         free(summary);
+        free(file);
         free(out);
         free(err);
         out = err = NULL;
@@ -308,6 +310,7 @@ Test(power, a_budget_powers_whole_servers_within_it, .timeout = 60)
     cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
     cr_expect(strstr(err, "tiny.lua:3: pools.site.power.budget_kw: 0.5 kW powers no GPU") != NULL,
               "%s", err);
+    free(file);
 }
 
 /* Carbon beside cost in a search: a grid over the site's grid intensity and the cap
@@ -339,4 +342,5 @@ Test(power, a_grid_search_minimises_carbon, .timeout = 60)
     const char *dirty = strstr(search, "\n1,400,run,greenest,carbon_kg,4.855");
     cr_expect(dirty != NULL && strstr(dirty, ",false,") < strstr(dirty + 1, "\n"), "%s", search);
     free(search);
+    free(file);
 }
