@@ -34,9 +34,11 @@ static const struct { const char *source, *catalog; } model_aliases[] = {
     { "Llama-2-70B LoRA", "llama-2-70b" }, /* the frozen base (the lora column) */
     { "Llama-3-8B", "llama-3-8b" }, { "Meta-Llama-3-8B", "llama-3-8b" },
     { "Llama-3-70B", "llama-3-70b" }, { "Llama-3-70B-Instruct", "llama-3-70b" },
-    { "Llama-3.1-8B", "llama-3.1-8b" }, { "Llama-3.3-70B", "llama-3.1-70b" },
+    { "Llama-3.1-8B", "llama-3.1-8b" }, { "Llama-3.1-8B-Instruct", "llama-3.1-8b" },
+    { "Llama-3.1-70B-Instruct", "llama-3.1-70b" }, { "Llama-3.3-70B", "llama-3.1-70b" },
     { "Llama-3.3-70B-Instruct", "llama-3.1-70b" }, { "Llama-3.1-405B", "llama-3.1-405b" },
     { "Meta-Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b-fp8" },
+    { "Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b-fp8" }, { "Qwen3-32B", "qwen3-32b" },
     { "GPT3-175B", "gpt-3-175b" }, { "GPT-3 175B", "gpt-3-175b" },
     { "Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b" },
     { "Qwen3-235B-A22B-FP8", "qwen3-235b-a22b" }, { "DeepSeek-V3", "deepseek-v3" },
@@ -52,6 +54,7 @@ static const struct { const char *source, *catalog; } device_aliases[] = {
     { "A100-SXM4-80GB", "A100-80GB-SXM" }, { "A100-40GB", "A100-40GB-SXM" },
     { "H100-SXM-80GB", "H100-SXM" }, { "H100-SXM5-80GB", "H100-SXM" },
     { "H100-80GB", "H100-SXM" }, { "H200-SXM-141GB", "H200-SXM" },
+    { "B200-SXM-180GB", "B200" },
 };
 
 /* The name part of a cell: up to " (" (the sources' notes), trimmed. */
@@ -314,6 +317,47 @@ static double wave_power_w(const power_model *pm, const perf_setup *s, unsigned 
  * the row's load, the same runs as its throughput would take; a system's adds its
  * servers' host power (models/power.h's default share a GPU, fs.power's host_w); energy
  * a token is the GPUs' draw over the output rate. */
+/* The users of a load the closed-loop simulation runs (0: none): a client's concurrency,
+ * or a backlog's steady state, the engine's max_seqs running while more wait. */
+static double closed_loop_users(const validate_load *load)
+{
+    return load->concurrency >= 1 ? load->concurrency : load->steady ? load->max_seqs : 0;
+}
+
+/* The closed loop of the load's users (closed_loop_users) on the replicas, with the
+ * engine's batch limits the load states: true, or false with the refusal in out. */
+static bool run_closed_loop(const perf_setup *s, double kv_capacity_tokens, double replicas,
+                            const validate_load *load, double in, double outlen,
+                            closed_loop_result *loop, validate_prediction *out)
+{
+    double users = closed_loop_users(load);
+    char why[256];
+    if (users > VALIDATE_CLOSED_LOOP_MAX_USERS) {
+        refuse(out, "%g users (concurrency or max_seqs) are more than a row's simulation runs "
+               "(at most %u)", users, VALIDATE_CLOSED_LOOP_MAX_USERS);
+        return false;
+    }
+    if (replicas > VALIDATE_CLOSED_LOOP_MAX_USERS) {
+        refuse(out, "%g replicas: more than a row's simulation runs (at most %u)", replicas,
+               VALIDATE_CLOSED_LOOP_MAX_USERS);
+        return false;
+    }
+    if (in > 1e7 || outlen > 1e7) {
+        refuse(out, "requests of %g + %g tokens: more than 10,000,000 a side", in, outlen);
+        return false;
+    }
+    /* max_seqs at most 1e15 and token_budget at most 1e8 (validate_load_parse); a cap past
+     * the users is theirs */
+    unsigned max_batch = load->max_seqs ? (unsigned)fmin(load->max_seqs, 1e9) : 0;
+    if (!validate_closed_loop(s, kv_capacity_tokens, (unsigned)replicas, (unsigned)users,
+                              (unsigned)in, (unsigned)outlen, max_batch,
+                              (unsigned)load->token_budget, loop, why, sizeof why)) {
+        refuse(out, "%s", why);
+        return false;
+    }
+    return true;
+}
+
 static void predict_power(const perf_setup *s, const inference_memory *mem, double gpus,
                           double replicas, double batch, double in, double outlen,
                           const validate_load *load, validate_measure measure,
@@ -324,15 +368,10 @@ static void predict_power(const perf_setup *s, const inference_memory *mem, doub
     if (power_model_of(s->device, NULL, &pm, why, sizeof why) != 0)
         return refuse(out, "%s", why);
     double watts, tokens_per_s;
-    if (load->concurrency >= 1) {
+    if (closed_loop_users(load) >= 1) {
         closed_loop_result loop;
-        if (batch > VALIDATE_CLOSED_LOOP_MAX_USERS || replicas > VALIDATE_CLOSED_LOOP_MAX_USERS)
-            return refuse(out, "concurrency %g on %g replicas: more than a row's simulation "
-                          "runs", batch, replicas);
-        if (!validate_closed_loop(s, mem->kv_capacity_tokens, (unsigned)replicas,
-                                  (unsigned)batch, (unsigned)in, (unsigned)outlen, &loop, why,
-                                  sizeof why))
-            return refuse(out, "%s", why);
+        if (!run_closed_loop(s, mem->kv_capacity_tokens, replicas, load, in, outlen, &loop, out))
+            return;
         if (!(loop.window_s > 0))
             return refuse(out, "the closed-loop simulation measured no time");
         watts = pm.loaded_w + power_work_joules(&pm, &loop.work) / (replicas * loop.window_s);
@@ -460,24 +499,14 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     if (!strcmp(row->category, "power"))
         return predict_power(&s, &mem, gpus, replicas, batch, in, outlen, load, measure, unit,
                              out);
-    if (load->concurrency >= 1) {
-        /* a closed loop of `batch` users (a benchmark client's concurrency): the serving
-         * simulation of them on the replicas (lua/validate_serving.h) */
+    if (closed_loop_users(load) >= 1) {
+        /* a closed loop of users (a benchmark client's concurrency, or the engine's
+         * max_seqs under a backlog): the serving simulation of them on the replicas
+         * (lua/validate_serving.h) */
         closed_loop_result loop;
-        char why[256];
-        if (batch > VALIDATE_CLOSED_LOOP_MAX_USERS)
-            return refuse(out, "concurrency %g is more users than a row's simulation runs "
-                          "(at most %u)", batch, VALIDATE_CLOSED_LOOP_MAX_USERS);
-        if (replicas > VALIDATE_CLOSED_LOOP_MAX_USERS)
-            return refuse(out, "%g replicas: more than a row's simulation runs (at most %u)",
-                          replicas, VALIDATE_CLOSED_LOOP_MAX_USERS);
-        if (in > 1e7 || outlen > 1e7)
-            return refuse(out, "requests of %g + %g tokens: more than 10,000,000 a side",
-                          in, outlen);
-        if (!validate_closed_loop(&s, mem.kv_capacity_tokens, (unsigned)replicas,
-                                  (unsigned)batch, (unsigned)in, (unsigned)outlen, &loop, why,
-                                  sizeof why))
-            return refuse(out, "%s", why);
+        if (!run_closed_loop(&s, mem.kv_capacity_tokens, replicas, load, in, outlen, &loop,
+                             out))
+            return;
         if (!strcmp(row->category, "throughput")) {
             out->value = per_gpu ? loop.tokens_per_s / gpus : loop.tokens_per_s;
         } else if (measure == MEASURE_TTFT && unit == UNIT_MS) {

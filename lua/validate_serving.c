@@ -109,11 +109,15 @@ static bool run_users(const perf_setup *s, double kv_capacity_tokens, unsigned r
 }
 
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
-                          unsigned users, unsigned prompt, unsigned output,
-                          closed_loop_result *out, char *err, size_t err_size)
+                          unsigned users, unsigned prompt, unsigned output, unsigned max_batch,
+                          unsigned max_tokens, closed_loop_result *out, char *err,
+                          size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    const unsigned max_batch = 256;
+    if (!max_batch)
+        max_batch = VALIDATE_DEFAULT_MAX_BATCH;
+    if (!max_tokens)
+        max_tokens = VALIDATE_DEFAULT_MAX_TOKENS;
     if (users > VALIDATE_CLOSED_LOOP_MAX_USERS) {
         snprintf(err, err_size, "concurrency %u is more users than a row's simulation runs "
                  "(at most %u)", users, VALIDATE_CLOSED_LOOP_MAX_USERS);
@@ -142,8 +146,8 @@ bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsign
      * user asks about once a cycle */
     if (!work_fits(replicas, 12 * cycle / decode * replicas, 12.0 * users, err, err_size))
         return false;
-    if (!run_users(s, kv_capacity_tokens, replicas, users, 0, prompt, output, max_batch, 8192,
-                   2 * cycle, 12 * cycle, out, err, err_size))
+    if (!run_users(s, kv_capacity_tokens, replicas, users, 0, prompt, output, max_batch,
+                   max_tokens, 2 * cycle, 12 * cycle, out, err, err_size))
         return false;
     out->tokens_per_s = users / out->e2e_s * output;
     return true;

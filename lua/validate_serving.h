@@ -44,10 +44,15 @@ typedef struct closed_loop_result {
     double window_s;
 } closed_loop_result;
 
+/* The batch limits of a closed loop that states none: the scenario defaults. */
+#define VALIDATE_DEFAULT_MAX_BATCH 256u
+#define VALIDATE_DEFAULT_MAX_TOKENS 8192u
+
 /* `users` closed-loop users with no think time, each request `prompt` tokens in and
- * `output` out, over `replicas` replicas set up as s (the scenario defaults: batches of
- * up to 256 sequences and 8,192 tokens, chunked prefill, a request's whole cache reserved
- * on admission, least-outstanding routing), with a cache of kv_capacity_tokens each.  It
+ * `output` out, over `replicas` replicas set up as s (batches of up to max_batch
+ * sequences and max_tokens tokens, 0 for the defaults above; chunked prefill, a request's
+ * whole cache reserved on admission, least-outstanding routing), with a cache of
+ * kv_capacity_tokens each.  It
  * runs two of a user's cycles to warm up and measures the next ten (a cycle: the
  * analytic time of a user's request, its batch's waves included).  False with a message
  * when the simulation cannot be set up, there are no users or replicas, the users are
@@ -55,8 +60,9 @@ typedef struct closed_loop_result {
  * steps are past the bounds above, a request does not fit the model's context
  * (an engine would refuse it or cut it short), or no request completed. */
 bool validate_closed_loop(const perf_setup *s, double kv_capacity_tokens, unsigned replicas,
-                          unsigned users, unsigned prompt, unsigned output,
-                          closed_loop_result *out, char *err, size_t err_size);
+                          unsigned users, unsigned prompt, unsigned output, unsigned max_batch,
+                          unsigned max_tokens, closed_loop_result *out, char *err,
+                          size_t err_size);
 
 /* `requests` requests all queued at 0 (a throughput benchmark at an infinite rate, as
  * `trtllm-bench throughput` runs them), each `prompt` tokens in and `output` out, over

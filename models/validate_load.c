@@ -8,7 +8,8 @@
 
 enum load_key {
     LOAD_BATCH, LOAD_CONCURRENCY, LOAD_REQUESTS, LOAD_MEMORY_SHARE, LOAD_TOKEN_BUDGET,
-    LOAD_HARNESS, LOAD_RAMP_TOKENS, LOAD_QUEUED, LOAD_SERVER, LOAD_FP8_CACHE, LOAD_KEYS
+    LOAD_HARNESS, LOAD_RAMP_TOKENS, LOAD_QUEUED, LOAD_SERVER, LOAD_FP8_CACHE, LOAD_MAX_SEQS,
+    LOAD_STEADY, LOAD_KEYS
 };
 
 static const struct {
@@ -22,6 +23,7 @@ static const struct {
     [LOAD_TOKEN_BUDGET] = { "token_budget", false, 1e8 }, [LOAD_HARNESS] = { "harness", false, 0 },
     [LOAD_RAMP_TOKENS] = { "ramp_tokens", false, 1e16 }, [LOAD_QUEUED] = { "queued", true, 0 },
     [LOAD_SERVER] = { "server", true, 0 }, [LOAD_FP8_CACHE] = { "fp8_cache_when_needed", true, 0 },
+    [LOAD_MAX_SEQS] = { "max_seqs", false, 1e15 }, [LOAD_STEADY] = { "steady", true, 0 },
 };
 
 static void known_keys(char *out, size_t size)
@@ -122,11 +124,25 @@ int validate_load_parse(const char *text, validate_load *out, char *err, size_t 
         case LOAD_QUEUED: out->queued = true; break;
         case LOAD_SERVER: out->server = true; break;
         case LOAD_FP8_CACHE: out->fp8_cache_when_needed = true; break;
+        case LOAD_MAX_SEQS: out->max_seqs = x; break;
+        case LOAD_STEADY: out->steady = true; break;
         default: break;
         }
     }
     if (out->batch && out->concurrency) {
         snprintf(err, err_size, "batch and concurrency both stated: a row runs one load");
+        return -1;
+    }
+    /* a steady state is that of a backlog: the engine holds max_seqs requests while more
+     * wait (the queue) */
+    if (out->steady && !(out->queued && out->max_seqs)) {
+        snprintf(err, err_size, "steady needs queued and max_seqs= (the engine full, more "
+                 "waiting)");
+        return -1;
+    }
+    if (out->steady && out->requests && out->requests < out->max_seqs) {
+        snprintf(err, err_size, "steady with requests=%g under max_seqs=%g: the engine never "
+                 "runs full", out->requests, out->max_seqs);
         return -1;
     }
     return 0;

@@ -11,6 +11,11 @@
  *                      kv_cache_free_gpu_mem_fraction)
  *   token_budget=N     the tokens of the engine's profiling step (max_num_batched_tokens)
  *   harness=NAME       the benchmark tool: trtllm-bench (its own batch limits)
+ *   max_seqs=N         the engine's cap on the sequences it runs at once (vLLM's
+ *                      max_num_seqs, SGLang's max_running_requests); 256 if not stated
+ *   steady             with queued and max_seqs: measured only while the engine ran full
+ *                      with more requests waiting (ML.ENERGY's steady-state window), which
+ *                      is a closed loop of max_seqs users
  *   fp8_cache_when_needed  TensorRT-LLM's fp8 builds: an fp8 cache where the stated batch
  *                      does not fit a 16-bit one and the row states no cache precision
  *   ramp_tokens=N      training: the batch ramps from the global batch's first figure to
@@ -27,7 +32,8 @@ typedef struct validate_load {
     double batch, concurrency, requests;  /* 0: not stated */
     double memory_share, token_budget;    /* 0: the engine's */
     double ramp_tokens;                   /* 0: no ramp */
-    bool queued, server, fp8_cache_when_needed, trtllm_bench;
+    double max_seqs;                      /* 0: the simulation's 256 */
+    bool queued, server, fp8_cache_when_needed, trtllm_bench, steady;
 } validate_load;
 
 /* Parses text ("" states nothing) into *out.  0; -1 with a message in err (an unknown

@@ -352,6 +352,16 @@ Test(validate_plan, the_load_measure_and_unit_cells_are_data)
     cr_expect_str_eq(err, "'server' is a word alone, got 'server=yes'");
     cr_expect_eq(validate_load_parse("harness=vllm-bench", &l, err, sizeof err), -1);
     cr_expect_eq(validate_load_parse("batch=8 concurrency=8", &l, err, sizeof err), -1);
+    /* ML.ENERGY's load: a backlog, vLLM's max_num_seqs, measured while the engine ran full */
+    cr_assert_eq(validate_load_parse("queued requests=1024 max_seqs=64 token_budget=8192 steady",
+                                     &l, err, sizeof err), 0, "%s", err);
+    cr_expect(l.queued && l.steady && l.max_seqs == 64 && l.requests == 1024);
+    cr_expect_eq(validate_load_parse("max_seqs=64 steady", &l, err, sizeof err), -1);
+    cr_expect_str_eq(err, "steady needs queued and max_seqs= (the engine full, more waiting)");
+    cr_expect_eq(validate_load_parse("queued requests=32 max_seqs=64 steady", &l, err,
+                                     sizeof err), -1);
+    cr_expect_str_eq(err, "steady with requests=32 under max_seqs=64: the engine never runs "
+                          "full");
 
     validate_measure m;
     cr_expect_eq(validate_measure_parse("kv_capacity", &m, err, sizeof err), 0);
