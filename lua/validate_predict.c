@@ -418,7 +418,8 @@ static void predict_inference(const model_spec *m, const device_spec *d, const p
     /* a serving row states TP (else one replica on every GPU) and REPLICAS (else as many
      * as the GPUs hold) */
     for (validate_plan_key k = 0; k < PLAN_KEYS; k++)
-        if (k != PLAN_TP && k != PLAN_REPLICAS && validate_plan_has(plan, k))
+        if (k != PLAN_TP && k != PLAN_REPLICAS && validate_plan_has(plan, k)
+            && !(k == PLAN_PP && plan->training.pp == 1)) /* PP=1: no pipeline */
             return refuse(out, "%s= is not a serving row's key (the serving model runs TP and "
                           "REPLICAS)", validate_plan_key_name(k));
     double gpus = leading_number(row->device_count);

@@ -15,6 +15,7 @@
 #include "models/memory.h"
 #include "models/perf.h"
 #include "models/perf_training.h"
+#include "models/power.h"
 #include "models/validate.h"
 #include "support/cli.h"
 #include "support/scratch.h"
@@ -729,4 +730,78 @@ Test(validate, a_bom_is_skipped_and_a_nul_or_a_negative_figure_refused, .timeout
     cr_expect_str_eq(err, expected);
     free(tiny), free(with_bom), free(bom), free(neg), free(out), free(err), free(plain);
     scratch_remove_dir(dir);
+}
+
+/* A power row (lua/validate_predict.c, predict_power): a static batch's GPU draw is the
+ * energy of its prefill and its decode steps over their time (models/power.h); a system
+ * adds the default host power a GPU; energy a token is the GPUs' draw over the output
+ * rate.  A backlog measured in its steady state (queued max_seqs=N steady) is the closed
+ * loop of N users capped at N running: loaded power plus the loop's work over its
+ * window. */
+Test(validate, power_rows_price_the_load_they_state, .timeout = 120)
+{
+    catalog cat;
+    load_catalog(&cat);
+    const model_spec *m = catalog_model(&cat, "llama-3.1-8b");
+    const device_spec *d = catalog_device(&cat, "H100-SXM");
+    const engine_spec *e = catalog_engine(&cat, "tensorrt-llm-cpp");
+    cr_assert(m && d && e);
+    memory_reserve r = engine_memory_reserve(e, m);
+    perf_profile p = perf_default_profile(d);
+    p.host_s = p.host_per_seq_s = p.host_tp_s = p.host_tp_per_seq_s = 0; /* a C++ runtime */
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_BF16,
+                     .kv = PREC_BF16, .tp = 1, .reserve = &r };
+    power_model pm;
+    char err[320];
+    cr_assert_eq(power_model_of(d, NULL, &pm, err, sizeof err), 0, "%s", err);
+    const unsigned batch = 32, in = 512, out = 128;
+    perf_time prefill = perf_prefill(&s, batch, in);
+    perf_time decode = perf_decode_step(&s, batch, in + out / 2.0);
+    double t = prefill.total_s + (out - 1) * decode.total_s;
+    double joules = power_step_w(&pm, &prefill) * prefill.total_s
+                    + (out - 1) * power_step_w(&pm, &decode) * decode.total_s;
+    double gpu_w = joules / t, tokens_per_s = 2.0 * batch * out / t; /* two replicas */
+    cr_assert(gpu_w > pm.loaded_w && gpu_w < pm.tdp_w, "%g W", gpu_w);
+
+    char load[96], measure[32], unit[32];
+    validate_row row = { .id = "X", .category = "power", .metric = "power", .unit = "",
+                         .model = "Llama-3.1-8B", .device = "H100-SXM", .device_count = "2",
+                         .precision = "bf16", .weights = "bf16", .kv_precision = "",
+                         .parallelism = "TP=1", .batch = "", .input_tokens = "512",
+                         .output_tokens = "128", .seq_len = "", .global_batch = "",
+                         .train_tokens = "", .engine = "TensorRT-LLM",
+                         .engine_profile = "tensorrt-llm-cpp", .measure = measure,
+                         .load = load, .value_unit = unit };
+    const struct { const char *measure, *unit; double want; } rows[] = {
+        { "gpu_power", "W/GPU", gpu_w },
+        { "system_power", "W", 2 * (gpu_w + POWER_DEFAULT_HOST_W) },
+        { "energy_per_token", "J/token", 2 * gpu_w / tokens_per_s },
+    };
+    snprintf(load, sizeof load, "batch=%u", batch);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        snprintf(measure, sizeof measure, "%s", rows[i].measure);
+        snprintf(unit, sizeof unit, "%s", rows[i].unit);
+        validate_prediction v;
+        validate_predict(&cat, &row, &v);
+        cr_assert(v.predicted, "%s: %s", measure, v.reason);
+        cr_expect(close_to(v.value, rows[i].want), "%s: %.9g, want %.9g", measure, v.value,
+                  rows[i].want);
+    }
+
+    /* the steady state of a backlog under a cap of 16 running sequences */
+    inference_memory mem = memory_inference_reserved(m, d, PREC_BF16, PREC_BF16, 1, &r);
+    closed_loop_result loop;
+    cr_assert(validate_closed_loop(&s, mem.kv_capacity_tokens, 2, 16, in, out, 16, 4096, &loop,
+                                   err, sizeof err), "%s", err);
+    double steady_w = pm.loaded_w + power_work_joules(&pm, &loop.work) / (2 * loop.window_s);
+    snprintf(load, sizeof load, "queued requests=1000 max_seqs=16 token_budget=4096 steady");
+    snprintf(measure, sizeof measure, "gpu_power");
+    snprintf(unit, sizeof unit, "W/GPU");
+    validate_prediction v;
+    validate_predict(&cat, &row, &v);
+    cr_assert(v.predicted, "%s", v.reason);
+    cr_expect(close_to(v.value, steady_w), "%.9g, want %.9g", v.value, steady_w);
+    /* 16 running on each replica draw less than the static batch of 32 */
+    cr_expect_lt(steady_w, gpu_w);
+    catalog_release(&cat);
 }
