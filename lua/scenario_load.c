@@ -38,7 +38,7 @@
 
 static const char *const SCENARIO_KEYS[] = {
     "name", "description", "duration", "warmup", "seed", "replications", "bucket", "pools",
-    "workloads", "sweep", "search", "claim", "horizon", NULL,
+    "workloads", "sweep", "search", "claim", "horizon", "discount_rate", NULL,
 };
 static const char *const WORKLOAD_KINDS[] = {
     "service", "inference", "gpu_tasks", "training", "job_stream", NULL,
@@ -1200,8 +1200,14 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
                                 sc->duration_s / SCENARIO_MAX_BUCKETS, sc->duration_s, true,
                                 &sc->bucket_s) != 0
         || fields_read_duration(c, &s, "horizon", false, 0, 0, SCENARIO_MAX_DURATION_S, true,
-                                &sc->horizon_s) != 0)
+                                &sc->horizon_s) != 0
+        || fields_read_number(c, &s, "discount_rate", false, 0, 0, 1, true,
+                              &sc->discount_rate) != 0)
         return -1;
+    if (sc->discount_rate > 0 && !(sc->horizon_s > 0))
+        return fields_fail(c, s.where, "discount_rate", "%g with no horizon: nothing to "
+                           "discount (give horizon = \"3y\" or leave the rate out)",
+                           sc->discount_rate);
     if (sc->warmup_s >= sc->duration_s)
         return fields_fail(c, s.where, "warmup", "%g s leaves nothing to measure in a run of "
                            "%g s", sc->warmup_s, sc->duration_s);

@@ -200,6 +200,7 @@ typedef struct scenario {
     double warmup_s;      /* statistics ignore everything before it */
     double bucket_s;      /* time-series bucket */
     double horizon_s;     /* costs projected to this span (issue 18, 11); 0 = none */
+    double discount_rate; /* a year, for the horizon's net present value; 0 = none */
     uint64_t seed;
     unsigned replications;
     pool_spec *pools;

@@ -82,7 +82,7 @@ char *quantity_text(char *buf, size_t size, double v, const char *unit)
 char *duration_text(char *buf, size_t size, double s)
 {
     static const struct { double s; const char *unit; } units[] = {
-        { 86400, "d" }, { 3600, "h" }, { 60, "min" }, { 1, "s" },
+        { 365 * 86400, "y" }, { 86400, "d" }, { 3600, "h" }, { 60, "min" }, { 1, "s" },
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (s >= units[i].s && fmod(s, units[i].s) == 0) {

@@ -28,7 +28,8 @@ const char *readable_unit(const char *unit, double v, double *factor);
 /* value and unit together ("17.94 ms", "0.9841", "6878 tokens/s"). */
 char *quantity_text(char *buf, size_t size, double v, const char *unit);
 
-/* A duration in seconds as "45 s", "20 min", "2 h", "7 d": the largest unit it is a
+/* A duration in seconds as "45 s", "20 min", "2 h", "7 d", "3 y" (365 d, as scenario
+ * files write it): the largest unit it is a
  * whole number of, else %g seconds. */
 char *duration_text(char *buf, size_t size, double s);
 

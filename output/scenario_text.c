@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "output/number_text.h"
+
 void output_dist_text(FILE *out, const sim_dist *d)
 {
     switch (d->kind) {
@@ -132,10 +134,16 @@ void output_scenario_text(FILE *out, const scenario *sc)
     fprintf(out, "  bucket        %.10g s\n", sc->bucket_s);
     fprintf(out, "  seed          %llu\n", (unsigned long long)sc->seed);
     fprintf(out, "  replications  %u\n", sc->replications);
-    if (sc->horizon_s > 0)
-        fprintf(out, "  horizon       %.10g s (costs projected to it)\n", sc->horizon_s);
-    else
+    if (sc->horizon_s > 0) {
+        char span[48];
+        fprintf(out, "  horizon       %s (%.10g s; costs projected to it",
+                duration_text(span, sizeof span, sc->horizon_s), sc->horizon_s);
+        if (sc->discount_rate > 0)
+            fprintf(out, ", discounted at %.10g%% a year", 100 * sc->discount_rate);
+        fprintf(out, ")\n");
+    } else {
         fprintf(out, "  horizon       none\n");
+    }
     fprintf(out, "pools\n");
     for (size_t i = 0; i < sc->npools; i++) {
         const pool_spec *p = &sc->pools[i];

@@ -508,16 +508,19 @@ Test(answers, zipped_keys_move_together_and_cross_the_others, .timeout = 60)
     free(file);
 }
 
-/* ---- 11: a cost horizon --------------------------------------------------------------- */
+/* ---- 11: a cost horizon, as a buyer counts it (issue 39, 2) --------------------------- */
 
 /* Two owned GPUs ($30,000 each over 4 years, no residual, $100 hosting a month, power
- * free): $1,250 a month of depreciation and $200 of hosting: $52,200 over 3 years, and
- * over 5 years $60,000 paid off plus $12,000 hosting.  A rented pool: its measured rate. */
-Test(answers, a_horizon_projects_the_costs_and_stops_depreciation_when_paid, .timeout = 60)
+ * free).  Over 3 years: cash $60,000 up front and $200 a month of hosting, $67,200; the
+ * books $1,250 a month of depreciation and the hosting, $52,200, with $15,000 of the
+ * purchase still on them.  Over 5 years: $72,000 both ways, nothing left on the books.
+ * At 10% a year, the present value: $60,000 + $200 a month discounted continuously at
+ * ln(1.1)/12 a month over 36 months = $66,262.13.  A rented pool: its measured rate. */
+Test(answers, a_horizon_counts_cash_and_books_and_discounts, .timeout = 60)
 {
     const char *text =
         "local fs = require \"fleetsim\"\n"
-        "return fs.scenario { name = \"hz\", duration = \"10h\", horizon = \"%s\",\n"
+        "return fs.scenario { name = \"hz\", duration = \"10h\", horizon = \"%s\", %s\n"
         "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 2, cost = fs.owned {\n"
         "      purchase_usd = 30000, years = 4, hosting_usd_per_month = 100, usd_per_kwh = 0 } },\n"
         "    rented = fs.cloud { gpu = \"H100-SXM\", count = 4, min = 4, max = 4,\n"
@@ -526,29 +529,89 @@ Test(answers, a_horizon_projects_the_costs_and_stops_depreciation_when_paid, .ti
         "    b = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"rented\" } },\n"
         "}\n";
     char body[2048];
-    snprintf(body, sizeof body, text, "3y");
+    snprintf(body, sizeof body, text, "3y", "discount_rate = 0.1,");
     char *file = scratch_file(dir, "hz.lua", body);
     char *summary = run_and_read(file, "hz3", "");
-    summary_row owned = scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd");
-    summary_row rented = scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd");
-    summary_row rented_run = scratch_summary_row(summary, "pool", "rented", "cost_usd");
-    summary_row total = scratch_summary_row(summary, "run", "hz", "cost_horizon_usd");
-    cr_expect_float_eq(owned.value, 52200, 1e-6);
-    cr_expect_float_eq(rented.value, rented_run.value * 3 * 8760 / 10, 1e-6 * rented.value);
-    cr_expect_float_eq(total.value, owned.value + rented.value, 1e-6);
-    cr_expect_eq(scratch_summary_row(summary, "run", "hz", "horizon_months").value, 36);
-    cr_expect(strstr(out, "projected over the horizon ") != NULL, "%s", out);
+    double rented_run = scratch_summary_row(summary, "pool", "rented", "cost_usd").value;
+    double rented = rented_run * 3 * 8760 / 10;
+    const struct { const char *scope, *subject, *metric; double want; } rows[] = {
+        { "pool", "bought", "cost_horizon_usd", 67200 },
+        { "pool", "bought", "cost_horizon_book_usd", 52200 },
+        { "pool", "bought", "hardware_value_left_usd", 15000 },
+        { "pool", "bought", "cost_horizon_npv_usd", 66262.12728862285 },
+        { "pool", "rented", "cost_horizon_usd", rented },
+        { "run", "hz", "cost_horizon_usd", 67200 + rented },
+        { "run", "hz", "cost_horizon_book_usd", 52200 + rented },
+        { "run", "hz", "horizon_months", 36 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        summary_row r = scratch_summary_row(summary, rows[i].scope, rows[i].subject,
+                                            rows[i].metric);
+        cr_expect(r.found, "%s,%s,%s missing", rows[i].scope, rows[i].subject, rows[i].metric);
+        cr_expect_float_eq(r.value, rows[i].want, 1e-9 * rows[i].want, "%s %s: %.10g, want %.10g",
+                           rows[i].subject, rows[i].metric, r.value, rows[i].want);
+    }
+    /* a rented pool's present value: its rate over the months, discounted the same way */
+    double delta = log(1.1) / 12;
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "rented", "cost_horizon_npv_usd").value,
+                       rented / 36 * -expm1(-delta * 36) / delta, 1e-9 * rented);
+    cr_expect(strstr(out, "over the horizon       cash 67200 USD, book 52200 USD, hardware "
+                     "still worth 15000 USD, present value 66262 USD") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "  horizon       3 y (94608000 s; costs projected to it, discounted "
+                     "at 10% a year)\n") != NULL, "%s", out);
     free(summary);
     free(file);
-    snprintf(body, sizeof body, text, "5y");
+    snprintf(body, sizeof body, text, "5y", "");
     file = scratch_file(dir, "hz5.lua", body);
     summary = run_and_read(file, "hz5", "");
     cr_expect_float_eq(scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd").value,
                        72000, 1e-6);
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "bought",
+                                           "cost_horizon_book_usd").value, 72000, 1e-6);
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "bought",
+                                           "hardware_value_left_usd").value, 0, 1e-6);
+    cr_expect_not(scratch_summary_row(summary, "pool", "bought", "cost_horizon_npv_usd").found,
+                  "no rate, no present value");
     free(summary);
-    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
-    cr_expect(strstr(out, "  horizon       157680000 s (costs projected to it)\n") != NULL, "%s",
-              out);
+    free(file);
+    /* a rate with nothing to discount is refused, not ignored */
+    snprintf(body, sizeof body, text, "3y", "discount_rate = 0.1,");
+    char *no_horizon = strstr(body, "horizon = \"3y\", ");
+    cr_assert_not_null(no_horizon);
+    memmove(no_horizon, no_horizon + strlen("horizon = \"3y\", "),
+            strlen(no_horizon + strlen("horizon = \"3y\", ")) + 1);
+    file = scratch_file(dir, "hz0.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "hz0.lua:2: discount_rate: 0.1 with no horizon: nothing to discount")
+              != NULL, "%s", err);
+    free(file);
+}
+
+/* Options compared on the same requests (the same streams on two pools) do not add up:
+ * each pool's horizon cost is given, the run's sum is not. */
+Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "local function chat(pool)\n"
+        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = \"chat\",\n"
+        "    arrivals = fs.poisson { rate = 2 }, prompt = 200, output = 50 }\n"
+        "end\n"
+        "return fs.scenario { name = \"opt\", duration = \"10m\", horizon = \"1y\",\n"
+        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 1, cost = fs.owned {\n"
+        "      purchase_usd = 30000, years = 4 } },\n"
+        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"
+        "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
+        "  workloads = { on_bought = chat(\"bought\"), on_rented = chat(\"rented\") },\n"
+        "}\n";
+    char *file = scratch_file(dir, "opt.lua", text);
+    char *summary = run_and_read(file, "opt", "");
+    cr_expect(scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd").found);
+    cr_expect(scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd").found);
+    cr_expect_not(scratch_summary_row(summary, "run", "opt", "cost_horizon_usd").found);
+    cr_expect(scratch_summary_row(summary, "run", "opt", "horizon_months").found);
+    free(summary);
     free(file);
 }
 
