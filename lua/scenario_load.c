@@ -46,8 +46,8 @@ static const char *const WORKLOAD_KINDS[] = {
 static const char *const INFERENCE_KEYS[] = {
     "model", "precision", "pool", "tp", "arrivals", "prompt", "output", "max_batch",
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
-    "response_bytes_per_token", "mode", "when_full", "overflow", "overflow_tp",
-    "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
+    "response_bytes_per_token", "response_bytes", "egress_per_day", "mode", "when_full",
+    "overflow", "overflow_tp", "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
     "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
     "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", "lora", "engine",
     NULL,
@@ -301,6 +301,32 @@ static int convert_service(load_context *c, const fields_object *w, const scenar
     int status = find_pool(c, w, sc, pools, pool, &out->pool);
     free(pool);
     return status;
+}
+
+/* What a workload sends its users (egress): response_bytes_per_token (4: text) and
+ * response_bytes (0), or a volume a day, egress_per_day ("2TB"), which replaces them. */
+static int read_egress_volume(load_context *c, const fields_object *w, inference_spec *out)
+{
+    bool per_token = fields_object_get(c, w, "response_bytes_per_token") != LUA_TNIL;
+    lua_pop(c->L, 1);
+    bool per_response = fields_object_get(c, w, "response_bytes") != LUA_TNIL;
+    lua_pop(c->L, 1);
+    bool volume = fields_object_get(c, w, "egress_per_day") != LUA_TNIL;
+    lua_pop(c->L, 1);
+    if (volume && (per_token || per_response)) {
+        char path[FIELD_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s.egress_per_day", w->path);
+        return fields_fail(c, w->where, path, "given with %s: state the volume or the bytes, "
+                           "not both", per_token ? "response_bytes_per_token" : "response_bytes");
+    }
+    if (volume)
+        return fields_read_size(c, w, "egress_per_day", 1e18, &out->egress_bytes_per_day);
+    if (fields_read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
+                           &out->response_bytes_per_token) != 0)
+        return -1;
+    if (!per_response)
+        return 0;
+    return fields_read_size(c, w, "response_bytes", 1e12, &out->response_bytes);
 }
 
 static int convert_slo(load_context *c, const fields_object *w, inference_spec *out)
@@ -857,8 +883,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                                                                     &routing))
                  || fields_read_duration(c, w, "max_wait", false, 0, 0, 1e9, true, &out->max_wait_s)
                  || convert_slo(c, w, out)
-                 || fields_read_number(c, w, "response_bytes_per_token", false, 4, 0, 1e6, true,
-                                       &out->response_bytes_per_token)
+                 || read_egress_volume(c, w, out)
                  || fields_read_choice(c, w, "mode", modes, 0, &mode)
                  || fields_read_choice(c, w, "when_full", when_full, 0, &full)
                  || host_kv_load(c, w, full == 2, &out->host_kv)

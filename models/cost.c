@@ -22,7 +22,9 @@ struct cost_meter {
     double *open_since;      /* by unit: rental start, or NaN */
     size_t nopen;
     unsigned month;          /* egress: the month of simulated time in progress */
-    double month_gb, egress_gb, egress_usd;
+    double month_gb, egress_gb;
+    double months_usd;       /* egress of the months ended */
+    double end_s;            /* the run's end (INFINITY: not stated) */
 };
 
 void cost_spec_release(cost_spec *spec)
@@ -62,6 +64,7 @@ cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, const 
     m->owned_gpus = owned_gpus;
     m->power = power;
     m->start_s = m->last_s = now_s;
+    m->end_s = INFINITY;
     return m;
 }
 
@@ -139,21 +142,45 @@ void cost_meter_add_work(cost_meter *m, const perf_phases *unit_seconds)
         m->work_j += power_work_joules(&m->power->model, unit_seconds);
 }
 
+/* The month of simulated time t_s falls in, from the meter's start. */
+static unsigned month_of(const cost_meter *m, double t_s)
+{
+    return (unsigned)floor((t_s - m->start_s) / COST_MONTH_S);
+}
+
+/* The share of a month the run covers of `month` (1 but for the month it ends in). */
+static double month_covered(const cost_meter *m, unsigned month)
+{
+    double from = m->start_s + month * COST_MONTH_S;
+    double to = fmin(from + COST_MONTH_S, m->end_s);
+    return to > from ? (to - from) / COST_MONTH_S : 1;
+}
+
+/* A month's egress of gb GB: at the tiers of a whole month sent at its rate (gb over the
+ * share of it the run covers), for that share. */
+static double month_egress_usd(const cost_meter *m, unsigned month, double gb)
+{
+    double covered = month_covered(m, month);
+    return covered * egress_tier_cost(m->spec->egress, m->spec->negress, gb / covered);
+}
+
+void cost_meter_set_end(cost_meter *m, double end_s)
+{
+    m->end_s = end_s;
+}
+
 void cost_meter_egress(cost_meter *m, double bytes, double t_s)
 {
     if (!(bytes > 0))
         return;
-    unsigned month = (unsigned)floor((t_s - m->start_s) / COST_MONTH_S);
+    unsigned month = month_of(m, t_s);
     if (month != m->month) {
+        m->months_usd += month_egress_usd(m, m->month, m->month_gb);
         m->month = month;
         m->month_gb = 0;
     }
-    double gb = bytes / 1e9;
-    const cost_spec *s = m->spec;
-    m->egress_usd += egress_tier_cost(s->egress, s->negress, m->month_gb + gb)
-                     - egress_tier_cost(s->egress, s->negress, m->month_gb);
-    m->month_gb += gb;
-    m->egress_gb += gb;
+    m->month_gb += bytes / 1e9;
+    m->egress_gb += bytes / 1e9;
 }
 
 /* The compute bill of a pool that pays for what it owns, from start to t. */
@@ -215,7 +242,7 @@ cost_breakdown cost_meter_read(const cost_meter *m, double t_s)
     }
     if (s->pays_power)
         b.power_usd = b.energy_kwh * s->usd_per_kwh;
-    b.egress_usd = m->egress_usd;
+    b.egress_usd = m->months_usd + month_egress_usd(m, m->month, m->month_gb);
     b.egress_gb = m->egress_gb;
     b.total_usd = b.compute_usd + b.power_usd + b.egress_usd;
     return b;

@@ -19,7 +19,10 @@
  * usd_per_kwh) only where the scenario pays for power (monthly and owned pools; a cloud
  * price already includes it).
  * Egress: bytes sent to users, priced by monthly tiers of GB (the first tier from 0),
- * restarting at each month of simulated time.
+ * restarting at each month of simulated time.  The month a run ends in, which it covers
+ * only in part, is priced at the tiers of a whole month sent at its rate, for the share
+ * it covers: a one-day run pays a day's share of a month's bill at that day's rate, not
+ * the first (dearest, or free) GB of a month.
  */
 #ifndef FLEETSIM_MODELS_COST_H
 #define FLEETSIM_MODELS_COST_H
@@ -99,6 +102,10 @@ void cost_meter_return(cost_meter *m, unsigned unit, double t_s);
  * idle at least), and unit-seconds of work by phase (replicas' iterations, jobs' steps). */
 void cost_meter_add_loaded(cost_meter *m, double unit_seconds);
 void cost_meter_add_work(cost_meter *m, const perf_phases *unit_seconds);
+
+/* The run ends at end_s (from the meter's creation: never, plain monthly tiers): the
+ * month it ends in is billed as a whole month at its rate, for the share it covers. */
+void cost_meter_set_end(cost_meter *m, double end_s);
 
 /* bytes sent to users at t_s. */
 void cost_meter_egress(cost_meter *m, double bytes, double t_s);

@@ -199,13 +199,22 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
     const inference_spec *spec = ir->spec;
+    double tokens = 0;
+    for (unsigned g = 0; g < serving_groups(ir->sv); g++)
+        tokens += b->group_output_tokens[g];
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         if (!ir->pools[group_pool(spec, g)].gp)
             continue;
         /* each of a replica's tp devices works the replica's time */
         perf_phases work = perf_phases_add((perf_phases){ 0 }, b->group_work[g], group_tp(spec, g));
-        pool_gpus_add_work(&ir->pools[group_pool(spec, g)], &work,
-                           b->group_output_tokens[g] * spec->response_bytes_per_token, end_s);
+        /* a stated volume leaves from the pools in proportion to the tokens each served
+         * (all from the workload's own when none were) */
+        double share = tokens > 0 ? b->group_output_tokens[g] / tokens : g == 0;
+        double bytes = spec->egress_bytes_per_day > 0
+                           ? spec->egress_bytes_per_day * span / 86400 * share
+                           : b->group_output_tokens[g] * spec->response_bytes_per_token
+                                 + b->group_responses[g] * spec->response_bytes;
+        pool_gpus_add_work(&ir->pools[group_pool(spec, g)], &work, bytes, end_s);
     }
     ir->bucket_start_s = end_s;
 }
@@ -425,7 +434,10 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     sim_metrics_add(m, "workload", name, "prompt_tokens", "tokens", st->prompt_tokens);
     sim_metrics_add(m, "workload", name, "output_tokens", "tokens", st->output_tokens);
     sim_metrics_add(m, "workload", name, "egress_gb", "GB",
-                    st->output_tokens * w->response_bytes_per_token / 1e9);
+                    (w->egress_bytes_per_day > 0
+                         ? w->egress_bytes_per_day * measured_s / 86400
+                         : st->output_tokens * w->response_bytes_per_token
+                               + (double)st->completed * w->response_bytes) / 1e9);
     if (w->has_decode)
         record_disaggregated(m, name, st, measured_s);
     record_prefix(m, ir, pool, end_s);

@@ -160,6 +160,7 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
                                   p->units_per_gpu, sim_engine_now(e));
     if (!pg->meter)
         sim_out_of_memory("out of memory creating a cost meter");
+    cost_meter_set_end(pg->meter, sc->duration_s);
     gpu_pool_set_meter(pg->gp, pg->meter);
     if (sc->warmup_s > 0)
         sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_warmup, pg);

@@ -125,7 +125,9 @@ typedef struct inference_spec {
     bool has_rtt;             /* the workload names its own rtt; else its pool's site */
     sim_dist rtt_s;           /* owned */
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = none */
-    double response_bytes_per_token;          /* for egress */
+    /* egress to users: bytes a token and a response (HTTP and JSON framing), or a
+     * volume stated a day (egress_per_day > 0: then the others are 0) */
+    double response_bytes_per_token, response_bytes, egress_bytes_per_day;
     bool reference;
     kv_policy kv_policy;      /* when the cache is full: queue (reserve), preempt or swap */
     host_kv_spec host_kv;     /* swap's host tier (models/kv_swap.h) */

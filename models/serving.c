@@ -156,6 +156,7 @@ static void bucket_clear(serving_bucket *b)
     b->arrived = b->completed = b->dropped = 0;
     b->output_tokens = 0;
     b->group_output_tokens[0] = b->group_output_tokens[1] = 0;
+    b->group_responses[0] = b->group_responses[1] = 0;
     sim_stat_reset(&b->ttft_s);
     sim_stat_reset(&b->tpot_s);
     sim_stat_reset(&b->e2e_s);
@@ -175,6 +176,7 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
     b->completed++;
     b->output_tokens += q->output;
     b->group_output_tokens[group] += q->output;
+    b->group_responses[group]++;
     sim_stat_add(&b->ttft_s, ttft);
     sim_histogram_add(&b->ttft_hist_s, ttft);
     sim_stat_add(&b->e2e_s, e2e);

@@ -154,6 +154,7 @@ typedef struct serving_bucket {
     double group_busy_s[2]; /* replica-seconds busy, own pool and overflow pool */
     perf_phases group_work[2]; /* their GPU work by phase, seconds of one device a replica */
     double group_output_tokens[2]; /* output tokens of the requests each served */
+    double group_responses[2];     /* the requests each served */
 } serving_bucket;
 
 typedef struct serving serving;

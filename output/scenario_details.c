@@ -93,6 +93,41 @@ static void power_text(FILE *out, const pool_spec *p)
             p->carbon.life_years);
 }
 
+/* bytes as "2.1 GB" (powers of 1,000, as egress is priced). */
+static void bytes_text(char *buf, size_t size, double bytes)
+{
+    static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && bytes >= 1000) {
+        bytes /= 1000;
+        u++;
+    }
+    snprintf(buf, size, "%.4g %s", bytes, units[u]);
+}
+
+/* What a workload sends its users: the volume it states, or its bytes a token and a
+ * response with the volume a day they come to at the mean arrival rate if every request
+ * is served, so that a volume off by 1,000 shows before the bill does. */
+static void egress_text(FILE *out, const inference_spec *w)
+{
+    char text[32];
+    if (w->egress_bytes_per_day > 0) {
+        bytes_text(text, sizeof text, w->egress_bytes_per_day);
+        fprintf(out, "%s a day (stated)\n", text);
+        return;
+    }
+    bytes_text(text, sizeof text, w->response_bytes);
+    fprintf(out, "%.10g bytes a token, %s a response", w->response_bytes_per_token, text);
+    double per_request = sim_dist_mean(&w->output_tokens) * w->response_bytes_per_token
+                         + w->response_bytes;
+    double rate = w->arrivals.rate_per_s;
+    if (!w->has_sessions && isfinite(rate) && rate > 0 && isfinite(per_request)) {
+        bytes_text(text, sizeof text, per_request * rate * 86400);
+        fprintf(out, ": %s a day at the mean arrival rate", text);
+    }
+    fprintf(out, "\n");
+}
+
 static const char *metric_name(autoscale_metric m)
 {
     return m == AUTOSCALE_UTILIZATION ? "utilization" : m == AUTOSCALE_QUEUE ? "queue"
@@ -182,8 +217,9 @@ void output_inference_details(FILE *out, const inference_spec *w)
     key(out, "when full");
     static const char *const policies[] = { [KV_RESERVE] = "queue", [KV_PREEMPT] = "preempt",
                                             [KV_SWAP] = "swap" };
-    fprintf(out, "%s, response %.10g bytes per token\n", policies[w->kv_policy],
-            w->response_bytes_per_token);
+    fprintf(out, "%s\n", policies[w->kv_policy]);
+    key(out, "egress");
+    egress_text(out, w);
     if (!w->has_overflow) {
         key(out, "overflow");
         fprintf(out, "none\n");

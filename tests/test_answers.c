@@ -615,6 +615,58 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
     free(file);
 }
 
+/* ---- egress as a buyer states it (issue 39, 2) ----------------------------------------- */
+
+/* A stated volume, 2 TB a day, over a 2-hour run at a flat $0.05/GB: 166.67 GB, $8.33.
+ * Bytes a token and a response: 100-token answers of 4 bytes a token and 1 KB each send
+ * 1,400 bytes a request.  Both ways at once are refused; check prints the volume. */
+Test(answers, egress_is_stated_as_a_volume_or_bytes_a_response, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"eg\", duration = \"2h\",\n"
+        "  pools = { p = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"
+        "      cost = fs.on_demand { usd_per_hour = 0, egress = 0.05 } } },\n"
+        "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"p\",\n"
+        "    arrivals = fs.poisson { rate = 0.5 }, prompt = 100, output = 100, %s } },\n"
+        "}\n";
+    char body[1024];
+    snprintf(body, sizeof body, text, "egress_per_day = \"2TB\"");
+    char *file = scratch_file(dir, "eg.lua", body);
+    char *summary = run_and_read(file, "eg", "");
+    double gb = 2000.0 * 2 / 24;
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "w", "egress_gb").value, gb,
+                       1e-9 * gb);
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "p", "cost_egress_usd").value,
+                       gb * 0.05, 1e-9 * gb);
+    free(summary);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "    egress            2 TB a day (stated)\n") != NULL, "%s", out);
+    free(file);
+
+    snprintf(body, sizeof body, text, "response_bytes = \"1KB\"");
+    file = scratch_file(dir, "eg2.lua", body);
+    summary = run_and_read(file, "eg2", "");
+    double served = scratch_summary_row(summary, "workload", "w", "requests_completed").value;
+    cr_assert_gt(served, 0);
+    cr_expect_float_eq(scratch_summary_row(summary, "workload", "w", "egress_gb").value,
+                       served * 1400 / 1e9, 1e-12);
+    free(summary);
+    /* 0.5 requests/s x 86,400 s x 1,400 bytes */
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "    egress            4 bytes a token, 1 KB a response: 60.48 MB a day "
+                     "at the mean arrival rate\n") != NULL, "%s", out);
+    free(file);
+
+    snprintf(body, sizeof body, text, "egress_per_day = \"2TB\", response_bytes_per_token = 200");
+    file = scratch_file(dir, "eg3.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "eg3.lua:5: workloads.w.egress_per_day: given with "
+                     "response_bytes_per_token: state the volume or the bytes, not both")
+              != NULL, "%s", err);
+    free(file);
+}
+
 /* ---- 14: common random numbers across compared pools ----------------------------------- */
 
 Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 60)

@@ -70,6 +70,32 @@ Test(cost, egress_tiers_are_crossed_and_restart_each_month)
     cost_meter_free(m);
 }
 
+/* A run of one day (24 of a month's 730 hours) pays a day's share of the bill of a month
+ * sent at its rate.  2 TB in the day: a month of 60,833.3 GB, $912.60 + $3,481.60 +
+ * 9,633.3 GB x $0.07 = $5,068.53, times 24/730 = $166.64 (the first tiers alone would say
+ * $171).  10 GB in the day: 304.2 GB a month, past the free 100: $0.60, not $0. */
+Test(cost, a_run_shorter_than_a_month_pays_the_tiers_of_its_monthly_volume)
+{
+    egress_tier aws[] = { { 0, 0 }, { 100, 0.09 }, { 10240, 0.085 }, { 51200, 0.07 } };
+    cost_spec s = { .kind = COST_ON_DEMAND, .usd_per_hour = 0, .egress = aws, .negress = 4 };
+    const struct { double gb, usd; } days[] = { { 2000, 166.63671232876715 },
+                                                { 10, 0.6041095890410958 } };
+    for (size_t i = 0; i < 2; i++) {
+        cost_meter *m = cost_meter_create(&s, 0, NULL, 1, 0);
+        cost_meter_set_end(m, 86400);
+        cost_meter_egress(m, days[i].gb * 1e9 / 2, 3600);
+        double half = cost_meter_read(m, 7200).egress_usd;
+        cost_meter_egress(m, days[i].gb * 1e9 / 2, 80000);
+        cr_expect_float_eq(cost_meter_read(m, 86400).egress_usd, days[i].usd, 1e-9 * days[i].usd,
+                           "%g GB", days[i].gb);
+        /* the bill grows with the bytes, not with the reading's time */
+        cr_expect_float_eq(cost_meter_read(m, 80000).egress_usd, days[i].usd, 1e-9 * days[i].usd);
+        cr_expect_lt(half, days[i].usd);
+        cost_meter_free(m);
+    }
+    s.egress = NULL; /* the tiers are the test's */
+}
+
 Test(cost, power_from_idle_through_loaded_to_work_with_hosts_times_pue)
 {
     /* 8 GPUs of 75 W idle, 150 W loaded, 600 W above it computing and 300 W reading
