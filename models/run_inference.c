@@ -23,6 +23,9 @@ typedef struct inference_run {
     sim_timeseries *ts;
     size_t pool_subject, workload_subject;
     double bucket_start_s;
+    /* queue waits of the requests completed in the first and the last third of the
+     * measured window (by their bucket's middle): what overload is judged by */
+    sim_stat wait_first, wait_last;
     /* A pool several models share: its arbiter (the first of its workloads owns it),
      * and where this workload's replicas are reported ("<pool>/<workload>") */
     pool_tenants *tenants;
@@ -180,6 +183,12 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     if (!(span > 0))
         return;
     const serving_bucket *b = serving_bucket_close(ir->sv, end_s);
+    const scenario *sc = ir->sc;
+    double third = (sc->duration_s - sc->warmup_s) / 3, middle = ir->bucket_start_s + span / 2;
+    if (middle > sc->warmup_s && middle < sc->warmup_s + third)
+        sim_stat_merge(&ir->wait_first, &b->queue_wait_s);
+    else if (middle > sc->duration_s - third && middle < sc->duration_s)
+        sim_stat_merge(&ir->wait_last, &b->queue_wait_s);
     size_t bucket = run_bucket_index(ir->sc, ir->bucket_start_s);
     size_t p = ir->pool_subject, w = ir->workload_subject;
     sim_timeseries *ts = ir->ts;
@@ -413,7 +422,14 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     };
     sim_metrics_add(m, "workload", name, "requests_arrived", "requests", (double)st->arrived);
     sim_metrics_add(m, "workload", name, "requests_completed", "requests", (double)st->completed);
-    overload_record(m, name, (double)st->arrived, (double)st->completed, measured_s, busy);
+    double wait_first = ir->wait_first.n ? sim_stat_mean(&ir->wait_first) : NAN;
+    double wait_last = ir->wait_last.n ? sim_stat_mean(&ir->wait_last) : NAN;
+    overload_record(m, name, &(overload_view){
+        .arrived = (double)st->arrived, .completed = (double)st->completed,
+        .dropped = (double)st->dropped, .measured_s = measured_s, .busy = busy,
+        .wait_first_s = wait_first, .wait_last_s = wait_last });
+    sim_metrics_add(m, "workload", name, "queue_wait_first_third_s", "s", wait_first);
+    sim_metrics_add(m, "workload", name, "queue_wait_last_third_s", "s", wait_last);
     sim_metrics_add(m, "workload", name, "requests_dropped", "requests", (double)st->dropped);
     sim_metrics_add(m, "workload", name, "requests_over_context", "requests",
                     (double)st->over_context);
@@ -540,6 +556,8 @@ static int start(void *parts, run_shared *rs, char *err, size_t err_size)
         if (!ir->sv)
             return -1;
         ir->bucket_start_s = 0;
+        sim_stat_reset(&ir->wait_first);
+        sim_stat_reset(&ir->wait_last);
         serving_start(ir->sv);
         sim_event_schedule(rs->engine, rs->sc->bucket_s, EVENT_BUCKET, on_inference_bucket, ir);
         if (rs->sc->warmup_s > 0)

@@ -77,8 +77,11 @@ static void record_pool(sim_metrics *m, const pool_run *pr, double end_s)
         double served = (double)c->wait_s.n;
         sim_metrics_add(m, "workload", w, "requests_arrived", "requests", (double)c->arrivals);
         sim_metrics_add(m, "workload", w, "requests_completed", "requests", (double)c->completed);
-        overload_record(m, w, (double)c->arrivals, (double)c->completed, measured_s,
-                        station_utilization(pr->st, end_s));
+        overload_record(m, w, &(overload_view){
+            .arrived = (double)c->arrivals, .completed = (double)c->completed,
+            .dropped = (double)c->dropped, .measured_s = measured_s,
+            .busy = station_utilization(pr->st, end_s), .wait_first_s = NAN,
+            .wait_last_s = NAN });
         sim_metrics_add(m, "workload", w, "requests_dropped", "requests", (double)c->dropped);
         sim_metrics_add(m, "workload", w, "drop_fraction", "1",
                         c->arrivals ? (double)c->dropped / (double)c->arrivals : NAN);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/overload.h"
 #include "output/number_text.h"
 
 static double mean_of(const sim_metrics *m, const char *scope, const char *subject,
@@ -15,6 +16,37 @@ static double mean_of(const sim_metrics *m, const char *scope, const char *subje
 {
     const sim_metric *x = sim_metrics_find(m, scope, subject, name);
     return x && x->replications.n ? x->replications.mean : NAN;
+}
+
+/* The figure that shows a workload's overload (models/overload.h's rules, in their
+ * order, on the replications' means), as words after "is overloaded: ". */
+static void overload_figure(char *buf, size_t size, const sim_metrics *metrics,
+                            const char *subject)
+{
+    char offered[48], served[48], a[48], b[48];
+    number_text(offered, sizeof offered,
+                mean_of(metrics, "workload", subject, "offered_rate_per_s"));
+    number_text(served, sizeof served, mean_of(metrics, "workload", subject, "served_rate_per_s"));
+    double dropped = mean_of(metrics, "workload", subject, "requests_dropped")
+                     / mean_of(metrics, "workload", subject, "requests_arrived");
+    double first = mean_of(metrics, "workload", subject, "queue_wait_first_third_s");
+    double last = mean_of(metrics, "workload", subject, "queue_wait_last_third_s");
+    if (isnan(first))
+        first = 0; /* nothing completed in the first third (models/overload.h) */
+    if (dropped >= OVERLOAD_DROPPED_SHARE)
+        snprintf(buf, size, "%.0f%% of its requests dropped (max_wait or a queue limit) with "
+                 "its pool busy, %s requests/s offered, %s served: it sheds what it cannot "
+                 "serve", 100 * dropped, offered, served);
+    else if (last > OVERLOAD_WAIT_GROWTH * first && last > first + OVERLOAD_WAIT_FLOOR_S)
+        snprintf(buf, size, "its mean queue wait rose from %s in the first third of the run "
+                 "to %s in the last, %s requests/s offered, %s served: the queue grows "
+                 "without bound and its latencies measure the run's length, not the system",
+                 quantity_text(a, sizeof a, first, "s"), quantity_text(b, sizeof b, last, "s"),
+                 offered, served);
+    else
+        snprintf(buf, size, "%s requests/s offered, %s served, its pool busy all the time: "
+                 "the queue grows without bound and its latencies measure the run's length, "
+                 "not the system", offered, served);
 }
 
 int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *prefix)
@@ -25,18 +57,13 @@ int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *
         if (strcmp(x->scope, "workload") || strcmp(x->name, "overloaded")
             || !(x->replications.n && x->replications.mean > 0))
             continue;
-        char offered[48], served[48], share[48] = "";
-        number_text(offered, sizeof offered,
-                    mean_of(metrics, "workload", x->subject, "offered_rate_per_s"));
-        number_text(served, sizeof served,
-                    mean_of(metrics, "workload", x->subject, "served_rate_per_s"));
+        char share[48] = "", figure[400];
         if (x->replications.mean < 1)
             snprintf(share, sizeof share, " in %.0f%% of the replications",
                      100 * x->replications.mean);
-        fprintf(out, "fleetsim: warning: %sworkload %s is overloaded%s: %s requests/s offered, "
-                "%s served, its pool busy all the time: the queue grows without bound and "
-                "its latencies measure the run's length, not the system; add GPUs or lower "
-                "the rate\n", prefix, x->subject, share, offered, served);
+        overload_figure(figure, sizeof figure, metrics, x->subject);
+        fprintf(out, "fleetsim: warning: %sworkload %s is overloaded%s: %s; add GPUs or lower "
+                "the rate\n", prefix, x->subject, share, figure);
         n++;
     }
     return n;
