@@ -39,7 +39,13 @@ static const chart_kind kinds[] = {
       "Requests completed per second; below the arrival rate means work is left waiting." },
     { "utilization", "Utilization over time", "busy share", "pool", NULL,
       { "utilization" }, false, false,
-      "The share of each pool's capacity that is busy; near 1 the pool is the bottleneck." },
+      "The share of each pool's capacity that is busy: its servers, or its replicas with a request in flight." },
+    { "batch_size", "Batch size over time", "requests in a batch", "pool", NULL,
+      { "batch_size" }, false, false,
+      "The requests in each pool's replicas' batches, on average: how full a busy replica is." },
+    { "kv_cache", "Key-value cache held over time", "share of the cache", "pool", NULL,
+      { "kv_cache_utilization" }, false, false,
+      "The share of each pool's replicas' cache that requests hold; near 1, new requests wait for memory rather than for compute." },
     { "queue_length", "Queue length over time", "requests waiting", "pool", NULL,
       { "queue_length" }, false, false,
       "Requests waiting for a server; a line that keeps rising means the pool cannot keep up." },
@@ -240,11 +246,36 @@ static bool wants_log(const chart *c)
     return c->kind->log_when_wide && lo > 0 && hi > 20 * lo;
 }
 
+/* What the utilization chart cannot say of a pool of LLM replicas, from its figures: a
+ * replica is busy with one request as with a full batch, so its busy share near 1 is
+ * not a bottleneck unless its batches are full too ("" where no subject batches). */
+static void batch_note(char *buf, size_t size, const chart *c)
+{
+    buf[0] = '\0';
+    if (strcmp(c->kind->name, "utilization"))
+        return;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t s = 0; s < c->data->nsubjects; s++) {
+        const cell_stats *st = stats_of(c->data, s, "batch_size");
+        if (st && st->filled) {
+            lo = fmin(lo, st->min);
+            hi = fmax(hi, st->max);
+        }
+    }
+    if (hi >= lo)
+        snprintf(buf, size, " An LLM replica counts as busy with one request as with a full "
+                 "batch; its batches held %.3g to %.3g requests on average (the batch size "
+                 "chart), so a busy share near 1 is a bottleneck only where they are full.",
+                 lo, hi);
+}
+
 static void write_chart(FILE *out, const void *context)
 {
     const chart *c = context;
+    char note[320];
+    batch_note(note, sizeof note, c);
     plot_script_head(out, c->name, "timeseries.csv", c->title, c->xlabel, c->kind->ylabel);
-    fprintf(out, "%s%s%s%s\n", PLOT_CAPTION_MARK, c->kind->caption,
+    fprintf(out, "%s%s%s%s%s\n", PLOT_CAPTION_MARK, c->kind->caption, note,
             *c->constants ? " Constant over the run, so not drawn: " : "", c->constants);
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < c->count; i++) {
@@ -297,8 +328,10 @@ static int emit(const char *dir, chart *c, plot_list *written, char *flat, size_
                 char *err, size_t err_size)
 {
     if (c->count == 0 && *c->constants) {
+        char note[320];
+        batch_note(note, sizeof note, c);
         size_t n = strlen(flat);
-        snprintf(flat + n, flat_size - n, "%s: %s\n", c->title, c->constants);
+        snprintf(flat + n, flat_size - n, "%s: %s.%s\n", c->title, c->constants, note);
     }
     if (c->count == 0)
         return 0;

@@ -728,6 +728,57 @@ Test(answers, egress_is_stated_as_a_volume_or_bytes_a_response, .timeout = 60)
     free(file);
 }
 
+/* ---- MIG's count (issue 39, trap 7) ------------------------------------------------------ */
+
+/* A pool's count is GPUs, as docs/pools.md says: one A100 in 3g.40gb is two slices. */
+Test(answers, a_mig_pool_counts_gpus_and_check_shows_the_slices)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"m\", duration = \"10m\",\n"
+        "  pools = { s = fs.dedicated { gpu = \"A100-80GB-SXM\", count = 1, mig = \"3g.40gb\" } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"s\" } } }\n";
+    char *file = scratch_file(dir, "mig.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "s: dedicated, 2 units of A100-80GB-SXM (each a A100-80GB-SXM MIG "
+                     "3g.40gb)") != NULL, "%s", out);
+    free(file);
+}
+
+/* ---- captions from the figures (issue 39, trap 6) ---------------------------------------- */
+
+/* A pool of LLM replicas is busy whenever a request is in flight: the utilization
+ * chart (or its line among the constant ones) says so, with the batch sizes the run
+ * saw, and a batch size chart is drawn. */
+Test(answers, the_utilization_caption_reads_busy_with_the_batches, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"cap\", duration = \"10m\",\n"
+        "  pools = { g = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"g\",\n"
+        "    arrivals = fs.poisson { rate = 5 }, prompt = 500, output = 200 } } }\n";
+    char *file = scratch_file(dir, "cap.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q -o %s/cap", file, dir), 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/cap/plots/utilization.gp", dir);
+    char *chart = scratch_read(path);
+    if (!chart) {
+        snprintf(path, sizeof path, "%s/cap/plots/constant.txt", dir);
+        chart = scratch_read(path);
+    }
+    cr_assert_not_null(chart);
+    cr_expect(strstr(chart, "An LLM replica counts as busy with one request as with a full "
+                     "batch; its batches held ") != NULL, "%s", chart);
+    free(chart);
+    snprintf(path, sizeof path, "%s/cap/plots/batch_size.gp", dir);
+    chart = scratch_read(path);
+    cr_expect_not_null(chart, "a batch size chart");
+    free(chart);
+    free(file);
+}
+
 /* ---- 14: common random numbers across compared pools ----------------------------------- */
 
 Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 60)
