@@ -275,14 +275,32 @@ static const gpu_holder HOLDER = { on_granted, on_warned, on_lost };
 
 /* ---- policies ------------------------------------------------------------------------ */
 
+/* A job's step by phase, as shares: a job of a model, its step's; another,
+ * compute-bound throughout. */
+static const perf_phases *job_share(const job *j)
+{
+    static const perf_phases compute_bound = { .compute_s = 1 };
+    if (j->spec && j->spec->work_share.compute_s + j->spec->work_share.memory_s > 0)
+        return &j->spec->work_share;
+    return &compute_bound;
+}
+
+/* The wall time of `work_s` of j's steps on the pool's GPUs: slower by its gang's
+ * noisy-neighbour speed where the pool has them. */
+static double gang_work_s(const job_scheduler *s, const job *j, double work_s)
+{
+    if (!s->noisy)
+        return work_s;
+    const perf_phases *share = job_share(j);
+    double all = share->compute_s + share->memory_s + share->comm_s + share->launch_s;
+    return work_s / noisy_gang_speed(s->noisy, j->gpus, share->compute_s / all,
+                                     share->memory_s / all);
+}
+
 /* Asks the pool for j's gang; false when refused.  The caller takes j off the queue. */
 static bool try_start(job_scheduler *s, job *j)
 {
-    /* a job of a model: its step's phases; another: compute-bound throughout */
-    static const perf_phases compute_bound = { .compute_s = 1 };
-    const perf_phases *share = &compute_bound;
-    if (j->spec && j->spec->work_share.compute_s + j->spec->work_share.memory_s > 0)
-        share = &j->spec->work_share;
+    const perf_phases *share = job_share(j);
     int64_t request = gpu_pool_acquire_working(s->pool, j->gpus, &HOLDER, j, share);
     if (request < 0)
         return false;
@@ -487,6 +505,7 @@ static void on_stream_arrival(sim_engine *e, void *data)
         j->gpus = (unsigned)fmin(fmax(g, 1), cap);
         j->work_s = fmax(0, sim_dist_sample(&sp->duration_s, st->duration_rng));
     }
+    j->work_s = gang_work_s(st->s, j, j->work_s);
     st->arrived++;
     arrive(j);
     stream_schedule_next(st);
@@ -545,6 +564,11 @@ void job_scheduler_free(job_scheduler *s)
 
 void job_scheduler_keep_jobs(job_scheduler *s) { s->keep_jobs = true; }
 
+void job_scheduler_set_noisy(job_scheduler *s, const noisy_spec *noisy)
+{
+    s->noisy = noisy;
+}
+
 void job_scheduler_set_recorder(job_scheduler *s, job_record_fn fn, void *context)
 {
     s->record = fn;
@@ -584,7 +608,7 @@ int job_scheduler_add_job(job_scheduler *s, const training_spec *spec, char *err
     j->spec = spec;
     j->gpus = spec->gpus;
     j->priority = spec->priority;
-    j->work_s = work;
+    j->work_s = gang_work_s(s, j, work);
     j->checkpoint = spec->checkpoint;
     j->restart_s = spec->restart_s;
     j->mfu = spec->mfu;

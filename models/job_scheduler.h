@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "models/gpu_pool.h"
+#include "models/noisy.h"
 #include "models/training.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
@@ -63,6 +64,11 @@ void job_scheduler_free(job_scheduler *s);
 
 /* Called for each job when it completes, and by job_scheduler_finish for the others. */
 void job_scheduler_set_recorder(job_scheduler *s, job_record_fn fn, void *context);
+
+/* The pool's GPUs have noisy neighbours (borrowed; call before adding jobs): a job's
+ * work runs at noisy_gang_speed of its GPUs and its step's phases (a job without a
+ * model, compute-bound), since a synchronous step waits for its slowest GPU. */
+void job_scheduler_set_noisy(job_scheduler *s, const noisy_spec *noisy);
 
 /* Keeps every job of a stream whole to the end, for job_scheduler_job; call before
  * adding streams.  Without it a stream's finished job is folded into the stream's

@@ -118,6 +118,7 @@ struct job_scheduler {
     bool dispatching;
     job_record_fn record;
     void *record_context;
+    const noisy_spec *noisy;    /* the pool's noisy neighbours; NULL: none */
 };
 
 /* The job's record as of end_s. */

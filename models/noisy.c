@@ -140,3 +140,25 @@ void noisy_restart_stats(noisy_process *p, double now)
 {
     sim_timeavg_restart(&p->contended_avg, now);
 }
+
+double noisy_gang_speed(const noisy_spec *spec, unsigned gpus, double compute_share,
+                        double memory_share)
+{
+    double calm = sim_dist_mean(&spec->calm_s), contended = sim_dist_mean(&spec->contended_s);
+    if (!(contended > 0) || gpus == 0)
+        return 1;
+    double q = calm / (calm + contended); /* a GPU calm */
+    double weight = memory_share + spec->compute_sensitivity * compute_share;
+    /* the slowest factor is 1 when all are calm, else the largest factor drawn: over the
+     * quantiles x_1 <= ... <= x_n of a contended GPU's factor, P(slowest <= x_k) =
+     * (q + (1 - q) k / n)^gpus */
+    double speed = pow(q, gpus), below = speed;
+    for (unsigned k = 1; k <= NOISY_GANG_QUANTILES; k++) {
+        double m = fmax(1, sim_dist_quantile(&spec->slowdown,
+                                             (k - 0.5) / NOISY_GANG_QUANTILES));
+        double at_most = pow(q + (1 - q) * k / NOISY_GANG_QUANTILES, gpus);
+        speed += (at_most - below) / (1 + (m - 1) * weight);
+        below = at_most;
+    }
+    return speed;
+}

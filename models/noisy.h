@@ -37,6 +37,20 @@ typedef struct noisy_spec {
     double compute_sensitivity;   /* in [0, 1] */
 } noisy_spec;
 
+/* The long-run speed, relative to calm GPUs, of a synchronous gang of `gpus` GPUs of a
+ * noisy pool whose step spends compute_share of its time compute-bound and
+ * memory_share memory-bound (the rest, collectives and launches, untouched): each step
+ * waits for its slowest GPU, so the gang runs at 1 / max over its GPUs of their step
+ * factors 1 + (m - 1) x memory_share + (m - 1) x compute_sensitivity x compute_share
+ * (calm: 1).  Each GPU is contended with its stationary probability, independently,
+ * its slowdown m at NOISY_GANG_QUANTILES quantiles of the distribution: the time mean of
+ * 1 / (the slowest factor), exact where spells are long beside a step (minutes against
+ * seconds), which is how a run's work accrues.  1 for one calm GPU's spec (never
+ * contended). */
+#define NOISY_GANG_QUANTILES 1000
+double noisy_gang_speed(const noisy_spec *spec, unsigned gpus, double compute_share,
+                        double memory_share);
+
 /* Releases the distributions.  NULL-safe. */
 void noisy_spec_release(noisy_spec *spec);
 

@@ -128,6 +128,8 @@ static int start_jobs(pool_gpus *pg, sim_engine *e, unsigned r, const run_option
         return -1;
     if (options && options->on_job)
         job_scheduler_set_recorder(pg->jobs, options->on_job, options->job_context);
+    if (sc->pools[p].has_noisy)
+        job_scheduler_set_noisy(pg->jobs, &sc->pools[p].noisy);
     for (size_t i = 0; i < sc->ntrainings; i++)
         if (sc->trainings[i].pool == p
             && job_scheduler_add_job(pg->jobs, &sc->trainings[i], err, err_size) != 0)

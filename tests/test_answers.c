@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/memory.h"
+#include "models/noisy.h"
 #include "models/overload.h"
 #include "models/replica_tp.h"
 #include "output/number_text.h"
@@ -776,6 +777,46 @@ Test(answers, the_utilization_caption_reads_busy_with_the_batches, .timeout = 60
     chart = scratch_read(path);
     cr_expect_not_null(chart, "a batch size chart");
     free(chart);
+    free(file);
+}
+
+/* ---- noisy neighbours on training (issue 39, trap 5) ------------------------------------ */
+
+/* A synchronous step waits for its slowest GPU.  GPUs calm 20 min and contended 5 min
+ * (contended 0.2 of the time), memory slowed 2x, compute by 1 + 0.2 = 1.2x: one
+ * memory-bound GPU runs at 0.8 + 0.2 / 2 = 0.9 of its calm speed; eight at
+ * 0.8^8 + (1 - 0.8^8) / 2 = 0.58389; eight compute-bound at 0.8^8 + (1 - 0.8^8) / 1.2 =
+ * 0.86130.  A job of 1,000 s of steps on eight such GPUs (a job without a model is
+ * compute-bound) ends at 1,000 / 0.86130 = 1,161.04 s, on a calm pool at 1,000 s. */
+Test(answers, a_training_step_waits_for_its_slowest_noisy_gpu, .timeout = 60)
+{
+    noisy_spec spec = { sim_dist_constant(1200), sim_dist_constant(300), sim_dist_constant(2),
+                        0.2 };
+    cr_expect_float_eq(noisy_gang_speed(&spec, 1, 0, 1), 0.9, 1e-12);
+    cr_expect_float_eq(noisy_gang_speed(&spec, 8, 0, 1), 0.58388608, 1e-12);
+    cr_expect_float_eq(noisy_gang_speed(&spec, 8, 1, 0), 0.86129536, 1e-12);
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"nt\", duration = \"1h\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 8%s } },\n"
+        "  workloads = { t = fs.training { steps = 10, step = \"100s\", gpus = 8, pool = \"p\" } } }\n";
+    char body[1024];
+    snprintf(body, sizeof body, text, ",\n    noisy = fs.noisy { calm = \"20m\", contended = "
+             "\"5m\", slowdown = 2, compute_sensitivity = 0.2 }");
+    char *file = scratch_file(dir, "nt.lua", body);
+    char *summary = run_and_read(file, "nt", "--set replications=1");
+    cr_expect_float_eq(scratch_summary_row(summary, "job", "t", "end_s").value,
+                       1000 / 0.86129536, 1e-6);
+    free(summary);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "noisy neighbours: each step waits for the slowest of its 8 GPUs; it "
+                     "runs at 0.8613 of its calm speed over the run") != NULL, "%s", out);
+    free(file);
+    snprintf(body, sizeof body, text, "");
+    file = scratch_file(dir, "nt0.lua", body);
+    summary = run_and_read(file, "nt0", "--set replications=1");
+    cr_expect_float_eq(scratch_summary_row(summary, "job", "t", "end_s").value, 1000, 1e-6);
+    free(summary);
     free(file);
 }
 
