@@ -272,35 +272,50 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
     }
     sweep_point_view *views = calloc(x->npoints, sizeof *views);
     search_probe_view *probes = calloc(x->npoints, sizeof *probes);
-    if (!views || !probes) {
+    const search_spec *s = &x->spec.search;
+    size_t nconds = x->spec.has_search ? s->nconds : 0;
+    const sim_metric **metrics = calloc(x->npoints * nconds + 1, sizeof *metrics);
+    bool *met = calloc(x->npoints * nconds + 1, sizeof *met);
+    if (!views || !probes || !metrics || !met) {
         free(views);
         free(probes);
+        free(metrics);
+        free(met);
         snprintf(err, err_size, "out of memory");
         return -1;
     }
+    const char *conditions[SEARCH_MAX_CONDITIONS];
+    for (size_t k = 0; k < nconds; k++)
+        conditions[k] = s->conds[k].text;
     for (size_t p = 0; p < x->npoints; p++) {
         const experiment_point *pt = &x->points[p];
         views[p] = view_of(pt);
-        const search_spec *s = &x->spec.search;
+        for (size_t k = 0; k < nconds; k++) {
+            metrics[p * nconds + k] = sim_metrics_find(&pt->results.metrics, x->target_scope[k],
+                                                       x->target_subject[k], s->conds[k].metric);
+            met[p * nconds + k] = experiment_load_search_meets(s->conds[k].op, pt->measured[k],
+                                                               s->conds[k].threshold);
+        }
         probes[p] = (search_probe_view){ (const char *const *)pt->values,
-            sim_metrics_find(&pt->results.metrics, x->target_scope, x->target_subject,
-                             x->spec.has_search ? s->metric : ""), pt->meets,
+            metrics + p * nconds, met + p * nconds,
             s->objective ? sim_metrics_find(&pt->results.metrics, x->objective_scope,
                                             x->objective_subject, s->objective_metric) : NULL };
     }
     char objective[300];  /* "minimise cost_usd" */
-    snprintf(objective, sizeof objective, "%s %s", x->spec.search.maximise ? "maximise"
-             : "minimise", x->spec.search.objective_metric ? x->spec.search.objective_metric : "");
+    snprintf(objective, sizeof objective, "%s %s", s->maximise ? "maximise" : "minimise",
+             s->objective_metric ? s->objective_metric : "");
     int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
     if (status == 0)
         status = write_text_files(dir, sc, NULL, err, err_size);
     if (status == 0 && x->spec.has_search)
-        status = output_search_csv(dir, x->keys, x->nkeys, x->spec.search.target,
-                                   x->spec.search.objective ? objective : NULL, probes, x->npoints,
+        status = output_search_csv(dir, x->keys, x->nkeys, conditions, nconds,
+                                   s->objective ? objective : NULL, probes, x->npoints,
                                    x->found ? x->answer_point : SIZE_MAX, err, err_size);
     else if (status == 0)
         status = output_sweep_diff_csv(dir, x->keys, x->nkeys, views, x->npoints, err,
                                        err_size);
+    free(metrics);
+    free(met);
     free(views);
     free(probes);
     if (status != 0)
@@ -312,9 +327,11 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         printf("%s %zu: %s: %u replication%s, %llu events", x->spec.has_search ? "probe" : "point",
                p + 1, label, pt->replications, pt->replications == 1 ? "" : "s",
                (unsigned long long)pt->results.events);
-        if (x->spec.has_search)
-            printf(": %s = %.6g, %s", x->spec.search.metric, pt->measured,
-                   pt->meets ? "meets the target" : "misses it");
+        if (x->spec.has_search) {
+            for (size_t k = 0; k < nconds; k++)
+                printf("%s %s = %.6g", k ? "," : ":", s->conds[k].metric, pt->measured[k]);
+            printf(", %s", pt->meets ? "meets the target" : "misses it");
+        }
         if (x->spec.has_search && x->spec.search.objective)
             printf("; %s = %.6g", x->spec.search.objective_metric, pt->objective);
         printf("\n");
@@ -323,37 +340,44 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
                  p + 1, label);
         output_overload_warnings(stderr, &pt->results.metrics, prefix);
     }
-    if (x->spec.has_search && x->spec.search.ngrid) {
-        const search_spec *s = &x->spec.search;
+    char with[1024]; /* "chat ttft_p99_s <= 1 and chat tpot_p99_s <= 0.05" */
+    with[0] = '\0';
+    for (size_t k = 0, used = 0; k < nconds && used < sizeof with; k++)
+        used += (size_t)snprintf(with + used, sizeof with - used, "%s%s %s", k ? " and " : "",
+                                 x->target_subject[k], s->conds[k].text);
+    if (x->spec.has_search && s->ngrid) {
         size_t meeting = 0;
         for (size_t p = 0; p < x->npoints; p++)
             meeting += x->points[p].meets;
         if (x->found) {
+            const experiment_point *best = &x->points[x->answer_point];
+            char there[512];
+            there[0] = '\0';
+            for (size_t k = 0, used = 0; k < nconds && used < sizeof there; k++)
+                used += (size_t)snprintf(there + used, sizeof there - used, "%s%s = %.6g",
+                                         k ? ", " : "", s->conds[k].metric, best->measured[k]);
             experiment_point_label(x, x->answer_point, label, sizeof label);
-            printf("\n%s: the %s %s%s%s (%.6g) of the %zu points of %zu with %s %s (%s = %.6g "
-                   "there)\n", label, s->maximise ? "most" : "least", s->objective_metric,
+            printf("\n%s: the %s %s%s%s (%.6g) of the %zu points of %zu with %s (%s there)\n",
+                   label, s->maximise ? "most" : "least", s->objective_metric,
                    strcmp(x->objective_scope, "run") ? " of " : "",
                    strcmp(x->objective_scope, "run") ? x->objective_subject : "",
-                   x->points[x->answer_point].objective, meeting, x->npoints,
-                   x->target_subject, s->target, s->metric, x->points[x->answer_point].measured);
+                   best->objective, meeting, x->npoints, with, there);
         } else {
-            printf("\nno point of the %zu in the grid gives %s %s\n", x->npoints,
-                   x->target_subject, s->target);
+            printf("\nno point of the %zu in the grid gives %s\n", x->npoints, with);
         }
         printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
                x->npoints);
     } else if (x->spec.has_search) {
-        const search_spec *s = &x->spec.search;
         char step[64] = "";
         if (s->step > 1)
             snprintf(step, sizeof step, " in steps of %lld", (long long)s->step);
         if (x->found)
-            printf("\n%s=%lld is the %s value in [%lld, %lld]%s with %s %s\n", s->key,
+            printf("\n%s=%lld is the %s value in [%lld, %lld]%s with %s\n", s->key,
                    x->answer, s->largest ? "largest" : "smallest", (long long)s->low,
-                   (long long)s->high, step, x->target_subject, s->target);
+                   (long long)s->high, step, with);
         else
-            printf("\nno value of %s in [%lld, %lld]%s gives %s %s\n", s->key,
-                   (long long)s->low, (long long)s->high, step, x->target_subject, s->target);
+            printf("\nno value of %s in [%lld, %lld]%s gives %s\n", s->key,
+                   (long long)s->low, (long long)s->high, step, with);
         printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
                x->npoints);
     } else {

@@ -421,44 +421,62 @@ static void list_once(char *buf, size_t size, const char *text)
     snprintf(buf + used, size - used, "%s%s", used ? ", " : "", text);
 }
 
-/* Finds the target's metric in the first probe's results: exactly one must match. */
+/* Finds each condition's metric in the first probe's results: exactly one must match. */
 static experiment_status resolve_target(experiment *x, const sim_metrics *m, char *err,
                                         size_t err_size)
 {
     const search_spec *s = &x->spec.search;
-    const sim_metric *match = NULL;
-    size_t matches = 0;
-    char names[1536] = "", subjects[1024] = "";
-    for (size_t i = 0; i < m->count; i++) {
-        const sim_metric *mi = &m->items[i];
-        bool subject_ok = (!s->subject || !strcmp(mi->subject, s->subject))
-                          && (!s->scope || !strcmp(mi->scope, s->scope));
-        if (subject_ok)
-            list_once(names, sizeof names, mi->name);
-        if (subject_ok && !strcmp(mi->name, s->metric)) {
-            char who[512];
-            snprintf(who, sizeof who, "%s %s", mi->scope, mi->subject);
-            list_once(subjects, sizeof subjects, who);
-            match = matches++ ? match : mi;
+    for (size_t k = 0; k < s->nconds; k++) {
+        const char *metric = s->conds[k].metric;
+        const sim_metric *match = NULL;
+        size_t matches = 0;
+        char names[1536] = "", subjects[1024] = "";
+        for (size_t i = 0; i < m->count; i++) {
+            const sim_metric *mi = &m->items[i];
+            bool subject_ok = (!s->subject || !strcmp(mi->subject, s->subject))
+                              && (!s->scope || !strcmp(mi->scope, s->scope));
+            if (subject_ok)
+                list_once(names, sizeof names, mi->name);
+            if (subject_ok && !strcmp(mi->name, metric)) {
+                char who[512];
+                snprintf(who, sizeof who, "%s %s", mi->scope, mi->subject);
+                list_once(subjects, sizeof subjects, who);
+                match = matches++ ? match : mi;
+            }
         }
+        if (matches == 1) {
+            snprintf(x->target_scope[k], sizeof x->target_scope[k], "%s", match->scope);
+            snprintf(x->target_subject[k], sizeof x->target_subject[k], "%s", match->subject);
+            continue;
+        }
+        if (matches > 1)
+            snprintf(err, err_size, "%ssearch.target: %s is measured for %s: give subject (and "
+                     "scope) in fs.search", s->where, metric, subjects);
+        else if (!*names)
+            snprintf(err, err_size, "%ssearch.subject: no metrics for %s%s%s%s", s->where,
+                     s->scope ? s->scope : "", s->scope ? " " : "", s->subject ? s->subject : "",
+                     s->subject ? "" : "any subject");
+        else
+            snprintf(err, err_size, "%ssearch.target: unknown metric '%s'%s%s (metrics: %s)",
+                     s->where, metric, s->subject ? " for " : "", s->subject ? s->subject : "",
+                     names);
+        return EXPERIMENT_BAD_INPUT;
     }
-    if (matches == 1) {
-        snprintf(x->target_scope, sizeof x->target_scope, "%s", match->scope);
-        snprintf(x->target_subject, sizeof x->target_subject, "%s", match->subject);
-        return EXPERIMENT_OK;
+    return EXPERIMENT_OK;
+}
+
+/* Each condition's measured mean at point pt, and whether it meets them all. */
+static void judge_point(const experiment *x, experiment_point *pt)
+{
+    const search_spec *s = &x->spec.search;
+    pt->meets = true;
+    for (size_t k = 0; k < s->nconds; k++) {
+        const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope[k],
+                                               x->target_subject[k], s->conds[k].metric);
+        pt->measured[k] = m ? sim_stat_mean(&m->replications) : NAN;
+        pt->meets &= experiment_load_search_meets(s->conds[k].op, pt->measured[k],
+                                                  s->conds[k].threshold);
     }
-    if (matches > 1)
-        snprintf(err, err_size, "%ssearch.target: %s is measured for %s: give subject (and "
-                 "scope) in fs.search", s->where, s->metric, subjects);
-    else if (!*names)
-        snprintf(err, err_size, "%ssearch.subject: no metrics for %s%s%s%s", s->where,
-                 s->scope ? s->scope : "", s->scope ? " " : "", s->subject ? s->subject : "",
-                 s->subject ? "" : "any subject");
-    else
-        snprintf(err, err_size, "%ssearch.target: unknown metric '%s'%s%s (metrics: %s)",
-                 s->where, s->metric, s->subject ? " for " : "", s->subject ? s->subject : "",
-                 names);
-    return EXPERIMENT_BAD_INPUT;
 }
 
 /* Finds a grid search's objective in the first point's results: the metric of that name
@@ -520,12 +538,9 @@ static experiment_status run_grid(experiment *x, char *err, size_t err_size)
         return status;
     for (size_t p = 0; p < x->npoints; p++) {
         experiment_point *pt = &x->points[p];
-        const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
-                                               x->target_subject, s->metric);
         const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
                                                x->objective_subject, s->objective_metric);
-        pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
-        pt->meets = experiment_load_search_meets(s->op, pt->measured, s->threshold);
+        judge_point(x, pt);
         pt->objective = o ? sim_stat_mean(&o->replications) : NAN;
         if (!pt->meets || isnan(pt->objective))
             continue;
@@ -547,11 +562,7 @@ static experiment_status probe(experiment *x, size_t p, char *err, size_t err_si
         status = resolve_target(x, &pt->results.metrics, err, err_size);
     if (status != EXPERIMENT_OK)
         return status;
-    const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope,
-                                           x->target_subject, x->spec.search.metric);
-    pt->measured = m ? sim_stat_mean(&m->replications) : NAN;
-    pt->meets = experiment_load_search_meets(x->spec.search.op, pt->measured,
-                                             x->spec.search.threshold);
+    judge_point(x, pt);
     return EXPERIMENT_OK;
 }
 

@@ -41,8 +41,8 @@ typedef struct experiment_point {
      * replication r, NaN when it had none; for paired differences */
     double *samples;
     size_t samples_metrics; /* metrics there is room for */
-    bool meets;             /* search: whether the probe meets the target */
-    double measured;        /* search: the target metric's mean */
+    bool meets;             /* search: whether the probe meets every condition of the target */
+    double measured[SEARCH_MAX_CONDITIONS]; /* search: each condition's metric's mean */
     double objective;       /* grid search: the objective metric's mean (NaN: none) */
 } experiment_point;
 
@@ -80,7 +80,8 @@ typedef struct experiment {
     bool found;
     long long answer;
     size_t answer_point;           /* the point of the answer (a probe of it), when found */
-    char target_scope[128], target_subject[256]; /* the metric the target names */
+    /* the metric each condition of the target names */
+    char target_scope[SEARCH_MAX_CONDITIONS][128], target_subject[SEARCH_MAX_CONDITIONS][256];
     char objective_scope[128], objective_subject[256]; /* a grid search's objective */
 } experiment;
 

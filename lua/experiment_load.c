@@ -39,7 +39,10 @@ void experiment_load_release(experiment_spec *spec)
     search_spec *s = &spec->search;
     free(s->key);
     free(s->target);
-    free(s->metric);
+    for (size_t i = 0; i < s->nconds; i++) {
+        free(s->conds[i].text);
+        free(s->conds[i].metric);
+    }
     free(s->subject);
     free(s->scope);
     for (size_t i = 0; i < s->ngrid; i++)
@@ -197,10 +200,15 @@ static int read_sweep(load_context *c, const fields_object *s, experiment_spec *
     return status;
 }
 
-/* "METRIC OP NUMBER", e.g. "ttft_p99_s <= 0.2". */
-static int parse_target(const char *text, search_spec *s)
+/* One "METRIC OP NUMBER" (e.g. "ttft_p99_s <= 0.2") from text[0, len). */
+static int parse_condition(const char *text, size_t len, search_condition *c)
 {
-    const char *p = text;
+    char buf[256];
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    const char *p = buf;
     while (isspace((unsigned char)*p))
         p++;
     const char *name = p;
@@ -212,25 +220,47 @@ static int parse_target(const char *text, search_spec *s)
     if (name_len == 0)
         return -1;
     if (p[0] == '<' && p[1] == '=')
-        s->op = SEARCH_LE, p += 2;
+        c->op = SEARCH_LE, p += 2;
     else if (p[0] == '>' && p[1] == '=')
-        s->op = SEARCH_GE, p += 2;
+        c->op = SEARCH_GE, p += 2;
     else if (p[0] == '<')
-        s->op = SEARCH_LT, p++;
+        c->op = SEARCH_LT, p++;
     else if (p[0] == '>')
-        s->op = SEARCH_GT, p++;
+        c->op = SEARCH_GT, p++;
     else
         return -1;
     char *end;
-    s->threshold = strtod(p, &end);
-    if (end == p || !isfinite(s->threshold))
+    c->threshold = strtod(p, &end);
+    if (end == p || !isfinite(c->threshold))
         return -1;
     while (isspace((unsigned char)*end))
         end++;
     if (*end)
         return -1;
-    s->metric = strndup(name, name_len);
-    return s->metric ? 0 : -1;
+    c->metric = strndup(name, name_len);
+    const char *from = buf, *to = buf + len;
+    while (isspace((unsigned char)*from))
+        from++;
+    while (to > from && isspace((unsigned char)to[-1]))
+        to--;
+    c->text = strndup(from, (size_t)(to - from));
+    return c->metric && c->text ? 0 : -1;
+}
+
+/* The target: conditions joined by " and ", at most SEARCH_MAX_CONDITIONS. */
+static int parse_target(const char *text, search_spec *s)
+{
+    for (const char *p = text;;) {
+        const char *and = strstr(p, " and ");
+        size_t len = and ? (size_t)(and - p) : strlen(p);
+        if (s->nconds == SEARCH_MAX_CONDITIONS
+            || parse_condition(p, len, &s->conds[s->nconds]) != 0)
+            return -1;
+        s->nconds++;
+        if (!and)
+            return 0;
+        p = and + 5;
+    }
 }
 
 /* search.grid: a table of lists at the top of the stack, into sp->grid (sorted by key). */
@@ -359,7 +389,8 @@ static int read_search(load_context *c, const fields_object *s, experiment_spec 
     }
     if (status == 0 && parse_target(sp->target, sp) != 0)
         status = fields_fail(c, o.where, "search.target", "expected \"METRIC OP NUMBER\" such as "
-                             "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), got \"%s\"",
+                             "\"ttft_p99_s <= 0.2\" (OP: <=, <, >= or >), or up to %d of them "
+                             "joined by \" and \", got \"%s\"", SEARCH_MAX_CONDITIONS,
                              sp->target);
     if (status == 0 && !sp->ngrid && sp->high < sp->low)
         status = fields_fail(c, o.where, "search.high", "%lld is below low (%lld)",

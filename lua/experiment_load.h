@@ -28,17 +28,28 @@ typedef struct sweep_axis {
 
 typedef enum search_op { SEARCH_LE, SEARCH_LT, SEARCH_GE, SEARCH_GT } search_op;
 
-/* fs.search: the smallest integer value of key in [low, high] whose metric (mean over
- * the replications) meets `metric op threshold`; or, with a grid, the point of the grid
+/* One condition of a search's target, "METRIC OP NUMBER". */
+typedef struct search_condition {
+    char *text;       /* as written, "ttft_p99_s <= 1" */
+    char *metric;     /* "ttft_p99_s" */
+    search_op op;
+    double threshold;
+} search_condition;
+
+/* The most conditions a target joins with "and". */
+#define SEARCH_MAX_CONDITIONS 8
+
+/* fs.search: the smallest integer value of key in [low, high] whose metrics (means over
+ * the replications) meet every condition of its target ("ttft_p99_s <= 1 and
+ * tpot_p99_s <= 0.05", each "METRIC OP NUMBER"); or, with a grid, the point of the grid
  * (the cross product of several keys' values, as a sweep's) that meets it with the
  * least (or most) of an objective metric: Vidur-Search's and DistServe's "cheapest
  * configuration within the SLO". */
 typedef struct search_spec {
     char *key;
-    char *target;     /* the text, "ttft_p99_s <= 0.2" */
-    char *metric;     /* "ttft_p99_s" */
-    search_op op;
-    double threshold;
+    char *target;     /* the text, "ttft_p99_s <= 0.2 and tpot_p99_s <= 0.05" */
+    search_condition conds[SEARCH_MAX_CONDITIONS];
+    size_t nconds;
     char *subject;    /* NULL: any subject */
     char *scope;      /* NULL: any scope */
     int64_t low, high;

@@ -58,6 +58,9 @@ typedef struct sweep_chart {
     double target;              /* a search's threshold on this chart's metric, an SLO, or NaN */
     const char *target_label;   /* "target", "SLO" */
     double ylo, yhi;            /* the metric's values and intervals, and the target */
+    bool has_ci;                /* some point has an interval (none with one replication):
+                                   gnuplot skips a point whose bar ends are missing, and
+                                   fails on a chart with none left */
     plot_list key1_values;      /* distinct, in order: category positions */
     plot_list lines;            /* key2 values (or subjects) with data for this metric */
     bool by_subject;            /* one line per subject of the scope: a comparison */
@@ -101,13 +104,18 @@ static void write_chart(FILE *out, const void *context)
             isnan(c->target) ? "" : "; the dashed line the ",
             isnan(c->target) ? "" : c->target_label);
     /* room around the values and intervals, so no line runs along the frame; a range of
-     * values that are never negative starts at 0 at the lowest */
+     * values that are never negative starts at 0 at the lowest; values all positive and
+     * more than 20x apart on a log axis (an overloaded point's 100 s would flatten the
+     * others' 40 ms to a line along the floor) */
     double pad = 0.08 * (c->yhi > c->ylo ? c->yhi - c->ylo : fmax(fabs(c->yhi), 1));
     double bottom = c->ylo - pad;
     if (c->ylo >= 0 && bottom < 0)
         bottom = 0;
-    fprintf(out, "set offsets graph 0.03, graph 0.03, 0, 0\nset yrange [%.6g:%.6g]\n", bottom,
-            c->yhi + pad);
+    fputs("set offsets graph 0.03, graph 0.03, 0, 0\n", out);
+    if (c->ylo > 0 && c->yhi > 20 * c->ylo)
+        fprintf(out, "set logscale y\nset yrange [%.6g:%.6g]\n", c->ylo / 1.3, c->yhi * 1.3);
+    else
+        fprintf(out, "set yrange [%.6g:%.6g]\n", bottom, c->yhi + pad);
     fputs("set style fill transparent solid 0.25 noborder\n", out);
     fputs("scope = ", out);
     write_quoted_cell(out, c, c->scope);
@@ -186,11 +194,18 @@ static void write_chart(FILE *out, const void *context)
             snprintf(hi, sizeof hi, "at('ci95_hi')");
             snprintf(mean, sizeof mean, "at('value')");
         }
-        if (!c->key1_numeric || c->key1_in_order) {
-            fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n",
-                    i == 0 ? "plot 'sweep.csv' using" : "     '' using", lo, hi, i + 1);
+        const char *lead = i == 0 ? "plot 'sweep.csv' using" : "     '' using";
+        if ((!c->key1_numeric || c->key1_in_order) && !c->has_ci) {
+            fprintf(out, "%s (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ", lead, mean,
+                    i + 1);
+        } else if (!c->key1_numeric || c->key1_in_order) {
+            fprintf(out, "%s (x(0)):(%s):(%s) with filledcurves lc %zu notitle, \\\n", lead,
+                    lo, hi, i + 1);
             fprintf(out, "     '' using (x(0)):(%s) with linespoints lw 2 pt 7 lc %zu title ",
                     mean, i + 1);
+        } else if (!c->has_ci) {
+            fprintf(out, "%s (x(0)):(%s) with points pt 7 ps 1.5 lc %zu title ", lead, mean,
+                    i + 1);
         } else {
             fprintf(out, "%s (x(0)):(%s):(%s):(%s) with yerrorbars lw 2 pt 7 lc %zu title ",
                     i == 0 ? "plot 'sweep.csv' using" : "     '' using", mean, lo, hi, i + 1);
@@ -260,11 +275,13 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
     c->ylo = isnan(c->target) ? INFINITY : c->target;
     c->yhi = isnan(c->target) ? -INFINITY : c->target;
     long lo = csv_table_column(c->t, "ci95_lo"), hi = csv_table_column(c->t, "ci95_hi");
+    c->has_ci = false;
     for (size_t r = 0; r < c->t->rows; r++) {
         if (!same_metric(c, r, c->row))
             continue;
         double v[] = { csv_table_number(c->t, r, c->value), csv_table_number(c->t, r, lo),
                        csv_table_number(c->t, r, hi) };
+        c->has_ci |= !isnan(v[1]) && !isnan(v[2]);
         for (int i = 0; i < 3; i++)
             if (!isnan(v[i])) {
                 c->ylo = fmin(c->ylo, v[i]);
@@ -285,27 +302,38 @@ static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, cha
     return plot_script_emit(dir, c->name, write_chart, c, written, err, err_size);
 }
 
-/* A search's target (search.csv's "METRIC OP NUMBER" and the subject it is measured
- * for), drawn as a line on that metric's chart; NaN without a search. */
-static double search_target(const char *dir, char *metric, size_t metric_size, char *subject,
-                            size_t subject_size)
+/* The conditions of a search's target, from search.csv's first probe's rows: each
+ * "METRIC OP NUMBER" and its subject. */
+enum { SWEEP_MAX_TARGETS = 8 };
+typedef struct sweep_target {
+    char metric[128], subject[256];
+    double value;
+} sweep_target;
+
+static size_t search_targets(const char *dir, sweep_target *out, size_t max)
 {
     char path[4096], err[256];
     snprintf(path, sizeof path, "%s/search.csv", dir);
     csv_table t;
-    double x = NAN;
-    long target = -1, sub = -1;
+    size_t n = 0;
+    long target = -1, sub = -1, probe = -1;
     if (csv_table_read(path, &t, err, sizeof err) == 0 && t.rows > 0
         && (target = csv_table_column(&t, "target")) >= 0
-        && (sub = csv_table_column(&t, "subject")) >= 0) {
-        char op[4];
-        if (sscanf(csv_table_cell(&t, 0, target), "%127s %3s %lf", metric, op, &x) != 3)
-            x = NAN;
-        snprintf(subject, subject_size, "%s", csv_table_cell(&t, 0, sub));
+        && (sub = csv_table_column(&t, "subject")) >= 0
+        && (probe = csv_table_column(&t, "probe")) >= 0) {
+        const char *first = csv_table_cell(&t, 0, probe);
+        for (size_t r = 0; r < t.rows && n < max && !strcmp(csv_table_cell(&t, r, probe), first);
+             r++) {
+            char op[4];
+            if (sscanf(csv_table_cell(&t, r, target), "%127s %3s %lf", out[n].metric, op,
+                       &out[n].value) != 3)
+                continue;
+            snprintf(out[n].subject, sizeof out[n].subject, "%s", csv_table_cell(&t, r, sub));
+            n++;
+        }
     }
-    (void)metric_size;
     csv_table_release(&t);
-    return x;
+    return n;
 }
 
 int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits,
@@ -360,9 +388,8 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
         falling &= now < before;
     }
     c.key1_in_order = rising || falling;
-    char target_metric[128] = "", target_subject[256] = "";
-    double target = search_target(dir, target_metric, sizeof target_metric, target_subject,
-                                  sizeof target_subject);
+    sweep_target targets[SWEEP_MAX_TARGETS];
+    size_t ntargets = search_targets(dir, targets, SWEEP_MAX_TARGETS);
     /* the metrics, each by its first row, and whether any point has its value */
     size_t *first = malloc((t.rows + 1) * sizeof *first), nmetrics = 0;
     bool *valued = calloc(t.rows + 1, sizeof *valued), *moves = calloc(t.rows + 1, 1);
@@ -386,9 +413,11 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
         const char *scope = csv_table_cell(&t, c.row, c.scope);
         const char *subject = csv_table_cell(&t, c.row, c.subject);
         const char *metric = csv_table_cell(&t, c.row, c.metric);
-        c.target = !strcmp(metric, target_metric) && !strcmp(subject, target_subject)
-                   ? target : NAN;
+        c.target = NAN;
         c.target_label = "target";
+        for (size_t k = 0; k < ntargets && isnan(c.target); k++)
+            if (!strcmp(metric, targets[k].metric) && !strcmp(subject, targets[k].subject))
+                c.target = targets[k].value;
         for (size_t k = 0; k < nlimits && isnan(c.target); k++)
             if (!strcmp(limits[k].scope, scope) && !strcmp(limits[k].subject, subject)
                 && !strcmp(limits[k].metric, metric)) {

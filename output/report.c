@@ -134,8 +134,39 @@ static void write_keys_of(FILE *out, const csv_table *t, size_t r, long keys)
     }
 }
 
+/* The target's conditions a probe has rows for in search.csv: the rows of its first. */
+static size_t search_conditions(const csv_table *t)
+{
+    size_t n = 1;
+    while (n < t->rows && !strcmp(csv_table_cell(t, n, 0), csv_table_cell(t, 0, 0)))
+        n++;
+    return n;
+}
+
+/* "ttft_p99_s <= 1 and tpot_p99_s <= 0.05": the target of conditions rows from r. */
+static void write_target(FILE *out, const csv_table *t, size_t r, size_t conditions, long target)
+{
+    for (size_t c = 0; c < conditions; c++) {
+        fputs(c ? " and " : "", out);
+        html_escape(out, csv_table_cell(t, r + c, target));
+    }
+}
+
+/* "ttft_p99_s is 0.8 &#177; 0.01 and ...": the measured values of conditions rows from r. */
+static void write_measured(FILE *out, const csv_table *t, size_t r, size_t conditions,
+                           long metric, long value, long lo, long hi)
+{
+    for (size_t c = 0; c < conditions; c++) {
+        fputs(c ? (c + 1 == conditions ? " and " : ", ") : "", out);
+        html_escape(out, csv_table_cell(t, r + c, metric));
+        fputs(" is ", out);
+        write_interval(out, t, r + c, value, lo, hi);
+    }
+}
+
 /* A search's answer and its probes, in the order run, from search.csv: the key columns
- * come between probe and scope; a grid search's objective after meets. */
+ * come between probe and scope; a grid search's objective after meets; a row for each
+ * condition of the target, the answer's last. */
 static void write_search(FILE *out, const char *dir)
 {
     char path[4096], err[512];
@@ -156,36 +187,42 @@ static void write_search(FILE *out, const char *dir)
     long olo = csv_table_column(&t, "objective_ci95_lo");
     long ohi = csv_table_column(&t, "objective_ci95_hi");
     bool grid = objective >= 0 && ovalue >= 0 && osubject >= 0 && olo >= 0 && ohi >= 0;
-    size_t last = t.rows - 1;  /* the answer row */
+    size_t n = search_conditions(&t);
+    if (t.rows % n) {
+        csv_table_release(&t);
+        return;
+    }
+    size_t answer = t.rows - n;  /* the answer's rows */
     fputs("<h2>Search</h2>\n<p class=\"answer\"><strong>", out);
-    if (*csv_table_cell(&t, last, 1) && grid) { /* objective: "minimise cost_usd" */
+    if (*csv_table_cell(&t, answer, 1) && grid) { /* objective: "minimise cost_usd" */
         fputs("Answer: ", out);
-        write_keys_of(out, &t, last, keys);
+        write_keys_of(out, &t, answer, keys);
         fputs("</strong>: of the points meeting the target (", out);
-        html_escape(out, csv_table_cell(&t, last, target));
+        write_target(out, &t, answer, n, target);
         fputs("; here ", out);
-        write_interval(out, &t, last, value, lo, hi);
+        if (n == 1)
+            write_interval(out, &t, answer, value, lo, hi);
+        else
+            write_measured(out, &t, answer, n, metric, value, lo, hi);
         fputs("), the one that would ", out);
-        html_escape(out, csv_table_cell(&t, last, objective));
+        html_escape(out, csv_table_cell(&t, answer, objective));
         fputs(" (", out);
-        write_interval(out, &t, last, ovalue, olo, ohi);
+        write_interval(out, &t, answer, ovalue, olo, ohi);
         fputs(").</p>\n", out);
-    } else if (*csv_table_cell(&t, last, 1)) {
+    } else if (*csv_table_cell(&t, answer, 1)) {
         fputs("Answer: ", out);
-        write_keys_of(out, &t, last, keys);
+        write_keys_of(out, &t, answer, keys);
         fputs("</strong>, where ", out);
-        html_escape(out, csv_table_cell(&t, last, metric));
-        fputs(" is ", out);
-        write_interval(out, &t, last, value, lo, hi);
+        write_measured(out, &t, answer, n, metric, value, lo, hi);
         fputs(" (target ", out);
-        html_escape(out, csv_table_cell(&t, last, target));
+        write_target(out, &t, answer, n, target);
         fputs(").</p>\n", out);
     } else {
         fputs(grid ? "No point of the grid" : "No value of ", out);
         if (!grid)
             html_escape(out, t.header[1]);
         fputs(" probed meets the target</strong> (", out);
-        html_escape(out, csv_table_cell(&t, last, target));
+        write_target(out, &t, answer, n, target);
         fputs(").</p>\n", out);
     }
     fputs("<table class=\"probes\">\n<thead><tr><th>probe</th>", out);
@@ -194,26 +231,32 @@ static void write_search(FILE *out, const char *dir)
         html_escape(out, t.header[k]);
         fputs("</th>", out);
     }
-    fputs("<th>", out);
-    html_escape(out, csv_table_cell(&t, 0, metric));
-    fputs(" &#177; 95% interval</th><th>meets the target</th>", out);
+    for (size_t c = 0; c < n; c++) {
+        fputs("<th>", out);
+        html_escape(out, csv_table_cell(&t, c, metric));
+        fputs(" &#177; 95% interval</th>", out);
+    }
+    fputs("<th>meets the target</th>", out);
     if (grid) {
         fputs("<th>", out);
         html_escape(out, csv_table_cell(&t, 0, objective));
         fputs(" &#177; 95% interval</th>", out);
     }
     fputs("</tr></thead>\n<tbody>\n", out);
-    for (size_t r = 0; r < last; r++) {
+    for (size_t r = 0; r < answer; r += n) {
         fputs("<tr><td class=\"num\">", out);
         html_escape(out, csv_table_cell(&t, r, 0));
         for (long k = 1; k < keys; k++) {
             fputs("</td><td class=\"num\">", out);
             html_escape(out, csv_table_cell(&t, r, k));
         }
-        fputs("</td><td class=\"num\">", out);
-        write_interval(out, &t, r, value, lo, hi);
-        fprintf(out, "</td><td>%s</td>",
-                !strcmp(csv_table_cell(&t, r, meets), "true") ? "yes" : "no");
+        bool all = true;
+        for (size_t c = 0; c < n; c++) {
+            fputs("</td><td class=\"num\">", out);
+            write_interval(out, &t, r + c, value, lo, hi);
+            all &= !strcmp(csv_table_cell(&t, r + c, meets), "true");
+        }
+        fprintf(out, "</td><td>%s</td>", all ? "yes" : "no");
         if (grid) {
             fputs("<td class=\"num\">", out);
             write_interval(out, &t, r, ovalue, olo, ohi);

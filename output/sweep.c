@@ -84,7 +84,7 @@ int output_sweep_diff_csv(const char *dir, const char *const *keys, size_t nkeys
 }
 
 int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
-                      const char *target, const char *objective,
+                      const char *const *conditions, size_t nconditions, const char *objective,
                       const search_probe_view *probes, size_t nprobes, size_t answer,
                       char *err, size_t err_size)
 {
@@ -101,7 +101,8 @@ int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
               "objective_ci95_hi", out);
     fputc('\n', out);
     const search_probe_view *chosen = answer < nprobes ? &probes[answer] : NULL;
-    for (size_t i = 0; i <= nprobes; i++) {
+    for (size_t row = 0; row < (nprobes + 1) * nconditions; row++) {
+        size_t i = row / nconditions, c = row % nconditions;
         const search_probe_view *p = i < nprobes ? &probes[i] : chosen;
         if (i < nprobes)
             fprintf(out, "%zu", i + 1);
@@ -109,13 +110,13 @@ int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
             fputs("answer", out);
         for (size_t k = 0; k < nkeys; k++)
             csv_write_text(out, p ? p->values[k] : "", false);
-        const sim_metric *m = p ? p->metric : NULL;
+        const sim_metric *m = p ? p->metrics[c] : NULL;
         if (m)
             output_summary_fields(out, m, sim_ci_student(&m->replications, 0.95), false);
         else
             fputs(",,,,,,,,", out); /* the summary's eight fields, empty */
-        csv_write_text(out, target, false);
-        csv_write_text(out, p ? (p->meets ? "true" : "false") : "", false);
+        csv_write_text(out, conditions[c], false);
+        csv_write_text(out, p ? (p->meets[c] ? "true" : "false") : "", false);
         if (objective) {
             const sim_metric *o = p ? p->objective : NULL;
             csv_write_text(out, objective, false);

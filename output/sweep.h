@@ -35,22 +35,24 @@ int output_sweep_diff_csv(const char *dir, const char *const *keys, size_t nkeys
                           const sweep_point_view *points, size_t npoints, char *err,
                           size_t err_size);
 
-/* One probe of a search (a point of a grid search). */
+/* One probe of a search (a point of a grid search), against the target's conditions. */
 typedef struct search_probe_view {
     const char *const *values;  /* each key's value */
-    const sim_metric *metric;   /* the target's metric at this probe (NULL: not measured) */
-    bool meets;
+    const sim_metric *const *metrics; /* each condition's metric here (NULL: not measured) */
+    const bool *meets;          /* whether it meets each condition */
     const sim_metric *objective; /* a grid search's objective here (NULL: none) */
 } search_probe_view;
 
 /* search.csv: probe, a column per key, then scope,subject,metric,value,unit,ci95_lo,
  * ci95_hi,n,target,meets, and with an objective (its text, "minimise cost_usd", or NULL)
  * objective,objective_subject,objective_value,objective_ci95_lo,objective_ci95_hi; a
- * row per probe in the order run (probe 1, 2, ...), then a row "answer" with probe
- * `answer`'s values (the smallest or largest that meets the target, or the grid's
- * best), its key columns empty when answer is SIZE_MAX (none did). */
+ * row per probe and condition of the target (`conditions`, their texts: target is the
+ * condition's, "ttft_p99_s <= 1", and meets whether that condition is met; a probe meets
+ * the target where it meets them all) in the order run (probe 1, 2, ...), then rows
+ * "answer" with probe `answer`'s values (the smallest or largest that meets the target,
+ * or the grid's best), its key columns empty when answer is SIZE_MAX (none did). */
 int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
-                      const char *target, const char *objective,
+                      const char *const *conditions, size_t nconditions, const char *objective,
                       const search_probe_view *probes, size_t nprobes, size_t answer,
                       char *err, size_t err_size);
 
