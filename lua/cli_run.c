@@ -18,6 +18,7 @@
 #include "models/budget.h"
 #include "models/run.h"
 #include "output/atomic_file.h"
+#include "output/answer.h"
 #include "output/headline.h"
 #include "output/jobs.h"
 #include "output/number_text.h"
@@ -111,6 +112,8 @@ static int write_text_files(const char *dir, const scenario *sc, const sim_metri
         return -1;
     if (!m) /* a sweep: the scenario its points start from */
         return 0;
+    if (output_answer_csv(dir, m, sc, err, err_size) != 0)
+        return -1;
     if (!(f = atomic_file_open(dir, "headline.txt", err, err_size)))
         return -1;
     output_headline(atomic_file_stream(f), m, sc);
@@ -122,6 +125,7 @@ static int write_text_files(const char *dir, const scenario *sc, const sim_metri
 static void print_summary(const cli_options *o, const scenario *sc, const sim_metrics *m,
                           const char *dir)
 {
+    output_answer_text(stdout, m, sc); /* the options ranked, where the run compares some */
     output_headline(stdout, m, sc);
     if (o->all) {
         printf("\n");

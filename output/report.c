@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "output/answer.h"
 #include "output/atomic_file.h"
 #include "output/csv_table.h"
 #include "output/html_text.h"
@@ -27,6 +28,7 @@ static const char style[] =
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
     "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
     ".caption{color:#222;font-size:110%}.wide{overflow-x:auto}\n"
+    "tr.best td{font-weight:600;background:#f2faf5}\n"
     "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
 /* Charts in reading order: latency first, cost last, other names after, by name; a
@@ -550,8 +552,10 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         html_escape(out, description);
         fputs("</p>\n", out);
     }
-    /* a reader's order (issue 18, 6): what was simulated, the verdict, the answer, the
-     * charts, then every number */
+    /* a reader's order (issue 18, 6; issue 39, 1): the options ranked where the run
+     * compares some, what was simulated, the verdict, the answer, the charts, then every
+     * number */
+    output_answer_html(out, dir);
     write_text_section(out, dir, "scenario.txt", "Scenario",
                        "Every value the run used, as <code>fleetsim check</code> prints it.");
     output_verdict_html(out, dir); /* the claim first: it is what the run is for */

@@ -37,7 +37,7 @@ int output_run_files(const char *dir, const sim_metrics *metrics, const sim_time
 static const char *const RUN_CSVS[] = { "summary.csv", "timeseries.csv", "requests.csv",
                                         "jobs.csv", "sweep.csv", "sweep_diff.csv",
                                         "search.csv", "verdict.csv", "report.html",
-                                        "scenario.txt", "headline.txt" };
+                                        "scenario.txt", "headline.txt", "answer.csv" };
 
 static bool ends_with(const char *name, const char *suffix)
 {

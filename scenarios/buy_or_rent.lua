@@ -8,7 +8,7 @@
 -- traffic follows the clock (fs.diurnal), so the bought server idles at night while
 -- the rented pool shrinks.  Read cost_usd per pool, cost_per_mtok_usd and ttft_p99_s
 -- per workload, and run,bought_vs_rented,break_even_months: how many months of this
--- traffic pay for the purchase.  Try --set workloads.chat_rented.arrivals... or a
+-- traffic pay for the purchase; the run opens with the two options ranked.  Try --set workloads.chat_rented.arrivals... or a
 -- busier day: scale the rates with --set, or change the price with
 -- --set pools.rented.cost.usd_per_hour=3.99 (a smaller cloud).
 local fs = require "fleetsim"
@@ -21,6 +21,7 @@ local day = {
 local function chat(pool)
   return fs.inference {
     model = "llama-3.1-8b", pool = pool,
+    streams = "chat", -- the same requests on both pools: the run ranks the two options
     arrivals = fs.diurnal { rates = day },
     prompt = fs.lognormal { median = 1000, sigma = 1.0 },
     output = fs.lognormal { median = 250, sigma = 0.8 },

@@ -624,6 +624,11 @@ Test(answers, a_horizon_counts_cash_and_books_and_discounts, .timeout = 60)
                      "at 10% a year)\n") != NULL, "%s", out);
     free(summary);
     free(file);
+    char path[512];
+    snprintf(path, sizeof path, "%s/hz3/answer.csv", dir);
+    char *none = scratch_read(path);
+    cr_expect_null(none, "no options compared (no streams shared), no answer table");
+    free(none);
     snprintf(body, sizeof body, text, "5y", "");
     file = scratch_file(dir, "hz5.lua", body);
     summary = run_and_read(file, "hz5", "");
@@ -669,10 +674,29 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
         "}\n";
     char *file = scratch_file(dir, "opt.lua", text);
     char *summary = run_and_read(file, "opt", "");
-    cr_expect(scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd").found);
-    cr_expect(scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd").found);
+    summary_row bought = scratch_summary_row(summary, "pool", "bought", "cost_horizon_usd");
+    summary_row rented = scratch_summary_row(summary, "pool", "rented", "cost_horizon_usd");
+    cr_expect(bought.found && rented.found);
     cr_expect_not(scratch_summary_row(summary, "run", "opt", "cost_horizon_usd").found);
     cr_expect(scratch_summary_row(summary, "run", "opt", "horizon_months").found);
+    /* the answer first (issue 39, 1): the two options ranked by their cost over the year
+     * in cash, $2 x 8,760 = $17,520 rented against $30,000 and power bought */
+    cr_expect_float_eq(rented.value, 17520, 1e-6);
+    cr_expect_gt(bought.value, 30000);
+    cr_expect(strstr(out, "answer: 2 options on the same requests, best first (* ): ranked by "
+                     "cost over the horizon, in cash") != NULL, "%s", out);
+    const char *first = strstr(out, "  1 *    on_rented");
+    const char *second = strstr(out, "  2      on_bought");
+    cr_expect(first && second && first < second && first < strstr(out, "workload on_bought"),
+              "the table opens the output, the rented option first: %s", out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/opt/answer.csv", dir);
+    char *csv = scratch_read(path);
+    cr_assert_not_null(csv);
+    cr_expect(strstr(csv, "\n1,true,on_rented,rented,") != NULL, "%s", csv);
+    cr_expect(strstr(csv, "\n2,false,on_bought,bought,") != NULL, "%s", csv);
+    cr_expect(strstr(csv, ",cost_horizon_usd\n") != NULL, "%s", csv);
+    free(csv);
     free(summary);
     free(file);
 }
@@ -737,7 +761,8 @@ Test(answers, a_mig_pool_counts_gpus_and_check_shows_the_slices)
     const char *text =
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"m\", duration = \"10m\",\n"
-        "  pools = { s = fs.dedicated { gpu = \"A100-80GB-SXM\", count = 1, mig = \"3g.40gb\" } },\n"
+        "  pools = { s = fs.dedicated { gpu = \"A100-80GB-SXM\", count = 1,\n"
+        "    mig = \"3g.40gb\" } },\n"
         "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
         "    service = fs.exponential { mean = \"1s\" }, pool = \"s\" } } }\n";
     char *file = scratch_file(dir, "mig.lua", text);
@@ -799,7 +824,8 @@ Test(answers, a_training_step_waits_for_its_slowest_noisy_gpu, .timeout = 60)
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"nt\", duration = \"1h\",\n"
         "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 8%s } },\n"
-        "  workloads = { t = fs.training { steps = 10, step = \"100s\", gpus = 8, pool = \"p\" } } }\n";
+        "  workloads = { t = fs.training { steps = 10, step = \"100s\", gpus = 8,\n"
+        "    pool = \"p\" } } }\n";
     char body[1024];
     snprintf(body, sizeof body, text, ",\n    noisy = fs.noisy { calm = \"20m\", contended = "
              "\"5m\", slowdown = 2, compute_sensitivity = 0.2 }");
