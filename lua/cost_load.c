@@ -191,7 +191,7 @@ static int read_owned(load_context *c, const fields_object *o, cost_spec *out)
 {
     int64_t per_server;
     if (fields_object_check_keys(c, o, OWNED_KEYS) != 0
-        || fields_read_number(c, o, "purchase_usd", true, 0, 0, MAX_USD, true,
+        || fields_read_number(c, o, "purchase_usd", false, NAN, 0, MAX_USD, true,
                               &out->purchase_usd) != 0
         || fields_read_number(c, o, "years", false, 4, 0.1, 50, true, &out->years) != 0
         || fields_read_number(c, o, "residual", false, 0, 0, 1, true, &out->residual) != 0
@@ -246,6 +246,20 @@ int cost_load_resolve_price(load_context *c, const fields_object *pool, cost_spe
                                "usd_per_hour", device ? device->name : "this pool's servers");
         }
         *slots[i] = device->usd_per_hour;
+    }
+    /* a purchase left to the catalog: the device's typical price, per GPU, or per server
+     * of gpus_per_server GPUs (the GPUs alone: a server's chassis, CPUs and network are
+     * the scenario's to add) */
+    if (spec->kind == COST_OWNED && isnan(spec->purchase_usd)) {
+        if (!device || isnan(device->purchase_usd)) {
+            char path[FIELD_PATH_MAX];
+            snprintf(path, sizeof path, "%s.cost.purchase_usd", pool->path);
+            return fields_fail(c, pool->where, path, "the catalog has no purchase price for %s: "
+                               "give purchase_usd", device ? device->name : "this pool's servers");
+        }
+        spec->purchase_usd = device->purchase_usd
+                             * (spec->gpus_per_server ? spec->gpus_per_server : 1);
+        spec->purchase_from_catalog = true;
     }
     return 0;
 }

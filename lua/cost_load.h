@@ -31,7 +31,8 @@
  * price", resolved by cost_load_resolve_price.  Release *out with cost_spec_release. */
 int cost_load_convert(load_context *c, const fields_object *pool, cost_spec *out, bool *present);
 
-/* Fills a price left to the catalog from the pool's device, or refuses when it has none. */
+/* Fills a price left to the catalog from the pool's device (an hourly rate; an owned
+ * pool's purchase, the device's purchase_usd per GPU), or refuses when it has none. */
 int cost_load_resolve_price(load_context *c, const fields_object *pool, cost_spec *spec,
                             const device_spec *device);
 

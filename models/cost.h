@@ -57,6 +57,7 @@ typedef struct cost_spec {
     double usd_per_server_month;  /* ... or per server of gpus_per_server GPUs */
     unsigned gpus_per_server;
     double purchase_usd;          /* owned: per GPU, or per server with gpus_per_server */
+    bool purchase_from_catalog;   /* owned: the device's catalog price (its GPUs alone) */
     double years, residual;       /* owned: depreciation period; value left, fraction */
     double hosting_usd_per_month; /* owned: per GPU, or per server with gpus_per_server */
     bool pays_power;

@@ -50,6 +50,8 @@ static void cost_text(FILE *out, const cost_spec *c)
                 c->years, c->residual, c->hosting_usd_per_month);
         if (c->gpus_per_server)
             fprintf(out, " (servers of %u GPUs)", c->gpus_per_server);
+        if (c->purchase_from_catalog)
+            fprintf(out, "; the purchase is the catalog's price of the GPUs alone");
         break;
     case COST_NONE:
         break;

@@ -898,6 +898,35 @@ Test(answers, a_search_meets_every_condition_of_its_target, .timeout = 120)
     free(file);
 }
 
+/* ---- dated purchase prices (issue 39, 2) ------------------------------------------------ */
+
+/* fs.owned without purchase_usd takes the catalog's dated price of the GPU (H200 SXM
+ * $29,500, the midpoint of RunLocalAI's Q1 2026 retail range); a GPU the catalog prices
+ * for no purchase is refused with the key to give. */
+Test(answers, an_owned_pool_may_take_the_catalogs_purchase_price)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"own\", duration = \"1h\",\n"
+        "  pools = { b = fs.dedicated { gpu = \"%s\", count = 8,\n"
+        "    cost = fs.owned { hosting_usd_per_month = 100 } } },\n"
+        "  workloads = { t = fs.training { steps = 10, step = \"1s\", gpus = 1, pool = \"b\" } } }\n";
+    char body[1024];
+    snprintf(body, sizeof body, text, "H200-SXM");
+    char *file = scratch_file(dir, "own.lua", body);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "cost              owned, 29500 USD per GPU over 4 years, 0 left at "
+                     "the end, hosting 100 USD a month; the purchase is the catalog's price of "
+                     "the GPUs alone;") != NULL, "%s", out);
+    free(file);
+    snprintf(body, sizeof body, text, "L4");
+    file = scratch_file(dir, "own_l4.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "own_l4.lua:3: pools.b.cost.purchase_usd: the catalog has no purchase "
+                     "price for L4: give purchase_usd") != NULL, "%s", err);
+    free(file);
+}
+
 /* ---- 14: common random numbers across compared pools ----------------------------------- */
 
 Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 60)

@@ -61,6 +61,10 @@ return {
     -- vLLM pull request 10511, ../shared/reference/kernels/engine_memory.csv)
     memory = "80GB", memory_cuda = "79.22GiB", bandwidth_gbs = 3350, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 70, loaded_w = 142.5, tdp_w = 700,
     usd_per_hour = 3.99, price_date = "2026-09", price_source = "Lambda 8x H100 SXM",
+    -- purchase: RunLocalAI Pulse, "NVIDIA B200 production ramps" (Q1 2026): used H100 SXM
+    -- $22-25k with documented service history, the market's price once B200 shipped
+    purchase_usd = 23500, purchase_date = "2026-Q1",
+    purchase_source = "RunLocalAI Pulse: used H100 SXM $22-25k, midpoint",
   },
   ["H100-PCIe"] = {
     kind = "gpu",
@@ -72,6 +76,8 @@ return {
     tflops = { fp32 = 67, tf32 = 494.5, fp16 = 989.5, bf16 = 989.5, fp8 = 1979, int8 = 1979 },
     memory = "141GB", bandwidth_gbs = 4800, scale_up = { devices = 8, gbs = 900 }, pcie_gen = 5, idle_w = 75, loaded_w = 115, tdp_w = 700,
     usd_per_hour = 4.50, price_date = "2026-09", price_source = "Nebius H200",
+    purchase_usd = 29500, purchase_date = "2026-Q1",
+    purchase_source = "RunLocalAI Pulse: H200 SXM retail $28-31k, midpoint",
   },
   -- fp4: NVIDIA DGX B200 datasheet (2024), 144 PFLOPS fp4 for 8 GPUs with sparsity:
   -- 9 dense a GPU, twice its fp8 (72 PFLOPS sparse, 4.5 dense), as on every Blackwell.
@@ -81,6 +87,8 @@ return {
                fp4 = 9000 },
     memory = "180GB", bandwidth_gbs = 7700, scale_up = { devices = 8, gbs = 1800 }, pcie_gen = 5, idle_w = 120, loaded_w = 194, tdp_w = 1000,
     usd_per_hour = 6.99, price_date = "2026-09", price_source = "Lambda B200",
+    purchase_usd = 41500, purchase_date = "2026-Q1",
+    purchase_source = "RunLocalAI Pulse: B200 retail $40-43k, midpoint",
   },
   -- NVIDIA L40S datasheet (2023): 48 GB GDDR6, 864 GB/s, PCIe gen 4, no NVLink, 350 W.
   ["L40S"] = {
