@@ -1,6 +1,7 @@
 #!/bin/sh
 # The report in a real browser (issue 18, 6): report.html of the default scenario, a
-# sweep and a claim, loaded by Debian's headless chromium; the rendered DOM must hold the
+# sweep, searches, a claim and a comparison of five ways to pay (issue 39: the ranked
+# answer first), loaded by Debian's headless chromium; the rendered DOM must hold the
 # title, the headline, every chart as an SVG that drew (a <path> inside), no broken image,
 # and for the sweep a results table of one row per point.  Screenshots go to OUT for a
 # person to look at.  Without chromium it says so and passes (make deps-browser).
@@ -37,7 +38,15 @@ check() {  # NAME DIR EXPECTED-RESULT-ROWS(or -)
   ! grep -q '<img' "$dom" || bad="$bad img-in-page"
   grep -q 'holds no SVG' "$dom" && bad="$bad missing-svg"
   [ -s "$out/$name.png" ] || bad="$bad no-screenshot"
-  if [ "$name" = search ]; then
+  if [ "$name" = five ]; then
+    # the answer first: five ways to pay ranked, the best marked, before the scenario
+    grep -q '<h2>Answer</h2>' "$dom" || bad="$bad no-answer"
+    got=$(sed -n '/<table class="answer">/,/<\/table>/p' "$dom" | grep -c '<tr' || true)
+    [ "$got" -eq 6 ] || bad="$bad answer-rows:$got!=6"
+    grep -q '<tr class="best">' "$dom" || bad="$bad no-best"
+    [ "$(grep -n '<h2>Answer</h2>' "$dom" | cut -d: -f1)" -lt \
+      "$(grep -n '<h2>Scenario</h2>' "$dom" | cut -d: -f1)" ] || bad="$bad answer-not-first"
+  elif [ "$name" = search ]; then
     grep -q '<strong>Answer: pools.servers.count = 10</strong>' "$dom" || bad="$bad no-answer"
     got=$(sed -n '/<table class="probes">/,/<\/table>/p' "$dom" | grep -c '<tr><td' || true)
     [ "$got" -eq 5 ] || bad="$bad probe-rows:$got!=5"
@@ -75,4 +84,7 @@ sed -e 's/duration = "2d"/duration = "6h"/' \
 check grid "$out/grid" -
 "$bin" run scenarios/claims/12_*.lua -q -o "$out/claim" > /dev/null || true
 check claim "$out/claim" -
+# a comparison of five ways to pay (issue 39): the ranked answer opens the page
+"$bin" run scenarios/five_ways_to_pay.lua -q -o "$out/five" > /dev/null
+check five "$out/five" -
 exit $fail
