@@ -120,6 +120,33 @@ static int write_text_files(const char *dir, const scenario *sc, const sim_metri
     return atomic_file_commit(f, err, err_size);
 }
 
+/* A search's answer against its limits, and the neighbouring value on the other side
+ * (a bisection has probed it unless the answer is the range's end), as a line after
+ * the answer (issue 39, 1: its constraints met and by what margin, its neighbours). */
+static void print_margins(const experiment *x)
+{
+    const search_spec *s = &x->spec.search;
+    const experiment_point *a = &x->points[x->answer_point];
+    printf("  there");
+    for (size_t k = 0; k < s->nconds; k++)
+        printf("%s %s = %.6g (limit %.6g)", k ? "," : ":", s->conds[k].metric, a->measured[k],
+               s->conds[k].threshold);
+    char next[32];
+    snprintf(next, sizeof next, "%lld", s->largest ? x->answer + s->step : x->answer - s->step);
+    for (size_t p = 0; p < x->npoints; p++) {
+        const experiment_point *n = &x->points[p];
+        if (strcmp(n->values[0], next) || n->meets)
+            continue;
+        printf("; %s=%s misses it", s->key, next);
+        for (size_t k = 0, shown = 0; k < s->nconds; k++)
+            if (!experiment_load_search_meets(s->conds[k].op, n->measured[k],
+                                              s->conds[k].threshold))
+                printf("%s %s = %.6g", shown++ ? "," : ":", s->conds[k].metric, n->measured[k]);
+        break;
+    }
+    printf("\n");
+}
+
 /* What a run prints of its results (issue 18, 4): the headline, then the full table
  * with --all (else where it is), and the overload warnings on stderr. */
 static void print_summary(const cli_options *o, const scenario *sc, const sim_metrics *m,
@@ -375,11 +402,12 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         char step[64] = "";
         if (s->step > 1)
             snprintf(step, sizeof step, " in steps of %lld", (long long)s->step);
-        if (x->found)
+        if (x->found) {
             printf("\n%s=%lld is the %s value in [%lld, %lld]%s with %s\n", s->key,
                    x->answer, s->largest ? "largest" : "smallest", (long long)s->low,
                    (long long)s->high, step, with);
-        else
+            print_margins(x);
+        } else
             printf("\nno value of %s in [%lld, %lld]%s gives %s\n", s->key,
                    (long long)s->low, (long long)s->high, step, with);
         printf("wrote %s/search.csv, %s/sweep.csv and %s/points/1..%zu/\n", dir, dir, dir,
