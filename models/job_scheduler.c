@@ -289,12 +289,7 @@ static const perf_phases *job_share(const job *j)
  * noisy-neighbour speed where the pool has them. */
 static double gang_work_s(const job_scheduler *s, const job *j, double work_s)
 {
-    if (!s->noisy)
-        return work_s;
-    const perf_phases *share = job_share(j);
-    double all = share->compute_s + share->memory_s + share->comm_s + share->launch_s;
-    return work_s / noisy_gang_speed(s->noisy, j->gpus, share->compute_s / all,
-                                     share->memory_s / all);
+    return s->noisy ? work_s / noisy_gang_speed_of(s->noisy, j->gpus, job_share(j)) : work_s;
 }
 
 /* Asks the pool for j's gang; false when refused.  The caller takes j off the queue. */

@@ -162,3 +162,11 @@ double noisy_gang_speed(const noisy_spec *spec, unsigned gpus, double compute_sh
     }
     return speed;
 }
+
+double noisy_gang_speed_of(const noisy_spec *spec, unsigned gpus, const perf_phases *step)
+{
+    if (!step || !(step->compute_s + step->memory_s > 0))
+        return noisy_gang_speed(spec, gpus, 1, 0);
+    double all = step->compute_s + step->memory_s + step->comm_s + step->launch_s;
+    return noisy_gang_speed(spec, gpus, step->compute_s / all, step->memory_s / all);
+}

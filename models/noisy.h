@@ -26,6 +26,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "models/perf.h"
 #include "sim/dist.h"
 #include "sim/engine.h"
 
@@ -50,6 +51,9 @@ typedef struct noisy_spec {
 #define NOISY_GANG_QUANTILES 1000
 double noisy_gang_speed(const noisy_spec *spec, unsigned gpus, double compute_share,
                         double memory_share);
+/* The same for a step by phase (times or shares; NULL or one without compute or memory
+ * time: compute-bound throughout, as a job without a model is). */
+double noisy_gang_speed_of(const noisy_spec *spec, unsigned gpus, const perf_phases *step);
 
 /* Releases the distributions.  NULL-safe. */
 void noisy_spec_release(noisy_spec *spec);

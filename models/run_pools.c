@@ -259,30 +259,6 @@ static double present_value(double per_month, double months, double annual)
     return per_month * -expm1(-delta * months) / delta;
 }
 
-/* Whether two workloads draw the same requests or jobs (the same `streams`) on different
- * pools: then the pools are options compared, not parts of one fleet, and their costs do
- * not add up. */
-static bool same_draws(size_t pool_a, const char *streams_a, size_t pool_b,
-                       const char *streams_b)
-{
-    return pool_a != pool_b && streams_a && streams_b && !strcmp(streams_a, streams_b);
-}
-
-static bool pools_are_alternatives(const scenario *sc)
-{
-    for (size_t a = 0; a < sc->ninferences; a++)
-        for (size_t b = a + 1; b < sc->ninferences; b++)
-            if (same_draws(sc->inferences[a].pool, sc->inferences[a].streams,
-                           sc->inferences[b].pool, sc->inferences[b].streams))
-                return true;
-    for (size_t a = 0; a < sc->njob_streams; a++)
-        for (size_t b = a + 1; b < sc->njob_streams; b++)
-            if (same_draws(sc->job_streams[a].pool, sc->job_streams[a].streams,
-                           sc->job_streams[b].pool, sc->job_streams[b].streams))
-                return true;
-    return false;
-}
-
 /* A steady run's costs projected to the scenario's horizon (issue 18, 11; issue 39, 2),
  * instead of a verdict scaling cost_usd by hand.  Each priced pool runs on at its
  * measured rate per month.  A bought pool is counted as a buyer pays it
@@ -330,7 +306,7 @@ static void horizon_metrics(const scenario *sc, const pool_gpus *pools, double m
     if (!priced)
         return;
     sim_metrics_add(m, "run", sc->name, "horizon_months", "months", horizon);
-    if (pools_are_alternatives(sc))
+    if (scenario_compares_pools(sc))
         return;
     sim_metrics_add(m, "run", sc->name, "cost_horizon_usd", "USD", cash);
     sim_metrics_add(m, "run", sc->name, "cost_horizon_book_usd", "USD", book);

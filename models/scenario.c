@@ -129,3 +129,32 @@ double scenario_offered_load(const scenario *sc, size_t pool)
             load += sc->services[i].arrivals.rate_per_s * sim_dist_mean(&sc->services[i].service);
     return load;
 }
+
+/* Two workloads' pools and streams: the same draws on different pools. */
+static bool same_draws(size_t pool_a, const char *streams_a, size_t pool_b,
+                       const char *streams_b)
+{
+    return pool_a != pool_b && streams_a && streams_b && !strcmp(streams_a, streams_b);
+}
+
+const char *scenario_compared_streams(const scenario *sc)
+{
+    for (size_t a = 0; a < sc->ninferences; a++)
+        for (size_t b = a + 1; b < sc->ninferences; b++)
+            if (same_draws(sc->inferences[a].pool, sc->inferences[a].streams,
+                           sc->inferences[b].pool, sc->inferences[b].streams))
+                return sc->inferences[a].streams;
+    return NULL;
+}
+
+bool scenario_compares_pools(const scenario *sc)
+{
+    if (scenario_compared_streams(sc))
+        return true;
+    for (size_t a = 0; a < sc->njob_streams; a++)
+        for (size_t b = a + 1; b < sc->njob_streams; b++)
+            if (same_draws(sc->job_streams[a].pool, sc->job_streams[a].streams,
+                           sc->job_streams[b].pool, sc->job_streams[b].streams))
+                return true;
+    return false;
+}

@@ -237,6 +237,13 @@ void scenario_release(scenario *sc);
 /* A workload's serving engine, or NULL when it has none. */
 const engine_spec *inference_engine(const scenario *sc, const inference_spec *w);
 
+/* Options compared: workloads that draw the same requests (or jobs), the same `streams`,
+ * on different pools.  The first streams two inference workloads share so, or NULL. */
+const char *scenario_compared_streams(const scenario *sc);
+/* Whether any two inference workloads, or any two job streams, do: then the pools are
+ * options compared, not parts of one fleet, and their costs do not add up. */
+bool scenario_compares_pools(const scenario *sc);
+
 /* What its engine keeps of each device's memory (NULL without an engine). */
 const memory_reserve *inference_reserve(const inference_spec *w);
 

@@ -9,13 +9,6 @@
 #include "output/csv_write.h"
 #include "output/number_text.h"
 
-static double mean_of(const sim_metrics *m, const char *scope, const char *subject,
-                      const char *name)
-{
-    const sim_metric *x = sim_metrics_find(m, scope, subject, name);
-    return x && x->replications.n ? sim_stat_mean(&x->replications) : NAN;
-}
-
 static const char *const ORDER_WORDS[] = {
     [ANSWER_BY_HORIZON] = "cost over the horizon, in cash",
     [ANSWER_BY_COST_PER_MTOK] = "cost per million output tokens",
@@ -60,14 +53,7 @@ size_t answer_options(const sim_metrics *m, const scenario *sc, answer_option *o
     *order = ANSWER_BY_TTFT;
     if (!sc)
         return 0;
-    /* the first streams two workloads on different pools share */
-    const char *streams = NULL;
-    for (size_t a = 0; a < sc->ninferences && !streams; a++)
-        for (size_t b = a + 1; b < sc->ninferences && !streams; b++) {
-            const inference_spec *x = &sc->inferences[a], *y = &sc->inferences[b];
-            if (x->streams && y->streams && x->pool != y->pool && !strcmp(x->streams, y->streams))
-                streams = x->streams;
-        }
+    const char *streams = scenario_compared_streams(sc);
     if (!streams)
         return 0;
     size_t n = 0;
@@ -80,14 +66,14 @@ size_t answer_options(const sim_metrics *m, const scenario *sc, answer_option *o
         answer_option *o = &out[n++];
         *o = (answer_option){
             .workload = w->name, .pool = pool,
-            .cost_horizon_usd = mean_of(m, "pool", pool, "cost_horizon_usd"),
-            .cost_per_mtok_usd = mean_of(m, "workload", w->name, "cost_per_mtok_usd"),
-            .cost_usd = mean_of(m, "pool", pool, "cost_usd"),
-            .slo_attainment = mean_of(m, "workload", w->name, "slo_attainment"),
-            .ttft_p99_s = mean_of(m, "workload", w->name, "ttft_p99_s"),
-            .gpus_mean = mean_of(m, "pool", pool, "gpus_mean"),
-            .energy_per_mtok_kwh = mean_of(m, "workload", w->name, "energy_per_mtok_kwh"),
-            .overloaded = mean_of(m, "workload", w->name, "overloaded") > 0,
+            .cost_horizon_usd = sim_metrics_mean(m, "pool", pool, "cost_horizon_usd"),
+            .cost_per_mtok_usd = sim_metrics_mean(m, "workload", w->name, "cost_per_mtok_usd"),
+            .cost_usd = sim_metrics_mean(m, "pool", pool, "cost_usd"),
+            .slo_attainment = sim_metrics_mean(m, "workload", w->name, "slo_attainment"),
+            .ttft_p99_s = sim_metrics_mean(m, "workload", w->name, "ttft_p99_s"),
+            .gpus_mean = sim_metrics_mean(m, "pool", pool, "gpus_mean"),
+            .energy_per_mtok_kwh = sim_metrics_mean(m, "workload", w->name, "energy_per_mtok_kwh"),
+            .overloaded = sim_metrics_mean(m, "workload", w->name, "overloaded") > 0,
         };
         bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0 || w->slo_e2e_s > 0;
         o->meets = !o->overloaded && (!slo || o->slo_attainment >= ANSWER_SLO_SHARE);

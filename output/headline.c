@@ -11,38 +11,37 @@
 #include "models/overload.h"
 #include "output/number_text.h"
 
-static double mean_of(const sim_metrics *m, const char *scope, const char *subject,
-                      const char *name)
-{
-    const sim_metric *x = sim_metrics_find(m, scope, subject, name);
-    return x && x->replications.n ? x->replications.mean : NAN;
-}
-
-/* The figure that shows a workload's overload (models/overload.h's rules, in their
- * order, on the replications' means), as words after "is overloaded: ". */
+/* The figure that shows a workload's overload, as words after "is overloaded: ": the
+ * rule of models/overload.h that holds on the replications' means (its pool busy, as
+ * the flag says where a rule asks it). */
 static void overload_figure(char *buf, size_t size, const sim_metrics *metrics,
                             const char *subject)
 {
     char offered[48], served[48], a[48], b[48];
     number_text(offered, sizeof offered,
-                mean_of(metrics, "workload", subject, "offered_rate_per_s"));
-    number_text(served, sizeof served, mean_of(metrics, "workload", subject, "served_rate_per_s"));
-    double dropped = mean_of(metrics, "workload", subject, "requests_dropped")
-                     / mean_of(metrics, "workload", subject, "requests_arrived");
-    double first = mean_of(metrics, "workload", subject, "queue_wait_first_third_s");
-    double last = mean_of(metrics, "workload", subject, "queue_wait_last_third_s");
-    if (isnan(first))
-        first = 0; /* nothing completed in the first third (models/overload.h) */
-    if (dropped >= OVERLOAD_DROPPED_SHARE)
+                sim_metrics_mean(metrics, "workload", subject, "offered_rate_per_s"));
+    number_text(served, sizeof served,
+                sim_metrics_mean(metrics, "workload", subject, "served_rate_per_s"));
+    overload_view v = {
+        .arrived = sim_metrics_mean(metrics, "workload", subject, "requests_arrived"),
+        .completed = sim_metrics_mean(metrics, "workload", subject, "requests_completed"),
+        .dropped = sim_metrics_mean(metrics, "workload", subject, "requests_dropped"),
+        .measured_s = 1, .busy = 1,
+        .wait_first_s = sim_metrics_mean(metrics, "workload", subject,
+                                         "queue_wait_first_third_s"),
+        .wait_last_s = sim_metrics_mean(metrics, "workload", subject, "queue_wait_last_third_s"),
+    };
+    overload_cause cause = overload_of(&v);
+    if (cause == OVERLOAD_SHEDS)
         snprintf(buf, size, "%.0f%% of its requests dropped (max_wait or a queue limit) with "
                  "its pool busy, %s requests/s offered, %s served: it sheds what it cannot "
-                 "serve", 100 * dropped, offered, served);
-    else if (last > OVERLOAD_WAIT_GROWTH * first && last > first + OVERLOAD_WAIT_FLOOR_S)
+                 "serve", 100 * v.dropped / v.arrived, offered, served);
+    else if (cause == OVERLOAD_WAITS_GROW)
         snprintf(buf, size, "its mean queue wait rose from %s in the first third of the run "
                  "to %s in the last, %s requests/s offered, %s served: the queue grows "
                  "without bound and its latencies measure the run's length, not the system",
-                 quantity_text(a, sizeof a, first, "s"), quantity_text(b, sizeof b, last, "s"),
-                 offered, served);
+                 quantity_text(a, sizeof a, isnan(v.wait_first_s) ? 0 : v.wait_first_s, "s"),
+                 quantity_text(b, sizeof b, v.wait_last_s, "s"), offered, served);
     else
         snprintf(buf, size, "%s requests/s offered, %s served, its pool busy all the time: "
                  "the queue grows without bound and its latencies measure the run's length, "

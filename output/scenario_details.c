@@ -296,11 +296,7 @@ void output_training_details(FILE *out, const scenario *sc)
         const pool_spec *pool = &sc->pools[t->pool];
         if (pool->has_noisy) {
             /* what job_scheduler_set_noisy runs it at (models/noisy.h) */
-            const perf_phases *w = &t->work_share;
-            double all = w->compute_s + w->memory_s + w->comm_s + w->launch_s;
-            double speed = all > 0 ? noisy_gang_speed(&pool->noisy, t->gpus, w->compute_s / all,
-                                                      w->memory_s / all)
-                                   : noisy_gang_speed(&pool->noisy, t->gpus, 1, 0);
+            double speed = noisy_gang_speed_of(&pool->noisy, t->gpus, &t->work_share);
             fprintf(out, "    noisy neighbours: each step waits for the slowest of its %u GPUs; "
                     "it runs at %.4g of its calm speed over the run\n", t->gpus, speed);
         }
@@ -331,6 +327,6 @@ void output_training_details(FILE *out, const scenario *sc)
         if (sc->pools[j->pool].has_noisy)
             fprintf(out, "    noisy neighbours: each job's steps wait for the slowest of its "
                     "GPUs (compute-bound: a job of 8 GPUs runs at %.4g of its calm speed)\n",
-                    noisy_gang_speed(&sc->pools[j->pool].noisy, 8, 1, 0));
+                    noisy_gang_speed_of(&sc->pools[j->pool].noisy, 8, NULL));
     }
 }

@@ -76,6 +76,13 @@ const sim_metric *sim_metrics_find(const sim_metrics *m, const char *scope,
     return item ? &m->items[item - 1] : NULL;
 }
 
+double sim_metrics_mean(const sim_metrics *m, const char *scope, const char *subject,
+                        const char *name)
+{
+    const sim_metric *x = sim_metrics_find(m, scope, subject, name);
+    return x && x->replications.n ? x->replications.mean : NAN;
+}
+
 static char *copy(const char *s)
 {
     char *c = strdup(s);

@@ -43,4 +43,8 @@ void sim_metrics_add(sim_metrics *m, const char *scope, const char *subject,
 const sim_metric *sim_metrics_find(const sim_metrics *m, const char *scope,
                                    const char *subject, const char *name);
 
+/* The metric's mean over its replications; NaN when absent or never observed. */
+double sim_metrics_mean(const sim_metrics *m, const char *scope, const char *subject,
+                        const char *name);
+
 #endif
