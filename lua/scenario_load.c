@@ -29,6 +29,7 @@
 #include "lua/lora_load.h"
 #include "models/memory.h"
 #include "models/replica_tp.h"
+#include "models/slo_tp.h"
 #include "models/trace.h"
 #include "output/plot_script.h"
 #include "lua/fields.h"
@@ -638,11 +639,30 @@ static unsigned gcd(unsigned a, unsigned b)
     return a;
 }
 
+/* The tensor parallelisms replicas of model m on pool p's device d can take, best first
+ * by tokens per second per GPU at the workload's mean lengths (replica_tp.h): powers of
+ * two up to a node's devices dividing the pool's GPUs (its count, min and max). */
+static size_t ranked_tps(const pool_spec *p, const model_spec *m, const device_spec *d,
+                         const inference_spec *spec, const engine_spec *engine, unsigned *tps,
+                         size_t max)
+{
+    perf_profile base = pool_profile(p, d);
+    perf_profile profile = engine_apply_profile(engine, &base, d);
+    perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
+                     .kv = spec->kv_prec, .tp = 1, .expert_parallel = spec->expert_parallel,
+                     .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp,
+                     .reserve = inference_reserve(spec) };
+    unsigned most = p->capacity.max, node = d->is_cpu ? 1 : profile.devices_per_node;
+    return replica_tp_ranked(&s, most < node ? most : node,
+                             gcd(gcd(most, p->capacity.count), p->min),
+                             sim_dist_mean(&spec->prompt_tokens),
+                             sim_dist_mean(&spec->output_tokens), spec->max_batch, tps, max);
+}
+
 /* The tensor parallelism of replicas of model m on pool p's device d: the one given
- * (tp_given), else the one serving the most tokens per second per GPU at the workload's
- * mean lengths (replica_tp.h), at most a node's devices, among those dividing the pool's
- * GPUs (its count, min and max); *chosen says which.  The smallest that fits a mean
- * request when none of those does, for the message. */
+ * (tp_given), else the best of ranked_tps; *chosen says which.  The smallest that fits
+ * a mean request when none of those does, for the message.  (With an SLO the loader
+ * may try the others after: choose_tp_for_slo.) */
 static int size_replicas(load_context *c, const fields_object *w, const char *key,
                          const pool_spec *p, const model_spec *m, const device_spec *d,
                          const inference_spec *spec, const engine_spec *engine,
@@ -656,19 +676,9 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     unsigned most = p->capacity.max;
     const memory_reserve *reserve = inference_reserve(spec);
     unsigned fit = memory_min_tp(m, d, spec->prec, kv, context, most, reserve);
-    unsigned best = 0;
-    if (!tp_given && fit) {
-        perf_profile base = pool_profile(p, d);
-        perf_profile profile = engine_apply_profile(engine, &base, d);
-        perf_setup s = { .model = m, .device = d, .profile = &profile, .weights = spec->prec,
-                          .kv = kv, .tp = 1, .expert_parallel = spec->expert_parallel,
-                          .expert_skew = spec->expert_skew, .attention_dp = spec->attention_dp,
-                          .reserve = reserve };
-        unsigned node = d->is_cpu ? 1 : profile.devices_per_node;
-        best = replica_default_tp(&s, most < node ? most : node,
-                                  gcd(gcd(most, p->capacity.count), p->min), prompt, output,
-                                  spec->max_batch);
-    }
+    unsigned best = 0, tps[TP_TRIALS_MAX];
+    if (!tp_given && fit && ranked_tps(p, m, d, spec, engine, tps, TP_TRIALS_MAX))
+        best = tps[0];
     *chosen = !tp_given;
     *tp = tp_given ? tp_given : best ? best : fit ? fit : 1;
     snprintf(path, sizeof path, "%s.%s", w->path, key);
@@ -846,7 +856,7 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
 }
 
 static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
-                             const named_list *pools, inference_spec *out)
+                             const named_list *pools, unsigned tp_forced, inference_spec *out)
 {
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
                                               "int4", "fp4", NULL };
@@ -888,6 +898,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
                  || fields_read_choice(c, w, "when_full", when_full, 0, &full)
                  || host_kv_load(c, w, full == 2, &out->host_kv)
                  || fields_read_string(c, w, "streams", false, &out->streams);
+    if (tp_forced) /* a candidate choose_tp_for_slo tries */
+        tp = tp_forced;
     if (status == 0 && fields_object_get(c, w, "rtt") != LUA_TNIL) {
         lua_pop(c->L, 1);
         out->has_rtt = true;
@@ -1178,6 +1190,70 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
 
 /* ---- the scenario ----------------------------------------------------------------- */
 
+/* With an SLO and tp left out (slo_tp_applies), the tp that meets it: the candidates in
+ * the throughput ranking tried in turn, the workload converted again at each, until one
+ * meets it (slo_tp.h); the one kept replaces *inf, with the trials.  A candidate that
+ * cannot be made (its cache holds no LoRA slot, say) or run is passed over. */
+static int choose_tp_for_slo(load_context *c, const fields_object *w, scenario *sc,
+                             const named_list *pools, inference_spec *inf)
+{
+    if (!slo_tp_applies(sc, inf))
+        return 0;
+    const pool_spec *p = &sc->pools[inf->pool];
+    unsigned tps[TP_TRIALS_MAX];
+    size_t n = ranked_tps(p, &sc->catalog.models[inf->model], &sc->catalog.devices[inf->device],
+                          inf, inference_engine(sc, inf), tps, TP_TRIALS_MAX);
+    if (n < 2)
+        return 0;
+    if (!slo_tp_trial_span(sc, inf).replications) { /* past the budget: said, not tried */
+        inf->tp_untried_requests = inf->arrivals.rate_per_s * (sc->duration_s - sc->warmup_s);
+        return 0;
+    }
+    inference_spec *tried = calloc(n, sizeof *tried);
+    if (!tried)
+        return fields_fail(c, w->where, w->path, "out of memory");
+    tp_trial trials[TP_TRIALS_MAX];
+    size_t of[TP_TRIALS_MAX], ntrials = 0, original = n;
+    char err[512];
+    for (size_t k = 0; k < n; k++) {
+        int top = lua_gettop(c->L);
+        inference_spec *s = &tried[k];
+        int made = 0;
+        if (tps[k] == inf->tp) {
+            *s = *inf;
+            original = k;
+        } else if (!(s->name = strdup(inf->name))) {
+            made = -1;
+        } else {
+            made = convert_inference(c, w, sc, pools, tps[k], s);
+        }
+        lua_settop(c->L, top);
+        if (made == 0 && slo_tp_trial(sc, s, &trials[ntrials], err, sizeof err) == 0) {
+            of[ntrials++] = k;
+            if (trials[ntrials - 1].meets)
+                break;
+        }
+        c->err[0] = '\0'; /* passed over: not this load's error */
+    }
+    size_t keep = ntrials ? of[slo_tp_pick(trials, ntrials)] : original;
+    if (keep != original) {
+        if (original < n)
+            tried[original] = (inference_spec){ 0 }; /* still *inf's */
+        inference_spec_release(inf);
+        *inf = tried[keep];
+        tried[keep] = (inference_spec){ 0 };
+    } else if (original < n) {
+        tried[original] = (inference_spec){ 0 };
+    }
+    for (size_t k = 0; k < n; k++)
+        inference_spec_release(&tried[k]);
+    free(tried);
+    inf->tp_chosen = true;
+    inf->ntp_trials = (unsigned)ntrials;
+    memcpy(inf->tp_trials, trials, ntrials * sizeof trials[0]);
+    return 0;
+}
+
 static char *default_name(const char *path)
 {
     const char *base = strrchr(path, '/');
@@ -1306,7 +1382,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
             } else if (status == 0 && !strcmp(w.kind, "inference")) {
                 inference_spec *inf = &sc->inferences[sc->ninferences++];
                 status = (inf->name = strdup(workloads.names[i]))
-                             ? convert_inference(c, &w, sc, &pools, inf)
+                             ? convert_inference(c, &w, sc, &pools, 0, inf)
                              : fields_fail(c, s.where, "workloads", "out of memory");
             } else if (status == 0) {
                 service_spec *sv = &sc->services[sc->nservices++];
@@ -1316,9 +1392,17 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
             }
             lua_settop(L, top);
         }
-        named_list_release(&workloads);
         if (status == 0)
             status = check_pool_sharing(c, sc, pool_objects);
+        for (size_t i = 0; i < sc->ninferences && status == 0; i++) {
+            int top = lua_gettop(L);
+            fields_object w;
+            status = open_entry(c, &workloads_table, sc->inferences[i].name, WORKLOAD_KINDS,
+                                "an inference workload", &w)
+                     || choose_tp_for_slo(c, &w, sc, &pools, &sc->inferences[i]);
+            lua_settop(L, top);
+        }
+        named_list_release(&workloads);
     } else if (status == 0) {
         status = -1;
     }

@@ -5,6 +5,8 @@
 #ifndef FLEETSIM_MODELS_REPLICA_TP_H
 #define FLEETSIM_MODELS_REPLICA_TP_H
 
+#include <stddef.h>
+
 #include "models/perf.h"
 
 /* Among the powers of two up to max_tp that divide `divides` and whose replica holds the
@@ -14,6 +16,11 @@
  * tp.  s->tp is ignored.  0 when none fits. */
 unsigned replica_default_tp(const perf_setup *s, unsigned max_tp, unsigned divides,
                             double prompt, double output, unsigned max_batch);
+
+/* The candidates replica_default_tp weighs, best first (a larger tp ranks above a
+ * smaller only when it does strictly better), at most max of them into tps: the count. */
+size_t replica_tp_ranked(const perf_setup *s, unsigned max_tp, unsigned divides, double prompt,
+                         double output, unsigned max_batch, unsigned *tps, size_t max);
 
 /* Output tokens per second per device of that wave on replicas of s->tp devices; 0 when
  * the replica does not hold one request. */

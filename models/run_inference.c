@@ -442,9 +442,12 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
         sim_metrics_add(m, "workload", name, quantiles[i].metric, "s",
                         sim_histogram_quantile(quantiles[i].h, quantiles[i].q));
     sim_metrics_add(m, "workload", name, "queue_wait_mean_s", "s", sim_stat_mean(&st->queue_wait_s));
+    /* of the requests the fleet could serve: a prompt past the model's context is the
+     * model's refusal, the same on any pool, not a latency missed (its own count:
+     * requests_over_context) */
+    double judged = (double)(st->completed + st->dropped - st->over_context);
     sim_metrics_add(m, "workload", name, "slo_attainment", "1",
-                    st->completed + st->dropped
-                        ? (double)st->slo_met / (double)(st->completed + st->dropped) : NAN);
+                    judged > 0 ? (double)st->slo_met / judged : NAN);
     sim_metrics_add(m, "workload", name, "throughput_tokens_per_s", "tokens/s",
                     measured_s > 0 ? st->output_tokens / measured_s : NAN);
     sim_metrics_add(m, "workload", name, "prompt_tokens", "tokens", st->prompt_tokens);

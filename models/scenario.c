@@ -6,6 +6,32 @@
 
 void scenario_init(scenario *sc) { memset(sc, 0, sizeof *sc); }
 
+void inference_spec_release(inference_spec *w)
+{
+    free(w->name);
+    free(w->streams);
+    sim_dist_release(&w->prompt_tokens);
+    sim_dist_release(&w->output_tokens);
+    sim_dist_release(&w->rtt_s);
+    if (w->has_sessions) {
+        sim_dist_release(&w->sessions.turns);
+        sim_dist_release(&w->sessions.think_s);
+        if (w->has_new_tokens)
+            sim_dist_release(&w->sessions.new_tokens);
+    }
+    sim_dist_release(&w->spec_acceptance);
+    lora_popularity_release(&w->lora_popularity);
+    traffic_spec_release(&w->traffic);
+    if (w->trace.fd > 0)
+        close(w->trace.fd);
+    free((char *)w->trace.path);
+    free((char *)w->trace.time_column);
+    free((char *)w->trace.prompt_column);
+    free((char *)w->trace.session_column);
+    free((char *)w->trace.blocks_column);
+    free((char *)w->trace.output_column);
+}
+
 void scenario_release(scenario *sc)
 {
     if (!sc)
@@ -29,30 +55,8 @@ void scenario_release(scenario *sc)
         free(sc->services[i].name);
         sim_dist_release(&sc->services[i].service);
     }
-    for (size_t i = 0; i < sc->ninferences; i++) {
-        free(sc->inferences[i].name);
-        free(sc->inferences[i].streams);
-        sim_dist_release(&sc->inferences[i].prompt_tokens);
-        sim_dist_release(&sc->inferences[i].output_tokens);
-        sim_dist_release(&sc->inferences[i].rtt_s);
-        if (sc->inferences[i].has_sessions) {
-            sim_dist_release(&sc->inferences[i].sessions.turns);
-            sim_dist_release(&sc->inferences[i].sessions.think_s);
-            if (sc->inferences[i].has_new_tokens)
-                sim_dist_release(&sc->inferences[i].sessions.new_tokens);
-        }
-        sim_dist_release(&sc->inferences[i].spec_acceptance);
-        lora_popularity_release(&sc->inferences[i].lora_popularity);
-        traffic_spec_release(&sc->inferences[i].traffic);
-        if (sc->inferences[i].trace.fd > 0)
-            close(sc->inferences[i].trace.fd);
-        free((char *)sc->inferences[i].trace.path);
-        free((char *)sc->inferences[i].trace.time_column);
-        free((char *)sc->inferences[i].trace.prompt_column);
-        free((char *)sc->inferences[i].trace.session_column);
-        free((char *)sc->inferences[i].trace.blocks_column);
-        free((char *)sc->inferences[i].trace.output_column);
-    }
+    for (size_t i = 0; i < sc->ninferences; i++)
+        inference_spec_release(&sc->inferences[i]);
     free(sc->inferences);
     for (size_t i = 0; i < sc->ngpu_tasks; i++) {
         free(sc->gpu_tasks[i].name);

@@ -91,6 +91,19 @@ typedef struct service_spec {
     size_t queue_limit;   /* 0 = no limit */
 } service_spec;
 
+/* A trial of one tensor parallelism against a workload's SLO (models/slo_tp.h). */
+#define TP_TRIALS_MAX 8
+typedef struct tp_trial {
+    unsigned tp;
+    double ttft_p99_s, tpot_p99_s, e2e_p99_s; /* NaN: none measured */
+    double attainment;        /* the share of requests within every SLO */
+    bool overloaded;          /* models/overload.h */
+    bool meets;               /* every p99 within its limit, and not overloaded */
+    double span_s;            /* simulated after the warm-up, in each replication */
+    unsigned replications;
+    bool whole_run;           /* the run's span and replications: its figures the run's */
+} tp_trial;
+
 /* fs.inference: an LLM served by replicas of tp devices of a pool. */
 typedef struct inference_spec {
     char *name;
@@ -110,6 +123,11 @@ typedef struct inference_spec {
     bool attention_dp;        /* attention data parallel, experts whole over the tp devices */
     unsigned tp, replicas;
     bool tp_chosen;           /* tp was not given: the loader chose it (replica_tp.h) */
+    /* with an SLO, the candidates the loader tried, in the throughput ranking's order
+     * (models/slo_tp.h); 0: chosen for tokens/s per GPU alone */
+    tp_trial tp_trials[TP_TRIALS_MAX];
+    unsigned ntp_trials;
+    double tp_untried_requests; /* > 0: none tried, a replication is this many requests */
     char *streams;            /* owned; names its random streams instead of name: workloads
                                  with the same draw the same traffic (common random
                                  numbers across compared pools); NULL: name */
@@ -233,6 +251,8 @@ typedef struct scenario {
  * distribution the scenario holds). */
 void scenario_init(scenario *sc);
 void scenario_release(scenario *sc);
+/* What one inference workload owns (its strings, distributions and trace). */
+void inference_spec_release(inference_spec *w);
 
 /* A workload's serving engine, or NULL when it has none. */
 const engine_spec *inference_engine(const scenario *sc, const inference_spec *w);

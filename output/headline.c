@@ -48,6 +48,11 @@ static void overload_figure(char *buf, size_t size, const sim_metrics *metrics,
                  "not the system", offered, served);
 }
 
+/* Prompts past the context are worth a warning from a thousandth of the requests on:
+ * a tenth of what a p99 leaves beyond it (a lognormal's far tail, one in a million, is
+ * not). */
+#define OVER_CONTEXT_WARNING_SHARE 0.001
+
 int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *prefix)
 {
     int n = 0;
@@ -63,6 +68,21 @@ int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *
         overload_figure(figure, sizeof figure, metrics, x->subject);
         fprintf(out, "fleetsim: warning: %sworkload %s is overloaded%s: %s; add GPUs or lower "
                 "the rate\n", prefix, x->subject, share, figure);
+        n++;
+    }
+    for (size_t i = 0; i < metrics->count; i++) { /* what no pool serves */
+        const sim_metric *x = &metrics->items[i];
+        if (strcmp(x->scope, "workload") || strcmp(x->name, "requests_over_context")
+            || !(x->replications.n && x->replications.mean > 0))
+            continue;
+        double arrived = sim_metrics_mean(metrics, "workload", x->subject, "requests_arrived");
+        if (!(x->replications.mean >= OVER_CONTEXT_WARNING_SHARE * arrived))
+            continue;
+        fprintf(out, "fleetsim: warning: %sworkload %s: %.2g%% of its requests have prompts "
+                "that fill the model's context and are refused (requests_over_context), on "
+                "any pool; slo_attainment leaves them out; bound the prompt distribution (a "
+                "trace's lengths, fs.empirical) or serve a model with a longer context\n",
+                prefix, x->subject, 100 * x->replications.mean / arrived);
         n++;
     }
     return n;

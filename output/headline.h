@@ -10,8 +10,10 @@
 #include "sim/metrics.h"
 
 /* One line on `out` per overloaded workload (its metric `overloaded` above 0): the
- * offered and served rates and what to do, each prefixed with `prefix` (e.g. "point 3
- * (pools.gpus.count=2): ", or ""). Returns how many. */
+ * offered and served rates and what to do; then one per workload whose prompts past the
+ * model's context, refused on any pool, are a thousandth of its requests or more; each
+ * prefixed with `prefix` (e.g. "point 3 (pools.gpus.count=2): ", or "").  Returns how
+ * many. */
 int output_overload_warnings(FILE *out, const sim_metrics *metrics, const char *prefix);
 
 /* The headline: per workload its latency percentiles against its SLO (sc may be NULL:

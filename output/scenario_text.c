@@ -1,4 +1,5 @@
 #include "output/scenario_text.h"
+#include "output/tp_choice_text.h"
 #include "output/scenario_details.h"
 
 #include <math.h>
@@ -83,9 +84,11 @@ void output_replicas_text(FILE *out, const scenario *sc)
         const inference_spec *w = &sc->inferences[i];
         double mean = sim_dist_mean(&w->prompt_tokens) + sim_dist_mean(&w->output_tokens);
         const engine_spec *e = inference_engine(sc, w);
-        fprintf(out, "%s: %u replica%s of tp %u%s on %s, engine %s%s, cache %.0f tokens per "
+        char why[160];
+        output_tp_choice_text(why, sizeof why, w);
+        fprintf(out, "%s: %u replica%s of tp %u%s%s%s on %s, engine %s%s, cache %.0f tokens per "
                 "replica (%.0f requests of %.0f tokens)\n", w->name, w->replicas,
-                w->replicas == 1 ? "" : "s", w->tp, w->tp_chosen ? " (chosen)" : "",
+                w->replicas == 1 ? "" : "s", w->tp, *why ? " (" : "", why, *why ? ")" : "",
                 sc->pools[w->pool].name, e ? e->name : "none",
                 w->engine_default ? " (default)" : "", w->kv_capacity_tokens,
                 floor(w->kv_capacity_tokens / mean), mean);
@@ -208,11 +211,14 @@ void output_scenario_text(FILE *out, const scenario *sc)
         else
             snprintf(arrivals, sizeof arrivals, "%s arrivals at %.10g/s",
                      arrival_kind_name(w->arrivals.kind), w->arrivals.rate_per_s);
-        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u%s, %s, routing "
+        char why[160];
+        output_tp_choice_text(why, sizeof why, w);
+        fprintf(out, "  %s: inference of %s in %s on %s, %u replicas of tp %u%s%s%s, %s, routing "
                 "%s%s\n", w->name, sc->catalog.models[w->model].name, precision_name(w->prec),
-                sc->pools[w->pool].name, w->replicas, w->tp,
-                w->tp_chosen ? " (chosen: the most tokens/s per GPU)" : "", arrivals,
+                sc->pools[w->pool].name, w->replicas, w->tp, *why ? " (" : "", why,
+                *why ? ")" : "", arrivals,
                 routing_policy_name(w->routing), w->reference ? ", reference mode" : "");
+        output_tp_trials_text(out, w);
         output_engine_text(out, sc, w);
         output_cache_capacity_text(out, w);
         if (w->lengths_from_trace) {

@@ -39,23 +39,30 @@ TestSuite(answers, .init = setup, .fini = teardown);
 
 /* The procurement question of the issue: Llama-3-70B chat at RATE requests/s on 64
  * H100s, p99 time to first token under 1 s; TP is a line such as "tp = 2," or "". */
-static char *procurement(const char *name, double rate, const char *tp)
+/* Llama-3-70B chat at `rate` a second with a p99 TTFT of 1 s on `count` of `gpu`. */
+static char *procurement_on(const char *name, const char *gpu, unsigned count, double rate,
+                            const char *tp)
 {
     char text[2048];
     snprintf(text, sizeof text,
              "local fs = require \"fleetsim\"\n"
              "return fs.scenario {\n"
              "  name = \"%s\", duration = \"20m\", warmup = \"2m\", replications = 1,\n"
-             "  pools = { gpus = fs.dedicated { gpu = \"H100-SXM\", count = 64 } },\n"
+             "  pools = { gpus = fs.dedicated { gpu = \"%s\", count = %u } },\n"
              "  workloads = { chat = fs.inference { model = \"llama-3-70b\", pool = \"gpus\", %s\n"
              "    arrivals = fs.poisson { rate = %g }, max_wait = \"60s\",\n"
              "    prompt = fs.lognormal { median = 1000, sigma = 1.0 },\n"
              "    output = fs.lognormal { median = 250, sigma = 0.8 },\n"
              "    slo = { ttft = \"1s\" } } },\n"
-             "}\n", name, tp, rate);
+             "}\n", name, gpu, count, tp, rate);
     char file[64];
     snprintf(file, sizeof file, "%s.lua", name);
     return scratch_file(dir, file, text);
+}
+
+static char *procurement(const char *name, double rate, const char *tp)
+{
+    return procurement_on(name, "H100-SXM", 64, rate, tp);
 }
 
 static char *run_and_read(const char *file, const char *sub, const char *extra)
@@ -107,18 +114,29 @@ Test(answers, check_and_the_run_header_print_the_chosen_tp_and_the_cache, .timeo
 {
     char *file = procurement("proc", 50, "");
     cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
-    cr_expect(strstr(out, "16 replicas of tp 4 (chosen: the most tokens/s per GPU)") != NULL,
-              "%s", out);
+    cr_expect(strstr(out, "16 replicas of tp 4 (chosen: the most tokens/s per GPU, and it meets "
+                     "the SLO)") != NULL, "%s", out);
     cr_expect(strstr(out, "cache capacity 440454 tokens per replica: 221 requests of 1993 tokens")
               != NULL, "%s", out);
     char *summary = run_and_read(file, "chosen", "");
-    cr_expect(strstr(out, "chat: 16 replicas of tp 4 (chosen) on gpus, engine vllm-2024 (default), "
+    cr_expect(strstr(out, "chat: 16 replicas of tp 4 (chosen: the most tokens/s per GPU, and it "
+                     "meets the SLO) on gpus, engine vllm-2024 (default), "
                      "cache 440454 tokens per replica (221 requests of 1993 tokens)\n") != NULL,
               "%s", out);
     summary_row p99 = scratch_summary_row(summary, "workload", "chat", "ttft_p99_s");
     summary_row slo = scratch_summary_row(summary, "workload", "chat", "slo_attainment");
     cr_expect_lt(p99.value, 1, "p99 ttft %g s with the chosen tp", p99.value);
-    cr_expect_gt(slo.value, 0.95);
+    /* a p99 within the limit is 99% within it: the 1.8% of lognormal prompts past the
+     * 8,192-token context (P(Z > ln 8.192) for sigma 1), which no pool serves, are left
+     * out of the share and named in a warning */
+    cr_expect_geq(slo.value, 0.99, "%g within the SLO with a p99 of %g s", slo.value, p99.value);
+    summary_row refused = scratch_summary_row(summary, "workload", "chat", "requests_over_context");
+    summary_row arrived = scratch_summary_row(summary, "workload", "chat", "requests_arrived");
+    cr_expect(refused.value / arrived.value > 0.015 && refused.value / arrived.value < 0.021,
+              "%g of %g refused", refused.value, arrived.value);
+    cr_expect(strstr(err, "fleetsim: warning: workload chat: 1.") != NULL
+              && strstr(err, "% of its requests have prompts that fill the model's context and "
+                        "are refused (requests_over_context), on any pool") != NULL, "%s", err);
     free(summary);
     /* tp given: used as given, and said so by its absence of "(chosen" */
     char *given = procurement("given", 50, "tp = 2,");
@@ -126,6 +144,40 @@ Test(answers, check_and_the_run_header_print_the_chosen_tp_and_the_cache, .timeo
     cr_expect(strstr(out, "32 replicas of tp 2, ") != NULL, "%s", out);
     cr_expect(strstr(out, "requests of 1993 tokens (mean prompt + output), fewer than max_batch")
               != NULL, "%s", out);
+    free(given);
+    free(file);
+}
+
+/* Issue 39, trap 3: on 48 H200s the throughput ranking's tp 2 serves more tokens per GPU
+ * but its prefills queue past a p99 TTFT of 1 s at 50 requests a second; with the SLO
+ * stated, the default is tp 4, which meets it, and check says why. */
+Test(answers, with_an_slo_the_default_tp_is_the_one_that_meets_it, .timeout = 60)
+{
+    char *file = procurement_on("slo_tp", "H200-SXM", 48, 50, "");
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "12 replicas of tp 4 (chosen for the SLO: tp 2 gives more tokens/s "
+                     "per GPU but misses it)") != NULL, "%s", out);
+    const char *two = strstr(out, "      tp 2   p99 ttft ");
+    const char *four = strstr(out, "      tp 4   p99 ttft ");
+    cr_assert(two && four && two < four, "tp 2 tried before tp 4:\n%s", out);
+    double p99_two = strtod(two + strlen("      tp 2   p99 ttft "), NULL);
+    cr_expect(p99_two > 1 && p99_two < 2, "tp 2's p99 %g s misses 1 s", p99_two);
+    cr_expect(strncmp(strchr(two, '>'), "> 1 s, ", 7) == 0, "%.120s", two);
+    cr_expect(strstr(two, "misses it\n") < four, "%.200s", two);
+    cr_expect(strncmp(strstr(four, ": "), ": meets it, kept\n", 17) == 0, "%.200s", four);
+    /* the run with the default meets it; with tp 2 as given it does not */
+    char *summary = run_and_read(file, "slo_tp", "");
+    summary_row chosen = scratch_summary_row(summary, "workload", "chat", "ttft_p99_s");
+    cr_expect_lt(chosen.value, 1, "p99 ttft %g s at the default tp", chosen.value);
+    free(summary);
+    char *given = procurement_on("slo_tp2", "H200-SXM", 48, 50, "tp = 2,");
+    cr_assert_eq(cli_run(&out, &err, "check %s", given), 0, "%s", err);
+    cr_expect(strstr(out, "24 replicas of tp 2, ") != NULL && !strstr(out, "tp for the SLO"),
+              "tp given: nothing tried\n%s", out);
+    summary = run_and_read(given, "slo_tp2", "");
+    summary_row two_given = scratch_summary_row(summary, "workload", "chat", "ttft_p99_s");
+    cr_expect_gt(two_given.value, 1, "p99 ttft %g s at tp 2", two_given.value);
+    free(summary);
     free(given);
     free(file);
 }
@@ -474,7 +526,9 @@ Test(answers, check_prints_costs_slos_round_trips_autoscaler_noise_and_training)
         "    autoscaler        none\n",
         "  finetune: training on training, 8 GPUs from 0 s, 239 steps of ",
         "    checkpoints       every 1800 s, 60 s to write, restart 0 s\n",
-        "6 replicas of tp 1 (chosen: the most tokens/s per GPU)",
+        "6 replicas of tp 1 (chosen: no tp tried meets the SLO; the most requests within it)",
+        "  chat_shared: inference of llama-3.1-8b in fp16 on shared, 2 replicas of tp 1 (chosen: "
+        "the most tokens/s per GPU), ",
         "    batch up to 256 sequences and 8192 tokens (chunked prefill), cache in fp16, max "
         "wait 60 s\n",
     };
@@ -986,7 +1040,8 @@ Test(answers, the_report_leads_with_the_scenario_and_the_headline, .timeout = 60
     const char *summary = strstr(page, "<h2>Summary</h2>");
     cr_expect(scenario && headline && summary && scenario < headline && headline < summary,
               "the settings, then the answer, then every number");
-    cr_expect(strstr(page, "6 replicas of tp 1 (chosen: the most tokens/s per GPU)") != NULL);
+    cr_expect(strstr(page, "6 replicas of tp 1 (chosen: no tp tried meets the SLO; the most "
+                     "requests within it)") != NULL);
     cr_expect(strstr(page, "workload chat_dedicated\n  time to first token    p50 ") != NULL);
     const char *charts = strstr(page, "<h2>Charts</h2>");
     cr_expect(!charts || (headline < charts && charts < summary), "the charts before the table");
