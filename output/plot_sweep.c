@@ -62,6 +62,8 @@ typedef struct sweep_chart {
                                    gnuplot skips a point whose bar ends are missing, and
                                    fails on a chart with none left */
     plot_list key1_values;      /* distinct, in order: category positions */
+    long zipped[4];             /* keys that move with key1 (sweep.zip), named in the title */
+    size_t nzipped;
     plot_list lines;            /* key2 values (or subjects) with data for this metric */
     bool by_subject;            /* one line per subject of the scope: a comparison */
     size_t row;                 /* the metric's first row */
@@ -94,12 +96,18 @@ static void write_chart(FILE *out, const void *context)
     else
         snprintf(whose, sizeof whose, "%s %s", csv_table_cell(t, c->row, c->scope),
                  csv_table_cell(t, c->row, c->subject));
-    snprintf(title, sizeof title, "%s of %s against %s (%s: 95%% interval)", words, whose, key1,
-             c->key1_numeric && !c->key1_in_order ? "bars" : "band");
+    char with[300] = "";
+    for (size_t i = 0, n = 0; i < c->nzipped; i++)
+        n += (size_t)snprintf(with + n, n < sizeof with ? sizeof with - n : 0, "%s%s",
+                              i ? ", " : " (with ", t->header[c->zipped[i]]);
+    if (c->nzipped && strlen(with) + 2 < sizeof with)
+        strcat(with, ")");
+    snprintf(title, sizeof title, "%s of %s against %s%s (%s: 95%% interval)", words, whose,
+             key1, with, c->key1_numeric && !c->key1_in_order ? "bars" : "band");
     plot_script_head(out, c->name, "sweep.csv", title, key1, words);
     bool bars = c->key1_numeric && !c->key1_in_order;
-    fprintf(out, "%sHow %s of %s changes with %s%s: the mean over the replications, the "
-            "%s its 95%% interval%s%s.\n", PLOT_CAPTION_MARK, words, whose, key1,
+    fprintf(out, "%sHow %s of %s changes with %s%s%s: the mean over the replications, the "
+            "%s its 95%% interval%s%s.\n", PLOT_CAPTION_MARK, words, whose, key1, with,
             c->by_subject ? ", side by side" : "", bars ? "bars" : "band",
             isnan(c->target) ? "" : "; the dashed line the ",
             isnan(c->target) ? "" : c->target_label);
@@ -240,17 +248,17 @@ static int distinct(sweep_chart *c, long column, bool metric_only, plot_list *ou
     return 0;
 }
 
-/* Whether column k takes two values at one value of the first key (crossed with it), not
- * one each (zipped with it, or constant). */
-static bool varies_within(const sweep_chart *c, long k)
+/* Whether column k takes two values at one value of column `of` (crossed with it), not
+ * one each (zipped with it, or constant); `values` the distinct values of `of`. */
+static bool varies_at(const csv_table *t, long of, const plot_list *values, long k)
 {
-    size_t n = c->key1_values.count;
+    size_t n = values->count;
     const char **seen = calloc(n ? n : 1, sizeof *seen);
     bool varies = false;
-    for (size_t r = 0; seen && !varies && r < c->t->rows; r++) {
-        const char *x = csv_table_cell(c->t, r, c->key1), *v = csv_table_cell(c->t, r, k);
+    for (size_t r = 0; seen && !varies && r < t->rows; r++) {
+        const char *x = csv_table_cell(t, r, of), *v = csv_table_cell(t, r, k);
         for (size_t i = 0; i < n; i++) {
-            if (strcmp(c->key1_values.names[i], x))
+            if (strcmp(values->names[i], x))
                 continue;
             if (!seen[i])
                 seen[i] = v;
@@ -261,6 +269,72 @@ static bool varies_within(const sweep_chart *c, long k)
     }
     free(seen);
     return varies;
+}
+
+static bool varies_within(const sweep_chart *c, long k)
+{
+    return varies_at(c->t, c->key1, &c->key1_values, k);
+}
+
+/* How well column k serves as the x axis, higher better: its distinct values (a key
+ * zipped with a constant or a repeated list says less), then numbers over text, then
+ * values that rise or fall in the file's order over ones that jump about. */
+static double axis_score(const plot_list *values)
+{
+    bool numeric = true, rising = true, falling = true;
+    for (size_t i = 0; i < values->count; i++) {
+        char *end;
+        double x = strtod(values->names[i], &end);
+        numeric &= end != values->names[i] && !*end && !isnan(x);
+        if (i && numeric) {
+            double before = strtod(values->names[i - 1], NULL);
+            rising &= x > before;
+            falling &= x < before;
+        }
+    }
+    return 4.0 * (double)values->count + 2.0 * numeric + (numeric && (rising || falling));
+}
+
+/* The x axis: the first swept key, or a key zipped with it (one of them a function of
+ * the other) that reads better (axis_score); the others zipped with it go in *zipped.
+ * A zipped sweep of { pools.gpus.count = { 8, 16, 32 }, pools.gpus.gpu = { "H100",
+ * "H100", "H200" } } is drawn against the count, whichever name sorts first. */
+static int choose_x(sweep_chart *c)
+{
+    long *zipped = c->zipped;
+    size_t *nzipped = &c->nzipped, max = sizeof c->zipped / sizeof c->zipped[0];
+    const csv_table *t = c->t;
+    plot_list first = { 0 };
+    if (distinct(c, 0, false, &first) != 0)
+        return -1;
+    long best = 0;
+    double best_score = axis_score(&first);
+    *nzipped = 0;
+    for (long k = 1; k < c->scope; k++) {
+        plot_list values = { 0 };
+        if (distinct(c, k, false, &values) != 0) {
+            plot_list_release(&first);
+            return -1;
+        }
+        /* one a function of the other: zipped (crossed keys each vary at the other's) */
+        bool together = !varies_at(t, 0, &first, k) || !varies_at(t, k, &values, 0);
+        double score = axis_score(&values);
+        plot_list_release(&values);
+        if (!together)
+            continue;
+        if (*nzipped < max)
+            zipped[(*nzipped)++] = k;
+        if (score > best_score) {
+            best = k;
+            best_score = score;
+        }
+    }
+    plot_list_release(&first);
+    for (size_t i = 0; i < *nzipped; i++) /* the partners of the one chosen */
+        if (zipped[i] == best)
+            zipped[i] = 0;
+    c->key1 = best;
+    return 0;
 }
 
 static int chart_metric(const char *dir, sweep_chart *c, plot_list *written, char *err,
@@ -361,6 +435,10 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
                  "unit,ci95_lo,ci95_hi,n", path);
         status = -1;
     }
+    if (status == 0 && choose_x(&c) != 0) {
+        snprintf(err, err_size, "out of memory");
+        status = -1;
+    }
     for (size_t r = 0; status == 0 && r < t.rows; r++) {
         const char *v = csv_table_cell(&t, r, c.key1);
         double x = csv_table_number(&t, r, c.key1);
@@ -375,8 +453,8 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
     }
     /* lines by the first other key that varies at one value of the first: keys zipped
      * with the first move with it and split nothing */
-    for (long k = 1; status == 0 && k < c.scope && c.key2 < 0; k++)
-        if (varies_within(&c, k))
+    for (long k = 0; status == 0 && k < c.scope && c.key2 < 0; k++)
+        if (k != c.key1 && varies_within(&c, k))
             c.key2 = k;
     /* in order either way (a sweep may list its values falling): lines; a search's probes
      * jump about: points */
@@ -393,7 +471,12 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
     /* the metrics, each by its first row, and whether any point has its value */
     size_t *first = malloc((t.rows + 1) * sizeof *first), nmetrics = 0;
     bool *valued = calloc(t.rows + 1, sizeof *valued), *moves = calloc(t.rows + 1, 1);
-    if (status == 0 && (!first || !valued || !moves)) {
+    /* the highest low end and the lowest high end of the points' 95% intervals (the
+     * values where a point has none): apart, some two points differ beyond chance */
+    double *top_lo = malloc((t.rows + 1) * sizeof *top_lo);
+    double *bottom_hi = malloc((t.rows + 1) * sizeof *bottom_hi);
+    long lo_col = csv_table_column(&t, "ci95_lo"), hi_col = csv_table_column(&t, "ci95_hi");
+    if (status == 0 && (!first || !valued || !moves || !top_lo || !bottom_hi)) {
         snprintf(err, err_size, "out of memory");
         status = -1;
     }
@@ -401,13 +484,27 @@ int plot_sweep_scripts(const char *dir, const plot_limit *limits, size_t nlimits
         size_t m = 0;
         while (m < nmetrics && !same_metric(&c, first[m], r))
             m++;
-        if (m == nmetrics)
+        if (m == nmetrics) {
             first[nmetrics++] = r;
+            top_lo[m] = -INFINITY;
+            bottom_hi[m] = INFINITY;
+        }
         double x = csv_table_number(&t, r, c.value), x0 = csv_table_number(&t, first[m], c.value);
         valued[m] |= !isnan(x);
-        moves[m] |= !isnan(x) && (isnan(x0) || fabs(x - x0) > 1e-9 * fmax(1, fabs(x0)));
+        moves[m] |= !isnan(x) && isnan(x0); /* a value where the first point had none */
+        if (isnan(x))
+            continue;
+        double lo = csv_table_number(&t, r, lo_col), hi = csv_table_number(&t, r, hi_col);
+        top_lo[m] = fmax(top_lo[m], isnan(lo) ? x : lo);
+        bottom_hi[m] = fmin(bottom_hi[m], isnan(hi) ? x : hi);
     }
-    /* the ranked metrics that move: a flat line is in the results table, not a chart */
+    /* a change within the points' intervals is chance: it leads no chart (issue 39) */
+    for (size_t m = 0; status == 0 && m < nmetrics; m++)
+        moves[m] |= top_lo[m] > bottom_hi[m] + 1e-9 * fmax(1, fabs(bottom_hi[m]));
+    free(top_lo);
+    free(bottom_hi);
+    /* the ranked metrics that move beyond chance: a flat line, or one within the noise,
+     * is in the results table, not a chart */
     for (size_t m = 0; status == 0 && m < nmetrics; m++) {
         c.row = first[m];
         const char *scope = csv_table_cell(&t, c.row, c.scope);

@@ -249,6 +249,52 @@ static const char SWEEP_ZIPPED[] =
     "24,48,workload,on_a,ttft_p99_s,0.4,s,,,1\n"
     "24,48,workload,on_b,ttft_p99_s,0.3,s,,,1\n";
 
+/* Issue 39: a zipped key that sorts first but repeats (a GPU kind kept for two sizes) is
+ * not the axis; the count it moves with is, and the title names both. */
+static const char SWEEP_ZIPPED_REPEATS[] =
+    "pools.a.gpu,pools.a.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "H100-SXM,8,workload,chat,ttft_p99_s,3.0,s,,,1\n"
+    "H100-SXM,16,workload,chat,ttft_p99_s,1.0,s,,,1\n"
+    "H200-SXM,32,workload,chat,ttft_p99_s,0.4,s,,,1\n";
+
+Test(plots, a_zipped_sweep_is_drawn_against_the_key_that_moves_most)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("sweep.csv", SWEEP_ZIPPED_REPEATS);
+    char why[4096];
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    char *svg = read_in("plots/sweep_workload_chat_ttft_p99_s.svg");
+    cr_expect(strstr(svg, "against pools.a.count (with pools.a.gpu)") != NULL, "%s", svg);
+    cr_expect_eq(series_points(svg, "time to first token, p99 (s) (mean)"), 3,
+                 "one line of three points");
+    cr_expect(strstr(svg, "pools.a.gpu = ") == NULL, "the kind splits no line");
+    free(svg);
+}
+
+/* Issue 39: "most important first" led with the share within the SLO, which moved
+ * within its intervals; a change within the noise draws no chart, one beyond it does. */
+static const char SWEEP_NOISE[] =
+    "pools.a.count,scope,subject,metric,value,unit,ci95_lo,ci95_hi,n\n"
+    "8,workload,chat,slo_attainment,0.990,1,0.980,0.999,3\n"
+    "8,workload,chat,ttft_p99_s,1.0,s,0.9,1.1,3\n"
+    "16,workload,chat,slo_attainment,0.994,1,0.985,1.0,3\n"
+    "16,workload,chat,ttft_p99_s,1.05,s,0.95,1.15,3\n"
+    "24,workload,chat,slo_attainment,0.992,1,0.982,1.0,3\n"
+    "24,workload,chat,ttft_p99_s,2.0,s,1.9,2.1,3\n";
+
+Test(plots, a_change_within_the_intervals_draws_no_chart)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("sweep.csv", SWEEP_NOISE);
+    char why[4096];
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect(!exists("plots/sweep_workload_chat_slo_attainment.gp"),
+              "0.990 to 0.994, every interval overlapping the others");
+    cr_expect(exists("plots/sweep_workload_chat_ttft_p99_s.gp"), "1.1 s below 1.9 s");
+}
+
 Test(plots, zipped_keys_split_no_line_and_workloads_are_compared_side_by_side)
 {
     if (!have_gnuplot())
@@ -265,7 +311,7 @@ Test(plots, zipped_keys_split_no_line_and_workloads_are_compared_side_by_side)
     svg = read_in("plots/sweep_compare_workload_ttft_p99_s.svg");
     cr_expect_eq(series_points(svg, "on_a"), 3);
     cr_expect_eq(series_points(svg, "on_b"), 3);
-    cr_expect(strstr(svg, "of each workload against pools.a.count") != NULL);
+    cr_expect(strstr(svg, "of each workload against pools.a.count (with pools.b.count)") != NULL);
     free(svg);
     /* a crossed second key still splits lines, and then nothing is compared */
     write_in("sweep.csv", SWEEP2);
