@@ -13,11 +13,12 @@ static const char *const ON_DEMAND_KEYS[] = { "usd_per_hour", "billing", "minimu
 static const char *const RESERVED_KEYS[] = { "gpus", "usd_per_hour", "term",
                                              "on_demand_usd_per_hour", "egress", NULL };
 static const char *const MONTHLY_KEYS[] = { "usd_per_gpu", "usd_per_server", "gpus_per_server",
-                                            "pue", "usd_per_kwh", "egress", NULL };
+                                            "pue", "usd_per_kwh", "egress", "transit", NULL };
 static const char *const OWNED_KEYS[] = { "purchase_usd", "years", "residual",
                                           "hosting_usd_per_month", "gpus_per_server", "pue",
-                                          "usd_per_kwh", "egress", NULL };
+                                          "usd_per_kwh", "egress", "transit", NULL };
 static const char *const TIER_KEYS[] = { "from", "usd_per_gb", NULL };
+static const char *const TRANSIT_KEYS[] = { "usd_per_mbps", "percentile", NULL };
 
 #define MAX_USD 1e12
 
@@ -122,6 +123,45 @@ static int read_egress(load_context *c, const fields_object *o, const char *fall
     return status;
 }
 
+/* transit = USD per Mbps a month | { usd_per_mbps, percentile = 0.95 }: a site's
+ * internet transit, billed at a percentile of its rates (models/cost.h); not with egress,
+ * which prices the same bytes by the GB. */
+static int read_transit(load_context *c, const fields_object *o, cost_spec *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    char path[FIELD_PATH_MAX], got[96];
+    snprintf(path, sizeof path, "%s.transit", o->path);
+    int type = fields_object_get(c, o, "transit");
+    int status = 0;
+    out->transit_percentile = 0.95;
+    if (type == LUA_TNUMBER) {
+        out->transit_usd_per_mbps = lua_tonumber(L, -1);
+        if (!(out->transit_usd_per_mbps > 0 && out->transit_usd_per_mbps <= 1e6))
+            status = fields_fail(c, o->where, path, "expected a price per Mbps a month > 0, "
+                                 "got %s", fields_describe(L, -1, got, sizeof got));
+    } else if (type == LUA_TTABLE) {
+        fields_object t = { 0 };
+        int found = fields_object_open_field(c, o, "transit", NULL, "a table such as { "
+                                             "usd_per_mbps = 0.5, percentile = 0.95 }", &t);
+        status = found < 0
+                 || fields_object_check_keys(c, &t, TRANSIT_KEYS)
+                 || fields_read_number(c, &t, "usd_per_mbps", true, 0, 1e-9, 1e6, true,
+                                       &out->transit_usd_per_mbps)
+                 || fields_read_number(c, &t, "percentile", false, 0.95, 0.01, 1, true,
+                                       &out->transit_percentile) ? -1 : 0;
+    } else if (type != LUA_TNIL) {
+        status = fields_fail(c, o->where, path, "expected a price per Mbps a month (at the "
+                             "95th percentile) or { usd_per_mbps, percentile }, got %s",
+                             fields_describe(L, -1, got, sizeof got));
+    }
+    if (status == 0 && out->transit_usd_per_mbps > 0 && out->negress)
+        status = fields_fail(c, o->where, path, "egress prices the same bytes by the GB: give "
+                             "one of egress and transit");
+    lua_settop(L, top);
+    return status;
+}
+
 static int read_power(load_context *c, const fields_object *o, cost_spec *out)
 {
     out->pays_power = true;
@@ -179,7 +219,8 @@ static int read_monthly(load_context *c, const fields_object *o, cost_spec *out)
         || fields_read_number(c, o, "usd_per_server", false, 0, 0, MAX_USD, true,
                               &out->usd_per_server_month) != 0
         || fields_read_integer(c, o, "gpus_per_server", false, 8, 1, 1024, &per_server) != 0
-        || read_power(c, o, out) != 0 || read_egress(c, o, NULL, out) != 0)
+        || read_power(c, o, out) != 0 || read_egress(c, o, NULL, out) != 0
+        || read_transit(c, o, out) != 0)
         return -1;
     out->gpus_per_server = out->usd_per_server_month > 0 ? (unsigned)per_server : 0;
     if ((out->usd_per_gpu_month > 0) == (out->usd_per_server_month > 0))
@@ -198,7 +239,8 @@ static int read_owned(load_context *c, const fields_object *o, cost_spec *out)
         || fields_read_number(c, o, "hosting_usd_per_month", false, 0, 0, MAX_USD, true,
                               &out->hosting_usd_per_month) != 0
         || fields_read_integer(c, o, "gpus_per_server", false, 0, 0, 1024, &per_server) != 0
-        || read_power(c, o, out) != 0 || read_egress(c, o, NULL, out) != 0)
+        || read_power(c, o, out) != 0 || read_egress(c, o, NULL, out) != 0
+        || read_transit(c, o, out) != 0)
         return -1;
     out->gpus_per_server = (unsigned)per_server;
     return 0;

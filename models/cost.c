@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/array.h"
+#include "sim/fatal.h"
 
 struct cost_meter {
     const cost_spec *spec;
@@ -25,6 +26,11 @@ struct cost_meter {
     double month_gb, egress_gb;
     double months_usd;       /* egress of the months ended */
     double end_s;            /* the run's end (INFINITY: not stated) */
+    /* transit: the month's closed windows' rates (Mbps), and the open window */
+    double window_s;
+    double *rates;
+    size_t nrates, rates_cap;
+    double window_end_s, window_bytes;
 };
 
 void cost_spec_release(cost_spec *spec)
@@ -65,6 +71,8 @@ cost_meter *cost_meter_create(const cost_spec *spec, unsigned owned_gpus, const 
     m->power = power;
     m->start_s = m->last_s = now_s;
     m->end_s = INFINITY;
+    m->window_s = COST_MONTH_S;
+    m->window_end_s = now_s + m->window_s;
     return m;
 }
 
@@ -73,6 +81,7 @@ void cost_meter_free(cost_meter *m)
     if (!m)
         return;
     free(m->open_since);
+    free(m->rates);
     free(m);
 }
 
@@ -169,8 +178,91 @@ void cost_meter_set_end(cost_meter *m, double end_s)
     m->end_s = end_s;
 }
 
+void cost_meter_set_window(cost_meter *m, double window_s)
+{
+    if (window_s > 0 && window_s < COST_MONTH_S) {
+        m->window_s = window_s;
+        m->window_end_s = m->start_s + window_s;
+    }
+}
+
+static bool pays_transit(const cost_meter *m) { return m->spec->transit_usd_per_mbps > 0; }
+
+static void swap_rates(double *a, size_t i, size_t j)
+{
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+}
+
+/* The percentile p of n rates (reordered), the nearest-rank rule; 0 when none.  A
+ * selection in linear time, not a sort: a month's bill is read at every bucket. */
+static double rate_percentile(double *a, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t k = (size_t)fmax(1, ceil(p * (double)n - 1e-9)) - 1, lo = 0, hi = n - 1;
+    while (lo < hi) {
+        /* three ways: [lo, lt) below the pivot, [lt, gt] equal, (gt, hi] above */
+        double pivot = a[lo + (hi - lo) / 2];
+        size_t lt = lo, i = lo, gt = hi;
+        while (i <= gt) {
+            if (a[i] < pivot)
+                swap_rates(a, lt++, i++);
+            else if (a[i] > pivot) {
+                swap_rates(a, i, gt);
+                if (gt == 0)
+                    break;
+                gt--;
+            } else
+                i++;
+        }
+        if (k < lt)
+            hi = lt - 1;
+        else if (k > gt)
+            lo = gt + 1;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+/* A month's transit bill from its windows' rates: the percentile at a month's price,
+ * for `share` of the month (1 for a month ended; the part elapsed of the one in
+ * progress, so that a bill read at the warm-up and at the end differ by the measured
+ * part's). */
+static double month_transit_usd(const cost_meter *m, double share, double *rates, size_t n)
+{
+    double mbps = rate_percentile(rates, n, m->spec->transit_percentile);
+    return share * mbps * m->spec->transit_usd_per_mbps;
+}
+
+/* Closes the open window (its rate one of its month's), opening the next. */
+static void close_window(cost_meter *m)
+{
+    unsigned month = month_of(m, m->window_end_s - m->window_s / 2);
+    if (month != m->month) {
+        m->months_usd += month_transit_usd(m, 1, m->rates, m->nrates);
+        m->month = month;
+        m->nrates = 0;
+    }
+    m->rates = sim_array_grow(m->rates, &m->rates_cap, m->nrates + 1, sizeof *m->rates,
+                              "a transit meter");
+    m->rates[m->nrates++] = m->window_bytes * 8 / m->window_s / 1e6;
+    m->window_bytes = 0;
+    m->window_end_s += m->window_s;
+}
+
 void cost_meter_egress(cost_meter *m, double bytes, double t_s)
 {
+    if (pays_transit(m)) {
+        /* bytes stated at t_s are the window's that ends there */
+        while (t_s > m->window_end_s + 1e-9 * m->window_s)
+            close_window(m);
+        m->window_bytes += bytes > 0 ? bytes : 0;
+        m->egress_gb += bytes > 0 ? bytes / 1e9 : 0;
+        return;
+    }
     if (!(bytes > 0))
         return;
     unsigned month = month_of(m, t_s);
@@ -181,6 +273,36 @@ void cost_meter_egress(cost_meter *m, double bytes, double t_s)
     }
     m->month_gb += bytes / 1e9;
     m->egress_gb += bytes / 1e9;
+}
+
+/* The bill at t_s of the months not yet billed: the month of the closed windows, and
+ * the open window if it has begun by t_s (one cut short by the run's end a window of
+ * its own length), the month in progress for the share of it elapsed.  The open window
+ * may be the first of a month after the closed ones', which then is billed whole. */
+static double transit_so_far_usd(const cost_meter *m, double t_s)
+{
+    size_t n = m->nrates;
+    double *rates = malloc((n + 1) * sizeof *rates);
+    if (!rates)
+        sim_out_of_memory("out of memory pricing transit");
+    if (n)
+        memcpy(rates, m->rates, n * sizeof *rates);
+    double usd = 0, open_from = m->window_end_s - m->window_s;
+    unsigned month = m->month;
+    if (t_s > open_from + 1e-9 * m->window_s) {
+        double open = m->window_bytes * 8 / (fmin(t_s, m->window_end_s) - open_from) / 1e6;
+        unsigned open_month = month_of(m, m->window_end_s - m->window_s / 2);
+        if (open_month != month) {
+            usd += month_transit_usd(m, 1, rates, n);
+            month = open_month;
+            n = 0;
+        }
+        rates[n++] = open;
+    }
+    double month_start = m->start_s + month * COST_MONTH_S;
+    usd += month_transit_usd(m, fmax(0, t_s - month_start) / COST_MONTH_S, rates, n);
+    free(rates);
+    return usd;
 }
 
 /* The compute bill of a pool that pays for what it owns, from start to t. */
@@ -242,7 +364,8 @@ cost_breakdown cost_meter_read(const cost_meter *m, double t_s)
     }
     if (s->pays_power)
         b.power_usd = b.energy_kwh * s->usd_per_kwh;
-    b.egress_usd = m->months_usd + month_egress_usd(m, m->month, m->month_gb);
+    b.egress_usd = m->months_usd + (pays_transit(m) ? transit_so_far_usd(m, t_s)
+                                                     : month_egress_usd(m, m->month, m->month_gb));
     b.egress_gb = m->egress_gb;
     b.total_usd = b.compute_usd + b.power_usd + b.egress_usd;
     return b;

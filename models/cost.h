@@ -64,6 +64,10 @@ typedef struct cost_spec {
     double pue, usd_per_kwh;      /* pue: the default of the pool's power.pue */
     egress_tier *egress;          /* owned; NULL: egress is free */
     size_t negress;
+    /* monthly, owned: a site's internet transit instead of egress by the GB, billed as
+     * carriers bill it, per Mbps a month at a percentile (0.95) of the month's rates over
+     * windows of the meter's (cost_meter_set_window); 0: none */
+    double transit_usd_per_mbps, transit_percentile;
 } cost_spec;
 
 /* Frees the egress tiers; NULL is fine. */
@@ -108,8 +112,14 @@ void cost_meter_add_work(cost_meter *m, const perf_phases *unit_seconds);
  * month it ends in is billed as a whole month at its rate, for the share it covers. */
 void cost_meter_set_end(cost_meter *m, double end_s);
 
-/* bytes sent to users at t_s. */
+/* bytes sent to users at t_s: those of the window that ends at t_s (or the last
+ * before it), as the run states them at its buckets' ends. */
 void cost_meter_egress(cost_meter *m, double bytes, double t_s);
+
+/* The windows over which transit's rates are taken (the run's bucket; carriers sample
+ * every 5 minutes): each month's bill is the percentile of its windows' rates, a
+ * window that sent nothing counting as 0 Mbps.  Without it, one window a month. */
+void cost_meter_set_window(cost_meter *m, double window_s);
 
 /* Everything accrued from creation to t_s (>= the last call); open rentals count as
  * billed so far (a started hour in full). */

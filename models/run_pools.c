@@ -163,6 +163,7 @@ int pool_gpus_start(pool_gpus *pg, sim_engine *e, unsigned r, const run_options 
     if (!pg->meter)
         sim_out_of_memory("out of memory creating a cost meter");
     cost_meter_set_end(pg->meter, sc->duration_s);
+    cost_meter_set_window(pg->meter, sc->bucket_s); /* transit's rates, a bucket's each */
     gpu_pool_set_meter(pg->gp, pg->meter);
     if (sc->warmup_s > 0)
         sim_event_schedule(e, sc->warmup_s, EVENT_WARMUP, on_warmup, pg);

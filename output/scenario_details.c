@@ -61,7 +61,13 @@ static void cost_text(FILE *out, const cost_spec *c)
     else
         fprintf(out, "; power none (in the price)");
     fprintf(out, "; egress ");
-    if (!c->negress)
+    if (c->transit_usd_per_mbps > 0)
+        fprintf(out, "a site's transit, %.10g USD per Mbps a month at the %.10gth percentile "
+                "of its rates a bucket", c->transit_usd_per_mbps, 100 * c->transit_percentile);
+    else if (!c->negress && (c->kind == COST_OWNED || c->kind == COST_MONTHLY))
+        fprintf(out, "none (the site's transit not priced: give transit = USD per Mbps a "
+                "month, or egress)");
+    else if (!c->negress)
         fprintf(out, "none");
     for (size_t i = 0; i < c->negress; i++)
         fprintf(out, "%s%.10g USD/GB from %.10g GB a month", i ? ", " : "",

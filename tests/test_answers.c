@@ -514,7 +514,8 @@ Test(answers, check_prints_costs_slos_round_trips_autoscaler_noise_and_training)
     const char *lines[] = {
         "    cost              owned, 280000 USD per server over 4 years, 0 left at the end, "
         "hosting 2500 USD a month (servers of 8 GPUs); power 0.08 USD per kWh, PUE 1.58; "
-        "egress none\n",
+        "egress none (the site's transit not priced: give transit = USD per Mbps a month, or "
+        "egress)\n",
         "    autoscaler        queue to 16, every 30 s, cooldown 180 s, scale-in delay 300 s\n",
         "    noisy neighbours  calm exponential { mean = 1200 } s, contended exponential "
         "{ mean = 300 } s, slowdown uniform { low = 1.2, high = 2 }, compute sensitivity 0.2\n",
@@ -804,6 +805,48 @@ Test(answers, egress_is_stated_as_a_volume_or_bytes_a_response, .timeout = 60)
     cr_expect(strstr(err, "eg3.lua:5: workloads.w.egress_per_day: given with "
                      "response_bytes_per_token: state the volume or the bytes, not both")
               != NULL, "%s", err);
+    free(file);
+}
+
+/* An owned site pays its transit (issue 39, 2): 10 TB a day is 925.9 Mbps all day, at
+ * $0.50 per Mbps a month a bill of $462.96 a month; the 23 hours measured after the
+ * warm-up pay 23/730 of it, $14.59.  Without transit or egress check says the site's
+ * transit is not priced; both at once are refused. */
+Test(answers, an_owned_site_pays_its_transit_by_the_95th_percentile, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"tr\", duration = \"1d\", warmup = \"1h\",\n"
+        "  bucket = \"5m\",\n"
+        "  pools = { site = fs.dedicated { gpu = \"H100-SXM\", count = 1,\n"
+        "      cost = fs.owned { %s } } },\n"
+        "  workloads = { w = fs.inference { model = \"llama-3-8b\", pool = \"site\",\n"
+        "    arrivals = fs.poisson { rate = 0.5 }, prompt = 100, output = 100,\n"
+        "    egress_per_day = \"10TB\" } },\n"
+        "}\n";
+    char body[1024];
+    snprintf(body, sizeof body, text, "transit = 0.5");
+    char *file = scratch_file(dir, "tr.lua", body);
+    char *summary = run_and_read(file, "tr", "");
+    double mbps = 10e12 * 8 / 86400 / 1e6, usd = mbps * 0.5 * 23 / 730;
+    cr_expect_float_eq(scratch_summary_row(summary, "pool", "site", "cost_egress_usd").value,
+                       usd, 1e-6 * usd);
+    free(summary);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "egress a site's transit, 0.5 USD per Mbps a month at the 95th "
+                     "percentile of its rates a bucket") != NULL, "%s", out);
+    free(file);
+    snprintf(body, sizeof body, text, "");
+    file = scratch_file(dir, "tr0.lua", body);
+    cr_assert_eq(cli_run(&out, &err, "check %s", file), 0, "%s", err);
+    cr_expect(strstr(out, "egress none (the site's transit not priced: give transit = USD per "
+                     "Mbps a month, or egress)") != NULL, "%s", out);
+    free(file);
+    snprintf(body, sizeof body, text, "transit = 0.5, egress = 0.01");
+    file = scratch_file(dir, "tr2.lua", body);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "tr2.lua:5: pools.site.cost.transit: egress prices the same bytes by "
+                     "the GB: give one of egress and transit") != NULL, "%s", err);
     free(file);
 }
 

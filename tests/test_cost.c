@@ -96,6 +96,49 @@ Test(cost, a_run_shorter_than_a_month_pays_the_tiers_of_its_monthly_volume)
     s.egress = NULL; /* the tiers are the test's */
 }
 
+/* A site's transit (issue 39, 2), billed as carriers bill it: per Mbps a month at the
+ * 95th percentile of its 5-minute rates.  1 Gbps all month at $0.50: $500.  Bursts in 4%
+ * of the windows (under the 5% a 95th percentile drops) cost nothing more; in 6%, the
+ * burst's 10 Gbps is the month's figure, $5,000.  Half a month read: half the bill. */
+Test(cost, transit_is_billed_at_the_95th_percentile_of_a_months_rates)
+{
+    cost_spec s = { .kind = COST_OWNED, .transit_usd_per_mbps = 0.5,
+                    .transit_percentile = 0.95 };
+    const double window = 300, windows = COST_MONTH_S / window; /* 8,760 */
+    const double gbps = 1e9 / 8 * window;                       /* bytes of a 1 Gbps window */
+    const struct { double share, usd; } bursts[] = { { 0, 500 }, { 0.04, 500 },
+                                                     { 0.06, 5000 } };
+    for (size_t b = 0; b < 3; b++) {
+        cost_meter *m = cost_meter_create(&s, 8, NULL, 1, 0);
+        cost_meter_set_window(m, window);
+        for (size_t w = 0; w < (size_t)windows; w++)
+            cost_meter_egress(m, (w % 100 < bursts[b].share * 100 ? 10 : 1) * gbps,
+                              (double)(w + 1) * window);
+        cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S).egress_usd, bursts[b].usd,
+                           1e-6 * bursts[b].usd, "bursts in %g of the windows", bursts[b].share);
+        cost_meter_free(m);
+    }
+    cost_meter *m = cost_meter_create(&s, 8, NULL, 1, 0);
+    cost_meter_set_window(m, window);
+    for (size_t w = 0; w < (size_t)windows / 2; w++)
+        cost_meter_egress(m, gbps, (double)(w + 1) * window);
+    cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S / 2).egress_usd, 250, 1e-6 * 250);
+    /* windows that sent nothing count as 0 Mbps: 1 Gbps in 4% of a month's windows is
+     * under its 95th percentile, and the month costs nothing */
+    cost_meter_egress(m, 0, COST_MONTH_S);
+    cost_meter_free(m);
+    m = cost_meter_create(&s, 8, NULL, 1, 0);
+    cost_meter_set_window(m, window);
+    for (size_t w = 0; w < (size_t)(0.04 * windows); w++)
+        cost_meter_egress(m, gbps, (double)(w + 1) * window);
+    cost_meter_egress(m, 0, COST_MONTH_S);
+    cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S).egress_usd, 0, 1e-9);
+    cost_meter_egress(m, gbps, COST_MONTH_S + window); /* a new month begins */
+    cr_expect_float_eq(cost_meter_read(m, COST_MONTH_S + window).egress_usd,
+                       500 * window / COST_MONTH_S, 1e-9, "its one window at 1 Gbps so far");
+    cost_meter_free(m);
+}
+
 Test(cost, power_from_idle_through_loaded_to_work_with_hosts_times_pue)
 {
     /* 8 GPUs of 75 W idle, 150 W loaded, 600 W above it computing and 300 W reading
