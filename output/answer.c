@@ -75,6 +75,11 @@ size_t answer_options(const sim_metrics *m, const scenario *sc, answer_option *o
             .energy_per_mtok_kwh = sim_metrics_mean(m, "workload", w->name, "energy_per_mtok_kwh"),
             .overloaded = sim_metrics_mean(m, "workload", w->name, "overloaded") > 0,
         };
+        const cost_spec *cost = &sc->pools[w->pool].cost;
+        bool site = cost->kind == COST_OWNED || cost->kind == COST_MONTHLY;
+        o->egress_unpriced = sc->pools[w->pool].has_cost && site && !cost->negress
+                             && !(cost->transit_usd_per_mbps > 0)
+                             && sim_metrics_mean(m, "workload", w->name, "egress_gb") > 0;
         bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0 || w->slo_e2e_s > 0;
         o->meets = !o->overloaded && (!slo || o->slo_attainment >= ANSWER_SLO_SHARE);
         horizon &= !isnan(o->cost_horizon_usd);
@@ -113,16 +118,36 @@ void output_answer_text(FILE *out, const sim_metrics *m, const scenario *sc)
             snprintf(c, sizeof c, "-");
         else
             snprintf(c, sizeof c, "%.1f%%", 100 * o[i].slo_attainment);
-        fprintf(out, "  %-6s %-18s %-12s %16s %14s %12s %12s %8s %16s%s\n",
+        fprintf(out, "  %-6s %-18s %-12s %16s %14s %12s %12s %8s %16s%s%s\n",
                 i == 0 ? "1 *" : (snprintf(r, sizeof r, "%zu", i + 1), r), o[i].workload,
                 o[i].pool, figure(a, sizeof a, o[i].cost_horizon_usd, "USD"),
                 figure(b, sizeof b, o[i].cost_per_mtok_usd, "USD"), c,
                 figure(d, sizeof d, o[i].ttft_p99_s, "s"),
                 figure(e, sizeof e, o[i].gpus_mean, "gpus"),
                 figure(f, sizeof f, o[i].energy_per_mtok_kwh, "kWh"),
-                o[i].meets ? "" : o[i].overloaded ? "  overloaded" : "  misses its SLO");
+                o[i].meets ? "" : o[i].overloaded ? "  overloaded" : "  misses its SLO",
+                o[i].egress_unpriced ? "  egress not priced (transit)" : "");
     }
+    answer_break_even_text(out, m, "  ");
     fputc('\n', out);
+}
+
+void answer_break_even_text(FILE *out, const sim_metrics *m, const char *indent)
+{
+    for (size_t i = 0; i < m->count; i++) {
+        const sim_metric *x = &m->items[i];
+        const char *vs = strstr(x->subject, "_vs_");
+        if (strcmp(x->scope, "run") || strcmp(x->name, "break_even_months") || !vs)
+            continue;
+        double months = x->replications.n ? x->replications.mean : NAN;
+        fprintf(out, "%sbreak-even: buying %.*s against renting %s ", indent,
+                (int)(vs - x->subject), x->subject, vs + 4);
+        if (isnan(months))
+            fprintf(out, "never: bought, it costs more a month to run than rented\n");
+        else
+            fprintf(out, "after %.0f months (%.1f years): its purchase repaid by what it saves "
+                    "each month\n", ceil(months - 1e-9), ceil(months - 1e-9) / 12);
+    }
 }
 
 int output_answer_csv(const char *dir, const sim_metrics *m, const scenario *sc, char *err,
@@ -138,7 +163,8 @@ int output_answer_csv(const char *dir, const sim_metrics *m, const scenario *sc,
         return -1;
     FILE *out = atomic_file_stream(f);
     fputs("rank,best,workload,pool,meets,cost_horizon_usd,cost_per_mtok_usd,cost_usd,"
-          "slo_attainment,ttft_p99_s,gpus_mean,energy_per_mtok_kwh,ranked_by\n", out);
+          "slo_attainment,ttft_p99_s,gpus_mean,energy_per_mtok_kwh,ranked_by,egress_priced\n",
+          out);
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%zu", i + 1);
         csv_write_text(out, i == 0 ? "true" : "false", false);
@@ -151,6 +177,7 @@ int output_answer_csv(const char *dir, const sim_metrics *m, const scenario *sc,
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             csv_write_number(out, v[k], false);
         csv_write_text(out, ORDER_NAMES[order], false);
+        csv_write_text(out, o[i].egress_unpriced ? "false" : "true", false);
         fputc('\n', out);
     }
     return atomic_file_commit(f, err, err_size);

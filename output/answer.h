@@ -28,6 +28,9 @@ typedef struct answer_option {
     double cost_per_mtok_usd, cost_usd; /* the workload's; the pool's over the run */
     double slo_attainment, ttft_p99_s, gpus_mean, energy_per_mtok_kwh;
     bool overloaded, meets;
+    /* the workload sends bytes its pool prices neither by the GB nor as transit (an owned
+     * or monthly site that states neither): its cost leaves them out */
+    bool egress_unpriced;
 } answer_option;
 
 typedef enum answer_order {
@@ -39,11 +42,18 @@ typedef enum answer_order {
 size_t answer_options(const sim_metrics *m, const scenario *sc, answer_option *out,
                       size_t max, answer_order *order);
 
-/* The ranked table as text (nothing when the run compares no options). */
+/* Each bought pool's break-even against each rented one (the run's break_even_months),
+ * a line each after `indent`: "break-even: buying bought against renting rented after
+ * 16 months (1.3 years): ...", or never. */
+void answer_break_even_text(FILE *out, const sim_metrics *m, const char *indent);
+
+/* The ranked table as text, and the break-even lines (nothing when the run compares no
+ * options). */
 void output_answer_text(FILE *out, const sim_metrics *m, const scenario *sc);
 
 /* answer.csv in dir: rank,best,workload,pool,meets,cost_horizon_usd,cost_per_mtok_usd,
- * cost_usd,slo_attainment,ttft_p99_s,gpus_mean,energy_per_mtok_kwh,ranked_by; written
+ * cost_usd,slo_attainment,ttft_p99_s,gpus_mean,energy_per_mtok_kwh,ranked_by,
+ * egress_priced; written
  * only when the run compares options.  0, or -1 with a message. */
 int output_answer_csv(const char *dir, const sim_metrics *m, const scenario *sc, char *err,
                       size_t err_size);

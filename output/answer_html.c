@@ -23,6 +23,41 @@ static void cell_figure(FILE *out, const csv_table *t, size_t r, const char *col
     html_escape(out, buf);
 }
 
+/* The break-even lines under the table, from the run's break_even_months in
+ * summary.csv. */
+static void write_break_even(FILE *out, const char *dir)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    csv_table t;
+    if (csv_table_read(path, &t, err, sizeof err) != 0) {
+        csv_table_release(&t);
+        return;
+    }
+    long scope = csv_table_column(&t, "scope"), subject = csv_table_column(&t, "subject"),
+         metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
+    for (size_t r = 0; scope >= 0 && subject >= 0 && metric >= 0 && value >= 0 && r < t.rows;
+         r++) {
+        const char *who = csv_table_cell(&t, r, subject), *vs = strstr(who, "_vs_");
+        if (strcmp(csv_table_cell(&t, r, scope), "run") || !vs
+            || strcmp(csv_table_cell(&t, r, metric), "break_even_months"))
+            continue;
+        char line[1024];
+        double months = ceil(csv_table_number(&t, r, value) - 1e-9);
+        int n = snprintf(line, sizeof line, "Break-even: buying %.*s against renting %s ",
+                         (int)(vs - who), who, vs + 4);
+        if (n > 0 && (size_t)n < sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n, isnan(months)
+                     ? "never: bought, it costs more a month to run than rented."
+                     : "after %.0f months (%.1f years): its purchase repaid by what it saves "
+                       "each month.", months, months / 12);
+        fputs("<p class=\"caption\">", out);
+        html_escape(out, line);
+        fputs("</p>\n", out);
+    }
+    csv_table_release(&t);
+}
+
 void output_answer_html(FILE *out, const char *dir)
 {
     char path[4096], err[256];
@@ -84,8 +119,12 @@ void output_answer_html(FILE *out, const char *dir)
             cell_figure(out, &t, r, figures[f].column, figures[f].unit);
             fputs("</td>", out);
         }
-        fprintf(out, "<td>%s</td></tr>\n", meets ? "" : "misses its SLO");
+        long priced = csv_table_column(&t, "egress_priced");
+        bool unpriced = priced >= 0 && !strcmp(csv_table_cell(&t, r, priced), "false");
+        fprintf(out, "<td>%s%s%s</td></tr>\n", meets ? "" : "misses its SLO",
+                !meets && unpriced ? "; " : "", unpriced ? "egress not priced (transit)" : "");
     }
     fputs("</tbody>\n</table></div>\n", out);
     csv_table_release(&t);
+    write_break_even(out, dir);
 }

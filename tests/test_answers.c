@@ -750,7 +750,23 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
     cr_assert_not_null(csv);
     cr_expect(strstr(csv, "\n1,true,on_rented,rented,") != NULL, "%s", csv);
     cr_expect(strstr(csv, "\n2,false,on_bought,bought,") != NULL, "%s", csv);
-    cr_expect(strstr(csv, ",cost_horizon_usd\n") != NULL, "%s", csv);
+    /* the bought site prices neither egress nor transit for the bytes it sends: said
+     * (issue 39, 2), as the rented pool's AWS egress is in its cost */
+    cr_expect(strstr(csv, ",cost_horizon_usd,true\n2,false,on_bought,") != NULL, "%s", csv);
+    cr_expect(strstr(csv, ",cost_horizon_usd,false\n") != NULL, "%s", csv);
+    /* the break-even under the table (issue 39: it was only in the summary table): $30,000
+     * repaid by the $1,460 a month rented costs less the bought GPU's power */
+    summary_row even = scratch_summary_row(summary, "run", "bought_vs_rented",
+                                           "break_even_months");
+    cr_expect(even.found && even.value > 30000 / 1460.0 && even.value < 30000 / 1400.0,
+              "%g months", even.value);
+    char words[160];
+    snprintf(words, sizeof words, "  break-even: buying bought against renting rented after "
+             "%.0f months (%.1f years)", ceil(even.value), ceil(even.value) / 12);
+    cr_expect(strstr(out, words) != NULL, "%s in:\n%s", words, out);
+    const char *line = strstr(out, "  2      on_bought");
+    cr_expect(line && strstr(line, "  egress not priced (transit)\n") == strchr(line, '\n')
+                          - strlen("  egress not priced (transit)"), "%s", out);
     free(csv);
     free(summary);
     free(file);

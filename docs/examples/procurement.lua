@@ -1,6 +1,8 @@
 -- The procurement question of docs/procurement.md: Llama-3-70B chat at 50 requests/s with
 -- a p99 time to first token under 1 s, on bought 8-GPU H100 servers or on rented H100s,
--- over 3 years.  Both pools see the same requests (streams = "chat").
+-- over 3 years.  Both pools see the same requests (streams = "chat"), send 2 TB of
+-- responses a day and pay their site's internet transit (a quote of $0.50 per Mbps a
+-- month at the 95th percentile: change it to yours).
 local fs = require "fleetsim"
 
 local function chat(pool)
@@ -10,6 +12,7 @@ local function chat(pool)
     prompt = fs.lognormal { median = 1000, sigma = 1.0 },     -- tokens
     output = fs.lognormal { median = 250, sigma = 0.8 },
     max_wait = "60s", slo = { ttft = "1s" },
+    egress_per_day = "2TB",                                   -- responses sent to users
   }
 end
 
@@ -20,9 +23,10 @@ return fs.scenario {
   pools = {
     bought = fs.dedicated { gpu = "H100-SXM", count = 48,
                             cost = fs.owned { purchase_usd = 280000, gpus_per_server = 8,
-                                              years = 4, hosting_usd_per_month = 2500 } },
+                                              years = 4, hosting_usd_per_month = 2500,
+                                              transit = 0.5 } },  -- USD per Mbps a month
     rented = fs.dedicated { gpu = "H100-SXM", count = 48,
-                            cost = fs.monthly { usd_per_gpu = 2500 } },
+                            cost = fs.monthly { usd_per_gpu = 2500, transit = 0.5 } },
   },
   workloads = { on_bought = chat("bought"), on_rented = chat("rented") },
 }
