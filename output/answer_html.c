@@ -51,7 +51,7 @@ static void write_break_even(FILE *out, const char *dir)
                      ? "never: bought, it costs more a month to run than rented."
                      : "after %.0f months (%.1f years): its purchase repaid by what it saves "
                        "each month.", months, months / 12);
-        fputs("<p class=\"caption\">", out);
+        fputs("<p>", out);
         html_escape(out, line);
         fputs("</p>\n", out);
     }
@@ -121,10 +121,23 @@ void output_answer_html(FILE *out, const char *dir)
         }
         long priced = csv_table_column(&t, "egress_priced");
         bool unpriced = priced >= 0 && !strcmp(csv_table_cell(&t, r, priced), "false");
-        fprintf(out, "<td>%s%s%s</td></tr>\n", meets ? "" : "misses its SLO",
+        fprintf(out, "<td style=\"min-width:12em\">%s%s%s</td></tr>\n",
+                meets ? "" : "misses its SLO",
                 !meets && unpriced ? "; " : "", unpriced ? "egress not priced (transit)" : "");
     }
     fputs("</tbody>\n</table></div>\n", out);
+    /* said under the table too: the note column may be scrolled out of sight */
+    long priced = csv_table_column(&t, "egress_priced");
+    size_t unpriced = 0;
+    for (size_t r = 0; priced >= 0 && r < t.rows; r++) {
+        if (strcmp(csv_table_cell(&t, r, priced), "false"))
+            continue;
+        fputs(unpriced++ ? ", " : "<p>Egress not priced: the sites of ", out);
+        html_escape(out, csv_table_cell(&t, r, csv_table_column(&t, "workload")));
+    }
+    if (unpriced)
+        fputs(" state no <code>transit</code> (nor <code>egress</code>) for the bytes they "
+              "send, which their cost leaves out.</p>\n", out);
     csv_table_release(&t);
     write_break_even(out, dir);
 }

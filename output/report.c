@@ -28,6 +28,9 @@ static const char style[] =
     "figure{margin:1.2em 0}svg{width:100%;height:auto;display:block}\n"
     "figcaption,.note{color:#666;font-size:85%}code{font-size:95%}\n"
     ".caption{color:#222;font-size:110%}.wide{overflow-x:auto}\n"
+    /* a wide table scrolls under its first column, which stays (issue 39) */
+    ".wide td:first-child,.wide th:first-child{position:sticky;left:0;background:#fff}\n"
+    ".wide tr.best td:first-child{background:#f2faf5}\n"
     "tr.best td{font-weight:600;background:#f2faf5}\n"
     "pre{font-size:85%;overflow-x:auto;background:#f7f7f7;padding:.6em;white-space:pre}\n";
 
@@ -87,7 +90,7 @@ static void write_summary(FILE *out, const char *dir)
     long metric = csv_table_column(&t, "metric"), value = csv_table_column(&t, "value");
     long unit = csv_table_column(&t, "unit"), lo = csv_table_column(&t, "ci95_lo");
     long hi = csv_table_column(&t, "ci95_hi"), n = csv_table_column(&t, "n");
-    fputs("<table>\n<thead><tr><th>scope</th><th>subject</th><th>metric</th>"
+    fputs("<div class=\"wide\"><table>\n<thead><tr><th>scope</th><th>subject</th><th>metric</th>"
           "<th>value &#177; 95% interval</th><th>unit</th><th>n</th></tr></thead>\n<tbody>\n",
           out);
     for (size_t r = 0; r < t.rows; r++) {
@@ -113,7 +116,7 @@ static void write_summary(FILE *out, const char *dir)
         html_escape(out, csv_table_cell(&t, r, n));
         fputs("</td></tr>\n", out);
     }
-    fputs("</tbody>\n</table>\n", out);
+    fputs("</tbody>\n</table></div>\n", out);
     csv_table_release(&t);
 }
 
@@ -227,7 +230,7 @@ static void write_search(FILE *out, const char *dir)
         write_target(out, &t, answer, n, target);
         fputs(").</p>\n", out);
     }
-    fputs("<table class=\"probes\">\n<thead><tr><th>probe</th>", out);
+    fputs("<div class=\"wide\"><table class=\"probes\">\n<thead><tr><th>probe</th>", out);
     for (long k = 1; k < keys; k++) {
         fputs("<th>", out);
         html_escape(out, t.header[k]);
@@ -266,7 +269,7 @@ static void write_search(FILE *out, const char *dir)
         }
         fputs("</tr>\n", out);
     }
-    fputs("</tbody>\n</table>\n", out);
+    fputs("</tbody>\n</table></div>\n", out);
     csv_table_release(&t);
 }
 
@@ -553,9 +556,10 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         fputs("</p>\n", out);
     }
     /* a reader's order (issue 18, 6; issue 39, 1): the options ranked where the run
-     * compares some, what was simulated, the verdict, the answer, the charts, then every
-     * number */
+     * compares some, or a search's answer; what was simulated, the verdict, the answer,
+     * the charts, then every number */
     output_answer_html(out, dir);
+    write_search(out, dir); /* a search's answer before the scenario it varied */
     write_text_section(out, dir, "scenario.txt", "Scenario",
                        "Every value the run used, as <code>fleetsim check</code> prints it.");
     output_verdict_html(out, dir); /* the claim first: it is what the run is for */
@@ -573,7 +577,6 @@ static void write_page(FILE *out, const char *dir, const char *name, const char 
         write_charts(out, dir, svgs, false);
     }
     write_constants(out, dir);
-    write_search(out, dir);
     write_sweep_table(out, dir);
     if (nsweep > 0) {
         fputs("<h2>Sweep</h2>\n<p class=\"note\">The metrics that move from point to point, "

@@ -44,12 +44,20 @@ check() {  # NAME DIR EXPECTED-RESULT-ROWS(or -)
     got=$(sed -n '/<table class="answer">/,/<\/table>/p' "$dom" | grep -c '<tr' || true)
     [ "$got" -eq 6 ] || bad="$bad answer-rows:$got!=6"
     grep -q '<tr class="best">' "$dom" || bad="$bad no-best"
+    # its bought and monthly sites state no transit: said under the table
+    grep -q '<p>Egress not priced: the sites of on_bought, on_monthly state no' "$dom" \
+      || bad="$bad egress-unsaid"
+    grep -q '<p>Break-even: buying bought against renting monthly after' "$dom" \
+      || bad="$bad no-break-even"
     [ "$(grep -n '<h2>Answer</h2>' "$dom" | cut -d: -f1)" -lt \
       "$(grep -n '<h2>Scenario</h2>' "$dom" | cut -d: -f1)" ] || bad="$bad answer-not-first"
   elif [ "$name" = search ]; then
     grep -q '<strong>Answer: pools.servers.count = 10</strong>' "$dom" || bad="$bad no-answer"
     got=$(sed -n '/<table class="probes">/,/<\/table>/p' "$dom" | grep -c '<tr><td' || true)
     [ "$got" -eq 5 ] || bad="$bad probe-rows:$got!=5"
+    # the answer before the scenario it varied (issue 39)
+    [ "$(grep -n '<h2>Search</h2>' "$dom" | cut -d: -f1)" -lt \
+      "$(grep -n '<h2>Scenario</h2>' "$dom" | cut -d: -f1)" ] || bad="$bad answer-not-first"
   elif [ "$name" = grid ]; then
     grep -q '<strong>Answer: pools.servers.count = 10</strong>: of the points meeting the target' "$dom" || bad="$bad no-answer"
     got=$(sed -n '/<table class="probes">/,/<\/table>/p' "$dom" | grep -c '<tr><td' || true)

@@ -1086,6 +1086,33 @@ Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 
 
 /* ---- 6 (part): report.html in a reader's order --------------------------------------- */
 
+/* A search's report opens with its answer, not with the scenario as the file states it
+ * (the un-swept count) above it (issue 39). */
+Test(answers, a_search_report_opens_with_its_answer, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"srch\", duration = \"2h\", warmup = \"10m\",\n"
+        "  pools = { servers = fs.dedicated { count = 8 } },\n"
+        "  workloads = { requests = fs.service { arrivals = fs.poisson { rate = 7.2 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"servers\" } },\n"
+        "  search = fs.search { key = \"pools.servers.count\",\n"
+        "    target = \"queue_wait_mean_s <= 0.1\", low = 8, high = 16 },\n"
+        "}\n";
+    char *file = scratch_file(dir, "srch.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q -o %s/srch", file, dir), 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/srch/report.html", dir);
+    char *page = scratch_read(path);
+    cr_assert_not_null(page);
+    const char *search = strstr(page, "<h2>Search</h2>");
+    const char *scenario = strstr(page, "<h2>Scenario</h2>");
+    cr_expect(search && scenario && search < scenario, "the answer, then the scenario");
+    cr_expect(strstr(page, "<strong>Answer: pools.servers.count = ") > search);
+    free(page);
+    free(file);
+}
+
 Test(answers, the_report_leads_with_the_scenario_and_the_headline, .timeout = 60)
 {
     char path[512];
