@@ -28,6 +28,7 @@ typedef struct load_context {
     const char *scenario_path; /* files a scenario names are relative to its folder */
     bool unsafe;               /* may name files outside that folder */
     size_t list_values;        /* values copied out of lists so far (capped) */
+    bool no_tp_trials;         /* scenario_load_options.no_tp_trials */
 } load_context;
 
 /* Values a scenario's lists may hold in all: the C copies are outside the sandbox's

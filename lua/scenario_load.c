@@ -1197,7 +1197,7 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
 static int choose_tp_for_slo(load_context *c, const fields_object *w, scenario *sc,
                              const named_list *pools, inference_spec *inf)
 {
-    if (!slo_tp_applies(sc, inf))
+    if (c->no_tp_trials || !slo_tp_applies(sc, inf))
         return 0;
     const pool_spec *p = &sc->pools[inf->pool];
     unsigned tps[TP_TRIALS_MAX];
@@ -1510,7 +1510,7 @@ static int apply_set(load_context *c, int root, const char *text)
 static int replay_sets(lua_State *L, int root, const char *const *sets, size_t nsets,
                        char *err, size_t err_size)
 {
-    load_context c = { L, err, err_size, sets, nsets, "", false, 0 };
+    load_context c = { L, err, err_size, sets, nsets, "", false, 0, false };
     for (size_t i = 0; i < nsets; i++)
         if (apply_set(&c, root, sets[i]) != 0)
             return -1;
@@ -1572,7 +1572,8 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
         return -1;
     }
     lua_State *L = sandbox_state(sb);
-    load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe, 0 };
+    load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe, 0,
+                       options->no_tp_trials };
     if (options->instruction_budget)
         sandbox_set_instruction_budget(sb, options->instruction_budget);
     int status = run_file(sb, path, err, err_size);

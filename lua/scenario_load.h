@@ -23,6 +23,10 @@ typedef struct scenario_load_options {
      * how many it ran (NULL: nowhere); an experiment shares one budget over its points. */
     uint64_t instruction_budget;
     uint64_t *instructions_run;
+    /* Leave out the trials that choose a tp for an SLO (models/slo_tp.h: each a run of
+     * the workload): tp stays the throughput ranking's.  For harnesses that exercise
+     * the loader alone (the fuzzer), where a load must take milliseconds. */
+    bool no_tp_trials;
 } scenario_load_options;
 
 /* 0 with *out filled (release with scenario_release), or -1 with the message in err. */

@@ -86,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += 6 + n + (end ? 1 : 0);
     }
     const char *path = fuzz_write("scenario.lua", data, size);
-    scenario_load_options options = { .sets = sets, .nsets = nsets };
+    /* the loader alone: no tp trials (each a simulated run) */
+    scenario_load_options options = { .sets = sets, .nsets = nsets, .no_tp_trials = true };
     scenario sc;
     experiment_spec spec;
     char err[2048];
