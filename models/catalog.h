@@ -12,7 +12,7 @@
 #include "models/llm.h"
 
 /* The engines a workload runs when it names none. */
-#define CATALOG_DEFAULT_SERVING_ENGINE "vllm-2024"
+#define CATALOG_DEFAULT_SERVING_ENGINE "vllm"
 #define CATALOG_DEFAULT_TRAINING_ENGINE "deepspeed"
 
 typedef struct catalog {

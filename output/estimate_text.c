@@ -98,27 +98,34 @@ static void print_breakdown(FILE *out, const model_spec *m, const estimate_reque
             req->prompt + req->output / 2);
     fprintf(out, "  %-18s %10s %6s  %-13s %10s %6s  %-13s %s\n", "operator", "prefill ms",
             "share", "bound", "decode ms", "share", "bound", "kernels");
+    /* the host's share is of what it adds to the step (what the GPU's step does not
+     * hide), so that the shares add up to the total */
+    const double exposed[2] = { r->first_token.total_s - r->first_token.gpu_s,
+                                r->decode.total_s - r->decode.gpu_s };
     for (int i = 0; i < OP_COUNT; i++) {
         const perf_op_time *x = &a->op[i], *y = &b->op[i];
         if (x->time_s <= 0 && y->time_s <= 0)
             continue;
         fprintf(out, "  %-18s", perf_op_name((perf_op)i));
+        double share_x = i == OP_HOST ? exposed[0] : x->time_s;
+        double share_y = i == OP_HOST ? exposed[1] : y->time_s;
         if (x->time_s > 0)
             fprintf(out, " %10.4f %5.1f%%  %-13s", 1e3 * x->time_s,
-                    100 * x->time_s / r->first_token.total_s, perf_bound_name(x->bound));
+                    100 * share_x / r->first_token.total_s, perf_bound_name(x->bound));
         else
             fprintf(out, " %10s %6s  %-13s", "-", "", "");
         if (y->time_s > 0)
             fprintf(out, " %10.4f %5.1f%%  %-13s", 1e3 * y->time_s,
-                    100 * y->time_s / r->decode.total_s, perf_bound_name(y->bound));
+                    100 * share_y / r->decode.total_s, perf_bound_name(y->bound));
         else
             fprintf(out, " %10s %6s  %-13s", "-", "", "");
         const char *kernels = engine_kernel_of(req->engine, (perf_op)i, m);
         if (op_from_profile(req, (perf_op)i))
             fprintf(out, " the profile's (measured)\n");
+        else if (i == OP_HOST)
+            fprintf(out, " the engine's host work (share: what the GPU's step leaves exposed)\n");
         else
-            fprintf(out, " %s\n", kernels ? kernels : i == OP_HOST ? "the engine's host work"
-                                                                   : "memory passes");
+            fprintf(out, " %s\n", kernels ? kernels : "memory passes");
     }
     fprintf(out, "  %-18s %10.4f %5.1f%%  %-13s %10.4f %5.1f%%\n", "total",
              1e3 * r->first_token.total_s, 100.0, "", 1e3 * r->decode.total_s, 100.0);

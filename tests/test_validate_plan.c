@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lua/validate_predict.h"
+#include "models/catalog.h"
 #include "models/validate_load.h"
 #include "models/validate_plan.h"
 #include "output/csv_table.h"
@@ -279,7 +280,8 @@ Test(validate_plan, the_engine_weights_and_lora_cells_are_data)
                          .engine = "vLLM V1 engine on SGLang's kernels", .engine_profile = "",
                          .weights = "fp8", .lora = "" };
     char err[256];
-    cr_expect_str_eq(validate_engine_of(&row), "vllm-2024", "the words are not read");
+    cr_expect_str_eq(validate_engine_of(&row), CATALOG_DEFAULT_SERVING_ENGINE,
+                     "the words are not read");
     row.category = "training";
     cr_expect_str_eq(validate_engine_of(&row), "deepspeed");
     row.engine_profile = "sglang";

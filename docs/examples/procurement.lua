@@ -21,11 +21,11 @@ return fs.scenario {
   duration = "30m", warmup = "5m", replications = 3,
   horizon = "3y",                                             -- costs projected to 3 years
   pools = {
-    bought = fs.dedicated { gpu = "H100-SXM", count = 48,
+    bought = fs.dedicated { gpu = "H100-SXM", count = 40,
                             cost = fs.owned { purchase_usd = 280000, gpus_per_server = 8,
                                               years = 4, hosting_usd_per_month = 2500,
                                               transit = 0.5 } },  -- USD per Mbps a month
-    rented = fs.dedicated { gpu = "H100-SXM", count = 48,
+    rented = fs.dedicated { gpu = "H100-SXM", count = 40,
                             cost = fs.monthly { usd_per_gpu = 2500, transit = 0.5 } },
   },
   workloads = { on_bought = chat("bought"), on_rented = chat("rented") },

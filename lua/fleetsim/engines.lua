@@ -1,9 +1,11 @@
 -- The engine catalog: serving engines and training frameworks as the performance and
 -- memory models see them (models/engine.h).  A workload names one: fs.inference {
 -- engine = "sglang" }, fs.training { engine = "megatron" }, estimate --engine; validate
--- maps each row's engine column to one.  Defaults: "vllm-2024" for serving (the engine
--- the operator set measured, as every figure of fleetsim's was priced before engines
--- had names), "deepspeed" for training (the ZeRO paper's 16 bytes a parameter).
+-- maps each row's engine column to one.  Defaults: "vllm" for serving (current vLLM, the
+-- engine a user starting today most likely runs; "vllm-2024", the engine the operator
+-- set measured, was the default until 2026-12-05, as every figure of fleetsim's was
+-- priced before engines had names), "deepspeed" for training (the ZeRO paper's 16 bytes
+-- a parameter).
 --
 -- Each value says where it comes from.  "fit set" is ../shared/reference: operators/
 -- (Vidur's profiling of a 2024 vLLM: "Vidur profiling data, Microsoft

@@ -8,6 +8,7 @@ return fs.scenario {
   },
   workloads = {
     chat = fs.inference { model = "llama-3-8b", pool = "own", overflow = "burst",
+      engine = "vllm-2024",
       arrivals = fs.poisson { rate = 60 },
       prompt = fs.lognormal { median = 1000, sigma = 1.0 },
       output = fs.lognormal { median = 250, sigma = 0.8 },
