@@ -46,7 +46,9 @@ static const char *const ENGINE_TRAINING_KEYS[] = {
     "tp_overlap", "sequence_parallel", NULL,
 };
 static const char *const ENGINE_GRAPH_KEYS[] = { "max_batch", NULL };
-static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", NULL };
+static const char *const ENGINE_BATCH_KEYS[] = { "max_batch", "max_tokens", "smaller", NULL };
+static const char *const ENGINE_SMALLER_KEYS[] = { "max_batch", "max_tokens", "below_gib",
+                                                   "named", NULL };
 static const char *const ENGINE_ALLTOALL_KEYS[] = {
     "dispatch_fp8", "per_node", "two_batch_overlap", NULL,
 };
@@ -321,6 +323,36 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
 
 /* host = { from = "operators" | base, per_sequence, tp_base, tp_per_sequence, overlap,
  * measured, source } */
+/* batch.smaller: the defaults on a smaller device (engine_batch_defaults) */
+static int read_engine_smaller(load_context *c, const fields_object *bt, engine_spec *e)
+{
+    fields_object s;
+    int found = fields_object_open_field(c, bt, "smaller", NULL, "a table such as { max_batch "
+                                         "= 256, max_tokens = 2048, below_gib = 70 }", &s);
+    if (found <= 0)
+        return found < 0;
+    int64_t seqs = 0, tokens = 0;
+    double below_gib = 0;
+    char *named = NULL;
+    int status = fields_object_check_keys(c, &s, ENGINE_SMALLER_KEYS)
+                 || fields_read_integer(c, &s, "max_batch", true, 0, 1, 1000000, &seqs)
+                 || fields_read_integer(c, &s, "max_tokens", true, 0, 1, 100000000, &tokens)
+                 || fields_read_number(c, &s, "below_gib", false, 0, 0, 1e6, true, &below_gib)
+                 || fields_read_string(c, &s, "named", false, &named);
+    if (status == 0 && named && strlen(named) >= sizeof e->smaller_named)
+        status = fields_fail(c, s.where, s.path, "named: at most %zu characters, got \"%s\"",
+                             sizeof e->smaller_named - 1, named);
+    if (status == 0) {
+        e->smaller_max_batch = (unsigned)seqs;
+        e->smaller_max_tokens = (unsigned)tokens;
+        e->smaller_below_bytes = below_gib * 1073741824.0;
+        snprintf(e->smaller_named, sizeof e->smaller_named, "%s", named ? named : "");
+    }
+    free(named);
+    lua_settop(c->L, s.index - 1);
+    return status;
+}
+
 static int read_engine_host(load_context *c, const fields_object *o, engine_spec *e)
 {
     fields_object h;
@@ -525,7 +557,8 @@ static int convert_engine(load_context *c, const fields_object *o, const char *n
             status = fields_object_check_keys(c, &bt, ENGINE_BATCH_KEYS)
                      || fields_read_integer(c, &bt, "max_batch", false, 256, 1, 1000000, &seqs)
                      || fields_read_integer(c, &bt, "max_tokens", false, 8192, 1, 100000000,
-                                            &tokens);
+                                            &tokens)
+                     || read_engine_smaller(c, &bt, e);
             lua_settop(c->L, bt.index - 1);
         }
         status = status || has_batch < 0;

@@ -949,10 +949,11 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->kv_policy = policies[full];
         status = engine_load(c, w, &sc->catalog, false, &out->engine, &out->engine_default);
     }
-    if (status == 0) { /* not given: the engine's own defaults */
-        const engine_spec *e = &sc->catalog.engines[out->engine];
-        out->max_batch = max_batch ? (unsigned)max_batch : e->max_batch;
-        out->max_tokens = max_tokens ? (unsigned)max_tokens : e->max_tokens;
+    if (status == 0) { /* not given: the engine's own defaults on this device */
+        unsigned seqs, tokens;
+        engine_batch_defaults(&sc->catalog.engines[out->engine], d, &seqs, &tokens);
+        out->max_batch = max_batch ? (unsigned)max_batch : seqs;
+        out->max_tokens = max_tokens ? (unsigned)max_tokens : tokens;
     }
     if (status == 0) {
         out->has_engine = true;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *engine_class_name(engine_class c)
 {
@@ -22,6 +23,26 @@ void engine_release(engine_spec *e)
     for (int i = 0; i < ENGINE_CLASS_COUNT; i++)
         free(e->kernels[i]);
     memset(e, 0, sizeof *e);
+}
+
+/* Whether `name` contains `part`, case aside. */
+static bool names_part(const char *name, const char *part)
+{
+    size_t n = strlen(part);
+    for (const char *p = name; *p; p++)
+        if (strncasecmp(p, part, n) == 0)
+            return true;
+    return false;
+}
+
+void engine_batch_defaults(const engine_spec *e, const device_spec *d, unsigned *max_batch,
+                           unsigned *max_tokens)
+{
+    bool smaller = e->smaller_max_batch > 0 && d
+                   && (d->is_cpu || d->memory_bytes < e->smaller_below_bytes
+                       || (e->smaller_named[0] && names_part(d->name, e->smaller_named)));
+    *max_batch = smaller ? e->smaller_max_batch : e->max_batch;
+    *max_tokens = smaller ? e->smaller_max_tokens : e->max_tokens;
 }
 
 perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,

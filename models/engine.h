@@ -68,6 +68,12 @@ typedef struct engine_spec {
                                 * none); informational until launches are modelled apart */
     unsigned max_batch, max_tokens; /* its defaults of sequences and tokens an iteration (a
                                 * workload's max_batch, max_tokens when it gives none) */
+    /* Its smaller defaults on a smaller device (engine_batch_defaults): on a CPU, on a GPU
+     * of less than smaller_below_bytes as CUDA reports it, or on one whose catalog name
+     * contains smaller_named (case aside; "" none).  smaller_max_batch 0: none. */
+    unsigned smaller_max_batch, smaller_max_tokens;
+    double smaller_below_bytes;
+    char smaller_named[32];
     /* Memory (serving): the rule (models/memory.h) and its share (0 under a static pool:
      * the device less what is reserved, SGLang's own rule), what lives outside the
      * allocator on each device (more with tensor parallelism: NCCL's and custom all-reduce
@@ -106,6 +112,11 @@ typedef struct engine_spec {
 
 /* Frees the strings and zeroes the spec; NULL is fine. */
 void engine_release(engine_spec *e);
+
+/* The sequences a batch and the tokens an iteration engine e runs on device d when a
+ * workload gives neither: its smaller defaults on a smaller device, else its own. */
+void engine_batch_defaults(const engine_spec *e, const device_spec *d, unsigned *max_batch,
+                           unsigned *max_tokens);
 
 /* The profile a workload of engine e runs on device d with: a serving engine's host work
  * and its overlap (a NaN host_s keeps the family's measured figures); on a device that

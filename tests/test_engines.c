@@ -580,3 +580,20 @@ Test(engines, an_edit_of_one_engine_leaves_the_others_and_estimate_fills_its_cac
             cr_expect_leq(batch, most, "%s: batch %g, the cache holds %g", engines[i], batch, most);
     }
 }
+
+/* vLLM's defaults follow the device (vllm/engine/arg_utils.py): 1,024 sequences and 8,192
+ * tokens an iteration on a GPU of 70 GiB or more, 256 and 2,048 on a smaller one and on
+ * an A100 whatever its memory; an engine without smaller defaults keeps its own */
+Test(engines, an_engines_batch_defaults_follow_the_device)
+{
+    const engine_spec *v = test_engine("vllm");
+    unsigned seqs, tokens;
+    engine_batch_defaults(v, test_device("H100-SXM"), &seqs, &tokens);
+    cr_expect(seqs == 1024 && tokens == 8192, "H100: %u, %u", seqs, tokens);
+    engine_batch_defaults(v, test_device("A100-80GB-SXM"), &seqs, &tokens);
+    cr_expect(seqs == 256 && tokens == 2048, "A100 80GB: %u, %u", seqs, tokens);
+    engine_batch_defaults(v, test_device("L4"), &seqs, &tokens);
+    cr_expect(seqs == 256 && tokens == 2048, "L4: %u, %u", seqs, tokens);
+    engine_batch_defaults(test_engine("tensorrt-llm"), test_device("L4"), &seqs, &tokens);
+    cr_expect(seqs == 2048 && tokens == 8192, "TensorRT-LLM keeps its own: %u, %u", seqs, tokens);
+}

@@ -38,7 +38,10 @@
 --   cuda_graphs  max_batch: decode batches up to it replay a captured graph
 --   batch      its defaults of sequences a batch and tokens an iteration, a workload's
 --              max_batch and max_tokens where it gives none: { max_batch, max_tokens }
---              (256 and 8,192 when absent, fleetsim's defaults before engines had names)
+--              (256 and 8,192 when absent, fleetsim's defaults before engines had names),
+--              and smaller = { max_batch, max_tokens, below_gib, named }: its defaults on
+--              a CPU, a GPU of less than below_gib as CUDA reports it, or one whose name
+--              contains `named`
 --   alltoall   a mixture's expert-parallel all-to-all: dispatch_fp8 (the dispatch in fp8
 --              with a 4-byte scale each 128 values, the combine 16-bit: DeepSeek-V3's
 --              report, section 3.3.3, and DeepEP's low-latency dispatch, use_fp8 = True by
@@ -209,9 +212,11 @@ return {
                .. "enabled by default'); no Ray on one node, the local hand-off not measured (0)" },
     -- vllm/config/compilation.py: max_cudagraph_capture_size = min(max_num_seqs x 2, 512)
     -- max_num_seqs 1024 and max_num_batched_tokens 8192 for the OpenAI server on a GPU of
-    -- 70 GiB or more but A100 (vllm/engine/arg_utils.py; 256 and 2,048 on smaller ones,
-    -- stated here for all)
-    batch = { max_batch = 1024, max_tokens = 8192 },
+    -- 70 GiB or more but an A100, 256 and 2,048 on the others (vllm/engine/arg_utils.py,
+    -- _set_default_args: device memory and "a100" in the device's name); a CPU taken as a
+    -- smaller device (stated: vLLM's CPU backend sets its own)
+    batch = { max_batch = 1024, max_tokens = 8192,
+              smaller = { max_batch = 256, max_tokens = 2048, below_gib = 70, named = "A100" } },
     cuda_graphs = { max_batch = 512 },
     -- gpu_memory_utilization 0.9 (vllm/config/cache.py), the cache what is left of it
     -- after weights, non-torch memory and the activation peak of a profiling step of
