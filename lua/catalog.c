@@ -320,9 +320,6 @@ static int convert_model(load_context *c, const fields_object *o, const char *na
     return status ? -1 : 0;
 }
 
-
-/* host = { from = "operators" | base, per_sequence, tp_base, tp_per_sequence, overlap,
- * measured, source } */
 /* batch.smaller: the defaults on a smaller device (engine_batch_defaults) */
 static int read_engine_smaller(load_context *c, const fields_object *bt, engine_spec *e)
 {
@@ -353,6 +350,8 @@ static int read_engine_smaller(load_context *c, const fields_object *bt, engine_
     return status;
 }
 
+/* host = { from = "operators" | base, per_sequence, tp_base, tp_per_sequence, overlap,
+ * measured, source } */
 static int read_engine_host(load_context *c, const fields_object *o, engine_spec *e)
 {
     fields_object h;

@@ -326,6 +326,22 @@ Test(engines, estimate_names_the_engine_and_the_host_time_hidden_and_exposed)
     cr_expect(strstr(out, "training engine     deepspeed (the default)") != NULL, "%s", out);
     cr_expect(strstr(out, "host work: prefill") != NULL, "%s", out);
     cr_expect(strstr(out, "hidden under the GPU's") != NULL, "%s", out);
+    /* the host row's share is what the GPU's step leaves exposed: none of the default
+     * engine's 3.3 ms at a decode batch of 32, where the GPU's step takes 8.2 ms; the
+     * 2024 engine's, in series, a share of its own */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --batch 32"), 0,
+                 "%s", err);
+    const char *host = strstr(out, "\n  host ");
+    cr_assert_not_null(host, "%s", out);
+    const char *first = strstr(host, "   0.0%  host"), *end = strchr(host + 1, '\n');
+    cr_expect(first && first < end && strstr(first + 1, "   0.0%  host") < end, "%.160s", host);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --batch 32 "
+                         "--engine vllm-2024"), 0, "%s", err);
+    host = strstr(out, "\n  host ");
+    cr_assert_not_null(host, "%s", out);
+    end = strchr(host + 1, '\n');
+    first = strstr(host, "   0.0%  host");
+    cr_expect(!first || first > end, "%.160s", host);
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3.1-8b --gpu H100-SXM --csv "
                          "--engine megatron"), 0, "%s", err);
     /* a training engine named alone: serving runs the default, which overlaps its host
