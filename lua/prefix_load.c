@@ -1,5 +1,5 @@
 /* prefix_cache = true | { block = 16 }, affinity_bound = 0.25,
- * system_prompt = 1000 | { { tokens = 1000, weight = 3 }, ... },
+ * system_prompt = 1000 | { tokens = 1000, groups = 64 } | { { tokens = 1000, weight = 3 }, ... },
  * sessions = { turns = ..., think = ..., new_tokens = ... } (see prefix_load.h). */
 #include "lua/prefix_load.h"
 
@@ -8,7 +8,7 @@
 
 static const char *const PREFIX_CACHE_KEYS[] = { "block", NULL };
 static const char *const SESSION_KEYS[] = { "turns", "think", "new_tokens", NULL };
-static const char *const SYSTEM_PROMPT_KEYS[] = { "tokens", "weight", NULL };
+static const char *const SYSTEM_PROMPT_KEYS[] = { "tokens", "weight", "groups", NULL };
 
 /* A trace's hashed block ids fix the cache's block: theirs, by default and required. */
 static int read_prefix_cache(load_context *c, const fields_object *w, inference_spec *out)
@@ -47,6 +47,28 @@ static int read_prefix_cache(load_context *c, const fields_object *w, inference_
     return status ? -1 : 0;
 }
 
+/* One system prompt from the table on top of the stack, named `item` in messages. */
+static int read_system_entry(load_context *c, const fields_object *w, const char *item,
+                             system_prompt *out)
+{
+    fields_object e;
+    int status = fields_object_open(c, -1, item, w->where, NULL, "a table such as "
+                                    "{ tokens = 1000, weight = 1, groups = 1 }", &e);
+    if (status == 0 && !*e.where)
+        snprintf(e.where, sizeof e.where, "%s", w->where);
+    int64_t tokens = 0, groups = 1;
+    double weight = 1;
+    status = status
+             || fields_object_check_keys(c, &e, SYSTEM_PROMPT_KEYS)
+             || fields_read_integer(c, &e, "tokens", true, 0, 1, 10000000, &tokens)
+             || fields_read_number(c, &e, "weight", false, 1, 0, 1e12, false, &weight)
+             || fields_read_integer(c, &e, "groups", false, 1, 1, SYSTEM_PROMPT_GROUPS_MAX,
+                                    &groups);
+    *out = (system_prompt){ (unsigned)tokens, weight, (unsigned)groups };
+    return status;
+}
+
+/* system_prompt = tokens | { tokens, weight, groups } | a list of 1 to 16 of those. */
 static int read_system_prompt(load_context *c, const fields_object *w, inference_spec *out)
 {
     lua_State *L = c->L;
@@ -61,35 +83,37 @@ static int read_system_prompt(load_context *c, const fields_object *w, inference
         int64_t tokens;
         if (fields_read_integer(c, w, "system_prompt", true, 0, 1, 10000000, &tokens) != 0)
             return -1;
-        out->system_prompts[0] = (system_prompt){ (unsigned)tokens, 1 };
+        out->system_prompts[0] = (system_prompt){ (unsigned)tokens, 1, 1 };
         out->nsystem_prompts = 1;
         return 0;
     }
+    fields_object_get(c, w, "system_prompt");
+    int status;
+    if (type == LUA_TTABLE && lua_rawlen(L, -1) == 0
+        && lua_getfield(L, -1, "tokens") != LUA_TNIL) { /* one prompt, its keys named */
+        lua_pop(L, 1);
+        status = read_system_entry(c, w, path, &out->system_prompts[0]);
+        lua_settop(L, top);
+        out->nsystem_prompts = status ? 0 : 1;
+        return status ? -1 : 0;
+    }
+    lua_settop(L, top);
     fields_object_get(c, w, "system_prompt");
     size_t n = type == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
     if (n < 1 || n > SYSTEM_PROMPTS_MAX) {
         fields_describe(L, -1, got, sizeof got);
         lua_settop(L, top);
-        return fields_fail(c, w->where, path, "expected a token count or a list of 1 to %d "
-                           "{ tokens = ..., weight = ... }, got %s", SYSTEM_PROMPTS_MAX, got);
+        return fields_fail(c, w->where, path, "expected a token count, { tokens = ..., "
+                           "weight = ..., groups = ... } or a list of 1 to %d of those, got %s",
+                           SYSTEM_PROMPTS_MAX, got);
     }
-    int list = lua_gettop(L), status = 0;
+    int list = lua_gettop(L);
+    status = 0;
     for (size_t i = 0; i < n && status == 0; i++) {
         lua_rawgeti(L, list, (lua_Integer)i + 1);
         char item[FIELD_PATH_MAX];
         snprintf(item, sizeof item, "%s[%zu]", path, i + 1);
-        fields_object e;
-        status = fields_object_open(c, -1, item, w->where, NULL, "a table such as "
-                                    "{ tokens = 1000, weight = 1 }", &e);
-        if (status == 0 && !*e.where)
-            snprintf(e.where, sizeof e.where, "%s", w->where);
-        int64_t tokens = 0;
-        double weight = 1;
-        status = status
-                 || fields_object_check_keys(c, &e, SYSTEM_PROMPT_KEYS)
-                 || fields_read_integer(c, &e, "tokens", true, 0, 1, 10000000, &tokens)
-                 || fields_read_number(c, &e, "weight", false, 1, 0, 1e12, false, &weight);
-        out->system_prompts[i] = (system_prompt){ (unsigned)tokens, weight };
+        status = read_system_entry(c, w, item, &out->system_prompts[i]);
         lua_settop(L, list);
     }
     lua_settop(L, top);

@@ -17,7 +17,9 @@
 typedef struct segment {
     uint64_t key;            /* the owner's, tagged shared or own */
     uint32_t blocks;         /* its first `blocks` blocks are held */
-    uint32_t older, newer;   /* the recency list; the free list through older */
+    uint32_t refs;           /* running sequences pinning it: off the recency list */
+    uint32_t older, newer;   /* the recency list (unpinned only); the free list through
+                                older */
 } segment;
 
 struct prefix_cache {
@@ -28,6 +30,7 @@ struct prefix_cache {
     uint32_t oldest, newest;
     size_t live;             /* segments on the recency list */
     size_t held;             /* blocks, over every segment */
+    size_t pinned;           /* blocks of the pinned segments */
     uint32_t *table;         /* segment index + 1; 0: empty */
     size_t table_size;       /* a power of two, at least twice the live segments */
     uint64_t evictions;
@@ -87,9 +90,10 @@ void prefix_cache_free(prefix_cache *pc)
 {
     if (!pc)
         return;
-    if (pc->observer)
-        for (uint32_t g = pc->oldest; g != NONE; g = pc->segs[g].newer)
-            pc->observer(pc->observer_context, pc->segs[g].key, 0);
+    if (pc->observer) /* pinned or not: every segment in use has a key */
+        for (uint32_t g = 0; g < pc->nsegs; g++)
+            if (pc->segs[g].key)
+                pc->observer(pc->observer_context, pc->segs[g].key, 0);
     free(pc->segs);
     free(pc->table);
     free(pc);
@@ -158,8 +162,9 @@ static void grow_table(prefix_cache *pc)
     if (!pc->table)
         sim_out_of_memory("out of memory for a prefix cache");
     pc->table_size = size;
-    for (uint32_t g = pc->oldest; g != NONE; g = pc->segs[g].newer)
-        table_put(pc, g);
+    for (uint32_t g = 0; g < pc->nsegs; g++) /* the pinned too, off the list */
+        if (pc->segs[g].key)
+            table_put(pc, g);
 }
 
 static void unlink_segment(prefix_cache *pc, uint32_t g)
@@ -209,6 +214,7 @@ static uint32_t segment_of(prefix_cache *pc, uint64_t key)
     }
     pc->segs[g].key = key;
     pc->segs[g].blocks = 0;
+    pc->segs[g].refs = 0;
     append_newest(pc, g);
     pc->live++;
     if (pc->live * 2 > pc->table_size)
@@ -218,25 +224,33 @@ static uint32_t segment_of(prefix_cache *pc, uint64_t key)
     return g;
 }
 
-/* Makes the segment of key hold at least `blocks` and the most recently used. */
-static void touch(prefix_cache *pc, uint64_t key, uint32_t blocks)
+/* Makes the segment of key hold at least `blocks` and, unless pinned (off the list),
+ * the most recently used; its index. */
+static uint32_t touch(prefix_cache *pc, uint64_t key, uint32_t blocks)
 {
     uint32_t g = segment_of(pc, key);
-    unlink_segment(pc, g);
-    append_newest(pc, g);
-    if (pc->segs[g].blocks < blocks) {
-        pc->held += blocks - pc->segs[g].blocks;
-        pc->segs[g].blocks = blocks;
-        tell(pc, &pc->segs[g]);
+    segment *x = &pc->segs[g];
+    if (!x->refs) {
+        unlink_segment(pc, g);
+        append_newest(pc, g);
     }
+    if (x->blocks < blocks) {
+        pc->held += blocks - x->blocks;
+        if (x->refs)
+            pc->pinned += blocks - x->blocks;
+        x->blocks = blocks;
+        tell(pc, x);
+    }
+    return g;
 }
 
 void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks)
 {
-    while (pc->held > capacity_blocks) {
+    /* the list holds the unpinned segments only: eviction never reaches a pinned one */
+    while (pc->held - pc->pinned > capacity_blocks) {
         uint32_t g = pc->oldest;
         segment *x = &pc->segs[g];
-        size_t over = pc->held - capacity_blocks;
+        size_t over = pc->held - pc->pinned - capacity_blocks;
         uint32_t take = over < x->blocks ? (uint32_t)over : x->blocks; /* its last blocks */
         x->blocks -= take;
         pc->held -= take;
@@ -317,6 +331,104 @@ void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned t
         touch(pc, prefix_chain_shared_key(chain), (uint32_t)(n < s0 ? n : s0));
     prefix_cache_trim(pc, capacity_blocks);
 }
+
+/* ---- pins ------------------------------------------------------------------------ */
+
+/* A reference on segment g: the first takes it off the recency list. */
+static void ref(prefix_cache *pc, uint32_t g)
+{
+    segment *x = &pc->segs[g];
+    if (x->refs++ == 0) {
+        unlink_segment(pc, g);
+        pc->pinned += x->blocks;
+    }
+}
+
+/* Drops a reference on the segment of key; the last puts it back as the most recently
+ * used (an engine's block freed by its last sequence joins the tail of the free queue). */
+static void unref(prefix_cache *pc, uint64_t key)
+{
+    uint32_t g = find(pc, key);
+    if (g == NONE || pc->segs[g].refs == 0)
+        sim_fatal("prefix_cache_unpin: a run no sequence pins");
+    segment *x = &pc->segs[g];
+    if (--x->refs == 0) {
+        append_newest(pc, g);
+        pc->pinned -= x->blocks;
+    }
+}
+
+/* Blocks of the chain's first `tokens` that pins name: whole, and with ids only those
+ * that have one. */
+static unsigned pin_blocks(const prefix_cache *pc, const prefix_chain *c, unsigned tokens)
+{
+    return c->ids ? hashed_blocks(pc, c, tokens) : tokens / pc->block_tokens;
+}
+
+unsigned prefix_cache_probe(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
+                            size_t *unpinned)
+{
+    unsigned hit = prefix_cache_longest(pc, chain, tokens), n = hit / pc->block_tokens;
+    size_t free_held = 0;
+    if (chain->ids) {
+        for (unsigned i = 0; i < n; i++)
+            free_held += pc->segs[find(pc, prefix_block_key(chain->ids[i]))].refs == 0;
+    } else if (n > 0) {
+        unsigned s0 = shared_blocks(pc, chain);
+        if (s0 > 0) {
+            const segment *x = &pc->segs[find_shared(pc, prefix_chain_shared_key(chain))];
+            free_held += x->refs ? 0 : x->blocks;
+        }
+        if (n > s0) {
+            const segment *x = &pc->segs[find(pc, prefix_chain_own_key(chain))];
+            free_held += x->refs ? 0 : x->blocks;
+        }
+    }
+    *unpinned = free_held;
+    return hit;
+}
+
+unsigned prefix_cache_pin(prefix_cache *pc, const prefix_chain *chain, unsigned from,
+                          unsigned to)
+{
+    unsigned n0 = pin_blocks(pc, chain, from), n1 = pin_blocks(pc, chain, to);
+    if (n1 <= n0)
+        return n0 * pc->block_tokens;
+    if (chain->ids) {
+        for (unsigned i = n0; i < n1; i++)
+            ref(pc, touch(pc, prefix_block_key(chain->ids[i]), 1));
+        return n1 * pc->block_tokens;
+    }
+    unsigned s0 = shared_blocks(pc, chain);
+    if (s0 > 0 && n0 < s0) { /* more of the shared prompt: its run, referenced once */
+        uint32_t g = touch(pc, prefix_chain_shared_key(chain), n1 < s0 ? n1 : s0);
+        if (n0 == 0)
+            ref(pc, g);
+    }
+    if (n1 > s0) {
+        uint32_t g = touch(pc, prefix_chain_own_key(chain), n1 - s0);
+        if (n0 <= s0)
+            ref(pc, g);
+    }
+    return n1 * pc->block_tokens;
+}
+
+void prefix_cache_unpin(prefix_cache *pc, const prefix_chain *chain, unsigned tokens)
+{
+    unsigned n = pin_blocks(pc, chain, tokens);
+    if (chain->ids) { /* the last first: each block ends up newer than its children */
+        for (unsigned i = n; i-- > 0;)
+            unref(pc, prefix_block_key(chain->ids[i]));
+        return;
+    }
+    unsigned s0 = shared_blocks(pc, chain);
+    if (n > s0) /* the own run first: the shared one, its parent, ends up newer */
+        unref(pc, prefix_chain_own_key(chain));
+    if (s0 > 0 && n > 0)
+        unref(pc, prefix_chain_shared_key(chain));
+}
+
+size_t prefix_cache_pinned(const prefix_cache *pc) { return pc->pinned; }
 
 size_t prefix_cache_blocks(const prefix_cache *pc) { return pc->held; }
 unsigned prefix_cache_block(const prefix_cache *pc) { return pc->block_tokens; }

@@ -25,6 +25,15 @@
  * blocks from the last to the first, so a block is always more recent than every block
  * after it on any chain through it, and eviction again takes leaves first.  Such a
  * chain's blocks past its ids are never cached.  Memory: a few dozen bytes a block.
+ *
+ * Running sequences share the blocks they hold (vLLM's reference-counted block pool,
+ * SGLang's radix cache with its lock counts): a sequence pins the runs its first blocks
+ * lie in, the ones it found cached when it was admitted and the ones its prefill has
+ * computed since, and unpins them when it leaves.  A pinned run is off the recency list:
+ * eviction never takes it, and its blocks are the memory the running sequences share,
+ * counted once (prefix_cache_pinned).  A run is pinned whole, beyond the blocks a
+ * sequence reads (a run is the cache's unit); when its last sequence leaves it becomes
+ * the most recently used, as a freed block joins the end of an engine's free queue.
  */
 #ifndef FLEETSIM_MODELS_PREFIX_CACHE_H
 #define FLEETSIM_MODELS_PREFIX_CACHE_H
@@ -68,15 +77,31 @@ void prefix_cache_observe(prefix_cache *pc, prefix_cache_observer observer, void
 unsigned prefix_cache_longest(prefix_cache *pc, const prefix_chain *chain, unsigned tokens);
 
 /* Inserts the whole blocks of the chain's first `tokens` that are missing and makes
- * its runs the most recently used (own, then shared), then evicts least recently used
- * blocks until at most capacity_blocks remain.  A chain longer than the capacity keeps
- * its first capacity_blocks. */
+ * its unpinned runs the most recently used (own, then shared), then evicts least
+ * recently used blocks until at most capacity_blocks unpinned ones remain.  A chain
+ * longer than the capacity keeps its first capacity_blocks. */
 void prefix_cache_insert(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
                          size_t capacity_blocks);
 
-/* Evicts least recently used blocks until at most capacity_blocks remain (the running
- * sequences took the memory back). */
+/* Evicts least recently used unpinned blocks until at most capacity_blocks of them
+ * remain (the running sequences took the memory back). */
 void prefix_cache_trim(prefix_cache *pc, size_t capacity_blocks);
+
+/* As prefix_cache_longest, and *unpinned: the blocks of the runs that hit lies in that
+ * no sequence pins (what pinning it would take out of the evictable memory). */
+unsigned prefix_cache_probe(prefix_cache *pc, const prefix_chain *chain, unsigned tokens,
+                            size_t *unpinned);
+/* A sequence that pinned the chain's first `from` tokens (0: none; a whole number of
+ * blocks, as this returned) now holds its first `to`: the missing whole blocks up to
+ * `to` (with ids: those that have one) are inserted, computed by its prefill, and the
+ * runs they lie in pinned by it.  The tokens it pins now: from, or more. */
+unsigned prefix_cache_pin(prefix_cache *pc, const prefix_chain *chain, unsigned from,
+                          unsigned to);
+/* The sequence that pinned the chain's first `tokens` leaves: its references go, and a
+ * run no sequence pins becomes the most recently used (own, then shared). */
+void prefix_cache_unpin(prefix_cache *pc, const prefix_chain *chain, unsigned tokens);
+/* Blocks of the pinned runs: memory the running sequences share, never evicted. */
+size_t prefix_cache_pinned(const prefix_cache *pc);
 
 size_t prefix_cache_blocks(const prefix_cache *pc);
 unsigned prefix_cache_block(const prefix_cache *pc);

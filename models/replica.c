@@ -54,6 +54,9 @@ struct replica {
     double run_attention_s;
     bool run_attention_compute;
     lora_slots *slots;   /* multi-LoRA's, or NULL */
+    /* with a prefix cache: the hit head_fits found for the head of the queue, which
+     * admit() takes when it pops it */
+    unsigned head_hit;
     replica_stats stats;
 };
 
@@ -262,12 +265,65 @@ static double held_growth(const replica *r, double from, double to)
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
  * left to prefill) under preemption or swap, plus the cache it brings (prefilled
- * elsewhere, or swapped out to the host tier; 0 for every other waiting request). */
-static double admission_need(const replica *r, const llm_request *q)
+ * elsewhere, or swapped out to the host tier; 0 for every other waiting request), less
+ * what it shares from a prefix cache (hit tokens found for it, none brought). */
+static double admission_need(const replica *r, const llm_request *q, unsigned hit)
 {
     return r->config.kv_policy == KV_RESERVE
-               ? held(r, (double)q->prompt + q->output)
-               : held_growth(r, q->prefilled, q->target) + held(r, q->cached);
+               ? held(r, (double)q->prompt + q->output) - held(r, hit)
+               : held_growth(r, hit > q->prefilled ? hit : q->prefilled, q->target)
+                     + held(r, q->cached);
+}
+
+/* Cache a running sequence holds of its own (kv_committed's share): what it reserved or
+ * holds, less its first tokens shared through the prefix cache. */
+static double own_cache(const replica *r, const llm_request *q)
+{
+    double all = r->config.kv_policy == KV_RESERVE ? held(r, (double)q->prompt + q->output)
+                                                   : held(r, q->cached);
+    return all - held(r, q->pinned);
+}
+
+/* Tokens of the prefix cache's runs the running sequences pin (counted once). */
+static double shared_cache(const replica *r)
+{
+    return r->config.prefix
+           ? (double)prefix_cache_pinned(r->config.prefix) * prefix_cache_block(r->config.prefix)
+           : 0;
+}
+
+/* Tokens of a request's cache a prefix cache may give it or take from it: short of the
+ * last token to prefill, whose computation gives the next token. */
+static unsigned cacheable(const llm_request *q) { return q->target > 1 ? q->target - 1 : 0; }
+
+/* Whether the request looks for its prefix in the cache when admitted: it brings no
+ * cache of its own (new, or preempted to recompute). */
+static bool looks_up(const replica *r, const llm_request *q)
+{
+    return r->config.prefix && q->cached == 0;
+}
+
+/* The sequence leaves the batch: its pins on the prefix cache go. */
+static void unpin(replica *r, llm_request *q)
+{
+    if (q->pinned)
+        prefix_cache_unpin(r->config.prefix, r->config.prefix_chain(r->config.prefix_context, q),
+                           q->pinned);
+    q->pinned = 0;
+}
+
+/* The whole blocks of the prompt q's prefill has computed join the prefix cache, pinned
+ * by q: shared from now on, no longer its own. */
+static void share_computed(replica *r, llm_request *q)
+{
+    unsigned upto = q->prefilled < cacheable(q) ? q->prefilled : cacheable(q);
+    if (upto <= q->pinned)
+        return;
+    unsigned now = prefix_cache_pin(r->config.prefix,
+                                    r->config.prefix_chain(r->config.prefix_context, q),
+                                    q->pinned, upto);
+    r->kv_committed -= held_growth(r, q->pinned, now);
+    q->pinned = now;
 }
 
 /* The cache grows a token at a time (preempt or swap), instead of being reserved. */
@@ -341,7 +397,7 @@ void replica_restart_stats(replica *r, double now)
 static void set_phase(replica *r, double now, phase p)
 {
     r->phase = p;
-    double kv = r->kv_committed / r->config.kv_capacity_tokens;
+    double kv = (r->kv_committed + shared_cache(r)) / r->config.kv_capacity_tokens;
     sim_timeavg_set(&r->stats.busy, now, p != IDLE);
     sim_timeavg_set(&r->stats.batch, now, r->nrunning);
     sim_timeavg_set(&r->stats.kv, now, kv);
@@ -353,18 +409,31 @@ static void set_phase(replica *r, double now, phase p)
 }
 
 /* Whether the head of the queue could join the batch now. */
-static bool head_fits(const replica *r)
+static bool head_fits(replica *r)
 {
-    const llm_request *q = r->waiting_head;
+    llm_request *q = r->waiting_head;
     if (!q || r->nrunning >= r->config.max_batch)
         return false;
     if (r->slots && !lora_slots_can_acquire(r->slots, q->adapter))
         return false; /* every slot's adapter is in use: it waits for one to free */
+    unsigned hit = 0;
+    double used = r->kv_committed, unpinned = 0;
+    if (r->config.prefix) {
+        used += shared_cache(r);
+        if (looks_up(r, q)) {
+            size_t blocks;
+            hit = prefix_cache_probe(r->config.prefix,
+                                     r->config.prefix_chain(r->config.prefix_context, q),
+                                     cacheable(q), &blocks);
+            unpinned = (double)blocks * prefix_cache_block(r->config.prefix);
+        }
+        r->head_hit = hit; /* for admit(), which pops it next */
+    }
     if (r->config.kv_policy == KV_RESERVE)
-        return r->kv_committed + admission_need(r, q) <= r->config.kv_capacity_tokens;
+        return used + unpinned + admission_need(r, q, hit) <= r->config.kv_capacity_tokens;
     /* its prompt (or swapped cache), the prompts admitted before it, and a token per
      * sequence for the next step must all fit */
-    return r->kv_committed + r->kv_pending + admission_need(r, q) + r->nrunning + 1
+    return used + unpinned + r->kv_pending + admission_need(r, q, hit) + r->nrunning + 1
            <= r->config.kv_capacity_tokens;
 }
 
@@ -449,12 +518,19 @@ static void admit(replica *r, double now)
         pop_waiting(r);
         if (!q->preemptions)
             q->admitted_s = now;
+        if (looks_up(r, q)) { /* its cached prefix counts as prefilled; shared, pinned */
+            unsigned hit = r->head_hit;
+            if (hit)
+                prefix_cache_pin(r->config.prefix,
+                                 r->config.prefix_chain(r->config.prefix_context, q), 0, hit);
+            q->prefilled = q->cached = q->pinned = q->prefix_hit = hit;
+        }
         if (r->config.kv_policy == KV_RESERVE) {
-            r->kv_committed += admission_need(r, q);
+            r->kv_committed += own_cache(r, q);
         } else {
             r->kv_pending += held_growth(r, q->prefilled, q->target);
             /* a cache that came prefilled (from a prefill pool) or back from the host tier */
-            r->kv_committed += held(r, q->cached);
+            r->kv_committed += own_cache(r, q);
         }
         if (q->swapped) { /* its cache comes back from the host tier */
             copy_cache(r, q);
@@ -481,8 +557,9 @@ static void retire(replica *r, double now)
         llm_request *q = r->running[i];
         if (decoding(q) && q->generated >= q->output) {
             q->finish_s = now;
-            r->kv_committed -= r->config.kv_policy == KV_RESERVE
-                                   ? held(r, (double)q->prompt + q->output) : held(r, q->cached);
+            r->kv_committed -= own_cache(r, q);
+            if (r->config.prefix)
+                unpin(r, q);
             if (r->slots)
                 lora_slots_release(r->slots, q->adapter);
             r->done(r->context, q, false);
@@ -711,8 +788,10 @@ static void preempt_latest(replica *r)
     llm_request *q = r->running[--r->nrunning];
     const replica_config *c = &r->config;
     double bytes = cache_bytes(r, q);
-    r->kv_committed -= held(r, q->cached);
+    r->kv_committed -= own_cache(r, q);
     r->kv_pending -= held_growth(r, q->prefilled, q->target);
+    if (r->config.prefix) /* its blocks stay cached, evictable: a recompute may find them */
+        unpin(r, q);
     q->chunk = 0;
     if (r->slots)
         lora_slots_release(r->slots, q->adapter);
@@ -763,7 +842,8 @@ static void plan(replica *r, double now, unsigned decoding_first)
     /* under preemption the next step needs the pending prompts and a token per
      * sequence */
     while (grows(r) && r->nrunning > 1
-           && r->kv_committed + r->kv_pending + r->nrunning > r->config.kv_capacity_tokens)
+           && r->kv_committed + shared_cache(r) + r->kv_pending + r->nrunning
+                  > r->config.kv_capacity_tokens)
         preempt_latest(r);
     if (r->nrunning == 0) {
         set_phase(r, now, IDLE);
@@ -825,6 +905,8 @@ static void on_iteration_end(sim_engine *e, void *data)
                     r->kv_pending -= grown;
                 }
                 q->chunk = 0;
+                if (r->config.prefix)
+                    share_computed(r, q);
                 if (decoding(q)) { /* the prompt's last position gives the next token */
                     if (q->generated == 0)
                         q->first_token_s = now;
@@ -902,6 +984,7 @@ void replica_enqueue(replica *r, llm_request *q)
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
+    q->pinned = q->prefix_hit = 0;
     q->swapped = false;
     q->target = q->prompt;
     enqueue(r, q, now);
@@ -913,7 +996,7 @@ void replica_enqueue_prefilled(replica *r, llm_request *q)
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->chunk = q->preemptions = 0;
+    q->chunk = q->preemptions = q->pinned = 0;
     enqueue(r, q, now);
     load_changed(r);
 }
@@ -971,6 +1054,7 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
 static void reset_progress(llm_request *q)
 {
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
+    q->pinned = q->prefix_hit = 0;
     q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;
     q->admitted_s = q->first_token_s = q->finish_s = 0;
@@ -995,6 +1079,8 @@ llm_request *replica_evict(replica *r)
     }
     llm_request *head = NULL, **tail = &head;
     for (unsigned i = 0; i < r->nrunning; i++) {
+        if (r->config.prefix) /* the cache may outlive the eviction */
+            unpin(r, r->running[i]);
         *tail = r->running[i];
         tail = &r->running[i]->next;
     }

@@ -36,6 +36,7 @@
 #include "models/kv_swap.h"
 #include "models/lora.h"
 #include "models/perf.h"
+#include "models/prefix_cache.h"
 #include "sim/engine.h"
 #include "sim/timeavg.h"
 
@@ -50,6 +51,10 @@ typedef struct llm_request {
     unsigned chunk;               /* prompt tokens in the iteration in progress */
     unsigned preemptions;
     bool swapped;                 /* its cache (cached tokens) is in the host tier */
+    unsigned pinned;              /* with a prefix cache: its first tokens the cache
+                                     holds, shared (a multiple of the block) */
+    unsigned prefix_hit;          /* with a prefix cache: tokens found cached at its last
+                                     admission */
     unsigned spec_rounds;         /* speculative decoding: the rounds it made
                                      (models/replica_spec.h) */
     float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
@@ -118,6 +123,19 @@ typedef struct replica_config {
     unsigned lora_slots, lora_adapters;
     double lora_load_s, lora_bytes, lora_flops_per_token;
     lora_stats *lora_stats;
+    /* Optional (NULL: none; models/prefix_cache.h): the replica's prefix cache, borrowed
+     * (it outlives the replica), and prefix_chain, a request's chain of blocks.  A
+     * request admitted with nothing prefilled (new, or preempted to recompute) skips the
+     * longest prefix of its first target - 1 tokens the cache holds at that moment (the
+     * last token's computation gives the next token) and pins it; the whole blocks its
+     * prefill computes join the cache, pinned, at the end of the iteration that computed
+     * them, where the next admission finds them; it unpins them when it leaves.  Pinned
+     * blocks count once in the replica's memory, beside its sequences' own; the rest of
+     * the cache lives in what they leave free (see on_kv).  The blocks of its answer
+     * are the caller's to insert when it is done. */
+    prefix_cache *prefix;
+    const prefix_chain *(*prefix_chain)(void *prefix_context, llm_request *q);
+    void *prefix_context;
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
      * evicted); not on every iteration.  It may call replica_set_speed on this replica

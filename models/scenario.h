@@ -177,7 +177,7 @@ typedef struct inference_spec {
     bool has_traffic;
     traffic_spec traffic;     /* owned */
     /* prefix_cache = { block } (0: none), affinity_bound (routing "prefix_affinity"),
-     * system_prompt = tokens or { { tokens, weight }, ... }, sessions = { turns, think,
+     * system_prompt = tokens or { { tokens, weight, groups }, ... }, sessions = { turns, think,
      * new_tokens } (arrivals then are sessions'; new_tokens by default the prompt's) */
     unsigned prefix_block;
     double affinity_bound;

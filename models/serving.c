@@ -276,8 +276,8 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
                 st->transfers++;
             }
             if (s->config.prefix_block) {
-                st->prefix_hits += request_of(q)->prefix.cached > 0;
-                st->prefix_cached_tokens += request_of(q)->prefix.cached;
+                st->prefix_hits += q->prefix_hit > 0;
+                st->prefix_cached_tokens += q->prefix_hit;
             }
             const serving_config *c = &s->config;
             bool met = (!c->slo_ttft_s || ttft <= c->slo_ttft_s)
@@ -358,7 +358,7 @@ static void route_stage(serving *s, llm_request *q)
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
-    request_of(q)->prefix.cached = 0; /* until a fleet with a cache finds some */
+    q->prefix_hit = 0; /* until a replica with a cache finds some */
     if (s->links) {
         route_stage(s, q);
         return;
@@ -536,14 +536,9 @@ static void admit_request(void *owner, unsigned prompt, unsigned output,
             chain.nids = prompt / b;
     }
     if (s->config.nsystem_prompts) { /* the system prompt it begins with */
-        unsigned k = 0;
-        if (s->system_rng) {
-            double u = gsl_rng_uniform(s->system_rng) * s->system_weight;
-            while (k + 1 < s->config.nsystem_prompts && u >= s->config.system_prompts[k].weight)
-                u -= s->config.system_prompts[k++].weight;
-        }
+        unsigned k = system_prompt_draw(s->config.system_prompts, s->config.nsystem_prompts,
+                                        s->system_weight, s->system_rng, &chain.shared);
         unsigned system = s->config.system_prompts[k].tokens;
-        chain.shared = system_prompt_key(k);
         chain.shared_tokens = system;
         prompt = (uint64_t)prompt + system > 10000000 ? 10000000 : prompt + system;
     }
@@ -673,7 +668,7 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             .replication = c->replication, .warmup_s = c->warmup_s, .turn = on_turn, .owner = s,
         };
         s->sessions = sessions_create(engine, &sc);
-    } else if (c->nsystem_prompts > 1) {
+    } else if (system_prompt_drawn(c->system_prompts, c->nsystem_prompts)) {
         snprintf(stream, sizeof stream, "%s.system", name);
         s->system_rng = sim_rng_stream(c->seed, c->replication, stream);
         for (unsigned i = 0; i < c->nsystem_prompts; i++)

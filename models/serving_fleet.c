@@ -187,6 +187,13 @@ static void host_leave(serving_slot *sl)
     sl->host = NULL;
 }
 
+/* replica_config.prefix_chain: the chain the fleet's owner keeps for the request */
+static const prefix_chain *chain_of(void *fleet, llm_request *q)
+{
+    serving_fleet *f = fleet;
+    return &f->events.prefix(f->events.owner, q)->chain;
+}
+
 static void slot_activate(serving_slot *sl, unsigned unit)
 {
     serving_fleet *f = sl->fleet;
@@ -200,7 +207,11 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.on_busy = gpu_share_busy_changed;
         config.busy_context = gpu_share_member_of(sl->host->share, sl->member);
     }
-    if (f->prefix.block) { /* sl->cache is made below, before the first iteration */
+    if (f->prefix.block) {
+        sl->cache = prefix_cache_create(f->prefix.block);
+        config.prefix = sl->cache;
+        config.prefix_chain = chain_of;
+        config.prefix_context = f;
         config.on_kv = serving_fleet_kv_changed;
         config.kv_context = sl;
     }
@@ -211,8 +222,6 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         sim_out_of_memory("out of memory creating a replica");
     if (sl->host)
         gpu_share_attach(sl->host->share, sl->member, sl->r);
-    if (f->prefix.block)
-        sl->cache = prefix_cache_create(f->prefix.block);
     if (sl->cache && f->directory) {
         sl->listing = (prefix_directory_member){ f->directory,
                                                  prefix_directory_join(f->directory) };

@@ -117,22 +117,23 @@ typedef struct fleet_events {
      * its arrival time, and the owner routes it again. */
     void (*reroute)(void *owner, llm_request *q);
     /* With a prefix cache: the request's prefix, owned by the owner, which the fleet
-     * reads at routing and at the end, and whose `cached` it sets when it routes. */
+     * and its replicas read at routing, admission, prefill and the end. */
     struct fleet_prefix *(*prefix)(void *owner, llm_request *q);
 } fleet_events;
 
 /* What a fleet with a prefix cache knows of a request. */
 typedef struct fleet_prefix {
     prefix_chain chain;
-    unsigned cached;           /* tokens found cached where it was last routed */
 } fleet_prefix;
 
-/* A fleet's prefix caching (block 0: none).  Each replica caches the whole blocks of
- * the requests it finished (prompt and answer), within the share of its key-value
- * cache the running sequences leave free, read at each routing (a simplification: a
- * running sequence's blocks count in both); a request routed there skips the prefill
- * of its longest cached prefix, but for its last token, which gives the first output
- * token (as engines recompute it). */
+/* A fleet's prefix caching (block 0: none).  Each replica keeps a cache of whole
+ * blocks (models/prefix_cache.h): a prompt's blocks join it, shared, as soon as its
+ * prefill has computed them, and a request's answer when it is done; a request skips
+ * the longest prefix the replica holds when it is admitted to a batch, but for its
+ * last token, which gives the first output token (as engines recompute it)
+ * (replica_config.prefix).  The running sequences' shared blocks count once; the
+ * blocks no sequence uses live in the memory the sequences leave free, evicted least
+ * recently used as they need it. */
 typedef struct fleet_prefix_config {
     unsigned block;            /* tokens a block */
     double affinity_bound;     /* ROUTE_PREFIX_AFFINITY: a replica qualifies while its

@@ -1,7 +1,7 @@
 /* Choosing a fleet's replica for a request (see serving_fleet.h): round robin, fewest
  * outstanding requests or tokens, the better of two at random, the longest cached
- * prefix within a load bound, or a scenario's function; and, with prefix caching,
- * handing the replica the request with its cached prefix already in place. */
+ * prefix within a load bound, or a scenario's function.  (With prefix caching the
+ * replica finds the request's cached prefix when it admits it.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,16 +49,6 @@ void serving_fleet_kv_changed(void *slot)
         prefix_cache_trim(sl->cache, free_blocks(sl->fleet, sl));
 }
 
-/* Tokens of the request's prompt the replica holds, and may skip: whole blocks.  The
- * cache is within what the running sequences leave (serving_fleet_kv_changed trimmed
- * it when they last took memory, and every insertion trims), so a lookup needs no
- * trim of its own. */
-static unsigned cached_prefix(serving_fleet *f, serving_slot *sl, const fleet_prefix *p,
-                              const llm_request *q)
-{
-    return prefix_cache_longest(sl->cache, &p->chain, cacheable(q));
-}
-
 /* Highest random weight (rendezvous) hashing of the session on the replica: the same
  * replica while the fleet keeps it, a new one moving only its own share. */
 static uint64_t rendezvous(uint64_t own, uint64_t serial)
@@ -78,7 +68,7 @@ static uint64_t rendezvous(uint64_t own, uint64_t serial)
  * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
  * and starves while the others stay under it. */
 static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
-                                     const llm_request *q, unsigned *hit_out)
+                                     const llm_request *q)
 {
     unsigned n = f->nactive;
     serving_slot **a = f->active;
@@ -115,7 +105,6 @@ static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
             best_hash = hash;
         }
     }
-    *hit_out = best_hit;
     return best >= 0 ? a[best] : NULL;
 }
 
@@ -273,12 +262,10 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
 {
     if (f->nactive == 0)
         return 0;
-    fleet_prefix *p = !prefilled && f->prefix.block ? f->events.prefix(f->events.owner, q) : NULL;
-    bool affinity = p && f->routing.policy == ROUTE_PREFIX_AFFINITY;
-    unsigned hit = 0;
+    bool affinity = !prefilled && f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY;
     if (checking)
         check_rankings(f);
-    serving_slot *sl = affinity ? choose_affinity(f, p, q, &hit)
+    serving_slot *sl = affinity ? choose_affinity(f, f->events.prefix(f->events.owner, q), q)
                                 : choose(f, q->prompt, q->output, err, err_size);
     if (!sl)
         return -1;
@@ -286,17 +273,7 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
         return 1;
     q->unit = sl->unit;
     f->last_used_s = sim_engine_now(f->engine);
-    if (p) { /* its cached prefix counts as prefilled here; the replica computes the rest */
-        if (!affinity)
-            hit = cached_prefix(f, sl, p, q);
-        prefix_cache_insert(sl->cache, &p->chain, hit, free_blocks(f, sl)); /* used now */
-        p->cached = hit;
-        q->prefilled = q->cached = hit; /* the rest as replica_enqueue sets it */
-        q->generated = q->spec_rounds = 0;
-        q->swapped = false;
-        q->target = q->prompt;
-        replica_enqueue_prefilled(sl->r, q);
-    } else if (prefilled)
+    if (prefilled)
         replica_enqueue_prefilled(sl->r, q);
     else
         replica_enqueue(sl->r, q);

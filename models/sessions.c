@@ -17,6 +17,7 @@ struct session {
     unsigned turns_left, turns;
     unsigned history;          /* tokens of every earlier prompt and answer */
     unsigned system;           /* index of its system prompt, with one */
+    uint64_t system_key;       /* its system prompt's shared key */
     bool counted;              /* began after the warm-up */
 };
 
@@ -39,7 +40,34 @@ struct sessions {
 
 enum { TOKENS_MAX = 10000000 };
 
-uint64_t system_prompt_key(unsigned i) { return 0x5359535445ULL + i; }
+uint64_t system_prompt_key(unsigned i, unsigned group)
+{
+    return 0x5359535445ULL + i + (uint64_t)SYSTEM_PROMPTS_MAX * group;
+}
+
+bool system_prompt_drawn(const system_prompt *prompts, unsigned n)
+{
+    return n > 1 || (n == 1 && prompts[0].groups > 1);
+}
+
+unsigned system_prompt_draw(const system_prompt *prompts, unsigned n, double total,
+                            gsl_rng *rng, uint64_t *key)
+{
+    unsigned k = 0;
+    if (n > 1) {
+        double u = gsl_rng_uniform(rng) * total;
+        while (k + 1 < n && u >= prompts[k].weight)
+            u -= prompts[k++].weight;
+    }
+    unsigned group = 0;
+    if (prompts[k].groups > 1) {
+        group = (unsigned)(gsl_rng_uniform(rng) * prompts[k].groups);
+        if (group >= prompts[k].groups) /* rounding */
+            group = prompts[k].groups - 1;
+    }
+    *key = system_prompt_key(k, group);
+    return k;
+}
 
 static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
 {
@@ -96,19 +124,6 @@ static session *session_take(sessions *ss)
     return s;
 }
 
-static unsigned draw_system(sessions *ss)
-{
-    if (ss->config.nsystem <= 1)
-        return 0;
-    double u = gsl_rng_uniform(ss->rng) * ss->system_weight;
-    for (unsigned i = 0; i + 1 < ss->config.nsystem; i++) {
-        if (u < ss->config.system[i].weight)
-            return i;
-        u -= ss->config.system[i].weight;
-    }
-    return ss->config.nsystem - 1;
-}
-
 /* Draws and sends session s's next turn. */
 static void send_turn(sessions *ss, session *s)
 {
@@ -121,7 +136,7 @@ static void send_turn(sessions *ss, session *s)
         .chain = { .own = s->id },
     };
     if (ss->config.nsystem) {
-        t.chain.shared = system_prompt_key(s->system);
+        t.chain.shared = s->system_key;
         t.chain.shared_tokens = ss->config.system[s->system].tokens;
     }
     s->history = t.prompt;
@@ -136,7 +151,10 @@ void sessions_begin(sessions *ss)
     s->id = ++ss->next_id;
     double turns = nearbyint(sim_dist_sample(&ss->config.spec->turns, ss->rng));
     s->turns_left = turns < 1 ? 1 : turns > 1e6 ? 1000000 : (unsigned)turns;
-    s->system = draw_system(ss);
+    s->system = ss->config.nsystem ? system_prompt_draw(ss->config.system, ss->config.nsystem,
+                                                        ss->system_weight, ss->rng,
+                                                        &s->system_key)
+                                   : 0;
     s->history = ss->config.nsystem ? ss->config.system[s->system].tokens : 0;
     s->counted = sim_engine_now(ss->engine) >= ss->config.warmup_s;
     ss->stats.begun += s->counted;

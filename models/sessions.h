@@ -16,20 +16,34 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "models/prefix_cache.h"
 #include "sim/dist.h"
 #include "sim/engine.h"
 
-/* A system prompt a workload's requests begin with, drawn with its weight. */
+/* A system prompt a workload's requests begin with, drawn with its weight: or `groups`
+ * distinct prompts of that length sharing the weight evenly (groups of requests on
+ * their own shared prefix, as SGLang's generated-shared-prefix benchmark makes them). */
 typedef struct system_prompt {
     unsigned tokens;
     double weight;
+    unsigned groups;           /* 0 or 1: one prompt */
 } system_prompt;
 
-enum { SYSTEM_PROMPTS_MAX = 16 };
+enum { SYSTEM_PROMPTS_MAX = 16, SYSTEM_PROMPT_GROUPS_MAX = 1000000 };
 
-/* The shared key of system prompt i of a workload (prefix_chain.shared). */
-uint64_t system_prompt_key(unsigned i);
+/* The shared key of group `group` of system prompt i of a workload
+ * (prefix_chain.shared; i < SYSTEM_PROMPTS_MAX). */
+uint64_t system_prompt_key(unsigned i, unsigned group);
+
+/* Draws one of the n (>= 1) system prompts by weight (total: the weights' sum), then
+ * one of its groups, from rng: the prompt's index, and in *key its shared key.  Draws
+ * nothing when there is one prompt of one group (rng may then be NULL). */
+unsigned system_prompt_draw(const system_prompt *prompts, unsigned n, double total,
+                            gsl_rng *rng, uint64_t *key);
+/* Whether drawing among the n prompts takes random numbers. */
+bool system_prompt_drawn(const system_prompt *prompts, unsigned n);
 
 typedef struct session_spec {
     sim_dist turns;            /* turns a session, drawn, rounded, at least 1 */

@@ -106,9 +106,13 @@ static void output_prefix_text(FILE *out, const inference_spec *w)
 {
     if (w->nsystem_prompts) {
         fprintf(out, "    system prompt");
-        for (unsigned k = 0; k < w->nsystem_prompts; k++)
-            fprintf(out, "%s %u tokens (weight %.6g)", k ? "," : "",
-                    w->system_prompts[k].tokens, w->system_prompts[k].weight);
+        for (unsigned k = 0; k < w->nsystem_prompts; k++) {
+            const system_prompt *p = &w->system_prompts[k];
+            fprintf(out, "%s %u tokens (weight %.6g", k ? "," : "", p->tokens, p->weight);
+            if (p->groups > 1)
+                fprintf(out, ", %u distinct prompts of that length", p->groups);
+            fputc(')', out);
+        }
         fprintf(out, " before each %s\n", w->has_sessions ? "session" : "prompt");
     }
     if (w->has_sessions) {

@@ -162,3 +162,73 @@ Test(prefix_cache, hashed_ids_evict_least_recently_used_leaves_first)
     cr_expect_eq(prefix_cache_longest(pc, &b, 64), 32);
     cr_expect_eq(prefix_cache_blocks(pc), 2);
 }
+
+Test(prefix_cache, pinned_runs_are_never_evicted_and_count_apart)
+{
+    /* a 32-token system prompt (2 blocks), sessions 1 and 2 below it */
+    prefix_chain a = chain(99, 32, 1), b = chain(99, 32, 2);
+    prefix_cache_insert(pc, &b, 48, 100); /* old..new: b's own (1), shared (2) */
+    /* a sequence of session 1 computes 40 tokens: its 2 whole blocks of the shared
+     * prompt (found, but pinned anew) and a's own block 2 is not whole yet */
+    size_t unpinned;
+    cr_expect_eq(prefix_cache_probe(pc, &a, 40, &unpinned), 32);
+    cr_expect_eq(unpinned, 2);
+    cr_expect_eq(prefix_cache_pin(pc, &a, 0, 40), 32);
+    cr_expect_eq(prefix_cache_pinned(pc), 2);
+    cr_expect_eq(prefix_cache_probe(pc, &b, 48, &unpinned), 48);
+    cr_expect_eq(unpinned, 1); /* the shared run is pinned already: b's own block only */
+    /* its prefill goes on to 80 tokens: blocks 2-4, a's own, inserted and pinned */
+    cr_expect_eq(prefix_cache_pin(pc, &a, 32, 80), 80);
+    cr_expect_eq(prefix_cache_blocks(pc), 6);
+    cr_expect_eq(prefix_cache_pinned(pc), 5);
+    prefix_cache_trim(pc, 0); /* only b's own block can go */
+    cr_expect_eq(prefix_cache_blocks(pc), 5);
+    cr_expect_eq(prefix_cache_evictions(pc), 1);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 80), 80);
+    /* it leaves: its runs stay cached, evictable, leaves first */
+    prefix_cache_unpin(pc, &a, 80);
+    cr_expect_eq(prefix_cache_pinned(pc), 0);
+    prefix_cache_trim(pc, 3); /* a's own run, the older, loses its last 2 */
+    cr_expect_eq(prefix_cache_longest(pc, &a, 80), 48);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 80), 32);
+}
+
+Test(prefix_cache, a_run_stays_pinned_until_its_last_sequence_leaves)
+{
+    prefix_chain a = chain(99, 32, 1), b = chain(99, 32, 2), c = chain(0, 0, 3);
+    prefix_cache_pin(pc, &a, 0, 32);      /* the shared prompt, computed by a */
+    prefix_cache_pin(pc, &b, 0, 32);      /* found by b: the same run, twice pinned */
+    cr_expect_eq(prefix_cache_pinned(pc), 2);
+    prefix_cache_insert(pc, &c, 32, 100); /* an unpinned run beside them */
+    prefix_cache_unpin(pc, &a, 32);
+    prefix_cache_trim(pc, 0);             /* b still pins the shared prompt */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 32), 32);
+    cr_expect_eq(prefix_cache_longest(pc, &c, 32), 0);
+    prefix_cache_unpin(pc, &b, 32);       /* the last: now the most recently used */
+    prefix_cache_insert(pc, &c, 32, 100); /* old..new: shared, c */
+    prefix_cache_trim(pc, 2);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 32), 0);
+    cr_expect_eq(prefix_cache_longest(pc, &c, 32), 32);
+}
+
+Test(prefix_cache, hashed_ids_pin_block_by_block)
+{
+    static const uint64_t a_ids[] = { 1, 2, 3 }, b_ids[] = { 1, 2, 4 };
+    prefix_chain a = hashed(a_ids, 3), b = hashed(b_ids, 3);
+    cr_expect_eq(prefix_cache_pin(pc, &a, 0, 1000), 48); /* no more than its ids */
+    size_t unpinned;
+    cr_expect_eq(prefix_cache_probe(pc, &b, 48, &unpinned), 32);
+    cr_expect_eq(unpinned, 0);
+    cr_expect_eq(prefix_cache_pin(pc, &b, 0, 32), 32);
+    cr_expect_eq(prefix_cache_pin(pc, &b, 32, 48), 48);  /* its own block 4 */
+    cr_expect_eq(prefix_cache_pinned(pc), 4);
+    prefix_cache_unpin(pc, &a, 48);                      /* 3 alone is free now */
+    cr_expect_eq(prefix_cache_pinned(pc), 3);
+    prefix_cache_trim(pc, 0);
+    cr_expect_eq(prefix_cache_longest(pc, &a, 48), 32);
+    cr_expect_eq(prefix_cache_longest(pc, &b, 48), 48);
+    prefix_cache_unpin(pc, &b, 48);
+    cr_expect_eq(prefix_cache_pinned(pc), 0);
+    prefix_cache_trim(pc, 1);                            /* 4, then 2: the root stays */
+    cr_expect_eq(prefix_cache_longest(pc, &b, 48), 16);
+}

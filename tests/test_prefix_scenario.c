@@ -147,6 +147,47 @@ Test(prefix_scenario, check_prints_the_sessions_and_the_cache)
     free(path);
 }
 
+Test(prefix_scenario, groups_of_one_length_are_distinct_prompts)
+{
+    char *path = write_scenario("prefix_cache = true, system_prompt = { tokens = 600, groups = 64 }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "system prompt 600 tokens (weight 1, 64 distinct prompts of that "
+                          "length) before each prompt") != NULL, "%s", out);
+    free(path);
+}
+
+/* Past one replica's cache: round robin finds a group's prefix about as often as its
+ * cache's share of the groups (Che's approximation is checked in
+ * tests/test_prefix_serving.c), affinity keeps finding them. */
+Test(prefix_scenario, prefix_aware_routing_keeps_the_groups_round_robin_loses)
+{
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/prefix_groups.lua -q --no-plots -o %s/g", dir),
+                 0, "%s", err);
+    const char *line = strstr(out, "verdict: ");
+    cr_assert_not_null(line, "%s", out);
+    cr_expect(strstr(line, "-- holds") != NULL, "%s", line);
+    double hit[3][2]; /* points 1 and 3: round robin, affinity */
+    const char *names[2] = { "round_robin", "affinity" };
+    for (int p = 0; p < 3; p += 2) {
+        char csvpath[512];
+        snprintf(csvpath, sizeof csvpath, "%s/g/points/%d/summary.csv", dir, p + 1);
+        char *csv = scratch_read(csvpath);
+        cr_assert_not_null(csv, "%s", csvpath);
+        for (int k = 0; k < 2; k++)
+            hit[p][k] = row(csv, "workload", names[k], "prefix_hit_rate_tokens");
+        free(csv);
+    }
+    /* 16 groups, 96,000 tokens, fit every replica: both find nearly every prefix (each
+     * group's first requests miss) */
+    cr_expect_gt(hit[0][0], 0.9, "%g", hit[0][0]);
+    cr_expect_gt(hit[0][1], 0.9, "%g", hit[0][1]);
+    /* 256 groups, 1.5 million tokens, against about 436,000 of cache a replica: round
+     * robin holds at most 436,556 / 1,536,000 = 28% of them, of prompts whose 6,000 of
+     * about 6,227 tokens are the prefix; affinity spreads them over eight caches */
+    cr_expect_lt(hit[2][0], 0.284 * 6000 / 6227, "%g", hit[2][0]);
+    cr_expect_gt(hit[2][1], 3 * hit[2][0], "affinity %g, round robin %g", hit[2][1], hit[2][0]);
+}
+
 /* Each mistake: exit 2, file:line, the key and the value, nothing written. */
 static void expect_mistake(const char *line, const char *message)
 {
@@ -170,8 +211,15 @@ Test(prefix_scenario, mistakes_name_the_key_and_the_value)
                    "workloads.chat.routing: \"prefix_affinity\" routes by the replicas' prefix "
                    "caches: give prefix_cache = { block = 16 } too");
     expect_mistake("system_prompt = \"long\"",
-                   "workloads.chat.system_prompt: expected a token count or a list of 1 to 16 "
-                   "{ tokens = ..., weight = ... }, got \"long\"");
+                   "workloads.chat.system_prompt: expected a token count, { tokens = ..., "
+                   "weight = ..., groups = ... } or a list of 1 to 16 of those, got \"long\"");
+    expect_mistake("system_prompt = { tokens = 100, groups = 0 }",
+                   "workloads.chat.system_prompt.groups");
+    expect_mistake("system_prompt = { tokens = 100, groups = 2.5 }",
+                   "workloads.chat.system_prompt.groups");
+    expect_mistake("system_prompt = { { tokens = 100, group = 4 } }", "did you mean 'groups'");
+    expect_mistake("system_prompt = { tokens = 100, weight = 1, extra = 1 }",
+                   "workloads.chat.system_prompt.extra: unknown key 'extra'");
     expect_mistake("system_prompt = { { tokens = 100, weight = -1 } }",
                    "workloads.chat.system_prompt[1].weight");
     expect_mistake("sessions = { think = \"5s\" }", "workloads.chat.sessions.turns: missing");

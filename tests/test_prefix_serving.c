@@ -28,7 +28,7 @@ static void teardown(void) { catalog_release(&cat); }
 
 TestSuite(prefix_serving, .init = setup, .fini = teardown);
 
-static const system_prompt SYSTEM_1000[] = { { 1000, 1 } };
+static const system_prompt SYSTEM_1000[] = { { 1000, 1, 1 } };
 
 static serving_config chat_config(unsigned replicas, double session_rate)
 {
@@ -89,17 +89,25 @@ Test(prefix_serving, a_cached_prefix_shortens_the_first_token)
 
 Test(prefix_serving, the_cache_yields_to_running_sequences)
 {
-    /* two sessions 0.1 s apart on a cache of 2,400 tokens: when session 2's turn 2
-     * routes, session 1's turn 2 holds 1,300 tokens (its prompt and answer, reserved),
-     * leaving 68 blocks for the 80 the two sessions' turns 1 left: the oldest go.
-     * Without the bound they would find 2 x (1,136 + 1,296) tokens. */
+    /* Two sessions 0.1 s apart on a cache of 1,500 tokens (93 blocks), reserved.  After
+     * the turns 1 (session 2's found the system prompt's 992 tokens that session 1's
+     * prefill had computed) the cache holds the system prompt's 62 blocks and each
+     * session's 9 more, unused.  Session 1's turn 2 finds 71 of them (1,136 tokens),
+     * pins them and reserves 1,300 - 1,136 = 164 of its own.  Session 2's turn 2 would
+     * pin its 9 (144 tokens) and reserve 164 more: 1,608 > 1,500, so it waits for
+     * session 1's to end, which leaves session 1's history at 19 blocks; it then pins
+     * 71 blocks and reserves 164, leaving 200 tokens, 12 blocks, for the unused: session
+     * 1's 19 go down to 12, and its turn 3 finds 992 + 192 = 1,184 of its 1,296.  That
+     * one pins 74 blocks and reserves 1,450 - 1,184 = 266, leaving 50 tokens, 3 blocks:
+     * session 2's history goes down to 3, and its turn 3 finds 992 + 48 = 1,040.
+     * Without the bound they would find 992 + 2 x (1,136 + 1,296). */
     serving_config c = chat_config(1, 10);
     c.max_arrivals = 2;
-    c.replica.kv_capacity_tokens = 2400;
+    c.replica.kv_capacity_tokens = 1500;
     run_result o = serving_run(&c, 1000);
     cr_assert_eq(o.stats.completed, 6);
     cr_expect_gt(o.groups[0].prefix_evictions, 0);
-    cr_expect_lt(o.stats.prefix_cached_tokens, 2 * (1136 + 1296));
+    cr_expect_eq(o.stats.prefix_cached_tokens, 992 + 1136 + 1136 + 1184 + 1040);
 }
 
 Test(prefix_serving, affinity_beats_least_outstanding_on_hits_and_keeps_the_balance)
@@ -155,7 +163,7 @@ static unsigned fewest_replicas(unsigned system, bool cached, double slo_s)
     static session_spec spec;
     spec = (session_spec){ sim_dist_uniform(4, 8), sim_dist_exponential(20),
                            sim_dist_lognormal(150, 0.5) };
-    system_prompt sp[] = { { system, 1 } };
+    system_prompt sp[] = { { system, 1, 1 } };
     for (unsigned n = 1; n <= 16; n++) {
         serving_config c = chat_config(n, 5);
         c.sessions = &spec;
@@ -177,7 +185,7 @@ static unsigned fewest_replicas(unsigned system, bool cached, double slo_s)
 Test(prefix_serving, the_gpus_for_one_slo_fall_as_the_shared_prefix_grows)
 {
     /* without a cache the GPUs needed grow with the system prompt; with it and affinity
-     * much less, so the saving grows (3 -> 10 plain, 3 -> 5 cached, at this writing) */
+     * much less, so the saving grows (3 -> 10 plain, 3 -> 4 cached, at this writing) */
     unsigned plain_short = fewest_replicas(250, false, 0.5);
     unsigned plain_long = fewest_replicas(4000, false, 0.5);
     unsigned cached_short = fewest_replicas(250, true, 0.5);
@@ -331,4 +339,98 @@ Test(prefix_serving, block_ids_are_evicted_when_the_cache_is_short)
     cr_expect_lt(short_of_room.stats.prefix_cached_tokens, 400);
     free(path);
     scratch_remove_dir(dir);
+}
+
+/* A burst: 16 requests a microsecond apart, each a 2,048-token system prompt and 64
+ * tokens of its own, 100 out, on one replica, blocks of 16, reserved. */
+static const system_prompt SYSTEM_2048[] = { { 2048, 1, 1 } };
+
+static serving_config burst_config(double kv_capacity_tokens)
+{
+    serving_config c = chat_config(1, 1e6);
+    c.sessions = NULL;
+    c.system_prompts = SYSTEM_2048;
+    c.prompt_tokens = sim_dist_constant(64);
+    c.output_tokens = sim_dist_constant(100);
+    c.max_arrivals = 16;
+    c.replica.kv_capacity_tokens = kv_capacity_tokens;
+    return c;
+}
+
+Test(prefix_serving, a_burst_finds_the_prefix_its_first_wave_computed)
+{
+    /* The first request starts a prefill alone (the replica was idle); the other 15
+     * arrive during it and wait for its end, when the blocks it computed (131 whole
+     * ones of its first 2,111 tokens) are in the cache: each finds the system prompt's
+     * 128 blocks, 2,048 tokens (its block 128 is its own).  Decided when routed, and
+     * cached only when a request ends, they would find nothing. */
+    serving_config c = burst_config(1e6);
+    run_result o = serving_run(&c, 100);
+    cr_assert_eq(o.stats.completed, 16);
+    cr_expect_eq(o.stats.prompt_tokens, 16 * 2112);
+    cr_expect_eq(o.stats.prefix_hits, 15);
+    cr_expect_eq(o.stats.prefix_cached_tokens, 15 * 2048);
+}
+
+Test(prefix_serving, running_sequences_hold_their_shared_prefix_once)
+{
+    /* 5,000 tokens of cache.  Apart, each request reserves 2,112 + 100 = 2,212: two at a
+     * time.  Shared, the first pins 131 blocks (2,096 tokens) and keeps 116 of its own;
+     * each other reserves 2,212 - 2,048 = 164: 2,096 + 116 + 15 x 164 = 4,672 <= 5,000,
+     * all 16 in one batch. */
+    serving_config c = burst_config(5000);
+    run_result shared = serving_run(&c, 100);
+    cr_assert_eq(shared.stats.completed, 16);
+    cr_expect_eq(shared.batch_max, 16);
+    c.prefix_block = 0;
+    run_result apart = serving_run(&c, 100);
+    cr_assert_eq(apart.stats.completed, 16);
+    cr_expect_eq(apart.batch_max, 2);
+    cr_expect_lt(shared.stats.e2e_s.mean, 0.5 * apart.stats.e2e_s.mean, "%g vs %g",
+                 shared.stats.e2e_s.mean, apart.stats.e2e_s.mean);
+}
+
+/* Che's approximation of an LRU cache under independent requests (Che, Tung and Wang,
+ * 2002; Fricker, Robert and Roberts, 2012, for items of several sizes): an item stays
+ * cached for the characteristic time T after its last request, T solving
+ *     sum over items of size_i x (1 - exp(-rate_i T)) = capacity,
+ * and is found with probability 1 - exp(-rate_i T).  Here the items are G group
+ * prefixes of `prefix` tokens requested at rate / G each, and every request's own
+ * blocks (own_tokens), inserted when it ends and never asked for again, which hold the
+ * cache for T each: rate x own_tokens x T.  Returns the chance a prefix is found. */
+static double che_hit(double capacity, double groups, double prefix, double rate,
+                      double own_tokens)
+{
+    double lo = 0, hi = 1e6;
+    for (int i = 0; i < 200; i++) {
+        double t = (lo + hi) / 2;
+        double held = groups * prefix * -expm1(-rate / groups * t) + rate * own_tokens * t;
+        *(held > capacity ? &hi : &lo) = t;
+    }
+    return -expm1(-rate / groups * lo);
+}
+
+Test(prefix_serving, lru_over_many_prefix_groups_hits_as_ches_approximation_says)
+{
+    /* One replica, 100,000 tokens of cache, 2 requests a second, each one of 64 groups'
+     * 6,000-token prefixes (384,000 tokens in all) and 200 tokens of its own, 100 out:
+     * each request leaves 18 blocks of its own (its 299 tokens of cache, whole blocks),
+     * 288 tokens.  The running sequences' own memory (a few hundred tokens each) is
+     * left out of the approximation: the measured rate may be a little under it. */
+    static const system_prompt groups[] = { { 6000, 1, 64 } };
+    serving_config c = chat_config(1, 2);
+    c.sessions = NULL;
+    c.system_prompts = groups;
+    c.interarrival = sim_dist_exponential(0.5);
+    c.prompt_tokens = sim_dist_constant(200);
+    c.output_tokens = sim_dist_constant(100);
+    c.replica.kv_capacity_tokens = 100000;
+    c.warmup_s = 500;
+    run_result o = serving_run(&c, 5500);
+    double expect = che_hit(100000, 64, 6000, 2, 288);
+    double found = o.stats.prefix_cached_tokens / 6000 / o.stats.completed;
+    cr_log_info("prefix found %.4f, Che %.4f", found, expect);
+    cr_expect_gt(o.stats.completed, 9000);
+    cr_expect_leq(fabs(found / expect - 1), 0.05, "found %g, Che's approximation %g", found,
+                  expect);
 }

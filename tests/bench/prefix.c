@@ -22,7 +22,7 @@ void bench_prefix_table(int quick)
     const model_spec *m = catalog_model(&cat, "llama-3-8b");
     const device_spec *d = catalog_device(&cat, "H100-SXM");
     double duration = quick ? 60 : 3600, rate = 2e6 / 3600 / 6; /* sessions of 6 turns */
-    static const system_prompt system[] = { { 1000, 1 } };
+    static const system_prompt system[] = { { 1000, 1, 1 } };
     session_spec spec = { sim_dist_uniform(4, 8), sim_dist_exponential(20),
                           sim_dist_lognormal(150, 0.5) };
     serving_config c = {
