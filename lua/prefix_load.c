@@ -172,6 +172,11 @@ int prefix_load_convert(load_context *c, const fields_object *w, inference_spec 
         return fields_fail(c, w->where, path, "\"prefix_affinity\" routes by the replicas' "
                            "prefix caches: give prefix_cache = { block = 16 } too");
     }
+    if (out->has_decode && out->decode_routing == ROUTE_PREFIX_AFFINITY && !out->prefix_block) {
+        snprintf(path, sizeof path, "%s.decode.routing", w->path);
+        return fields_fail(c, w->where, path, "\"prefix_affinity\" routes by the replicas' "
+                           "prefix caches: give prefix_cache = { block = 16 } too");
+    }
     if (out->has_sessions && (out->has_trace || (out->has_traffic
                                                  && out->traffic.kind == TRAFFIC_CLOSED_LOOP))) {
         snprintf(path, sizeof path, "%s.sessions", w->path);
@@ -183,11 +188,6 @@ int prefix_load_convert(load_context *c, const fields_object *w, inference_spec 
         snprintf(path, sizeof path, "%s.system_prompt", w->path);
         return fields_fail(c, w->where, path, "not with a trace's block ids (fs.trace's "
                            "blocks): they name the whole prompt, a shared system prompt too");
-    }
-    if ((out->prefix_block || out->has_sessions) && out->has_decode) {
-        snprintf(path, sizeof path, "%s.%s", w->path, out->prefix_block ? "prefix_cache" : "sessions");
-        return fields_fail(c, w->where, path, "not with decode: disaggregated serving has no "
-                           "prefix caching or sessions yet");
     }
     return 0;
 }

@@ -816,7 +816,8 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
                            "disaggregated workload yet; name a built-in policy");
     }
     static const char *const routings[] = { "round_robin", "least_outstanding",
-                                            "shortest_tokens", "power_of_two", NULL };
+                                            "shortest_tokens", "power_of_two",
+                                            "prefix_affinity", NULL };
     char *name = NULL;
     int64_t tp = 0;
     int routing = (int)out->routing;

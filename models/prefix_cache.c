@@ -430,6 +430,12 @@ void prefix_cache_unpin(prefix_cache *pc, const prefix_chain *chain, unsigned to
 
 size_t prefix_cache_pinned(const prefix_cache *pc) { return pc->pinned; }
 
+unsigned prefix_cache_pinnable(const prefix_cache *pc, const prefix_chain *chain,
+                               unsigned tokens)
+{
+    return pin_blocks(pc, chain, tokens) * pc->block_tokens;
+}
+
 size_t prefix_cache_blocks(const prefix_cache *pc) { return pc->held; }
 unsigned prefix_cache_block(const prefix_cache *pc) { return pc->block_tokens; }
 uint64_t prefix_cache_evictions(const prefix_cache *pc) { return pc->evictions; }

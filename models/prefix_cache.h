@@ -100,6 +100,10 @@ unsigned prefix_cache_pin(prefix_cache *pc, const prefix_chain *chain, unsigned 
 /* The sequence that pinned the chain's first `tokens` leaves: its references go, and a
  * run no sequence pins becomes the most recently used (own, then shared). */
 void prefix_cache_unpin(prefix_cache *pc, const prefix_chain *chain, unsigned tokens);
+/* Tokens of the chain's first `tokens` a pin names: whole blocks (with ids, those that
+ * have one), what prefix_cache_pin(pc, chain, 0, tokens) returns. */
+unsigned prefix_cache_pinnable(const prefix_cache *pc, const prefix_chain *chain,
+                               unsigned tokens);
 /* Blocks of the pinned runs: memory the running sequences share, never evicted. */
 size_t prefix_cache_pinned(const prefix_cache *pc);
 

@@ -54,9 +54,9 @@ struct replica {
     double run_attention_s;
     bool run_attention_compute;
     lora_slots *slots;   /* multi-LoRA's, or NULL */
-    /* with a prefix cache: the hit head_fits found for the head of the queue, which
-     * admit() takes when it pops it */
-    unsigned head_hit;
+    /* with a prefix cache: the hit head_fits found for the head of the queue and the
+     * tokens it would share, which admit() takes when it pops it */
+    unsigned head_hit, head_pin;
     replica_stats stats;
 };
 
@@ -265,14 +265,19 @@ static double held_growth(const replica *r, double from, double to)
 
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
  * left to prefill) under preemption or swap, plus the cache it brings (prefilled
- * elsewhere, or swapped out to the host tier; 0 for every other waiting request), less
- * what it shares from a prefix cache (hit tokens found for it, none brought). */
-static double admission_need(const replica *r, const llm_request *q, unsigned hit)
+ * elsewhere, or swapped out to the host tier; 0 for every other waiting request).  With
+ * a prefix cache, its first `pin` tokens are shared instead (hit of them held there
+ * already, the rest inserted): they count once, in the cache, and the blocks the cache
+ * did not hold are new. */
+static double admission_need(const replica *r, const llm_request *q, unsigned hit,
+                             unsigned pin)
 {
-    return r->config.kv_policy == KV_RESERVE
-               ? held(r, (double)q->prompt + q->output) - held(r, hit)
-               : held_growth(r, hit > q->prefilled ? hit : q->prefilled, q->target)
-                     + held(r, q->cached);
+    /* a request that brings no cache takes its hit as prefilled and cached */
+    unsigned prefilled = q->cached ? q->prefilled : hit, cached = q->cached ? q->cached : hit;
+    double own = r->config.kv_policy == KV_RESERVE
+                     ? held(r, (double)q->prompt + q->output)
+                     : held_growth(r, prefilled, q->target) + held(r, cached);
+    return own - held(r, pin) + (double)(pin - hit);
 }
 
 /* Cache a running sequence holds of its own (kv_committed's share): what it reserved or
@@ -301,6 +306,16 @@ static unsigned cacheable(const llm_request *q) { return q->target > 1 ? q->targ
 static bool looks_up(const replica *r, const llm_request *q)
 {
     return r->config.prefix && q->cached == 0;
+}
+
+/* Tokens of the request's cache a prefix cache may share when it is admitted: what it
+ * may find, or of the cache it brings from a prefill pool, its prompt's (a cache back
+ * from the host tier stays its own). */
+static unsigned shareable(const replica *r, const llm_request *q)
+{
+    if (!r->config.prefix || q->swapped)
+        return 0;
+    return q->cached == 0 ? cacheable(q) : q->cached < cacheable(q) ? q->cached : cacheable(q);
 }
 
 /* The sequence leaves the batch: its pins on the prefix cache go. */
@@ -416,24 +431,28 @@ static bool head_fits(replica *r)
         return false;
     if (r->slots && !lora_slots_can_acquire(r->slots, q->adapter))
         return false; /* every slot's adapter is in use: it waits for one to free */
-    unsigned hit = 0;
+    unsigned hit = 0, pin = 0;
     double used = r->kv_committed, unpinned = 0;
     if (r->config.prefix) {
         used += shared_cache(r);
-        if (looks_up(r, q)) {
+        unsigned want = shareable(r, q);
+        if (want) {
+            const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
             size_t blocks;
-            hit = prefix_cache_probe(r->config.prefix,
-                                     r->config.prefix_chain(r->config.prefix_context, q),
-                                     cacheable(q), &blocks);
+            hit = prefix_cache_probe(r->config.prefix, chain, want, &blocks);
             unpinned = (double)blocks * prefix_cache_block(r->config.prefix);
+            /* a brought cache shares every whole block it has, found or not */
+            pin = q->cached ? prefix_cache_pinnable(r->config.prefix, chain, want) : hit;
         }
         r->head_hit = hit; /* for admit(), which pops it next */
+        r->head_pin = pin;
     }
+    double need = admission_need(r, q, hit, pin);
     if (r->config.kv_policy == KV_RESERVE)
-        return used + unpinned + admission_need(r, q, hit) <= r->config.kv_capacity_tokens;
+        return used + unpinned + need <= r->config.kv_capacity_tokens;
     /* its prompt (or swapped cache), the prompts admitted before it, and a token per
      * sequence for the next step must all fit */
-    return used + unpinned + r->kv_pending + admission_need(r, q, hit) + r->nrunning + 1
+    return used + unpinned + r->kv_pending + need + r->nrunning + 1
            <= r->config.kv_capacity_tokens;
 }
 
@@ -524,6 +543,10 @@ static void admit(replica *r, double now)
                 prefix_cache_pin(r->config.prefix,
                                  r->config.prefix_chain(r->config.prefix_context, q), 0, hit);
             q->prefilled = q->cached = q->pinned = q->prefix_hit = hit;
+        } else if (r->head_pin) { /* a brought cache: its blocks join the cache, shared */
+            q->pinned = prefix_cache_pin(r->config.prefix,
+                                         r->config.prefix_chain(r->config.prefix_context, q),
+                                         0, r->head_pin);
         }
         if (r->config.kv_policy == KV_RESERVE) {
             r->kv_committed += own_cache(r, q);

@@ -129,10 +129,13 @@ typedef struct replica_config {
      * longest prefix of its first target - 1 tokens the cache holds at that moment (the
      * last token's computation gives the next token) and pins it; the whole blocks its
      * prefill computes join the cache, pinned, at the end of the iteration that computed
-     * them, where the next admission finds them; it unpins them when it leaves.  Pinned
-     * blocks count once in the replica's memory, beside its sequences' own; the rest of
-     * the cache lives in what they leave free (see on_kv).  The blocks of its answer
-     * are the caller's to insert when it is done. */
+     * them, where the next admission finds them; it unpins them when it leaves.  A
+     * request that brings its cache (replica_enqueue_prefilled, from a prefill pool)
+     * shares its prompt's whole blocks the same way at admission, those the cache held
+     * already and the rest inserted.  Pinned blocks count once in the replica's memory,
+     * beside its sequences' own; the rest of the cache lives in what they leave free
+     * (see on_kv).  The blocks of its answer are the caller's to insert when it is
+     * done. */
     prefix_cache *prefix;
     const prefix_chain *(*prefix_chain)(void *prefix_context, llm_request *q);
     void *prefix_context;

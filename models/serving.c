@@ -358,7 +358,6 @@ static void route_stage(serving *s, llm_request *q)
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
-    q->prefix_hit = 0; /* until a replica with a cache finds some */
     if (s->links) {
         route_stage(s, q);
         return;
@@ -595,10 +594,6 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
                                 "popularity's adapters, and no disaggregated serving");
         return NULL;
     }
-    if ((config->prefix_block || config->sessions) && config->decode) {
-        snprintf(err, err_size, "prefix caching and sessions are not for disaggregated serving");
-        return NULL;
-    }
     if (config->sessions && (config->trace || (config->traffic
                                                 && config->traffic->kind == TRAFFIC_CLOSED_LOOP))) {
         snprintf(err, err_size, "sessions arrive from a distribution or a traffic profile, "
@@ -694,8 +689,9 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
                          c->route_context, s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute, prefix_of },
-            /* the own pool's replicas cache prefixes; an overflow pool's do not */
-            .prefix = { i == 0 ? c->prefix_block : 0, c->affinity_bound },
+            /* the own pool's replicas cache prefixes, and a decode pool's the caches
+             * they are sent (shared by their sequences); an overflow pool's do not */
+            .prefix = { i == 0 || decoding ? c->prefix_block : 0, c->affinity_bound },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };
         if (fc.group.replica.lora_slots)

@@ -262,7 +262,7 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
 {
     if (f->nactive == 0)
         return 0;
-    bool affinity = !prefilled && f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY;
+    bool affinity = f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY;
     if (checking)
         check_rankings(f);
     serving_slot *sl = affinity ? choose_affinity(f, f->events.prefix(f->events.owner, q), q)

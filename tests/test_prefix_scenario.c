@@ -188,6 +188,49 @@ Test(prefix_scenario, prefix_aware_routing_keeps_the_groups_round_robin_loses)
     cr_expect_gt(hit[2][1], 3 * hit[2][0], "affinity %g, round robin %g", hit[2][1], hit[2][0]);
 }
 
+/* Prefix caching and sessions on a disaggregated workload (refused until 2026-12-05):
+ * the prefill pool skips what its replica holds, the decode pool shares the prefixes of
+ * the caches it is sent and routes them by affinity. */
+Test(prefix_scenario, a_disaggregated_workload_caches_prefixes_on_both_sides)
+{
+    char *path = scratch_file(dir, "d.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"3m\", warmup = \"30s\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            d = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 50,\n"
+        "    system_prompt = 2000, sessions = { turns = 3, think = \"5s\" },\n"
+        "    prefix_cache = true, routing = \"prefix_affinity\",\n"
+        "    decode = { pool = \"d\", routing = \"prefix_affinity\" } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/d", path, dir), 0, "%s", err);
+    char csvpath[512];
+    snprintf(csvpath, sizeof csvpath, "%s/d/summary.csv", dir);
+    char *csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    /* every turn finds at least the system prompt's 125 blocks but the first: most of
+     * each prompt */
+    double hit = row(csv, "workload", "chat", "prefix_hit_rate_tokens");
+    cr_expect_gt(hit, 0.8, "%g", hit);
+    cr_expect_gt(row(csv, "workload", "chat", "requests_completed"), 300);
+    cr_expect_gt(row(csv, "workload", "chat", "kv_transfer_bytes_mean"), 0);
+    cr_expect_eq(row(csv, "workload", "chat", "turns_per_session_mean"), 3);
+    free(csv);
+    free(path);
+    path = scratch_file(dir, "d.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"3m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "            d = fs.dedicated { gpu = \"H100-SXM\", count = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 1 }, prompt = 100, output = 50,\n"
+        "    decode = { pool = \"d\", routing = \"prefix_affinity\" } } } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "workloads.chat.decode.routing: \"prefix_affinity\" routes by the "
+                          "replicas' prefix caches") != NULL, "%s", err);
+    free(path);
+}
+
 /* Each mistake: exit 2, file:line, the key and the value, nothing written. */
 static void expect_mistake(const char *line, const char *message)
 {

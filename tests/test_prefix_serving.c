@@ -434,3 +434,48 @@ Test(prefix_serving, lru_over_many_prefix_groups_hits_as_ches_approximation_says
     cr_expect_leq(fabs(found / expect - 1), 0.05, "found %g, Che's approximation %g", found,
                   expect);
 }
+
+/* Disaggregated: the burst prefilled on one replica with a cache, decoded on another
+ * with 5,000 tokens of cache, over a link of 50 GB/s. */
+static serving_group_config decode_pool;
+
+static serving_config disaggregated_burst(unsigned prefix_block)
+{
+    serving_config c = burst_config(1e6);
+    c.prefix_block = prefix_block;
+    c.link = (kv_link_spec){ 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 };
+    c.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
+    c.decode_routing = ROUTE_ROUND_ROBIN;
+    decode_pool = (serving_group_config){ .pool_name = "decode", .replica = c.replica,
+                                          .replicas = 1, .max = 1,
+                                          .rtt_s = sim_dist_constant(0) };
+    decode_pool.replica.kv_capacity_tokens = 5000;
+    c.decode = &decode_pool;
+    return c;
+}
+
+Test(prefix_serving, a_disaggregated_burst_skips_the_prefix_and_shares_it_where_it_decodes)
+{
+    /* The prefill side finds the prefix as the colocated burst does (15 x 2,048).  Each
+     * cache then crosses the link whole (the decode side is chosen after it arrives) and
+     * joins the decode replica's cache: the first brings 131 whole blocks and reserves
+     * 2,212 - 2,096 = 116 of its own beside them; each later one finds 128 of its blocks
+     * there (2,048 tokens), adds its 3 own (48) and reserves 116: 2,212 + 15 x 164 =
+     * 4,672 <= 5,000, all 16 decode at once (waiting only for an iteration's end), where
+     * apart (2,212 each) two at a time would. */
+    serving_config c = disaggregated_burst(16);
+    run_result shared = serving_run(&c, 100);
+    cr_assert_eq(shared.stats.completed, 16);
+    cr_expect_eq(shared.stats.transfers, 16);
+    cr_expect_eq(shared.stats.prefix_cached_tokens, 15 * 2048, "%g", shared.stats.prefix_cached_tokens);
+    cr_expect_eq(shared.stats.prefix_hits, 15, "%llu", (unsigned long long)shared.stats.prefix_hits);
+    c = disaggregated_burst(0);
+    run_result apart = serving_run(&c, 100);
+    cr_assert_eq(apart.stats.completed, 16);
+    cr_expect_eq(apart.stats.prefix_cached_tokens, 0);
+    cr_expect_lt(shared.stats.decode_queue_s.mean, 0.25 * apart.stats.decode_queue_s.mean,
+                 "decode queue: shared %g s, apart %g s", shared.stats.decode_queue_s.mean,
+                 apart.stats.decode_queue_s.mean);
+    cr_expect_lt(shared.stats.e2e_s.mean, 0.5 * apart.stats.e2e_s.mean, "%g vs %g",
+                 shared.stats.e2e_s.mean, apart.stats.e2e_s.mean);
+}
