@@ -117,8 +117,8 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
                            || !(config->spec_tokens >= 1)))
         sim_fatal("replica_create: speculative decoding needs KV_RESERVE, models without a "
                   "sliding window and spec_tokens >= 1");
-    if (config->lora_slots && (config->spec_k || !config->lora_adapters))
-        sim_fatal("replica_create: multi-LoRA needs adapters and no speculative decoding");
+    if (config->lora_slots && !config->lora_adapters)
+        sim_fatal("replica_create: multi-LoRA needs adapters");
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;

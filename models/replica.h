@@ -119,7 +119,10 @@ typedef struct replica_config {
      * x lora_bytes at the bandwidth), per device (the tp shard), with the profile's
      * efficiencies: constant over a decode run, so the fast path stays closed-form.
      * lora_stats, shared by a workload's replicas and borrowed, gathers what they see
-     * (NULL: nothing).  Not with speculative decoding or replica_enqueue_prefilled. */
+     * (NULL: nothing).  With speculative decoding the kernels run on the target's
+     * tokens (a round verifies spec_k + 1 a sequence), not the draft's: the draft is the
+     * base model's, whatever adapter a request names (its acceptance is the caller's to
+     * state).  Not with replica_enqueue_prefilled. */
     unsigned lora_slots, lora_adapters;
     double lora_load_s, lora_bytes, lora_flops_per_token;
     lora_stats *lora_stats;

@@ -217,6 +217,17 @@ Test(lora, a_scenario_reports_its_metrics_and_bad_input_names_the_key_and_value)
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
         cr_expect(strstr(summary, metrics[i]), "%s missing", metrics[i]);
     free(summary);
+    /* with speculative decoding (refused until 2026-12-05): both sets of metrics */
+    free(file);
+    file = lora_scenario(dir, "adapters = 50, slots = 4 }, speculative = { k = 4, "
+                              "acceptance = 0.7, draft_cost = \"0.2ms\"");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/spec", file, dir), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/spec/summary.csv", dir);
+    summary = scratch_read(path);
+    cr_assert_not_null(summary);
+    cr_expect(strstr(summary, "adapter_hit_rate"), "%s", summary);
+    cr_expect(strstr(summary, "spec_acceptance"), "%s", summary);
+    free(summary);
     struct { const char *lora, *message; } bad[] = {
         { "adapters = 0", "s.lua:4: workloads.chat.lora.adapters: expected a positive integer, got 0" },
         { "adapters = 10, rank = 2000", "workloads.chat.lora.rank: 2000 is over the limit of 1024" },
@@ -239,4 +250,42 @@ Test(lora, a_scenario_reports_its_metrics_and_bad_input_names_the_key_and_value)
     free(out);
     free(err);
     scratch_remove_dir(dir);
+}
+
+/* One request of 1,000 tokens and 21 out under speculation (a lookup, k = 4, every
+ * proposal kept: 5 tokens a round), cold adapter: it ends later than without LoRA by
+ * the load, the prefill's adapter kernels (1,000 tokens) and 4 rounds' (5 tokens
+ * verified each: the kernels run on the target's tokens, the draft is the base
+ * model's). */
+static double finish_s(const replica_config *c)
+{
+    sim_engine *e = sim_engine_create();
+    int done = 0;
+    replica *r = replica_create(e, c, note_done, &done);
+    llm_request q = { .prompt = 1000, .output = 21, .adapter = 3 };
+    replica_enqueue(r, &q);
+    sim_engine_run(e);
+    cr_assert_eq(done, 1);
+    replica_free(r);
+    sim_engine_free(e);
+    return q.finish_s;
+}
+
+Test(lora, adapters_compose_with_speculative_decoding)
+{
+    replica_config plain = replica_of(false), with = replica_of(true);
+    replica_config *both[] = { &plain, &with };
+    for (int i = 0; i < 2; i++) {
+        both[i]->spec_k = 4;
+        both[i]->spec_step_s = 1e-4;
+        both[i]->spec_tokens = 5;
+    }
+    perf_profile p = with.profile;
+    double peak = device_peak_flops(h100, PREC_FP16, NULL) * p.compute_efficiency;
+    double memory = with.lora_bytes / (h100->bandwidth_bytes_per_s * p.bandwidth_efficiency);
+    double prefill = fmax(1000 * with.lora_flops_per_token / peak, memory);
+    double round = fmax(5 * with.lora_flops_per_token / peak, memory);
+    double expect = finish_s(&plain) + 0.0833 + prefill + 4 * round;
+    double got = finish_s(&with);
+    cr_expect_float_eq(got, expect, 1e-12, "%.9f vs %.9f", got, expect);
 }

@@ -237,6 +237,25 @@ Test(serving, fast_path_agrees_with_mixed_lora_adapters, .timeout = 120)
     lora_popularity_release(&pop);
 }
 
+/* The two add-ons together: the draft's rounds and the batch's adapters. */
+Test(serving, fast_path_agrees_with_adapters_under_speculation, .timeout = 120)
+{
+    lora_popularity pop;
+    cr_assert_eq(lora_popularity_zipf(&pop, 40, 1), 0);
+    serving_config c = speculative_config(10), l = lora_config(10, &pop);
+    c.lora = l.lora;
+    c.replica.lora_slots = l.replica.lora_slots;
+    c.replica.lora_adapters = l.replica.lora_adapters;
+    c.replica.lora_load_s = l.replica.lora_load_s;
+    c.replica.lora_bytes = l.replica.lora_bytes;
+    c.replica.lora_flops_per_token = l.replica.lora_flops_per_token;
+    check_fast_against_reference(c, 300, 4); /* 5.5x fewer events at this writing */
+    run_result r = serving_run(&c, 300);
+    cr_expect_gt(r.stats.lora.loads, 20, "%lu loads", (unsigned long)r.stats.lora.loads);
+    cr_expect_float_eq(sim_stat_mean(&r.stats.acceptance), 0.7, 0.01);
+    lora_popularity_release(&pop);
+}
+
 Test(serving, same_seed_same_results)
 {
     serving_config c = base_config(20, 4);
