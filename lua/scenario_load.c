@@ -809,18 +809,14 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
         return fields_fail(c, w->where, path, "not with decode: a disaggregated workload has "
                            "its prefill and decode pools");
     }
-    if (out->routing == ROUTE_CUSTOM) {
-        lua_settop(c->L, top);
-        snprintf(path, sizeof path, "%s.routing", w->path);
-        return fields_fail(c, w->where, path, "a Lua routing function is not for a "
-                           "disaggregated workload yet; name a built-in policy");
-    }
     static const char *const routings[] = { "round_robin", "least_outstanding",
                                             "shortest_tokens", "power_of_two",
                                             "prefix_affinity", NULL };
     char *name = NULL;
     int64_t tp = 0;
-    int routing = (int)out->routing;
+    /* the workload's policy, or least outstanding where a Lua function routes the
+     * prefills (it sees the prefill replicas only) */
+    int routing = out->routing == ROUTE_CUSTOM ? ROUTE_LEAST_OUTSTANDING : (int)out->routing;
     int status = fields_object_check_keys(c, &dec, DECODE_KEYS)
                  || fields_read_choice(c, &dec, "routing", routings, routing, &routing)
                  || fields_read_string(c, &dec, "pool", true, &name)

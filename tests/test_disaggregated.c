@@ -334,6 +334,26 @@ Test(disaggregated_cli, the_link_defaults_to_the_prefill_replicas_nics)
     free(path);
 }
 
+/* A Lua routing function (refused until 2026-12-05) routes the prefills; the decode
+ * pool routes by least outstanding unless decode.routing names a policy.  The function
+ * is called: one that answers a replica the prefill pool does not have stops the run
+ * with its message. */
+Test(disaggregated_cli, a_lua_function_routes_the_prefills)
+{
+    char *path = write_scenario("decode = { pool = \"d\" }, routing = function(replicas, request) "
+                                "return #replicas end");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "routing least_outstanding\n") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/f", path, dir), 0, "%s", err);
+    free(path);
+    path = write_scenario("decode = { pool = \"d\" }, routing = function(replicas, request) "
+                          "return #replicas + 1 end");
+    cr_expect_neq(cli_run(&out, &err, "run %s -q --no-plots -o %s/g", path, dir), 0);
+    cr_expect(strstr(err, "the routing function must return a replica number from 1 to 2, "
+                          "got 3") != NULL, "%s", err);
+    free(path);
+}
+
 /* Each mistake: exit 2, file:line, the key and the value, nothing written. */
 static void expect_mistake(const char *line, const char *message)
 {
