@@ -116,28 +116,13 @@ static serving_slot *slot_new(serving_fleet *f)
 static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
                       const perf_phases *work_mark, double now, const prefix_cache *sl_cache)
 {
+    replica_totals_add(&f->gone, r, now, sl_cache);
     const replica_stats *st = replica_get_stats(r);
-    f->gone_busy += sim_timeavg_integral(&st->busy, now);
-    f->gone_batch += sim_timeavg_integral(&st->batch, now);
-    f->gone_kv += sim_timeavg_integral(&st->kv, now);
-    f->gone_iterations += st->iterations;
-    f->gone_tokens += st->tokens_computed;
-    f->gone_cache_read += st->cache_tokens_read;
-    f->gone_spec_rounds += st->spec_rounds;
-    f->gone_spec_tokens += st->spec_tokens;
-    f->gone_draft_s += st->draft_s;
     const sim_timeavg *life[3] = { &st->life_busy, &st->life_batch, &st->life_kv };
     for (int k = 0; k < 3; k++)
         f->gone_bucket[k] += sim_timeavg_integral(life[k], now) - marks[k];
     f->gone_work = perf_phases_add(f->gone_work, st->work, 1);
     f->gone_work = perf_phases_add(f->gone_work, *work_mark, -1);
-    f->gone_kv_preemptions += st->preemptions;
-    kv_swap_stats_add(&f->gone_kv_swap, &st->swap);
-    f->gone_events += st->iterations_events;
-    if (sl_cache)
-        f->gone_evictions += prefix_cache_evictions(sl_cache);
-    f->gone_batch_max = fmax(f->gone_batch_max, st->batch.max);
-    f->gone_kv_max = fmax(f->gone_kv_max, st->life_kv.max);
 }
 
 static void host_leave(serving_slot *sl);

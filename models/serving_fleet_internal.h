@@ -7,6 +7,7 @@
 
 #include "models/gpu_hosts.h"
 #include "models/prefix_directory.h"
+#include "models/replica_totals.h"
 #include "models/serving_fleet.h"
 #include "sim/ranking.h"
 #include "sim/rng.h"
@@ -65,13 +66,9 @@ struct serving_fleet {
     sim_timeavg ready, life_ready;        /* replicas active or draining */
     double ready_mark;                    /* life_ready's integral at the bucket's start */
     /* replicas that are gone: their areas since the warm-up, and since the bucket began */
-    double gone_busy, gone_batch, gone_kv, gone_bucket[3];
+    replica_totals gone;
+    double gone_bucket[3];
     perf_phases gone_work; /* GPU work of replicas gone in the bucket, since its start */
-    double gone_iterations, gone_tokens, gone_cache_read; /* after the warm-up */
-    double gone_spec_rounds, gone_spec_tokens, gone_draft_s;
-    uint64_t gone_kv_preemptions, gone_events, gone_evictions;
-    kv_swap_stats gone_kv_swap;
-    double gone_batch_max, gone_kv_max;
     uint64_t served, losses;
     gpu_hosts *hosts;      /* the pool's shared or noisy GPUs (NULL: whole, quiet) */
     bool owns_hosts;       /* false: the pool's, shared with the other models on it */

@@ -33,82 +33,57 @@ void serving_fleet_bucket_sums(serving_fleet *f, double now, double sums[3], dou
     f->ready_mark = ready;
 }
 
+/* The gone replicas' totals with the living added at `now`. */
+static replica_totals all_totals(const serving_fleet *f, double now)
+{
+    replica_totals t = f->gone;
+    for (size_t i = 0; i < f->nslots; i++)
+        if (f->slots[i]->r)
+            replica_totals_add(&t, f->slots[i]->r, now, f->slots[i]->cache);
+    return t;
+}
+
 serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
 {
+    replica_totals t = all_totals(f, end_s);
     serving_group_stats out = { .served = f->served, .replica_losses = f->losses,
-                                .kv_preemptions = f->gone_kv_preemptions,
-                                .kv_swap = f->gone_kv_swap,
-                                .replicas_max = f->ready.max,
-                                .iterations = f->gone_iterations,
-                                .tokens_computed = f->gone_tokens,
-                                .cache_tokens_read = f->gone_cache_read,
-                                .spec_rounds = f->gone_spec_rounds,
-                                .spec_tokens = f->gone_spec_tokens,
-                                .draft_s = f->gone_draft_s };
-    double busy = f->gone_busy, batch = f->gone_batch, kv = f->gone_kv;
-    double live_busy = 0, busiest = 0; /* of the batch: sequences held */
+                                .kv_preemptions = t.preemptions, .kv_swap = t.swap,
+                                .replicas_max = f->ready.max, .iterations = t.iterations,
+                                .tokens_computed = t.tokens_computed,
+                                .cache_tokens_read = t.cache_tokens_read,
+                                .spec_rounds = t.spec_rounds, .spec_tokens = t.spec_tokens,
+                                .draft_s = t.draft_s, .prefix_evictions = t.evictions };
+    double live_busy = 0, busiest = 0; /* of the living's batch: sequences held */
     unsigned live = 0;
-    out.prefix_evictions = f->gone_evictions;
     for (size_t i = 0; i < f->nslots; i++) {
         const replica *r = f->slots[i]->r;
         if (!r)
             continue;
-        const replica_stats *st = replica_get_stats(r);
-        busy += sim_timeavg_integral(&st->busy, end_s);
-        double held = sim_timeavg_integral(&st->batch, end_s);
+        double held = sim_timeavg_integral(&replica_get_stats(r)->batch, end_s);
         live_busy += held;
         busiest = fmax(busiest, held);
         live++;
-        if (f->slots[i]->cache)
-            out.prefix_evictions += prefix_cache_evictions(f->slots[i]->cache);
-        batch += sim_timeavg_integral(&st->batch, end_s);
-        kv += sim_timeavg_integral(&st->kv, end_s);
-        out.kv_preemptions += st->preemptions;
-        kv_swap_stats_add(&out.kv_swap, &st->swap);
-        out.iterations += st->iterations;
-        out.tokens_computed += st->tokens_computed;
-        out.cache_tokens_read += st->cache_tokens_read;
-        out.spec_rounds += st->spec_rounds;
-        out.spec_tokens += st->spec_tokens;
-        out.draft_s += st->draft_s;
     }
     double replica_s = sim_timeavg_integral(&f->ready, end_s);
     out.replica_s = replica_s;
     out.replicas_mean = sim_timeavg_mean(&f->ready, end_s);
-    out.utilization = replica_s > 0 ? busy / replica_s : NAN;
-    out.batch_mean = replica_s > 0 ? batch / replica_s : NAN;
-    out.kv_mean = replica_s > 0 ? kv / replica_s : NAN;
+    out.utilization = replica_s > 0 ? t.busy_s / replica_s : NAN;
+    out.batch_mean = replica_s > 0 ? t.batch_area / replica_s : NAN;
+    out.kv_mean = replica_s > 0 ? t.kv_area / replica_s : NAN;
     out.load_max_over_mean = live_busy > 0 ? busiest / (live_busy / live) : NAN;
     out.cold_starts = f->cold_starts;
     out.gpus_held_mean = sim_timeavg_mean(&f->held, end_s);
     return out;
 }
 
-double serving_fleet_batch_max(const serving_fleet *f)
-{
-    double m = f->gone_batch_max;
-    for (size_t k = 0; k < f->nslots; k++)
-        if (f->slots[k]->r)
-            m = fmax(m, replica_get_stats(f->slots[k]->r)->batch.max);
-    return m;
-}
+/* The maxima and counts below need no time: any moment's totals give them. */
+double serving_fleet_batch_max(const serving_fleet *f) { return all_totals(f, 0).batch_max; }
 
-double serving_fleet_kv_max(const serving_fleet *f)
-{
-    double m = f->gone_kv_max;
-    for (size_t k = 0; k < f->nslots; k++)
-        if (f->slots[k]->r)
-            m = fmax(m, replica_get_stats(f->slots[k]->r)->life_kv.max);
-    return m;
-}
+double serving_fleet_kv_max(const serving_fleet *f) { return all_totals(f, 0).kv_max; }
 
 uint64_t serving_fleet_replica_events(const serving_fleet *f)
 {
-    uint64_t n = f->gone_events;
-    for (size_t k = 0; k < f->nslots; k++)
-        if (f->slots[k]->r)
-            n += replica_get_stats(f->slots[k]->r)->iterations_events;
-    return n;
+    return all_totals(f, 0).events;
 }
 
 void serving_fleet_restart_stats(serving_fleet *f, double now)
@@ -118,12 +93,8 @@ void serving_fleet_restart_stats(serving_fleet *f, double now)
             replica_restart_stats(f->slots[k]->r, now);
     sim_timeavg_restart(&f->ready, now);
     sim_timeavg_restart(&f->held, now);
-    f->gone_busy = f->gone_batch = f->gone_kv = 0;
-    f->gone_iterations = f->gone_tokens = f->gone_cache_read = 0;
-    f->gone_spec_rounds = f->gone_spec_tokens = f->gone_draft_s = 0;
-    f->gone_kv_preemptions = 0;
-    f->gone_kv_swap = (kv_swap_stats){ 0 };
-    f->gone_batch_max = 0; /* the kv maximum is over the whole run, as replicas' own */
+    replica_totals_restart(&f->gone); /* the kv maximum is over the whole run, as
+                                         replicas' own */
     f->losses = 0;
     f->cold_starts = 0;
 }
