@@ -25,13 +25,37 @@ void output_dist_text(FILE *out, const sim_dist *d)
     }
 }
 
+/* The mean tokens of the system prompt a request begins with (0: none). */
+static double mean_system_prompt(const inference_spec *w)
+{
+    double tokens = 0, weight = 0;
+    for (unsigned k = 0; k < w->nsystem_prompts; k++) {
+        tokens += w->system_prompts[k].weight * w->system_prompts[k].tokens;
+        weight += w->system_prompts[k].weight;
+    }
+    return weight > 0 ? tokens / weight : 0;
+}
+
 void output_cache_capacity_text(FILE *out, const inference_spec *w)
 {
     double mean = sim_dist_mean(&w->prompt_tokens) + sim_dist_mean(&w->output_tokens);
+    double system = mean_system_prompt(w), room = w->kv_capacity_tokens;
+    const char *what = w->has_sessions ? "a turn's mean new tokens + output, its session's "
+                                         "history on top" : "mean prompt + output";
+    char shared[160] = "";
+    if (system > 0 && w->prefix_block) { /* running sequences share it: held once */
+        room -= system;
+        snprintf(shared, sizeof shared, "; a mean system prompt of %.0f tokens held once, "
+                 "shared", system);
+    } else if (system > 0) {
+        mean += system;
+        what = w->has_sessions ? "the system prompt + a turn's mean new tokens + output, its "
+                                 "session's history on top" : "mean system prompt + prompt + output";
+    }
+    double fit = room > 0 ? floor(room / mean) : 0;
     fprintf(out, "    cache capacity %.0f tokens per replica: %.0f requests of %.0f tokens "
-            "(mean prompt + output)%s\n", w->kv_capacity_tokens,
-            floor(w->kv_capacity_tokens / mean), mean,
-            w->kv_capacity_tokens / mean < w->max_batch ? ", fewer than max_batch" : "");
+            "(%s%s)%s\n", w->kv_capacity_tokens, fit, mean, what, shared,
+            fit < w->max_batch ? ", fewer than max_batch" : "");
 }
 
 void output_disaggregated_text(FILE *out, const scenario *sc, const inference_spec *w)

@@ -1,6 +1,7 @@
 /* The prefix-caching scenario through the binary (TTFT, hit rates and balance each way,
  * and the gain growing with the shared prefix), `check`'s lines, and the mistakes. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,28 @@ Test(prefix_scenario, groups_of_one_length_are_distinct_prompts)
     cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
     cr_expect(strstr(out, "system prompt 600 tokens (weight 1, 64 distinct prompts of that "
                           "length) before each prompt") != NULL, "%s", out);
+    /* a request holds its 150 tokens of its own; the system prompt, shared, once */
+    double capacity, fit;
+    const char *line = strstr(out, "cache capacity ");
+    cr_assert_not_null(line, "%s", out);
+    cr_assert_eq(sscanf(line, "cache capacity %lf tokens per replica: %lf requests of 150 tokens "
+                              "(mean prompt + output; a mean system prompt of 600 tokens held "
+                              "once, shared)", &capacity, &fit), 2, "%s", line);
+    cr_expect(strstr(line, "requests of 150 tokens (mean prompt + output; a mean system prompt "
+                           "of 600 tokens held once, shared)") != NULL, "%s", line);
+    cr_expect_eq(fit, floor((capacity - 600) / 150));
+    free(path);
+    /* without a cache every request holds it: 750 tokens a request */
+    path = write_scenario("system_prompt = 600");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    line = strstr(out, "cache capacity ");
+    cr_assert_not_null(line, "%s", out);
+    cr_assert_eq(sscanf(line, "cache capacity %lf tokens per replica: %lf requests of 750 tokens "
+                              "(mean system prompt + prompt + output)", &capacity, &fit), 2,
+                 "%s", line);
+    cr_expect(strstr(line, "requests of 750 tokens (mean system prompt + prompt + output)")
+              != NULL, "%s", line);
+    cr_expect_eq(fit, floor(capacity / 750));
     free(path);
 }
 
