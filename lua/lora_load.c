@@ -59,8 +59,6 @@ static int check_fit(load_context *c, const fields_object *w, const scenario *sc
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.lora", w->path);
-    if (out->has_decode)
-        return fields_fail(c, w->where, path, "not yet with decode (disaggregated serving)");
     const model_spec *m = &sc->catalog.models[out->model];
     double bytes = lora_adapter_bytes(m, out->lora_rank, out->lora_projections,
                                       LORA_BYTES_PER_VALUE);

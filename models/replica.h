@@ -122,7 +122,8 @@ typedef struct replica_config {
      * (NULL: nothing).  With speculative decoding the kernels run on the target's
      * tokens (a round verifies spec_k + 1 a sequence), not the draft's: the draft is the
      * base model's, whatever adapter a request names (its acceptance is the caller's to
-     * state).  Not with replica_enqueue_prefilled. */
+     * state).  A request enqueued prefilled (a decode pool's) needs its adapter here
+     * too, loaded and counted as at any admission. */
     unsigned lora_slots, lora_adapters;
     double lora_load_s, lora_bytes, lora_flops_per_token;
     lora_stats *lora_stats;

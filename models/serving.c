@@ -588,10 +588,13 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
         return NULL;
     }
-    if (config->lora && (config->decode || !config->replica.lora_slots
-                         || config->lora->adapters != config->replica.lora_adapters)) {
-        snprintf(err, err_size, "multi-LoRA needs adapter slots on the replicas, the "
-                                "popularity's adapters, and no disaggregated serving");
+    if (config->lora && (!config->replica.lora_slots
+                         || config->lora->adapters != config->replica.lora_adapters
+                         || (config->decode && (!config->decode->replica.lora_slots
+                                                || config->decode->replica.lora_adapters
+                                                       != config->lora->adapters)))) {
+        snprintf(err, err_size, "multi-LoRA needs adapter slots on the replicas (on the "
+                                "decode pool's too), and the popularity's adapters");
         return NULL;
     }
     if (config->sessions && (config->trace || (config->traffic

@@ -289,3 +289,82 @@ Test(lora, adapters_compose_with_speculative_decoding)
     double got = finish_s(&with);
     cr_expect_float_eq(got, expect, 1e-12, "%.9f vs %.9f", got, expect);
 }
+
+/* Disaggregated (refused until 2026-12-05): one request of 1,000 tokens and 21 out,
+ * prefilled on one replica and decoded on another, its adapter cold on both.  It ends
+ * later than without LoRA by two loads (one a pool), the prefill's adapter kernels
+ * (1,000 tokens) and 20 decode steps' (one token each: the adapter's read). */
+static serving_group_config decode_pool;
+
+static serving_config split(bool lora, const lora_popularity *pop)
+{
+    serving_config c = {
+        .name = "chat", .replicas = 1, .routing = ROUTE_ROUND_ROBIN,
+        .interarrival = sim_dist_constant(1), .max_arrivals = 1,
+        .prompt_tokens = sim_dist_constant(1000), .output_tokens = sim_dist_constant(21),
+        .rtt_s = sim_dist_constant(0), .seed = 3,
+        .link = { 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 },
+        .kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16),
+        .decode_routing = ROUTE_ROUND_ROBIN,
+    };
+    c.replica = replica_of(lora);
+    if (lora) {
+        c.lora = pop;
+        c.replica.lora_adapters = pop->adapters;
+    }
+    decode_pool = (serving_group_config){ .pool_name = "decode", .replica = c.replica,
+                                          .replicas = 1, .max = 1,
+                                          .rtt_s = sim_dist_constant(0) };
+    c.decode = &decode_pool;
+    return c;
+}
+
+Test(lora, adapters_load_on_both_pools_of_a_disaggregated_workload)
+{
+    lora_popularity one;
+    cr_assert_eq(lora_popularity_zipf(&one, 1, 1), 0);
+    serving_config plain = split(false, NULL);
+    run_result a = serving_run(&plain, 100);
+    serving_config with = split(true, &one);
+    run_result b = serving_run(&with, 100);
+    cr_assert_eq(a.stats.completed, 1);
+    cr_assert_eq(b.stats.completed, 1);
+    replica_config r = replica_of(true);
+    perf_profile p = r.profile;
+    double peak = device_peak_flops(h100, PREC_FP16, NULL) * p.compute_efficiency;
+    double memory = r.lora_bytes / (h100->bandwidth_bytes_per_s * p.bandwidth_efficiency);
+    double prefill = fmax(1000 * r.lora_flops_per_token / peak, memory);
+    double step = fmax(r.lora_flops_per_token / peak, memory);
+    double expect = a.stats.e2e_s.mean + 2 * 0.0833 + prefill + 20 * step;
+    cr_expect_float_eq(b.stats.e2e_s.mean, expect, 1e-9, "%.9f vs %.9f", b.stats.e2e_s.mean,
+                       expect);
+    /* TTFT: the prefill pool's load and kernels only */
+    cr_expect_float_eq(b.stats.ttft_s.mean, a.stats.ttft_s.mean + 0.0833 + prefill, 1e-9);
+    /* admitted twice (prefill, decode), loaded twice, never resident */
+    cr_expect_eq(b.stats.lora.admitted, 2);
+    cr_expect_eq(b.stats.lora.loads, 2);
+    cr_expect_eq(b.stats.lora.hits, 0);
+    lora_popularity_release(&one);
+    /* through the loader: a scenario with lora and decode runs */
+    char *dir = scratch_dir(), *out = NULL, *err = NULL;
+    char *file = scratch_file(dir, "d.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"s\", duration = \"1m\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "            d = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", precision = \"fp16\",\n"
+        "    pool = \"p\", decode = { pool = \"d\" }, arrivals = fs.poisson { rate = 2 },\n"
+        "    max_wait = \"1m\", prompt = 500, output = 100, lora = { adapters = 20 } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/d", file, dir), 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/d/summary.csv", dir);
+    char *summary = scratch_read(path);
+    cr_assert_not_null(summary);
+    cr_expect(strstr(summary, "adapter_hit_rate") && strstr(summary, "kv_transfer_mean_s"),
+              "%s", summary);
+    free(summary);
+    free(file);
+    free(out);
+    free(err);
+    scratch_remove_dir(dir);
+}
