@@ -803,12 +803,6 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
         lua_settop(c->L, top);
         return 0;
     }
-    if (out->has_overflow) {
-        lua_settop(c->L, top);
-        snprintf(path, sizeof path, "%s.overflow", w->path);
-        return fields_fail(c, w->where, path, "not with decode: a disaggregated workload has "
-                           "its prefill and decode pools");
-    }
     static const char *const routings[] = { "round_robin", "least_outstanding",
                                             "shortest_tokens", "power_of_two",
                                             "prefix_affinity", NULL };

@@ -16,7 +16,8 @@
 
 typedef struct inference_run {
     const scenario *sc;
-    serving_group_config second; /* the serving's overflow or decode pool, while it runs */
+    serving_group_config others[SERVING_GROUPS_MAX - 1]; /* the serving's decode and
+                                                            overflow pools, while it runs */
     const inference_spec *spec;
     pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
     serving *sv;
@@ -98,24 +99,56 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
 
 /* A workload's group g (0: its own pool; 1: its overflow or decode pool): the pool, the
  * device and the GPUs of a replica. */
+static bool group_decodes(const inference_spec *w, unsigned g)
+{
+    return g == 1 && w->has_decode; /* own, then decode, then overflow */
+}
+
 static size_t group_pool(const inference_spec *w, unsigned g)
 {
-    return g == 0 ? w->pool : w->has_decode ? w->decode_pool : w->overflow_pool;
+    return g == 0 ? w->pool : group_decodes(w, g) ? w->decode_pool : w->overflow_pool;
 }
 
 static size_t group_device(const inference_spec *w, unsigned g)
 {
-    return g == 0 ? w->device : w->has_decode ? w->decode_device : w->overflow_device;
+    return g == 0 ? w->device : group_decodes(w, g) ? w->decode_device : w->overflow_device;
 }
 
 static unsigned group_tp(const inference_spec *w, unsigned g)
 {
-    return g == 0 ? w->tp : w->has_decode ? w->decode_tp : w->overflow_tp;
+    return g == 0 ? w->tp : group_decodes(w, g) ? w->decode_tp : w->overflow_tp;
+}
+
+/* The workload's groups: its own pool, and its decode and overflow pools. */
+static unsigned group_count(const inference_spec *w)
+{
+    return 1 + w->has_decode + w->has_overflow;
+}
+
+/* Group g (>= 1) as the serving model takes it. */
+static serving_group_config group_config_of(const scenario *sc, const inference_spec *w,
+                                            unsigned g, const pool_gpus *gpus)
+{
+    size_t pool = group_pool(w, g);
+    unsigned tp = group_tp(w, g);
+    const pool_spec *o = &sc->pools[pool];
+    return (serving_group_config){
+        .pool_name = o->name,
+        .replica = replica_config_of(sc, w, pool, group_device(w, g), tp),
+        .replicas = o->count / tp, .min = o->min / tp,
+        .max = o->capacity.max / tp, .pool = gpus[pool].gp,
+        .autoscaler = &o->autoscaler,
+        /* an overflow pool is reached at its own site's round trip */
+        .rtt_s = w->has_rtt && group_decodes(w, g) ? w->rtt_s : o->site.rtt_s,
+        .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
+        .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
+        .units_per_gpu = o->units_per_gpu,
+    };
 }
 
 static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r,
                                         const pool_gpus *gpus,
-                                        serving_group_config *second)
+                                        serving_group_config *others)
 {
     const pool_spec *pool = &sc->pools[w->pool];
     serving_config c = {
@@ -145,34 +178,22 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .lora = w->lora_slots ? &w->lora_popularity : NULL,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
-    if (w->has_overflow || w->has_decode) {
-        size_t pool2 = group_pool(w, 1);
-        unsigned tp2 = group_tp(w, 1);
-        const pool_spec *o = &sc->pools[pool2];
-        *second = (serving_group_config){
-            .pool_name = o->name,
-            .replica = replica_config_of(sc, w, pool2, group_device(w, 1), tp2),
-            .replicas = o->count / tp2, .min = o->min / tp2,
-            .max = o->capacity.max / tp2, .pool = gpus[pool2].gp,
-            .autoscaler = &o->autoscaler, .rtt_s = w->has_rtt ? w->rtt_s : o->site.rtt_s,
-            .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
-            .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
-            .units_per_gpu = o->units_per_gpu,
-        };
-        if (w->has_decode) {
-            /* decode replicas keep max_wait too, from the cache's arrival: without it the
-             * requests prefilled faster than the decode pool serves them piled up without
-             * bound (a prefill wasted is an engine's timeout under overload, and counted
-             * as a drop) */
-            c.decode = second;
-            c.decode_routing = w->decode_routing;
-            c.link = w->kv_link;
-            c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
-                                                            w->kv_prec);
-        } else {
-            second->rtt_s = o->site.rtt_s;
-            c.overflow = second;
-        }
+    unsigned k = 0;
+    if (w->has_decode) {
+        /* decode replicas keep max_wait too, from the cache's arrival: without it the
+         * requests prefilled faster than the decode pool serves them piled up without
+         * bound (a prefill wasted is an engine's timeout under overload, and counted as
+         * a drop) */
+        others[k] = group_config_of(sc, w, 1, gpus);
+        c.decode = &others[k++];
+        c.decode_routing = w->decode_routing;
+        c.link = w->kv_link;
+        c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
+                                                        w->kv_prec);
+    }
+    if (w->has_overflow) {
+        others[k] = group_config_of(sc, w, group_count(w) - 1, gpus);
+        c.overflow = &others[k++];
     }
     return c;
 }
@@ -478,17 +499,24 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
 static void record_inference_cost(sim_metrics *m, const inference_run *ir, double own_share)
 {
     const inference_spec *w = ir->spec;
-    const pool_gpus *own = &ir->pools[w->pool];
-    bool second = w->has_overflow || w->has_decode;
-    const pool_gpus *other = second ? &ir->pools[group_pool(w, 1)] : NULL;
     const serving_stats *st = serving_get_stats(ir->sv);
     double mtok = st->output_tokens / 1e6, requests = (double)st->completed;
-    if (own->gp || (other && other->gp)) {
-        double kwh = (own->gp ? own->measured.energy_kwh * own_share : 0)
-                     + (other && other->gp ? other->measured.energy_kwh : 0);
-        double kg = (own->gp ? (own->carbon.operational_kg + own->carbon.embodied_kg) * own_share : 0)
-                    + (other && other->gp ? other->carbon.operational_kg + other->carbon.embodied_kg
-                                          : 0);
+    /* the own pool at its share, the decode and overflow pools whole */
+    double kwh = 0, kg = 0, usd = 0;
+    bool metered = false, priced = false;
+    for (unsigned g = 0; g < group_count(w); g++) {
+        const pool_gpus *p = &ir->pools[group_pool(w, g)];
+        double share = g == 0 ? own_share : 1;
+        priced |= ir->sc->pools[group_pool(w, g)].has_cost;
+        usd += g == 0 ? p->measured.total_usd * share : p->measured.total_usd;
+        if (!p->gp)
+            continue;
+        metered = true;
+        kwh += g == 0 ? p->measured.energy_kwh * share : p->measured.energy_kwh;
+        kg += g == 0 ? (p->carbon.operational_kg + p->carbon.embodied_kg) * share
+                     : p->carbon.operational_kg + p->carbon.embodied_kg;
+    }
+    if (metered) {
         sim_metrics_add(m, "workload", w->name, "energy_per_mtok_kwh", "kWh/Mtok",
                         mtok > 0 ? kwh / mtok : NAN);
         sim_metrics_add(m, "workload", w->name, "energy_per_request_wh", "Wh",
@@ -498,11 +526,8 @@ static void record_inference_cost(sim_metrics *m, const inference_run *ir, doubl
         sim_metrics_add(m, "workload", w->name, "carbon_per_request_g", "gCO2e",
                         requests > 0 ? kg * 1e3 / requests : NAN);
     }
-    if (!ir->sc->pools[w->pool].has_cost && !(second && ir->sc->pools[group_pool(w, 1)].has_cost))
+    if (!priced)
         return;
-    double usd = own->measured.total_usd * own_share;
-    if (second)
-        usd += other->measured.total_usd;
     sim_metrics_add(m, "workload", w->name, "cost_per_mtok_usd", "USD/Mtok",
                     mtok > 0 ? usd / mtok : NAN);
 }
@@ -540,7 +565,7 @@ static int start(void *parts, run_shared *rs, char *err, size_t err_size)
     for (size_t i = 0; i < rs->sc->ninferences; i++) {
         inference_run *ir = &runs[i];
         serving_config config = serving_config_of(rs->sc, ir->spec, rs->replication, rs->gpus,
-                                                  &ir->second);
+                                                  ir->others);
         if (ir->shared_subject) { /* the pool's arbiter: the first of its models makes it */
             for (size_t k = 0; k < i && !ir->tenants; k++)
                 if (runs[k].spec->pool == ir->spec->pool)

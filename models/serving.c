@@ -44,7 +44,7 @@ typedef struct request_block {
     serving_request items[256];
 } request_block;
 
-enum { MAX_FLEETS = 2 }; /* the workload's own pool, and its overflow or decode pool */
+enum { MAX_FLEETS = SERVING_GROUPS_MAX }; /* own, decode, overflow: those it has */
 
 struct serving {
     sim_engine *engine;
@@ -52,6 +52,7 @@ struct serving {
     serving_group_config own;  /* fleet 0's configuration, gathered from config */
     serving_fleet *fleets[MAX_FLEETS];
     unsigned nfleets;
+    unsigned decode_fleet, overflow_fleet; /* their indices (0: none) */
     autoscale_memory scaling[MAX_FLEETS];
     struct fleet_tick { serving *s; unsigned index; } ticks[MAX_FLEETS]; /* autoscaler events */
     unsigned spilled[MAX_FLEETS]; /* requests that found the own pool saturated while this
@@ -84,10 +85,10 @@ struct serving {
     double bucket_start_s;
 };
 
-/* The configuration of fleet i (0: own, 1: overflow or decode). */
+/* The configuration of fleet i (0: own, then decode and overflow, those it has). */
 static const serving_group_config *fleet_config(const serving *s, unsigned i)
 {
-    return i == 0 ? &s->own : s->config.decode ? s->config.decode : s->config.overflow;
+    return i == 0 ? &s->own : i == s->decode_fleet ? s->config.decode : s->config.overflow;
 }
 
 static void route(serving *s, llm_request *q);
@@ -155,8 +156,8 @@ static void bucket_clear(serving_bucket *b)
 {
     b->arrived = b->completed = b->dropped = 0;
     b->output_tokens = 0;
-    b->group_output_tokens[0] = b->group_output_tokens[1] = 0;
-    b->group_responses[0] = b->group_responses[1] = 0;
+    for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++)
+        b->group_output_tokens[g] = b->group_responses[g] = 0;
     sim_stat_reset(&b->ttft_s);
     sim_stat_reset(&b->tpot_s);
     sim_stat_reset(&b->e2e_s);
@@ -206,7 +207,7 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
 {
     serving *s = owner;
     serving_stats *st = &s->stats;
-    bool disaggregated = s->links != NULL, decoded = disaggregated && fleet == 1;
+    bool disaggregated = s->links != NULL, decoded = disaggregated && fleet == s->decode_fleet;
     if (disaggregated) {
         q->output = q->full_output;
         if (fleet == 0 && !dropped && q->output > 1) { /* prefilled: its cache moves */
@@ -331,14 +332,14 @@ static llm_request *unpend(llm_request **head, llm_request **tail, unsigned *n)
 static void route_stage(serving *s, llm_request *q)
 {
     bool decode = q->generated > 0;
-    serving_fleet *f = s->fleets[decode ? 1 : 0];
+    serving_fleet *f = s->fleets[decode ? s->decode_fleet : 0];
     if (!decode)
         q->output = 1;
     if (serving_fleet_active(f) == 0) {
         if (decode) {
             /* max_wait bounds this wait as a decode replica's queue does: the caches in
              * arrival order, the expired ones at the head go */
-            double max_wait = fleet_config(s, 1)->replica.max_wait_s, now = sim_engine_now(s->engine);
+            double max_wait = s->config.decode->replica.max_wait_s, now = sim_engine_now(s->engine);
             while (max_wait > 0 && s->decode_head
                    && now - s->decode_head->transferred_s > max_wait)
                 on_request_done(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode), true,
@@ -358,12 +359,23 @@ static void route_stage(serving *s, llm_request *q)
  * to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
+    serving_fleet *own = s->fleets[0], *chosen = NULL;
+    serving_fleet *overflow = s->overflow_fleet ? s->fleets[s->overflow_fleet] : NULL;
     if (s->links) {
+        /* a new request spills whole to the overflow pool (prefilled and decoded there)
+         * when every prefill replica is saturated and the overflow pool has one ready */
+        if (q->generated == 0 && overflow
+            && serving_fleet_saturated(own, s->config.overflow_threshold)) {
+            if (serving_fleet_active(overflow) > 0) {
+                if (serving_fleet_route(overflow, q, s->error, sizeof s->error) < 0)
+                    sim_engine_stop(s->engine);
+                return;
+            }
+            s->spilled[s->overflow_fleet]++;
+        }
         route_stage(s, q);
         return;
     }
-    serving_fleet *own = s->fleets[0], *chosen = NULL;
-    serving_fleet *overflow = s->nfleets > 1 ? s->fleets[1] : NULL;
     if (s->config.scale_to_zero_s > 0 && serving_fleet_target(own) < s->config.replicas)
         serving_fleet_set_target(own, s->config.replicas); /* a cold start (or more) */
     bool spill = overflow && serving_fleet_saturated(own, s->config.overflow_threshold);
@@ -372,7 +384,7 @@ static void route(serving *s, llm_request *q)
     else if (serving_fleet_active(own) > 0)
         chosen = own;
     if (spill && serving_fleet_active(overflow) == 0)
-        s->spilled[1]++; /* demand for an overflow pool that has no replica yet */
+        s->spilled[s->overflow_fleet]++; /* demand for an overflow pool that has no replica yet */
     if (!chosen) { /* no replica ready: wait for one */
         q->next = NULL;
         if (s->pending_tail)
@@ -402,7 +414,7 @@ static void on_fleet_ready(void *owner)
     if (s->links) { /* each stage's waiting list to its own fleet */
         while (s->pending_head && serving_fleet_active(s->fleets[0]) > 0)
             route(s, unpend(&s->pending_head, &s->pending_tail, &s->npending));
-        while (s->decode_head && serving_fleet_active(s->fleets[1]) > 0)
+        while (s->decode_head && serving_fleet_active(s->fleets[s->decode_fleet]) > 0)
             route(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode));
         return;
     }
@@ -614,15 +626,14 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
                                 "blocks");
         return NULL;
     }
-    if (config->decode && (config->overflow || config->decode_routing == ROUTE_CUSTOM
+    if (config->decode && (config->decode_routing == ROUTE_CUSTOM
                            || config->decode->replica.max_batch < 1
                            || !(config->decode->replica.kv_capacity_tokens >= 1)
                            || !(config->link.bandwidth_bytes_per_s > 0)
                            || !(config->link.latency_s >= 0)
                            || !(config->kv_bytes_per_token >= 0))) {
         snprintf(err, err_size, "disaggregated serving needs decode replicas with a batch and "
-                                "cache space, a link of bandwidth > 0 and latency >= 0, and "
-                                "no overflow pool");
+                                "cache space, and a link of bandwidth > 0 and latency >= 0");
         return NULL;
     }
     serving *s = calloc(1, sizeof *s);
@@ -682,19 +693,23 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         .sharing = c->sharing, .noisy = c->noisy, .units_per_gpu = c->units_per_gpu,
         .load_s = c->load_s, .tenants = c->tenants,
     };
-    s->nfleets = c->overflow || c->decode ? 2 : 1;
+    s->nfleets = 1;
+    if (c->decode)
+        s->decode_fleet = s->nfleets++;
+    if (c->overflow)
+        s->overflow_fleet = s->nfleets++;
     if (c->decode)
         s->links = kv_links_create(engine, &c->link, on_transferred, s);
     for (unsigned i = 0; i < s->nfleets; i++) {
-        bool decoding = c->decode && i == 1;
+        bool decoding = c->decode && i == s->decode_fleet;
         serving_fleet_config fc = {
             .group = *fleet_config(s, i), .index = i,
             .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
                          c->route_context, s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute, prefix_of },
-            /* the own pool's replicas cache prefixes, and a decode pool's the caches
-             * they are sent (shared by their sequences); an overflow pool's do not */
-            .prefix = { i == 0 || decoding ? c->prefix_block : 0, c->affinity_bound },
+            /* every pool's replicas cache prefixes, as engines do wherever they run (a
+             * decode pool's, the caches they are sent, shared by their sequences) */
+            .prefix = { c->prefix_block, c->affinity_bound },
             .warmup_s = c->warmup_s, .seed = c->seed, .replication = c->replication,
         };
         if (fc.group.replica.lora_slots)
@@ -733,24 +748,27 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
 const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
-    double sums[3], replica_s, other[3] = { 0, 0, 0 }, other_s = 0;
-    perf_phases work[2] = { { 0 } };
-    serving_fleet_bucket_sums(s->fleets[0], now, sums, &replica_s, &work[0]);
-    if (s->nfleets > 1)
-        serving_fleet_bucket_sums(s->fleets[1], now, other, &other_s, &work[1]);
+    double sums[SERVING_GROUPS_MAX][3], replica_s[SERVING_GROUPS_MAX];
+    perf_phases work[SERVING_GROUPS_MAX] = { { 0 } };
+    for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++) {
+        sums[g][0] = sums[g][1] = sums[g][2] = replica_s[g] = 0;
+        if (g < s->nfleets)
+            serving_fleet_bucket_sums(s->fleets[g], now, sums[g], &replica_s[g], &work[g]);
+    }
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
     s->bucket = *view;
     *view = closed;
-    view->busy = replica_s > 0 ? sums[0] / replica_s : NAN;
-    view->batch = replica_s > 0 ? sums[1] / replica_s : NAN;
-    view->kv = replica_s > 0 ? sums[2] / replica_s : NAN;
-    view->replicas = now > s->bucket_start_s ? replica_s / (now - s->bucket_start_s) : NAN;
-    view->group_busy_s[0] = sums[0];
-    view->group_busy_s[1] = other[0];
-    view->group_work[0] = work[0];
-    view->group_work[1] = work[1];
+    double own_s = replica_s[0];
+    view->busy = own_s > 0 ? sums[0][0] / own_s : NAN;
+    view->batch = own_s > 0 ? sums[0][1] / own_s : NAN;
+    view->kv = own_s > 0 ? sums[0][2] / own_s : NAN;
+    view->replicas = now > s->bucket_start_s ? own_s / (now - s->bucket_start_s) : NAN;
+    for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++) {
+        view->group_busy_s[g] = sums[g][0];
+        view->group_work[g] = work[g];
+    }
     bucket_clear(&s->bucket);
     s->bucket_start_s = now;
     return view;

@@ -44,13 +44,14 @@ typedef struct serving_config {
     const noisy_spec *noisy;
     unsigned units_per_gpu;
     /* NULL, or where requests go when every replica of the workload's own pool holds
-     * overflow_threshold requests or more (or it has none ready) */
+     * overflow_threshold requests or more (or it has none ready); with a decode pool,
+     * new requests go there whole (prefilled and decoded on the overflow pool) */
     const serving_group_config *overflow;
     unsigned overflow_threshold;
     /* NULL, or disaggregated serving: the own pool's replicas prefill and make the
      * first token, the prompt's cache (kv_bytes_per_token each) crosses a link to a
      * replica of this decode group, which admits it when its cache has room and makes
-     * the other tokens.  Not with an overflow pool. */
+     * the other tokens. */
     const serving_group_config *decode;
     routing_policy decode_routing; /* among the decode replicas (not ROUTE_CUSTOM) */
     kv_link_spec link;
@@ -82,10 +83,11 @@ typedef struct serving_config {
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* 0 = no such objective */
     uint64_t max_arrivals;     /* 0 = no limit */
     /* Prefix caching, off when prefix_block is 0 (models/serving_fleet.h:
-     * fleet_prefix_config): each replica of the own pool keeps the blocks of the
-     * prompts and answers it served and a prompt that begins with them skips their
-     * prefill; ROUTE_PREFIX_AFFINITY looks for the longest within affinity_bound.  Not
-     * with disaggregated serving.  With a trace's block ids (trace->blocks_column) the
+     * fleet_prefix_config): each replica of every pool keeps the blocks of the
+     * prompts it computed and the answers it served and a prompt that begins with them
+     * skips their prefill (a decode replica shares the caches it is sent);
+     * ROUTE_PREFIX_AFFINITY looks for the longest within affinity_bound.  With a
+     * trace's block ids (trace->blocks_column) the
      * cache is keyed by them: prefix_block must be the trace's block_tokens, and no
      * system prompt is prepended (the ids name the whole prompt). */
     unsigned prefix_block;     /* tokens a block */
@@ -144,6 +146,9 @@ typedef struct serving_stats {
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped
  * in it (warm-up included), and replica means over it. */
+/* A workload's groups of replicas: its own pool, a decode pool, an overflow pool. */
+enum { SERVING_GROUPS_MAX = 3 };
+
 typedef struct serving_bucket {
     uint64_t arrived, completed, dropped;
     double output_tokens;
@@ -151,10 +156,13 @@ typedef struct serving_bucket {
     sim_histogram ttft_hist_s, e2e_hist_s;
     double busy, batch, kv; /* means over the replicas ready in the bucket */
     double replicas;        /* ready replicas of the workload's own pool, mean */
-    double group_busy_s[2]; /* replica-seconds busy, own pool and overflow pool */
-    perf_phases group_work[2]; /* their GPU work by phase, seconds of one device a replica */
-    double group_output_tokens[2]; /* output tokens of the requests each served */
-    double group_responses[2];     /* the requests each served */
+    /* by group (serving_group_get_stats' order: own, then decode, then overflow) */
+    double group_busy_s[SERVING_GROUPS_MAX]; /* replica-seconds busy */
+    perf_phases group_work[SERVING_GROUPS_MAX]; /* their GPU work by phase, seconds of one
+                                                   device a replica */
+    double group_output_tokens[SERVING_GROUPS_MAX]; /* output tokens of the requests each
+                                                       served */
+    double group_responses[SERVING_GROUPS_MAX];     /* the requests each served */
 } serving_bucket;
 
 typedef struct serving serving;
@@ -180,8 +188,8 @@ double serving_kv_utilization(const serving *s, double end_s);
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
 /* A group's replicas over the run (after the warm-up): group 0 is the workload's own
- * pool, group 1 the overflow pool or, disaggregated, the decode pool
- * (serving_group_stats: models/serving_fleet.h). */
+ * pool, then its decode pool (disaggregated) and its overflow pool, those it has, in
+ * that order (serving_group_stats: models/serving_fleet.h). */
 unsigned serving_groups(const serving *s);
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
 

@@ -214,7 +214,7 @@ Test(disaggregated, same_seed_same_results)
     cr_expect(memcmp(&a.stats.transfer_s, &b.stats.transfer_s, sizeof a.stats.transfer_s) == 0);
 }
 
-Test(disaggregated, refuses_an_overflow_pool_and_a_link_without_bandwidth)
+Test(disaggregated, refuses_a_link_without_bandwidth)
 {
     char err[256];
     sim_engine *e = sim_engine_create();
@@ -222,11 +222,38 @@ Test(disaggregated, refuses_an_overflow_pool_and_a_link_without_bandwidth)
     c.link.bandwidth_bytes_per_s = 0;
     cr_expect_null(serving_create(e, &c, err, sizeof err));
     cr_expect(strstr(err, "bandwidth") != NULL, "%s", err);
-    c = config_of(1, 1, 1);
-    c.overflow = &decode_group;
-    cr_expect_null(serving_create(e, &c, err, sizeof err));
-    cr_expect(strstr(err, "overflow") != NULL, "%s", err);
     sim_engine_free(e);
+}
+
+/* An overflow pool beside the decode pool (refused until 2026-12-05): a request that
+ * finds every prefill replica saturated (8 outstanding) goes whole to the overflow pool,
+ * prefilled and decoded there, when it has a replica; the rest split as before.  Groups:
+ * own (prefill), decode, overflow. */
+static serving_group_config overflow_group;
+
+Test(disaggregated, an_overflow_pool_takes_what_the_prefill_pool_cannot)
+{
+    serving_config c = config_of(30, 1, 2);
+    c.prompt_tokens = sim_dist_constant(3000); /* more than one prefill replica takes */
+    c.output_tokens = sim_dist_constant(100);
+    c.overflow_threshold = 8;
+    overflow_group = (serving_group_config){ .pool_name = "cloud", .replica = replica_of(),
+                                             .replicas = 2, .max = 2,
+                                             .rtt_s = sim_dist_constant(0.08) };
+    c.overflow = &overflow_group;
+    run_result r = serving_run(&c, 120);
+    cr_assert_gt(r.stats.completed, 3000);
+    cr_expect_eq(r.stats.dropped, 0);
+    /* a completed request ended on the decode pool (split) or the overflow pool (whole);
+     * the prefill pool counts the prefills it finished */
+    cr_expect_gt(r.groups[2].served, 0, "the overflow pool served none: %llu %llu %llu, %llu",
+                 (unsigned long long)r.groups[0].served, (unsigned long long)r.groups[1].served,
+                 (unsigned long long)r.groups[2].served, (unsigned long long)r.stats.completed);
+    cr_expect_gt(r.groups[1].served, 0);
+    cr_expect_eq(r.groups[1].served + r.groups[2].served, r.stats.completed);
+    cr_expect_geq(r.groups[0].served, r.groups[1].served);
+    /* the split ones crossed the link: one transfer each */
+    cr_expect_eq(r.stats.transfers, r.groups[1].served);
 }
 
 /* ---- the scenario file, through the binary ---- */

@@ -240,6 +240,27 @@ Test(prefix_scenario, a_disaggregated_workload_caches_prefixes_on_both_sides)
     cr_expect_eq(row(csv, "workload", "chat", "turns_per_session_mean"), 3);
     free(csv);
     free(path);
+    /* and overflowing to a cloud pool (refused with decode until 2026-12-05): long
+     * prompts at a rate one prefill replica cannot take spill whole to the cloud */
+    path = scratch_file(dir, "d.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"2m\", warmup = \"20s\",\n"
+        "  pools = { p = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "            d = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "            c = fs.cloud { gpu = \"H100-SXM\", count = 2, max = 2 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3-8b\", pool = \"p\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 20 }, prompt = 3000, output = 50,\n"
+        "    system_prompt = 2000, prefix_cache = true, overflow = \"c\",\n"
+        "    overflow_threshold = 4, max_wait = \"30s\", decode = { pool = \"d\" } } } }\n");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/o3", path, dir), 0, "%s", err);
+    snprintf(csvpath, sizeof csvpath, "%s/o3/summary.csv", dir);
+    csv = scratch_read(csvpath);
+    cr_assert_not_null(csv);
+    cr_expect_gt(row(csv, "pool", "c", "busy_fraction"), 0);
+    cr_expect_gt(row(csv, "pool", "d", "busy_fraction"), 0);
+    cr_expect_gt(row(csv, "workload", "chat", "prefix_hit_rate_tokens"), 0.3);
+    free(csv);
+    free(path);
     path = scratch_file(dir, "d.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { duration = \"3m\",\n"
