@@ -102,20 +102,28 @@ static void note_done(void *context, llm_request *q, bool dropped)
     ++*(int *)context;
 }
 
-static double first_token_s(const replica_config *c, lora_stats *st)
+/* One request of 1,000 tokens and `output` out, adapter `adapter`, alone on a replica
+ * of configuration c (its lora_stats: st); the request as it ended. */
+static llm_request run_alone(const replica_config *c, lora_stats *st, unsigned output,
+                             unsigned adapter)
 {
     sim_engine *e = sim_engine_create();
     int done = 0;
     replica_config rc = *c;
     rc.lora_stats = st;
     replica *r = replica_create(e, &rc, note_done, &done);
-    llm_request q = { .prompt = 1000, .output = 3, .adapter = 7 };
+    llm_request q = { .prompt = 1000, .output = output, .adapter = adapter };
     replica_enqueue(r, &q);
     sim_engine_run(e);
     cr_assert_eq(done, 1);
     replica_free(r);
     sim_engine_free(e);
-    return q.first_token_s;
+    return q;
+}
+
+static double first_token_s(const replica_config *c, lora_stats *st)
+{
+    return run_alone(c, st, 3, 7).first_token_s;
 }
 
 Test(lora, a_cold_adapter_adds_its_load_and_its_kernels_to_the_first_token)
@@ -259,16 +267,7 @@ Test(lora, a_scenario_reports_its_metrics_and_bad_input_names_the_key_and_value)
  * model's). */
 static double finish_s(const replica_config *c)
 {
-    sim_engine *e = sim_engine_create();
-    int done = 0;
-    replica *r = replica_create(e, c, note_done, &done);
-    llm_request q = { .prompt = 1000, .output = 21, .adapter = 3 };
-    replica_enqueue(r, &q);
-    sim_engine_run(e);
-    cr_assert_eq(done, 1);
-    replica_free(r);
-    sim_engine_free(e);
-    return q.finish_s;
+    return run_alone(c, c->lora_stats, 21, 3).finish_s;
 }
 
 Test(lora, adapters_compose_with_speculative_decoding)
