@@ -1,4 +1,5 @@
-/* prefix_cache = true | { block = 16 }, affinity_bound = 0.25,
+/* prefix_cache = true | { block = 16, host = { size, bandwidth, latency }, disk = ...,
+ * shared = ... }, affinity_bound = 0.25,
  * system_prompt = 1000 | { tokens = 1000, groups = 64 } | { { tokens = 1000, weight = 3 }, ... },
  * sessions = { turns = ..., think = ..., new_tokens = ... } (see prefix_load.h). */
 #include "lua/prefix_load.h"
@@ -6,7 +7,46 @@
 #include <lua.h>
 #include <stdio.h>
 
-static const char *const PREFIX_CACHE_KEYS[] = { "block", NULL };
+static const char *const PREFIX_CACHE_KEYS[] = { "block", "host", "disk", "shared", NULL };
+static const char *const TIER_KEYS[] = { "size", "bandwidth", "latency", NULL };
+
+/* Sizes and rates past these are typing mistakes, not machines. */
+#define TIER_MAX_BYTES 1e17
+#define TIER_MAX_BYTES_PER_S 1e13
+
+/* prefix_cache.<kind> = { size, bandwidth, latency }: size required; a disk's rates
+ * too (no catalog states a drive's), the others' defaulted where they run. */
+static int read_tier(load_context *c, const fields_object *pc, prefix_tier_kind kind,
+                     prefix_tier_spec *out)
+{
+    const char *name = prefix_tier_kind_name(kind);
+    bool stated = kind == PREFIX_TIER_DISK;
+    *out = (prefix_tier_spec){ .latency_s = -1 };
+    int top = lua_gettop(c->L);
+    fields_object o;
+    int found = fields_object_open_field(c, pc, name, NULL, "a table such as { size = "
+                                         "\"512GB\", bandwidth = \"50GB/s\", latency = "
+                                         "\"10us\" }", &o);
+    if (found <= 0)
+        return found;
+    if (!*o.where)
+        snprintf(o.where, sizeof o.where, "%s", pc->where);
+    int status = fields_object_check_keys(c, &o, TIER_KEYS)
+                 || fields_read_size(c, &o, "size", TIER_MAX_BYTES, &out->size_bytes);
+    if (status == 0 && (stated || fields_object_get(c, &o, "bandwidth") != LUA_TNIL)) {
+        if (!stated)
+            lua_pop(c->L, 1);
+        status = fields_read_bandwidth(c, &o, "bandwidth", true, 0, TIER_MAX_BYTES_PER_S,
+                                       &out->bandwidth_bytes_per_s);
+    } else if (status == 0) {
+        lua_pop(c->L, 1);
+    }
+    if (status == 0)
+        status = fields_read_duration(c, &o, "latency", stated, -1, 0, 10, true,
+                                      &out->latency_s);
+    lua_settop(c->L, top);
+    return status ? -1 : 0;
+}
 static const char *const SESSION_KEYS[] = { "turns", "think", "new_tokens", NULL };
 static const char *const SYSTEM_PROMPT_KEYS[] = { "tokens", "weight", "groups", NULL };
 
@@ -35,6 +75,8 @@ static int read_prefix_cache(load_context *c, const fields_object *w, inference_
     int64_t block = fallback;
     int status = fields_object_check_keys(c, &pc, PREFIX_CACHE_KEYS)
                  || fields_read_integer(c, &pc, "block", false, fallback, 1, 65536, &block);
+    for (unsigned k = 0; k < PREFIX_TIERS_MAX && status == 0; k++)
+        status = read_tier(c, &pc, (prefix_tier_kind)k, &out->prefix_tiers[k]);
     if (status == 0 && hashed && block != fallback) {
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.prefix_cache.block", w->path);
@@ -159,10 +201,38 @@ static int read_sessions(load_context *c, const fields_object *w, inference_spec
     return status ? -1 : 0;
 }
 
-int prefix_load_convert(load_context *c, const fields_object *w, inference_spec *out)
+/* A shared tier's default rate is each pool's NICs: a pool whose device states none
+ * needs it given. */
+static int check_shared_tier(load_context *c, const fields_object *w, const scenario *sc,
+                             const inference_spec *out)
+{
+    const prefix_tier_spec *t = &out->prefix_tiers[PREFIX_TIER_SHARED];
+    if (!(t->size_bytes > 0) || t->bandwidth_bytes_per_s > 0)
+        return 0;
+    size_t pools[3] = { out->pool, out->decode_pool, out->overflow_pool };
+    size_t devices[3] = { out->device, out->decode_device, out->overflow_device };
+    bool used[3] = { true, out->has_decode, out->has_overflow };
+    for (unsigned g = 0; g < 3; g++) {
+        if (!used[g])
+            continue;
+        const device_spec *d = &sc->catalog.devices[devices[g]];
+        if (inference_profile(sc, out, pools[g], d).network_bytes_per_s > 0)
+            continue;
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.prefix_cache.shared.bandwidth", w->path);
+        return fields_fail(c, w->where, path, "missing: pool \"%s\"'s %s states no network "
+                           "bandwidth to reach a shared store by default; give it, as in "
+                           "shared = { size = \"10TB\", bandwidth = \"50GB/s\" }",
+                           sc->pools[pools[g]].name, d->name);
+    }
+    return 0;
+}
+
+int prefix_load_convert(load_context *c, const fields_object *w, const scenario *sc,
+                        inference_spec *out)
 {
     char path[FIELD_PATH_MAX];
-    if (read_prefix_cache(c, w, out) != 0
+    if (read_prefix_cache(c, w, out) != 0 || check_shared_tier(c, w, sc, out) != 0
         || fields_read_number(c, w, "affinity_bound", false, 0.25, 0, 1e6, true,
                               &out->affinity_bound) != 0
         || read_system_prompt(c, w, out) != 0 || read_sessions(c, w, out) != 0)

@@ -8,7 +8,9 @@
 
 /* Reads them from the workload w into out (nothing set where absent: no cache, no
  * system prompt, no sessions); 0, or -1 with the message in c.  After the routing and
- * trace keys: prefix_affinity needs the cache, sessions refuse a trace. */
-int prefix_load_convert(load_context *c, const fields_object *w, inference_spec *out);
+ * trace keys and the decode and overflow pools: prefix_affinity needs the cache,
+ * sessions refuse a trace, a shared tier's default rate is its pools' network. */
+int prefix_load_convert(load_context *c, const fields_object *w, const scenario *sc,
+                        inference_spec *out);
 
 #endif

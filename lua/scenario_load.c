@@ -975,7 +975,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     if (status == 0)
         status = speculative_load(c, w, sc, out);
     if (status == 0)
-        status = prefix_load_convert(c, w, out);
+        status = prefix_load_convert(c, w, sc, out);
     if (status == 0)
         status = lora_load(c, w, sc, out);
     if (status == 0 && out->has_traffic && out->traffic.kind == TRAFFIC_FUNCTION)

@@ -57,12 +57,17 @@ struct replica {
     /* with a prefix cache: the hit head_fits found for the head of the queue and the
      * tokens it would share, which admit() takes when it pops it */
     unsigned head_hit, head_pin;
+    prefix_fetch head_fetch; /* ... and what it would fetch from the tiers below */
+    prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
     replica_stats stats;
 };
 
 static void on_iteration_end(sim_engine *e, void *data);
 static void plan(replica *r, double now, unsigned decoding_first);
 static void cut_run(replica *r, double now);
+static double tier_prefill_s(const void *context, const void *request, unsigned from,
+                             unsigned to);
+static double tier_bytes(const void *context, unsigned from, unsigned to);
 
 /* ---- decode costs by batch size ---------------------------------------------------- */
 
@@ -140,6 +145,7 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     r->compute_factor = r->memory_factor = 1;
     r->done = done;
     r->context = context;
+    r->prefix_costs = (prefix_costs){ tier_prefill_s, tier_bytes, r };
     double now = sim_engine_now(engine);
     sim_timeavg_init(&r->stats.busy, now, 0);
     sim_timeavg_init(&r->stats.batch, now, 0);
@@ -266,18 +272,19 @@ static double held_growth(const replica *r, double from, double to)
 /* Cache a request commits on admission: all of it when reserving, its prompt (what is
  * left to prefill) under preemption or swap, plus the cache it brings (prefilled
  * elsewhere, or swapped out to the host tier; 0 for every other waiting request).  With
- * a prefix cache, its first `pin` tokens are shared instead (hit of them held there
- * already, the rest inserted): they count once, in the cache, and the blocks the cache
- * did not hold are new. */
-static double admission_need(const replica *r, const llm_request *q, unsigned hit,
-                             unsigned pin)
+ * a prefix cache, its first `pin` tokens are shared instead (`present` of them held
+ * there already, the rest inserted): they count once, in the cache, and the blocks the
+ * cache did not hold are new.  A request that brings no cache takes its first `taken`
+ * tokens as prefilled and cached (the GPU's hit and what the tiers below give it). */
+static double admission_need(const replica *r, const llm_request *q, unsigned taken,
+                             unsigned pin, unsigned present)
 {
-    /* a request that brings no cache takes its hit as prefilled and cached */
-    unsigned prefilled = q->cached ? q->prefilled : hit, cached = q->cached ? q->cached : hit;
+    unsigned prefilled = q->cached ? q->prefilled : taken;
+    unsigned cached = q->cached ? q->cached : taken;
     double own = r->config.kv_policy == KV_RESERVE
                      ? held(r, (double)q->prompt + q->output)
                      : held_growth(r, prefilled, q->target) + held(r, cached);
-    return own - held(r, pin) + (double)(pin - hit);
+    return own - held(r, pin) + (double)(pin - present);
 }
 
 /* Cache a running sequence holds of its own (kv_committed's share): what it reserved or
@@ -334,11 +341,38 @@ static void share_computed(replica *r, llm_request *q)
     unsigned upto = q->prefilled < cacheable(q) ? q->prefilled : cacheable(q);
     if (upto <= q->pinned)
         return;
-    unsigned now = prefix_cache_pin(r->config.prefix,
-                                    r->config.prefix_chain(r->config.prefix_context, q),
-                                    q->pinned, upto);
+    const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
+    unsigned now = prefix_cache_pin(r->config.prefix, chain, q->pinned, upto);
     r->kv_committed -= held_growth(r, q->pinned, now);
     q->pinned = now;
+    prefix_tiers_store(&r->config.prefix_tiers, chain, now);
+}
+
+/* prefix_costs of the replica: a request's prefill alone from `from` tokens on, at the
+ * speed in force (a chunked prefill costs about as much: the weights' reads beside it
+ * are the batch's, not the request's). */
+static double prefill_alone_s(const replica *r, const llm_request *q, unsigned from)
+{
+    unsigned take = q->target - from;
+    if (take == 0)
+        return 0;
+    perf_batch b = { .prefill_tokens = take, .prefill_seqs = 1, .prefill_last = 1 };
+    model_attention_pairs(r->config.model, from, take, &b.prefill_cached_pairs,
+                          &b.prefill_new_pairs);
+    perf_setup s = setup_of(r);
+    return perf_iteration(&s, &b, NULL).total_s;
+}
+
+static double tier_prefill_s(const void *context, const void *request, unsigned from,
+                             unsigned to)
+{
+    return prefill_alone_s(context, request, from) - prefill_alone_s(context, request, to);
+}
+
+static double tier_bytes(const void *context, unsigned from, unsigned to)
+{
+    const replica *r = context;
+    return held_growth(r, from, to) * r->config.kv_bytes_per_token;
 }
 
 /* The cache grows a token at a time (preempt or swap), instead of being reserved. */
@@ -407,6 +441,8 @@ void replica_restart_stats(replica *r, double now)
     r->stats.swap = (kv_swap_stats){ 0 };
     r->stats.iterations = r->stats.tokens_computed = r->stats.cache_tokens_read = 0;
     r->stats.spec_rounds = r->stats.spec_tokens = r->stats.draft_s = 0;
+    for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
+        r->stats.prefix_tiers[i] = (prefix_tier_stats){ 0 };
 }
 
 static void set_phase(replica *r, double now, phase p)
@@ -431,23 +467,29 @@ static bool head_fits(replica *r)
         return false;
     if (r->slots && !lora_slots_can_acquire(r->slots, q->adapter))
         return false; /* every slot's adapter is in use: it waits for one to free */
-    unsigned hit = 0, pin = 0;
+    unsigned hit = 0, pin = 0, taken = 0;
     double used = r->kv_committed, unpinned = 0;
     if (r->config.prefix) {
         used += shared_cache(r);
         unsigned want = shareable(r, q);
+        r->head_fetch = (prefix_fetch){ 0 };
         if (want) {
             const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
             size_t blocks;
-            hit = prefix_cache_probe(r->config.prefix, chain, want, &blocks);
+            hit = taken = prefix_cache_probe(r->config.prefix, chain, want, &blocks);
             unpinned = (double)blocks * prefix_cache_block(r->config.prefix);
+            if (r->config.prefix_tiers.n && !q->cached) { /* the tiers may give more */
+                r->head_fetch = prefix_tiers_plan(&r->config.prefix_tiers, chain, hit, want,
+                                                  &r->prefix_costs, q);
+                taken = r->head_fetch.to;
+            }
             /* a brought cache shares every whole block it has, found or not */
-            pin = q->cached ? prefix_cache_pinnable(r->config.prefix, chain, want) : hit;
+            pin = q->cached ? prefix_cache_pinnable(r->config.prefix, chain, want) : taken;
         }
-        r->head_hit = hit; /* for admit(), which pops it next */
+        r->head_hit = taken; /* for admit(), which pops it next */
         r->head_pin = pin;
     }
-    double need = admission_need(r, q, hit, pin);
+    double need = admission_need(r, q, taken, pin, hit);
     if (r->config.kv_policy == KV_RESERVE)
         return used + unpinned + need <= r->config.kv_capacity_tokens;
     /* its prompt (or swapped cache), the prompts admitted before it, and a token per
@@ -539,9 +581,15 @@ static void admit(replica *r, double now)
             q->admitted_s = now;
         if (looks_up(r, q)) { /* its cached prefix counts as prefilled; shared, pinned */
             unsigned hit = r->head_hit;
+            const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
             if (hit)
-                prefix_cache_pin(r->config.prefix,
-                                 r->config.prefix_chain(r->config.prefix_context, q), 0, hit);
+                prefix_cache_pin(r->config.prefix, chain, 0, hit);
+            if (r->config.prefix_tiers.n) { /* the blocks fetched from below (the next
+                                               iteration waits for them) */
+                r->stall_s += r->head_fetch.seconds;
+                prefix_tiers_fetched(&r->config.prefix_tiers, chain, &r->head_fetch,
+                                     r->stats.prefix_tiers);
+            }
             q->prefilled = q->cached = q->pinned = q->prefix_hit = hit;
         } else if (r->head_pin) { /* a brought cache: its blocks join the cache, shared */
             q->pinned = prefix_cache_pin(r->config.prefix,

@@ -37,6 +37,7 @@
 #include "models/lora.h"
 #include "models/perf.h"
 #include "models/prefix_cache.h"
+#include "models/prefix_tiers.h"
 #include "sim/engine.h"
 #include "sim/timeavg.h"
 
@@ -143,6 +144,13 @@ typedef struct replica_config {
     prefix_cache *prefix;
     const prefix_chain *(*prefix_chain)(void *prefix_context, llm_request *q);
     void *prefix_context;
+    /* With a prefix cache, its tiers below GPU memory (n 0: none; models/prefix_tiers.h;
+     * the caches borrowed): a request admitted to look up its prefix may fetch the
+     * blocks beyond the GPU's hit from them, when quicker than its prefill (the next
+     * iteration waits for the fetch); the blocks its prefill computes are stored in
+     * them as they join the cache.  Its answer's blocks, as the GPU's, are the caller's
+     * to store. */
+    prefix_tiers prefix_tiers;
     /* Optional (NULL: none): called with true when the replica goes from idle to busy,
      * before its first iteration is planned, and with false when it goes idle (or is
      * evicted); not on every iteration.  It may call replica_set_speed on this replica
@@ -244,6 +252,8 @@ typedef struct replica_stats {
     /* speculative decoding, after the warm-up: sequence-rounds, the tokens they made, and
      * the seconds of the replica's iterations spent in the draft */
     double spec_rounds, spec_tokens, draft_s;
+    /* the prefix cache's tiers, after the warm-up, in config.prefix_tiers' order */
+    prefix_tier_stats prefix_tiers[PREFIX_TIERS_MAX];
     /* GPU work by phase since creation (never restarted), seconds of each of the
      * replica's devices, for power (models/power.h) */
     perf_phases work;

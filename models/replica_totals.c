@@ -18,6 +18,8 @@ void replica_totals_add(replica_totals *t, const replica *r, double now,
     t->draft_s += st->draft_s;
     t->preemptions += st->preemptions;
     kv_swap_stats_add(&t->swap, &st->swap);
+    for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
+        prefix_tier_stats_add(&t->prefix_tiers[i], &st->prefix_tiers[i]);
     t->batch_max = fmax(t->batch_max, st->batch.max);
     t->events += st->iterations_events;
     if (cache)

@@ -15,12 +15,13 @@ typedef struct replica_totals {
     /* since the warm-up (replica_restart_stats): the integrals of the busy, batch and
      * cache time averages, the iterations, tokens computed and cache read, speculative
      * rounds, their tokens and the draft's seconds, preemptions and the host tier's
-     * figures, and the largest batch */
+     * figures, the prefix cache's tiers' fetches, and the largest batch */
     double busy_s, batch_area, kv_area;
     double iterations, tokens_computed, cache_tokens_read;
     double spec_rounds, spec_tokens, draft_s;
     uint64_t preemptions;
     kv_swap_stats swap;
+    prefix_tier_stats prefix_tiers[PREFIX_TIERS_MAX];
     double batch_max;
     /* over the whole run: engine events, prefix-cache evictions, the fullest cache */
     uint64_t events, evictions;

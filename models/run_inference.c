@@ -52,6 +52,30 @@ static double load_s_of(const scenario *sc, const inference_spec *w)
     return 0;
 }
 
+/* The prefix cache's tiers below GPU memory as a replica of `links` device links reaches
+ * them: host RAM over its PCIe (models/kv_swap.h's achieved share and copy latency), a
+ * shared store over its NICs at the network's latency, a disk as stated. */
+static prefix_tiers tiers_of(const inference_spec *w, const device_spec *d,
+                             const perf_profile *p, unsigned links, double bytes_per_token)
+{
+    prefix_tiers t = { 0 };
+    for (unsigned k = 0; w->prefix_block && k < PREFIX_TIERS_MAX; k++) {
+        const prefix_tier_spec *s = &w->prefix_tiers[k];
+        if (!(s->size_bytes > 0))
+            continue;
+        bool host = k == PREFIX_TIER_HOST;
+        double rate = s->bandwidth_bytes_per_s > 0 ? s->bandwidth_bytes_per_s
+                      : host ? kv_swap_bandwidth(&(host_kv_spec){ 0 }, d, links)
+                             : p->network_bytes_per_s * links;
+        double latency = s->latency_s >= 0 ? s->latency_s
+                         : host ? KV_SWAP_LATENCY_S : p->link_latency_s;
+        double blocks = s->size_bytes / (bytes_per_token * w->prefix_block);
+        t.tier[t.n++] = (prefix_tier){ (prefix_tier_kind)k, NULL, (size_t)blocks, rate,
+                                       latency };
+    }
+    return t;
+}
+
 static replica_config replica_config_of(const scenario *sc, const inference_spec *w,
                                         size_t pool, size_t device, unsigned tp)
 {
@@ -71,9 +95,11 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     device_tokens -= w->lora_slots * lora_bytes / bytes_per_token;
     double lora_load = !w->lora_slots ? 0 : w->lora_load_s > 0 ? w->lora_load_s
                        : lora_load_s(lora_bytes, kv_swap_bandwidth(&w->host_kv, d, links));
+    perf_profile profile = inference_profile(sc, w, pool, d);
     return (replica_config){
         .model = m, .device = d, .prec = w->prec, .kv_prec = w->kv_prec,
-        .profile = inference_profile(sc, w, pool, d),
+        .profile = profile,
+        .prefix_tiers = tiers_of(w, d, &profile, links, bytes_per_token),
         .tp = tp, .expert_parallel = w->expert_parallel, .expert_skew = w->expert_skew,
         .max_batch = w->max_batch, .max_tokens = w->max_tokens,
         .chunked_prefill = w->chunked_prefill,
@@ -327,6 +353,50 @@ static void record_lora(sim_metrics *m, const char *name, const lora_stats *l)
                     l->iterations > 0 ? l->distinct_sum / l->iterations : NAN);
 }
 
+/* The prefix cache's tiers below GPU memory (only where some are given): per pool, what
+ * each gave its replicas' admissions and the time they waited for it; per workload, the
+ * share of prompt tokens each gave. */
+static void record_prefix_tiers(sim_metrics *m, const inference_run *ir, const char *pool,
+                                double end_s)
+{
+    const inference_spec *w = ir->spec;
+    const serving_stats *st = serving_get_stats(ir->sv);
+    double tokens[PREFIX_TIERS_MAX] = { 0 };
+    bool given[PREFIX_TIERS_MAX];
+    for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++)
+        given[k] = w->prefix_tiers[k].size_bytes > 0;
+    for (unsigned g = 0; g < group_count(w); g++) {
+        serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
+        const char *at = g == 0 ? pool : ir->sc->pools[group_pool(w, g)].name;
+        unsigned i = 0; /* the replicas' tiers are the given ones, in order */
+        for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++) {
+            if (!given[k])
+                continue;
+            const prefix_tier_stats *t = &gs.prefix_tiers[i++];
+            char metric[64];
+            const char *kind = prefix_tier_kind_name((prefix_tier_kind)k);
+            snprintf(metric, sizeof metric, "prefix_%s_fetches", kind);
+            sim_metrics_add(m, "pool", at, metric, "requests", (double)t->fetches);
+            snprintf(metric, sizeof metric, "prefix_%s_fetched_tokens", kind);
+            sim_metrics_add(m, "pool", at, metric, "tokens", t->tokens);
+            snprintf(metric, sizeof metric, "prefix_%s_fetch_stall_s", kind);
+            sim_metrics_add(m, "pool", at, metric, "s", t->stall_s);
+            snprintf(metric, sizeof metric, "prefix_%s_declined", kind);
+            sim_metrics_add(m, "pool", at, metric, "requests", (double)t->declined);
+            tokens[k] += t->tokens;
+        }
+    }
+    for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++) {
+        if (!given[k])
+            continue;
+        char metric[64];
+        snprintf(metric, sizeof metric, "prefix_%s_hit_rate_tokens",
+                 prefix_tier_kind_name((prefix_tier_kind)k));
+        sim_metrics_add(m, "workload", w->name, metric, "1",
+                        st->prompt_tokens > 0 ? tokens[k] / st->prompt_tokens : NAN);
+    }
+}
+
 static void record_prefix(sim_metrics *m, const inference_run *ir, const char *pool,
                           double end_s)
 {
@@ -347,6 +417,8 @@ static void record_prefix(sim_metrics *m, const inference_run *ir, const char *p
         sim_metrics_add(m, "pool", pool, "prefix_evictions", "blocks",
                         (double)gs.prefix_evictions);
     }
+    if (w->prefix_block)
+        record_prefix_tiers(m, ir, pool, end_s);
     if (w->has_sessions) {
         sessions_stats ss = serving_sessions_stats(ir->sv);
         sim_metrics_add(m, "workload", name, "sessions_completed", "sessions", (double)ss.ended);

@@ -180,6 +180,9 @@ typedef struct inference_spec {
      * system_prompt = tokens or { { tokens, weight, groups }, ... }, sessions = { turns, think,
      * new_tokens } (arrivals then are sessions'; new_tokens by default the prompt's) */
     unsigned prefix_block;
+    /* prefix_cache = { host, disk, shared }: its tiers below GPU memory, in that order
+     * (size 0: absent; models/prefix_tiers.h), resolved per pool at run time */
+    prefix_tier_spec prefix_tiers[PREFIX_TIERS_MAX];
     double affinity_bound;
     system_prompt system_prompts[SYSTEM_PROMPTS_MAX];
     unsigned nsystem_prompts;

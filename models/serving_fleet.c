@@ -112,6 +112,27 @@ static serving_slot *slot_new(serving_fleet *f)
     return sl;
 }
 
+/* The slot's prefix-cache tiers below GPU memory: caches of its own for the host and
+ * the disk (they go with the replica's machine), the fleet's for a shared store. */
+static void tiers_open(serving_slot *sl)
+{
+    serving_fleet *f = sl->fleet;
+    sl->tiers = f->group.replica.prefix_tiers;
+    for (unsigned i = 0; i < sl->tiers.n; i++) {
+        prefix_tier *t = &sl->tiers.tier[i];
+        t->cache = t->kind == PREFIX_TIER_SHARED ? f->shared_tier
+                                                 : prefix_cache_create(f->prefix.block);
+    }
+}
+
+static void tiers_close(serving_slot *sl)
+{
+    for (unsigned i = 0; i < sl->tiers.n; i++)
+        if (sl->tiers.tier[i].kind != PREFIX_TIER_SHARED)
+            prefix_cache_free(sl->tiers.tier[i].cache);
+    sl->tiers.n = 0;
+}
+
 /* Folds a replica's statistics into the fleet's record of gone replicas. */
 static void fold_gone(serving_fleet *f, const replica *r, const double marks[3],
                       const perf_phases *work_mark, double now, const prefix_cache *sl_cache)
@@ -143,6 +164,7 @@ static void slot_remove(serving_slot *sl)
         replica_free(sl->r);
     }
     prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */
+    tiers_close(sl);
     if (sl->cache && f->directory) /* which told the directory its runs went */
         prefix_directory_leave(f->directory, sl->listing.id);
     size_t i = f->nslots; /* most often the newest */
@@ -197,6 +219,8 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.prefix = sl->cache;
         config.prefix_chain = chain_of;
         config.prefix_context = f;
+        tiers_open(sl);
+        config.prefix_tiers = sl->tiers;
         config.on_kv = serving_fleet_kv_changed;
         config.kv_context = sl;
     }
@@ -384,8 +408,9 @@ static void on_done(void *context, llm_request *q, bool dropped)
         f->served += q->arrival_s >= f->warmup_s;
     if (!dropped && sl->cache) { /* its blocks stay cached (the last token has none) */
         double all = f->group.replica.kv_capacity_tokens / f->prefix.block;
-        prefix_cache_insert(sl->cache, &f->events.prefix(f->events.owner, q)->chain, q->cached,
-                            (size_t)all);
+        const prefix_chain *chain = &f->events.prefix(f->events.owner, q)->chain;
+        prefix_cache_insert(sl->cache, chain, q->cached, (size_t)all);
+        prefix_tiers_store(&sl->tiers, chain, q->cached);
     }
     f->events.done(f->events.owner, q, dropped, f->index);
     if (sl->state == SLOT_DRAINING)
@@ -449,6 +474,10 @@ serving_fleet *serving_fleet_create(sim_engine *engine, const serving_fleet_conf
         sim_out_of_memory("out of memory creating a serving fleet");
     if (f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY)
         f->directory = prefix_directory_create(f->prefix.block);
+    const prefix_tiers *tiers = &f->group.replica.prefix_tiers;
+    for (unsigned i = 0; f->prefix.block && i < tiers->n; i++)
+        if (tiers->tier[i].kind == PREFIX_TIER_SHARED)
+            f->shared_tier = prefix_cache_create(f->prefix.block);
     double now = sim_engine_now(engine);
     sim_timeavg_init(&f->ready, now, 0);
     sim_timeavg_init(&f->life_ready, now, 0);
@@ -486,6 +515,7 @@ void serving_fleet_free(serving_fleet *f)
             host_leave(f->slots[k]);
         replica_free(f->slots[k]->r);
         prefix_cache_free(f->slots[k]->cache);
+        tiers_close(f->slots[k]);
         free(f->slots[k]);
     }
     if (f->owns_hosts)
@@ -500,6 +530,7 @@ void serving_fleet_free(serving_fleet *f)
     free(f->ranked);
     sim_ids_release(&f->rank_ids);
     prefix_directory_free(f->directory); /* after the caches, which tell it as they go */
+    prefix_cache_free(f->shared_tier);
     free(f->cached);
     free(f);
 }

@@ -97,6 +97,8 @@ typedef struct serving_group_stats {
      * mean (busy time says little: a replica with one sequence is busy) */
     uint64_t prefix_evictions;
     double load_max_over_mean;
+    /* the prefix cache's tiers below GPU memory (replica_config.prefix_tiers' order) */
+    prefix_tier_stats prefix_tiers[PREFIX_TIERS_MAX];
     /* speculative decoding: sequence-rounds, the tokens they made, draft seconds */
     double spec_rounds, spec_tokens, draft_s;
     /* Cold starts: replicas that began loading after the warm-up, and the mean GPUs the

@@ -38,6 +38,8 @@ typedef struct serving_slot {
     sim_event_id release_check; /* pending on_release_check, or 0 */
     sim_event_id loaded;   /* LOADING: the end of the load, pending */
     prefix_cache *cache;   /* NULL without prefix caching */
+    prefix_tiers tiers;    /* the cache's tiers below GPU memory, its own (host, disk)
+                            * and the fleet's (shared) */
     prefix_directory_member listing; /* the cache's place in the fleet's directory */
     unsigned outstanding;  /* its replica's requests, as on_load last told */
     uint32_t rank_id;      /* its id in the fleet's rankings while ACTIVE, else
@@ -77,6 +79,7 @@ struct serving_fleet {
     unsigned *outstanding; /* for prefix affinity: each active replica's requests */
     size_t noutstanding;
     bool started;          /* serving_fleet_start has ordered the first replicas */
+    prefix_cache *shared_tier; /* the prefix caches' tier its replicas share, or NULL */
     double last_used_s;    /* a request routed or finished last (pool_tenants) */
     uint64_t cold_starts;  /* loads begun after the warm-up */
     sim_timeavg held;      /* GPUs held: slots loading, active or draining */

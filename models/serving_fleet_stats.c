@@ -1,6 +1,7 @@
 /* What a fleet's replicas did, live and gone, and the fleet as its autoscaler sees it
  * (see serving_fleet.h). */
 #include <math.h>
+#include <string.h>
 
 #include "models/serving_fleet_internal.h"
 
@@ -53,6 +54,7 @@ serving_group_stats serving_fleet_stats(const serving_fleet *f, double end_s)
                                 .cache_tokens_read = t.cache_tokens_read,
                                 .spec_rounds = t.spec_rounds, .spec_tokens = t.spec_tokens,
                                 .draft_s = t.draft_s, .prefix_evictions = t.evictions };
+    memcpy(out.prefix_tiers, t.prefix_tiers, sizeof out.prefix_tiers);
     double live_busy = 0, busiest = 0; /* of the living's batch: sequences held */
     unsigned live = 0;
     for (size_t i = 0; i < f->nslots; i++) {
@@ -134,8 +136,15 @@ size_t serving_fleet_prefix_memory_bytes(const serving_fleet *f)
 {
     size_t n = 0;
     for (size_t k = 0; k < f->nslots; k++)
-        if (f->slots[k]->cache)
+        if (f->slots[k]->cache) {
             n += prefix_cache_memory_bytes(f->slots[k]->cache);
+            const prefix_tiers *t = &f->slots[k]->tiers;
+            for (unsigned i = 0; i < t->n; i++)
+                if (t->tier[i].kind != PREFIX_TIER_SHARED)
+                    n += prefix_cache_memory_bytes(t->tier[i].cache);
+        }
+    if (f->shared_tier)
+        n += prefix_cache_memory_bytes(f->shared_tier);
     if (f->directory)
         n += prefix_directory_memory_bytes(f->directory) + f->ncached * sizeof *f->cached;
     return n;

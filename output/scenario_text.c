@@ -151,6 +151,20 @@ static void output_prefix_text(FILE *out, const inference_spec *w)
     }
     if (w->prefix_block)
         fprintf(out, "    prefix cache per replica in blocks of %u tokens\n", w->prefix_block);
+    for (unsigned k = 0; w->prefix_block && k < PREFIX_TIERS_MAX; k++) {
+        const prefix_tier_spec *t = &w->prefix_tiers[k];
+        if (!(t->size_bytes > 0))
+            continue;
+        fprintf(out, "    below it, %s: %.6g GB %s", prefix_tier_kind_name((prefix_tier_kind)k),
+                t->size_bytes / 1e9, k == PREFIX_TIER_SHARED ? "a pool" : "a replica");
+        if (t->bandwidth_bytes_per_s > 0)
+            fprintf(out, " at %.6g GB/s", t->bandwidth_bytes_per_s / 1e9);
+        else
+            fprintf(out, " at its %s", k == PREFIX_TIER_HOST ? "PCIe's 80%" : "NICs' rate");
+        if (t->latency_s >= 0)
+            fprintf(out, ", %.6g us a fetch", t->latency_s * 1e6);
+        fputc('\n', out);
+    }
     if (w->routing == ROUTE_PREFIX_AFFINITY)
         fprintf(out, "    prefix affinity within a load bound of %.6g\n", w->affinity_bound);
 }

@@ -290,6 +290,39 @@ static void expect_mistake(const char *line, const char *message)
     free(path);
 }
 
+Test(prefix_scenario, tiers_below_the_gpu_recover_what_round_robin_loses)
+{
+    /* scenarios/prefix_tiers.lua: 256 groups' 6,000-token prefixes, round robin over
+     * eight H100s.  The shared store holds every group any replica prefilled: after a
+     * minute's warm-up (about 1,800 arrivals) a group is unseen with chance e^(-1800 /
+     * 256) < 0.001, so almost every request hits.  Host memory is each replica's own;
+     * it still holds every group its replica saw (256 GB, 325 prefixes of 786 MB).  The
+     * host's fetches take latency + bytes / bandwidth each: 10 us, and 131,072 bytes a
+     * token (Llama-3.1-8B's fp16 cache: 32 layers x 8 KV heads x 128 x 2 x 2) over gen
+     * 5's 64 GB/s at its 0.8 achieved.  The disk's 3 GB/s is slower than a prefill: it
+     * declines every time. */
+    char *csv = run_summary("scenarios/prefix_tiers.lua");
+    double gpu = row(csv, "workload", "gpu_only", "prefix_hit_rate_tokens");
+    double host = row(csv, "workload", "host", "prefix_hit_rate_tokens");
+    double shared = row(csv, "workload", "shared", "prefix_hit_rate_tokens");
+    cr_expect_gt(row(csv, "workload", "shared", "prefix_hit_rate_requests"), 0.99);
+    cr_expect_gt(host, 2 * gpu, "%g vs %g", host, gpu);
+    cr_expect_gt(shared, host);
+    cr_expect_lt(row(csv, "workload", "shared", "ttft_mean_s"),
+                 0.5 * row(csv, "workload", "gpu_only", "ttft_mean_s"));
+    double fetches = row(csv, "pool", "p_host", "prefix_host_fetches");
+    double tokens = row(csv, "pool", "p_host", "prefix_host_fetched_tokens");
+    double stall = row(csv, "pool", "p_host", "prefix_host_fetch_stall_s");
+    cr_expect_gt(fetches, 1000);
+    cr_expect_float_eq(stall, fetches * 10e-6 + tokens * 131072 / (64e9 * 0.8), 1e-9 * stall);
+    cr_expect_eq(row(csv, "pool", "p_disk", "prefix_disk_fetches"), 0);
+    cr_expect_gt(row(csv, "pool", "p_disk", "prefix_disk_declined"), 1000);
+    /* passed over, the disk leaves its workload as the GPU alone (the same requests) */
+    cr_expect_eq(row(csv, "workload", "disk", "ttft_mean_s"),
+                 row(csv, "workload", "gpu_only", "ttft_mean_s"));
+    free(csv);
+}
+
 Test(prefix_scenario, mistakes_name_the_key_and_the_value)
 {
     expect_mistake("prefix_cache = { block = 0 }", "workloads.chat.prefix_cache.block");
@@ -312,6 +345,17 @@ Test(prefix_scenario, mistakes_name_the_key_and_the_value)
     expect_mistake("sessions = { think = \"5s\" }", "workloads.chat.sessions.turns: missing");
     expect_mistake("sessions = { turns = 3, thinks = \"5s\" }", "did you mean 'think'");
     expect_mistake("affinity_bound = -1", "workloads.chat.affinity_bound");
+    expect_mistake("prefix_cache = { host = 5 }", "workloads.chat.prefix_cache.host");
+    expect_mistake("prefix_cache = { host = { size = \"1TB\", bandwith = \"5GB/s\" } }",
+                   "did you mean 'bandwidth'");
+    expect_mistake("prefix_cache = { host = { bandwidth = \"5GB/s\" } }",
+                   "workloads.chat.prefix_cache.host.size");
+    expect_mistake("prefix_cache = { disk = { size = \"2TB\", latency = \"100us\" } }",
+                   "workloads.chat.prefix_cache.disk.bandwidth: missing");
+    expect_mistake("prefix_cache = { disk = { size = \"2TB\", bandwidth = \"3GB/s\" } }",
+                   "workloads.chat.prefix_cache.disk.latency: missing");
+    expect_mistake("prefix_cache = { shared = { size = \"2TB\", latency = \"20s\" } }",
+                   "workloads.chat.prefix_cache.shared.latency");
 }
 
 /* A session trace by hand through the loader: session a's turn 2 finds turn 1's 65
