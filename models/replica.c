@@ -1,5 +1,5 @@
 /* Continuous batching on one replica (see replica.h). */
-#include "models/replica.h"
+#include "models/replica_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -9,58 +9,6 @@
 #include "models/replica_spec.h"
 #include "sim/array.h"
 #include "sim/fatal.h"
-
-typedef enum phase { IDLE, PREFILL, DECODE } phase;
-
-struct replica {
-    sim_engine *engine;
-    replica_config config; /* config.profile: the base profile slowed by the factors */
-    perf_profile base_profile;
-    double compute_factor, memory_factor;
-    bool busy;             /* as last told to on_busy */
-    replica_done_fn done;
-    void *context;
-    llm_request *waiting_head, *waiting_tail;
-    unsigned waiting_count;
-    double waiting_tokens;
-    llm_request **running;
-    unsigned nrunning;
-    double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
-    double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
-    double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
-    double stall_s;      /* copies to wait for before the next iteration starts */
-    phase phase;
-    sim_event_id event;
-    /* pure-decode iteration costs by batch size for the speed in force: the shared table
-     * at full speed, else its own (made at the first change of speed) */
-    replica_shapes *shapes;
-    replica_shapes *own_shapes;
-    size_t running_cap;
-    /* the decode run in progress */
-    double run_start_s;
-    decode_cost run_cost;
-    double run_iterations;
-    double run_context;  /* tokens of cache the run's first iteration reads */
-    double run_tokens;   /* tokens each of its iterations computes */
-    double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
-                                                from host memory, and their growth a step */
-    double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
-                            past a sliding window: see held) */
-    decode_cost run_draft; /* speculating: the draft's part of the run's cost */
-    /* the run's GPU work by phase (for power): an iteration's, but for its attention
-     * over the cache, which costs run_attention_s a token read, bound by compute or
-     * memory as run_attention_compute says */
-    perf_phases run_work;
-    double run_attention_s;
-    bool run_attention_compute;
-    lora_slots *slots;   /* multi-LoRA's, or NULL */
-    /* with a prefix cache: the hit head_fits found for the head of the queue and the
-     * tokens it would share, which admit() takes when it pops it */
-    unsigned head_hit, head_pin;
-    prefix_fetch head_fetch; /* ... and what it would fetch from the tiers below */
-    prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
-    replica_stats stats;
-};
 
 static void on_iteration_end(sim_engine *e, void *data);
 static void plan(replica *r, double now, unsigned decoding_first);
@@ -146,6 +94,8 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     r->done = done;
     r->context = context;
     r->prefix_costs = (prefix_costs){ tier_prefill_s, tier_bytes, r };
+    r->policy = replica_cache_policy_of(config);
+    r->naddons = replica_addons_of(config, r->addons);
     double now = sim_engine_now(engine);
     sim_timeavg_init(&r->stats.busy, now, 0);
     sim_timeavg_init(&r->stats.batch, now, 0);
@@ -252,100 +202,18 @@ static double remaining_tokens(const llm_request *q)
     return (double)(q->target - q->prefilled) + (double)(q->output - q->generated);
 }
 
-static bool decoding(const llm_request *q) { return q->prefilled == q->target; }
 
-/* What a sequence of `tokens` holds in the cache, in tokens of every layer: fewer than
- * its tokens when local layers keep only a sliding window (models/llm.h).  Attention reads
- * the same amount, so both the cache and its reads are counted in these units. */
-static double held(const replica *r, double tokens)
+/* Cache a request commits on admission (the cache policy's), less its first `pin`
+ * tokens, shared instead through the prefix cache (a->present of them held there
+ * already, the rest inserted): they count once, in the cache, and the blocks the cache
+ * did not hold are new.  A request that brings no cache takes its first a->taken tokens
+ * as prefilled and cached (the GPU's hit and what the tiers below give it). */
+static double admission_need(const replica *r, const llm_request *q, const replica_admission *a)
 {
-    const model_spec *m = r->config.model;
-    return m->window ? model_attended_tokens(m, tokens) : tokens;
-}
-
-/* The cache a sequence adds when it grows from `from` to `to` tokens. */
-static double held_growth(const replica *r, double from, double to)
-{
-    return r->config.model->window ? held(r, to) - held(r, from) : to - from;
-}
-
-/* Cache a request commits on admission: all of it when reserving, its prompt (what is
- * left to prefill) under preemption or swap, plus the cache it brings (prefilled
- * elsewhere, or swapped out to the host tier; 0 for every other waiting request).  With
- * a prefix cache, its first `pin` tokens are shared instead (`present` of them held
- * there already, the rest inserted): they count once, in the cache, and the blocks the
- * cache did not hold are new.  A request that brings no cache takes its first `taken`
- * tokens as prefilled and cached (the GPU's hit and what the tiers below give it). */
-static double admission_need(const replica *r, const llm_request *q, unsigned taken,
-                             unsigned pin, unsigned present)
-{
-    unsigned prefilled = q->cached ? q->prefilled : taken;
-    unsigned cached = q->cached ? q->cached : taken;
-    double own = r->config.kv_policy == KV_RESERVE
-                     ? held(r, (double)q->prompt + q->output)
-                     : held_growth(r, prefilled, q->target) + held(r, cached);
-    return own - held(r, pin) + (double)(pin - present);
-}
-
-/* Cache a running sequence holds of its own (kv_committed's share): what it reserved or
- * holds, less its first tokens shared through the prefix cache. */
-static double own_cache(const replica *r, const llm_request *q)
-{
-    double all = r->config.kv_policy == KV_RESERVE ? held(r, (double)q->prompt + q->output)
-                                                   : held(r, q->cached);
-    return all - held(r, q->pinned);
-}
-
-/* Tokens of the prefix cache's runs the running sequences pin (counted once). */
-static double shared_cache(const replica *r)
-{
-    return r->config.prefix
-           ? (double)prefix_cache_pinned(r->config.prefix) * prefix_cache_block(r->config.prefix)
-           : 0;
-}
-
-/* Tokens of a request's cache a prefix cache may give it or take from it: short of the
- * last token to prefill, whose computation gives the next token. */
-static unsigned cacheable(const llm_request *q) { return q->target > 1 ? q->target - 1 : 0; }
-
-/* Whether the request looks for its prefix in the cache when admitted: it brings no
- * cache of its own (new, or preempted to recompute). */
-static bool looks_up(const replica *r, const llm_request *q)
-{
-    return r->config.prefix && q->cached == 0;
-}
-
-/* Tokens of the request's cache a prefix cache may share when it is admitted: what it
- * may find, or of the cache it brings from a prefill pool, its prompt's (a cache back
- * from the host tier stays its own). */
-static unsigned shareable(const replica *r, const llm_request *q)
-{
-    if (!r->config.prefix || q->swapped)
-        return 0;
-    return q->cached == 0 ? cacheable(q) : q->cached < cacheable(q) ? q->cached : cacheable(q);
-}
-
-/* The sequence leaves the batch: its pins on the prefix cache go. */
-static void unpin(replica *r, llm_request *q)
-{
-    if (q->pinned)
-        prefix_cache_unpin(r->config.prefix, r->config.prefix_chain(r->config.prefix_context, q),
-                           q->pinned);
-    q->pinned = 0;
-}
-
-/* The whole blocks of the prompt q's prefill has computed join the prefix cache, pinned
- * by q: shared from now on, no longer its own. */
-static void share_computed(replica *r, llm_request *q)
-{
-    unsigned upto = q->prefilled < cacheable(q) ? q->prefilled : cacheable(q);
-    if (upto <= q->pinned)
-        return;
-    const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
-    unsigned now = prefix_cache_pin(r->config.prefix, chain, q->pinned, upto);
-    r->kv_committed -= held_growth(r, q->pinned, now);
-    q->pinned = now;
-    prefix_tiers_store(&r->config.prefix_tiers, chain, now);
+    unsigned prefilled = q->cached ? q->prefilled : a->taken;
+    unsigned cached = q->cached ? q->cached : a->taken;
+    double own = r->policy->own_at_admission(r, q, prefilled, cached);
+    return own - replica_held(r, a->pin) + (double)(a->pin - a->present);
 }
 
 /* prefix_costs of the replica: a request's prefill alone from `from` tokens on, at the
@@ -372,52 +240,7 @@ static double tier_prefill_s(const void *context, const void *request, unsigned 
 static double tier_bytes(const void *context, unsigned from, unsigned to)
 {
     const replica *r = context;
-    return held_growth(r, from, to) * r->config.kv_bytes_per_token;
-}
-
-/* The cache grows a token at a time (preempt or swap), instead of being reserved. */
-static bool grows(const replica *r) { return r->config.kv_policy != KV_RESERVE; }
-
-/* The offload tier: seconds an iteration spends reading `tokens` of cache from host
- * memory (0 without one). */
-static double offload_s(const replica *r, double tokens)
-{
-    const replica_config *c = &r->config;
-    return c->kv_device_tokens > 0 && tokens > 0
-           ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
-}
-
-/* Multi-LoRA: what the mixed-adapter kernels add to an iteration computing `tokens`
- * tokens, at the speed in force (0 without LoRA).  From counters the batch keeps, so
- * it costs the same whether an event covers one iteration or a run. */
-static double lora_s(const replica *r, double tokens)
-{
-    const replica_config *c = &r->config;
-    if (!r->slots)
-        return 0;
-    double compute = tokens * c->lora_flops_per_token
-                     / (device_peak_flops(c->device, c->prec, NULL) * c->profile.compute_efficiency);
-    double memory = lora_slots_in_use(r->slots) * c->lora_bytes
-                    / (c->device->bandwidth_bytes_per_s * c->profile.bandwidth_efficiency);
-    return fmax(compute, memory);
-}
-
-/* The bytes of a sequence's cache: what it holds, in tokens of every layer. */
-static double cache_bytes(const replica *r, const llm_request *q)
-{
-    return held(r, q->cached) * r->config.kv_bytes_per_token;
-}
-
-/* Copies a sequence's cache between the device and the host tier: the next iteration
- * waits for it. */
-static void copy_cache(replica *r, const llm_request *q)
-{
-    const replica_config *c = &r->config;
-    double bytes = cache_bytes(r, q);
-    double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
-    r->stall_s += s;
-    r->stats.swap.bytes += bytes;
-    r->stats.swap.stall_s += s;
+    return replica_held_growth(r, from, to) * r->config.kv_bytes_per_token;
 }
 
 unsigned replica_outstanding(const replica *r) { return r->waiting_count + r->nrunning; }
@@ -448,7 +271,7 @@ void replica_restart_stats(replica *r, double now)
 static void set_phase(replica *r, double now, phase p)
 {
     r->phase = p;
-    double kv = (r->kv_committed + shared_cache(r)) / r->config.kv_capacity_tokens;
+    double kv = (r->kv_committed + r->kv_shared) / r->config.kv_capacity_tokens;
     sim_timeavg_set(&r->stats.busy, now, p != IDLE);
     sim_timeavg_set(&r->stats.batch, now, r->nrunning);
     sim_timeavg_set(&r->stats.kv, now, kv);
@@ -459,43 +282,21 @@ static void set_phase(replica *r, double now, phase p)
         r->config.on_kv(r->config.kv_context);
 }
 
-/* Whether the head of the queue could join the batch now. */
+/* Whether the head of the queue could join the batch now: the add-ons allow it (an
+ * adapter slot) and say what it takes (a prefix's blocks), the cache policy whether the
+ * memory it needs fits. */
 static bool head_fits(replica *r)
 {
     llm_request *q = r->waiting_head;
     if (!q || r->nrunning >= r->config.max_batch)
         return false;
-    if (r->slots && !lora_slots_can_acquire(r->slots, q->adapter))
-        return false; /* every slot's adapter is in use: it waits for one to free */
-    unsigned hit = 0, pin = 0, taken = 0;
-    double used = r->kv_committed, unpinned = 0;
-    if (r->config.prefix) {
-        used += shared_cache(r);
-        unsigned want = shareable(r, q);
-        r->head_fetch = (prefix_fetch){ 0 };
-        if (want) {
-            const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
-            size_t blocks;
-            hit = taken = prefix_cache_probe(r->config.prefix, chain, want, &blocks);
-            unpinned = (double)blocks * prefix_cache_block(r->config.prefix);
-            if (r->config.prefix_tiers.n && !q->cached) { /* the tiers may give more */
-                r->head_fetch = prefix_tiers_plan(&r->config.prefix_tiers, chain, hit, want,
-                                                  &r->prefix_costs, q);
-                taken = r->head_fetch.to;
-            }
-            /* a brought cache shares every whole block it has, found or not */
-            pin = q->cached ? prefix_cache_pinnable(r->config.prefix, chain, want) : taken;
-        }
-        r->head_hit = taken; /* for admit(), which pops it next */
-        r->head_pin = pin;
-    }
-    double need = admission_need(r, q, taken, pin, hit);
-    if (r->config.kv_policy == KV_RESERVE)
-        return used + unpinned + need <= r->config.kv_capacity_tokens;
-    /* its prompt (or swapped cache), the prompts admitted before it, and a token per
-     * sequence for the next step must all fit */
-    return used + unpinned + r->kv_pending + need + r->nrunning + 1
-           <= r->config.kv_capacity_tokens;
+    replica_admission *a = &r->head; /* for admit(), which pops it next */
+    *a = (replica_admission){ 0 };
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->admissible && !r->addons[i]->admissible(r, q, a))
+            return false;
+    double used = r->kv_committed + r->kv_shared + a->unpinned;
+    return r->policy->fits(r, used, admission_need(r, q, a));
 }
 
 /* When a request began its wait here: its arrival, or for a prefilled request its
@@ -515,7 +316,7 @@ static bool head_droppable(const replica *r, double now)
         return false;
     bool expired = r->config.max_wait_s > 0 && !q->preemptions
                    && now - waiting_since(q) > r->config.max_wait_s;
-    return expired || held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
+    return expired || replica_held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -530,44 +331,11 @@ static llm_request *pop_waiting(replica *r)
     return q;
 }
 
-/* Multi-LoRA: q starts using its adapter, loading it if it is not resident; the load's
- * seconds (the next iteration waits for them). */
-static double take_adapter(replica *r, llm_request *q)
-{
-    lora_acquire_result got = lora_slots_acquire(r->slots, q->adapter, NULL);
-    lora_stats *st = r->config.lora_stats;
-    bool counted = st && !q->preemptions && q->arrival_s >= st->warmup_s;
-    if (counted) {
-        st->admitted++;
-        st->hits += got == LORA_HIT;
-    }
-    if (got != LORA_LOADED)
-        return 0;
-    if (st && q->arrival_s >= st->warmup_s)
-        st->loads++;
-    r->stall_s += r->config.lora_load_s;
-    return r->config.lora_load_s;
-}
-
-/* The adapter loads the requests admitted from running[first] on wait for. */
-static void record_admissions(replica *r, unsigned first, double loads_s)
-{
-    lora_stats *st = r->config.lora_stats;
-    for (unsigned i = first; i < r->nrunning; i++) {
-        const llm_request *q = r->running[i];
-        if (q->preemptions || q->arrival_s < st->warmup_s)
-            continue;
-        sim_stat_add(&st->wait_s, loads_s);
-        sim_histogram_add(&st->wait_hist_s, loads_s);
-    }
-}
-
 /* Admits from the head of the queue while the batch and the cache have room; drops the
  * requests that waited too long or can never fit. */
 static void admit(replica *r, double now)
 {
     unsigned first = r->nrunning;
-    double loads_s = 0;
     while (r->waiting_head) {
         llm_request *q = r->waiting_head;
         if (head_droppable(r, now)) {
@@ -579,45 +347,29 @@ static void admit(replica *r, double now)
         pop_waiting(r);
         if (!q->preemptions)
             q->admitted_s = now;
-        if (looks_up(r, q)) { /* its cached prefix counts as prefilled; shared, pinned */
-            unsigned hit = r->head_hit;
-            const prefix_chain *chain = r->config.prefix_chain(r->config.prefix_context, q);
-            if (hit)
-                prefix_cache_pin(r->config.prefix, chain, 0, hit);
-            if (r->config.prefix_tiers.n) { /* the blocks fetched from below (the next
-                                               iteration waits for them) */
-                r->stall_s += r->head_fetch.seconds;
-                prefix_tiers_fetched(&r->config.prefix_tiers, chain, &r->head_fetch,
-                                     r->stats.prefix_tiers);
-            }
-            q->prefilled = q->cached = q->pinned = q->prefix_hit = hit;
-        } else if (r->head_pin) { /* a brought cache: its blocks join the cache, shared */
-            q->pinned = prefix_cache_pin(r->config.prefix,
-                                         r->config.prefix_chain(r->config.prefix_context, q),
-                                         0, r->head_pin);
-        }
-        if (r->config.kv_policy == KV_RESERVE) {
-            r->kv_committed += own_cache(r, q);
-        } else {
-            r->kv_pending += held_growth(r, q->prefilled, q->target);
-            /* a cache that came prefilled (from a prefill pool) or back from the host tier */
-            r->kv_committed += own_cache(r, q);
-        }
-        if (q->swapped) { /* its cache comes back from the host tier */
-            copy_cache(r, q);
-            r->host_used_bytes -= cache_bytes(r, q);
-            r->stats.swap.swaps_in++;
-            q->swapped = false;
-        }
-        if (r->slots)
-            loads_s += take_adapter(r, q);
+        for (unsigned i = 0; i < r->naddons; i++)
+            if (r->addons[i]->claim)
+                r->addons[i]->claim(r, q, &r->head);
+        r->policy->commit(r, q);
+        for (unsigned i = 0; i < r->naddons; i++)
+            if (r->addons[i]->admitted)
+                r->addons[i]->admitted(r, q);
         if (r->nrunning == r->running_cap) /* within max_batch, which head_fits holds */
             r->running = sim_array_grow(r->running, &r->running_cap, r->nrunning + 1,
                                         sizeof *r->running, "a replica's batch");
         r->running[r->nrunning++] = q;
     }
-    if (r->slots && r->config.lora_stats)
-        record_admissions(r, first, loads_s);
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->admissions_done)
+            r->addons[i]->admissions_done(r, first);
+}
+
+/* q leaves the batch: what the add-ons hold for it goes. */
+static void release(replica *r, llm_request *q)
+{
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->released)
+            r->addons[i]->released(r, q);
 }
 
 /* Removes finished sequences (finish time `now`) and returns their cache. */
@@ -626,13 +378,10 @@ static void retire(replica *r, double now)
     unsigned kept = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
-        if (decoding(q) && q->generated >= q->output) {
+        if (replica_decoding(q) && q->generated >= q->output) {
             q->finish_s = now;
-            r->kv_committed -= own_cache(r, q);
-            if (r->config.prefix)
-                unpin(r, q);
-            if (r->slots)
-                lora_slots_release(r->slots, q->adapter);
+            r->kv_committed -= r->policy->own(r, q);
+            release(r, q);
             r->done(r->context, q, false);
         } else {
             r->running[kept++] = q;
@@ -655,17 +404,17 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
         llm_request *q = r->running[i];
         q->chunk = 0;
         if (plain) {
-            if (decoding(q)) {
+            if (replica_decoding(q)) {
                 b.decode_seqs++;
                 decode_cached += q->cached;
             }
-        } else if (decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
+        } else if (replica_decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
             verified++;
             verified_context += q->cached + 1.0;
             budget -= c->spec_k + 1.0;
-        } else if (decoding(q)) {
+        } else if (replica_decoding(q)) {
             b.decode_seqs++;
-            b.decode_context += held(r, q->cached + 1.0); /* the input token attends to itself too */
+            b.decode_context += replica_held(r, q->cached + 1.0); /* the input token attends to itself too */
             budget--;
         }
     }
@@ -692,7 +441,7 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
         double cached_pairs, new_pairs;
         model_attention_pairs(c->model, q->prefilled, take, &cached_pairs, &new_pairs);
         b.prefill_cached_pairs += cached_pairs;
-        cached_read += held(r, q->prefilled);
+        cached_read += replica_held(r, q->prefilled);
         b.prefill_new_pairs += new_pairs;
         budget -= take;
         if (budget <= 0)
@@ -714,22 +463,17 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
     }
     r->run_draft = (decode_cost){ .fixed = draft_s };
     perf_time t = perf_iteration(&s, &b, NULL);
-    double adapters = lora_s(r, r->run_tokens);
-    t.total_s += adapters;
-    /* the adapters' kernels and the draft's (small models) as memory-bound work */
+    replica_extra x = { 0 };
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->prefill_extra)
+            r->addons[i]->prefill_extra(r, r->run_tokens, &x);
+    t.total_s += x.busy_s;
+    /* the add-ons' kernels and the draft's (small models) as memory-bound work */
     r->run_work = perf_time_phases(&t);
-    r->run_work.memory_s += adapters + draft_s;
+    r->run_work.memory_s += x.busy_s + draft_s;
     r->run_attention_s = 0;
-    double stall = r->stall_s;
+    double stall = r->stall_s + x.stall_s;
     r->stall_s = 0;
-    if (c->kv_device_tokens > 0) { /* the cache beyond the device's share, over PCIe */
-        double cached = 0;
-        for (unsigned i = 0; i < r->nrunning; i++)
-            cached += held(r, r->running[i]->cached);
-        r->run_host_tokens = fmax(0, cached - c->kv_device_tokens);
-        r->run_host_growth = 0;
-        stall += offload_s(r, r->run_host_tokens);
-    }
     set_phase(r, now, PREFILL);
     r->event = sim_event_schedule(r->engine, now + stall + t.total_s + draft_s, EVENT_MODEL,
                                   on_iteration_end, r);
@@ -760,7 +504,7 @@ static void start_decode(replica *r, double now)
     for (unsigned i = 0; (window || c->spec_k) && i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         double at = q->cached + 1.0;
-        context += held(r, at);
+        context += replica_held(r, at);
         fewest = fmin(fewest, steps_to_finish(r, q));
         if (!window) {
             growth += c->spec_k ? spec_tokens_of(r, q) : 1; /* a round's tokens, expected */
@@ -773,47 +517,24 @@ static void start_decode(replica *r, double now)
         if (q->cached < window)
             fewest = fmin(fewest, fmax(1, window - at));
     }
-    if (grows(r) && !window) /* the run ends when the cache is full */
-        fewest = fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    else if (grows(r)) /* ... as plan() sees it: room for a token each */
-        fewest = fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
-                                             - r->nrunning) / cache_growth) + 1));
+    r->run_cache_growth = cache_growth;
+    fewest = r->policy->run_bound(r, fewest);
     const perf_decode_shape *shape = decode_shape(r, r->nrunning);
     r->run_cost = perf_decode_cost_of(shape, growth, context);
     r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning * (c->spec_k + 1.0);
-    double adapters = lora_s(r, r->run_tokens);
-    r->run_cost.fixed += adapters; /* the batch's adapters hold over the run */
+    replica_extra x = { 0 };
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->decode_extra)
+            r->addons[i]->decode_extra(r, &fewest, &x);
+    r->run_cost.fixed += x.busy_s; /* the add-ons' kernels hold over the run */
     r->run_work = shape->fixed_phases;
-    r->run_work.memory_s += adapters;
+    r->run_work.memory_s += x.busy_s;
     r->run_attention_s = shape->attention_s_per_token;
     r->run_attention_compute = shape->attention_compute;
     if (c->spec_k)
         r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), growth, context);
-    if (c->kv_device_tokens > 0) {
-        /* iteration k reads the cached tokens beyond the device's share, S + g k - D (g:
-         * the cache's growth a step: n tokens, or n rounds' expected tokens, without
-         * sliding windows), over PCIe; the attention waits for them, so the time adds to
-         * both sides of the roofline and the run stays linear in k.  A run that starts
-         * under the share ends where it would cross it. */
-        double cached = 0, step = window ? cache_growth : growth; /* held tokens */
-        for (unsigned i = 0; i < r->nrunning; i++)
-            cached += held(r, r->running[i]->cached);
-        double over = cached - c->kv_device_tokens;
-        if (over < 0) {
-            fewest = fmin(fewest, step > 0 ? ceil(-over / step) : INFINITY);
-            r->run_host_tokens = r->run_host_growth = 0;
-        } else {
-            r->run_host_tokens = over;
-            r->run_host_growth = step;
-            double h0 = offload_s(r, over), h1 = offload_s(r, step);
-            r->run_cost.compute0 += h0;
-            r->run_cost.memory0 += h0;
-            r->run_cost.compute1 += h1;
-            r->run_cost.memory1 += h1;
-        }
-    }
     r->run_iterations = c->reference ? 1 : fewest;
     /* the run's first iteration starts once the copies planned with it are done */
     double begin = now + r->stall_s;
@@ -851,33 +572,15 @@ static void cut_run(replica *r, double now)
     }
 }
 
-/* Frees the cache of the most recently admitted sequence and puts it back at the head
- * of the queue: under KV_SWAP its cache goes to the host tier when there is room, to
- * come back on readmission; else it recomputes its prompt and its tokens so far. */
-static void preempt_latest(replica *r)
+void replica_preempt_latest(replica *r)
 {
     llm_request *q = r->running[--r->nrunning];
-    const replica_config *c = &r->config;
-    double bytes = cache_bytes(r, q);
-    r->kv_committed -= own_cache(r, q);
-    r->kv_pending -= held_growth(r, q->prefilled, q->target);
-    if (r->config.prefix) /* its blocks stay cached, evictable: a recompute may find them */
-        unpin(r, q);
+    double bytes = replica_held(r, q->cached) * r->config.kv_bytes_per_token;
+    r->kv_committed -= r->policy->own(r, q);
+    r->kv_pending -= replica_held_growth(r, q->prefilled, q->target);
     q->chunk = 0;
-    if (r->slots)
-        lora_slots_release(r->slots, q->adapter);
-    if (c->kv_policy == KV_SWAP && q->cached > 0
-        && r->host_used_bytes + bytes <= c->host_kv_bytes) {
-        copy_cache(r, q);
-        r->host_used_bytes += bytes;
-        q->swapped = true;
-        r->stats.swap.swaps_out++;
-    } else {
-        q->cached = 0;
-        q->prefilled = 0;
-        q->target = q->prompt + q->generated;
-        r->stats.swap.recomputes++;
-    }
+    release(r, q);
+    r->policy->preempted(r, q, bytes);
     q->preemptions++;
     r->stats.preemptions++;
     q->next = r->waiting_head;
@@ -910,12 +613,7 @@ static void notify_busy(replica *r, bool busy)
 static void plan(replica *r, double now, unsigned decoding_first)
 {
     admit(r, now);
-    /* under preemption the next step needs the pending prompts and a token per
-     * sequence */
-    while (grows(r) && r->nrunning > 1
-           && r->kv_committed + shared_cache(r) + r->kv_pending + r->nrunning
-                  > r->config.kv_capacity_tokens)
-        preempt_latest(r);
+    r->policy->make_room(r);
     if (r->nrunning == 0) {
         set_phase(r, now, IDLE);
         notify_busy(r, false);
@@ -926,7 +624,7 @@ static void plan(replica *r, double now, unsigned decoding_first)
     notify_busy(r, true);
     for (unsigned i = decoding_first < r->nrunning ? decoding_first : r->nrunning;
          i < r->nrunning; i++) {
-        if (!decoding(r->running[i])) {
+        if (!replica_decoding(r->running[i])) {
             start_prefill(r, now, i);
             return;
         }
@@ -938,16 +636,14 @@ static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
     double now = sim_engine_now(e);
-    bool preempting = grows(r);
     /* a run of n iterations reads its first one's context, growing a token per sequence
      * at each step */
     double n_run = r->phase == PREFILL ? 1 : r->run_iterations;
     bool finished = r->phase == PREFILL; /* a prefill may finish any: retire() looks */
     r->stats.iterations += n_run;
-    if (r->slots && r->config.lora_stats && now >= r->config.lora_stats->warmup_s) {
-        r->config.lora_stats->iterations += n_run;
-        r->config.lora_stats->distinct_sum += n_run * lora_slots_in_use(r->slots);
-    }
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->ended)
+            r->addons[i]->ended(r, n_run, now);
     if (r->config.spec_k)
         r->stats.draft_s += decode_cost_sum(&r->run_draft, n_run);
     r->stats.tokens_computed += n_run * r->run_tokens;
@@ -959,57 +655,35 @@ static void on_iteration_end(sim_engine *e, void *data)
         r->stats.work.compute_s += r->run_attention_s * read;
     else
         r->stats.work.memory_s += r->run_attention_s * read;
-    if (r->config.kv_device_tokens > 0) {
-        double host = n_run * r->run_host_tokens + r->run_host_growth * n_run * (n_run - 1) / 2;
-        r->stats.swap.offload_bytes += host * r->config.kv_bytes_per_token;
-        r->stats.swap.offload_s += offload_s(r, host);
-    }
     if (r->phase == PREFILL) {
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
             if (q->chunk) {
                 q->prefilled += q->chunk;
                 q->cached += q->chunk;
-                if (preempting) {
-                    double grown = held_growth(r, q->cached - q->chunk, q->cached);
-                    r->kv_committed += grown;
-                    r->kv_pending -= grown;
-                }
+                r->policy->prefilled(r, q, q->chunk);
                 q->chunk = 0;
-                if (r->config.prefix)
-                    share_computed(r, q);
-                if (decoding(q)) { /* the prompt's last position gives the next token */
+                for (unsigned k = 0; k < r->naddons; k++)
+                    if (r->addons[k]->computed)
+                        r->addons[k]->computed(r, q);
+                if (replica_decoding(q)) { /* the prompt's last position gives the next token */
                     if (q->generated == 0)
                         q->first_token_s = now;
                     q->generated++;
                 }
-            } else if (decoding(q)) {
+            } else if (replica_decoding(q)) {
                 advance(r, q, 1);
-                if (preempting)
-                    r->kv_committed += held_growth(r, q->cached - 1, q->cached);
+                r->policy->decoded(r, q);
             }
         }
     } else {
         unsigned n = (unsigned)r->run_iterations;
-        bool windowed = preempting && r->config.model->window;
+        r->policy->decode_run(r, n, now); /* the cache's growth over the run */
         for (unsigned i = 0; i < r->nrunning; i++) {
             llm_request *q = r->running[i];
-            if (windowed) /* exact, whichever side of the window each sequence is */
-                r->kv_committed += held_growth(r, q->cached, q->cached + n);
             advance(r, q, n);
             finished |= q->generated >= q->output;
         }
-        if (preempting && n > 1) {
-            /* the cache grew by a token per sequence at each of the run's boundaries:
-             * over the run it held on average (n - 1) / 2 steps more than at its start
-             * (exact when the steps take equal time) */
-            double extra = r->run_growth * (n - 1) / 2 / r->config.kv_capacity_tokens
-                           * (now - r->run_start_s);
-            r->stats.kv.area += extra;
-            r->stats.life_kv.area += extra;
-        }
-        if (preempting && !windowed)
-            r->kv_committed += (double)n * r->nrunning;
     }
     /* a run that an arrival cut short finished no one: nothing to look for */
     if (finished)
@@ -1135,23 +809,18 @@ llm_request *replica_evict(replica *r)
 {
     double now = sim_engine_now(r->engine);
     if (r->phase != IDLE && sim_event_pending(r->engine, r->event)) {
-        if (r->phase == DECODE && grows(r)) {
-            /* the cache grew a token per sequence at each boundary of the run so far
-             * (see on_iteration_end) */
+        if (r->phase == DECODE) {
+            /* the cache's growth over the run so far (see on_iteration_end) */
             double done = decode_cost_iterations_within(&r->run_cost,
                                                         fmax(0, now - r->run_start_s),
                                                         r->run_iterations);
-            double extra = r->run_growth * done / 2 / r->config.kv_capacity_tokens
-                           * (now - r->run_start_s);
-            r->stats.kv.area += extra;
-            r->stats.life_kv.area += extra;
+            r->policy->run_cut(r, done, now - r->run_start_s);
         }
         sim_event_cancel(r->engine, r->event);
     }
     llm_request *head = NULL, **tail = &head;
     for (unsigned i = 0; i < r->nrunning; i++) {
-        if (r->config.prefix) /* the cache may outlive the eviction */
-            unpin(r, r->running[i]);
+        release(r, r->running[i]); /* a prefix cache may outlive the eviction */
         *tail = r->running[i];
         tail = &r->running[i]->next;
     }
@@ -1164,8 +833,9 @@ llm_request *replica_evict(replica *r)
     r->waiting_tokens = 0;
     r->kv_committed = r->kv_pending = 0;
     r->host_used_bytes = r->stall_s = 0;
-    if (r->slots) /* the adapters go with the GPU */
-        lora_slots_clear(r->slots);
+    for (unsigned i = 0; i < r->naddons; i++)
+        if (r->addons[i]->evicted)
+            r->addons[i]->evicted(r);
     set_phase(r, now, IDLE);
     notify_busy(r, false);
     load_changed(r);

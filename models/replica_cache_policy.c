@@ -1,0 +1,213 @@
+/* What a replica's key-value cache does as it fills (replica.h's kv_policy): reserve a
+ * request's whole cache at admission and queue the rest (KV_RESERVE), or commit its
+ * prompt, grow a token at a time and preempt the latest sequence when full, to
+ * recompute it (KV_PREEMPT) or to swap its cache to the host tier and back (KV_SWAP). */
+#include <math.h>
+
+#include "models/replica_internal.h"
+
+/* ---- reserve: a request's whole cache at admission -------------------------------------- */
+
+static double reserve_own(const replica *r, const llm_request *q)
+{
+    return replica_held(r, (double)q->prompt + q->output) - replica_held(r, q->pinned);
+}
+
+static double reserve_own_at_admission(const replica *r, const llm_request *q,
+                                       unsigned prefilled, unsigned cached)
+{
+    (void)prefilled, (void)cached;
+    return replica_held(r, (double)q->prompt + q->output);
+}
+
+static bool reserve_fits(const replica *r, double used, double need)
+{
+    return used + need <= r->config.kv_capacity_tokens;
+}
+
+static void reserve_commit(replica *r, llm_request *q) { r->kv_committed += reserve_own(r, q); }
+
+static void nothing(replica *r) { (void)r; }
+
+static double reserve_run_bound(const replica *r, double fewest)
+{
+    (void)r;
+    return fewest;
+}
+
+static void reserve_prefilled(replica *r, const llm_request *q, unsigned chunk)
+{
+    (void)r, (void)q, (void)chunk;
+}
+
+static void reserve_decoded(replica *r, const llm_request *q) { (void)r, (void)q; }
+
+static void reserve_decode_run(replica *r, unsigned n, double now) { (void)r, (void)n, (void)now; }
+
+static void reserve_run_cut(replica *r, double done, double elapsed)
+{
+    (void)r, (void)done, (void)elapsed;
+}
+
+/* ---- preempt: grow a token at a time, free the latest when full --------------------------- */
+
+static double grow_own(const replica *r, const llm_request *q)
+{
+    return replica_held(r, q->cached) - replica_held(r, q->pinned);
+}
+
+/* its prompt (what is left to prefill) and the cache it brings (prefilled elsewhere, or
+ * swapped out to the host tier; 0 for every other waiting request) */
+static double grow_own_at_admission(const replica *r, const llm_request *q, unsigned prefilled,
+                                    unsigned cached)
+{
+    return replica_held_growth(r, prefilled, q->target) + replica_held(r, cached);
+}
+
+/* its prompt (or swapped cache), the prompts admitted before it, and a token per
+ * sequence for the next step must all fit */
+static bool grow_fits(const replica *r, double used, double need)
+{
+    return used + r->kv_pending + need + r->nrunning + 1 <= r->config.kv_capacity_tokens;
+}
+
+static void grow_commit(replica *r, llm_request *q)
+{
+    r->kv_pending += replica_held_growth(r, q->prefilled, q->target);
+    /* a cache that came prefilled (from a prefill pool) or back from the host tier */
+    r->kv_committed += grow_own(r, q);
+}
+
+/* the next step needs the pending prompts and a token per sequence */
+static void grow_make_room(replica *r)
+{
+    while (r->nrunning > 1
+           && r->kv_committed + r->kv_shared + r->kv_pending + r->nrunning
+                  > r->config.kv_capacity_tokens)
+        replica_preempt_latest(r);
+}
+
+static double grow_run_bound(const replica *r, double fewest)
+{
+    const replica_config *c = &r->config;
+    if (!c->model->window) /* the run ends when the cache is full */
+        return fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
+    /* ... as plan() sees it: room for a token each */
+    return fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed - r->nrunning)
+                                      / r->run_cache_growth) + 1));
+}
+
+static void grow_prefilled(replica *r, const llm_request *q, unsigned chunk)
+{
+    double grown = replica_held_growth(r, q->cached - chunk, q->cached);
+    r->kv_committed += grown;
+    r->kv_pending -= grown;
+}
+
+static void grow_decoded(replica *r, const llm_request *q)
+{
+    r->kv_committed += replica_held_growth(r, q->cached - 1, q->cached);
+}
+
+/* the cache grew by a token per sequence at each of the run's boundaries: over the run
+ * it held on average steps / 2 more than at its start (exact when the steps take equal
+ * time) */
+static void grow_run_cut(replica *r, double steps, double elapsed)
+{
+    double extra = r->run_growth * steps / 2 / r->config.kv_capacity_tokens * elapsed;
+    r->stats.kv.area += extra;
+    r->stats.life_kv.area += extra;
+}
+
+static void grow_decode_run(replica *r, unsigned n, double now)
+{
+    if (r->config.model->window) { /* exact, whichever side of the window each sequence is */
+        for (unsigned i = 0; i < r->nrunning; i++) {
+            const llm_request *q = r->running[i];
+            r->kv_committed += replica_held_growth(r, q->cached, q->cached + n);
+        }
+    }
+    if (n > 1)
+        grow_run_cut(r, n - 1, now - r->run_start_s);
+    if (!r->config.model->window)
+        r->kv_committed += (double)n * r->nrunning;
+}
+
+/* its prompt and the tokens it had generated are recomputed when readmitted */
+static void recompute(replica *r, llm_request *q)
+{
+    q->cached = 0;
+    q->prefilled = 0;
+    q->target = q->prompt + q->generated;
+    r->stats.swap.recomputes++;
+}
+
+static void preempt_preempted(replica *r, llm_request *q, double bytes)
+{
+    (void)bytes;
+    recompute(r, q);
+}
+
+/* ---- swap: preempt, the cache to the host tier and back ---------------------------------- */
+
+/* Copies a sequence's cache of `bytes` between the device and the host tier: the next
+ * iteration waits for it. */
+static void copy_cache(replica *r, double bytes)
+{
+    const replica_config *c = &r->config;
+    double s = kv_swap_copy_s(bytes, c->host_kv_bytes_per_s, c->host_kv_latency_s);
+    r->stall_s += s;
+    r->stats.swap.bytes += bytes;
+    r->stats.swap.stall_s += s;
+}
+
+static double cache_bytes(const replica *r, const llm_request *q)
+{
+    return replica_held(r, q->cached) * r->config.kv_bytes_per_token;
+}
+
+static void swap_commit(replica *r, llm_request *q)
+{
+    grow_commit(r, q);
+    if (!q->swapped)
+        return;
+    double bytes = cache_bytes(r, q); /* its cache comes back from the host tier */
+    copy_cache(r, bytes);
+    r->host_used_bytes -= bytes;
+    r->stats.swap.swaps_in++;
+    q->swapped = false;
+}
+
+/* to the host tier when there is room, else recomputed */
+static void swap_preempted(replica *r, llm_request *q, double bytes)
+{
+    if (q->cached > 0 && r->host_used_bytes + bytes <= r->config.host_kv_bytes) {
+        copy_cache(r, bytes);
+        r->host_used_bytes += bytes;
+        q->swapped = true;
+        r->stats.swap.swaps_out++;
+    } else {
+        recompute(r, q);
+    }
+}
+
+static const replica_cache_policy RESERVE = {
+    reserve_own, reserve_own_at_admission, reserve_fits, reserve_commit, nothing,
+    reserve_run_bound, reserve_prefilled, reserve_decoded, reserve_decode_run,
+    reserve_run_cut, preempt_preempted,
+};
+static const replica_cache_policy PREEMPT = {
+    grow_own, grow_own_at_admission, grow_fits, grow_commit, grow_make_room,
+    grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
+    grow_run_cut, preempt_preempted,
+};
+static const replica_cache_policy SWAP = {
+    grow_own, grow_own_at_admission, grow_fits, swap_commit, grow_make_room,
+    grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
+    grow_run_cut, swap_preempted,
+};
+
+const replica_cache_policy *replica_cache_policy_of(const replica_config *c)
+{
+    return c->kv_policy == KV_SWAP ? &SWAP : c->kv_policy == KV_PREEMPT ? &PREEMPT : &RESERVE;
+}

@@ -1,0 +1,185 @@
+/* The private state of a replica, shared by the files of the replica module only:
+ * replica.c (admission, iterations, the decode runs), replica_cache_policy.c (what a full
+ * cache does: queue, preempt, swap) and replica_addons.c (the prefix cache, multi-LoRA
+ * and the offload tier).  Everyone else uses models/replica.h.
+ *
+ * A replica's iteration functions do not branch on the features it was configured with:
+ * the cache policy is a table of operations chosen at creation, and the features that
+ * hold something per sequence or add to an iteration's cost are add-ons, a list the
+ * iteration walks, each with the hooks it needs (NULL where it has nothing to do). */
+#ifndef FLEETSIM_MODELS_REPLICA_INTERNAL_H
+#define FLEETSIM_MODELS_REPLICA_INTERNAL_H
+
+#include "models/replica.h"
+
+typedef enum phase { IDLE, PREFILL, DECODE } phase;
+
+typedef struct replica_cache_policy replica_cache_policy;
+typedef struct replica_addon replica_addon;
+
+/* The add-ons a replica may have: the prefix cache, multi-LoRA, the offload tier. */
+#define REPLICA_ADDONS_MAX 3
+
+/* What admitting the head of the queue would take from the prefix cache (all 0
+ * without one): it takes its first `taken` tokens as prefilled and cached, shares its
+ * first `pin` (`present` of them held already, the rest inserted), which moves
+ * `unpinned` tokens of evictable cache into the pinned runs; fetching from the tiers
+ * below takes `fetch`. */
+typedef struct replica_admission {
+    unsigned taken, pin, present;
+    double unpinned;
+    prefix_fetch fetch;
+} replica_admission;
+
+/* What add-ons add to an iteration: seconds of the batch's own work (on the memory side
+ * of the roofline) and seconds it waits before it starts. */
+typedef struct replica_extra {
+    double busy_s, stall_s;
+} replica_extra;
+
+struct replica {
+    sim_engine *engine;
+    replica_config config; /* config.profile: the base profile slowed by the factors */
+    perf_profile base_profile;
+    double compute_factor, memory_factor;
+    bool busy;             /* as last told to on_busy */
+    replica_done_fn done;
+    void *context;
+    const replica_cache_policy *policy;
+    const replica_addon *addons[REPLICA_ADDONS_MAX];
+    unsigned naddons;
+    llm_request *waiting_head, *waiting_tail;
+    unsigned waiting_count;
+    double waiting_tokens;
+    llm_request **running;
+    unsigned nrunning;
+    double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
+    double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
+    double kv_shared;    /* tokens of the prefix cache's runs the running sequences pin
+                            (counted once; kept by the prefix add-on) */
+    double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
+    double stall_s;      /* copies to wait for before the next iteration starts */
+    phase phase;
+    sim_event_id event;
+    /* pure-decode iteration costs by batch size for the speed in force: the shared table
+     * at full speed, else its own (made at the first change of speed) */
+    replica_shapes *shapes;
+    replica_shapes *own_shapes;
+    size_t running_cap;
+    /* the decode run in progress */
+    double run_start_s;
+    decode_cost run_cost;
+    double run_iterations;
+    double run_context;  /* tokens of cache the run's first iteration reads */
+    double run_tokens;   /* tokens each of its iterations computes */
+    double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
+                                                from host memory, and their growth a step */
+    double run_growth;   /* tokens of cache it adds an iteration (a token a sequence but
+                            past a sliding window: see held) */
+    double run_cache_growth; /* sliding windows: tokens of cache held a step (reads and
+                                cache grow at their own rates) */
+    decode_cost run_draft; /* speculating: the draft's part of the run's cost */
+    /* the run's GPU work by phase (for power): an iteration's, but for its attention
+     * over the cache, which costs run_attention_s a token read, bound by compute or
+     * memory as run_attention_compute says */
+    perf_phases run_work;
+    double run_attention_s;
+    bool run_attention_compute;
+    lora_slots *slots;   /* multi-LoRA's, or NULL */
+    double lora_loads_s; /* multi-LoRA: the adapter loads of the admissions in progress */
+    /* the head of the queue's admission as head_fits found it, which admit() takes when
+     * it pops it */
+    replica_admission head;
+    prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
+    replica_stats stats;
+};
+
+/* What the cache does as it fills: commits memory at admission, grows, and frees it
+ * when the cache is full (models/replica_cache_policy.c). */
+struct replica_cache_policy {
+    /* Cache q holds of its own once admitted (kv_committed's share). */
+    double (*own)(const replica *r, const llm_request *q);
+    /* The same on admission, for a request that takes `prefilled` and `cached`. */
+    double (*own_at_admission)(const replica *r, const llm_request *q, unsigned prefilled,
+                               unsigned cached);
+    /* Whether a request needing `need` tokens fits beside `used`. */
+    bool (*fits)(const replica *r, double used, double need);
+    /* q joins the batch: its memory is committed. */
+    void (*commit)(replica *r, llm_request *q);
+    /* Before an iteration is planned: preempts until the next step fits. */
+    void (*make_room)(replica *r);
+    /* A decode run's most iterations before the cache is full (INFINITY: unbounded);
+     * `fewest` the least so far, returned when nothing bounds it further. */
+    double (*run_bound)(const replica *r, double fewest);
+    /* q's prefill computed `chunk` tokens (cached already counts them). */
+    void (*prefilled)(replica *r, const llm_request *q, unsigned chunk);
+    /* q decoded a token in a prefill iteration (cached already counts it). */
+    void (*decoded)(replica *r, const llm_request *q);
+    /* Before a decode run of n iterations advances the sequences, its growth. */
+    void (*decode_run)(replica *r, unsigned n, double now);
+    /* The decode run in progress is cut `elapsed` seconds in, after `done` iterations:
+     * the cache's area over them. */
+    void (*run_cut)(replica *r, double done, double elapsed);
+    /* Preempted q, its own cache freed: what becomes of the cache (`bytes`). */
+    void (*preempted)(replica *r, llm_request *q, double bytes);
+};
+
+/* What a feature adds to a replica: hooks called in this order where they apply,
+ * NULL where it has nothing to do (models/replica_addons.c). */
+struct replica_addon {
+    /* Whether the head of the queue may join now, memory aside; it may fill *a. */
+    bool (*admissible)(replica *r, llm_request *q, replica_admission *a);
+    /* q was popped to join the batch, before its memory is committed ... */
+    void (*claim)(replica *r, llm_request *q, const replica_admission *a);
+    /* ... and after. */
+    void (*admitted)(replica *r, llm_request *q);
+    /* Every admission of one planning is done: running[first..] are new. */
+    void (*admissions_done)(replica *r, unsigned first);
+    /* q leaves the batch (finished, preempted, evicted), its memory given back. */
+    void (*released)(replica *r, llm_request *q);
+    /* q's prefill computed a chunk. */
+    void (*computed)(replica *r, llm_request *q);
+    /* What it adds to a prefill iteration of `tokens` tokens. */
+    void (*prefill_extra)(replica *r, double tokens, replica_extra *x);
+    /* What it adds to each iteration of a decode run being planned (r->run_*), and how
+     * it bounds the run's length. */
+    void (*decode_extra)(replica *r, double *fewest, replica_extra *x);
+    /* n iterations ended now. */
+    void (*ended)(replica *r, double n, double now);
+    /* The replica lost its GPU. */
+    void (*evicted)(replica *r);
+};
+
+/* The policies and the add-ons a configuration has. */
+const replica_cache_policy *replica_cache_policy_of(const replica_config *c);
+unsigned replica_addons_of(const replica_config *c, const replica_addon **out);
+
+/* Frees the cache of the most recently admitted sequence and puts it back at the head of
+ * the queue (replica.c; the cache policy says what becomes of its cache). */
+void replica_preempt_latest(replica *r);
+
+/* What a sequence of `tokens` holds in the cache, in tokens of every layer: fewer than
+ * its tokens when local layers keep only a sliding window (models/llm.h).  Attention
+ * reads the same amount, so both the cache and its reads are counted in these units. */
+static inline double replica_held(const replica *r, double tokens)
+{
+    const model_spec *m = r->config.model;
+    return m->window ? model_attended_tokens(m, tokens) : tokens;
+}
+
+/* The cache a sequence adds when it grows from `from` to `to` tokens. */
+static inline double replica_held_growth(const replica *r, double from, double to)
+{
+    return r->config.model->window ? replica_held(r, to) - replica_held(r, from) : to - from;
+}
+
+static inline bool replica_decoding(const llm_request *q) { return q->prefilled == q->target; }
+
+/* Tokens of a request's cache a prefix cache may give it or take from it: short of the
+ * last token to prefill, whose computation gives the next token. */
+static inline unsigned replica_cacheable(const llm_request *q)
+{
+    return q->target > 1 ? q->target - 1 : 0;
+}
+
+#endif
