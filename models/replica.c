@@ -1,7 +1,6 @@
 /* Continuous batching on one replica (see replica.h). */
 #include "models/replica_internal.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,12 +18,7 @@ static double tier_bytes(const void *context, unsigned from, unsigned to);
 
 /* ---- decode costs by batch size ---------------------------------------------------- */
 
-/* fixed_s NaN: not computed yet.  The model is evaluated once per batch size, not per
- * event; the draft's part of a speculative round likewise. */
-struct replica_shapes {
-    perf_decode_shape *decode, *draft;
-    unsigned most; /* batch sizes 0..most */
-};
+/* The model is evaluated once per batch size, not per event (replica_internal.h). */
 
 static unsigned most_batch(const replica_config *c) { return c->max_batch ? c->max_batch : 1; }
 
@@ -95,6 +89,7 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     r->context = context;
     r->prefix_costs = (prefix_costs){ tier_prefill_s, tier_bytes, r };
     r->policy = replica_cache_policy_of(config);
+    r->step = replica_step_of(config);
     r->naddons = replica_addons_of(config, r->addons);
     double now = sim_engine_now(engine);
     sim_timeavg_init(&r->stats.busy, now, 0);
@@ -118,7 +113,7 @@ void replica_free(replica *r)
     free(r);
 }
 
-static perf_setup setup_of(const replica *r)
+perf_setup replica_setup(const replica *r)
 {
     const replica_config *c = &r->config;
     return (perf_setup){ .model = c->model, .device = c->device, .profile = &c->profile,
@@ -127,74 +122,18 @@ static perf_setup setup_of(const replica *r)
                          .attention_dp = c->attention_dp };
 }
 
-/* Speculative decoding's draft, on the replica's devices at its speed (into *draft). */
-static perf_speculation speculation_of(const replica *r, perf_setup *draft)
-{
-    const replica_config *c = &r->config;
-    *draft = setup_of(r);
-    draft->model = c->draft;
-    return (perf_speculation){ c->draft ? draft : NULL, c->spec_k, 0, c->spec_step_s };
-}
-
 /* The cost shape of a pure-decode iteration of n sequences (a speculative round's when
  * speculating), computed once per n. */
 static const perf_decode_shape *decode_shape(replica *r, unsigned n)
 {
     perf_decode_shape *shape = &r->shapes->decode[n];
     if (isnan(shape->fixed_s)) {
-        perf_setup s = setup_of(r), draft;
-        perf_speculation sp = speculation_of(r, &draft);
+        perf_setup s = replica_setup(r), draft;
+        perf_speculation sp = replica_speculation(r, &draft);
         *shape = r->config.spec_k ? perf_speculative_shape_of(&s, &sp, n)
                                   : perf_decode_shape_of(&s, n);
     }
     return shape;
-}
-
-/* The draft's part of a round of n sequences, likewise. */
-static const perf_decode_shape *draft_shape(replica *r, unsigned n)
-{
-    perf_decode_shape *shape = &r->shapes->draft[n];
-    if (isnan(shape->fixed_s)) {
-        perf_setup draft;
-        perf_speculation sp = speculation_of(r, &draft);
-        *shape = perf_speculative_draft_shape_of(&sp, n);
-    }
-    return shape;
-}
-
-static double spec_tokens_of(const replica *r, const llm_request *q)
-{
-    return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
-}
-
-/* Decode steps (rounds, when speculating) until q has made its output. */
-static double steps_to_finish(const replica *r, const llm_request *q)
-{
-    unsigned left = q->output - q->generated;
-    if (!r->config.spec_k) /* first and small, so that the plain path stays inlined */
-        return left;
-    return replica_spec_rounds_for(q->spec_rounds, spec_tokens_of(r, q), left);
-}
-
-/* The tokens n rounds make for q, no more than its output has left. */
-static unsigned speculated(replica *r, llm_request *q, unsigned n)
-{
-    unsigned left = q->output - q->generated;
-    unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
-    made = made < left ? made : left;
-    q->spec_rounds += n;
-    r->stats.spec_rounds += n;
-    r->stats.spec_tokens += made;
-    return made;
-}
-
-/* q makes the tokens of n decode steps (rounds, when speculating). */
-static void advance(replica *r, llm_request *q, unsigned n)
-{
-    if (r->config.spec_k)
-        n = speculated(r, q, n);
-    q->generated += n;
-    q->cached += n;
 }
 
 static double remaining_tokens(const llm_request *q)
@@ -227,7 +166,7 @@ static double prefill_alone_s(const replica *r, const llm_request *q, unsigned f
     perf_batch b = { .prefill_tokens = take, .prefill_seqs = 1, .prefill_last = 1 };
     model_attention_pairs(r->config.model, from, take, &b.prefill_cached_pairs,
                           &b.prefill_new_pairs);
-    perf_setup s = setup_of(r);
+    perf_setup s = replica_setup(r);
     return perf_iteration(&s, &b, NULL).total_s;
 }
 
@@ -291,7 +230,8 @@ static bool head_fits(replica *r)
     if (!q || r->nrunning >= r->config.max_batch)
         return false;
     replica_admission *a = &r->head; /* for admit(), which pops it next */
-    *a = (replica_admission){ 0 };
+    a->taken = a->pin = a->present = 0; /* its fetch is the prefix add-on's to set */
+    a->unpinned = 0;
     for (unsigned i = 0; i < r->naddons; i++)
         if (r->addons[i]->admissible && !r->addons[i]->admissible(r, q, a))
             return false;
@@ -397,31 +337,9 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
 {
     const replica_config *c = &r->config;
     perf_batch b = { 0 };
-    double prefill = 0, budget = c->max_tokens, cached_read = 0, verified = 0, verified_context = 0;
-    bool plain = !c->spec_k && !c->model->window;
-    uint64_t decode_cached = 0; /* the plain case's decode context, exact (see start_decode) */
-    for (unsigned i = 0; i < r->nrunning; i++) {
-        llm_request *q = r->running[i];
-        q->chunk = 0;
-        if (plain) {
-            if (replica_decoding(q)) {
-                b.decode_seqs++;
-                decode_cached += q->cached;
-            }
-        } else if (replica_decoding(q) && c->spec_k) { /* a round beside the chunks (added below) */
-            verified++;
-            verified_context += q->cached + 1.0;
-            budget -= c->spec_k + 1.0;
-        } else if (replica_decoding(q)) {
-            b.decode_seqs++;
-            b.decode_context += replica_held(r, q->cached + 1.0); /* the input token attends to itself too */
-            budget--;
-        }
-    }
-    if (plain) { /* the input token attends to itself too */
-        b.decode_context = (double)decode_cached + b.decode_seqs;
-        budget -= b.decode_seqs;
-    }
+    double prefill = 0, budget = c->max_tokens, cached_read = 0;
+    replica_decoders d = { 0 };
+    r->step->decoders(r, &b, &budget, &d);
     for (unsigned i = first_prompt; i < r->nrunning; i++) {
         llm_request *q = r->running[i];
         unsigned left = q->target - q->prefilled;
@@ -448,19 +366,10 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
             break;
     }
     b.prefill_tokens = prefill;
-    r->run_context = b.decode_context + cached_read + verified_context;
-    r->run_tokens = prefill + b.decode_seqs + verified * (c->spec_k + 1.0);
-    perf_setup s = setup_of(r), draft;
-    double draft_s = 0;
-    if (c->spec_k) { /* the draft prefills the chunks too, and drafts for the decoders */
-        perf_speculation sp = speculation_of(r, &draft);
-        draft_s = perf_speculative_draft_prefill_s(&sp, &b);
-        if (verified > 0) {
-            perf_speculative_verify_add(&b, c->model, c->spec_k, verified, verified_context / verified);
-            const perf_decode_shape *d = draft_shape(r, (unsigned)verified);
-            draft_s += d->fixed_s + d->attention_s_per_token * verified_context;
-        }
-    }
+    r->run_context = b.decode_context + cached_read + d.verified_context;
+    r->run_tokens = prefill + b.decode_seqs + d.verified * (c->spec_k + 1.0);
+    perf_setup s = replica_setup(r);
+    double draft_s = r->step->draft_prefill(r, &b, &d);
     r->run_draft = (decode_cost){ .fixed = draft_s };
     perf_time t = perf_iteration(&s, &b, NULL);
     replica_extra x = { 0 };
@@ -483,41 +392,10 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
 static void start_decode(replica *r, double now)
 {
     const replica_config *c = &r->config;
-    double context = 0, growth = 0, cache_growth = 0, fewest = INFINITY;
-    unsigned window = c->model->window;
-    if (!window && !c->spec_k) {
-        /* the plain case, the hot one: every term is a whole number, so sums and the
-         * least in integers are the doubles' own, bit for bit (exact below 2^53), with
-         * no floating-point chain and no fmin call a sequence */
-        uint64_t cached = 0;
-        unsigned least = UINT_MAX;
-        for (unsigned i = 0; i < r->nrunning; i++) {
-            const llm_request *q = r->running[i];
-            unsigned left = q->output - q->generated;
-            cached += q->cached;
-            least = left < least ? left : least;
-        }
-        context = (double)cached + r->nrunning; /* each sequence's input token too */
-        growth = r->nrunning;
-        fewest = r->nrunning ? least : INFINITY;
-    }
-    for (unsigned i = 0; (window || c->spec_k) && i < r->nrunning; i++) {
-        llm_request *q = r->running[i];
-        double at = q->cached + 1.0;
-        context += replica_held(r, at);
-        fewest = fmin(fewest, steps_to_finish(r, q));
-        if (!window) {
-            growth += c->spec_k ? spec_tokens_of(r, q) : 1; /* a round's tokens, expected */
-            continue;
-        }
-        /* the reads (from cached + 1) and the cache (from cached) grow at one rate each
-         * while no sequence crosses its window: the run ends before one does */
-        growth += model_attended_growth(c->model, at);
-        cache_growth += model_attended_growth(c->model, q->cached);
-        if (q->cached < window)
-            fewest = fmin(fewest, fmax(1, window - at));
-    }
-    r->run_cache_growth = cache_growth;
+    replica_run_sums sums = { .fewest = INFINITY };
+    r->step->run(r, &sums);
+    double context = sums.context, growth = sums.growth, fewest = sums.fewest;
+    r->run_cache_growth = sums.cache_growth;
     fewest = r->policy->run_bound(r, fewest);
     const perf_decode_shape *shape = decode_shape(r, r->nrunning);
     r->run_cost = perf_decode_cost_of(shape, growth, context);
@@ -533,8 +411,7 @@ static void start_decode(replica *r, double now)
     r->run_work.memory_s += x.busy_s;
     r->run_attention_s = shape->attention_s_per_token;
     r->run_attention_compute = shape->attention_compute;
-    if (c->spec_k)
-        r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), growth, context);
+    r->step->run_draft(r, &sums);
     r->run_iterations = c->reference ? 1 : fewest;
     /* the run's first iteration starts once the copies planned with it are done */
     double begin = now + r->stall_s;
@@ -644,8 +521,7 @@ static void on_iteration_end(sim_engine *e, void *data)
     for (unsigned i = 0; i < r->naddons; i++)
         if (r->addons[i]->ended)
             r->addons[i]->ended(r, n_run, now);
-    if (r->config.spec_k)
-        r->stats.draft_s += decode_cost_sum(&r->run_draft, n_run);
+    r->step->ended(r, n_run);
     r->stats.tokens_computed += n_run * r->run_tokens;
     double read = n_run * r->run_context
                   + (r->phase == PREFILL ? 0 : r->run_growth * n_run * (n_run - 1) / 2);
@@ -672,18 +548,14 @@ static void on_iteration_end(sim_engine *e, void *data)
                     q->generated++;
                 }
             } else if (replica_decoding(q)) {
-                advance(r, q, 1);
+                r->step->advance(r, q, 1);
                 r->policy->decoded(r, q);
             }
         }
     } else {
         unsigned n = (unsigned)r->run_iterations;
         r->policy->decode_run(r, n, now); /* the cache's growth over the run */
-        for (unsigned i = 0; i < r->nrunning; i++) {
-            llm_request *q = r->running[i];
-            advance(r, q, n);
-            finished |= q->generated >= q->output;
-        }
+        finished |= r->step->advance_run(r, n);
     }
     /* a run that an arrival cut short finished no one: nothing to look for */
     if (finished)

@@ -37,6 +37,7 @@ static unsigned shareable(const llm_request *q)
  * cache shares every whole block of its prompt, found or not. */
 static bool prefix_admissible(replica *r, llm_request *q, replica_admission *a)
 {
+    a->fetch = (prefix_fetch){ 0 };
     unsigned want = shareable(q);
     if (!want)
         return true;

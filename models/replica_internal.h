@@ -16,6 +16,27 @@ typedef enum phase { IDLE, PREFILL, DECODE } phase;
 
 typedef struct replica_cache_policy replica_cache_policy;
 typedef struct replica_addon replica_addon;
+typedef struct replica_step replica_step;
+
+/* Pure-decode iteration costs by batch size (fixed_s NaN: not computed yet), and the
+ * draft's part of a speculative round likewise. */
+struct replica_shapes {
+    perf_decode_shape *decode, *draft;
+    unsigned most; /* batch sizes 0..most */
+};
+
+/* A prefill iteration's speculating decoders: the rounds verified beside the chunks and
+ * the context they read (0 without speculation). */
+typedef struct replica_decoders {
+    double verified, verified_context;
+} replica_decoders;
+
+/* A decode run being planned: the context its first iteration reads, its growth a step
+ * (reads, and the cache's own with sliding windows), and the most iterations before a
+ * sequence finishes (or crosses its window). */
+typedef struct replica_run_sums {
+    double context, growth, cache_growth, fewest;
+} replica_run_sums;
 
 /* The add-ons a replica may have: the prefix cache, multi-LoRA, the offload tier. */
 #define REPLICA_ADDONS_MAX 3
@@ -46,6 +67,7 @@ struct replica {
     replica_done_fn done;
     void *context;
     const replica_cache_policy *policy;
+    const replica_step *step;
     const replica_addon *addons[REPLICA_ADDONS_MAX];
     unsigned naddons;
     llm_request *waiting_head, *waiting_tail;
@@ -150,9 +172,35 @@ struct replica_addon {
     void (*evicted)(replica *r);
 };
 
-/* The policies and the add-ons a configuration has. */
+/* How a sequence's decode step goes (models/replica_step.c): one token whose cache
+ * grows by one, a token over sliding windows, or a speculative round. */
+struct replica_step {
+    /* A prefill iteration's decoding sequences, into the batch and its token budget (and
+     * every running sequence's chunk set to 0). */
+    void (*decoders)(replica *r, perf_batch *b, double *budget, replica_decoders *d);
+    /* The draft's seconds in that iteration (adding the verification to b). */
+    double (*draft_prefill)(replica *r, perf_batch *b, const replica_decoders *d);
+    /* A decode run's sums over the batch. */
+    void (*run)(replica *r, replica_run_sums *s);
+    /* The draft's part of the run's cost (r->run_draft). */
+    void (*run_draft)(replica *r, const replica_run_sums *s);
+    /* q makes the tokens of n steps. */
+    void (*advance)(replica *r, llm_request *q, unsigned n);
+    /* Every running sequence makes n steps' tokens: whether any finished. */
+    bool (*advance_run)(replica *r, unsigned n);
+    /* n iterations ended: the draft's seconds in them. */
+    void (*ended)(replica *r, double n);
+};
+
+/* The policies, the step and the add-ons a configuration has. */
 const replica_cache_policy *replica_cache_policy_of(const replica_config *c);
+const replica_step *replica_step_of(const replica_config *c);
 unsigned replica_addons_of(const replica_config *c, const replica_addon **out);
+
+/* The replica's setup for the cost model, at the speed in force (replica.c), and its
+ * draft's (into *draft; models/replica_step.c). */
+perf_setup replica_setup(const replica *r);
+perf_speculation replica_speculation(const replica *r, perf_setup *draft);
 
 /* Frees the cache of the most recently admitted sequence and puts it back at the head of
  * the queue (replica.c; the cache policy says what becomes of its cache). */

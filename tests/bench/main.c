@@ -88,6 +88,10 @@ int main(int argc, char **argv)
         bench_prefix_table(0);
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--serving")) { /* likewise, for an A/B of builds */
+        bench_serving_table(0);
+        return 0;
+    }
     if (argc > 3 && !strcmp(argv[1], "--cluster")) { /* GPUS LOAD: one, to profile */
         bench_training_cluster((unsigned)atoi(argv[2]), atof(argv[3]));
         return 0;

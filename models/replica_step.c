@@ -1,0 +1,230 @@
+/* How a replica's sequences decode (replica_internal.h's replica_step): a token a step
+ * (the plain case, the hot one), a token a step over sliding windows, or a speculative
+ * round of the draft's k tokens and the target's k + 1 verified (models/replica_spec.h). */
+#include <limits.h>
+#include <math.h>
+
+#include "models/replica_internal.h"
+#include "models/replica_spec.h"
+
+/* ---- plain: a token a step, the whole context read ----------------------------------- */
+
+static void plain_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
+{
+    (void)d;
+    uint64_t decode_cached = 0; /* exact (see plain_run) */
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        q->chunk = 0;
+        if (replica_decoding(q)) {
+            b->decode_seqs++;
+            decode_cached += q->cached;
+        }
+    }
+    b->decode_context = (double)decode_cached + b->decode_seqs; /* the input token attends
+                                                                    to itself too */
+    *budget -= b->decode_seqs;
+}
+
+static double no_draft_prefill(replica *r, perf_batch *b, const replica_decoders *d)
+{
+    (void)r, (void)b, (void)d;
+    return 0;
+}
+
+/* Every term is a whole number, so sums and the least in integers are the doubles' own,
+ * bit for bit (exact below 2^53), with no floating-point chain and no fmin call a
+ * sequence. */
+static void plain_run(replica *r, replica_run_sums *s)
+{
+    uint64_t cached = 0;
+    unsigned least = UINT_MAX;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        unsigned left = q->output - q->generated;
+        cached += q->cached;
+        least = left < least ? left : least;
+    }
+    s->context = (double)cached + r->nrunning; /* each sequence's input token too */
+    s->growth = r->nrunning;
+    s->fewest = r->nrunning ? least : INFINITY;
+}
+
+static void no_run_draft(replica *r, const replica_run_sums *s) { (void)r, (void)s; }
+
+static void token_advance(replica *r, llm_request *q, unsigned n)
+{
+    (void)r;
+    q->generated += n;
+    q->cached += n;
+}
+
+static bool token_advance_run(replica *r, unsigned n)
+{
+    bool finished = false;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        q->generated += n;
+        q->cached += n;
+        finished |= q->generated >= q->output;
+    }
+    return finished;
+}
+
+static void no_draft_ended(replica *r, double n) { (void)r, (void)n; }
+
+/* ---- sliding windows: local layers read and keep their window only ------------------- */
+
+static void window_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
+{
+    (void)d;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        q->chunk = 0;
+        if (replica_decoding(q)) {
+            b->decode_seqs++;
+            b->decode_context += replica_held(r, q->cached + 1.0); /* its input token too */
+            (*budget)--;
+        }
+    }
+}
+
+/* The reads (from cached + 1) and the cache (from cached) grow at one rate each while no
+ * sequence crosses its window: the run ends before one does. */
+static void window_run(replica *r, replica_run_sums *s)
+{
+    const model_spec *m = r->config.model;
+    unsigned window = m->window;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        double at = q->cached + 1.0;
+        s->context += replica_held(r, at);
+        s->fewest = fmin(s->fewest, q->output - q->generated);
+        s->growth += model_attended_growth(m, at);
+        s->cache_growth += model_attended_growth(m, q->cached);
+        if (q->cached < window)
+            s->fewest = fmin(s->fewest, fmax(1, window - at));
+    }
+}
+
+/* ---- speculative rounds ------------------------------------------------------------------ */
+
+perf_speculation replica_speculation(const replica *r, perf_setup *draft)
+{
+    const replica_config *c = &r->config;
+    *draft = replica_setup(r);
+    draft->model = c->draft;
+    return (perf_speculation){ c->draft ? draft : NULL, c->spec_k, 0, c->spec_step_s };
+}
+
+/* The draft's part of a round of n sequences, computed once per n. */
+static const perf_decode_shape *draft_shape(replica *r, unsigned n)
+{
+    perf_decode_shape *shape = &r->shapes->draft[n];
+    if (isnan(shape->fixed_s)) {
+        perf_setup draft;
+        perf_speculation sp = replica_speculation(r, &draft);
+        *shape = perf_speculative_draft_shape_of(&sp, n);
+    }
+    return shape;
+}
+
+static double spec_tokens_of(const replica *r, const llm_request *q)
+{
+    return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
+}
+
+/* a round beside the chunks (its verification added by spec_draft_prefill) */
+static void spec_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
+{
+    (void)b;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        q->chunk = 0;
+        if (replica_decoding(q)) {
+            d->verified++;
+            d->verified_context += q->cached + 1.0;
+            *budget -= r->config.spec_k + 1.0;
+        }
+    }
+}
+
+/* the draft prefills the chunks too, and drafts for the decoders */
+static double spec_draft_prefill(replica *r, perf_batch *b, const replica_decoders *d)
+{
+    perf_setup draft;
+    perf_speculation sp = replica_speculation(r, &draft);
+    double draft_s = perf_speculative_draft_prefill_s(&sp, b);
+    if (d->verified > 0) {
+        perf_speculative_verify_add(b, r->config.model, r->config.spec_k, d->verified,
+                                    d->verified_context / d->verified);
+        const perf_decode_shape *shape = draft_shape(r, (unsigned)d->verified);
+        draft_s += shape->fixed_s + shape->attention_s_per_token * d->verified_context;
+    }
+    return draft_s;
+}
+
+/* rounds until each has made its output; a round's tokens, expected */
+static void spec_run(replica *r, replica_run_sums *s)
+{
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        s->context += replica_held(r, q->cached + 1.0);
+        unsigned left = q->output - q->generated;
+        s->fewest = fmin(s->fewest, replica_spec_rounds_for(q->spec_rounds,
+                                                            spec_tokens_of(r, q), left));
+        s->growth += spec_tokens_of(r, q);
+    }
+}
+
+static void spec_run_draft(replica *r, const replica_run_sums *s)
+{
+    r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), s->growth, s->context);
+}
+
+/* The tokens n rounds make for q, no more than its output has left. */
+static void spec_advance(replica *r, llm_request *q, unsigned n)
+{
+    unsigned left = q->output - q->generated;
+    unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
+    made = made < left ? made : left;
+    q->spec_rounds += n;
+    r->stats.spec_rounds += n;
+    r->stats.spec_tokens += made;
+    q->generated += made;
+    q->cached += made;
+}
+
+static bool spec_advance_run(replica *r, unsigned n)
+{
+    bool finished = false;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        llm_request *q = r->running[i];
+        spec_advance(r, q, n);
+        finished |= q->generated >= q->output;
+    }
+    return finished;
+}
+
+static void spec_ended(replica *r, double n)
+{
+    r->stats.draft_s += decode_cost_sum(&r->run_draft, n);
+}
+
+static const replica_step PLAIN = {
+    plain_decoders, no_draft_prefill, plain_run, no_run_draft, token_advance,
+    token_advance_run, no_draft_ended,
+};
+static const replica_step WINDOW = {
+    window_decoders, no_draft_prefill, window_run, no_run_draft, token_advance,
+    token_advance_run, no_draft_ended,
+};
+static const replica_step SPECULATIVE = {
+    spec_decoders, spec_draft_prefill, spec_run, spec_run_draft, spec_advance,
+    spec_advance_run, spec_ended,
+};
+
+const replica_step *replica_step_of(const replica_config *c)
+{
+    return c->spec_k ? &SPECULATIVE : c->model->window ? &WINDOW : &PLAIN;
+}
