@@ -59,13 +59,13 @@ void replica_shapes_free(replica_shapes *t)
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context)
 {
-    if (config->spec_k && (config->kv_policy != KV_RESERVE || config->model->window
-                           || (config->draft && config->draft->window)
-                           || !(config->spec_tokens >= 1)))
-        sim_fatal("replica_create: speculative decoding needs KV_RESERVE, models without a "
-                  "sliding window and spec_tokens >= 1");
-    if (config->lora_slots && !config->lora_adapters)
-        sim_fatal("replica_create: multi-LoRA needs adapters");
+    config_problems problems = { 0 }; /* serving_config_check found none: a caller's bug */
+    replica_config_check(config, "", &problems);
+    if (problems.n) {
+        char why[1024];
+        config_problems_join(&problems, why, sizeof why);
+        sim_fatal("replica_create: %s", why);
+    }
     replica *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;

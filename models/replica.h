@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/config_problems.h"
 #include "models/kv_swap.h"
 #include "models/lora.h"
 #include "models/perf.h"
@@ -193,7 +194,12 @@ typedef void (*replica_done_fn)(void *context, llm_request *request, bool droppe
 
 typedef struct replica replica;
 
-/* NULL if out of memory.  config is copied; model and device are borrowed. */
+/* Adds the problems of replicas configured as c (models/config_problems.h), their group
+ * named `group` in the messages ("" for none): what replica_create refuses. */
+void replica_config_check(const replica_config *c, const char *group, config_problems *p);
+
+/* NULL if out of memory.  config is copied; model and device are borrowed.  A
+ * configuration replica_config_check finds problems in is a caller's bug (fatal). */
 replica *replica_create(sim_engine *engine, const replica_config *config,
                         replica_done_fn done, void *context);
 /* Cancels its iteration in progress (so call it while the engine exists) and frees it;

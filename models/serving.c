@@ -566,74 +566,10 @@ static void on_warmup_end(sim_engine *e, void *data)
 serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
                         size_t err_size)
 {
-    char why[160];
-    const sim_dist *dists[] = { &config->interarrival, &config->prompt_tokens,
-                                &config->output_tokens, &config->rtt_s, &config->spike_s };
-    const char *names[] = { "inter-arrival time", "prompt tokens", "output tokens", "rtt",
-                            "spike" };
-    for (int i = 0; i < (config->spike_probability > 0 ? 5 : 4); i++) {
-        if (sim_dist_check(dists[i], why, sizeof why) != 0) {
-            snprintf(err, err_size, "%s: %s", names[i], why);
-            return NULL;
-        }
-    }
-    if (config->replica.spec_k
-        && sim_dist_check(&config->spec_acceptance, why, sizeof why) != 0) {
-        snprintf(err, err_size, "acceptance: %s", why);
-        return NULL;
-    }
-    if (config->routing == ROUTE_CUSTOM && !config->custom_route) {
-        snprintf(err, err_size, "a custom routing policy needs its function");
-        return NULL;
-    }
-    bool elastic = config->pool && config->autoscaler && config->autoscaler->enabled;
-    if (config->scale_to_zero_s > 0 && (!config->pool || elastic || config->decode
-                                        || config->overflow || config->replicas < 1)) {
-        snprintf(err, err_size, "scaling to zero needs a pool, no autoscaler, no overflow or "
-                                "decode pool, and replicas to load");
-        return NULL;
-    }
-    if ((config->replicas < 1 && !elastic) || config->replica.max_batch < 1
-        || config->replica.max_tokens < 1 || !(config->replica.kv_capacity_tokens >= 1)
-        || (config->overflow && (config->overflow->replica.max_batch < 1
-                                 || !(config->overflow->replica.kv_capacity_tokens >= 1)))) {
-        snprintf(err, err_size, "serving needs replicas, a batch, a token budget and cache space");
-        return NULL;
-    }
-    if (config->lora && (!config->replica.lora_slots
-                         || config->lora->adapters != config->replica.lora_adapters
-                         || (config->decode && (!config->decode->replica.lora_slots
-                                                || config->decode->replica.lora_adapters
-                                                       != config->lora->adapters)))) {
-        snprintf(err, err_size, "multi-LoRA needs adapter slots on the replicas (on the "
-                                "decode pool's too), and the popularity's adapters");
-        return NULL;
-    }
-    if (config->sessions && (config->trace || (config->traffic
-                                                && config->traffic->kind == TRAFFIC_CLOSED_LOOP))) {
-        snprintf(err, err_size, "sessions arrive from a distribution or a traffic profile, "
-                                "not a trace or closed-loop users");
-        return NULL;
-    }
-    const trace_options *hashed = config->trace && config->trace->blocks_column
-                                  ? config->trace : NULL;
-    unsigned id_tokens = hashed && hashed->block_tokens ? hashed->block_tokens
-                                                        : TRACE_BLOCK_TOKENS;
-    if (hashed && (config->nsystem_prompts
-                   || (config->prefix_block && config->prefix_block != id_tokens))) {
-        snprintf(err, err_size, "a trace's block ids name whole prompts in blocks of their "
-                                "block_tokens: no system prompt, and a prefix cache of those "
-                                "blocks");
-        return NULL;
-    }
-    if (config->decode && (config->decode_routing == ROUTE_CUSTOM
-                           || config->decode->replica.max_batch < 1
-                           || !(config->decode->replica.kv_capacity_tokens >= 1)
-                           || !(config->link.bandwidth_bytes_per_s > 0)
-                           || !(config->link.latency_s >= 0)
-                           || !(config->kv_bytes_per_token >= 0))) {
-        snprintf(err, err_size, "disaggregated serving needs decode replicas with a batch and "
-                                "cache space, and a link of bandwidth > 0 and latency >= 0");
+    config_problems problems = { 0 };
+    serving_config_check(config, &problems);
+    if (problems.n) {
+        config_problems_join(&problems, err, err_size);
         return NULL;
     }
     serving *s = calloc(1, sizeof *s);

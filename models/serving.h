@@ -167,7 +167,14 @@ typedef struct serving_bucket {
 
 typedef struct serving serving;
 
-/* NULL with a message in err for an invalid configuration. */
+/* Adds every problem of c to p (models/config_problems.h), its groups' replicas
+ * included (replica_config_check): the distributions, routing and scaling, and what
+ * the features need of each other (models/serving_check.c).  A configuration with none
+ * is one serving_create accepts. */
+void serving_config_check(const serving_config *c, config_problems *p);
+
+/* NULL with a message in err for an invalid configuration: every problem
+ * serving_config_check finds, in one line. */
 serving *serving_create(sim_engine *engine, const serving_config *config, char *err,
                         size_t err_size);
 void serving_start(serving *s);
