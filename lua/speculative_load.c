@@ -46,10 +46,6 @@ static int check_fit(load_context *c, const fields_object *w, const scenario *sc
     char path[FIELD_PATH_MAX];
     const model_spec *m = &sc->catalog.models[out->model];
     snprintf(path, sizeof path, "%s.speculative", w->path);
-    if (out->kv_policy == KV_PREEMPT || out->kv_policy == KV_SWAP)
-        return fields_fail(c, w->where, path, "not yet with when_full = \"%s\" (a round "
-                           "grows the cache by several tokens); use when_full = \"queue\"",
-                           out->kv_policy == KV_SWAP ? "swap" : "preempt");
     if (out->attention_dp)
         return fields_fail(c, w->where, path, "not yet with attention_dp");
     const model_spec *windowed = m->window ? m : draft && draft->window ? draft : NULL;

@@ -90,6 +90,7 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
     r->prefix_costs = (prefix_costs){ tier_prefill_s, tier_bytes, r };
     r->policy = replica_cache_policy_of(config);
     r->step = replica_step_of(config);
+    r->step_tokens = r->step->tokens_a_step(config);
     r->naddons = replica_addons_of(config, r->addons);
     double now = sim_engine_now(engine);
     sim_timeavg_init(&r->stats.busy, now, 0);
@@ -395,11 +396,11 @@ static void start_decode(replica *r, double now)
     replica_run_sums sums = { .fewest = INFINITY };
     r->step->run(r, &sums);
     double context = sums.context, growth = sums.growth, fewest = sums.fewest;
+    r->run_growth = growth;
     r->run_cache_growth = sums.cache_growth;
     fewest = r->policy->run_bound(r, fewest);
     const perf_decode_shape *shape = decode_shape(r, r->nrunning);
     r->run_cost = perf_decode_cost_of(shape, growth, context);
-    r->run_growth = growth;
     r->run_context = context;
     r->run_tokens = r->nrunning * (c->spec_k + 1.0);
     replica_extra x = { 0 };
@@ -548,8 +549,9 @@ static void on_iteration_end(sim_engine *e, void *data)
                     q->generated++;
                 }
             } else if (replica_decoding(q)) {
+                unsigned before = q->cached;
                 r->step->advance(r, q, 1);
-                r->policy->decoded(r, q);
+                r->policy->decoded(r, q, before);
             }
         }
     } else {

@@ -106,7 +106,9 @@ typedef struct replica_config {
      * spec_k + 1 positions (models/perf.h), also beside prompt chunks in a mixed
      * iteration.  The draft runs on the same devices in the same precisions (its memory
      * is the caller's to count in kv_capacity_tokens); without one, a lookup costing
-     * spec_step_s a step.  With KV_RESERVE and a model without a sliding window only. */
+     * spec_step_s a step.  For models without a sliding window only.  Under KV_PREEMPT
+     * and KV_SWAP a round's k + 1 positions are what a sequence's next step needs of the
+     * cache, and the cache grows by the tokens the rounds make. */
     unsigned spec_k;
     const model_spec *draft;       /* borrowed; NULL: a lookup (n-gram, self-speculation) */
     double spec_step_s;

@@ -40,7 +40,10 @@ static void reserve_prefilled(replica *r, const llm_request *q, unsigned chunk)
     (void)r, (void)q, (void)chunk;
 }
 
-static void reserve_decoded(replica *r, const llm_request *q) { (void)r, (void)q; }
+static void reserve_decoded(replica *r, const llm_request *q, unsigned before)
+{
+    (void)r, (void)q, (void)before;
+}
 
 static void reserve_decode_run(replica *r, unsigned n, double now) { (void)r, (void)n, (void)now; }
 
@@ -64,11 +67,13 @@ static double grow_own_at_admission(const replica *r, const llm_request *q, unsi
     return replica_held_growth(r, prefilled, q->target) + replica_held(r, cached);
 }
 
-/* its prompt (or swapped cache), the prompts admitted before it, and a token per
- * sequence for the next step must all fit */
+/* its prompt (or swapped cache), the prompts admitted before it, and the next step's
+ * cache of every sequence (a token each, a round's k + 1 positions) must all fit */
 static bool grow_fits(const replica *r, double used, double need)
 {
-    return used + r->kv_pending + need + r->nrunning + 1 <= r->config.kv_capacity_tokens;
+    double step = r->step_tokens;
+    return used + r->kv_pending + need + r->nrunning * step + step
+           <= r->config.kv_capacity_tokens;
 }
 
 static void grow_commit(replica *r, llm_request *q)
@@ -78,11 +83,11 @@ static void grow_commit(replica *r, llm_request *q)
     r->kv_committed += grow_own(r, q);
 }
 
-/* the next step needs the pending prompts and a token per sequence */
+/* the next step needs the pending prompts and each sequence's step */
 static void grow_make_room(replica *r)
 {
     while (r->nrunning > 1
-           && r->kv_committed + r->kv_shared + r->kv_pending + r->nrunning
+           && r->kv_committed + r->kv_shared + r->kv_pending + r->nrunning * r->step_tokens
                   > r->config.kv_capacity_tokens)
         replica_preempt_latest(r);
 }
@@ -90,11 +95,14 @@ static void grow_make_room(replica *r)
 static double grow_run_bound(const replica *r, double fewest)
 {
     const replica_config *c = &r->config;
-    if (!c->model->window) /* the run ends when the cache is full */
+    double step = r->step_tokens;
+    if (!c->model->window && step == 1) /* the run ends when the cache is full */
         return fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
-    /* ... as plan() sees it: room for a token each */
-    return fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed - r->nrunning)
-                                      / r->run_cache_growth) + 1));
+    /* ... as plan() sees it: room for each sequence's step, the cache growing by its
+     * held tokens (sliding windows) or a round's expected tokens a step */
+    double growth = c->model->window ? r->run_cache_growth : r->run_growth;
+    return fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
+                                       - r->nrunning * step) / growth) + 1));
 }
 
 static void grow_prefilled(replica *r, const llm_request *q, unsigned chunk)
@@ -104,9 +112,9 @@ static void grow_prefilled(replica *r, const llm_request *q, unsigned chunk)
     r->kv_pending -= grown;
 }
 
-static void grow_decoded(replica *r, const llm_request *q)
+static void grow_decoded(replica *r, const llm_request *q, unsigned before)
 {
-    r->kv_committed += replica_held_growth(r, q->cached - 1, q->cached);
+    r->kv_committed += replica_held_growth(r, before, q->cached);
 }
 
 /* the cache grew by a token per sequence at each of the run's boundaries: over the run
@@ -129,8 +137,8 @@ static void grow_decode_run(replica *r, unsigned n, double now)
     }
     if (n > 1)
         grow_run_cut(r, n - 1, now - r->run_start_s);
-    if (!r->config.model->window)
-        r->kv_committed += (double)n * r->nrunning;
+    if (!r->config.model->window) /* a token each a step, or what the rounds make */
+        r->kv_committed += r->step->run_grown(r, n);
 }
 
 /* its prompt and the tokens it had generated are recomputed when readmitted */

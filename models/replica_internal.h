@@ -68,6 +68,7 @@ struct replica {
     void *context;
     const replica_cache_policy *policy;
     const replica_step *step;
+    double step_tokens;  /* cache a sequence's decode step may write (the step's) */
     const replica_addon *addons[REPLICA_ADDONS_MAX];
     unsigned naddons;
     llm_request *waiting_head, *waiting_tail;
@@ -135,8 +136,8 @@ struct replica_cache_policy {
     double (*run_bound)(const replica *r, double fewest);
     /* q's prefill computed `chunk` tokens (cached already counts them). */
     void (*prefilled)(replica *r, const llm_request *q, unsigned chunk);
-    /* q decoded a token in a prefill iteration (cached already counts it). */
-    void (*decoded)(replica *r, const llm_request *q);
+    /* q decoded in a prefill iteration: its cache grew from `before` tokens. */
+    void (*decoded)(replica *r, const llm_request *q, unsigned before);
     /* Before a decode run of n iterations advances the sequences, its growth. */
     void (*decode_run)(replica *r, unsigned n, double now);
     /* The decode run in progress is cut `elapsed` seconds in, after `done` iterations:
@@ -190,6 +191,11 @@ struct replica_step {
     bool (*advance_run)(replica *r, unsigned n);
     /* n iterations ended: the draft's seconds in them. */
     void (*ended)(replica *r, double n);
+    /* Tokens of cache the running sequences' next n steps make, all of them (without
+     * sliding windows). */
+    double (*run_grown)(const replica *r, unsigned n);
+    /* Cache a sequence's step may write: a token, or a round's k + 1 positions. */
+    double (*tokens_a_step)(const replica_config *c);
 };
 
 /* The policies, the step and the add-ons a configuration has. */

@@ -73,6 +73,14 @@ static bool token_advance_run(replica *r, unsigned n)
 
 static void no_draft_ended(replica *r, double n) { (void)r, (void)n; }
 
+static double token_run_grown(const replica *r, unsigned n) { return (double)n * r->nrunning; }
+
+static double one_token(const replica_config *c)
+{
+    (void)c;
+    return 1;
+}
+
 /* ---- sliding windows: local layers read and keep their window only ------------------- */
 
 static void window_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
@@ -211,17 +219,33 @@ static void spec_ended(replica *r, double n)
     r->stats.draft_s += decode_cost_sum(&r->run_draft, n);
 }
 
+/* the tokens n rounds will make, each sequence's as spec_advance makes them */
+static double spec_run_grown(const replica *r, unsigned n)
+{
+    double grown = 0;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        unsigned left = q->output - q->generated;
+        unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
+        grown += made < left ? made : left;
+    }
+    return grown;
+}
+
+/* a round writes the k + 1 positions it verifies (the rejected ones freed after) */
+static double round_tokens(const replica_config *c) { return c->spec_k + 1.0; }
+
 static const replica_step PLAIN = {
     plain_decoders, no_draft_prefill, plain_run, no_run_draft, token_advance,
-    token_advance_run, no_draft_ended,
+    token_advance_run, no_draft_ended, token_run_grown, one_token,
 };
 static const replica_step WINDOW = {
     window_decoders, no_draft_prefill, window_run, no_run_draft, token_advance,
-    token_advance_run, no_draft_ended,
+    token_advance_run, no_draft_ended, token_run_grown, one_token,
 };
 static const replica_step SPECULATIVE = {
     spec_decoders, spec_draft_prefill, spec_run, spec_run_draft, spec_advance,
-    spec_advance_run, spec_ended,
+    spec_advance_run, spec_ended, spec_run_grown, round_tokens,
 };
 
 const replica_step *replica_step_of(const replica_config *c)

@@ -183,3 +183,73 @@ Test(replica_spec, the_gain_falls_as_the_batch_grows, .timeout = 60)
         cr_log_info("batch %u: gain %.3f", n, gain);
     }
 }
+
+/* n requests as batch_tpot_with's, speculating with the bench's draft (k 4, acceptance
+ * 0.7) under cache policy `policy` in `capacity` tokens: the mean TPOT, and the
+ * replica's preemptions and swaps. */
+typedef struct policy_run {
+    double tpot;
+    uint64_t preemptions, swaps_out, recomputes;
+    double spec_tokens;
+} policy_run;
+
+static policy_run run_under(const bench *b, unsigned n, kv_policy policy, double capacity,
+                            bool reference)
+{
+    replica_config c = {
+        .model = b->target, .device = b->gpu, .profile = b->profile, .prec = PREC_FP8,
+        .kv_prec = PREC_BF16, .tp = 8, .max_batch = 256, .max_tokens = 1000000,
+        .kv_capacity_tokens = capacity, .reference = reference, .spec_k = 4,
+        .draft = b->draft, .spec_tokens = perf_speculative_tokens(0.7, 4),
+        .kv_policy = policy, .kv_bytes_per_token = model_kv_bytes_per_token(b->target, PREC_BF16),
+        .host_kv_bytes = policy == KV_SWAP ? 1e12 : 0, .host_kv_bytes_per_s = 50e9,
+        .host_kv_latency_s = 10e-6,
+    };
+    sim_engine *e = sim_engine_create();
+    batch_result r = { 0 };
+    replica *rep = replica_create(e, &c, on_done, &r);
+    llm_request *qs = calloc(n, sizeof *qs), first = { .prompt = 1, .output = 1 };
+    replica_enqueue(rep, &first);
+    for (unsigned i = 0; i < n; i++) {
+        qs[i] = (llm_request){ .prompt = 512, .output = 61, .id = i };
+        replica_enqueue(rep, &qs[i]);
+    }
+    sim_engine_run(e);
+    cr_assert_eq(r.done, n);
+    const replica_stats *st = replica_get_stats(rep);
+    policy_run out = { r.tpot_sum / n, st->preemptions, st->swap.swaps_out,
+                       st->swap.recomputes, st->spec_tokens };
+    replica_free(rep);
+    sim_engine_free(e);
+    free(qs);
+    return out;
+}
+
+Test(replica_spec, speculation_grows_a_cache_that_preempts_or_swaps)
+{
+    /* Refused until 2026-12-05: a round writes k + 1 positions, so a growing cache
+     * must hold each sequence's next round, and grows by the tokens the rounds make.
+     * With room for all, preempting or swapping decodes exactly as reserving does. */
+    bench b;
+    bench_init(&b);
+    policy_run reserve = run_under(&b, 16, KV_RESERVE, 1e9, false);
+    policy_run preempt = run_under(&b, 16, KV_PREEMPT, 1e9, false);
+    cr_expect_eq(preempt.tpot, reserve.tpot);
+    cr_expect_eq(preempt.preemptions, 0);
+    /* 16 x (512 + 60) = 9,152 tokens at the end, 6,000 of room: the latest sequences are
+     * preempted and recompute their prompt and tokens, and every token is still made once:
+     * by the rounds, but for the one each recompute's prefill makes (its last position
+     * gives the next token) */
+    policy_run tight = run_under(&b, 16, KV_PREEMPT, 6000, false);
+    cr_expect_gt(tight.preemptions, 0);
+    cr_expect_eq(tight.recomputes, tight.preemptions);
+    cr_expect_float_eq(tight.spec_tokens, 60.0 * 16 - tight.recomputes, 0);
+    /* one event per iteration agrees within 1% */
+    policy_run ref = run_under(&b, 16, KV_PREEMPT, 6000, true);
+    cr_expect_float_eq(tight.tpot, ref.tpot, 0.01 * ref.tpot, "%g vs %g", tight.tpot, ref.tpot);
+    /* swapped instead, the caches come back rather than being recomputed */
+    policy_run swapped = run_under(&b, 16, KV_SWAP, 6000, false);
+    cr_expect_gt(swapped.swaps_out, 0);
+    cr_expect_eq(swapped.recomputes, 0);
+    cr_expect_float_eq(swapped.spec_tokens, 60.0 * 16, 0);
+}

@@ -202,10 +202,11 @@ Test(speculative, check_prints_it_and_bad_input_names_the_key_and_value)
           "workloads.chat.speculative.draft: unknown model \"llama-3.2-1c\" (did you mean" },
         { "k = 4, acceptance = 0.7, drafts = \"llama-3.2-1b\"",
           "unknown key 'drafts' (did you mean 'draft'?)" },
-        /* the speculative table closed early: a swap policy beside it */
+        /* the speculative table closed early: a key beside it that needs what is absent
+           (a swap policy composes with speculation since 2026-12-05: test_replica_spec.c) */
         { "k = 4, acceptance = 0.7, draft_cost = 0 }, when_full = \"swap\", "
-          "host_kv = { size = \"100GB\"",
-          "workloads.chat.speculative: not yet with when_full = \"swap\"" },
+          "host_kvv = { size = \"100GB\"",
+          "unknown key 'host_kvv' (did you mean 'host_kv'?)" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         free(file);
