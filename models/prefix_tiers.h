@@ -5,8 +5,8 @@
  * and every answer's blocks when its request ends, is stored in each tier as it is in
  * the GPU cache; each tier evicts least recently used blocks past its own capacity
  * (models/prefix_cache.h), independently of the GPU's.  The stores' copies run on their
- * own streams beside the forward pass (LMCache's store, Mooncake's put): counted in
- * bytes, never waited for.
+ * own streams beside the forward pass (LMCache's store, Mooncake's put): never waited
+ * for, and not counted against the links they use.
  *
  * A request admitted to look up its prefix (replica.h) takes the longest prefix the GPU
  * holds, then walks the tiers in order (host, disk, shared): a tier that holds more of
@@ -33,7 +33,7 @@
 typedef enum prefix_tier_kind {
     PREFIX_TIER_HOST,   /* the replica's host RAM, over its GPUs' PCIe */
     PREFIX_TIER_DISK,   /* the replica's local disk (NVMe) */
-    PREFIX_TIER_SHARED, /* one store for the pool's replicas, over their NICs */
+    PREFIX_TIER_SHARED, /* one store for a workload's replicas in a pool, over their NICs */
 } prefix_tier_kind;
 #define PREFIX_TIERS_MAX 3
 
@@ -67,7 +67,8 @@ typedef struct prefix_tiers {
 /* What one tier gave a replica's requests (after the warm-up). */
 typedef struct prefix_tier_stats {
     uint64_t fetches;   /* admissions that fetched blocks from it */
-    uint64_t declined;  /* admissions it held more for, prefilled instead: quicker */
+    uint64_t declined;  /* admissions it held more for that did not fetch from it: a
+                           prefill, or a later tier, was quicker */
     double tokens;      /* tokens fetched */
     double bytes;       /* bytes fetched */
     double stall_s;     /* replica time spent waiting for its fetches */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/event_order.h"
 #include "models/replica_spec.h"
@@ -257,7 +258,7 @@ static bool head_droppable(const replica *r, double now)
         return false;
     bool expired = r->config.max_wait_s > 0 && !q->preemptions
                    && now - waiting_since(q) > r->config.max_wait_s;
-    return expired || replica_held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
+    return expired || r->policy->never_fits(r, q);
 }
 
 static llm_request *pop_waiting(replica *r)
@@ -604,6 +605,7 @@ void replica_enqueue(replica *r, llm_request *q)
         drop_expired(r, now);
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
     q->pinned = q->prefix_hit = 0;
+    memset(q->prefix_fetched, 0, sizeof q->prefix_fetched);
     q->swapped = false;
     q->target = q->prompt;
     enqueue(r, q, now);
@@ -674,6 +676,7 @@ static void reset_progress(llm_request *q)
 {
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
     q->pinned = q->prefix_hit = 0;
+    memset(q->prefix_fetched, 0, sizeof q->prefix_fetched);
     q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;
     q->admitted_s = q->first_token_s = q->finish_s = 0;

@@ -57,6 +57,8 @@ typedef struct llm_request {
                                      holds, shared (a multiple of the block) */
     unsigned prefix_hit;          /* with a prefix cache: tokens found cached at its last
                                      admission */
+    unsigned prefix_fetched[PREFIX_TIERS_MAX]; /* ... of them, those fetched from each of
+                                                  its tiers below GPU memory */
     unsigned spec_rounds;         /* speculative decoding: the rounds it made
                                      (models/replica_spec.h) */
     float spec_tokens;            /* the tokens its rounds yield in expectation (0: the

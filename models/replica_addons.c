@@ -69,6 +69,8 @@ static void prefix_claim(replica *r, llm_request *q, const replica_admission *a)
                                  r->stats.prefix_tiers);
         }
         q->prefilled = q->cached = q->pinned = q->prefix_hit = a->taken;
+        for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
+            q->prefix_fetched[i] = a->fetch.tokens[i];
     } else if (a->pin) {
         q->pinned = prefix_cache_pin(r->config.prefix, chain, 0, a->pin);
     }

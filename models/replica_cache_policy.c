@@ -27,6 +27,12 @@ static bool reserve_fits(const replica *r, double used, double need)
 
 static void reserve_commit(replica *r, llm_request *q) { r->kv_committed += reserve_own(r, q); }
 
+/* its whole cache, more than the replica holds */
+static bool reserve_never_fits(const replica *r, const llm_request *q)
+{
+    return replica_held(r, (double)q->prompt + q->output) > r->config.kv_capacity_tokens;
+}
+
 static void nothing(replica *r) { (void)r; }
 
 static double reserve_run_bound(const replica *r, double fewest)
@@ -74,6 +80,15 @@ static bool grow_fits(const replica *r, double used, double need)
     double step = r->step_tokens;
     return used + r->kv_pending + need + r->nrunning * step + step
            <= r->config.kv_capacity_tokens;
+}
+
+/* ... or, alone, what it commits and its next step (a round's k + 1 positions may not
+ * fit where its last token would) */
+static bool grow_never_fits(const replica *r, const llm_request *q)
+{
+    return reserve_never_fits(r, q)
+           || grow_own_at_admission(r, q, q->prefilled, q->cached) + r->step_tokens
+                  > r->config.kv_capacity_tokens;
 }
 
 static void grow_commit(replica *r, llm_request *q)
@@ -200,17 +215,18 @@ static void swap_preempted(replica *r, llm_request *q, double bytes)
 }
 
 static const replica_cache_policy RESERVE = {
-    reserve_own, reserve_own_at_admission, reserve_fits, reserve_commit, nothing,
+    reserve_own, reserve_own_at_admission, reserve_fits, reserve_never_fits, reserve_commit,
+    nothing,
     reserve_run_bound, reserve_prefilled, reserve_decoded, reserve_decode_run,
     reserve_run_cut, preempt_preempted,
 };
 static const replica_cache_policy PREEMPT = {
-    grow_own, grow_own_at_admission, grow_fits, grow_commit, grow_make_room,
+    grow_own, grow_own_at_admission, grow_fits, grow_never_fits, grow_commit, grow_make_room,
     grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
     grow_run_cut, preempt_preempted,
 };
 static const replica_cache_policy SWAP = {
-    grow_own, grow_own_at_admission, grow_fits, swap_commit, grow_make_room,
+    grow_own, grow_own_at_admission, grow_fits, grow_never_fits, swap_commit, grow_make_room,
     grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
     grow_run_cut, swap_preempted,
 };

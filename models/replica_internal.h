@@ -1,7 +1,9 @@
 /* The private state of a replica, shared by the files of the replica module only:
  * replica.c (admission, iterations, the decode runs), replica_cache_policy.c (what a full
- * cache does: queue, preempt, swap) and replica_addons.c (the prefix cache, multi-LoRA
- * and the offload tier).  Everyone else uses models/replica.h.
+ * cache does: queue, preempt, swap), replica_step.c (how a sequence decodes: a token, a
+ * token over sliding windows, a speculative round), replica_addons.c (the prefix cache,
+ * multi-LoRA and the offload tier) and replica_check.c (what a configuration must
+ * satisfy).  Everyone else uses models/replica.h.
  *
  * A replica's iteration functions do not branch on the features it was configured with:
  * the cache policy is a table of operations chosen at creation, and the features that
@@ -127,6 +129,8 @@ struct replica_cache_policy {
                                unsigned cached);
     /* Whether a request needing `need` tokens fits beside `used`. */
     bool (*fits)(const replica *r, double used, double need);
+    /* Whether q could not fit even alone in the cache (then it is dropped). */
+    bool (*never_fits)(const replica *r, const llm_request *q);
     /* q joins the batch: its memory is committed. */
     void (*commit)(replica *r, llm_request *q);
     /* Before an iteration is planned: preempts until the next step fits. */

@@ -361,7 +361,6 @@ static void record_prefix_tiers(sim_metrics *m, const inference_run *ir, const c
 {
     const inference_spec *w = ir->spec;
     const serving_stats *st = serving_get_stats(ir->sv);
-    double tokens[PREFIX_TIERS_MAX] = { 0 };
     bool given[PREFIX_TIERS_MAX];
     for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++)
         given[k] = w->prefix_tiers[k].size_bytes > 0;
@@ -383,17 +382,18 @@ static void record_prefix_tiers(sim_metrics *m, const inference_run *ir, const c
             sim_metrics_add(m, "pool", at, metric, "s", t->stall_s);
             snprintf(metric, sizeof metric, "prefix_%s_declined", kind);
             sim_metrics_add(m, "pool", at, metric, "requests", (double)t->declined);
-            tokens[k] += t->tokens;
         }
     }
-    for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++) {
+    /* counted as prefix_hit_rate_tokens is: the completed requests' last admissions */
+    for (unsigned k = 0, i = 0; k < PREFIX_TIERS_MAX; k++) {
         if (!given[k])
             continue;
         char metric[64];
         snprintf(metric, sizeof metric, "prefix_%s_hit_rate_tokens",
                  prefix_tier_kind_name((prefix_tier_kind)k));
+        double fetched = st->prefix_fetched_tokens[i++];
         sim_metrics_add(m, "workload", w->name, metric, "1",
-                        st->prompt_tokens > 0 ? tokens[k] / st->prompt_tokens : NAN);
+                        st->prompt_tokens > 0 ? fetched / st->prompt_tokens : NAN);
     }
 }
 

@@ -279,6 +279,8 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
             if (s->config.prefix_block) {
                 st->prefix_hits += q->prefix_hit > 0;
                 st->prefix_cached_tokens += q->prefix_hit;
+                for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
+                    st->prefix_fetched_tokens[i] += q->prefix_fetched[i];
             }
             const serving_config *c = &s->config;
             bool met = (!c->slo_ttft_s || ttft <= c->slo_ttft_s)

@@ -137,6 +137,9 @@ typedef struct serving_stats {
      * cached, and the prompt tokens found (whose prefill was skipped) */
     uint64_t prefix_hits;
     double prefix_cached_tokens;
+    /* ... of those, fetched from the tiers below GPU memory (by the replicas' tier
+     * index: the tiers given, in the order host, disk, shared) */
+    double prefix_fetched_tokens[PREFIX_TIERS_MAX];
     sim_stat acceptance;       /* speculating: the acceptance drawn for each arrival */
     /* Requests that arrived after the warm-up to find no replica ready (a cold start,
      * or every replica lost), and how long they waited for one */

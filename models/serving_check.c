@@ -36,9 +36,12 @@ static void check_features(const serving_config *c, config_problems *p)
                           "block_tokens: no system prompt, and a prefix cache of those blocks");
     const replica_config *groups[] = { &c->replica, decode ? &decode->replica : NULL,
                                        c->overflow ? &c->overflow->replica : NULL };
-    for (unsigned g = 0; g < 3; g++)
-        if (groups[g] && groups[g]->prefix_tiers.n && !c->prefix_block)
+    for (unsigned g = 0; g < 3; g++) {
+        if (groups[g] && groups[g]->prefix_tiers.n && !c->prefix_block) {
             config_problem(p, "tiers below a prefix cache need the cache (prefix_block)");
+            break; /* said once for all the groups */
+        }
+    }
 }
 
 void serving_config_check(const serving_config *c, config_problems *p)

@@ -253,3 +253,36 @@ Test(replica_spec, speculation_grows_a_cache_that_preempts_or_swaps)
     cr_expect_eq(swapped.recomputes, 0);
     cr_expect_float_eq(swapped.spec_tokens, 60.0 * 16, 0);
 }
+
+static void count_drop(void *context, llm_request *q, bool dropped)
+{
+    (void)q;
+    *(unsigned *)context += dropped;
+}
+
+Test(replica_spec, a_request_whose_round_can_never_fit_is_dropped_not_kept_waiting)
+{
+    /* 1,000 tokens of cache, k 4: a 996-token prompt with 4 tokens out fits whole (1,000)
+     * but not beside its first round's 5 positions (996 + 5): under a growing cache it
+     * could never be admitted, so it is dropped at once instead of holding the queue */
+    bench b;
+    bench_init(&b);
+    replica_config c = {
+        .model = b.target, .device = b.gpu, .profile = b.profile, .prec = PREC_FP8,
+        .kv_prec = PREC_BF16, .tp = 8, .max_batch = 8, .max_tokens = 4096,
+        .kv_capacity_tokens = 1000, .spec_k = 4, .draft = b.draft,
+        .spec_tokens = perf_speculative_tokens(0.7, 4), .kv_policy = KV_PREEMPT,
+    };
+    sim_engine *e = sim_engine_create();
+    unsigned drops = 0;
+    replica *rep = replica_create(e, &c, count_drop, &drops);
+    llm_request q = { .prompt = 996, .output = 4 }, fits = { .prompt = 995, .output = 4 };
+    replica_enqueue(rep, &q);
+    replica_enqueue(rep, &fits); /* 995 + 5 = 1,000: it fits, and is served */
+    sim_engine_run(e);
+    cr_expect_eq(drops, 1);
+    cr_expect_gt(fits.finish_s, 0);
+    cr_expect_eq(replica_outstanding(rep), 0);
+    replica_free(rep);
+    sim_engine_free(e);
+}
