@@ -685,7 +685,7 @@ int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *e
                       size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    load_context c = { L, err, err_size, NULL, 0, "", false, 0, false };
+    load_context c = { L, err, err_size, NULL, 0, "", false, 0, false, NULL };
     load_job job = { &c, out, 0, edited_in };
     lua_pushcfunction(L, load_protected);
     lua_pushlightuserdata(L, &job);

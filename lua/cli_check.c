@@ -86,9 +86,14 @@ int cli_check(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             status = CLI_EXIT_BAD_INPUT;
         }
-        for (size_t p = 0; p < x.npoints && status == 0; p++)
-            if (x.points[p].loaded && check_run(o.file, &x.points[p].sc, &x, p) != 0)
+        for (size_t p = 0; p < x.npoints && status == 0; p++) {
+            if (experiment_hold(&x, p, err, sizeof err) != 0) { /* it loaded in the plan */
+                fprintf(stderr, "%s\n", err);
                 status = CLI_EXIT_BAD_INPUT;
+            } else if (check_run(o.file, &x.points[p].sc, &x, p) != 0) {
+                status = CLI_EXIT_BAD_INPUT;
+            }
+        }
     } else if (status == 0 && check_run(o.file, &sc, NULL, 0) != 0) {
         status = CLI_EXIT_BAD_INPUT;
     }

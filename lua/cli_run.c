@@ -28,7 +28,10 @@
 #include "output/run_files.h"
 #include "output/scenario_text.h"
 #include "output/sweep.h"
+#include "output/sweep_stream.h"
 #include "output/verdict.h"
+#include "sim/array.h"
+#include "sim/fatal.h"
 #include "sim/interrupt.h"
 #include "sim/mpi_tasks.h"
 
@@ -275,16 +278,61 @@ static sweep_point_view view_of(const experiment_point *pt)
                                pt->samples, pt->samples_metrics, pt->replications };
 }
 
-/* The files and the printed lines of an experiment that ran. */
-static int write_experiment(const cli_options *o, const scenario *sc, const experiment *x,
-                            const char *dir, char *err, size_t err_size)
+/* What is written as each point completes: its files (on the rank that writes, for a
+ * sweep or search), and its overload warnings, kept as text to print after the points'
+ * lines; their results then shrink (lua/experiment.h). */
+typedef struct point_writer {
+    sweep_stream *stream;   /* NULL: no files (another rank, or one point) */
+    char **warnings;        /* each point's, NULL when none */
+    size_t nwarnings, capacity;
+} point_writer;
+
+static int write_point(void *context, const experiment *x, size_t p, char *err,
+                       size_t err_size)
 {
-    for (size_t p = 0; p < x->npoints && x->nkeys; p++) {
-        const experiment_point *pt = &x->points[p];
-        if (output_point_dir(dir, p + 1, &pt->results.metrics, pt->results.timeseries,
-                             pt->duration_s, err, err_size) != 0)
+    point_writer *w = context;
+    const experiment_point *pt = &x->points[p];
+    if (w->stream) {
+        sweep_point_view view = view_of(pt), first = view_of(&x->points[0]);
+        if (sweep_stream_point(w->stream, p + 1, &view, &first, pt->results.timeseries,
+                               pt->duration_s, err, err_size) != 0)
             return -1;
     }
+    w->warnings = sim_array_grow(w->warnings, &w->capacity, p + 1, sizeof *w->warnings,
+                                 "the points' warnings");
+    for (; w->nwarnings <= p; w->nwarnings++)
+        w->warnings[w->nwarnings] = NULL;
+    char label[1024], prefix[1100];
+    experiment_point_label(x, p, label, sizeof label);
+    snprintf(prefix, sizeof prefix, "%s %zu (%s): ", x->spec.has_search ? "probe" : "point",
+             p + 1, label);
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    if (!out)
+        sim_out_of_memory("out of memory keeping a point's warnings");
+    output_overload_warnings(out, &pt->results.metrics, prefix);
+    fclose(out);
+    if (length)
+        w->warnings[p] = text;
+    else
+        free(text);
+    return 0;
+}
+
+static void point_writer_release(point_writer *w)
+{
+    sweep_stream_abort(w->stream);
+    for (size_t i = 0; i < w->nwarnings; i++)
+        free(w->warnings[i]);
+    free(w->warnings);
+}
+
+/* The files and the printed lines of an experiment that ran; the points' own files were
+ * written as they completed, and are put in place here. */
+static int write_experiment(const cli_options *o, const scenario *sc, const experiment *x,
+                            point_writer *w, const char *dir, char *err, size_t err_size)
+{
     if (x->nkeys == 0) { /* one point: the files of a plain run */
         const experiment_point *pt = &x->points[0];
         if (output_run_files(dir, &pt->results.metrics, pt->results.timeseries,
@@ -301,14 +349,16 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         printf("\nwrote %s/summary.csv and %s/timeseries.csv\n", dir, dir);
         return 0;
     }
-    sweep_point_view *views = calloc(x->npoints, sizeof *views);
+    sweep_stream *stream = w->stream;
+    w->stream = NULL;
+    if (sweep_stream_commit(stream, err, err_size) != 0)
+        return -1;
     search_probe_view *probes = calloc(x->npoints, sizeof *probes);
     const search_spec *s = &x->spec.search;
     size_t nconds = x->spec.has_search ? s->nconds : 0;
     const sim_metric **metrics = calloc(x->npoints * nconds + 1, sizeof *metrics);
     bool *met = calloc(x->npoints * nconds + 1, sizeof *met);
-    if (!views || !probes || !metrics || !met) {
-        free(views);
+    if (!probes || !metrics || !met) {
         free(probes);
         free(metrics);
         free(met);
@@ -320,7 +370,6 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         conditions[k] = s->conds[k].text;
     for (size_t p = 0; p < x->npoints; p++) {
         const experiment_point *pt = &x->points[p];
-        views[p] = view_of(pt);
         for (size_t k = 0; k < nconds; k++) {
             metrics[p * nconds + k] = sim_metrics_find(&pt->results.metrics, x->target_scope[k],
                                                        x->target_subject[k], s->conds[k].metric);
@@ -335,19 +384,13 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
     char objective[300];  /* "minimise cost_usd" */
     snprintf(objective, sizeof objective, "%s %s", s->maximise ? "maximise" : "minimise",
              s->objective_metric ? s->objective_metric : "");
-    int status = output_sweep_csv(dir, x->keys, x->nkeys, views, x->npoints, err, err_size);
-    if (status == 0)
-        status = write_text_files(dir, sc, NULL, err, err_size);
+    int status = write_text_files(dir, sc, NULL, err, err_size);
     if (status == 0 && x->spec.has_search)
         status = output_search_csv(dir, x->keys, x->nkeys, conditions, nconds,
                                    s->objective ? objective : NULL, probes, x->npoints,
                                    x->found ? x->answer_point : SIZE_MAX, err, err_size);
-    else if (status == 0)
-        status = output_sweep_diff_csv(dir, x->keys, x->nkeys, views, x->npoints, err,
-                                       err_size);
     free(metrics);
     free(met);
-    free(views);
     free(probes);
     if (status != 0)
         return -1;
@@ -366,10 +409,8 @@ static int write_experiment(const cli_options *o, const scenario *sc, const expe
         if (x->spec.has_search && x->spec.search.objective)
             printf("; %s = %.6g", x->spec.search.objective_metric, pt->objective);
         printf("\n");
-        char prefix[1100];
-        snprintf(prefix, sizeof prefix, "%s %zu (%s): ", x->spec.has_search ? "probe" : "point",
-                 p + 1, label);
-        output_overload_warnings(stderr, &pt->results.metrics, prefix);
+        if (p < w->nwarnings && w->warnings[p])
+            fputs(w->warnings[p], stderr);
     }
     char with[1024]; /* "chat ttft_p99_s <= 1 and chat tpot_p99_s <= 0.05" */
     with[0] = '\0';
@@ -476,10 +517,13 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     }
     cli_progress display = cli_progress_start();
     bool show = !o->quiet && isatty(STDERR_FILENO);
+    point_writer writer = { 0 };
     experiment_options eo = {
         .file = o->file, .unsafe = o->unsafe, .sets = o->sets, .nsets = o->nsets,
         .tasks = { .jobs = o->jobs ? o->jobs : 1, .mpi = mpi },
         .progress = show ? cli_progress_show_points : NULL, .progress_context = &display,
+        .point_done = write_point, .point_context = &writer,
+        .keep_results = claim_present(sc->runtime), /* the verdict reads every point */
     };
     experiment x;
     experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
@@ -493,6 +537,10 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
             status = EXPERIMENT_FAILED;
         }
     }
+    if (status == EXPERIMENT_OK && x.nkeys && sim_mpi_rank() == 0
+        && !(writer.stream = sweep_stream_open(dir, x.keys, x.nkeys, !x.spec.has_search, err,
+                                               sizeof err)))
+        status = EXPERIMENT_FAILED;
     if (status == EXPERIMENT_OK)
         status = experiment_run(&x, err, sizeof err);
     cli_progress_clear(&display);
@@ -501,6 +549,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         fprintf(stderr, "fleetsim: interrupted by %s: a sweep, a search or a run over "
                 "several processes writes nothing when interrupted\n", sim_interrupt_name(sig));
         free(dir);
+        point_writer_release(&writer);
         experiment_release(&x);
         return sim_interrupt_exit_status(sig);
     }
@@ -512,8 +561,11 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     writes = writes && !verdict;
     if (writes)
         output_clear_run_folder(dir); /* an earlier run's files go: the folder is this run's */
-    if (writes && write_experiment(o, sc, &x, dir, err, sizeof err) != 0)
+    if (writes && write_experiment(o, sc, &x, &writer, dir, err, sizeof err) != 0) {
+        output_clear_run_folder(dir); /* nothing half written stays */
         status = EXPERIMENT_FAILED;
+    }
+    point_writer_release(&writer); /* what was not committed goes */
     if (status != EXPERIMENT_OK)
         fprintf(stderr, "%s%s\n", status == EXPERIMENT_FAILED ? "fleetsim: " : "", err);
     if (writes && status == EXPERIMENT_OK)

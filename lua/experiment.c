@@ -70,37 +70,73 @@ static const char *origin_of(const experiment *x, size_t k)
     return x->spec.naxes ? x->spec.axes[k].origin : "search";
 }
 
-/* Loads point p.  A mistake in one of its own values, reported by the loader as
- * "--set KEY=VALUE: ...", is said as coming from the sweep or search instead. */
-static experiment_status load_point(experiment *x, size_t p, char *err, size_t err_size)
+/* Lets go of the held point's scenario. */
+static void drop_held(experiment *x)
+{
+    if (x->held < x->npoints && x->points[x->held].loaded) {
+        scenario_release(&x->points[x->held].sc);
+        x->points[x->held].loaded = false;
+    }
+    x->held = SIZE_MAX;
+}
+
+/* Loads point p's scenario from the source into pt->sc and holds it (the point held
+ * before is let go); budget 0 is the sandbox's own limit.  The loader's status and
+ * message. */
+static int hold_point(experiment *x, size_t p, uint64_t budget, uint64_t *run, char *message,
+                      size_t message_size)
 {
     experiment_point *pt = &x->points[p];
+    if (x->held == p)
+        return 0;
+    drop_held(x);
     const experiment_options *o = &x->options;
     const char **sets = allocate(o->nsets + x->nkeys, sizeof *sets);
     for (size_t i = 0; i < o->nsets; i++)
         sets[i] = o->sets[i];
     for (size_t k = 0; k < x->nkeys; k++)
         sets[o->nsets + k] = pt->sets[k];
-    /* every point runs the file again: together they share one budget */
+    scenario_load_options lo = { .unsafe = o->unsafe, .sets = sets,
+                                 .nsets = o->nsets + x->nkeys,
+                                 .instruction_budget = budget, .instructions_run = run };
+    int status = x->source ? scenario_source_load(x->source, &lo, &pt->sc, message, message_size)
+                           : -1;
+    if (!x->source)
+        snprintf(message, message_size, "out of memory");
+    free(sets);
+    if (status == 0) {
+        pt->loaded = true;
+        x->held = p;
+    }
+    return status;
+}
+
+int experiment_hold(experiment *x, size_t p, char *err, size_t err_size)
+{
+    return hold_point(x, p, 0, NULL, err, err_size);
+}
+
+/* Loads point p to check it.  A mistake in one of its own values, reported by the loader
+ * as "--set KEY=VALUE: ...", is said as coming from the sweep or search instead. */
+static experiment_status load_point(experiment *x, size_t p, char *err, size_t err_size)
+{
+    experiment_point *pt = &x->points[p];
+    const experiment_options *o = &x->options;
+    /* every point runs the file again, unless it is reused: together they share one
+     * budget */
     if (x->load_instructions + 10000 >= EXPERIMENT_LOAD_INSTRUCTIONS) { /* the hook's step */
-        free(sets);
         snprintf(err, err_size, "%s: loading %zu points ran the %.0f million Lua instructions "
                  "a sweep or search may spend loading its points", o->file, x->points_loaded,
                  (double)EXPERIMENT_LOAD_INSTRUCTIONS / 1e6);
         return EXPERIMENT_BAD_INPUT;
     }
     uint64_t left = EXPERIMENT_LOAD_INSTRUCTIONS - x->load_instructions, run = 0;
-    scenario_load_options lo = { .unsafe = o->unsafe, .sets = sets,
-                                 .nsets = o->nsets + x->nkeys,
-                                 .instruction_budget = left < SANDBOX_INSTRUCTION_LIMIT ? left : 0,
-                                 .instructions_run = &run };
     char message[2048];
-    int status = scenario_load(o->file, &lo, &pt->sc, message, sizeof message);
+    int status = hold_point(x, p, left < SANDBOX_INSTRUCTION_LIMIT ? left : 0, &run, message,
+                            sizeof message);
     x->load_instructions += run;
     x->points_loaded++;
-    free(sets);
     if (status == 0) {
-        pt->loaded = true;
         pt->duration_s = pt->sc.duration_s;
         pt->replications = pt->sc.replications;
         if (!x->name)
@@ -197,9 +233,10 @@ static experiment_status plan_sweep(experiment *x, const sweep_axis *axes, size_
     for (size_t i = 0; i < x->npoints && status == EXPERIMENT_OK; i++) {
         status = load_point(x, i, err, err_size);
         /* from the first point's cost, what loading them all would: refused at once
-         * rather than after hours of loading */
+         * rather than after hours of loading (a file whose table is reused runs once) */
         double all = (double)x->load_instructions * (double)x->npoints;
-        if (status == EXPERIMENT_OK && i == 0 && all > EXPERIMENT_LOAD_INSTRUCTIONS) {
+        if (status == EXPERIMENT_OK && i == 0 && all > EXPERIMENT_LOAD_INSTRUCTIONS
+            && !scenario_source_reused(x->source)) {
             snprintf(err, err_size, "%s: the %s has %zu points and loading one ran %.3g "
                      "million Lua instructions: all of them would run about %.3g million, over "
                      "the %.0f million a sweep may spend loading its points; sweep fewer points "
@@ -228,6 +265,8 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
     memset(x, 0, sizeof *x);
     x->options = *options;
     x->spec = *spec;
+    x->held = SIZE_MAX;
+    x->source = scenario_source_open(options->file);
     experiment_load_init(spec);
     if (x->spec.naxes && x->spec.has_search) {
         snprintf(err, err_size, "%s%s: a scenario takes a sweep or a search, not both",
@@ -263,6 +302,8 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
 
 void experiment_release(experiment *x)
 {
+    drop_held(x);
+    scenario_source_close(x->source);
     for (size_t i = 0; i < x->npoints; i++)
         release_point(&x->points[i], x->nkeys);
     free(x->points);
@@ -317,7 +358,10 @@ static void run_task(void *context, size_t task, sim_wire *out)
     run_results results;
     char err[2048];
     sim_wire packed = { 0 };
-    int status = scenario_run(&pt->sc, &ro, &results, err, sizeof err);
+    /* the plan loaded it once to check it; here it is loaded where it runs */
+    int status = hold_point(r->x, p, 0, NULL, err, sizeof err);
+    if (status == 0)
+        status = scenario_run(&pt->sc, &ro, &results, err, sizeof err);
     if (status == 0) {
         sim_wire_put_u64(&packed, results.events);
         status = sim_metrics_pack(&packed, &results.metrics, err, sizeof err);
@@ -347,6 +391,8 @@ static void keep_sample(void *context, size_t index, double value)
     }
     pt->samples[index * reps + s->replication] = value;
 }
+
+static int finish_point(task_round *r, size_t p, char *err, size_t err_size);
 
 static int merge_task(void *context, size_t task, const unsigned char *data, size_t size,
                       char *err, size_t err_size)
@@ -381,6 +427,8 @@ static int merge_task(void *context, size_t task, const unsigned char *data, siz
         r->failure = EXPERIMENT_FAILED;
         return -1;
     }
+    if (rep + 1 == pt->replications && finish_point(r, p, err, err_size) != 0)
+        return -1;
     if (rep + 1 == pt->replications && r->x->options.progress)
         r->x->options.progress(r->x->options.progress_context, p + 1, r->x->npoints);
     return 0;
@@ -398,11 +446,7 @@ static experiment_status run_points(experiment *x, size_t first, size_t n, char 
     sim_tasks_status status = sim_tasks_run(&config, r.offsets[n], run_task, merge_task, &r,
                                             err, err_size);
     free(r.offsets);
-    for (size_t i = first; i < first + n; i++) { /* the run is done: free the models */
-        if (x->points[i].loaded)
-            scenario_release(&x->points[i].sc);
-        x->points[i].loaded = false;
-    }
+    drop_held(x); /* the run is done: free the models */
     if (status == SIM_TASKS_MERGE_FAILED)
         return r.failure;
     return status == SIM_TASKS_OK ? EXPERIMENT_OK : EXPERIMENT_FAILED;
@@ -530,18 +574,10 @@ static experiment_status run_grid(experiment *x, char *err, size_t err_size)
 {
     const search_spec *s = &x->spec.search;
     experiment_status status = run_points(x, 0, x->npoints, err, err_size);
-    if (status == EXPERIMENT_OK)
-        status = resolve_target(x, &x->points[0].results.metrics, err, err_size);
-    if (status == EXPERIMENT_OK)
-        status = resolve_objective(x, &x->points[0].results.metrics, err, err_size);
     if (status != EXPERIMENT_OK)
         return status;
-    for (size_t p = 0; p < x->npoints; p++) {
-        experiment_point *pt = &x->points[p];
-        const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
-                                               x->objective_subject, s->objective_metric);
-        judge_point(x, pt);
-        pt->objective = o ? sim_stat_mean(&o->replications) : NAN;
+    for (size_t p = 0; p < x->npoints; p++) { /* judged as each point completed */
+        const experiment_point *pt = &x->points[p];
         if (!pt->meets || isnan(pt->objective))
             continue;
         double best = x->found ? x->points[x->answer_point].objective : NAN;
@@ -556,14 +592,84 @@ static experiment_status run_grid(experiment *x, char *err, size_t err_size)
 /* Runs probe p and says whether it meets the target. */
 static experiment_status probe(experiment *x, size_t p, char *err, size_t err_size)
 {
-    experiment_status status = run_points(x, p, 1, err, err_size);
+    return run_points(x, p, 1, err, err_size); /* judged as it completed */
+}
+
+/* What a search reads of a point once point_done has had it: the target's and the
+ * objective's metrics (nothing of a sweep's point). */
+static void shrink_point(experiment *x, experiment_point *pt)
+{
+    sim_metrics kept;
+    sim_metrics_init(&kept);
+    const search_spec *s = &x->spec.search;
+    for (size_t k = 0; x->spec.has_search && k < s->nconds; k++) {
+        const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope[k],
+                                               x->target_subject[k], s->conds[k].metric);
+        if (m)
+            sim_metrics_add_metric(&kept, m);
+    }
+    if (x->spec.has_search && s->objective) {
+        const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
+                                               x->objective_subject, s->objective_metric);
+        if (o)
+            sim_metrics_add_metric(&kept, o);
+    }
+    uint64_t events = pt->results.events;
+    run_results_release(&pt->results);
+    pt->results.metrics = kept;
+    pt->results.events = events;
+    free(pt->samples);
+    pt->samples = NULL;
+    pt->samples_metrics = 0;
+}
+
+/* Gives point_done every point from next_done on that has completed (all of them with
+ * all), in point order, each shrunk after. */
+static int hand_over(experiment *x, bool all, char *err, size_t err_size)
+{
+    for (; x->next_done < x->npoints && (all || x->points[x->next_done].completed);
+         x->next_done++) {
+        size_t p = x->next_done;
+        if (x->options.point_done
+            && x->options.point_done(x->options.point_context, x, p, err, err_size) != 0)
+            return -1;
+        if (!x->options.keep_results && p > 0)
+            shrink_point(x, &x->points[p]);
+    }
+    return 0;
+}
+
+/* Point p's replications are all merged: a search judges it (the first point run names
+ * the target's metrics, and a grid's objective), and it is handed over in turn. */
+static int finish_point(task_round *r, size_t p, char *err, size_t err_size)
+{
+    experiment *x = r->x;
     experiment_point *pt = &x->points[p];
-    if (status == EXPERIMENT_OK && p == 0)
-        status = resolve_target(x, &pt->results.metrics, err, err_size);
-    if (status != EXPERIMENT_OK)
-        return status;
-    judge_point(x, pt);
-    return EXPERIMENT_OK;
+    const search_spec *s = &x->spec.search;
+    if (x->spec.has_search) {
+        experiment_status status = EXPERIMENT_OK;
+        if (!x->target_resolved)
+            status = resolve_target(x, &pt->results.metrics, err, err_size);
+        if (status == EXPERIMENT_OK && !x->target_resolved && s->ngrid)
+            status = resolve_objective(x, &pt->results.metrics, err, err_size);
+        if (status != EXPERIMENT_OK) {
+            r->failure = status;
+            return -1;
+        }
+        x->target_resolved = true;
+        judge_point(x, pt);
+        if (s->ngrid) {
+            const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
+                                                   x->objective_subject, s->objective_metric);
+            pt->objective = o ? sim_stat_mean(&o->replications) : NAN;
+        }
+    }
+    pt->completed = true;
+    if (hand_over(x, false, err, err_size) != 0) {
+        r->failure = EXPERIMENT_FAILED;
+        return -1;
+    }
+    return 0;
 }
 
 /* The smallest value meeting the target (meeting is taken to grow with the value), or
@@ -611,9 +717,14 @@ static experiment_status run_search(experiment *x, char *err, size_t err_size)
 
 experiment_status experiment_run(experiment *x, char *err, size_t err_size)
 {
+    experiment_status status;
     if (x->spec.has_search && x->spec.search.ngrid)
-        return run_grid(x, err, err_size);
-    if (x->spec.has_search)
-        return run_search(x, err, err_size);
-    return run_points(x, 0, x->npoints, err, err_size);
+        status = run_grid(x, err, err_size);
+    else if (x->spec.has_search)
+        status = run_search(x, err, err_size);
+    else
+        status = run_points(x, 0, x->npoints, err, err_size);
+    if (status == EXPERIMENT_OK && hand_over(x, true, err, err_size) != 0) /* unrun probes */
+        status = EXPERIMENT_FAILED;
+    return status;
 }

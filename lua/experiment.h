@@ -16,6 +16,7 @@
 
 #include "lua/experiment_load.h"
 #include "lua/sandbox.h"
+#include "lua/scenario_load.h"
 #include "models/run.h"
 #include "models/scenario.h"
 #include "sim/tasks.h"
@@ -32,7 +33,7 @@
 typedef struct experiment_point {
     char **values;         /* each swept key's value as text (the search key's for a probe) */
     char **sets;           /* "KEY=VALUE" for each of them */
-    scenario sc;           /* loaded for the run; released after it */
+    scenario sc;           /* loaded while it is the experiment's held point */
     bool loaded;
     double duration_s;     /* of its scenario, for timeseries.csv */
     unsigned replications;
@@ -44,9 +45,20 @@ typedef struct experiment_point {
     bool meets;             /* search: whether the probe meets every condition of the target */
     double measured[SEARCH_MAX_CONDITIONS]; /* search: each condition's metric's mean */
     double objective;       /* grid search: the objective metric's mean (NaN: none) */
+    bool completed;         /* every replication merged, and judged */
 } experiment_point;
 
 typedef void (*experiment_progress_fn)(void *context, size_t point_done, size_t points);
+
+struct experiment;
+
+/* Called with each point in point order (a search's probes in the order planned), as soon
+ * as it and every point before it have all their replications merged, its results whole
+ * and a search's judgement of it made; after a search, the probes planned but never run
+ * follow, empty.  0 to go on, or -1 with a message in err to stop the experiment
+ * (EXPERIMENT_FAILED). */
+typedef int (*experiment_point_fn)(void *context, const struct experiment *x, size_t point,
+                                   char *err, size_t err_size);
 
 typedef struct experiment_options {
     const char *file;
@@ -56,6 +68,14 @@ typedef struct experiment_options {
     sim_tasks_config tasks;   /* where the tasks run */
     experiment_progress_fn progress; /* NULL, or called as each point completes */
     void *progress_context;
+    experiment_point_fn point_done;  /* NULL, or given each point as it completes */
+    void *point_context;
+    /* Keep every point's results to the end (a claim judges them all).  Otherwise, once
+     * point_done has had a point, its results shrink to what a search reads (the
+     * target's and the objective's metrics; nothing for a sweep), so that memory does
+     * not grow with the points; the first point's stay whole (sweep_diff.csv pairs
+     * every point with it). */
+    bool keep_results;
 } experiment_options;
 
 typedef enum experiment_status {
@@ -76,6 +96,12 @@ typedef struct experiment {
     size_t capacity;
     uint64_t load_instructions;    /* run loading the points so far */
     size_t points_loaded;
+    /* the file, run once and converted at each point where it is plain data
+     * (lua/scenario_load.h); at most one point's scenario is loaded at a time */
+    scenario_source *source;
+    size_t held;                   /* the point loaded (SIZE_MAX: none) */
+    size_t next_done;              /* the next point to give point_done (in point order) */
+    bool target_resolved;          /* a search's metrics named, from the first point run */
     /* search: the answer */
     bool found;
     long long answer;
@@ -87,7 +113,8 @@ typedef struct experiment {
 
 /* Plans the experiment of spec (taken: released with x) on the scenario file: every
  * point of a sweep (the cross product, keys sorted by name, the last varying fastest),
- * or the search's first two probes, loaded and checked before anything runs; a plan
+ * or the search's first two probes, loaded and checked before anything runs (each is
+ * loaded again where it runs: only one is held at a time); a plan
  * with neither is one point, the scenario itself.  EXPERIMENT_OK, or
  * EXPERIMENT_BAD_INPUT with the message in err ("FILE:LINE: sweep KEY=VALUE: ...",
  * "--sweep KEY=VALUE: ...").  Release x with experiment_release in either case. */
@@ -101,6 +128,10 @@ experiment_status experiment_plan(experiment *x, const experiment_options *optio
  * the objective's mean; the first in grid order on a tie).  Results are in x->points;
  * err says what failed otherwise. */
 experiment_status experiment_run(experiment *x, char *err, size_t err_size);
+
+/* Loads point p's scenario into x->points[p].sc (loaded true), letting go of the one
+ * loaded before: one is held at a time.  0, or -1 with the loader's message. */
+int experiment_hold(experiment *x, size_t p, char *err, size_t err_size);
 
 /* "pools.q.count=4, workloads.mm.arrivals.rate=3" */
 void experiment_point_label(const experiment *x, size_t point, char *buf, size_t size);

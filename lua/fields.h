@@ -29,6 +29,9 @@ typedef struct load_context {
     bool unsafe;               /* may name files outside that folder */
     size_t list_values;        /* values copied out of lists so far (capped) */
     bool no_tp_trials;         /* scenario_load_options.no_tp_trials */
+    /* the catalogs as this state holds them, read before (a file converted again at
+     * each point of a sweep): copied instead of read again; NULL: read them */
+    const struct catalog *catalog_read;
 } load_context;
 
 /* Values a scenario's lists may hold in all: the C copies are outside the sandbox's

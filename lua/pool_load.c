@@ -269,17 +269,17 @@ static int catalog_add(catalog *cat, device_spec *d)
 
 /* A copy of a device under a new name, with strings of its own.  0, or -1 (out of
  * memory, nothing to release). */
-static int device_copy(const device_spec *whole, const char *name, device_spec *out)
+static int device_renamed(const device_spec *whole, const char *name, device_spec *out)
 {
-    *out = *whole;
-    out->name = strdup(name);
-    out->price_date = whole->price_date ? strdup(whole->price_date) : NULL;
-    out->price_source = whole->price_source ? strdup(whole->price_source) : NULL;
-    if (!out->name || (whole->price_date && !out->price_date)
-        || (whole->price_source && !out->price_source)) {
+    if (device_copy(out, whole) != 0)
+        return -1;
+    char *renamed = strdup(name);
+    if (!renamed) {
         device_release(out);
         return -1;
     }
+    free(out->name);
+    out->name = renamed;
     return 0;
 }
 
@@ -289,7 +289,7 @@ static int tenant_device(const device_spec *whole, unsigned tenants, device_spec
 {
     char name[160];
     snprintf(name, sizeof name, "%s shared by %u", whole->name, tenants);
-    if (device_copy(whole, name, out) != 0)
+    if (device_renamed(whole, name, out) != 0)
         return -1;
     out->memory_bytes = whole->memory_bytes / tenants;
     out->usd_per_hour = whole->usd_per_hour / tenants;
@@ -313,7 +313,7 @@ static int resolve_profile(load_context *c, const fields_object *p, pool_spec *o
     snprintf(name, sizeof name, "%s calibrated by %s", whole->name,
              base ? base + 1 : out->profile_path);
     device_spec calibrated;
-    if (device_copy(whole, name, &calibrated) != 0)
+    if (device_renamed(whole, name, &calibrated) != 0)
         return fields_fail(c, p->where, key, "out of memory");
     out->profile = perf_default_profile(whole);
     if (profile_load_apply_file(out->profile_path, &calibrated, &out->profile, NULL, why,

@@ -255,7 +255,7 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
     const char *slash = strrchr(path, '/');
     char where[FIELD_PATH_MAX];
     snprintf(where, sizeof where, "%s: ", slash ? slash + 1 : path);
-    load_context c = { L, err, err_size, NULL, 0, path, false, 0, false };
+    load_context c = { L, err, err_size, NULL, 0, path, false, 0, false, NULL };
     status = read_profile(&c, where, out);
     sandbox_free(sb);
     if (status != 0)

@@ -1265,6 +1265,8 @@ typedef struct convert_job {
     scenario *sc;
     experiment_spec *experiment; /* NULL: sweep and search are checked, then dropped */
     int status;
+    int undo;          /* stack index of a table for what each --set replaced (0: none) */
+    lua_Integer undone; /* its entries: table, key, old value, three slots each */
 } convert_job;
 
 static int convert_scenario(load_context *c, const char *path, int root, scenario *sc,
@@ -1344,7 +1346,10 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
         sc->runtime = sandbox_of(L); /* the run calls a scaling policy */
     if (status == 0 && has_claim)
         sc->runtime = sandbox_of(L); /* the verdict runs after the run */
-    if (status == 0 && catalog_load_from(L, c->scenario_path, &sc->catalog, c->err, c->err_size) != 0)
+    if (status == 0 && c->catalog_read && catalog_copy(&sc->catalog, c->catalog_read) != 0)
+        status = fields_fail(c, s.where, "", "out of memory copying the catalogs");
+    else if (status == 0 && !c->catalog_read
+             && catalog_load_from(L, c->scenario_path, &sc->catalog, c->err, c->err_size) != 0)
         status = -1;
     if (status == 0)
         status = check_devices(c, sc, pool_objects);
@@ -1406,7 +1411,7 @@ static int convert_scenario(load_context *c, const char *path, int root, scenari
 }
 
 /* Runs the conversion inside lua_pcall, so that no Lua error escapes to C. */
-static int apply_set(load_context *c, int root, const char *text);
+static int apply_set(load_context *c, int root, const char *text, convert_job *undo);
 
 /* Applies the --set overrides and converts, inside lua_pcall, so that no Lua error
  * (memory included) escapes to C. */
@@ -1414,6 +1419,8 @@ static int convert_protected(lua_State *L)
 {
     convert_job *job = lua_touserdata(L, 1);
     lua_remove(L, 1);
+    if (job->undo)
+        job->undo = 2; /* the undo table, passed after the scenario's */
     load_context *c = job->c;
     static const char *const kinds[] = { "scenario", NULL };
     for (size_t i = 0; i < c->nsets; i++) {
@@ -1424,7 +1431,7 @@ static int convert_protected(lua_State *L)
             job->status = -1;
             return 0;
         }
-        if (apply_set(c, 1, c->sets[i]) != 0) {
+        if (apply_set(c, 1, c->sets[i], job->undo ? job : NULL) != 0) {
             job->status = -1;
             return 0;
         }
@@ -1436,8 +1443,9 @@ static int convert_protected(lua_State *L)
 /* ---- --set ------------------------------------------------------------------------ */
 
 /* Applies "a.b.c=value" to the table at root: the value is a number if it reads as one,
- * a boolean for true/false, else a string (units are parsed when the value is read). */
-static int apply_set(load_context *c, int root, const char *text)
+ * a boolean for true/false, else a string (units are parsed when the value is read).
+ * With undo, what the key held before is recorded there first (put_back_sets). */
+static int apply_set(load_context *c, int root, const char *text, convert_job *undo)
 {
     lua_State *L = c->L;
     const char *eq = strchr(text, '=');
@@ -1488,7 +1496,15 @@ static int apply_set(load_context *c, int root, const char *text)
                  "inside it", text, (int)(eq - text), text);
         return -1;
     }
-    lua_pop(L, 1);
+    if (undo) { /* table, key, old value (nil: absent) */
+        lua_pushvalue(L, -3);
+        lua_rawseti(L, undo->undo, ++undo->undone);
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, undo->undo, ++undo->undone);
+        lua_rawseti(L, undo->undo, ++undo->undone); /* pops the old value */
+    } else {
+        lua_pop(L, 1);
+    }
     if (!strcmp(value, "true") || !strcmp(value, "false"))
         lua_pushboolean(L, value[0] == 't');
     else if (!*value || lua_stringtonumber(L, value) == 0)
@@ -1502,11 +1518,24 @@ static int apply_set(load_context *c, int root, const char *text)
 static int replay_sets(lua_State *L, int root, const char *const *sets, size_t nsets,
                        char *err, size_t err_size)
 {
-    load_context c = { L, err, err_size, sets, nsets, "", false, 0, false };
+    load_context c = { L, err, err_size, sets, nsets, "", false, 0, false, NULL };
     for (size_t i = 0; i < nsets; i++)
-        if (apply_set(&c, root, sets[i]) != 0)
+        if (apply_set(&c, root, sets[i], NULL) != 0)
             return -1;
     return 0;
+}
+
+/* Puts back what each --set of job replaced, the last first (the table is as the file
+ * left it).  rawset of a key the table holds, or of nil, allocates nothing: no error. */
+static void put_back_sets(lua_State *L, const convert_job *job)
+{
+    for (lua_Integer i = job->undone; i >= 3; i -= 3) {
+        lua_rawgeti(L, job->undo, i - 2);
+        lua_rawgeti(L, job->undo, i - 1);
+        lua_rawgeti(L, job->undo, i);
+        lua_rawset(L, -3);
+        lua_pop(L, 1);
+    }
 }
 
 /* ---- running the file ---------------------------------------------------------------- */
@@ -1551,38 +1580,48 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
     return scenario_load_experiment(path, options, out, NULL, err, err_size);
 }
 
-int scenario_load_experiment(const char *path, const scenario_load_options *options,
-                             scenario *out, experiment_spec *experiment, char *err,
-                             size_t err_size)
+/* Converts the table at root of sb's state (the file's result) with options' --set
+ * overrides into out.  With undo, each override is put back after the conversion, so
+ * that the table can be converted again with others. */
+static int convert_table(sandbox *sb, int root, const char *path,
+                         const scenario_load_options *options, scenario *out,
+                         experiment_spec *experiment, bool undo, const catalog *catalog_read,
+                         char *err, size_t err_size)
 {
-    scenario_init(out);
-    if (experiment)
-        experiment_load_init(experiment);
-    sandbox *sb = sandbox_create(options->unsafe);
-    if (!sb) {
-        snprintf(err, err_size, "out of memory creating the Lua state");
-        return -1;
-    }
     lua_State *L = sandbox_state(sb);
     load_context c = { L, err, err_size, options->sets, options->nsets, path, options->unsafe, 0,
-                       options->no_tp_trials };
-    if (options->instruction_budget)
-        sandbox_set_instruction_budget(sb, options->instruction_budget);
-    int status = run_file(sb, path, err, err_size);
-    int root = lua_gettop(L);
-    if (status == 0) {
-        convert_job job = { &c, path, out, experiment, -1 };
-        lua_pushcfunction(L, convert_protected);
-        lua_pushlightuserdata(L, &job);
-        lua_pushvalue(L, root);
-        if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-            snprintf(err, err_size, "%s: %s", path, lua_tostring(L, -1) ? lua_tostring(L, -1)
-                                                                         : "error while reading");
-            job.status = -1;
-        }
-        status = job.status;
+                       options->no_tp_trials, catalog_read };
+    convert_job job = { &c, path, out, experiment, -1, 0, 0 };
+    int undo_at = 0;
+    if (undo) {
+        lua_createtable(L, 3 * (int)options->nsets, 0);
+        undo_at = job.undo = lua_gettop(L);
+    }
+    lua_pushcfunction(L, convert_protected);
+    lua_pushlightuserdata(L, &job);
+    lua_pushvalue(L, root);
+    if (undo)
+        lua_pushvalue(L, undo_at);
+    if (lua_pcall(L, undo ? 3 : 2, 0, 0) != LUA_OK) {
+        snprintf(err, err_size, "%s: %s", path, lua_tostring(L, -1) ? lua_tostring(L, -1)
+                                                                     : "error while reading");
+        lua_pop(L, 1);
+        job.status = -1;
+    }
+    if (undo) {
+        job.undo = undo_at;
+        put_back_sets(L, &job);
+        lua_pop(L, 1);
     }
     out->list_values = c.list_values;
+    return job.status;
+}
+
+/* The end of a load from a state of its own: the state goes with the scenario when the
+ * run calls into it, else it is freed; on failure out is released. */
+static int finish_load(sandbox *sb, const scenario_load_options *options, scenario *out,
+                       experiment_spec *experiment, int status, char *err, size_t err_size)
+{
     if (options->instructions_run)
         *options->instructions_run = sandbox_instructions_run(sb);
     if (status == 0 && out->runtime == sb) {
@@ -1600,5 +1639,209 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
         scenario_release(out);
         experiment_load_release(experiment);
     }
+    return status;
+}
+
+int scenario_load_experiment(const char *path, const scenario_load_options *options,
+                             scenario *out, experiment_spec *experiment, char *err,
+                             size_t err_size)
+{
+    scenario_init(out);
+    if (experiment)
+        experiment_load_init(experiment);
+    sandbox *sb = sandbox_create(options->unsafe);
+    if (!sb) {
+        snprintf(err, err_size, "out of memory creating the Lua state");
+        return -1;
+    }
+    if (options->instruction_budget)
+        sandbox_set_instruction_budget(sb, options->instruction_budget);
+    int status = run_file(sb, path, err, err_size);
+    if (status == 0)
+        status = convert_table(sb, lua_gettop(sandbox_state(sb)), path, options, out, experiment,
+                               false, NULL, err, err_size);
+    return finish_load(sb, options, out, experiment, status, err, err_size);
+}
+
+/* ---- a file run once, converted at each point ----------------------------------------- */
+
+struct scenario_source {
+    char *path;
+    sandbox *sb;     /* the file's state, its table at the top, while reusable */
+    bool ran;        /* the file ran once (sb is NULL after it when not reusable) */
+    /* the state's catalogs, read once: the table never reaches them (a --set could
+     * then change an entry), so every point's conversion would read the same */
+    catalog catalog;
+    bool catalog_read;
+};
+
+scenario_source *scenario_source_open(const char *path)
+{
+    scenario_source *src = calloc(1, sizeof *src);
+    if (src && !(src->path = strdup(path))) {
+        free(src);
+        src = NULL;
+    }
+    return src;
+}
+
+void scenario_source_close(scenario_source *src)
+{
+    if (!src)
+        return;
+    if (src->sb)
+        sandbox_free(src->sb);
+    catalog_release(&src->catalog);
+    free(src->path);
+    free(src);
+}
+
+bool scenario_source_reused(const scenario_source *src) { return src->sb != NULL; }
+
+/* What the scan of a file's table found. */
+typedef struct plain_scan {
+    int seen;              /* table -> true (looked at), or 2 (a catalog's) */
+    bool reaches_catalog;  /* the table holds one of the catalogs' tables */
+} plain_scan;
+
+/* Marks the table at index and the tables under it as the catalogs' in seen. */
+static void mark_catalog(lua_State *L, int index, int seen, int depth)
+{
+    index = lua_absindex(L, index);
+    if (lua_type(L, index) != LUA_TTABLE || depth > 200 || !lua_checkstack(L, 4))
+        return;
+    lua_pushvalue(L, index);
+    bool marked = lua_rawget(L, seen) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (marked)
+        return;
+    lua_pushvalue(L, index);
+    lua_pushinteger(L, 2);
+    lua_rawset(L, seen);
+    lua_pushnil(L);
+    while (lua_next(L, index)) {
+        mark_catalog(L, -2, seen, depth + 1);
+        mark_catalog(L, -1, seen, depth + 1);
+        lua_pop(L, 1);
+    }
+}
+
+/* Whether the value at index, and everything reachable from it, is plain data: tables
+ * without metatables, strings, numbers, booleans.  A function (a routing policy, a rate,
+ * a claim's verdict) may keep state between calls, so a table holding one is converted
+ * from a fresh run of the file.  A catalog's table counts as plain (convert reads the
+ * catalogs through fs.devices and the like anyway) and is noted. */
+static bool plain_data(lua_State *L, int index, plain_scan *scan, int depth)
+{
+    index = lua_absindex(L, index);
+    int type = lua_type(L, index);
+    if (type != LUA_TTABLE)
+        return type == LUA_TNIL || type == LUA_TBOOLEAN || type == LUA_TNUMBER
+               || type == LUA_TSTRING;
+    lua_pushvalue(L, index);
+    int seen = lua_rawget(L, scan->seen);
+    bool catalogs = seen == LUA_TNUMBER;
+    lua_pop(L, 1);
+    if (catalogs)
+        scan->reaches_catalog = true;
+    if (seen != LUA_TNIL)
+        return true;
+    if (depth > 200 || !lua_checkstack(L, 4))
+        return false;
+    if (lua_getmetatable(L, index)) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_pushvalue(L, index);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, scan->seen);
+    bool plain = true;
+    lua_pushnil(L);
+    while (plain && lua_next(L, index)) {
+        plain = plain_data(L, -2, scan, depth + 1) && plain_data(L, -1, scan, depth + 1);
+        lua_pop(L, plain ? 1 : 2);
+    }
+    return plain;
+}
+
+/* plain_data of the table at 1 into the plain_scan at 2, in protected mode (it
+ * allocates): the catalogs' tables are marked first. */
+static int check_plain(lua_State *L)
+{
+    plain_scan *scan = lua_touserdata(L, 2);
+    lua_newtable(L);
+    scan->seen = lua_gettop(L);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded") == LUA_TTABLE
+        && lua_getfield(L, -1, "fleetsim") == LUA_TTABLE) {
+        static const char *const sections[] = { "devices", "models", "engines" };
+        for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++) {
+            lua_getfield(L, -1, sections[k]);
+            mark_catalog(L, -1, scan->seen, 0);
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, scan->seen);
+    lua_pushboolean(L, plain_data(L, 1, scan, 0));
+    return 1;
+}
+
+int scenario_source_load(scenario_source *src, const scenario_load_options *options,
+                         scenario *out, char *err, size_t err_size)
+{
+    if (src->ran && !src->sb)
+        return scenario_load(src->path, options, out, err, err_size);
+    scenario_init(out);
+    uint64_t file_instructions = 0;
+    if (!src->ran) { /* the first load runs the file, and keeps its state if plain data */
+        src->ran = true;
+        sandbox *sb = sandbox_create(options->unsafe);
+        if (!sb) {
+            snprintf(err, err_size, "out of memory creating the Lua state");
+            return -1;
+        }
+        lua_State *L = sandbox_state(sb);
+        if (options->instruction_budget)
+            sandbox_set_instruction_budget(sb, options->instruction_budget);
+        int status = run_file(sb, src->path, err, err_size);
+        int root = lua_gettop(L);
+        bool plain = false;
+        plain_scan scan = { 0, false };
+        if (status == 0) {
+            lua_pushcfunction(L, check_plain);
+            lua_pushvalue(L, root);
+            lua_pushlightuserdata(L, &scan);
+            plain = lua_pcall(L, 2, 1, 0) == LUA_OK && lua_toboolean(L, -1);
+            lua_settop(L, root);
+        }
+        if (status != 0 || !plain) { /* this load as any other */
+            if (status == 0)
+                status = convert_table(sb, root, src->path, options, out, NULL, false, NULL,
+                                       err, err_size);
+            return finish_load(sb, options, out, NULL, status, err, err_size);
+        }
+        src->sb = sb;
+        file_instructions = sandbox_instructions_run(sb);
+        char ignored[256]; /* a mistake in an entry: each conversion says it */
+        src->catalog_read = !scan.reaches_catalog
+                            && catalog_load_from(L, src->path, &src->catalog, ignored,
+                                                 sizeof ignored) == 0;
+    }
+    lua_State *L = sandbox_state(src->sb);
+    int root = lua_gettop(L);
+    sandbox_set_instruction_budget(src->sb, options->instruction_budget);
+    int status = convert_table(src->sb, root, src->path, options, out, NULL, true,
+                               src->catalog_read ? &src->catalog : NULL, err, err_size);
+    lua_settop(L, root);
+    if (options->instructions_run)
+        *options->instructions_run = file_instructions + sandbox_instructions_run(src->sb);
+    if (status == 0 && out->runtime) { /* plain data never needs its state: not reused */
+        out->runtime = NULL;
+        scenario_release(out);
+        sandbox_free(src->sb);
+        src->sb = NULL;
+        return scenario_load(src->path, options, out, err, err_size);
+    }
+    if (status != 0)
+        scenario_release(out);
     return status;
 }

@@ -39,4 +39,27 @@ int scenario_load_experiment(const char *path, const scenario_load_options *opti
                              scenario *out, experiment_spec *experiment, char *err,
                              size_t err_size);
 
+/* A scenario file loaded again and again with other overrides (an experiment's points).
+ * The first load runs the file; when the table it returns is plain data (tables without
+ * metatables, strings, numbers, booleans: no function that could keep state between
+ * calls), the state is kept and each later load applies its --set overrides to that
+ * table, converts it and puts the overrides back, without running the file again
+ * (the overrides never reach the file's code: they change the table it returned).
+ * Otherwise each load runs the file afresh, as scenario_load does.  Either way a load
+ * gives the scenario scenario_load would, with the same messages. */
+typedef struct scenario_source scenario_source;
+
+/* NULL when out of memory. */
+scenario_source *scenario_source_open(const char *path);
+
+/* As scenario_load(path, options, ...); options->instructions_run counts the file's
+ * instructions on the first load, only the conversion's on a reused one. */
+int scenario_source_load(scenario_source *src, const scenario_load_options *options,
+                         scenario *out, char *err, size_t err_size);
+
+/* Whether loads convert the kept table (known after the first load). */
+bool scenario_source_reused(const scenario_source *src);
+
+void scenario_source_close(scenario_source *src);
+
 #endif

@@ -23,6 +23,24 @@ void catalog_release(catalog *c)
     memset(c, 0, sizeof *c);
 }
 
+int catalog_copy(catalog *to, const catalog *from)
+{
+    memset(to, 0, sizeof *to);
+    to->devices = calloc(from->ndevices ? from->ndevices : 1, sizeof *to->devices);
+    to->models = calloc(from->nmodels ? from->nmodels : 1, sizeof *to->models);
+    to->engines = calloc(from->nengines ? from->nengines : 1, sizeof *to->engines);
+    int status = to->devices && to->models && to->engines ? 0 : -1;
+    for (size_t i = 0; status == 0 && i < from->ndevices; i++, to->ndevices++)
+        status = device_copy(&to->devices[i], &from->devices[i]);
+    for (size_t i = 0; status == 0 && i < from->nmodels; i++, to->nmodels++)
+        status = model_copy(&to->models[i], &from->models[i]);
+    for (size_t i = 0; status == 0 && i < from->nengines; i++, to->nengines++)
+        status = engine_copy(&to->engines[i], &from->engines[i]);
+    if (status != 0)
+        catalog_release(to);
+    return status;
+}
+
 const device_spec *catalog_device(const catalog *c, const char *name)
 {
     for (size_t i = 0; i < c->ndevices; i++)

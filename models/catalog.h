@@ -27,6 +27,9 @@ typedef struct catalog {
 /* Frees every entry.  NULL-safe; a zeroed catalog is empty. */
 void catalog_release(catalog *c);
 
+/* *to = a copy of from, every entry its own; -1 when out of memory (*to then empty). */
+int catalog_copy(catalog *to, const catalog *from);
+
 /* By exact name, or NULL. */
 const device_spec *catalog_device(const catalog *c, const char *name);
 const model_spec *catalog_model(const catalog *c, const char *name);

@@ -82,6 +82,24 @@ void device_release(device_spec *d)
     memset(d, 0, sizeof *d);
 }
 
+/* A string of its own (NULL stays NULL); false when out of memory. */
+static bool copy_text(char **to, const char *from)
+{
+    *to = from ? strdup(from) : NULL;
+    return !from || *to;
+}
+
+int device_copy(device_spec *to, const device_spec *from)
+{
+    *to = *from; /* the strings are the only things a spec owns */
+    bool ok = copy_text(&to->name, from->name);
+    ok = copy_text(&to->price_date, from->price_date) && ok;
+    ok = copy_text(&to->price_source, from->price_source) && ok;
+    if (!ok)
+        device_release(to);
+    return ok ? 0 : -1;
+}
+
 double device_cuda_memory_bytes(double datasheet_bytes)
 {
     const double gib = 1073741824.0;

@@ -73,4 +73,8 @@ double device_cuda_memory_bytes(double datasheet_bytes);
 /* Frees the strings and zeroes the spec; NULL is fine. */
 void device_release(device_spec *d);
 
+/* *to = a copy of from with strings of its own (released with device_release); -1 when
+ * out of memory (*to then released). */
+int device_copy(device_spec *to, const device_spec *from);
+
 #endif

@@ -25,6 +25,26 @@ void engine_release(engine_spec *e)
     memset(e, 0, sizeof *e);
 }
 
+/* A string of its own (NULL stays NULL); false when out of memory. */
+static bool copy_text(char **to, const char *from)
+{
+    *to = from ? strdup(from) : NULL;
+    return !from || *to;
+}
+
+int engine_copy(engine_spec *to, const engine_spec *from)
+{
+    *to = *from; /* the strings are the only things a spec owns (the families are static) */
+    bool ok = copy_text(&to->name, from->name);
+    ok = copy_text(&to->describes, from->describes) && ok;
+    ok = copy_text(&to->host_source, from->host_source) && ok;
+    for (int i = 0; i < ENGINE_CLASS_COUNT; i++)
+        ok = copy_text(&to->kernels[i], from->kernels[i]) && ok;
+    if (!ok)
+        engine_release(to);
+    return ok ? 0 : -1;
+}
+
 /* Whether `name` contains `part`, case aside. */
 static bool names_part(const char *name, const char *part)
 {

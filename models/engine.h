@@ -113,6 +113,10 @@ typedef struct engine_spec {
 /* Frees the strings and zeroes the spec; NULL is fine. */
 void engine_release(engine_spec *e);
 
+/* *to = a copy of from with strings of its own (released with engine_release); -1 when
+ * out of memory (*to then released). */
+int engine_copy(engine_spec *to, const engine_spec *from);
+
 /* The sequences a batch and the tokens an iteration engine e runs on device d when a
  * workload gives neither: its smaller defaults on a smaller device, else its own. */
 void engine_batch_defaults(const engine_spec *e, const device_spec *d, unsigned *max_batch,

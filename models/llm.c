@@ -197,6 +197,17 @@ double model_experts_touched(const model_spec *m, double tokens)
     return m->experts * (1 - pow(miss, tokens));
 }
 
+int model_copy(model_spec *to, const model_spec *from)
+{
+    *to = *from; /* the name is the only thing a spec owns */
+    to->name = from->name ? strdup(from->name) : NULL;
+    if (from->name && !to->name) {
+        model_release(to);
+        return -1;
+    }
+    return 0;
+}
+
 void model_release(model_spec *m)
 {
     if (!m)

@@ -134,4 +134,8 @@ double model_experts_touched(const model_spec *m, double tokens);
 /* Frees the name and zeroes the spec; NULL is fine. */
 void model_release(model_spec *m);
 
+/* *to = a copy of from with a name of its own (released with model_release); -1 when out
+ * of memory (*to then released). */
+int model_copy(model_spec *to, const model_spec *from);
+
 #endif

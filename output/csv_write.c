@@ -23,7 +23,27 @@ const char *csv_format_number(double value, char *buf, size_t size)
         snprintf(buf, size, "%s", "");
     } else if (isinf(value)) {
         snprintf(buf, size, "%s", value > 0 ? "inf" : "-inf");
+    } else if (value == trunc(value) && fabs(value) < 1e15 && (value != 0 || !signbit(value))) {
+        /* a whole number below 1e15: %.15g prints its digits, which read back exactly;
+         * written here without printf (counts are most of the fields) */
+        char digits[24];
+        long long n = (long long)value;
+        unsigned long long u = n < 0 ? 0ull - (unsigned long long)n : (unsigned long long)n;
+        size_t k = sizeof digits;
+        digits[--k] = '\0';
+        do
+            digits[--k] = (char)('0' + u % 10);
+        while ((u /= 10) != 0);
+        if (n < 0)
+            digits[--k] = '-';
+        size_t length = sizeof digits - k; /* with its '\0' */
+        memcpy(buf, digits + k, length <= size ? length : 0);
+        if (length > size && size)
+            buf[0] = '\0';
     } else {
+        /* the fewest digits from 15 that read back: 15 keep a decimal's digits whole
+         * (0.1, 2.5e-05) and 17 always suffice; printf's correct rounding and strtod
+         * decide, so files are exact and read as written */
         for (int precision = 15; precision <= 17; precision++) {
             snprintf(buf, size, "%.*g", precision, value);
             if (strtod(buf, NULL) == value)

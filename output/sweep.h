@@ -1,5 +1,5 @@
-/* The files of an experiment (README.md, "Experiments"): sweep.csv, sweep_diff.csv,
- * search.csv, and a folder per point with its summary.csv and timeseries.csv. */
+/* The files of an experiment (README.md, "Experiments"): search.csv here; sweep.csv,
+ * sweep_diff.csv and a folder per point as the points complete (output/sweep_stream.h). */
 #ifndef FLEETSIM_OUTPUT_SWEEP_H
 #define FLEETSIM_OUTPUT_SWEEP_H
 
@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 #include "sim/metrics.h"
-#include "sim/timeseries.h"
 
 /* One point as the writers see it. */
 typedef struct sweep_point_view {
@@ -19,21 +18,6 @@ typedef struct sweep_point_view {
     size_t samples_metrics;
     unsigned replications;
 } sweep_point_view;
-
-/* sweep.csv: the keys (one column each, named by the key), then
- * scope,subject,metric,value,unit,ci95_lo,ci95_hi,n; a row per point and metric, points
- * in order.  Written whole or not at all. */
-int output_sweep_csv(const char *dir, const char *const *keys, size_t nkeys,
-                     const sweep_point_view *points, size_t npoints, char *err,
-                     size_t err_size);
-
-/* sweep_diff.csv: the keys, then scope,subject,metric,diff,unit,ci95_lo,ci95_hi,n; a row
- * per point after the first and metric the first point has too: the mean over
- * replications of (point - first point), replication by replication (paired: the same
- * random numbers), with its Student-t 95% interval; n is the number of pairs. */
-int output_sweep_diff_csv(const char *dir, const char *const *keys, size_t nkeys,
-                          const sweep_point_view *points, size_t npoints, char *err,
-                          size_t err_size);
 
 /* One probe of a search (a point of a grid search), against the target's conditions. */
 typedef struct search_probe_view {
@@ -55,9 +39,5 @@ int output_search_csv(const char *dir, const char *const *keys, size_t nkeys,
                       const char *const *conditions, size_t nconditions, const char *objective,
                       const search_probe_view *probes, size_t nprobes, size_t answer,
                       char *err, size_t err_size);
-
-/* DIR/points/<k>/summary.csv and timeseries.csv (k from 1). */
-int output_point_dir(const char *dir, size_t k, const sim_metrics *metrics,
-                     const sim_timeseries *ts, double duration_s, char *err, size_t err_size);
 
 #endif

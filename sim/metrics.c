@@ -109,3 +109,10 @@ void sim_metrics_add(sim_metrics *m, const char *scope, const char *subject,
     if (!isnan(value))
         sim_stat_add(&x->replications, value);
 }
+
+void sim_metrics_add_metric(sim_metrics *m, const sim_metric *from)
+{
+    sim_metrics_add(m, from->scope, from->subject, from->name, from->unit, NAN);
+    size_t at = slot_of(m, from->scope, from->subject, from->name);
+    sim_stat_merge(&m->items[m->index[at] - 1].replications, &from->replications);
+}

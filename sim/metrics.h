@@ -39,6 +39,10 @@ void sim_metrics_release(sim_metrics *m);
 void sim_metrics_add(sim_metrics *m, const char *scope, const char *subject,
                      const char *name, const char *unit, double value);
 
+/* Adds metric from's statistics over replications to m (a copy when m has none of its
+ * key). */
+void sim_metrics_add_metric(sim_metrics *m, const sim_metric *from);
+
 /* The metric, or NULL; O(1) on average. */
 const sim_metric *sim_metrics_find(const sim_metrics *m, const char *scope,
                                    const char *subject, const char *name);

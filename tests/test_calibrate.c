@@ -314,7 +314,7 @@ Test(calibrate, pool_profile_key)
     write_text(path, "return { achieved = { bandwidth_bytes_per_s = 2e12 }, perf = { tokens_half = 7 } }\n");
     sandbox *sb = sandbox_create(false);
     lua_State *L = sandbox_state(sb);
-    load_context c = { L, err, sizeof err, NULL, 0, scenario, false, 0, false };
+    load_context c = { L, err, sizeof err, NULL, 0, scenario, false, 0, false, NULL };
     cr_assert_eq(luaL_dostring(L, "return { gpu = 'H200-SXM', profile = 'h200.lua' }"), LUA_OK);
     fields_object pool;
     cr_assert_eq(fields_object_open(&c, -1, "pools.a", "fleet.lua:3: ", NULL, "a pool", &pool), 0);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -498,13 +499,73 @@ Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
                              "--no-plots --jobs 2", file, dir), 1, "stderr: %s", err);
     cr_expect(starts_with(err, "fleetsim: a worker process exited with status 7 while running "
                           "replication "), "%s", err);
-    const char *files[] = { "sweep.csv", "summary.csv", "timeseries.csv" };
+    const char *files[] = { "sweep.csv", "summary.csv", "timeseries.csv",
+                            "points/1/summary.csv" };
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *none = read_in("d", files[i]);
         cr_expect_null(none, "%s was written", files[i]);
         free(none);
     }
+    /* the points are written as they complete (issue 37), under a hidden name that the
+     * failure removes: nothing is left of them */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/d", dir);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        cr_expect(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "left: %s", e->d_name);
+    closedir(d);
     free(file);
+}
+
+/* Issue 37, item 3: a scenario file whose table is plain data runs once for a whole
+ * sweep (each point converts that table with its own values), and a point's results
+ * are written as it completes.  The same sweep from the same file made to load afresh
+ * at every point (a metatable on one of its tables: only plain data is reused) writes
+ * the same bytes. */
+Test(sweep, a_plain_file_runs_once_and_its_points_match_fresh_loads, .timeout = 120)
+{
+    const char *body =
+        "local fs = require \"fleetsim\"\n"
+        "local x = 0\n"
+        "for i = 1, 3000000 do x = x + i end\n"
+        "return fs.scenario {\n"
+        "  name = \"mmc\", duration = \"2h\", warmup = \"1h\", bucket = \"1h\",\n"
+        "  seed = 3, replications = 3,\n"
+        "  pools = %s,\n"
+        "  workloads = { mm = fs.service { arrivals = fs.poisson { rate = 3.2 },\n"
+        "    service = fs.exponential { mean = \"1s\" }, pool = \"q\" } },\n"
+        "  sweep = { [\"pools.q.count\"] = { 4, 5, 6, 7 },\n"
+        "            [\"workloads.mm.arrivals.rate\"] = { 2.5, 3.2, \"3.5/s\" } },\n"
+        "}\n";
+    char text[2048];
+    snprintf(text, sizeof text, body, "{ q = fs.dedicated { count = 4 } }");
+    char *plain = scratch_file(dir, "plain.lua", text);
+    snprintf(text, sizeof text, body, "setmetatable({ q = fs.dedicated { count = 4 } }, {})");
+    char *fresh = scratch_file(dir, "fresh.lua", text);
+    /* 3 million loop steps are some 12 million instructions: twelve loads would be 144 */
+    cr_assert_eq(cli_run(&out, &err, "check %s", plain), 0, "%s", err);
+    double plain_millions = NAN, fresh_millions = NAN;
+    const char *ran = strstr(out, "loading them ran ");
+    cr_assert_not_null(ran, "%s", out);
+    cr_assert_eq(sscanf(ran, "loading them ran %lf million", &plain_millions), 1);
+    cr_assert_eq(cli_run(&out, &err, "check %s", fresh), 0, "%s", err);
+    cr_assert_not_null(ran = strstr(out, "loading them ran "), "%s", out);
+    cr_assert_eq(sscanf(ran, "loading them ran %lf million", &fresh_millions), 1);
+    cr_expect(fresh_millions > 11 * plain_millions, "fresh %g, plain %g million",
+              fresh_millions, plain_millions);
+    cr_expect(plain_millions < 24, "the file ran once, not at each of 12 points: %g million",
+              plain_millions);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/p", plain, dir), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/f", fresh, dir), 0, "%s", err);
+    const char *files[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
+                            "points/12/summary.csv", "points/7/timeseries.csv" };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *a = read_in("p", files[i]), *b = read_in("f", files[i]);
+        cr_expect(a && b && !strcmp(a, b), "%s differs", files[i]);
+        free(a), free(b);
+    }
+    free(plain), free(fresh);
 }
 
 /* Issue 17, finding 12: a run owns its folder.  A sweep into a folder that held a plain
