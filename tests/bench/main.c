@@ -96,6 +96,10 @@ int main(int argc, char **argv)
         bench_training_cluster((unsigned)atoi(argv[2]), atof(argv[3]));
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--sweep")) { /* the sweeps alone, for an A/B */
+        bench_sweep_table(0);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "--ladder")) { /* the scaling tables alone */
         bench_fleet_ladder_table(0);
         printf("\n");

@@ -1,10 +1,16 @@
 /* A sweep of 16 points x 8 replications of the M/M/8 scenario (scenarios/mmc_queue.lua,
  * arrival rates 6.0 to 7.5 per second) through the real binary, with --jobs 1 and
  * --jobs 2: wall times, their ratio (target: at most 0.6 on two cores), and whether
- * both wrote the same bytes. */
+ * both wrote the same bytes.  Then a sweep of many small points (issue 37: memory
+ * independent of the points, the file run once): 100 and 1,000 points of one simulated
+ * minute, the CPU time a point and the process's peak memory. */
+#define _GNU_SOURCE /* wait4 */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +49,81 @@ static double best_of(const char *dir, const char *duration, unsigned jobs)
     return best;
 }
 
+/* Runs `fleetsim run scenarios/mmc_queue.lua` with a sweep of n arrival rates (6.0 up
+ * in steps of 1.5/n), one minute and 2 replications a point, charts and all, into dir;
+ * its CPU seconds and peak resident MiB, or -1 if it failed. */
+static int small_points(const char *dir, size_t n, double *cpu_s, double *peak_mib)
+{
+    size_t size = n * 12 + 64;
+    char *rates = malloc(size);
+    if (!rates)
+        return -1;
+    size_t used = (size_t)snprintf(rates, size, "workloads.requests.arrivals.rate=");
+    for (size_t i = 0; i < n; i++)
+        used += (size_t)snprintf(rates + used, size - used, "%s%.4f", i ? "," : "",
+                                 6.0 + 1.5 * (double)i / (double)n);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execl(FLEETSIM_BIN, FLEETSIM_BIN, "run", "scenarios/mmc_queue.lua", "-q", "-o", dir,
+              "--sweep", rates, "--set", "duration=1min", "--set", "warmup=0", "--set",
+              "bucket=1min", "--set", "replications=2", (char *)NULL);
+        _exit(127);
+    }
+    free(rates);
+    int status;
+    struct rusage usage;
+    if (pid < 0 || wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status)
+        || WEXITSTATUS(status) != 0)
+        return -1;
+    *cpu_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_stime.tv_sec
+             + 1e-6 * (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    *peak_mib = (double)usage.ru_maxrss / 1024;
+    return 0;
+}
+
+static void small_points_table(int quick)
+{
+    char dir[] = "/tmp/fleetsim-bench-points-XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("WARNING: no scratch folder for the small-points benchmark\n");
+        return;
+    }
+    printf("fleetsim run --sweep of small points: M/M/8, 1 simulated minute and 2 "
+           "replications a point, charts included (CPU time of the best of %d)\n",
+           quick ? 1 : BENCH_REPEATS);
+    printf("%-8s %10s %14s %10s\n", "points", "CPU s", "ms a point", "peak MiB");
+    const size_t sizes[] = { 100, 1000 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        double best = -1, peak = 0;
+        for (int i = 0; i < (quick ? 1 : BENCH_REPEATS); i++) {
+            double cpu, mib;
+            if (small_points(dir, sizes[k], &cpu, &mib) != 0) {
+                best = -1;
+                break;
+            }
+            if (best < 0 || cpu < best)
+                best = cpu;
+            if (mib > peak)
+                peak = mib;
+        }
+        if (best < 0)
+            printf("WARNING: the sweep of %zu points failed\n", sizes[k]);
+        else
+            printf("%-8zu %10.2f %14.2f %10.1f%s\n", sizes[k], best, 1e3 * best / (double)sizes[k],
+                   peak, sizes[k] == 1000 ? "   (target: under 40 MiB)" : "");
+    }
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
 void bench_sweep_table(int quick)
 {
     const char *duration = quick ? "2h" : "10h"; /* the scenario warms up for 1h */
@@ -71,4 +152,6 @@ void bench_sweep_table(int quick)
     snprintf(command, sizeof command, "rm -rf %s %s", one, two);
     if (system(command) != 0)
         fprintf(stderr, "could not remove %s and %s\n", one, two);
+    printf("\n");
+    small_points_table(quick);
 }
