@@ -136,6 +136,27 @@ Test(interrupt, workers_forward_the_signal_and_write_nothing, .timeout = 120)
     cr_expect_eq(check_files_complete(), 0);
 }
 
+/* A sweep writes each point as it completes (issue 37), under hidden names: interrupted
+ * after its first point, it leaves nothing of this run, and an earlier run's files in
+ * the folder stay as they were. */
+Test(interrupt, a_sweep_interrupted_after_a_point_leaves_the_earlier_files, .timeout = 120)
+{
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s/out", dir);
+    cr_assert_eq(mkdir(folder, 0777), 0);
+    free(scratch_file(folder, "sweep.csv", "earlier\n"));
+    cr_assert_eq(interrupted_run("run scenarios/mmc_queue.lua -q --no-plots --set bucket=1d "
+                                 "--set warmup=0 --replications 1 --sweep duration=2d,3000d",
+                                 "INT", 2.5), 130, "%s", err);
+    cr_expect(strstr(err, "writes nothing"), "%s", err);
+    cr_expect_eq(check_files_complete(), 1, "the earlier sweep.csv alone");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/out/sweep.csv", dir);
+    char *earlier = scratch_read(path);
+    cr_expect_str_eq(earlier ? earlier : "", "earlier\n");
+    free(earlier);
+}
+
 /* A completed run has no partial row. */
 Test(interrupt, a_whole_run_is_not_marked_partial)
 {
