@@ -19,7 +19,7 @@ void *callback_create(lua_State *L, int owner, const char *key, size_t size,
     cb->kind = kind;
     cb->what = what;
     snprintf(cb->name, sizeof cb->name, "%s", name);
-    lua_getfield(L, owner, key); /* the function: where it is defined, for messages */
+    sandbox_get_path(L, owner, key); /* the function: where it is defined, for messages */
     lua_Debug ar;
     if (!lua_isfunction(L, -1))
         lua_pop(L, 1);

@@ -115,9 +115,14 @@ int sandbox_keep_for_rewinds(sandbox *sb, const char *const *sets, size_t nsets,
 
 /* Binds the function at key of the table at index owner (a table an fs constructor
  * made: after a rewind, the table the same constructor call makes is looked up) and
- * returns the binding's number for sandbox_push_function.  Runs inside a protected call:
+ * returns the binding's number for sandbox_push_function.  key may be a dotted path
+ * through plain tables inside owner ("decode.routing").  Runs inside a protected call:
  * raises a Lua error if the value is not a function or memory is short. */
 int sandbox_bind_function(lua_State *L, int owner, const char *key);
+
+/* Pushes the value at the dotted path key inside the table at index owner ("routing",
+ * "decode.routing"), read raw; nil where a part is missing or not a table.  Its type. */
+int sandbox_get_path(lua_State *L, int owner, const char *key);
 
 /* Pushes bound function `binding` of the current state. */
 void sandbox_push_function(sandbox *sb, int binding);

@@ -82,13 +82,32 @@ static uint64_t seq_of(lua_State *L, int index)
     return seq;
 }
 
+int sandbox_get_path(lua_State *L, int owner, const char *key)
+{
+    owner = lua_absindex(L, owner);
+    lua_pushvalue(L, owner);
+    for (const char *part = key;;) {
+        const char *dot = strchr(part, '.');
+        if (!lua_istable(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushnil(L);
+            return LUA_TNIL;
+        }
+        lua_pushlstring(L, part, dot ? (size_t)(dot - part) : strlen(part));
+        lua_rawget(L, -2);
+        lua_remove(L, -2);
+        if (!dot)
+            return lua_type(L, -1);
+        part = dot + 1;
+    }
+}
+
 int sandbox_bind_function(lua_State *L, int owner, const char *key)
 {
     sandbox *sb = sandbox_of(L);
     owner = lua_absindex(L, owner);
     uint64_t seq = seq_of(L, owner);
-    lua_pushstring(L, key);
-    if (lua_rawget(L, owner) != LUA_TFUNCTION)
+    if (sandbox_get_path(L, owner, key) != LUA_TFUNCTION)
         return luaL_error(L, "%s is not a function", key);
     int ref = luaL_ref(L, LUA_REGISTRYINDEX);
     binding *grown = realloc(sb->bindings, (sb->nbindings + 1) * sizeof *grown);
@@ -157,8 +176,7 @@ static int remake_protected(lua_State *L)
         if (lua_rawgeti(L, by_seq, (lua_Integer)b->seq) != LUA_TTABLE)
             return luaL_error(L, "the file made fewer objects when run again (%s of object "
                               "%I)", b->key, (lua_Integer)b->seq);
-        lua_pushstring(L, b->key);
-        if (lua_rawget(L, -2) != LUA_TFUNCTION)
+        if (sandbox_get_path(L, -1, b->key) != LUA_TFUNCTION)
             return luaL_error(L, "the file made object %I without its function %s when run "
                               "again", (lua_Integer)b->seq, b->key);
         b->ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -811,13 +811,22 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
     /* the workload's policy, or least outstanding where a Lua function routes the
      * prefills (it sees the prefill replicas only) */
     int routing = out->routing == ROUTE_CUSTOM ? ROUTE_LEAST_OUTSTANDING : (int)out->routing;
+    bool function = routing_is_function(c, &dec); /* a Lua policy for the decode replicas */
     int status = fields_object_check_keys(c, &dec, DECODE_KEYS)
-                 || fields_read_choice(c, &dec, "routing", routings, routing, &routing)
+                 || (function ? (routing = ROUTE_CUSTOM, 0)
+                              : fields_read_choice(c, &dec, "routing", routings, routing,
+                                                   &routing))
                  || fields_read_string(c, &dec, "pool", true, &name)
                  || fields_read_integer(c, &dec, "tp", false, 0, 1, 1024, &tp)
                  || find_pool_at(c, &dec, "pool", sc, pools, name, &out->decode_pool);
     free(name);
     out->decode_routing = (routing_policy)routing;
+    if (status == 0 && function) { /* bound through the workload, an fs constructor's table */
+        out->decode_route_context = router_create(c->L, w->index, "decode.routing",
+                                                  out->replicas, out->name);
+        out->decode_custom_route = router_route;
+        sc->runtime = sandbox_of(c->L); /* the run calls into this state */
+    }
     const pool_spec *p = status == 0 ? &sc->pools[out->decode_pool] : NULL;
     snprintf(path, sizeof path, "%s.pool", dec.path);
     if (status == 0 && out->decode_pool == out->pool)

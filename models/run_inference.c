@@ -213,6 +213,8 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         others[k] = group_config_of(sc, w, 1, gpus);
         c.decode = &others[k++];
         c.decode_routing = w->decode_routing;
+        c.decode_custom_route = w->decode_custom_route;
+        c.decode_route_context = w->decode_route_context;
         c.link = w->kv_link;
         c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
                                                         w->kv_prec);

@@ -171,6 +171,8 @@ typedef struct inference_spec {
     unsigned decode_tp;
     bool decode_tp_chosen;
     routing_policy decode_routing; /* decode.routing: the workload's routing by default */
+    route_fn decode_custom_route;  /* decode.routing = function: its context lives in */
+    void *decode_route_context;    /* scenario.runtime */
     double decode_kv_capacity_tokens; /* of a decode replica, at decode_tp */
     kv_link_spec kv_link;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */

@@ -642,8 +642,10 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         bool decoding = c->decode && i == s->decode_fleet;
         serving_fleet_config fc = {
             .group = *fleet_config(s, i), .index = i,
-            .routing = { decoding ? c->decode_routing : c->routing, c->custom_route,
-                         c->route_context, s->route_rng, name },
+            .routing = { decoding ? c->decode_routing : c->routing,
+                         decoding ? c->decode_custom_route : c->custom_route,
+                         decoding ? c->decode_route_context : c->route_context,
+                         s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute, prefix_of },
             /* every pool's replicas cache prefixes, as engines do wherever they run (a
              * decode pool's, the caches they are sent, shared by their sequences) */

@@ -53,7 +53,9 @@ typedef struct serving_config {
      * replica of this decode group, which admits it when its cache has room and makes
      * the other tokens. */
     const serving_group_config *decode;
-    routing_policy decode_routing; /* among the decode replicas (not ROUTE_CUSTOM) */
+    routing_policy decode_routing; /* among the decode replicas */
+    route_fn decode_custom_route;  /* with decode_routing ROUTE_CUSTOM */
+    void *decode_route_context;
     kv_link_spec link;
     double kv_bytes_per_token;
     routing_policy routing;

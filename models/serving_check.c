@@ -61,8 +61,8 @@ void serving_config_check(const serving_config *c, config_problems *p)
         replica_config_check(&c->overflow->replica, "the overflow pool", p);
     if (c->decode) {
         replica_config_check(&c->decode->replica, "the decode pool", p);
-        if (c->decode_routing == ROUTE_CUSTOM)
-            config_problem(p, "the decode pool's routing is a policy, not a function");
+        if (c->decode_routing == ROUTE_CUSTOM && !c->decode_custom_route)
+            config_problem(p, "the decode pool's custom routing needs its function");
         if (!(c->link.bandwidth_bytes_per_s > 0) || !(c->link.latency_s >= 0)
             || !(c->kv_bytes_per_token >= 0))
             config_problem(p, "disaggregated serving needs a link of bandwidth > 0 and "

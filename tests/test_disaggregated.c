@@ -381,6 +381,41 @@ Test(disaggregated_cli, a_lua_function_routes_the_prefills)
     free(path);
 }
 
+/* decode.routing may be a Lua function too (issue 36): it sees the decode replicas.  One
+ * that picks the least outstanding, the lowest number on a tie, routes as the built-in
+ * policy does, to the byte, replication after replication (each runs the file again);
+ * one that answers a replica the decode pool does not have stops the run with its
+ * message. */
+Test(disaggregated_cli, a_lua_function_routes_the_decodes)
+{
+    char *path = write_scenario("decode = { pool = \"d\", routing = \"least_outstanding\" }");
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots --replications 2 -o %s/b", path, dir),
+                 0, "%s", err);
+    free(path);
+    path = write_scenario("decode = { pool = \"d\", routing = function(replicas, request) "
+                          "local best = 1 for i = 2, #replicas do if replicas[i].outstanding "
+                          "< replicas[best].outstanding then best = i end end return best "
+                          "end }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "decode on d: 4 replicas of tp 1 (chosen), cache 436556 tokens per "
+                          "replica, routing custom\n") != NULL, "%s", out);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots --replications 2 -o %s/l", path, dir),
+                 0, "%s", err);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/b/summary.csv", dir);
+    snprintf(b, sizeof b, "%s/l/summary.csv", dir);
+    char *builtin = scratch_read(a), *lua = scratch_read(b);
+    cr_assert(builtin && lua);
+    cr_expect_str_eq(lua, builtin, "the Lua policy routes as the built-in one");
+    free(builtin), free(lua), free(path);
+    path = write_scenario("decode = { pool = \"d\", routing = function(replicas, request) "
+                          "return #replicas + 1 end }");
+    cr_expect_neq(cli_run(&out, &err, "run %s -q --no-plots -o %s/g", path, dir), 0);
+    cr_expect(strstr(err, "the routing function must return a replica number from 1 to 4, "
+                          "got 5") != NULL, "%s", err);
+    free(path);
+}
+
 /* Each mistake: exit 2, file:line, the key and the value, nothing written. */
 static void expect_mistake(const char *line, const char *message)
 {
