@@ -46,8 +46,6 @@ static int check_fit(load_context *c, const fields_object *w, const scenario *sc
     char path[FIELD_PATH_MAX];
     const model_spec *m = &sc->catalog.models[out->model];
     snprintf(path, sizeof path, "%s.speculative", w->path);
-    if (out->attention_dp)
-        return fields_fail(c, w->where, path, "not yet with attention_dp");
     const model_spec *windowed = m->window ? m : draft && draft->window ? draft : NULL;
     if (windowed)
         return fields_fail(c, w->where, path, "not yet for a model with a sliding window "
@@ -110,14 +108,16 @@ int speculative_load(load_context *c, const fields_object *w, scenario *sc, infe
     /* the draft's weights and cache share the replica's memory */
     const model_spec *m = &sc->catalog.models[out->model];
     const device_spec *d = &sc->catalog.devices[out->device];
-    inference_memory mem = memory_inference_with_draft(m, draft, d, out->prec, out->kv_prec, out->tp,
-                                                       inference_reserve(out));
+    inference_memory mem = memory_inference_with_draft_for(m, draft, d, out->prec, out->kv_prec,
+                                                           out->tp, out->attention_dp,
+                                                           inference_reserve(out));
     out->kv_capacity_tokens = mem.kv_capacity_tokens;
     if (out->has_decode)
         out->decode_kv_capacity_tokens =
-            memory_inference_with_draft(m, draft, &sc->catalog.devices[out->decode_device],
-                                        out->prec, out->kv_prec, out->decode_tp,
-                                        inference_reserve(out)).kv_capacity_tokens;
+            memory_inference_with_draft_for(m, draft, &sc->catalog.devices[out->decode_device],
+                                            out->prec, out->kv_prec, out->decode_tp,
+                                            out->attention_dp,
+                                            inference_reserve(out)).kv_capacity_tokens;
     double context = sim_dist_mean(&out->prompt_tokens) + sim_dist_mean(&out->output_tokens);
     if (mem.kv_capacity_tokens < context) {
         snprintf(path, sizeof path, "%s.draft", sp.path);

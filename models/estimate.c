@@ -167,8 +167,7 @@ static int estimate_serving(const model_spec *m, const device_spec *d,
     r->spec_tokens = 0;
     if (req->speculate_k) {
         /* the draft shares the target's devices and precision (its own cache) */
-        perf_setup draft = setup;
-        draft.model = req->draft;
+        perf_setup draft = perf_draft_setup(&setup, req->draft);
         perf_speculation sp = { req->draft ? &draft : NULL, req->speculate_k, req->acceptance, 0 };
         r->spec_tokens = perf_speculative_tokens(req->acceptance, req->speculate_k);
         double mean_context = req->prompt + req->output / 2;

@@ -111,6 +111,25 @@ inference_memory memory_inference_with_draft(const model_spec *m, const model_sp
     return with_cache(r, 1);
 }
 
+/* The bytes of model m each of n attention-data-parallel devices holds: everything but
+ * the routed experts whole, those 1/n each. */
+static double dp_weight_bytes(const model_spec *m, precision weights, unsigned n)
+{
+    double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
+    return model_weight_bytes(m, weights) - routed * (1 - 1.0 / n) * precision_bytes(weights);
+}
+
+/* What a device of an attention-data-parallel group of n may give the weights and the
+ * cache: it runs its own share of the batch whole (its activations unsplit) and talks to
+ * the other n - 1. */
+static double dp_usable_bytes(const memory_reserve *reserve, unsigned n, double device_bytes,
+                              double weights_bytes)
+{
+    return reserve ? usable_given(reserve, memory_reserved_dp_bytes(reserve, n, device_bytes),
+                                  device_bytes, weights_bytes)
+                   : memory_usable_bytes(NULL, 1, device_bytes, weights_bytes);
+}
+
 inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
                                      precision weights, precision kv, unsigned n,
                                      const memory_reserve *reserve)
@@ -118,16 +137,24 @@ inference_memory memory_inference_dp(const model_spec *m, const device_spec *d,
     if (n <= 1 || !model_moe_layers(m))
         return memory_inference_reserved(m, d, weights, kv, n ? n : 1, reserve);
     inference_memory r;
-    double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
-    r.weights_bytes = model_weight_bytes(m, weights) - routed * (1 - 1.0 / n) * precision_bytes(weights);
+    r.weights_bytes = dp_weight_bytes(m, weights, n);
     r.kv_bytes_per_token = model_kv_bytes_per_token(m, kv);
-    /* each device runs its own share of the batch whole (its activations unsplit) and
-     * talks to the other n - 1 */
-    r.usable_bytes = reserve ? usable_given(reserve, memory_reserved_dp_bytes(reserve, n,
-                                                                              d->memory_bytes),
-                                            d->memory_bytes, r.weights_bytes)
-                             : memory_usable_bytes(NULL, 1, d->memory_bytes, r.weights_bytes);
+    r.usable_bytes = dp_usable_bytes(reserve, n, d->memory_bytes, r.weights_bytes);
     return with_cache(r, n);
+}
+
+inference_memory memory_inference_with_draft_for(const model_spec *m, const model_spec *draft,
+                                                 const device_spec *d, precision weights,
+                                                 precision kv, unsigned tp, bool attention_dp,
+                                                 const memory_reserve *reserve)
+{
+    if (!draft || !attention_dp || tp <= 1 || !model_moe_layers(m))
+        return memory_inference_with_draft(m, draft, d, weights, kv, tp, reserve);
+    inference_memory r = memory_inference_dp(m, d, weights, kv, tp, reserve);
+    r.weights_bytes += dp_weight_bytes(draft, weights, tp);
+    r.kv_bytes_per_token += model_kv_bytes_per_token(draft, kv);
+    r.usable_bytes = dp_usable_bytes(reserve, tp, d->memory_bytes, r.weights_bytes);
+    return with_cache(r, tp);
 }
 
 inference_memory memory_inference_for(const model_spec *m, const device_spec *d,

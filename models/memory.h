@@ -110,6 +110,17 @@ inference_memory memory_inference_with_draft(const model_spec *m, const model_sp
                                              precision kv, unsigned tp,
                                              const memory_reserve *r);
 
+/* The same where the replica may run attention data parallel over its tp devices (a
+ * mixture target, tp > 1: memory_inference_dp's layout): each device then holds the
+ * draft too, a mixture draft's routed experts spread as the target's and the rest whole
+ * (a dense draft whole on every device), and the whole cache of its own sequences in
+ * both models; kv_capacity_tokens is the devices' together.  Otherwise
+ * memory_inference_with_draft's. */
+inference_memory memory_inference_with_draft_for(const model_spec *m, const model_spec *draft,
+                                                 const device_spec *d, precision weights,
+                                                 precision kv, unsigned tp, bool attention_dp,
+                                                 const memory_reserve *r);
+
 /* The smallest power-of-two tensor parallelism, at most max_tp, whose replica holds the
  * weights and `context` tokens of cache under reserve r (NULL as above); 0 if none does. */
 unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weights,

@@ -912,6 +912,28 @@ static perf_setup iterating_draft(const perf_speculation *sp, perf_profile *own)
     return draft;
 }
 
+perf_setup perf_draft_setup(const perf_setup *target, const model_spec *draft)
+{
+    perf_setup s = *target;
+    s.model = draft;
+    s.attention_dp = attention_data_parallel(target);
+    return s;
+}
+
+/* A dense draft of an attention-data-parallel replica (perf_draft_setup) runs whole on
+ * each of the tp devices on that device's share of the sequences: draft becomes one
+ * device's setup, and the share of a batch each device runs is returned (1: the whole
+ * batch, on the setup as it was).  A mixture draft keeps perf_iteration's own path. */
+static double dense_draft_share(perf_setup *draft)
+{
+    if (!draft->attention_dp || draft->tp <= 1 || model_moe_layers(draft->model))
+        return 1;
+    double n = draft->tp;
+    draft->tp = 1;
+    draft->attention_dp = false;
+    return 1 / n;
+}
+
 double perf_speculative_draft_s(const perf_speculation *sp, unsigned batch, double context)
 {
     if (!sp->draft)
@@ -919,9 +941,13 @@ double perf_speculative_draft_s(const perf_speculation *sp, unsigned batch, doub
     perf_profile quiet;
     perf_setup draft = sp->draft->profile->draft_iterations ? iterating_draft(sp, &quiet)
                                                             : quiet_draft(sp, &quiet);
+    double seqs = batch * dense_draft_share(&draft);
     double t = 0;
-    for (unsigned i = 0; i < sp->k; i++)
-        t += perf_decode_step(&draft, batch, context + i).total_s;
+    for (unsigned i = 0; i < sp->k; i++) {
+        perf_batch b = { .decode_seqs = seqs,
+                         .decode_context = seqs * model_attended_tokens(draft.model, context + i) };
+        t += perf_iteration(&draft, &b, NULL).total_s;
+    }
     return t;
 }
 
@@ -931,8 +957,10 @@ double perf_speculative_draft_prefill_s(const perf_speculation *sp, const perf_b
         return 0;
     perf_profile quiet;
     perf_setup draft = quiet_draft(sp, &quiet);
-    perf_batch chunks = *b;
-    chunks.decode_seqs = chunks.decode_context = 0;
+    double share = dense_draft_share(&draft);
+    perf_batch chunks = { 0, 0, b->prefill_tokens * share, b->prefill_seqs * share,
+                          b->prefill_last * share, b->prefill_cached_pairs * share,
+                          b->prefill_new_pairs * share };
     return perf_iteration(&draft, &chunks, NULL).total_s;
 }
 

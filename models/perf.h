@@ -280,6 +280,14 @@ typedef struct perf_speculation {
                               * the whole batch (n-gram or self-speculation; 0: free) */
 } perf_speculation;
 
+/* The setup of a draft model beside a target set up as `target`: the same devices,
+ * precisions, profile and tp.  Where the target runs attention data parallel (a mixture
+ * over tp > 1 devices, each its own share of the sequences), so does the draft: a
+ * mixture draft as the target, a dense one whole on each device on that device's
+ * sequences (as engines run an MTP or EAGLE draft beside DP attention); elsewhere the
+ * draft is tensor parallel over the tp devices. */
+perf_setup perf_draft_setup(const perf_setup *target, const model_spec *draft);
+
 /* One round at `batch` sequences of mean context `context`: k decode steps of the draft
  * (each an iteration of its own with its host work where the profile's
  * draft_iterations says so, else GPU work inside the round's one engine iteration) and

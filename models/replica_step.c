@@ -120,8 +120,8 @@ static void window_run(replica *r, replica_run_sums *s)
 perf_speculation replica_speculation(const replica *r, perf_setup *draft)
 {
     const replica_config *c = &r->config;
-    *draft = replica_setup(r);
-    draft->model = c->draft;
+    perf_setup target = replica_setup(r);
+    *draft = perf_draft_setup(&target, c->draft);
     return (perf_speculation){ c->draft ? draft : NULL, c->spec_k, 0, c->spec_step_s };
 }
 

@@ -85,8 +85,9 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     double bytes_per_token = model_kv_bytes_per_token(m, w->kv_prec);
     const model_spec *draft = w->has_spec_draft ? &sc->catalog.models[w->spec_draft] : NULL;
     const memory_reserve *reserve = inference_reserve(w);
-    double device_tokens = draft ? memory_inference_with_draft(m, draft, d, w->prec, w->kv_prec, tp,
-                                                               reserve).kv_capacity_tokens
+    double device_tokens = draft ? memory_inference_with_draft_for(m, draft, d, w->prec, w->kv_prec,
+                                                                   tp, w->attention_dp,
+                                                                   reserve).kv_capacity_tokens
                                  : memory_inference_for(m, d, w->prec, w->kv_prec, tp,
                                                         w->attention_dp, reserve).kv_capacity_tokens;
     unsigned links = w->attention_dp ? 1 : tp;
