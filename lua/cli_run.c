@@ -282,7 +282,11 @@ static sweep_point_view view_of(const experiment_point *pt)
  * sweep or search), and its overload warnings, kept as text to print after the points'
  * lines; their results then shrink (lua/experiment.h). */
 typedef struct point_writer {
-    sweep_stream *stream;   /* NULL: no files (another rank, or one point) */
+    sweep_stream *stream;   /* NULL: no files (another rank, one point, or a failure) */
+    /* A write that failed: the experiment goes on (under MPI every rank must merge
+     * every result alike, and only rank 0 writes) and fails when it ends, nothing kept. */
+    bool failed;
+    char error[2048];
     char **warnings;        /* each point's, NULL when none */
     size_t nwarnings, capacity;
 } point_writer;
@@ -290,13 +294,17 @@ typedef struct point_writer {
 static int write_point(void *context, const experiment *x, size_t p, char *err,
                        size_t err_size)
 {
+    (void)err, (void)err_size;
     point_writer *w = context;
     const experiment_point *pt = &x->points[p];
     if (w->stream) {
         sweep_point_view view = view_of(pt), first = view_of(&x->points[0]);
         if (sweep_stream_point(w->stream, p + 1, &view, &first, pt->results.timeseries,
-                               pt->duration_s, err, err_size) != 0)
-            return -1;
+                               pt->duration_s, w->error, sizeof w->error) != 0) {
+            w->failed = true;
+            sweep_stream_abort(w->stream);
+            w->stream = NULL;
+        }
     }
     w->warnings = sim_array_grow(w->warnings, &w->capacity, p + 1, sizeof *w->warnings,
                                  "the points' warnings");
@@ -538,11 +546,15 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         }
     }
     if (status == EXPERIMENT_OK && x.nkeys && sim_mpi_rank() == 0
-        && !(writer.stream = sweep_stream_open(dir, x.keys, x.nkeys, !x.spec.has_search, err,
-                                               sizeof err)))
-        status = EXPERIMENT_FAILED;
+        && !(writer.stream = sweep_stream_open(dir, x.keys, x.nkeys, !x.spec.has_search,
+                                               writer.error, sizeof writer.error)))
+        writer.failed = true; /* said when the run ends: every rank runs it alike */
     if (status == EXPERIMENT_OK)
         status = experiment_run(&x, err, sizeof err);
+    if (status == EXPERIMENT_OK && writer.failed) {
+        snprintf(err, sizeof err, "%s", writer.error);
+        status = EXPERIMENT_FAILED;
+    }
     cli_progress_clear(&display);
     int sig = sim_interrupt_signal();
     if (sig) { /* results of several points or processes: nothing partial is written */

@@ -605,13 +605,13 @@ static void shrink_point(experiment *x, experiment_point *pt)
     for (size_t k = 0; x->spec.has_search && k < s->nconds; k++) {
         const sim_metric *m = sim_metrics_find(&pt->results.metrics, x->target_scope[k],
                                                x->target_subject[k], s->conds[k].metric);
-        if (m)
+        if (m && !sim_metrics_find(&kept, m->scope, m->subject, m->name)) /* named once */
             sim_metrics_add_metric(&kept, m);
     }
     if (x->spec.has_search && s->objective) {
         const sim_metric *o = sim_metrics_find(&pt->results.metrics, x->objective_scope,
                                                x->objective_subject, s->objective_metric);
-        if (o)
+        if (o && !sim_metrics_find(&kept, o->scope, o->subject, o->name))
             sim_metrics_add_metric(&kept, o);
     }
     uint64_t events = pt->results.events;

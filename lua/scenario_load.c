@@ -1589,6 +1589,13 @@ int scenario_load(const char *path, const scenario_load_options *options, scenar
     return scenario_load_experiment(path, options, out, NULL, err, err_size);
 }
 
+/* A new table of n array slots (under lua_pcall). */
+static int new_table(lua_State *L)
+{
+    lua_createtable(L, (int)lua_tointeger(L, 1), 0);
+    return 1;
+}
+
 /* Converts the table at root of sb's state (the file's result) with options' --set
  * overrides into out.  With undo, each override is put back after the conversion, so
  * that the table can be converted again with others. */
@@ -1602,8 +1609,14 @@ static int convert_table(sandbox *sb, int root, const char *path,
                        options->no_tp_trials, catalog_read };
     convert_job job = { &c, path, out, experiment, -1, 0, 0 };
     int undo_at = 0;
-    if (undo) {
-        lua_createtable(L, 3 * (int)options->nsets, 0);
+    if (undo) { /* made in protected mode: the state may be near its memory cap */
+        lua_pushcfunction(L, new_table);
+        lua_pushinteger(L, 3 * (lua_Integer)options->nsets);
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+            lua_pop(L, 1);
+            snprintf(err, err_size, "%s: out of memory converting the scenario", path);
+            return -1;
+        }
         undo_at = job.undo = lua_gettop(L);
     }
     lua_pushcfunction(L, convert_protected);

@@ -142,14 +142,38 @@ int sweep_stream_point(sweep_stream *s, size_t k, const sweep_point_view *point,
     return 0;
 }
 
+static const char *const POINT_FILES[] = { "summary.csv", "timeseries.csv" };
+
+/* Moves staging/<name>'s files into points/<name>, a folder already there (it holds
+ * files of the user's own, which a run leaves), replacing a point's files of an earlier
+ * run; 0, or -1 with errno set. */
+static int move_files_into(int staging_fd, int points_fd, const char *name)
+{
+    int from = openat(staging_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int to = openat(points_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int status = from >= 0 && to >= 0 ? 0 : -1;
+    for (size_t i = 0; status == 0 && i < sizeof POINT_FILES / sizeof POINT_FILES[0]; i++)
+        if (renameat(from, POINT_FILES[i], to, POINT_FILES[i]) != 0 && errno != ENOENT)
+            status = -1;
+    int saved = errno;
+    if (from >= 0)
+        close(from);
+    if (to >= 0)
+        close(to);
+    if (status == 0)
+        unlinkat(staging_fd, name, AT_REMOVEDIR);
+    errno = saved;
+    return status;
+}
+
 /* Removes staging/<k> and what a point writes in it. */
 static void remove_point(int staging_fd, size_t k)
 {
-    static const char *const files[] = { "summary.csv", "timeseries.csv" };
+    const char *const *files = POINT_FILES;
     char name[32];
     snprintf(name, sizeof name, "%zu", k);
     int fd = openat(staging_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    for (size_t i = 0; fd >= 0 && i < sizeof files / sizeof files[0]; i++)
+    for (size_t i = 0; fd >= 0 && i < sizeof POINT_FILES / sizeof POINT_FILES[0]; i++)
         unlinkat(fd, files[i], 0);
     if (fd >= 0)
         close(fd);
@@ -196,7 +220,9 @@ int sweep_stream_commit(sweep_stream *s, char *err, size_t err_size)
     for (size_t k = 1; status == 0 && k <= s->points; k++) {
         char name[32];
         snprintf(name, sizeof name, "%zu", k);
-        if (renameat(staging_fd, name, points_fd, name) != 0) {
+        if (renameat(staging_fd, name, points_fd, name) != 0
+            && ((errno != ENOTEMPTY && errno != EEXIST)
+                || move_files_into(staging_fd, points_fd, name) != 0)) {
             snprintf(err, err_size, "cannot move a point's files to %s/points/%s: %s", s->dir,
                      name, strerror(errno));
             status = -1;

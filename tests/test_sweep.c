@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -401,6 +402,74 @@ Test(sweep, grid_search_finds_the_cheapest_point_meeting_the_target, .timeout = 
     char *point = read_in("g/points/8", "summary.csv");
     cr_expect_not_null(point, "each point has its folder");
     free(point), free(csv), free(file);
+}
+
+/* Issue 37's streaming, against what a search keeps of a point once it is written: a
+ * metric named twice (the objective is the target's too) is kept once, so every probe's
+ * row counts its replications once (n = 3, not 6); and a "largest" search whose high end
+ * meets the target (4 servers at 2/s wait 0.0087 s on average by Erlang C) answers it
+ * (before, the first probe run was judged before the target's metric was known). */
+Test(sweep, a_search_keeps_each_metric_once_and_judges_its_first_probe, .timeout = 120)
+{
+    cr_assert_lt(queueing_mmc_wait_mean_s(4, 2, 1), 0.5);
+    char *file = mmc_file("twice.lua", "4h", 3,
+                          "  search = fs.search {\n"
+                          "    grid = { [\"pools.q.count\"] = { 4, 5, 6 } },\n"
+                          "    target = \"queue_wait_mean_s <= 10\",\n"
+                          "    minimise = \"queue_wait_mean_s of mm\" },");
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/t -q --no-plots", file, dir), 0, "%s", err);
+    char *csv = read_in("t", "search.csv");
+    cr_assert_not_null(csv);
+    char **rows[8];
+    size_t n = rows_where(csv, 2, "workload", rows, 8);
+    cr_assert_eq(n, 4, "three points and the answer");
+    for (size_t i = 0; i < n; i++)
+        cr_expect_str_eq(rows[i][9], "3", "row %zu: n", i + 1);
+    free_rows(rows, n);
+    free(csv), free(file);
+    file = mmc_file("largest.lua", "4h", 2,
+                    "  search = fs.search { key = \"workloads.mm.arrivals.rate\", find = "
+                    "\"largest\",\n    target = \"queue_wait_mean_s <= 0.5\", low = 1, "
+                    "high = 2 },");
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/l -q --no-plots", file, dir), 0, "%s", err);
+    cr_expect(strstr(out, "workloads.mm.arrivals.rate=2 is the largest value in [1, 2]")
+              != NULL, "%s", out);
+    free(file);
+}
+
+/* A point's folder that holds a file of the user's own stays, with the run's files
+ * replaced beside it (a run moves its files in rather than the folder); and the staging
+ * folder of a run whose process is gone is cleared by the next run. */
+Test(sweep, a_users_file_in_a_points_folder_and_a_dead_runs_staging, .timeout = 120)
+{
+    char *file = mmc_file("m.lua", "2h", 2, "");
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/u -q --no-plots --sweep pools.q.count=4,5",
+                         file, dir), 0, "%s", err);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/u/points/2", dir);
+    free(scratch_file(path, "notes.txt", "mine\n"));
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    cr_assert_gt(child, 0);
+    waitpid(child, NULL, 0); /* its pid now names no process */
+    char command[2400];
+    snprintf(command, sizeof command, "mkdir -p %s/u/.points.tmp-%ld-0/1 && touch "
+             "%s/u/.points.tmp-%ld-0/1/summary.csv", dir, (long)child, dir, (long)child);
+    cr_assert_eq(system(command), 0);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s/u -q --no-plots --sweep pools.q.count=4,5",
+                         file, dir), 0, "%s", err);
+    char *notes = read_in("u/points/2", "notes.txt"), *summary = read_in("u/points/2",
+                                                                          "summary.csv");
+    cr_expect_str_eq(notes ? notes : "", "mine\n");
+    cr_expect_not_null(summary);
+    free(notes), free(summary);
+    snprintf(path, sizeof path, "%s/u/.points.tmp-%ld-0", dir, (long)child);
+    DIR *gone = opendir(path);
+    cr_expect_null(gone, "the dead run's staging folder was cleared");
+    if (gone)
+        closedir(gone);
+    free(file);
 }
 
 /* A grid search's mistakes: exit 2, the file and line, nothing written. */
