@@ -111,13 +111,15 @@ static double grow_run_bound(const replica *r, double fewest)
 {
     const replica_config *c = &r->config;
     double step = r->step_tokens;
+    /* the room left beside what make_room counts: the sequences' own caches, the blocks
+     * they share from the prefix cache and the prompts admitted but not yet prefilled */
+    double room = c->kv_capacity_tokens - r->kv_committed - r->kv_shared - r->kv_pending;
     if (!c->model->window && step == 1) /* the run ends when the cache is full */
-        return fmin(fewest, floor((c->kv_capacity_tokens - r->kv_committed) / r->nrunning));
+        return fmin(fewest, fmax(1, floor(room / r->nrunning)));
     /* ... as plan() sees it: room for each sequence's step, the cache growing by its
      * held tokens (sliding windows) or a round's expected tokens a step */
     double growth = c->model->window ? r->run_cache_growth : r->run_growth;
-    return fmin(fewest, fmax(1, floor((c->kv_capacity_tokens - r->kv_committed
-                                       - r->nrunning * step) / growth) + 1));
+    return fmin(fewest, fmax(1, floor((room - r->nrunning * step) / growth) + 1));
 }
 
 static void grow_prefilled(replica *r, const llm_request *q, unsigned chunk)
