@@ -51,6 +51,7 @@ void bench_training_cluster(unsigned gpus, double load);
 void bench_gpu_tasks_table(int quick);
 /* A 16 x 8 sweep through the binary with --jobs 1 and --jobs 2: the speed-up. */
 void bench_sweep_table(int quick);
+void bench_small_points_table(int quick); /* first: see tests/bench/sweep.c */
 
 /* Events per second of the bare M/M/8 loop for this many customers (best of repeats). */
 double bench_mm8_bare_rate(uint64_t customers);

@@ -97,6 +97,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "--sweep")) { /* the sweeps alone, for an A/B */
+        bench_small_points_table(0);
+        printf("\n");
         bench_sweep_table(0);
         return 0;
     }
@@ -106,6 +108,8 @@ int main(int argc, char **argv)
         bench_training_ladder_table(0);
         return 0;
     }
+    bench_small_points_table(quick); /* first, while this process is small */
+    printf("\n");
     bench_mm8_table(quick);
     printf("\n");
     bench_cli_table(quick);
