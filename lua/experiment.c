@@ -336,6 +336,14 @@ static void locate(const task_round *r, size_t task, size_t *point, unsigned *re
     *replication = (unsigned)(task - r->offsets[i]);
 }
 
+/* A worker's copy of the experiment, with the scenario and the Lua state its tasks
+ * loaded, released as the worker exits. */
+static void release_in_worker(void *context)
+{
+    task_round *r = context;
+    experiment_release(r->x);
+}
+
 static void describe_task(void *context, size_t task, char *buf, size_t size)
 {
     task_round *r = context;
@@ -443,6 +451,7 @@ static experiment_status run_points(experiment *x, size_t first, size_t n, char 
         r.offsets[i + 1] = r.offsets[i] + x->points[first + i].replications;
     sim_tasks_config config = x->options.tasks;
     config.describe = describe_task;
+    config.worker_exit = release_in_worker;
     sim_tasks_status status = sim_tasks_run(&config, r.offsets[n], run_task, merge_task, &r,
                                             err, err_size);
     free(r.offsets);

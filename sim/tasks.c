@@ -10,7 +10,8 @@ sim_tasks_status sim_tasks_run(const sim_tasks_config *config, size_t ntasks,
     if (config->mpi)
         return sim_mpi_tasks_run(ntasks, run, merge, context, err, err_size);
     if (config->jobs > 1 && ntasks > 1)
-        return sim_workers_run(config->jobs, ntasks, config->describe, run, merge, context, err, err_size);
+        return sim_workers_run(config->jobs, ntasks, config->describe, config->worker_exit, run,
+                               merge, context, err, err_size);
     /* Here, through the same bytes as a worker's, so a run does not depend on --jobs. */
     sim_tasks_status status = SIM_TASKS_OK;
     for (size_t t = 0; t < ntasks && status == SIM_TASKS_OK; t++) {

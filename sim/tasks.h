@@ -26,10 +26,15 @@ typedef int (*sim_task_merge_fn)(void *context, size_t task, const unsigned char
 /* Names task `task` in messages ("point 3, replication 2"), into buf. */
 typedef void (*sim_task_describe_fn)(void *context, size_t task, char *buf, size_t size);
 
+/* In a forked worker whose tasks are done, just before it exits: releases what its tasks
+ * loaded there, so that a memory checker following the worker finds nothing lost. */
+typedef void (*sim_task_exit_fn)(void *context);
+
 typedef struct sim_tasks_config {
     unsigned jobs;  /* worker processes (0 or 1: run in this process) */
     bool mpi;       /* spread over the ranks of the MPI job instead (sim_mpi_size() > 1) */
     sim_task_describe_fn describe; /* NULL: tasks are named by number */
+    sim_task_exit_fn worker_exit;  /* NULL: nothing to release */
 } sim_tasks_config;
 
 typedef enum sim_tasks_status {

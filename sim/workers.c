@@ -74,7 +74,7 @@ static void close_fd(int *fd)
 
 /* The worker's life: tasks in, results out, until its task pipe closes. */
 static _Noreturn void worker_main(int task_fd, int result_fd, sim_task_run_fn run,
-                                  void *context)
+                                  sim_task_exit_fn worker_exit, void *context)
 {
     uint64_t task;
     int got;
@@ -87,6 +87,8 @@ static _Noreturn void worker_main(int task_fd, int result_fd, sim_task_run_fn ru
             _exit(3); /* the parent stopped listening */
         sim_wire_release(&result);
     }
+    if (worker_exit)
+        worker_exit(context);
     _exit(got == 0 ? 0 : 3);
 }
 
@@ -119,7 +121,8 @@ static pid_t reap(pid_t pid, int *status)
     return r;
 }
 
-static int start_workers(worker *w, unsigned n, sim_task_run_fn run, void *context, char *err,
+static int start_workers(worker *w, unsigned n, sim_task_run_fn run,
+                         sim_task_exit_fn worker_exit, void *context, char *err,
                          size_t err_size)
 {
     fflush(NULL); /* a child must not write the parent's buffered output again */
@@ -150,7 +153,7 @@ static int start_workers(worker *w, unsigned n, sim_task_run_fn run, void *conte
             close(results[0]);
             signal(SIGPIPE, SIG_DFL);
             sim_interrupt_reset_in_child();
-            worker_main(tasks[0], results[1], run, context);
+            worker_main(tasks[0], results[1], run, worker_exit, context);
         }
         close(tasks[0]);
         close(results[1]);
@@ -265,8 +268,9 @@ static void finish(task_round *r)
 }
 
 sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe_fn describe,
-                                 sim_task_run_fn run, sim_task_merge_fn merge, void *context,
-                                 char *err, size_t err_size)
+                                 sim_task_exit_fn worker_exit, sim_task_run_fn run,
+                                 sim_task_merge_fn merge, void *context, char *err,
+                                 size_t err_size)
 {
     unsigned n = jobs < ntasks ? jobs : (unsigned)ntasks;
     task_round r = { calloc(n + 1, sizeof *r.w), n, ntasks, 0, 0, calloc(ntasks + 1, sizeof *r.results),
@@ -283,7 +287,7 @@ sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe
     sigaction(SIGPIPE, &ignore, &saved);
 
     sim_interrupt_defer(true); /* a signal is forwarded to the workers below */
-    if (start_workers(r.w, n, run, context, err, err_size) != 0)
+    if (start_workers(r.w, n, run, worker_exit, context, err, err_size) != 0)
         r.status = SIM_TASKS_WORKER_FAILED;
     for (unsigned i = 0; i < n && r.status == SIM_TASKS_OK; i++)
         dispatch(&r, i);

@@ -11,7 +11,8 @@
  * result) stops the round with SIM_TASKS_WORKER_FAILED and a message naming the task;
  * the other workers are then killed.  Every worker has been waited for on return. */
 sim_tasks_status sim_workers_run(unsigned jobs, size_t ntasks, sim_task_describe_fn describe,
-                                 sim_task_run_fn run, sim_task_merge_fn merge, void *context,
-                                 char *err, size_t err_size);
+                                 sim_task_exit_fn worker_exit, sim_task_run_fn run,
+                                 sim_task_merge_fn merge, void *context, char *err,
+                                 size_t err_size);
 
 #endif
