@@ -78,31 +78,34 @@ static void remove_names(int at_fd, const char *const *names, size_t n)
         unlinkat(at_fd, names[i], 0); /* a link of that name goes, not its target */
 }
 
+void output_remove_points_folder(int at_fd, const char *name)
+{
+    DIR *d = open_inside(at_fd, name);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!is_number(e->d_name))
+            continue;
+        DIR *point = open_inside(dirfd(d), e->d_name);
+        if (point) {
+            remove_names(dirfd(point), RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
+            closedir(point);
+        }
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    if (d)
+        closedir(d);
+    unlinkat(at_fd, name, AT_REMOVEDIR); /* only when empty; never through a link */
+}
+
 /* The staging folders (output/sweep_stream.h: ".points.tmp-PID-N") of runs whose
- * process is gone (killed, or out of memory), with the point folders in them; a live
- * run's is left alone. */
+ * process is gone (killed, or out of memory); a live run's is left alone. */
 static void remove_dead_staging(int top)
 {
     DIR *d = fdopendir(dup(top));
     for (struct dirent *e; d && (e = readdir(d));) {
         long pid = 0;
-        if (sscanf(e->d_name, ".points.tmp-%ld-", &pid) != 1 || pid <= 0
-            || !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-            continue;
-        DIR *staging = open_inside(dirfd(d), e->d_name);
-        for (struct dirent *p; staging && (p = readdir(staging));) {
-            if (!is_number(p->d_name))
-                continue;
-            DIR *point = open_inside(dirfd(staging), p->d_name);
-            if (point) {
-                remove_names(dirfd(point), RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
-                closedir(point);
-            }
-            unlinkat(dirfd(staging), p->d_name, AT_REMOVEDIR);
-        }
-        if (staging)
-            closedir(staging);
-        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        if (sscanf(e->d_name, ".points.tmp-%ld-", &pid) == 1 && pid > 0
+            && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            output_remove_points_folder(dirfd(d), e->d_name);
     }
     if (d)
         closedir(d);
@@ -134,20 +137,7 @@ void output_clear_run_folder(const char *dir)
     if (d)
         closedir(d);
     unlinkat(top, "plots", AT_REMOVEDIR); /* only when empty; never through a link */
-    d = open_inside(top, "points");
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (!is_number(e->d_name))
-            continue;
-        DIR *point = open_inside(dirfd(d), e->d_name);
-        if (point) {
-            remove_names(dirfd(point), RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
-            closedir(point);
-        }
-        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-    }
-    if (d)
-        closedir(d);
-    unlinkat(top, "points", AT_REMOVEDIR);
+    output_remove_points_folder(top, "points");
     remove_dead_staging(top);
     close(top);
 }

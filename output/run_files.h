@@ -28,6 +28,11 @@ void output_forget_run_files(const char *dir);
  * without following links: a link there is left alone, and what it points to too. */
 void output_clear_run_folder(const char *dir);
 
+/* Removes the folder `name` inside the folder at_fd when it holds only point folders
+ * (1, 2, ...) of a run's files: those files and folders go, anything else stays (and
+ * with it the folder).  Never follows a link. */
+void output_remove_points_folder(int at_fd, const char *name);
+
 /* 0 when DIR's plots/, points/ and points/<k>/ are folders or absent; -1 with a message
  * when one is a link or a file (a run checks before it starts, so that nothing is
  * cleared or written through it). */

@@ -14,6 +14,7 @@
 #include "output/atomic_file.h"
 #include "output/csv_write.h"
 #include "output/results.h"
+#include "output/run_files.h"
 
 struct sweep_stream {
     char *dir;
@@ -166,31 +167,11 @@ static int move_files_into(int staging_fd, int points_fd, const char *name)
     return status;
 }
 
-/* Removes staging/<k> and what a point writes in it. */
-static void remove_point(int staging_fd, size_t k)
-{
-    const char *const *files = POINT_FILES;
-    char name[32];
-    snprintf(name, sizeof name, "%zu", k);
-    int fd = openat(staging_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    for (size_t i = 0; fd >= 0 && i < sizeof POINT_FILES / sizeof POINT_FILES[0]; i++)
-        unlinkat(fd, files[i], 0);
-    if (fd >= 0)
-        close(fd);
-    unlinkat(staging_fd, name, AT_REMOVEDIR);
-}
-
 /* Removes the staging folder and the folders still in it; frees s. */
 static void release(sweep_stream *s)
 {
-    if (s->dir_fd >= 0 && s->staging[0]) {
-        int fd = openat(s->dir_fd, s->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        for (size_t k = 1; fd >= 0 && k <= s->points; k++)
-            remove_point(fd, k);
-        if (fd >= 0)
-            close(fd);
-        unlinkat(s->dir_fd, s->staging, AT_REMOVEDIR);
-    }
+    if (s->dir_fd >= 0 && s->staging[0])
+        output_remove_points_folder(s->dir_fd, s->staging);
     if (s->dir_fd >= 0)
         close(s->dir_fd);
     free(s->dir);
