@@ -72,6 +72,7 @@ typedef struct op_series {
     op_point *p;
     size_t count;
     double peak, bandwidth; /* the references */
+    bool score_fitted;      /* decode attention: the scores' bytes a parameter */
 } op_series;
 
 /* The medians of kind's shapes (repeats of one shape are consecutive). */
@@ -192,13 +193,16 @@ static double pass_model(const double *t, size_t i, void *data)
     return fmax(exp(t[2]), p->bytes / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1]))));
 }
 
-/* theta: log bandwidth efficiency, log width_half, log floor, log compute efficiency. */
+/* theta: log bandwidth efficiency, log width_half, log floor, log compute efficiency, log
+ * time per sequence x kv head (m), and where the samples have two query groups or more,
+ * log score bytes (per query head and cached token: m x k x n scores) */
 static double decode_model(const double *t, size_t i, void *data)
 {
     const op_series *s = data;
     const op_point *p = &s->p[i];
-    double m = p->bytes / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
-    return exp(t[2]) + fmax(m, p->flops / (s->peak * exp(t[3])));
+    double scores = s->score_fitted ? exp(t[5]) * p->m * p->k * p->n : 0;
+    double m = (p->bytes + scores) / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
+    return exp(t[2]) + p->m * exp(t[4]) + fmax(m, p->flops / (s->peak * exp(t[3])));
 }
 
 /* theta: log efficiency, log floor. */
@@ -229,7 +233,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
         snprintf(err, err_size, "out of memory");
         return -1;
     }
-    op_series s = { p, medians_of(samples, "op_gemm", p), 0, 0 };
+    op_series s = { p, medians_of(samples, "op_gemm", p), 0, 0, false };
     if (s.count < 5) {
         snprintf(err, err_size, "no operator GEMM series in the samples (%zu shapes)", s.count);
         free(p);
@@ -293,14 +297,26 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     if (npass)
         out->spread[SPREAD_PASSES] = calib_median(pass_spread, npass, NULL);
     s.count = medians_of(samples, "op_attn_decode", p);
-    if (s.count >= 4) {
-        double th[4] = { 0 };
-        const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3),
-                                  log(0.2), log(1), log(1e-6), log(0.1) };
-        fit_best(decode_model, &s, p, s.count, th, 4, starts, 2);
+    /* the scores' bytes are told apart from the cache's only across query groups (their
+     * ratio is k / (2 x head size x bytes) at every shape of one group) */
+    s.score_fitted = false;
+    for (size_t i = 1; i < s.count; i++)
+        s.score_fitted |= p[i].k != p[0].k;
+    size_t nd = s.score_fitted ? 6 : 5;
+    if (s.count >= nd + 2) {
+        double th[6] = { 0 };
+        const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3), log(1e-6), log(8),
+                                  log(0.2), log(1), log(1e-6), log(0.1), log(1e-7), log(32),
+                                  log(1), log(0.1), log(3e-5), log(1), log(1e-9), log(1) };
+        double one_group[15];
+        for (size_t k = 0; k < 3; k++)
+            memcpy(one_group + 5 * k, starts + 6 * k, 5 * sizeof *one_group);
+        fit_best(decode_model, &s, p, s.count, th, nd, nd == 6 ? starts : one_group, 3);
         out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, &s, p,
                                                  s.count, th);
-        t->attn_decode = (perf_attn_decode_constants){ exp(th[0]), exp(th[1]), exp(th[2]) };
+        t->attn_decode = (perf_attn_decode_constants){
+            .efficiency = exp(th[0]), .width_half = exp(th[1]), .floor_s = exp(th[2]),
+            .per_head_s = exp(th[4]), .score_bytes = s.score_fitted ? exp(th[5]) : 0 };
         t->attn_prefill.cached_efficiency = exp(th[3]);
     }
     s.count = medians_of(samples, "op_attn_prefill", p);

@@ -36,8 +36,12 @@ int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const c
         fprintf(out, "      %s = { efficiency = %.6g, tokens_half = %.6g, floor_s = %.6g },\n",
                 PASS_NAMES[i], t->pass[i].efficiency, t->pass[i].tokens_half, t->pass[i].floor_s);
     fprintf(out, "    },\n    attention_decode = { efficiency = %.6g, width_half = %.6g, "
-            "floor_s = %.6g },\n", t->attn_decode.efficiency, t->attn_decode.width_half,
+            "floor_s = %.6g", t->attn_decode.efficiency, t->attn_decode.width_half,
             t->attn_decode.floor_s);
+    if (t->attn_decode.per_head_s > 0 || t->attn_decode.score_bytes > 0)
+        fprintf(out, ", per_head_s = %.6g, score_bytes = %.6g", t->attn_decode.per_head_s,
+                t->attn_decode.score_bytes);
+    fprintf(out, " },\n");
     fprintf(out, "    attention_prefill = { cached_efficiency = %.6g, new_efficiency = %.6g, "
             "floor_s = %.6g },\n", t->attn_prefill.cached_efficiency,
             t->attn_prefill.new_efficiency, t->attn_prefill.floor_s);

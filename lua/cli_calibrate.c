@@ -557,9 +557,11 @@ static void print_ops(const calib_ops_result *ops, const char *model)
     if (t->gemm.vector_bandwidth_efficiency > 0)
         printf(" (one token: %.3f)", t->gemm.vector_bandwidth_efficiency);
     printf(", overlap %.2f, floor %.3g us\n", t->gemm.overlap, 1e6 * t->gemm.floor_s);
-    printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us; prefill: %.3f "
-           "of the peak\n", t->attn_decode.efficiency, t->attn_decode.width_half,
-           1e6 * t->attn_decode.floor_s, t->attn_prefill.new_efficiency);
+    printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us, %.3g us a "
+           "sequence x kv head, %.3g bytes a score; prefill: %.3f of the peak\n",
+           t->attn_decode.efficiency, t->attn_decode.width_half, 1e6 * t->attn_decode.floor_s,
+           1e6 * t->attn_decode.per_head_s, t->attn_decode.score_bytes,
+           t->attn_prefill.new_efficiency);
     printf("fits (relative error over the shapes; spread: of the repeats, q3 - q1 over the "
            "median):\n");
     for (size_t i = 0; i < ops->nfits; i++)

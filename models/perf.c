@@ -363,7 +363,8 @@ static void decode_attention_per_token(const step *s, double seqs, double *compu
     const perf_family *f = s->f;
     double bw = s->d->bandwidth_bytes_per_s * f->attn_decode.efficiency * s->mscale
                 * sat(seqs * s->kv_heads, f->attn_decode.width_half);
-    *memory = s->cache_bytes / bw;
+    /* an unfused engine's scores: each query head's, written and read back, per token */
+    *memory = (s->cache_bytes + s->q_heads * f->attn_decode.score_bytes) / bw;
     *compute = s->decode_flops / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale);
 }
 
@@ -725,7 +726,9 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
     if (b->decode_seqs > 0) {
         double compute, memory;
         decode_attention_per_token(s, b->decode_seqs, &compute, &memory);
-        add_affine(&o[OP_ATTN_DECODE], L, floor_s(s, f->attn_decode.floor_s),
+        /* an unfused engine's dispatch per sequence and kv head, a layer */
+        double per_head = b->decode_seqs * s->kv_heads * f->attn_decode.per_head_s;
+        add_affine(&o[OP_ATTN_DECODE], L, floor_s(s, f->attn_decode.floor_s) + per_head,
                    compute * b->decode_context, memory * b->decode_context, 0);
     }
     if (b->prefill_tokens > 0) {

@@ -14,8 +14,10 @@
  *                                        M = bytes / (BW e_mem)   (e_mem at one token:
  *                                        the vector kernel's, where the table has one)
  *   memory pass (bytes, T tokens)    t = max(floor, bytes / (BW e sat(T, tokens_half)))
- *   attention, decode                t = floor + cache bytes / (BW e sat(seqs x kv heads,
- *                                        width_half))
+ *   attention, decode                t = floor + seqs x kv heads x per_head
+ *                                        + (cache bytes + query heads x context x
+ *                                        score_bytes) / (BW e sat(seqs x kv heads,
+ *                                        width_half))   (per_head, score_bytes: 0 fused)
  *   attention, prefill               t = floor + F_cached / (P e_cached) + F_new / (P e_new)
  *   all-reduce of n devices          t = alpha + 2 (n - 1) / n x bytes / (e x link)
  *   host, per iteration              t = base + per_seq x sequences (+ tp terms if tp > 1)
@@ -69,6 +71,15 @@ typedef struct perf_attn_decode_constants {
     double efficiency;           /* of peak bandwidth, reading the cache */
     double width_half;           /* sequences x kv heads per device at half of it */
     double floor_s;
+    /* An engine that runs attention as separate operators (eager PyTorch: a batched
+     * product, a scale, a softmax, a second product) rather than one fused kernel pays
+     * two costs a fused kernel does not: a dispatch per sequence and kv head (the
+     * batched product loops over its matrices), and the scores' round trips through
+     * memory, score_bytes for each query head and cached token, at the cache's stream.
+     * Both 0 in a fused kernel (every GPU family); fitted from operator samples with
+     * two or more query groups (kernels/calib_ops_fit.c). */
+    double per_head_s;
+    double score_bytes;
 } perf_attn_decode_constants;
 
 typedef struct perf_attn_prefill_constants {
