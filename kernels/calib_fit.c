@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
 
 static int by_value(const void *a, const void *b)
@@ -21,6 +22,43 @@ static double quantile(const double *sorted, size_t n, double q)
     double at = q * (double)(n - 1);
     size_t i = (size_t)floor(at);
     return i + 1 < n ? sorted[i] + (at - (double)i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+}
+
+int calib_fit_standard_errors(double *jacobian, size_t m, size_t p, double rss, double *se)
+{
+    if (p == 0)
+        return 0;
+    if (m <= p) {
+        for (size_t j = 0; j < p; j++)
+            se[j] = INFINITY;
+        return 0;
+    }
+    gsl_matrix_view J = gsl_matrix_view_array(jacobian, m, p);
+    gsl_matrix *V = gsl_matrix_alloc(p, p);
+    gsl_vector *S = gsl_vector_alloc(p), *work = gsl_vector_alloc(p);
+    int status = -1;
+    if (!V || !S || !work || gsl_linalg_SV_decomp(&J.matrix, V, S, work) != 0)
+        goto done;
+    double s2 = rss / (double)(m - p), smax = gsl_vector_get(S, 0);
+    for (size_t j = 0; j < p; j++) {
+        double var = 0;
+        bool blind = false;
+        for (size_t c = 0; c < p; c++) {
+            double v = gsl_matrix_get(V, j, c), sv = gsl_vector_get(S, c);
+            if (sv <= 1e-10 * smax) {
+                blind |= fabs(v) > 1e-6;
+                continue;
+            }
+            var += v * v / (sv * sv);
+        }
+        se[j] = blind ? INFINITY : sqrt(s2 * var);
+    }
+    status = 0;
+done:
+    gsl_matrix_free(V);
+    gsl_vector_free(S);
+    gsl_vector_free(work);
+    return status;
 }
 
 double calib_median(double *values, size_t n, double *iqr)

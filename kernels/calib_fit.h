@@ -53,6 +53,13 @@ int calib_fit_saturation(const double *size, const double *rate, size_t n,
 int calib_fit_half(const double *size, const double *rate, size_t n, double peak,
                    calib_saturation *out);
 
+/* Standard errors of a least-squares fit's p parameters from its m x p Jacobian of the
+ * residuals (row-major; destroyed) and their sum of squares: s^2 (J'J)^-1 with s^2 = rss
+ * / (m - p), through J's singular values, so that a direction the rows do not see (a
+ * singular value under 1e-10 of the largest) gives every parameter along it an infinite
+ * error.  m <= p: every error infinite.  0, or -1 when the decomposition fails. */
+int calib_fit_standard_errors(double *jacobian, size_t m, size_t p, double rss, double *se);
+
 /* The median and the interquartile range of n values (sorted in place). */
 double calib_median(double *values, size_t n, double *iqr);
 

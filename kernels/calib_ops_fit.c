@@ -147,6 +147,34 @@ static void fit_best(calib_model_fn f, void *data, const op_point *p, size_t n, 
     free(y);
 }
 
+/* Standard errors of theta's n parameters (logs: an error of 1 is a factor of e either
+ * way) from the relative residuals' Jacobian at theta (central differences). */
+static void log_errors(calib_model_fn f, void *data, const op_point *p, size_t count,
+                       const double *theta, size_t n, double *se)
+{
+    double *J = malloc((count * n + 1) * sizeof *J), rss = 0, t[8];
+    for (size_t j = 0; j < n; j++)
+        se[j] = NAN;
+    if (!J)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        double r = f(theta, i, data) / p[i].seconds - 1;
+        rss += r * r;
+    }
+    const double h = 1e-4;
+    for (size_t j = 0; j < n; j++) {
+        memcpy(t, theta, n * sizeof *t);
+        for (size_t i = 0; i < count; i++) {
+            t[j] = theta[j] + h;
+            double up = f(t, i, data);
+            t[j] = theta[j] - h;
+            J[i * n + j] = (up - f(t, i, data)) / (2 * h * p[i].seconds);
+        }
+    }
+    calib_fit_standard_errors(J, count, n, rss, se);
+    free(J);
+}
+
 /* ---- the classes ------------------------------------------------------------------------ */
 
 /* theta: log efficiency, log tokens_half, log bandwidth efficiency, overlap (logistic),
@@ -225,6 +253,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
 {
     gsl_set_error_handler_off();
     memset(out, 0, sizeof *out);
+    out->score_log_se = NAN;
     out->table = *fallback;
     out->table.name = "calibrated";
     out->table.profiled = "this device's operators (fleetsim calibrate --model)";
@@ -312,6 +341,19 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
         for (size_t k = 0; k < 3; k++)
             memcpy(one_group + 5 * k, starts + 6 * k, 5 * sizeof *one_group);
         fit_best(decode_model, &s, p, s.count, th, nd, nd == 6 ? starts : one_group, 3);
+        out->score_log_se = NAN;
+        if (s.score_fitted) {
+            /* the scores kept only where the samples determine them: their log's error
+             * under 1 (a factor of e), else left out as with one group */
+            double se[6];
+            log_errors(decode_model, &s, p, s.count, th, nd, se);
+            out->score_log_se = se[5];
+            if (!(se[5] < 1)) {
+                s.score_fitted = false;
+                nd = 5;
+                fit_best(decode_model, &s, p, s.count, th, nd, one_group, 3);
+            }
+        }
         out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, &s, p,
                                                  s.count, th);
         t->attn_decode = (perf_attn_decode_constants){

@@ -1,13 +1,12 @@
 /* Fitting engine-level parameters to measured step times (see calib_steps.h). */
 #include "kernels/calib_steps.h"
 
-#include <gsl/gsl_linalg.h>
-#include <gsl/gsl_matrix.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/calib_fit.h"
 #include "kernels/calib_ops.h"
 
 #define NPARAMS CALIB_STEPS_NPARAMS
@@ -226,15 +225,9 @@ static void standard_errors(const fit_data *d, const double *y, double se[NPARAM
     }
     if (p == 0)
         return;
-    if (d->m <= p) {
-        for (size_t j = 0; j < p; j++)
-            se[idx[j]] = INFINITY;
+    double *J = malloc(d->m * p * sizeof *J), e[NPARAMS];
+    if (!J)
         return;
-    }
-    gsl_matrix *J = gsl_matrix_alloc(d->m, p), *V = gsl_matrix_alloc(p, p);
-    gsl_vector *S = gsl_vector_alloc(p), *work = gsl_vector_alloc(p);
-    if (!J || !V || !S || !work)
-        goto done;
     double rss = 0;
     calib_steps_params q = params_set(d->value);
     for (size_t i = 0; i < d->m; i++) {
@@ -257,32 +250,13 @@ static void standard_errors(const fit_data *d, const double *y, double se[NPARAM
         }
         calib_steps_params qu = params_set(up), qd = params_set(down);
         for (size_t i = 0; i < d->m; i++)
-            gsl_matrix_set(J, i, j, (predict_with(d, &qu, i) - predict_with(d, &qd, i))
-                                        / (y[i] * (IS_SHARE[k] ? 2 * h : up[k] - down[k])));
+            J[i * p + j] = (predict_with(d, &qu, i) - predict_with(d, &qd, i))
+                           / (y[i] * (IS_SHARE[k] ? 2 * h : up[k] - down[k]));
     }
-    double s2 = rss / (double)(d->m - p);
-    if (gsl_linalg_SV_decomp(J, V, S, work) != 0)
-        goto done;
-    double smax = gsl_vector_get(S, 0);
-    for (size_t j = 0; j < p; j++) {
-        double var = 0;
-        bool blind = false;
-        for (size_t c = 0; c < p; c++) {
-            double v = gsl_matrix_get(V, j, c), sv = gsl_vector_get(S, c);
-            if (sv <= 1e-10 * smax) {
-                blind |= fabs(v) > 1e-6;
-                continue;
-            }
-            var += v * v / (sv * sv);
-        }
-        double e = blind ? INFINITY : sqrt(s2 * var);
-        se[idx[j]] = IS_SHARE[idx[j]] ? e * d->value[idx[j]] : e; /* a share: share x log's */
-    }
-done:
-    gsl_matrix_free(J);
-    gsl_matrix_free(V);
-    gsl_vector_free(S);
-    gsl_vector_free(work);
+    if (calib_fit_standard_errors(J, d->m, p, rss, e) == 0)
+        for (size_t j = 0; j < p; j++) /* a share's: the share times its log's */
+            se[idx[j]] = IS_SHARE[idx[j]] ? e[j] * d->value[idx[j]] : e[j];
+    free(J);
 }
 
 /* Fits the rows, keeping at the profile's value each parameter the rows cannot determine

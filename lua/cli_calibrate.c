@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -558,10 +559,17 @@ static void print_ops(const calib_ops_result *ops, const char *model)
         printf(" (one token: %.3f)", t->gemm.vector_bandwidth_efficiency);
     printf(", overlap %.2f, floor %.3g us\n", t->gemm.overlap, 1e6 * t->gemm.floor_s);
     printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us, %.3g us a "
-           "sequence x kv head, %.3g bytes a score; prefill: %.3f of the peak\n",
-           t->attn_decode.efficiency, t->attn_decode.width_half, 1e6 * t->attn_decode.floor_s,
-           1e6 * t->attn_decode.per_head_s, t->attn_decode.score_bytes,
-           t->attn_prefill.new_efficiency);
+           "sequence x kv head, ", t->attn_decode.efficiency, t->attn_decode.width_half,
+           1e6 * t->attn_decode.floor_s, 1e6 * t->attn_decode.per_head_s);
+    if (t->attn_decode.score_bytes > 0)
+        printf("%.3g bytes a score (x/ %.2f)", t->attn_decode.score_bytes,
+               exp(ops->score_log_se));
+    else if (isnan(ops->score_log_se))
+        printf("scores not fitted (one query group)");
+    else
+        printf("scores not determined by the samples (x/ %.3g): left out",
+               exp(ops->score_log_se));
+    printf("; prefill: %.3f of the peak\n", t->attn_prefill.new_efficiency);
     printf("fits (relative error over the shapes; spread: of the repeats, q3 - q1 over the "
            "median):\n");
     for (size_t i = 0; i < ops->nfits; i++)

@@ -750,10 +750,35 @@ Test(calib_steps, eager_attentions_dispatch_and_scores_are_fitted_across_query_g
     cr_expect(fabs(back.perf.operators.attn_decode.score_bytes / a->score_bytes - 1) < 1e-5);
     scratch_remove_dir(dir);
 
+    cr_expect_lt(ops->score_log_se, 0.05, "the scores' log error %g", ops->score_log_se);
+
     /* one query group: the scores are the cache's share, not a parameter */
     cr_assert_eq(calib_ops_fit_all(&one, perf_family_of(&d), ops, err, sizeof err), 0, "%s", err);
     cr_expect_eq(ops->table.attn_decode.score_bytes, 0);
+    cr_expect(isnan(ops->score_log_se));
     cr_expect(ops->table.attn_decode.per_head_s > 0);
+
+    /* two groups whose times hold no scores, measured with a spread of 3% either way: the
+     * fit cannot pin their bytes (any share small enough fits the noise) and leaves them
+     * out, the rest as fitted */
+    calib_samples none = { 0 };
+    for (size_t i = 0; i < two.count; i++) {
+        calib_sample s = two.items[i];
+        if (!strcmp(s.kind, "op_attn_decode"))
+            s.seconds = (floor + s.m * per_head + s.bytes / bw) * (i % 3 == 0   ? 1.03
+                                                                   : i % 3 == 1 ? 0.97
+                                                                                : 1);
+        cr_assert_eq(calib_samples_add(&none, &s), 0);
+    }
+    cr_assert_eq(calib_ops_fit_all(&none, perf_family_of(&d), ops, err, sizeof err), 0, "%s",
+                 err);
+    cr_expect_eq(ops->table.attn_decode.score_bytes, 0);
+    cr_expect(!(ops->score_log_se < 1), "the scores' log error %g", ops->score_log_se);
+    /* the dispatch still found, within what 3% on 18 shapes leaves of it (a seventh to a
+     * fifth of the smallest shapes' times) */
+    cr_expect(fabs(ops->table.attn_decode.per_head_s / per_head - 1) < 0.25, "per head %g s",
+              ops->table.attn_decode.per_head_s);
+    calib_samples_release(&none);
     free(ops);
     calib_samples_release(&two);
     calib_samples_release(&one);
