@@ -78,9 +78,12 @@ typedef struct calib_ops_result {
     double cache_bytes;  /* the last-level cache the ceilings were judged by (0: unknown) */
     double memory_bytes_per_s; /* the memory bandwidth they were judged by (0: unknown,
                                 * nothing judged) */
-    double score_log_se;  /* decode attention's scores: the standard error of their
-                           * fitted log (kept where under 1; NAN: not fitted, the samples
-                           * had one query group) */
+    double score_log_se;  /* decode attention's scores: the standard error of the log of
+                           * their accesses (kept where under 1; NAN: not fitted, the
+                           * samples had one query group or too few shapes) */
+    double decode_products_floor; /* where no decode shape was bound by its products: the
+                                   * least efficiency of them that keeps every shape on
+                                   * its stream (0: some shape was bound) */
 } calib_ops_result;
 
 /* True when samples hold operator series (kinds op_*). */
@@ -91,8 +94,10 @@ bool calib_ops_present(const calib_samples *samples);
  * efficiency rising as tokens / (tokens + tokens_half); passes max(floor, bytes at a
  * share of bandwidth rising with tokens); decode attention floor + sequences x kv heads
  * x per_head + max(compute, cache bytes and scores at a share rising with sequences x kv
- * heads), the scores' bytes fitted where the samples have two query groups or more and
- * determine them (score_log_se), else 0; prefill attention floor + flops at
+ * heads), per_head from 7 shapes, the scores' accesses where the samples also have two
+ * query groups and determine them (score_log_se), else 0; the products' efficiency
+ * (the table's cached pairs) where some shape is bound by them, else the prefill's,
+ * at least what the samples allow; prefill attention floor + flops at
  * a share of the peak.  The references are the best GEMM rate and the best weight-
  * streaming rate (one token) measured.  A class without samples keeps fallback's row
  * (the device's family).  0, or -1 with a message (no GEMM samples). */

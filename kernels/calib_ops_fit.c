@@ -72,7 +72,9 @@ typedef struct op_series {
     op_point *p;
     size_t count;
     double peak, bandwidth; /* the references */
-    bool score_fitted;      /* decode attention: the scores' bytes a parameter */
+    bool per_head_fitted;   /* decode attention: its time per sequence x kv head ... */
+    bool score_fitted;      /* ... and its accesses to each score, parameters */
+    double element_bytes;   /* a score's, at the samples' precision */
 } op_series;
 
 /* The medians of kind's shapes (repeats of one shape are consecutive). */
@@ -221,16 +223,18 @@ static double pass_model(const double *t, size_t i, void *data)
     return fmax(exp(t[2]), p->bytes / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1]))));
 }
 
-/* theta: log bandwidth efficiency, log width_half, log floor, log compute efficiency, log
- * time per sequence x kv head (m), and where the samples have two query groups or more,
- * log score bytes (per query head and cached token: m x k x n scores) */
+/* theta: log bandwidth efficiency, log width_half, log floor, log compute efficiency;
+ * where the samples have enough shapes, log time per sequence x kv head (m); and where
+ * they also have two query groups or more, log accesses to each score (m x k x n scores
+ * of s->element_bytes) */
 static double decode_model(const double *t, size_t i, void *data)
 {
     const op_series *s = data;
     const op_point *p = &s->p[i];
-    double scores = s->score_fitted ? exp(t[5]) * p->m * p->k * p->n : 0;
-    double m = (p->bytes + scores) / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
-    return exp(t[2]) + p->m * exp(t[4]) + fmax(m, p->flops / (s->peak * exp(t[3])));
+    double scores = s->score_fitted ? exp(t[5]) * s->element_bytes * p->m * p->k * p->n : 0;
+    double dispatch = s->per_head_fitted ? p->m * exp(t[4]) : 0;
+    double stream = (p->bytes + scores) / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
+    return exp(t[2]) + dispatch + fmax(stream, p->flops / (s->peak * exp(t[3])));
 }
 
 /* theta: log efficiency, log floor. */
@@ -248,6 +252,76 @@ bool calib_ops_present(const calib_samples *samples)
     return false;
 }
 
+/* Decode attention's fit (s->count medians in p) into out->table: the whole form where
+ * the shapes allow (7 for five parameters, 8 with the scores), the scores only where the
+ * samples have two query groups and pin them, the form without the dispatch from 4
+ * shapes; fewer keep the fallback's row.  Whether it fitted. */
+static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_series *s,
+                       const op_point *p)
+{
+    /* the scores are told apart from the cache only across query groups (within one,
+     * they are k x accesses x element / (2 x head size x cache element) of its bytes) */
+    bool groups = false;
+    for (size_t i = 1; i < s->count; i++)
+        groups |= p[i].k != p[0].k;
+    s->per_head_fitted = s->count >= 7;
+    s->score_fitted = groups && s->count >= 8;
+    size_t nd = s->score_fitted ? 6 : s->per_head_fitted ? 5 : 4;
+    if (s->count < 4)
+        return false;
+    for (size_t i = 0; i < samples->count; i++) /* a score is an element of the step's */
+        if (!strcmp(samples->items[i].kind, "op_attn_decode")) {
+            precision prec;
+            if (precision_parse(samples->items[i].precision, &prec) == 0)
+                s->element_bytes = precision_bytes(prec);
+            break;
+        }
+    double th[6] = { 0 };
+    const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3), log(1e-6), log(2),
+                              log(0.2), log(1), log(1e-6), log(0.1), log(1e-7), log(8),
+                              log(1), log(0.1), log(3e-5), log(1), log(1e-9), log(0.25) };
+    double fewer[18];
+    for (size_t k = 0; k < 3; k++)
+        memcpy(fewer + nd * k, starts + 6 * k, nd * sizeof *fewer);
+    fit_best(decode_model, s, p, s->count, th, nd, nd == 6 ? starts : fewer, 3);
+    if (s->score_fitted) {
+        /* the scores kept only where the samples determine them: their log's error under
+         * 1 (a factor of e either way), else left out as with one group */
+        double se[6];
+        log_errors(decode_model, s, p, s->count, th, nd, se);
+        out->score_log_se = se[5];
+        if (!(se[5] < 1)) {
+            s->score_fitted = false;
+            nd = 5;
+            for (size_t k = 0; k < 3; k++)
+                memcpy(fewer + nd * k, starts + 6 * k, nd * sizeof *fewer);
+            fit_best(decode_model, s, p, s->count, th, nd, fewer, 3);
+        }
+    }
+    out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, s, p,
+                                             s->count, th);
+    perf_family *t = &out->table;
+    t->attn_decode = (perf_attn_decode_constants){
+        .efficiency = exp(th[0]), .width_half = exp(th[1]), .floor_s = exp(th[2]),
+        .per_head_s = s->per_head_fitted ? exp(th[4]) : 0,
+        .score_accesses = s->score_fitted ? exp(th[5]) : 0 };
+    t->attn_prefill.cached_efficiency = exp(th[3]);
+    /* whether the products bound any shape: if none, the least efficiency that keeps
+     * every shape on its stream (calib_ops_fit_all decides) */
+    double least = 0;
+    bool bound = false;
+    for (size_t i = 0; i < s->count; i++) {
+        double scores = s->score_fitted ? exp(th[5]) * s->element_bytes * p[i].m * p[i].k
+                                              * p[i].n : 0;
+        double stream = (p[i].bytes + scores)
+                        / (s->bandwidth * exp(th[0]) * sat(p[i].m, exp(th[1])));
+        bound |= p[i].flops / (s->peak * exp(th[3])) > stream;
+        least = fmax(least, p[i].flops / (s->peak * stream));
+    }
+    out->decode_products_floor = bound ? 0 : least;
+    return true;
+}
+
 int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
                       calib_ops_result *out, char *err, size_t err_size)
 {
@@ -262,7 +336,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
         snprintf(err, err_size, "out of memory");
         return -1;
     }
-    op_series s = { p, medians_of(samples, "op_gemm", p), 0, 0, false };
+    op_series s = { p, medians_of(samples, "op_gemm", p), 0, 0, false, false, 4 };
     if (s.count < 5) {
         snprintf(err, err_size, "no operator GEMM series in the samples (%zu shapes)", s.count);
         free(p);
@@ -326,41 +400,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     if (npass)
         out->spread[SPREAD_PASSES] = calib_median(pass_spread, npass, NULL);
     s.count = medians_of(samples, "op_attn_decode", p);
-    /* the scores' bytes are told apart from the cache's only across query groups (their
-     * ratio is k / (2 x head size x bytes) at every shape of one group) */
-    s.score_fitted = false;
-    for (size_t i = 1; i < s.count; i++)
-        s.score_fitted |= p[i].k != p[0].k;
-    size_t nd = s.score_fitted ? 6 : 5;
-    if (s.count >= nd + 2) {
-        double th[6] = { 0 };
-        const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3), log(1e-6), log(8),
-                                  log(0.2), log(1), log(1e-6), log(0.1), log(1e-7), log(32),
-                                  log(1), log(0.1), log(3e-5), log(1), log(1e-9), log(1) };
-        double one_group[15];
-        for (size_t k = 0; k < 3; k++)
-            memcpy(one_group + 5 * k, starts + 6 * k, 5 * sizeof *one_group);
-        fit_best(decode_model, &s, p, s.count, th, nd, nd == 6 ? starts : one_group, 3);
-        out->score_log_se = NAN;
-        if (s.score_fitted) {
-            /* the scores kept only where the samples determine them: their log's error
-             * under 1 (a factor of e), else left out as with one group */
-            double se[6];
-            log_errors(decode_model, &s, p, s.count, th, nd, se);
-            out->score_log_se = se[5];
-            if (!(se[5] < 1)) {
-                s.score_fitted = false;
-                nd = 5;
-                fit_best(decode_model, &s, p, s.count, th, nd, one_group, 3);
-            }
-        }
-        out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, &s, p,
-                                                 s.count, th);
-        t->attn_decode = (perf_attn_decode_constants){
-            .efficiency = exp(th[0]), .width_half = exp(th[1]), .floor_s = exp(th[2]),
-            .per_head_s = exp(th[4]), .score_bytes = s.score_fitted ? exp(th[5]) : 0 };
-        t->attn_prefill.cached_efficiency = exp(th[3]);
-    }
+    bool decode = fit_decode(out, samples, &s, p);
     s.count = medians_of(samples, "op_attn_prefill", p);
     if (s.count >= 2) {
         double th[2] = { 0 };
@@ -371,6 +411,13 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
         t->attn_prefill.new_efficiency = exp(th[0]);
         t->attn_prefill.floor_s = exp(th[1]);
     }
+    /* Where no decode shape was bound by its products, the samples say only that their
+     * efficiency is at least what keeps every shape on its stream: the products over
+     * cached tokens then run at the prefill kernel's rate for them, but no slower than
+     * that least value (else the start of the fit would stand as a finding). */
+    if (decode && out->decode_products_floor > 0)
+        t->attn_prefill.cached_efficiency = fmax(out->decode_products_floor,
+                                                 t->attn_prefill.new_efficiency);
     free(p);
     return 0;
 }

@@ -38,9 +38,9 @@ int calib_ops_write_lua(FILE *out, const perf_family *t, precision prec, const c
     fprintf(out, "    },\n    attention_decode = { efficiency = %.6g, width_half = %.6g, "
             "floor_s = %.6g", t->attn_decode.efficiency, t->attn_decode.width_half,
             t->attn_decode.floor_s);
-    if (t->attn_decode.per_head_s > 0 || t->attn_decode.score_bytes > 0)
-        fprintf(out, ", per_head_s = %.6g, score_bytes = %.6g", t->attn_decode.per_head_s,
-                t->attn_decode.score_bytes);
+    if (t->attn_decode.per_head_s > 0 || t->attn_decode.score_accesses > 0)
+        fprintf(out, ", per_head_s = %.6g, score_accesses = %.6g", t->attn_decode.per_head_s,
+                t->attn_decode.score_accesses);
     fprintf(out, " },\n");
     fprintf(out, "    attention_prefill = { cached_efficiency = %.6g, new_efficiency = %.6g, "
             "floor_s = %.6g },\n", t->attn_prefill.cached_efficiency,

@@ -561,11 +561,11 @@ static void print_ops(const calib_ops_result *ops, const char *model)
     printf("  attention decode: bandwidth %.3f, width_half %.3g, floor %.3g us, %.3g us a "
            "sequence x kv head, ", t->attn_decode.efficiency, t->attn_decode.width_half,
            1e6 * t->attn_decode.floor_s, 1e6 * t->attn_decode.per_head_s);
-    if (t->attn_decode.score_bytes > 0)
-        printf("%.3g bytes a score (x/ %.2f)", t->attn_decode.score_bytes,
+    if (t->attn_decode.score_accesses > 0)
+        printf("%.3g accesses to each score (x/ %.2f)", t->attn_decode.score_accesses,
                exp(ops->score_log_se));
     else if (isnan(ops->score_log_se))
-        printf("scores not fitted (one query group)");
+        printf("scores not fitted (one query group, or under 8 shapes)");
     else
         printf("scores not determined by the samples (x/ %.3g): left out",
                exp(ops->score_log_se));

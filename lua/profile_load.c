@@ -158,7 +158,7 @@ static int read_operators(load_context *c, const fields_object *top, device_prof
                                              "vector_bandwidth_efficiency", NULL };
     static const char *const pass_keys[] = { "efficiency", "tokens_half", "floor_s", NULL };
     static const char *const decode_keys[] = { "efficiency", "width_half", "floor_s",
-                                               "per_head_s", "score_bytes", NULL };
+                                               "per_head_s", "score_accesses", NULL };
     static const char *const prefill_keys[] = { "cached_efficiency", "new_efficiency", "floor_s",
                                                 NULL };
     static const char *const host_keys[] = { "base_s", "per_seq_s", NULL };
@@ -166,7 +166,7 @@ static int read_operators(load_context *c, const fields_object *top, device_prof
                        &t->gemm.overlap, &t->gemm.floor_s, &t->gemm.vector_bandwidth_efficiency };
     double *decode[] = { &t->attn_decode.efficiency, &t->attn_decode.width_half,
                          &t->attn_decode.floor_s, &t->attn_decode.per_head_s,
-                         &t->attn_decode.score_bytes };
+                         &t->attn_decode.score_accesses };
     double *prefill[] = { &t->attn_prefill.cached_efficiency, &t->attn_prefill.new_efficiency,
                           &t->attn_prefill.floor_s };
     double *host[] = { &t->host.base_s, &t->host.per_seq_s };

@@ -364,7 +364,7 @@ static void decode_attention_per_token(const step *s, double seqs, double *compu
     double bw = s->d->bandwidth_bytes_per_s * f->attn_decode.efficiency * s->mscale
                 * sat(seqs * s->kv_heads, f->attn_decode.width_half);
     /* an unfused engine's scores: each query head's, written and read back, per token */
-    *memory = (s->cache_bytes + s->q_heads * f->attn_decode.score_bytes) / bw;
+    *memory = (s->cache_bytes + s->q_heads * f->attn_decode.score_accesses * s->abytes) / bw;
     *compute = s->decode_flops / (s->peak16 * f->attn_prefill.cached_efficiency * s->cscale);
 }
 
@@ -422,6 +422,7 @@ double perf_family_pass_s(const perf_family *f, perf_pass_kind kind, double toke
 double perf_family_attn_decode_s(const perf_family *f, double seqs_x_kv_heads,
                                  double cache_bytes)
 {
+    /* the catalog's fused kernels: no dispatch per head, no scores in memory */
     const perf_attn_decode_constants *c = &f->attn_decode;
     return c->floor_s + cache_bytes / (f->bandwidth_bytes_per_s * c->efficiency
                                        * sat(seqs_x_kv_heads, c->width_half));
@@ -726,8 +727,10 @@ static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const r
     if (b->decode_seqs > 0) {
         double compute, memory;
         decode_attention_per_token(s, b->decode_seqs, &compute, &memory);
-        /* an unfused engine's dispatch per sequence and kv head, a layer */
-        double per_head = b->decode_seqs * s->kv_heads * f->attn_decode.per_head_s;
+        /* an unfused engine's dispatch per sequence and kv head (one latent: per
+         * sequence), a layer */
+        double heads = model_latent_attention(s->m) ? 1 : s->kv_heads;
+        double per_head = b->decode_seqs * heads * f->attn_decode.per_head_s;
         add_affine(&o[OP_ATTN_DECODE], L, floor_s(s, f->attn_decode.floor_s) + per_head,
                    compute * b->decode_context, memory * b->decode_context, 0);
     }

@@ -16,8 +16,9 @@
  *   memory pass (bytes, T tokens)    t = max(floor, bytes / (BW e sat(T, tokens_half)))
  *   attention, decode                t = floor + seqs x kv heads x per_head
  *                                        + (cache bytes + query heads x context x
- *                                        score_bytes) / (BW e sat(seqs x kv heads,
- *                                        width_half))   (per_head, score_bytes: 0 fused)
+ *                                        score_accesses x activation bytes) / (BW e
+ *                                        sat(seqs x kv heads, width_half))
+ *                                        (per_head, score_accesses: 0 when fused)
  *   attention, prefill               t = floor + F_cached / (P e_cached) + F_new / (P e_new)
  *   all-reduce of n devices          t = alpha + 2 (n - 1) / n x bytes / (e x link)
  *   host, per iteration              t = base + per_seq x sequences (+ tp terms if tp > 1)
@@ -74,12 +75,15 @@ typedef struct perf_attn_decode_constants {
     /* An engine that runs attention as separate operators (eager PyTorch: a batched
      * product, a scale, a softmax, a second product) rather than one fused kernel pays
      * two costs a fused kernel does not: a dispatch per sequence and kv head (the
-     * batched product loops over its matrices), and the scores' round trips through
-     * memory, score_bytes for each query head and cached token, at the cache's stream.
-     * Both 0 in a fused kernel (every GPU family); fitted from operator samples with
-     * two or more query groups (kernels/calib_ops_fit.c). */
+     * batched product loops over its matrices; per sequence alone for latent attention,
+     * whose heads share one latent), and the scores' round trips through memory,
+     * score_accesses for each query head and cached token, each an element of the
+     * step's activations, at the cache's stream.  Both 0 in the catalog's (fused)
+     * families; a calibrated table fits per_head_s from 7 decode shapes and
+     * score_accesses where its samples also have two query groups or more and pin them
+     * (kernels/calib_ops_fit.c). */
     double per_head_s;
-    double score_bytes;
+    double score_accesses;
 } perf_attn_decode_constants;
 
 typedef struct perf_attn_prefill_constants {
