@@ -81,9 +81,6 @@ typedef struct calib_ops_result {
     double score_log_se;  /* decode attention's scores: the standard error of the log of
                            * their accesses (kept where under 1; NAN: not fitted, the
                            * samples had one query group or too few shapes) */
-    double decode_products_floor; /* where no decode shape was bound by its products: the
-                                   * least efficiency of them that keeps every shape on
-                                   * its stream (0: some shape was bound) */
 } calib_ops_result;
 
 /* True when samples hold operator series (kinds op_*). */

@@ -227,14 +227,29 @@ static double pass_model(const double *t, size_t i, void *data)
  * where the samples have enough shapes, log time per sequence x kv head (m); and where
  * they also have two query groups or more, log accesses to each score (m x k x n scores
  * of s->element_bytes) */
+static double decode_stream(const double *t, const op_point *p, const op_series *s)
+{
+    double scores = s->score_fitted ? exp(t[5]) * s->element_bytes * p->m * p->k * p->n : 0;
+    return (p->bytes + scores) / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
+}
+
 static double decode_model(const double *t, size_t i, void *data)
 {
     const op_series *s = data;
     const op_point *p = &s->p[i];
-    double scores = s->score_fitted ? exp(t[5]) * s->element_bytes * p->m * p->k * p->n : 0;
     double dispatch = s->per_head_fitted ? p->m * exp(t[4]) : 0;
-    double stream = (p->bytes + scores) / (s->bandwidth * exp(t[0]) * sat(p->m, exp(t[1])));
-    return exp(t[2]) + dispatch + fmax(stream, p->flops / (s->peak * exp(t[3])));
+    double products = p->flops / (s->peak * exp(t[3]));
+    return exp(t[2]) + dispatch + fmax(decode_stream(t, p, s), products);
+}
+
+/* The decode fit's three starts for its first n parameters (of six). */
+static void decode_starts(size_t n, double out[18])
+{
+    const double all[] = { log(0.5), log(4), log(1e-5), log(0.3), log(1e-6), log(2),
+                           log(0.2), log(1), log(1e-6), log(0.1), log(1e-7), log(8),
+                           log(1), log(0.1), log(3e-5), log(1), log(1e-9), log(0.25) };
+    for (size_t k = 0; k < 3; k++)
+        memcpy(out + n * k, all + 6 * k, n * sizeof *out);
 }
 
 /* theta: log efficiency, log floor. */
@@ -255,9 +270,10 @@ bool calib_ops_present(const calib_samples *samples)
 /* Decode attention's fit (s->count medians in p) into out->table: the whole form where
  * the shapes allow (7 for five parameters, 8 with the scores), the scores only where the
  * samples have two query groups and pin them, the form without the dispatch from 4
- * shapes; fewer keep the fallback's row.  Whether it fitted. */
-static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_series *s,
-                       const op_point *p)
+ * shapes; fewer keep the fallback's row (-1).  Where no shape was bound by its products,
+ * the least efficiency of them that keeps every shape on its stream; else 0. */
+static double fit_decode(calib_ops_result *out, const calib_samples *samples, op_series *s,
+                         const op_point *p)
 {
     /* the scores are told apart from the cache only across query groups (within one,
      * they are k x accesses x element / (2 x head size x cache element) of its bytes) */
@@ -268,7 +284,7 @@ static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_s
     s->score_fitted = groups && s->count >= 8;
     size_t nd = s->score_fitted ? 6 : s->per_head_fitted ? 5 : 4;
     if (s->count < 4)
-        return false;
+        return -1;
     for (size_t i = 0; i < samples->count; i++) /* a score is an element of the step's */
         if (!strcmp(samples->items[i].kind, "op_attn_decode")) {
             precision prec;
@@ -276,14 +292,9 @@ static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_s
                 s->element_bytes = precision_bytes(prec);
             break;
         }
-    double th[6] = { 0 };
-    const double starts[] = { log(0.5), log(4), log(1e-5), log(0.3), log(1e-6), log(2),
-                              log(0.2), log(1), log(1e-6), log(0.1), log(1e-7), log(8),
-                              log(1), log(0.1), log(3e-5), log(1), log(1e-9), log(0.25) };
-    double fewer[18];
-    for (size_t k = 0; k < 3; k++)
-        memcpy(fewer + nd * k, starts + 6 * k, nd * sizeof *fewer);
-    fit_best(decode_model, s, p, s->count, th, nd, nd == 6 ? starts : fewer, 3);
+    double th[6] = { 0 }, starts[18];
+    decode_starts(nd, starts);
+    fit_best(decode_model, s, p, s->count, th, nd, starts, 3);
     if (s->score_fitted) {
         /* the scores kept only where the samples determine them: their log's error under
          * 1 (a factor of e either way), else left out as with one group */
@@ -293,9 +304,8 @@ static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_s
         if (!(se[5] < 1)) {
             s->score_fitted = false;
             nd = 5;
-            for (size_t k = 0; k < 3; k++)
-                memcpy(fewer + nd * k, starts + 6 * k, nd * sizeof *fewer);
-            fit_best(decode_model, s, p, s->count, th, nd, fewer, 3);
+            decode_starts(nd, starts);
+            fit_best(decode_model, s, p, s->count, th, nd, starts, 3);
         }
     }
     out->spread[SPREAD_ATTN_DECODE] = report(out, "attention_decode", decode_model, s, p,
@@ -306,20 +316,14 @@ static bool fit_decode(calib_ops_result *out, const calib_samples *samples, op_s
         .per_head_s = s->per_head_fitted ? exp(th[4]) : 0,
         .score_accesses = s->score_fitted ? exp(th[5]) : 0 };
     t->attn_prefill.cached_efficiency = exp(th[3]);
-    /* whether the products bound any shape: if none, the least efficiency that keeps
-     * every shape on its stream (calib_ops_fit_all decides) */
     double least = 0;
-    bool bound = false;
     for (size_t i = 0; i < s->count; i++) {
-        double scores = s->score_fitted ? exp(th[5]) * s->element_bytes * p[i].m * p[i].k
-                                              * p[i].n : 0;
-        double stream = (p[i].bytes + scores)
-                        / (s->bandwidth * exp(th[0]) * sat(p[i].m, exp(th[1])));
-        bound |= p[i].flops / (s->peak * exp(th[3])) > stream;
+        double stream = decode_stream(th, &p[i], s);
+        if (p[i].flops / (s->peak * exp(th[3])) > stream)
+            return 0; /* bound by the products: their efficiency is a finding */
         least = fmax(least, p[i].flops / (s->peak * stream));
     }
-    out->decode_products_floor = bound ? 0 : least;
-    return true;
+    return least;
 }
 
 int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
@@ -400,7 +404,7 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
     if (npass)
         out->spread[SPREAD_PASSES] = calib_median(pass_spread, npass, NULL);
     s.count = medians_of(samples, "op_attn_decode", p);
-    bool decode = fit_decode(out, samples, &s, p);
+    double products_floor = fit_decode(out, samples, &s, p);
     s.count = medians_of(samples, "op_attn_prefill", p);
     if (s.count >= 2) {
         double th[2] = { 0 };
@@ -415,9 +419,8 @@ int calib_ops_fit_all(const calib_samples *samples, const perf_family *fallback,
      * efficiency is at least what keeps every shape on its stream: the products over
      * cached tokens then run at the prefill kernel's rate for them, but no slower than
      * that least value (else the start of the fit would stand as a finding). */
-    if (decode && out->decode_products_floor > 0)
-        t->attn_prefill.cached_efficiency = fmax(out->decode_products_floor,
-                                                 t->attn_prefill.new_efficiency);
+    if (products_floor > 0)
+        t->attn_prefill.cached_efficiency = fmax(products_floor, t->attn_prefill.new_efficiency);
     free(p);
     return 0;
 }

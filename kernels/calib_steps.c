@@ -50,9 +50,10 @@ void calib_steps_adjust(const perf_profile *base, const calib_steps_params *q, p
         t->pass[i].floor_s += q->kernel_s;
     }
     /* Decode attention is one kernel class: its cache reads (and an eager engine's
-     * scores and dispatch per head) and its products over the cache.  The products' efficiency (the table's cached-pairs efficiency) is what
-     * calib_ops_fit sets from the decode samples, and a step row exercises it only in
-     * decode, so the decode share scales it; the prefill share scales the new pairs.
+     * scores and dispatch per head) and its products over the cache.  The products'
+     * efficiency (the table's cached-pairs efficiency) is what calib_ops_fit sets from
+     * the decode samples, and a step row exercises it only in decode, so the decode
+     * share scales it; the prefill share scales the new pairs.
      * (Scaled by the prefill share, a prefill-heavy fit made decode attention of wide
      * query groups compute-bound at the prefill's efficiency: +15-22% at batch 16.) */
     t->attn_decode.efficiency *= q->attention_decode;

@@ -597,6 +597,22 @@ Test(calib_steps, the_gpu_sessions_pipeline_replays_recorded_samples, .timeout =
     scratch_remove_dir(dir);
 }
 
+/* The GEMM series an operator fit needs for its references: 1,024 x 2,048 products of 1 to
+ * 256 tokens in fp32, bound by a peak of `peak` and a stream of `bw` (the reference
+ * bandwidth: the one-token product's). */
+static void add_gemm_references(calib_samples *samples, double peak, double bw)
+{
+    const int tokens[] = { 1, 2, 4, 8, 16, 64, 256 };
+    for (size_t t = 0; t < sizeof tokens / sizeof tokens[0]; t++) {
+        double T = tokens[t], K = 1024, N = 2048;
+        double bytes = 4 * (K * N + T * K + T * N), flops = 2 * T * K * N;
+        calib_sample s = { .kind = "op_gemm", .precision = "fp32", .threads = 1, .m = T,
+                           .n = N, .k = K, .size_bytes = bytes, .bytes = bytes, .flops = flops,
+                           .seconds = 2e-6 + fmax(flops / peak, bytes / bw) };
+        cr_assert_eq(calib_samples_add(samples, &s), 0);
+    }
+}
+
 /* GEMM samples streaming at 10 GB/s (the reference) beside norms that move their bytes at
  * 30 GB/s, up to 8 MB a shape, on a machine whose memory copies at 15 GB/s: the norms run
  * at twice what memory gives.  With a 16 MB cache the cache explains it and the share
@@ -607,15 +623,7 @@ Test(calib_steps, a_stream_faster_than_memory_is_explained_by_the_cache_or_cappe
 {
     const double peak = 100e9, bw = 10e9, fast = 30e9;
     calib_samples samples = { 0 };
-    const int tokens[] = { 1, 2, 4, 8, 16, 64, 256 };
-    for (size_t t = 0; t < sizeof tokens / sizeof tokens[0]; t++) {
-        double T = tokens[t], K = 1024, N = 2048;
-        double bytes = 4 * (K * N + T * K + T * N), flops = 2 * T * K * N;
-        calib_sample s = { .kind = "op_gemm", .precision = "fp32", .threads = 1, .m = T,
-                           .n = N, .k = K, .size_bytes = bytes, .bytes = bytes, .flops = flops,
-                           .seconds = 2e-6 + fmax(flops / peak, bytes / bw) };
-        cr_assert_eq(calib_samples_add(&samples, &s), 0);
-    }
+    add_gemm_references(&samples, peak, bw);
     for (double T = 16; T <= 1024; T *= 4) {
         double bytes = 8 * T * 1024; /* up to 8.4 MB */
         calib_sample s = { .kind = "op_norm", .precision = "fp32", .threads = 1, .m = T,
@@ -681,17 +689,8 @@ Test(calib_steps, eager_attentions_dispatch_and_scores_are_fitted_across_query_g
                     cr_assert_eq(calib_samples_add(&one, &s), 0);
             }
     }
-    /* the GEMM series the fit needs for its references: bandwidth bw at one token */
-    const int tokens[] = { 1, 2, 4, 16, 64, 256 };
-    for (size_t t = 0; t < sizeof tokens / sizeof tokens[0]; t++) {
-        double T = tokens[t], K = 1024, N = 2048;
-        double bytes = 4 * (K * N + T * K + T * N), flops = 2 * T * K * N;
-        calib_sample s = { .kind = "op_gemm", .precision = "fp32", .threads = 1, .m = T,
-                           .n = N, .k = K, .size_bytes = bytes, .bytes = bytes, .flops = flops,
-                           .seconds = 2e-6 + fmax(flops / peak, bytes / bw) };
-        cr_assert_eq(calib_samples_add(&two, &s), 0);
-        cr_assert_eq(calib_samples_add(&one, &s), 0);
-    }
+    add_gemm_references(&two, peak, bw);
+    add_gemm_references(&one, peak, bw);
     device_spec d = cpu_device();
     calib_ops_result *ops = calloc(1, sizeof *ops);
     char err[256];
