@@ -16,8 +16,8 @@
 
 typedef struct inference_run {
     const scenario *sc;
-    serving_group_config others[SERVING_GROUPS_MAX - 1]; /* the serving's decode and
-                                                            overflow pools, while it runs */
+    serving_group others[SERVING_GROUPS_MAX - 1]; /* the serving's groups beside its own
+                                                     pool, while it runs */
     const inference_spec *spec;
     pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
     serving *sv;
@@ -175,7 +175,7 @@ static serving_group_config group_config_of(const scenario *sc, const inference_
 
 static serving_config serving_config_of(const scenario *sc, const inference_spec *w, unsigned r,
                                         const pool_gpus *gpus,
-                                        serving_group_config *others)
+                                        serving_group *others)
 {
     const pool_spec *pool = &sc->pools[w->pool];
     serving_config c = {
@@ -211,19 +211,24 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
          * requests prefilled faster than the decode pool serves them piled up without
          * bound (a prefill wasted is an engine's timeout under overload, and counted as
          * a drop) */
-        others[k] = group_config_of(sc, w, 1, gpus);
-        c.decode = &others[k++];
-        c.decode_routing = w->decode_routing;
-        c.decode_custom_route = w->decode_custom_route;
-        c.decode_route_context = w->decode_route_context;
+        others[k++] = (serving_group){
+            .role = ROLE_DECODE, .fleet = group_config_of(sc, w, 1, gpus),
+            .routing = w->decode_routing, .custom_route = w->decode_custom_route,
+            .route_context = w->decode_route_context,
+        };
         c.link = w->kv_link;
         c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
                                                         w->kv_prec);
     }
     if (w->has_overflow) {
-        others[k] = group_config_of(sc, w, group_count(w) - 1, gpus);
-        c.overflow = &others[k++];
+        others[k++] = (serving_group){
+            .role = ROLE_OVERFLOW, .fleet = group_config_of(sc, w, group_count(w) - 1, gpus),
+            .routing = w->routing, .custom_route = w->custom_route,
+            .route_context = w->route_context,
+        };
     }
+    c.groups = others;
+    c.ngroups = k;
     return c;
 }
 

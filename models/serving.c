@@ -11,6 +11,7 @@
  * comes back with none, and is prefilled again. */
 #include "models/serving.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -44,15 +45,20 @@ typedef struct request_block {
     serving_request items[256];
 } request_block;
 
-enum { MAX_FLEETS = SERVING_GROUPS_MAX }; /* own, decode, overflow: those it has */
+enum { MAX_FLEETS = SERVING_GROUPS_MAX }; /* own, then config.groups */
 
 struct serving {
     sim_engine *engine;
     serving_config config;
     serving_group_config own;  /* fleet 0's configuration, gathered from config */
     serving_fleet *fleets[MAX_FLEETS];
+    serving_role roles[MAX_FLEETS];      /* the own pool's: ROLE_SERVE */
+    unsigned thresholds[MAX_FLEETS];     /* saturated at (serving_group.threshold) */
     unsigned nfleets;
-    unsigned decode_fleet, overflow_fleet; /* their indices (0: none) */
+    /* the fleets' indices by role: the front (the own pool and the serve groups, which
+     * take new requests), the decode groups, the overflow cascade in its order */
+    unsigned front[MAX_FLEETS], decoders[MAX_FLEETS], overflows[MAX_FLEETS];
+    unsigned nfront, ndecoders, noverflows;
     autoscale_memory scaling[MAX_FLEETS];
     struct fleet_tick { serving *s; unsigned index; } ticks[MAX_FLEETS]; /* autoscaler events */
     unsigned spilled[MAX_FLEETS]; /* requests that found the own pool saturated while this
@@ -63,7 +69,8 @@ struct serving {
     llm_request *decode_head, *decode_tail; /* disaggregated: caches that arrived while
                                                no decode replica was ready */
     unsigned ndecode;
-    kv_links *links;          /* disaggregated: prefill to decode; else NULL */
+    kv_links *links[MAX_FLEETS]; /* disaggregated: each front fleet's, prefill to decode;
+                                    else NULL */
     arrivals *arrivals;
     sessions *sessions;       /* NULL without sessions */
     gsl_rng *route_rng, *rtt_rng;
@@ -85,11 +92,15 @@ struct serving {
     double bucket_start_s;
 };
 
-/* The configuration of fleet i (0: own, then decode and overflow, those it has). */
+/* The configuration of fleet i (0: own, then config.groups). */
 static const serving_group_config *fleet_config(const serving *s, unsigned i)
 {
-    return i == 0 ? &s->own : i == s->decode_fleet ? s->config.decode : s->config.overflow;
+    return i == 0 ? &s->own : &s->config.groups[i - 1].fleet;
 }
+
+static const char *const ROLE_NAMES[] = { "serve", "decode", "overflow" };
+
+const char *serving_role_name(serving_role role) { return ROLE_NAMES[role]; }
 
 static void route(serving *s, llm_request *q);
 
@@ -191,12 +202,12 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
  * within it behind the transfers in flight (sharing the link, each moves at W / n, so
  * about (n + 1) of these sizes go before its last byte); else transfers would pile up
  * without bound on a link slower than the prefills. */
-static bool link_takes(const serving *s, unsigned link, double bytes)
+static bool link_takes(const serving *s, unsigned fleet, unsigned link, double bytes)
 {
-    double max_wait = s->own.replica.max_wait_s;
+    double max_wait = fleet_config(s, fleet)->replica.max_wait_s;
     if (!(max_wait > 0))
         return true;
-    double n = kv_links_in_flight(s->links, link);
+    double n = kv_links_in_flight(s->links[fleet], link);
     return n == 0 || s->config.link.latency_s + (n + 1) * bytes
                                               / s->config.link.bandwidth_bytes_per_s
                          <= max_wait;
@@ -207,17 +218,19 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
 {
     serving *s = owner;
     serving_stats *st = &s->stats;
-    bool disaggregated = s->links != NULL, decoded = disaggregated && fleet == s->decode_fleet;
+    bool disaggregated = s->ndecoders > 0;
+    bool decoded = disaggregated && s->roles[fleet] == ROLE_DECODE;
     if (disaggregated) {
         q->output = q->full_output;
-        if (fleet == 0 && !dropped && q->output > 1) { /* prefilled: its cache moves */
+        if (s->links[fleet] && !dropped && q->output > 1) { /* prefilled: its cache moves */
             q->prefill_admitted_s = q->admitted_s;
-            unsigned link = kv_link_of(&s->config.link, q->unit, s->own.replica.tp);
+            unsigned link = kv_link_of(&s->config.link, q->unit,
+                                       fleet_config(s, fleet)->replica.tp);
             /* a sliding window's layers send only the window they keep */
             double held = model_attended_tokens(s->config.replica.model, q->cached);
             double bytes = s->config.kv_bytes_per_token * held;
-            if (link_takes(s, link, bytes)) {
-                kv_links_send(s->links, link, bytes, q);
+            if (link_takes(s, fleet, link, bytes)) {
+                kv_links_send(s->links[fleet], link, bytes, q);
                 return;
             }
             dropped = true; /* the link could not carry it within max_wait */
@@ -329,23 +342,75 @@ static llm_request *unpend(llm_request **head, llm_request **tail, unsigned *n)
     return q;
 }
 
-/* Disaggregated: a request with a token to the decode fleet, else to the prefill fleet
- * for its first token; to the stage's waiting list while it has no replica ready. */
+/* Of the fleets named by idx, the one whose least loaded ready replica holds the
+ * fewest requests, the first among equals; NULL when none has a replica ready. */
+static serving_fleet *least_loaded(const serving *s, const unsigned *idx, unsigned n)
+{
+    if (n == 1)
+        return serving_fleet_active(s->fleets[idx[0]]) > 0 ? s->fleets[idx[0]] : NULL;
+    serving_fleet *best = NULL;
+    unsigned least = UINT_MAX;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned load = serving_fleet_least_load(s->fleets[idx[i]]);
+        if (load < least) {
+            least = load;
+            best = s->fleets[idx[i]];
+        }
+    }
+    return best;
+}
+
+/* Whether every front fleet is saturated (or has no replica ready). */
+static bool front_saturated(const serving *s)
+{
+    for (unsigned i = 0; i < s->nfront; i++)
+        if (!serving_fleet_saturated(s->fleets[s->front[i]], s->thresholds[s->front[i]]))
+            return false;
+    return true;
+}
+
+/* The front is saturated: the overflow cascade's first group not saturated (or its
+ * last), when it has a replica ready; else that group's demand is noted (it calls for
+ * a first replica) and the nearest group before it in the cascade with one ready
+ * takes the request; NULL when none has. */
+static serving_fleet *spill(serving *s)
+{
+    unsigned k = 0;
+    while (k + 1 < s->noverflows
+           && serving_fleet_saturated(s->fleets[s->overflows[k]],
+                                      s->thresholds[s->overflows[k]]))
+        k++;
+    unsigned target = s->overflows[k];
+    if (serving_fleet_active(s->fleets[target]) > 0)
+        return s->fleets[target];
+    s->spilled[target]++;
+    while (k-- > 0)
+        if (serving_fleet_active(s->fleets[s->overflows[k]]) > 0)
+            return s->fleets[s->overflows[k]];
+    return NULL;
+}
+
+/* Disaggregated: a request with a token to a decode fleet, else to a front fleet to
+ * prefill it and make its first token; to the stage's waiting list while it has no
+ * replica ready. */
 static void route_stage(serving *s, llm_request *q)
 {
     bool decode = q->generated > 0;
-    serving_fleet *f = s->fleets[decode ? s->decode_fleet : 0];
+    serving_fleet *f = decode ? least_loaded(s, s->decoders, s->ndecoders)
+                              : least_loaded(s, s->front, s->nfront);
     if (!decode)
         q->output = 1;
-    if (serving_fleet_active(f) == 0) {
+    if (!f) {
         if (decode) {
             /* max_wait bounds this wait as a decode replica's queue does: the caches in
              * arrival order, the expired ones at the head go */
-            double max_wait = s->config.decode->replica.max_wait_s, now = sim_engine_now(s->engine);
+            unsigned first = s->decoders[0];
+            double max_wait = fleet_config(s, first)->replica.max_wait_s;
+            double now = sim_engine_now(s->engine);
             while (max_wait > 0 && s->decode_head
                    && now - s->decode_head->transferred_s > max_wait)
                 on_request_done(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode), true,
-                                1);
+                                first);
             pend(&s->decode_head, &s->decode_tail, &s->ndecode, q);
         } else
             pend(&s->pending_head, &s->pending_tail, &s->npending, q);
@@ -357,44 +422,31 @@ static void route_stage(serving *s, llm_request *q)
         sim_engine_stop(s->engine);
 }
 
-/* To the own fleet, or to the overflow fleet when every own replica is saturated, or
- * to the pending queue while no replica is ready. */
+/* To a front fleet, or down the overflow cascade when every front fleet is saturated,
+ * or to the pending queue while no replica is ready. */
 static void route(serving *s, llm_request *q)
 {
-    serving_fleet *own = s->fleets[0], *chosen = NULL;
-    serving_fleet *overflow = s->overflow_fleet ? s->fleets[s->overflow_fleet] : NULL;
-    if (s->links) {
-        /* a new request spills whole to the overflow pool (prefilled and decoded there)
-         * when every prefill replica is saturated and the overflow pool has one ready */
-        if (q->generated == 0 && overflow
-            && serving_fleet_saturated(own, s->config.overflow_threshold)) {
-            if (serving_fleet_active(overflow) > 0) {
-                if (serving_fleet_route(overflow, q, s->error, sizeof s->error) < 0)
-                    sim_engine_stop(s->engine);
-                return;
-            }
-            s->spilled[s->overflow_fleet]++;
+    if (s->ndecoders) {
+        /* a new request spills whole to an overflow pool (prefilled and decoded there)
+         * when every prefill replica is saturated and the cascade has one ready */
+        serving_fleet *o = q->generated == 0 && s->noverflows && front_saturated(s)
+                               ? spill(s) : NULL;
+        if (o) {
+            if (serving_fleet_route(o, q, s->error, sizeof s->error) < 0)
+                sim_engine_stop(s->engine);
+            return;
         }
         route_stage(s, q);
         return;
     }
+    serving_fleet *own = s->fleets[0];
     if (s->config.scale_to_zero_s > 0 && serving_fleet_target(own) < s->config.replicas)
         serving_fleet_set_target(own, s->config.replicas); /* a cold start (or more) */
-    bool spill = overflow && serving_fleet_saturated(own, s->config.overflow_threshold);
-    if (spill && serving_fleet_active(overflow) > 0)
-        chosen = overflow;
-    else if (serving_fleet_active(own) > 0)
-        chosen = own;
-    if (spill && serving_fleet_active(overflow) == 0)
-        s->spilled[s->overflow_fleet]++; /* demand for an overflow pool that has no replica yet */
+    serving_fleet *chosen = s->noverflows && front_saturated(s) ? spill(s) : NULL;
+    if (!chosen)
+        chosen = least_loaded(s, s->front, s->nfront);
     if (!chosen) { /* no replica ready: wait for one */
-        q->next = NULL;
-        if (s->pending_tail)
-            s->pending_tail->next = q;
-        else
-            s->pending_head = q;
-        s->pending_tail = q;
-        s->npending++;
+        pend(&s->pending_head, &s->pending_tail, &s->npending, q);
         return;
     }
     if (serving_fleet_route(chosen, q, s->error, sizeof s->error) < 0)
@@ -413,20 +465,16 @@ static bool any_replica_ready(const serving *s)
 static void on_fleet_ready(void *owner)
 {
     serving *s = owner;
-    if (s->links) { /* each stage's waiting list to its own fleet */
-        while (s->pending_head && serving_fleet_active(s->fleets[0]) > 0)
+    if (s->ndecoders) { /* each stage's waiting list to its own fleets */
+        while (s->pending_head && least_loaded(s, s->front, s->nfront))
             route(s, unpend(&s->pending_head, &s->pending_tail, &s->npending));
-        while (s->decode_head && serving_fleet_active(s->fleets[s->decode_fleet]) > 0)
+        while (s->decode_head && least_loaded(s, s->decoders, s->ndecoders))
             route(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode));
         return;
     }
     double now = sim_engine_now(s->engine);
     while (s->pending_head && any_replica_ready(s)) {
-        llm_request *q = s->pending_head;
-        s->pending_head = q->next;
-        if (!s->pending_head)
-            s->pending_tail = NULL;
-        s->npending--;
+        llm_request *q = unpend(&s->pending_head, &s->pending_tail, &s->npending);
         if (q->arrival_s >= s->config.warmup_s)
             sim_stat_add(&s->stats.cold_wait_s, now - q->arrival_s);
         route(s, q);
@@ -449,7 +497,7 @@ static void on_autoscale(sim_engine *e, void *data)
     const autoscaler_spec *a = fleet_config(s, i)->autoscaler;
     double now = sim_engine_now(e);
     autoscale_view v = serving_fleet_observe(f, now);
-    v.pending = s->links && i == 1 ? s->ndecode : s->npending;
+    v.pending = s->roles[i] == ROLE_DECODE ? s->ndecode : s->npending;
     v.outstanding += v.pending;
     v.spilled = s->spilled[i];
     unsigned target = serving_fleet_target(f);
@@ -631,21 +679,30 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         .sharing = c->sharing, .noisy = c->noisy, .units_per_gpu = c->units_per_gpu,
         .load_s = c->load_s, .tenants = c->tenants,
     };
-    s->nfleets = 1;
-    if (c->decode)
-        s->decode_fleet = s->nfleets++;
-    if (c->overflow)
-        s->overflow_fleet = s->nfleets++;
-    if (c->decode)
-        s->links = kv_links_create(engine, &c->link, on_transferred, s);
+    s->nfleets = 1 + c->ngroups;
+    s->roles[0] = ROLE_SERVE;
+    s->thresholds[0] = s->config.overflow_threshold;
     for (unsigned i = 0; i < s->nfleets; i++) {
-        bool decoding = c->decode && i == s->decode_fleet;
+        const serving_group *g = i ? &c->groups[i - 1] : NULL;
+        serving_role role = g ? g->role : ROLE_SERVE;
+        s->roles[i] = role;
+        if (g)
+            s->thresholds[i] = g->threshold ? g->threshold : g->fleet.replica.max_batch;
+        if (role == ROLE_SERVE)
+            s->front[s->nfront++] = i;
+        else if (role == ROLE_DECODE)
+            s->decoders[s->ndecoders++] = i;
+        else
+            s->overflows[s->noverflows++] = i;
+    }
+    for (unsigned k = 0; s->ndecoders && k < s->nfront; k++)
+        s->links[s->front[k]] = kv_links_create(engine, &c->link, on_transferred, s);
+    for (unsigned i = 0; i < s->nfleets; i++) {
+        const serving_group *g = i ? &c->groups[i - 1] : NULL;
         serving_fleet_config fc = {
             .group = *fleet_config(s, i), .index = i,
-            .routing = { decoding ? c->decode_routing : c->routing,
-                         decoding ? c->decode_custom_route : c->custom_route,
-                         decoding ? c->decode_route_context : c->route_context,
-                         s->route_rng, name },
+            .routing = { g ? g->routing : c->routing, g ? g->custom_route : c->custom_route,
+                         g ? g->route_context : c->route_context, s->route_rng, name },
             .events = { s, on_request_done, on_fleet_ready, on_reroute, prefix_of },
             /* every pool's replicas cache prefixes, as engines do wherever they run (a
              * decode pool's, the caches they are sent, shared by their sequences) */
@@ -740,7 +797,8 @@ void serving_free(serving *s)
         return;
     for (unsigned i = 0; i < s->nfleets; i++) /* requests live in the blocks freed below */
         serving_fleet_free(s->fleets[i]);
-    kv_links_free(s->links);
+    for (unsigned i = 0; i < s->nfleets; i++)
+        kv_links_free(s->links[i]);
     while (s->blocks) {
         request_block *next = s->blocks->next;
         for (size_t i = 0; i < 256; i++)
@@ -830,6 +888,14 @@ uint64_t serving_replica_events(const serving *s)
     return n;
 }
 
+static size_t links_memory_bytes(const serving *s)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < s->nfleets; i++)
+        n += s->links[i] ? kv_links_memory_bytes(s->links[i]) : 0;
+    return n;
+}
+
 size_t serving_memory_bytes(const serving *s)
 {
     size_t caches = 0;
@@ -840,6 +906,6 @@ size_t serving_memory_bytes(const serving *s)
            + sim_histogram_memory_bytes(&s->stats.tpot_hist_s)
            + sim_histogram_memory_bytes(&s->stats.e2e_hist_s)
            + sim_histogram_memory_bytes(&s->stats.transfer_hist_s)
-           + (s->links ? kv_links_memory_bytes(s->links) : 0)
+           + links_memory_bytes(s)
            + (s->sessions ? sessions_memory_bytes(s->sessions) : 0);
 }

@@ -30,6 +30,39 @@ typedef struct request_record {
 
 typedef void (*request_record_fn)(void *context, const request_record *record);
 
+/* A workload's groups of replicas: its own pool (group 0) and up to
+ * SERVING_GROUPS_MAX - 1 more (serving_config.groups). */
+enum { SERVING_GROUPS_MAX = 8 };
+
+/* What a group of replicas does for its workload (models/serving.c: route):
+ * - serve: takes new requests beside the own pool (prefills them when the workload has
+ *   a decode group).  A new request goes to the front pool (the own pool or a serve
+ *   group) whose least loaded ready replica holds the fewest requests, the earlier
+ *   pool on a tie, and within it by the pool's routing: a gateway over heterogeneous
+ *   pools that joins the shortest queue;
+ * - decode: disaggregated serving's decode side; a prefilled request's cache goes to
+ *   the decode group chosen the same way;
+ * - overflow: a cascade in the order given: a new request goes to the first overflow
+ *   group when every front pool is saturated, to the second when the first is
+ *   saturated too, and so on; the last takes what reaches it (with decode groups it is
+ *   prefilled and decoded there, whole). */
+typedef enum serving_role { ROLE_SERVE, ROLE_DECODE, ROLE_OVERFLOW } serving_role;
+
+/* "serve", "decode", "overflow" */
+const char *serving_role_name(serving_role role);
+
+typedef struct serving_group {
+    serving_role role;
+    serving_group_config fleet;  /* its pool, replicas, bounds, sharing, round trips */
+    routing_policy routing;      /* among its replicas */
+    route_fn custom_route;       /* with ROUTE_CUSTOM */
+    void *route_context;
+    /* saturated when every ready replica holds this many requests or more, or none is
+     * ready (0: its replicas' max_batch): the group after it in the overflow cascade
+     * then takes new requests */
+    unsigned threshold;
+} serving_group;
+
 typedef struct serving_config {
     const char *name;          /* names the random streams "<name>.arrivals", ... */
     const char *streams;       /* or this, when not NULL (common random numbers) */
@@ -43,19 +76,17 @@ typedef struct serving_config {
     const sharing_spec *sharing;
     const noisy_spec *noisy;
     unsigned units_per_gpu;
-    /* NULL, or where requests go when every replica of the workload's own pool holds
-     * overflow_threshold requests or more (or it has none ready); with a decode pool,
-     * new requests go there whole (prefilled and decoded on the overflow pool) */
-    const serving_group_config *overflow;
+    /* The own pool spills past this: saturated when every replica there holds this many
+     * requests or more, or none is ready (0: max_batch; see serving_group.threshold). */
     unsigned overflow_threshold;
-    /* NULL, or disaggregated serving: the own pool's replicas prefill and make the
-     * first token, the prompt's cache (kv_bytes_per_token each) crosses a link to a
-     * replica of this decode group, which admits it when its cache has room and makes
-     * the other tokens. */
-    const serving_group_config *decode;
-    routing_policy decode_routing; /* among the decode replicas */
-    route_fn decode_custom_route;  /* with decode_routing ROUTE_CUSTOM */
-    void *decode_route_context;
+    /* The workload's other groups of replicas, in order (NULL with ngroups 0): more
+     * pools serving it, disaggregated serving's decode pools, overflow pools
+     * (serving_group).  With a decode group, the own pool and the serve groups prefill
+     * and make the first token, and the prompt's cache (kv_bytes_per_token each) crosses
+     * a link of the prefilling pool's to a decode replica, which admits it when its
+     * cache has room and makes the other tokens. */
+    const serving_group *groups;
+    unsigned ngroups;
     kv_link_spec link;
     double kv_bytes_per_token;
     routing_policy routing;
@@ -151,8 +182,6 @@ typedef struct serving_stats {
 
 /* One time bucket's measurements: every request that arrived, completed or was dropped
  * in it (warm-up included), and replica means over it. */
-/* A workload's groups of replicas: its own pool, a decode pool, an overflow pool. */
-enum { SERVING_GROUPS_MAX = 3 };
 
 typedef struct serving_bucket {
     uint64_t arrived, completed, dropped;
@@ -161,7 +190,7 @@ typedef struct serving_bucket {
     sim_histogram ttft_hist_s, e2e_hist_s;
     double busy, batch, kv; /* means over the replicas ready in the bucket */
     double replicas;        /* ready replicas of the workload's own pool, mean */
-    /* by group (serving_group_get_stats' order: own, then decode, then overflow) */
+    /* by group (serving_group_get_stats' order: own, then serving_config.groups) */
     double group_busy_s[SERVING_GROUPS_MAX]; /* replica-seconds busy */
     perf_phases group_work[SERVING_GROUPS_MAX]; /* their GPU work by phase, seconds of one
                                                    device a replica */
@@ -200,8 +229,8 @@ double serving_kv_utilization(const serving *s, double end_s);
 const serving_bucket *serving_bucket_close(serving *s, double now);
 
 /* A group's replicas over the run (after the warm-up): group 0 is the workload's own
- * pool, then its decode pool (disaggregated) and its overflow pool, those it has, in
- * that order (serving_group_stats: models/serving_fleet.h). */
+ * pool, then serving_config.groups in their order (serving_group_stats:
+ * models/serving_fleet.h). */
 unsigned serving_groups(const serving *s);
 serving_group_stats serving_group_get_stats(const serving *s, unsigned group, double end_s);
 

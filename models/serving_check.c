@@ -1,6 +1,8 @@
 /* A serving configuration's problems, all of them (see serving.h: serving_config_check). */
 #include "models/serving.h"
 
+#include <stdio.h>
+
 /* The distributions a workload draws from. */
 static void check_draws(const serving_config *c, config_problems *p)
 {
@@ -16,15 +18,36 @@ static void check_draws(const serving_config *c, config_problems *p)
         config_problem(p, "acceptance: %s", why);
 }
 
+/* Group i's name in messages: "the decode pool", or "the overflow pool 2" where the
+ * workload has several of its role. */
+static void group_label(const serving_config *c, unsigned i, char *out, size_t size)
+{
+    serving_role role = c->groups[i].role;
+    unsigned same = 0, nth = 0;
+    for (unsigned k = 0; k < c->ngroups; k++)
+        if (c->groups[k].role == role) {
+            same++;
+            nth += k <= i;
+        }
+    const char *name = role == ROLE_SERVE ? "serving" : serving_role_name(role);
+    if (same > 1)
+        snprintf(out, size, "the %s pool %u", name, nth);
+    else
+        snprintf(out, size, "the %s pool", name);
+}
+
 /* What the features need of each other. */
 static void check_features(const serving_config *c, config_problems *p)
 {
-    const serving_group_config *decode = c->decode;
-    if (c->lora && (!c->replica.lora_slots || c->lora->adapters != c->replica.lora_adapters
-                    || (decode && (!decode->replica.lora_slots
-                                   || decode->replica.lora_adapters != c->lora->adapters))))
-        config_problem(p, "multi-LoRA needs adapter slots on the replicas (on the decode "
-                          "pool's too), and the popularity's adapters");
+    bool slots = c->replica.lora_slots
+                 && (!c->lora || c->lora->adapters == c->replica.lora_adapters);
+    for (unsigned i = 0; i < c->ngroups; i++) {
+        const replica_config *r = &c->groups[i].fleet.replica;
+        slots = slots && r->lora_slots && (!c->lora || r->lora_adapters == c->lora->adapters);
+    }
+    if (c->lora && !slots)
+        config_problem(p, "multi-LoRA needs adapter slots on the replicas (on every pool's "
+                          "of the workload), and the popularity's adapters");
     if (c->sessions && (c->trace || (c->traffic && c->traffic->kind == TRAFFIC_CLOSED_LOOP)))
         config_problem(p, "sessions arrive from a distribution or a traffic profile, not a "
                           "trace or closed-loop users");
@@ -34,14 +57,39 @@ static void check_features(const serving_config *c, config_problems *p)
     if (hashed && (c->nsystem_prompts || (c->prefix_block && c->prefix_block != id_tokens)))
         config_problem(p, "a trace's block ids name whole prompts in blocks of their "
                           "block_tokens: no system prompt, and a prefix cache of those blocks");
-    const replica_config *groups[] = { &c->replica, decode ? &decode->replica : NULL,
-                                       c->overflow ? &c->overflow->replica : NULL };
-    for (unsigned g = 0; g < 3; g++) {
-        if (groups[g] && groups[g]->prefix_tiers.n && !c->prefix_block) {
-            config_problem(p, "tiers below a prefix cache need the cache (prefix_block)");
-            break; /* said once for all the groups */
-        }
+    bool tiers = c->replica.prefix_tiers.n;
+    for (unsigned i = 0; i < c->ngroups; i++)
+        tiers = tiers || c->groups[i].fleet.replica.prefix_tiers.n;
+    if (tiers && !c->prefix_block) /* said once for all the groups */
+        config_problem(p, "tiers below a prefix cache need the cache (prefix_block)");
+}
+
+/* The groups beside the own pool: their count, roles, replicas and routing. */
+static void check_groups(const serving_config *c, config_problems *p)
+{
+    if (c->ngroups > SERVING_GROUPS_MAX - 1 || (c->ngroups && !c->groups)) {
+        config_problem(p, "a workload has at most %d groups of replicas beside its own pool",
+                       SERVING_GROUPS_MAX - 1);
+        return;
     }
+    unsigned ndecode = 0;
+    for (unsigned i = 0; i < c->ngroups; i++) {
+        const serving_group *g = &c->groups[i];
+        if (g->role > ROLE_OVERFLOW) {
+            config_problem(p, "group %u: no such role", i + 1);
+            continue;
+        }
+        char label[64];
+        group_label(c, i, label, sizeof label);
+        ndecode += g->role == ROLE_DECODE;
+        replica_config_check(&g->fleet.replica, label, p);
+        if (g->routing == ROUTE_CUSTOM && !g->custom_route)
+            config_problem(p, "%s's custom routing needs its function", label);
+    }
+    if (ndecode && (!(c->link.bandwidth_bytes_per_s > 0) || !(c->link.latency_s >= 0)
+                    || !(c->kv_bytes_per_token >= 0)))
+        config_problem(p, "disaggregated serving needs a link of bandwidth > 0 and "
+                          "latency >= 0, and the cache's bytes a token");
 }
 
 void serving_config_check(const serving_config *c, config_problems *p)
@@ -50,23 +98,12 @@ void serving_config_check(const serving_config *c, config_problems *p)
     if (c->routing == ROUTE_CUSTOM && !c->custom_route)
         config_problem(p, "a custom routing policy needs its function");
     bool elastic = c->pool && c->autoscaler && c->autoscaler->enabled;
-    if (c->scale_to_zero_s > 0 && (!c->pool || elastic || c->decode || c->overflow
-                                   || c->replicas < 1))
-        config_problem(p, "scaling to zero needs a pool, no autoscaler, no overflow or "
-                          "decode pool, and replicas to load");
+    if (c->scale_to_zero_s > 0 && (!c->pool || elastic || c->ngroups || c->replicas < 1))
+        config_problem(p, "scaling to zero needs a pool, no autoscaler, no other group of "
+                          "replicas, and replicas to load");
     if (c->replicas < 1 && !elastic)
         config_problem(p, "serving needs replicas");
     replica_config_check(&c->replica, "", p);
-    if (c->overflow)
-        replica_config_check(&c->overflow->replica, "the overflow pool", p);
-    if (c->decode) {
-        replica_config_check(&c->decode->replica, "the decode pool", p);
-        if (c->decode_routing == ROUTE_CUSTOM && !c->decode_custom_route)
-            config_problem(p, "the decode pool's custom routing needs its function");
-        if (!(c->link.bandwidth_bytes_per_s > 0) || !(c->link.latency_s >= 0)
-            || !(c->kv_bytes_per_token >= 0))
-            config_problem(p, "disaggregated serving needs a link of bandwidth > 0 and "
-                              "latency >= 0, and the cache's bytes a token");
-    }
+    check_groups(c, p);
     check_features(c, p);
 }

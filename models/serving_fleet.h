@@ -153,7 +153,7 @@ typedef struct fleet_routing {
 
 typedef struct serving_fleet_config {
     serving_group_config group; /* its pool, replicas, bounds, sharing, round trips */
-    unsigned index;             /* 0: the workload's own pool; 1: its overflow pool */
+    unsigned index;             /* its group: 0 the workload's own pool (serving.h) */
     fleet_routing routing;
     fleet_events events;
     fleet_prefix_config prefix;
@@ -174,6 +174,9 @@ void serving_fleet_free(serving_fleet *f);
 
 /* Replicas taking requests now. */
 unsigned serving_fleet_active(const serving_fleet *f);
+
+/* Requests the replica taking requests with the fewest holds; UINT_MAX with none. */
+unsigned serving_fleet_least_load(const serving_fleet *f);
 
 /* True when every replica taking requests holds at least `threshold` of them. */
 bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);

@@ -2,6 +2,7 @@
  * outstanding requests or tokens, the better of two at random, the longest cached
  * prefix within a load bound, or a scenario's function.  (With prefix caching the
  * replica finds the request's cached prefix when it admits it.) */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +250,14 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
 }
 
 unsigned serving_fleet_active(const serving_fleet *f) { return f->nactive; }
+
+unsigned serving_fleet_least_load(const serving_fleet *f)
+{
+    if (checking)
+        check_rankings(f);
+    const serving_slot *least = least_outstanding(f);
+    return least ? least->outstanding : UINT_MAX;
+}
 
 bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold)
 {

@@ -17,7 +17,8 @@
 static catalog cat;
 static const model_spec *llama;
 static const device_spec *h100;
-static serving_group_config decode_group;
+/* the decode group, then (when a test adds it) an overflow group */
+static serving_group groups[2];
 
 static void setup(void)
 {
@@ -51,14 +52,16 @@ static serving_config config_of(double rate, unsigned prefill, unsigned decode)
         .rtt_s = sim_dist_constant(0.05), .seed = 1,
         .link = { 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 },
         .kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16),
-        .decode_routing = ROUTE_ROUND_ROBIN,
     };
     c.replica = replica_of();
-    decode_group = (serving_group_config){
-        .pool_name = "decode", .replica = replica_of(), .replicas = decode, .max = decode,
-        .rtt_s = sim_dist_constant(0.05),
+    groups[0] = (serving_group){
+        .role = ROLE_DECODE,
+        .fleet = { .pool_name = "decode", .replica = replica_of(), .replicas = decode,
+                   .max = decode, .rtt_s = sim_dist_constant(0.05) },
+        .routing = ROUTE_ROUND_ROBIN,
     };
-    c.decode = &decode_group;
+    c.groups = groups;
+    c.ngroups = 1;
     return c;
 }
 
@@ -93,7 +96,7 @@ Test(disaggregated, one_request_prefills_moves_its_cache_and_decodes)
     cr_expect_float_eq(r.stats.decode_queue_s.mean, 0, 0);
 
     serving_config colocated = c;
-    colocated.decode = NULL;
+    colocated.ngroups = 0;
     run_result together = serving_run(&colocated, 100);
     cr_expect_float_eq(r.stats.e2e_s.mean, together.stats.e2e_s.mean + transfer, 1e-9,
                        "disaggregated %.12g, colocated %.12g", r.stats.e2e_s.mean,
@@ -133,7 +136,7 @@ Test(disaggregated, caches_sharing_one_link_take_twice_as_long)
 Test(disaggregated, a_full_decode_cache_makes_caches_wait_at_the_decode_pool, .timeout = 60)
 {
     serving_config c = config_of(20, 2, 1);
-    decode_group.replica.kv_capacity_tokens = 8000; /* a handful of requests at a time */
+    groups[0].fleet.replica.kv_capacity_tokens = 8000; /* a handful of requests at a time */
     run_result r = serving_run(&c, 120);
     cr_assert_gt(r.stats.completed, 100);
     cr_expect_gt(r.stats.decode_queue_s.mean, 1.0, "decode queue %g s", r.stats.decode_queue_s.mean);
@@ -153,7 +156,7 @@ Test(disaggregated, max_wait_bounds_every_stage_of_a_slow_decode_pool, .timeout 
 {
     const double rate = 400, max_wait = 10;
     serving_config c = config_of(rate, 4, 1);
-    c.replica.max_wait_s = decode_group.replica.max_wait_s = max_wait;
+    c.replica.max_wait_s = groups[0].fleet.replica.max_wait_s = max_wait;
     run_result r = serving_run(&c, 300);
     double in_flight = (double)r.stats.arrived - (double)r.stats.completed
                        - (double)r.stats.dropped;
@@ -170,9 +173,9 @@ static void expect_within_1_percent(double fast, double reference, const char *w
 
 static void check_fast_against_reference(serving_config c, double duration_s)
 {
-    c.replica.reference = decode_group.replica.reference = false;
+    c.replica.reference = groups[0].fleet.replica.reference = false;
     run_result fast = serving_run(&c, duration_s);
-    c.replica.reference = decode_group.replica.reference = true;
+    c.replica.reference = groups[0].fleet.replica.reference = true;
     run_result ref = serving_run(&c, duration_s);
     cr_assert_gt(fast.stats.completed, 100);
     cr_expect_eq(fast.stats.completed, ref.stats.completed);
@@ -199,8 +202,8 @@ Test(disaggregated, fast_path_agrees_under_preemption, .timeout = 120)
 {
     serving_config c = config_of(12, 1, 1);
     c.replica.kv_policy = KV_PREEMPT;
-    decode_group.replica.kv_policy = KV_PREEMPT;
-    decode_group.replica.kv_capacity_tokens = 30000;
+    groups[0].fleet.replica.kv_policy = KV_PREEMPT;
+    groups[0].fleet.replica.kv_capacity_tokens = 30000;
     check_fast_against_reference(c, 300);
 }
 
@@ -229,7 +232,6 @@ Test(disaggregated, refuses_a_link_without_bandwidth)
  * finds every prefill replica saturated (8 outstanding) goes whole to the overflow pool,
  * prefilled and decoded there, when it has a replica; the rest split as before.  Groups:
  * own (prefill), decode, overflow. */
-static serving_group_config overflow_group;
 
 Test(disaggregated, an_overflow_pool_takes_what_the_prefill_pool_cannot)
 {
@@ -237,10 +239,12 @@ Test(disaggregated, an_overflow_pool_takes_what_the_prefill_pool_cannot)
     c.prompt_tokens = sim_dist_constant(3000); /* more than one prefill replica takes */
     c.output_tokens = sim_dist_constant(100);
     c.overflow_threshold = 8;
-    overflow_group = (serving_group_config){ .pool_name = "cloud", .replica = replica_of(),
-                                             .replicas = 2, .max = 2,
-                                             .rtt_s = sim_dist_constant(0.08) };
-    c.overflow = &overflow_group;
+    groups[1] = (serving_group){ .role = ROLE_OVERFLOW,
+                                 .fleet = { .pool_name = "cloud", .replica = replica_of(),
+                                            .replicas = 2, .max = 2,
+                                            .rtt_s = sim_dist_constant(0.08) },
+                                 .routing = c.routing };
+    c.ngroups = 2;
     run_result r = serving_run(&c, 120);
     cr_assert_gt(r.stats.completed, 3000);
     cr_expect_eq(r.stats.dropped, 0);

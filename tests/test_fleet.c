@@ -135,13 +135,14 @@ Test(fleet, saturated_requests_overflow_and_pay_its_round_trip)
 {
     char err[256];
     sim_engine *e = sim_engine_create();
-    serving_group_config other = {
-        .pool_name = "far", .replica = h100_replica(), .replicas = 2,
-        .rtt_s = sim_dist_constant(0.08),
-    };
     serving_config c = chat(30);
+    serving_group other = { .role = ROLE_OVERFLOW,
+                            .fleet = { .pool_name = "far", .replica = h100_replica(),
+                                       .replicas = 2, .rtt_s = sim_dist_constant(0.08) },
+                            .routing = c.routing };
     c.replicas = 1;
-    c.overflow = &other;
+    c.groups = &other;
+    c.ngroups = 1;
     c.overflow_threshold = 8;
     trail t = { 0 };
     c.on_request = on_request;

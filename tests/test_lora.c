@@ -293,7 +293,7 @@ Test(lora, adapters_compose_with_speculative_decoding)
  * prefilled on one replica and decoded on another, its adapter cold on both.  It ends
  * later than without LoRA by two loads (one a pool), the prefill's adapter kernels
  * (1,000 tokens) and 20 decode steps' (one token each: the adapter's read). */
-static serving_group_config decode_pool;
+static serving_group decode_pool;
 
 static serving_config split(bool lora, const lora_popularity *pop)
 {
@@ -304,17 +304,19 @@ static serving_config split(bool lora, const lora_popularity *pop)
         .rtt_s = sim_dist_constant(0), .seed = 3,
         .link = { 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 },
         .kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16),
-        .decode_routing = ROUTE_ROUND_ROBIN,
     };
     c.replica = replica_of(lora);
     if (lora) {
         c.lora = pop;
         c.replica.lora_adapters = pop->adapters;
     }
-    decode_pool = (serving_group_config){ .pool_name = "decode", .replica = c.replica,
-                                          .replicas = 1, .max = 1,
-                                          .rtt_s = sim_dist_constant(0) };
-    c.decode = &decode_pool;
+    decode_pool = (serving_group){ .role = ROLE_DECODE,
+                                   .fleet = { .pool_name = "decode", .replica = c.replica,
+                                              .replicas = 1, .max = 1,
+                                              .rtt_s = sim_dist_constant(0) },
+                                   .routing = ROUTE_ROUND_ROBIN };
+    c.groups = &decode_pool;
+    c.ngroups = 1;
     return c;
 }
 

@@ -463,7 +463,7 @@ Test(prefix_serving, lru_over_many_prefix_groups_hits_as_ches_approximation_says
 
 /* Disaggregated: the burst prefilled on one replica with a cache, decoded on another
  * with 5,000 tokens of cache, over a link of 50 GB/s. */
-static serving_group_config decode_pool;
+static serving_group decode_pool;
 
 static serving_config disaggregated_burst(unsigned prefix_block)
 {
@@ -471,12 +471,15 @@ static serving_config disaggregated_burst(unsigned prefix_block)
     c.prefix_block = prefix_block;
     c.link = (kv_link_spec){ 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 };
     c.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
-    c.decode_routing = ROUTE_ROUND_ROBIN;
-    decode_pool = (serving_group_config){ .pool_name = "decode", .replica = c.replica,
-                                          .replicas = 1, .max = 1,
-                                          .rtt_s = sim_dist_constant(0) };
-    decode_pool.replica.kv_capacity_tokens = 5000;
-    c.decode = &decode_pool;
+    decode_pool = (serving_group){
+        .role = ROLE_DECODE,
+        .fleet = { .pool_name = "decode", .replica = c.replica, .replicas = 1, .max = 1,
+                   .rtt_s = sim_dist_constant(0) },
+        .routing = ROUTE_ROUND_ROBIN,
+    };
+    decode_pool.fleet.replica.kv_capacity_tokens = 5000;
+    c.groups = &decode_pool;
+    c.ngroups = 1;
     return c;
 }
 

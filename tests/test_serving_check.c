@@ -48,11 +48,12 @@ Test(serving_check, every_problem_is_named_at_once)
     c.routing = ROUTE_CUSTOM;                /* no function */
     c.replica.lora_slots = 4;                /* no adapters */
     c.replica.prefix_tiers = (prefix_tiers){ 1, { { PREFIX_TIER_HOST, NULL, 100, 0, 1e-5 } } };
-    serving_group_config decode = { .replica = c.replica };
-    decode.replica.lora_slots = 0;
-    decode.replica.prefix_tiers.n = 0;
-    decode.replica.max_batch = 0;            /* no batch */
-    c.decode = &decode;                      /* and no link */
+    serving_group decode = { .role = ROLE_DECODE, .fleet = { .replica = c.replica } };
+    decode.fleet.replica.lora_slots = 0;
+    decode.fleet.replica.prefix_tiers.n = 0;
+    decode.fleet.replica.max_batch = 0;      /* no batch */
+    c.groups = &decode;                      /* and no link */
+    c.ngroups = 1;
     config_problems p = { 0 };
     serving_config_check(&c, &p);
     cr_assert_eq(p.n, 6);

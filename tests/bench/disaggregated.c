@@ -25,24 +25,24 @@ void bench_disaggregated_table(int quick)
         .chunked_prefill = true,
         .kv_capacity_tokens = memory_inference(m, d, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
     };
-    serving_group_config decode = {
-        .pool_name = "decode", .replica = one, .replicas = 64, .max = 64,
-        .rtt_s = sim_dist_constant(0.03),
-    };
+    serving_group decode = { .role = ROLE_DECODE,
+                             .fleet = { .pool_name = "decode", .replica = one, .replicas = 64,
+                                        .max = 64, .rtt_s = sim_dist_constant(0.03) },
+                             .routing = ROUTE_LEAST_OUTSTANDING };
     serving_config c = {
         .name = "bench", .replicas = 64, .routing = ROUTE_LEAST_OUTSTANDING,
         .interarrival = sim_dist_exponential(1 / rate),
         .prompt_tokens = sim_dist_lognormal(600, 1.0),
         .output_tokens = sim_dist_lognormal(200, 0.8),
-        .rtt_s = sim_dist_constant(0.03), .seed = 1, .replica = one, .decode = &decode,
-        .decode_routing = ROUTE_LEAST_OUTSTANDING,
+        .rtt_s = sim_dist_constant(0.03), .seed = 1, .replica = one, .groups = &decode,
+        .ngroups = 1,
         .link = { 50e9, 10e-6, KV_LINK_PER_REPLICA, 0 },
         .kv_bytes_per_token = model_kv_bytes_per_token(m, PREC_FP16),
     };
     printf("disaggregated serving: 64 prefill + 64 decode replicas, ~%.0f requests over %.0f "
            "simulated s\n", rate * duration, duration);
     for (int mode = 0; mode < (quick ? 1 : 2); mode++) {
-        c.replica.reference = decode.replica.reference = mode == 1;
+        c.replica.reference = decode.fleet.replica.reference = mode == 1;
         double best = 1e300;
         serving_stats st = { 0 };
         uint64_t events = 0;

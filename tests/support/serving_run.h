@@ -13,8 +13,7 @@ typedef struct run_result {
     double ttft_p99, tpot_p99, e2e_p99, transfer_p99;
     double utilization, batch_mean, batch_max, kv_mean, kv_max;
     uint64_t events;
-    serving_group_stats groups[SERVING_GROUPS_MAX]; /* own, then decode, then overflow:
-                                                       those it has */
+    serving_group_stats groups[SERVING_GROUPS_MAX]; /* own, then serving_config.groups */
     sessions_stats sessions;
 } run_result;
 
