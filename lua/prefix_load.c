@@ -7,6 +7,8 @@
 #include <lua.h>
 #include <stdio.h>
 
+#include "models/workload_groups.h"
+
 static const char *const PREFIX_CACHE_KEYS[] = { "block", "host", "disk", "shared", NULL };
 static const char *const TIER_KEYS[] = { "size", "bandwidth", "latency", NULL };
 
@@ -209,21 +211,17 @@ static int check_shared_tier(load_context *c, const fields_object *w, const scen
     const prefix_tier_spec *t = &out->prefix_tiers[PREFIX_TIER_SHARED];
     if (!(t->size_bytes > 0) || t->bandwidth_bytes_per_s > 0)
         return 0;
-    size_t pools[3] = { out->pool, out->decode_pool, out->overflow_pool };
-    size_t devices[3] = { out->device, out->decode_device, out->overflow_device };
-    bool used[3] = { true, out->has_decode, out->has_overflow };
-    for (unsigned g = 0; g < 3; g++) {
-        if (!used[g])
-            continue;
-        const device_spec *d = &sc->catalog.devices[devices[g]];
-        if (inference_profile(sc, out, pools[g], d).network_bytes_per_s > 0)
+    for (unsigned g = 0; g <= out->ngroups; g++) {
+        size_t pool = workload_group_pool(out, g);
+        const device_spec *d = &sc->catalog.devices[workload_group_device(out, g)];
+        if (inference_profile(sc, out, pool, d).network_bytes_per_s > 0)
             continue;
         char path[FIELD_PATH_MAX];
         snprintf(path, sizeof path, "%s.prefix_cache.shared.bandwidth", w->path);
         return fields_fail(c, w->where, path, "missing: pool \"%s\"'s %s states no network "
                            "bandwidth to reach a shared store by default; give it, as in "
                            "shared = { size = \"10TB\", bandwidth = \"50GB/s\" }",
-                           sc->pools[pools[g]].name, d->name);
+                           sc->pools[pool].name, d->name);
     }
     return 0;
 }
@@ -242,8 +240,15 @@ int prefix_load_convert(load_context *c, const fields_object *w, const scenario 
         return fields_fail(c, w->where, path, "\"prefix_affinity\" routes by the replicas' "
                            "prefix caches: give prefix_cache = { block = 16 } too");
     }
-    if (out->has_decode && out->decode_routing == ROUTE_PREFIX_AFFINITY && !out->prefix_block) {
-        snprintf(path, sizeof path, "%s.decode.routing", w->path);
+    for (unsigned i = 0; i < out->ngroups && !out->prefix_block; i++) {
+        if (out->groups[i].routing != ROUTE_PREFIX_AFFINITY)
+            continue;
+        bool listed = fields_object_get(c, w, "groups") != LUA_TNIL; /* else decode = */
+        lua_pop(c->L, 1);
+        if (listed)
+            snprintf(path, sizeof path, "%s.groups[%u].routing", w->path, i + 1);
+        else
+            snprintf(path, sizeof path, "%s.decode.routing", w->path);
         return fields_fail(c, w->where, path, "\"prefix_affinity\" routes by the replicas' "
                            "prefix caches: give prefix_cache = { block = 16 } too");
     }

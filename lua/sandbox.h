@@ -121,7 +121,8 @@ int sandbox_keep_for_rewinds(sandbox *sb, const char *const *sets, size_t nsets,
 int sandbox_bind_function(lua_State *L, int owner, const char *key);
 
 /* Pushes the value at the dotted path key inside the table at index owner ("routing",
- * "decode.routing"), read raw; nil where a part is missing or not a table.  Its type. */
+ * "decode.routing", "groups.2.routing": a part of digits is a list's item), read raw;
+ * nil where a part is missing or not a table.  Its type. */
 int sandbox_get_path(lua_State *L, int owner, const char *key);
 
 /* Pushes bound function `binding` of the current state. */

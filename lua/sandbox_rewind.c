@@ -93,8 +93,13 @@ int sandbox_get_path(lua_State *L, int owner, const char *key)
             lua_pushnil(L);
             return LUA_TNIL;
         }
-        lua_pushlstring(L, part, dot ? (size_t)(dot - part) : strlen(part));
-        lua_rawget(L, -2);
+        size_t n = dot ? (size_t)(dot - part) : strlen(part);
+        if (n > 0 && n < 10 && strspn(part, "0123456789") == n) /* a list's item */
+            lua_rawgeti(L, -1, (lua_Integer)strtol(part, NULL, 10));
+        else {
+            lua_pushlstring(L, part, n);
+            lua_rawget(L, -2);
+        }
         lua_remove(L, -2);
         if (!dot)
             return lua_type(L, -1);

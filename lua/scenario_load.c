@@ -27,6 +27,7 @@
 #include "lua/router.h"
 #include "lua/speculative_load.h"
 #include "lua/lora_load.h"
+#include "models/workload_groups.h"
 #include "models/memory.h"
 #include "models/replica_tp.h"
 #include "models/slo_tp.h"
@@ -49,11 +50,10 @@ static const char *const INFERENCE_KEYS[] = {
     "max_tokens", "chunked_prefill", "routing", "max_wait", "rtt", "slo",
     "response_bytes_per_token", "response_bytes", "egress_per_day", "mode", "when_full",
     "overflow", "overflow_tp", "overflow_threshold", "kv_precision", "expert_parallel", "expert_skew", "attention_dp",
-    "streams", "decode", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
+    "streams", "decode", "groups", "kv_link", "host_kv", "speculative", "prefix_cache", "affinity_bound",
     "system_prompt", "sessions", "replicas", "scale_to_zero", "cold_start", "lora", "engine",
     NULL,
 };
-static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
 static const char *const KV_LINK_KEYS[] = {
     "bandwidth", "latency", "shared", "gpus_per_node", NULL,
 };
@@ -702,39 +702,6 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     return 0;
 }
 
-/* overflow = "pool", overflow_tp, overflow_threshold */
-static int convert_overflow(load_context *c, const fields_object *w, scenario *sc,
-                            const named_list *pools, const model_spec *m, inference_spec *out)
-{
-    char *name = NULL;
-    int64_t tp, threshold;
-    if (fields_read_string(c, w, "overflow", false, &name) != 0
-        || fields_read_integer(c, w, "overflow_tp", false, 0, 1, 1024, &tp) != 0
-        || fields_read_integer(c, w, "overflow_threshold", false, 0, 1, 100000000, &threshold) != 0)
-        return -1;
-    out->overflow_threshold = (unsigned)threshold;
-    if (!name)
-        return 0;
-    int status = find_pool_at(c, w, "overflow", sc, pools, name, &out->overflow_pool);
-    free(name);
-    if (status != 0)
-        return -1;
-    char path[FIELD_PATH_MAX];
-    snprintf(path, sizeof path, "%s.overflow", w->path);
-    const pool_spec *p = &sc->pools[out->overflow_pool];
-    if (out->overflow_pool == out->pool)
-        return fields_fail(c, w->where, path, "\"%s\" is the workload's own pool; name another",
-                           p->name);
-    if (!p->gpu)
-        return fields_fail(c, w->where, path, "pool \"%s\" names no gpu", p->name);
-    const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
-    out->has_overflow = true;
-    out->overflow_device = (size_t)(d - sc->catalog.devices);
-    return size_replicas(c, w, "overflow_tp", p, m, d, out, inference_engine(sc, out),
-                         p->units_per_gpu > 1 ? 1 : (unsigned)tp, &out->overflow_tp,
-                         &out->overflow_tp_chosen);
-}
-
 /* kv_link = { bandwidth, latency, shared, gpus_per_node }: by default each prefill
  * replica's own NICs (the prefill pool's network bandwidth a device times tp, its
  * latency, its node: the device's, else its family's; models/perf.h). */
@@ -781,78 +748,256 @@ static int convert_kv_link(load_context *c, const fields_object *w, const pool_s
     return status ? -1 : 0;
 }
 
-/* decode = { pool = "d", tp = 4 }: disaggregated serving, the workload's own pool
- * prefilling; kv_link only with it, overflow not with it. */
+/* Group i's pool (named at pool_path in o, its tp at tp_key), device, tp and cache:
+ * another pool than the workload's own and the groups before it, with GPUs (whole ones
+ * for a decode pool; on a pool of MIG slices or time-slicing shares a replica has tp 1). */
+static int place_group(load_context *c, const fields_object *o, const char *pool_path,
+                       const char *tp_key, scenario *sc, const model_spec *m,
+                       inference_spec *out, unsigned i, int64_t tp)
+{
+    workload_group *g = &out->groups[i];
+    const pool_spec *p = &sc->pools[g->pool];
+    if (g->pool == out->pool)
+        return fields_fail(c, o->where, pool_path, "\"%s\" is the workload's own%s pool; name "
+                           "another", p->name, g->role == ROLE_DECODE ? " (prefill)" : "");
+    for (unsigned k = 0; k < i; k++)
+        if (out->groups[k].pool == g->pool) {
+            char label[64];
+            workload_group_label(out, k, label, sizeof label);
+            return fields_fail(c, o->where, pool_path, "\"%s\" is %s already; a pool serves a "
+                               "workload in one role (give another pool)", p->name, label);
+        }
+    if (!p->gpu)
+        return fields_fail(c, o->where, pool_path, "pool \"%s\" names no gpu", p->name);
+    if (g->role == ROLE_DECODE && p->units_per_gpu > 1)
+        return fields_fail(c, o->where, pool_path, "pool \"%s\" shares its GPUs; decode "
+                           "replicas run on whole GPUs", p->name);
+    const device_spec *d = catalog_device(&sc->catalog, p->unit_device ? p->unit_device : p->gpu);
+    g->device = (size_t)(d - sc->catalog.devices);
+    if (size_replicas(c, o, tp_key, p, m, d, out, inference_engine(sc, out),
+                      p->units_per_gpu > 1 ? 1 : (unsigned)tp, &g->tp, &g->tp_chosen) != 0)
+        return -1;
+    g->kv_capacity_tokens = memory_inference_for(m, d, out->prec, out->kv_prec, g->tp,
+                                                 out->attention_dp, inference_reserve(out))
+                                .kv_capacity_tokens;
+    return 0;
+}
+
+static const char *const ROUTINGS[] = { "round_robin", "least_outstanding", "shortest_tokens",
+                                        "power_of_two", "prefix_affinity", NULL };
+
+/* A group's routing from o's "routing" (a name, or a function bound at `binding` from
+ * the workload's table): by default the workload's (its function too, bound later:
+ * inherit_routing), but a decode pool's is least outstanding where a function routes
+ * the prefills (it sees the prefill replicas only). */
+static int read_group_routing(load_context *c, const fields_object *w, const fields_object *o,
+                              const char *binding, scenario *sc, inference_spec *out,
+                              workload_group *g)
+{
+    int routing = (int)out->routing;
+    if (routing == ROUTE_CUSTOM && g->role == ROLE_DECODE)
+        routing = ROUTE_LEAST_OUTSTANDING;
+    if (routing_is_function(c, o)) {
+        g->routing = ROUTE_CUSTOM;
+        g->route_context = router_create(c->L, w->index, binding, out->replicas, out->name);
+        g->custom_route = router_route;
+        sc->runtime = sandbox_of(c->L); /* the run calls into this state */
+        return 0;
+    }
+    int status = fields_read_choice(c, o, "routing", ROUTINGS, routing, &routing);
+    g->routing = (routing_policy)routing;
+    return status;
+}
+
+/* overflow = "pool", overflow_tp: one overflow group (the own pool's threshold is the
+ * workload's overflow_threshold). */
+static int convert_overflow(load_context *c, const fields_object *w, scenario *sc,
+                            const named_list *pools, const model_spec *m, inference_spec *out)
+{
+    char *name = NULL;
+    int64_t tp;
+    if (fields_read_string(c, w, "overflow", false, &name) != 0
+        || fields_read_integer(c, w, "overflow_tp", false, 0, 1, 1024, &tp) != 0)
+        return -1;
+    if (!name)
+        return 0;
+    unsigned i = out->ngroups++;
+    workload_group *g = &out->groups[i];
+    *g = (workload_group){ .role = ROLE_OVERFLOW, .routing = out->routing };
+    int status = find_pool_at(c, w, "overflow", sc, pools, name, &g->pool);
+    free(name);
+    if (status != 0)
+        return -1;
+    char path[FIELD_PATH_MAX];
+    snprintf(path, sizeof path, "%s.overflow", w->path);
+    return place_group(c, w, path, "overflow_tp", sc, m, out, i, tp);
+}
+
+static const char *const DECODE_KEYS[] = { "pool", "tp", "routing", NULL };
+
+/* decode = { pool = "d", tp = 4, routing }: disaggregated serving over one decode group. */
 static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
                           const named_list *pools, const model_spec *m, inference_spec *out)
 {
     char path[FIELD_PATH_MAX];
     int top = lua_gettop(c->L);
     fields_object dec = { 0 };
-    int found = fields_object_open_field(c, w, "decode", NULL, "a table such as { pool = "
-                                         "\"decode\", tp = 2 }", &dec);
-    if (found < 0)
-        return -1;
-    if (!found) {
-        if (fields_object_get(c, w, "kv_link") != LUA_TNIL) {
-            lua_settop(c->L, top);
-            snprintf(path, sizeof path, "%s.kv_link", w->path);
-            return fields_fail(c, w->where, path, "a link for disaggregated serving; give "
-                               "decode = { pool = ... } too");
-        }
-        lua_settop(c->L, top);
-        return 0;
-    }
-    static const char *const routings[] = { "round_robin", "least_outstanding",
-                                            "shortest_tokens", "power_of_two",
-                                            "prefix_affinity", NULL };
+    int present = fields_object_open_field(c, w, "decode", NULL, "a table such as { pool = "
+                                           "\"decode\", tp = 2 }", &dec);
+    if (present <= 0)
+        return present;
+    unsigned i = out->ngroups++;
+    workload_group *g = &out->groups[i];
+    *g = (workload_group){ .role = ROLE_DECODE };
     char *name = NULL;
     int64_t tp = 0;
-    /* the workload's policy, or least outstanding where a Lua function routes the
-     * prefills (it sees the prefill replicas only) */
-    int routing = out->routing == ROUTE_CUSTOM ? ROUTE_LEAST_OUTSTANDING : (int)out->routing;
-    bool function = routing_is_function(c, &dec); /* a Lua policy for the decode replicas */
     int status = fields_object_check_keys(c, &dec, DECODE_KEYS)
-                 || (function ? (routing = ROUTE_CUSTOM, 0)
-                              : fields_read_choice(c, &dec, "routing", routings, routing,
-                                                   &routing))
+                 || read_group_routing(c, w, &dec, "decode.routing", sc, out, g)
                  || fields_read_string(c, &dec, "pool", true, &name)
                  || fields_read_integer(c, &dec, "tp", false, 0, 1, 1024, &tp)
-                 || find_pool_at(c, &dec, "pool", sc, pools, name, &out->decode_pool);
+                 || find_pool_at(c, &dec, "pool", sc, pools, name, &g->pool);
     free(name);
-    out->decode_routing = (routing_policy)routing;
-    if (status == 0 && function) { /* bound through the workload, an fs constructor's table */
-        out->decode_route_context = router_create(c->L, w->index, "decode.routing",
-                                                  out->replicas, out->name);
-        out->decode_custom_route = router_route;
-        sc->runtime = sandbox_of(c->L); /* the run calls into this state */
-    }
-    const pool_spec *p = status == 0 ? &sc->pools[out->decode_pool] : NULL;
     snprintf(path, sizeof path, "%s.pool", dec.path);
-    if (status == 0 && out->decode_pool == out->pool)
-        status = fields_fail(c, dec.where, path, "\"%s\" is the workload's own (prefill) pool; "
-                             "name another", p->name);
-    if (status == 0 && !p->gpu)
-        status = fields_fail(c, dec.where, path, "pool \"%s\" names no gpu", p->name);
-    if (status == 0 && p->units_per_gpu > 1)
-        status = fields_fail(c, dec.where, path, "pool \"%s\" shares its GPUs; decode replicas "
-                             "run on whole GPUs", p->name);
-    const device_spec *d = status == 0 ? catalog_device(&sc->catalog, p->gpu) : NULL;
-    if (status == 0) {
-        out->has_decode = true;
-        out->decode_device = (size_t)(d - sc->catalog.devices);
-        status = size_replicas(c, &dec, "tp", p, m, d, out, inference_engine(sc, out),
-                               (unsigned)tp, &out->decode_tp, &out->decode_tp_chosen);
-    }
     if (status == 0)
-        out->decode_kv_capacity_tokens =
-            memory_inference_for(m, d, out->prec, out->kv_prec, out->decode_tp, out->attention_dp,
-                                 inference_reserve(out)).kv_capacity_tokens;
+        status = place_group(c, &dec, path, "tp", sc, m, out, i, tp);
     lua_settop(c->L, top);
-    if (status == 0)
-        status = convert_kv_link(c, w, &sc->pools[out->pool], &sc->catalog.devices[out->device],
-                                 out->tp, out);
     return status ? -1 : 0;
+}
+
+static const char *const GROUP_KEYS[] = { "role", "pool", "tp", "routing", "threshold", NULL };
+
+/* groups[i] (0-based), the table on top of the stack. */
+static int convert_group_entry(load_context *c, const fields_object *w, scenario *sc,
+                               const named_list *pools, const model_spec *m, unsigned i,
+                               inference_spec *out)
+{
+    static const char *const roles[] = { "serve", "decode", "overflow", NULL };
+    char item[FIELD_PATH_MAX], binding[64], path[FIELD_PATH_MAX];
+    snprintf(item, sizeof item, "%s.groups[%u]", w->path, i + 1);
+    fields_object o;
+    if (fields_object_open(c, -1, item, w->where, NULL, "a table such as { role = "
+                           "\"overflow\", pool = \"cloud\" }", &o) != 0)
+        return -1;
+    if (!*o.where)
+        snprintf(o.where, sizeof o.where, "%s", w->where);
+    workload_group *g = &out->groups[i];
+    int role = ROLE_SERVE;
+    char *name = NULL;
+    int64_t tp = 0, threshold = 0;
+    snprintf(binding, sizeof binding, "groups.%u.routing", i + 1);
+    int status = fields_object_check_keys(c, &o, GROUP_KEYS)
+                 || fields_read_choice(c, &o, "role", roles, -1, &role);
+    snprintf(path, sizeof path, "%s.role", o.path);
+    if (status == 0 && role < 0)
+        status = fields_fail(c, o.where, path, "missing (expected \"serve\", \"decode\" or "
+                             "\"overflow\")");
+    g->role = (serving_role)role;
+    status = status
+             || read_group_routing(c, w, &o, binding, sc, out, g)
+             || fields_read_string(c, &o, "pool", true, &name)
+             || fields_read_integer(c, &o, "tp", false, 0, 1, 1024, &tp)
+             || fields_read_integer(c, &o, "threshold", false, 0, 1, 100000000, &threshold)
+             || find_pool_at(c, &o, "pool", sc, pools, name, &g->pool);
+    free(name);
+    g->threshold = (unsigned)threshold;
+    snprintf(path, sizeof path, "%s.threshold", o.path);
+    if (status == 0 && threshold && g->role == ROLE_DECODE)
+        status = fields_fail(c, o.where, path, "a decode pool takes no new requests, so it "
+                             "spills nothing: only serve and overflow pools have a threshold");
+    snprintf(path, sizeof path, "%s.pool", o.path);
+    if (status == 0)
+        status = place_group(c, &o, path, "tp", sc, m, out, i, tp);
+    return status ? -1 : 0;
+}
+
+/* groups = { { role, pool, tp, routing, threshold }, ... }: 1 to SERVING_GROUPS_MAX - 1
+ * groups beside the own pool, in order. */
+static int convert_group_list(load_context *c, const fields_object *w, scenario *sc,
+                              const named_list *pools, const model_spec *m, inference_spec *out)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    char path[FIELD_PATH_MAX], got[96];
+    snprintf(path, sizeof path, "%s.groups", w->path);
+    fields_object_get(c, w, "groups");
+    size_t n = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
+    if (n < 1 || n > SERVING_GROUPS_MAX - 1) {
+        fields_describe(L, -1, got, sizeof got);
+        lua_settop(L, top);
+        return fields_fail(c, w->where, path, "expected a list of 1 to %d groups such as "
+                           "{ role = \"overflow\", pool = \"cloud\" }, got %s",
+                           SERVING_GROUPS_MAX - 1, got);
+    }
+    int list = lua_gettop(L);
+    int status = 0;
+    for (unsigned i = 0; i < n && status == 0; i++) {
+        lua_rawgeti(L, list, (lua_Integer)i + 1);
+        out->ngroups = i + 1;
+        status = convert_group_entry(c, w, sc, pools, m, i, out);
+        lua_settop(L, list);
+    }
+    lua_settop(L, top);
+    return status;
+}
+
+/* The workload's groups beside its own pool: groups = { ... }, or the shorthands
+ * decode = { ... } and overflow = "pool" (decode first, then overflow); kv_link with a
+ * decode group only.  The own pool's overflow_threshold either way. */
+static int convert_groups(load_context *c, const fields_object *w, scenario *sc,
+                          const named_list *pools, const model_spec *m, inference_spec *out)
+{
+    char path[FIELD_PATH_MAX];
+    int64_t threshold;
+    if (fields_read_integer(c, w, "overflow_threshold", false, 0, 1, 100000000, &threshold) != 0)
+        return -1;
+    out->overflow_threshold = (unsigned)threshold;
+    int top = lua_gettop(c->L);
+    bool list = fields_object_get(c, w, "groups") != LUA_TNIL;
+    lua_settop(c->L, top);
+    int status;
+    if (list) {
+        const char *shorthand[] = { "decode", "overflow", "overflow_tp" };
+        for (int k = 0; k < 3; k++) {
+            bool given = fields_object_get(c, w, shorthand[k]) != LUA_TNIL;
+            lua_settop(c->L, top);
+            snprintf(path, sizeof path, "%s.%s", w->path, shorthand[k]);
+            if (given)
+                return fields_fail(c, w->where, path, "the workload states its groups in "
+                                   "groups = { ... }: give this pool there, with its role");
+        }
+        status = convert_group_list(c, w, sc, pools, m, out);
+    } else {
+        status = convert_overflow(c, w, sc, pools, m, out)
+                 || convert_decode(c, w, sc, pools, m, out);
+        if (status == 0 && out->ngroups == 2) { /* the serving's order: decode, overflow */
+            workload_group overflow = out->groups[0];
+            out->groups[0] = out->groups[1];
+            out->groups[1] = overflow;
+        }
+    }
+    if (status != 0)
+        return -1;
+    if (workload_decodes(out))
+        return convert_kv_link(c, w, &sc->pools[out->pool], &sc->catalog.devices[out->device],
+                               out->tp, out);
+    bool link = fields_object_get(c, w, "kv_link") != LUA_TNIL;
+    lua_settop(c->L, top);
+    snprintf(path, sizeof path, "%s.kv_link", w->path);
+    return link ? fields_fail(c, w->where, path, "a link for disaggregated serving; give "
+                              "decode = { pool = ... } too")
+                : 0;
+}
+
+/* Groups that route as the workload does, a function too: its router, once made. */
+static void inherit_routing(inference_spec *out)
+{
+    for (unsigned i = 0; i < out->ngroups; i++) {
+        workload_group *g = &out->groups[i];
+        if (g->routing == ROUTE_CUSTOM && !g->custom_route) {
+            g->custom_route = out->custom_route;
+            g->route_context = out->route_context;
+        }
+    }
 }
 
 static int convert_inference(load_context *c, const fields_object *w, scenario *sc,
@@ -978,9 +1123,7 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
     if (status == 0)
         status = check_context(c, w, m, model, out);
     if (status == 0)
-        status = convert_overflow(c, w, sc, pools, m, out);
-    if (status == 0)
-        status = convert_decode(c, w, sc, pools, m, out);
+        status = convert_groups(c, w, sc, pools, m, out);
     if (status == 0)
         status = speculative_load(c, w, sc, out);
     if (status == 0)
@@ -994,6 +1137,8 @@ static int convert_inference(load_context *c, const fields_object *w, scenario *
         out->custom_route = router_route;
         sc->runtime = sandbox_of(c->L); /* the run calls into this state */
     }
+    if (status == 0)
+        inherit_routing(out);
     if (status == 0 && out->max_wait_s == 0 && !out->has_trace
         && !(out->has_traffic && out->traffic.kind == TRAFFIC_CLOSED_LOOP)
         && out->arrivals.rate_per_s * sc->duration_s > UNBOUNDED_INFERENCE_REQUESTS)
@@ -1100,7 +1245,7 @@ static int convert_job_workload(load_context *c, const fields_object *w, scenari
 }
 
 /* Several inference workloads on one pool (several models sharing its GPUs): each names
- * it as its own pool (not as an overflow or decode pool), says how many replicas it
+ * it as its own pool (not as a group's: overflow, decode or serve), says how many replicas it
  * starts with, and the replicas they start with fit; the pool's GPUs are whole (no
  * MIG, time-slicing or noisy neighbours) and it has no autoscaler (a model grows by its
  * own demand: scale_to_zero). */
@@ -1115,9 +1260,10 @@ static int check_shared_pool(load_context *c, const scenario *sc, size_t p,
     unsigned gpus = 0;
     for (size_t i = 0; i < sc->ninferences; i++) {
         const inference_spec *w = &sc->inferences[i];
-        if ((w->has_overflow && w->overflow_pool == p) || (w->has_decode && w->decode_pool == p))
+        if (workload_group_on(w, p))
             return fields_fail(c, o->where, o->path, "is shared by several models; workload "
-                               "\"%s\" cannot overflow or decode there", w->name);
+                               "\"%s\" cannot overflow, decode or serve there as a group",
+                               w->name);
         if (w->pool != p)
             continue;
         if (!w->replicas_given)
@@ -1136,7 +1282,7 @@ static int check_shared_pool(load_context *c, const scenario *sc, size_t p,
 }
 
 /* An inference workload has its pool to itself unless several models share it
- * (check_shared_pool), and an overflow or decode pool always.  Queueing services run
+ * (check_shared_pool), and its groups' pools always.  Queueing services run
  * on fixed servers. */
 static int check_pool_sharing(load_context *c, const scenario *sc,
                               const fields_object *pool_objects)
@@ -1147,8 +1293,7 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
         const fields_object *o = &pool_objects[p];
         for (size_t i = 0; i < sc->ninferences; i++)
             inference += sc->inferences[i].pool == p
-                         || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p)
-                         || (sc->inferences[i].has_decode && sc->inferences[i].decode_pool == p);
+                         || workload_group_on(&sc->inferences[i], p) != NULL;
         for (size_t i = 0; i < sc->nservices; i++)
             services += sc->services[i].pool == p;
         size_t jobs = 0;
@@ -1175,12 +1320,13 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
             if (w->pool != p || !(w->scale_to_zero_s > 0))
                 continue;
             on_demand = true;
-            if (pool->autoscaler.enabled || w->has_overflow || w->has_decode)
+            if (pool->autoscaler.enabled || w->ngroups)
                 return fields_fail(c, o->where, o->path, "workload \"%s\" scales to zero "
                                    "here, which is not with %s", w->name,
                                    pool->autoscaler.enabled ? "an autoscaler on the pool"
-                                   : w->has_overflow ? "an overflow pool"
-                                                     : "disaggregated decoding");
+                                   : workload_role_count(w, ROLE_OVERFLOW) ? "an overflow pool"
+                                   : workload_decodes(w) ? "disaggregated decoding"
+                                                         : "another serving pool");
         }
         if (inference && pool->count == 0 && !pool->autoscaler.enabled && !on_demand)
             return fields_fail(c, o->where, o->path, "starts with no GPUs and has no autoscaler, "

@@ -9,6 +9,7 @@
 
 #include "models/catalog.h"
 #include "models/memory.h"
+#include "models/workload_groups.h"
 
 static const char *const SPECULATIVE_KEYS[] = { "k", "acceptance", "draft", "draft_cost", NULL };
 
@@ -112,12 +113,13 @@ int speculative_load(load_context *c, const fields_object *w, scenario *sc, infe
                                                            out->tp, out->attention_dp,
                                                            inference_reserve(out));
     out->kv_capacity_tokens = mem.kv_capacity_tokens;
-    if (out->has_decode)
-        out->decode_kv_capacity_tokens =
-            memory_inference_with_draft_for(m, draft, &sc->catalog.devices[out->decode_device],
-                                            out->prec, out->kv_prec, out->decode_tp,
-                                            out->attention_dp,
+    for (unsigned i = 0; i < out->ngroups; i++) {
+        workload_group *g = &out->groups[i];
+        g->kv_capacity_tokens =
+            memory_inference_with_draft_for(m, draft, &sc->catalog.devices[g->device],
+                                            out->prec, out->kv_prec, g->tp, out->attention_dp,
                                             inference_reserve(out)).kv_capacity_tokens;
+    }
     double context = sim_dist_mean(&out->prompt_tokens) + sim_dist_mean(&out->output_tokens);
     if (mem.kv_capacity_tokens < context) {
         snprintf(path, sizeof path, "%s.draft", sp.path);

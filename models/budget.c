@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "models/run.h"
+#include "models/workload_groups.h"
 #include "sim/timeseries.h"
 
 /* Sizes of what a run keeps, in bytes, rounded up from the structures (with the slack
@@ -74,11 +75,12 @@ static double inference_in_flight(const scenario *sc, const inference_spec *w)
         all = fmin(all, (double)w->trace_summary.rows);
     double waiting = w->max_wait_s > 0 ? w->arrivals.rate_per_s * w->max_wait_s : all;
     double running = (double)w->replicas * w->max_batch;
-    if (w->has_decode) { /* max_wait bounds the link and the decode queue as well */
-        const pool_spec *decode = &sc->pools[w->decode_pool];
-        double most = fmax((double)decode->count, (double)decode->capacity.max);
+    if (workload_decodes(w)) /* max_wait bounds the link and the decode queue as well */
         waiting *= 3;
-        running += (w->decode_tp ? floor(most / w->decode_tp) : 0) * w->max_batch;
+    for (unsigned i = 0; i < w->ngroups; i++) { /* the other groups' batches */
+        const pool_spec *p = &sc->pools[w->groups[i].pool];
+        double most = fmax((double)p->count, (double)p->capacity.max);
+        running += (w->groups[i].tp ? floor(most / w->groups[i].tp) : 0) * w->max_batch;
     }
     return fmin(all, waiting + running);
 }

@@ -12,6 +12,7 @@
 #include "models/run.h"
 #include "models/run_part.h"
 #include "models/serving.h"
+#include "models/workload_groups.h"
 #include "sim/fatal.h"
 
 typedef struct inference_run {
@@ -124,33 +125,15 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     };
 }
 
-/* A workload's group g (0: its own pool; 1: its overflow or decode pool): the pool, the
- * device and the GPUs of a replica. */
-static bool group_decodes(const inference_spec *w, unsigned g)
-{
-    return g == 1 && w->has_decode; /* own, then decode, then overflow */
-}
-
 static size_t group_pool(const inference_spec *w, unsigned g)
 {
-    return g == 0 ? w->pool : group_decodes(w, g) ? w->decode_pool : w->overflow_pool;
+    return workload_group_pool(w, g);
 }
 
-static size_t group_device(const inference_spec *w, unsigned g)
-{
-    return g == 0 ? w->device : group_decodes(w, g) ? w->decode_device : w->overflow_device;
-}
+static unsigned group_tp(const inference_spec *w, unsigned g) { return workload_group_tp(w, g); }
 
-static unsigned group_tp(const inference_spec *w, unsigned g)
-{
-    return g == 0 ? w->tp : group_decodes(w, g) ? w->decode_tp : w->overflow_tp;
-}
-
-/* The workload's groups: its own pool, and its decode and overflow pools. */
-static unsigned group_count(const inference_spec *w)
-{
-    return 1 + w->has_decode + w->has_overflow;
-}
+/* The workload's groups: its own pool, then inference_spec.groups. */
+static unsigned group_count(const inference_spec *w) { return 1 + w->ngroups; }
 
 /* Group g (>= 1) as the serving model takes it. */
 static serving_group_config group_config_of(const scenario *sc, const inference_spec *w,
@@ -161,12 +144,14 @@ static serving_group_config group_config_of(const scenario *sc, const inference_
     const pool_spec *o = &sc->pools[pool];
     return (serving_group_config){
         .pool_name = o->name,
-        .replica = replica_config_of(sc, w, pool, group_device(w, g), tp),
+        .replica = replica_config_of(sc, w, pool, workload_group_device(w, g), tp),
         .replicas = o->count / tp, .min = o->min / tp,
         .max = o->capacity.max / tp, .pool = gpus[pool].gp,
         .autoscaler = &o->autoscaler,
-        /* an overflow pool is reached at its own site's round trip */
-        .rtt_s = w->has_rtt && group_decodes(w, g) ? w->rtt_s : o->site.rtt_s,
+        /* a decode pool answers where the prefill pool does; a serve or overflow pool
+         * is reached at its own site's round trip */
+        .rtt_s = w->has_rtt && w->groups[g - 1].role == ROLE_DECODE ? w->rtt_s
+                                                                     : o->site.rtt_s,
         .spike_probability = o->site.spike_probability, .spike_s = o->site.spike_s,
         .sharing = &o->sharing, .noisy = o->has_noisy ? &o->noisy : NULL,
         .units_per_gpu = o->units_per_gpu,
@@ -205,30 +190,25 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
         .lora = w->lora_slots ? &w->lora_popularity : NULL,
     };
     c.replica = replica_config_of(sc, w, w->pool, w->device, w->tp);
-    unsigned k = 0;
-    if (w->has_decode) {
+    for (unsigned i = 0; i < w->ngroups; i++) {
         /* decode replicas keep max_wait too, from the cache's arrival: without it the
          * requests prefilled faster than the decode pool serves them piled up without
          * bound (a prefill wasted is an engine's timeout under overload, and counted as
          * a drop) */
-        others[k++] = (serving_group){
-            .role = ROLE_DECODE, .fleet = group_config_of(sc, w, 1, gpus),
-            .routing = w->decode_routing, .custom_route = w->decode_custom_route,
-            .route_context = w->decode_route_context,
+        const workload_group *g = &w->groups[i];
+        others[i] = (serving_group){
+            .role = g->role, .fleet = group_config_of(sc, w, i + 1, gpus),
+            .routing = g->routing, .custom_route = g->custom_route,
+            .route_context = g->route_context, .threshold = g->threshold,
         };
+    }
+    if (workload_decodes(w)) {
         c.link = w->kv_link;
         c.kv_bytes_per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model],
                                                         w->kv_prec);
     }
-    if (w->has_overflow) {
-        others[k++] = (serving_group){
-            .role = ROLE_OVERFLOW, .fleet = group_config_of(sc, w, group_count(w) - 1, gpus),
-            .routing = w->routing, .custom_route = w->custom_route,
-            .route_context = w->route_context,
-        };
-    }
     c.groups = others;
-    c.ngroups = k;
+    c.ngroups = w->ngroups;
     return c;
 }
 
@@ -467,10 +447,11 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     double measured_s = end_s - sc->warmup_s;
     double busy = 1; /* of the bottleneck: the least busy of the workload's pools */
     double rounds = 0, round_tokens = 0;
+    uint64_t overflowed = 0; /* requests the overflow pools served */
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
         const char *where = g == 0 ? pool : sc->pools[group_pool(w, g)].name;
-        size_t device = group_device(w, g);
+        size_t device = workload_group_device(w, g);
         unsigned tp = group_tp(w, g);
         busy = fmin(busy, isnan(gs.utilization) ? 0 : gs.utilization);
         sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
@@ -511,10 +492,17 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
             rounds += gs.spec_rounds;
             round_tokens += gs.spec_tokens;
         }
-        if (g == 1 && w->has_overflow)
-            sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
-                            st->completed ? (double)gs.served / (double)st->completed : NAN);
+        if (g > 0 && w->groups[g - 1].role == ROLE_OVERFLOW) {
+            overflowed += gs.served;
+            if (workload_role_count(w, ROLE_OVERFLOW) > 1) /* each pool's share too */
+                sim_metrics_add(m, "pool", where, "overflow_fraction", "1",
+                                st->completed ? (double)gs.served / (double)st->completed
+                                              : NAN);
+        }
     }
+    if (workload_role_count(w, ROLE_OVERFLOW))
+        sim_metrics_add(m, "workload", name, "overflow_fraction", "1",
+                        st->completed ? (double)overflowed / (double)st->completed : NAN);
     struct { const char *metric; const sim_histogram *h; double q; } quantiles[] = {
         { "ttft_p50_s", &st->ttft_hist_s, 0.5 }, { "ttft_p95_s", &st->ttft_hist_s, 0.95 },
         { "ttft_p99_s", &st->ttft_hist_s, 0.99 }, { "tpot_p50_s", &st->tpot_hist_s, 0.5 },
@@ -558,7 +546,7 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
                          ? w->egress_bytes_per_day * measured_s / 86400
                          : st->output_tokens * w->response_bytes_per_token
                                + (double)st->completed * w->response_bytes) / 1e9);
-    if (w->has_decode)
+    if (workload_decodes(w))
         record_disaggregated(m, name, st, measured_s);
     record_prefix(m, ir, pool, end_s);
     record_cold_starts(m, ir, end_s);
@@ -573,15 +561,15 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
 }
 
 /* Cost, energy and carbon per million output tokens and per request: what the
- * workload's pools cost and drew after the warm-up (its own and its overflow or decode
- * pool, each serving it alone; a pool several models share, in proportion to the GPUs
+ * workload's pools cost and drew after the warm-up (its own and its other groups' pools,
+ * each serving it alone; a pool several models share, in proportion to the GPUs
  * each held: own_share). */
 static void record_inference_cost(sim_metrics *m, const inference_run *ir, double own_share)
 {
     const inference_spec *w = ir->spec;
     const serving_stats *st = serving_get_stats(ir->sv);
     double mtok = st->output_tokens / 1e6, requests = (double)st->completed;
-    /* the own pool at its share, the decode and overflow pools whole */
+    /* the own pool at its share, the other groups' pools whole */
     double kwh = 0, kg = 0, usd = 0;
     bool metered = false, priced = false;
     for (unsigned g = 0; g < group_count(w); g++) {

@@ -6,6 +6,7 @@
 #include "models/event_order.h"
 #include "models/run.h"
 #include "models/run_part.h"
+#include "models/workload_groups.h"
 #include "sim/fatal.h"
 
 bool pool_gpus_needed(const scenario *sc, size_t p)
@@ -21,9 +22,7 @@ bool pool_gpus_needed(const scenario *sc, size_t p)
 static bool serves_inference(const scenario *sc, size_t p)
 {
     for (size_t i = 0; i < sc->ninferences; i++)
-        if (sc->inferences[i].pool == p
-            || (sc->inferences[i].has_overflow && sc->inferences[i].overflow_pool == p)
-            || (sc->inferences[i].has_decode && sc->inferences[i].decode_pool == p))
+        if (sc->inferences[i].pool == p || workload_group_on(&sc->inferences[i], p))
             return true;
     return false;
 }

@@ -104,6 +104,19 @@ typedef struct tp_trial {
     bool whole_run;           /* the run's span and replications: its figures the run's */
 } tp_trial;
 
+/* A group of replicas serving a workload beside its own pool (inference_spec.groups). */
+typedef struct workload_group {
+    serving_role role;
+    size_t pool, device;      /* indices into scenario.pools and scenario.catalog.devices */
+    unsigned tp;
+    bool tp_chosen;           /* tp was not given: the loader chose it */
+    unsigned threshold;       /* saturated at (0: max_batch; serving_group.threshold) */
+    routing_policy routing;   /* among its replicas: the workload's by default */
+    route_fn custom_route;    /* routing = function: its context lives in scenario.runtime */
+    void *route_context;
+    double kv_capacity_tokens; /* of a replica, at tp */
+} workload_group;
+
 /* fs.inference: an LLM served by replicas of tp devices of a pool. */
 typedef struct inference_spec {
     char *name;
@@ -156,24 +169,16 @@ typedef struct inference_spec {
     double sample;            /* fraction of rows kept */
     bool lengths_from_trace;  /* no prompt/output given: the trace's */
     trace_summary trace_summary;
-    /* overflow = "pool": where requests go when every replica of its own pool holds
-     * overflow_threshold (0: max_batch) requests or more; replicas there have
-     * overflow_tp devices of overflow_device */
-    bool has_overflow;
-    size_t overflow_pool, overflow_device;
-    unsigned overflow_tp, overflow_threshold;
-    bool overflow_tp_chosen;
-    /* decode = { pool, tp } and kv_link = { ... }: disaggregated serving, the own pool
-     * prefilling (its replicas make the first token) and this one decoding, each
-     * request's prompt cache crossing kv_link between them (models/serving.h) */
-    bool has_decode;
-    size_t decode_pool, decode_device;
-    unsigned decode_tp;
-    bool decode_tp_chosen;
-    routing_policy decode_routing; /* decode.routing: the workload's routing by default */
-    route_fn decode_custom_route;  /* decode.routing = function: its context lives in */
-    void *decode_route_context;    /* scenario.runtime */
-    double decode_kv_capacity_tokens; /* of a decode replica, at decode_tp */
+    /* overflow_threshold: the own pool is saturated when every replica holds this many
+     * requests (0: max_batch), and new requests go down the overflow groups */
+    unsigned overflow_threshold;
+    /* groups = { { role, pool, tp, routing, threshold }, ... }, or the shorthands
+     * decode = { pool, tp, routing } and overflow = "pool" (overflow_tp): the workload's
+     * other groups of replicas, in order (models/serving.h: serving_group; the helpers
+     * in models/workload_groups.h); with a decode group, each request's prompt cache
+     * crosses kv_link from the pool that prefilled it */
+    workload_group groups[SERVING_GROUPS_MAX - 1];
+    unsigned ngroups;
     kv_link_spec kv_link;
     /* arrivals = fs.profile, fs.diurnal, fs.mmpp or fs.closed_loop */
     bool has_traffic;

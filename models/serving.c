@@ -102,6 +102,15 @@ static const char *const ROLE_NAMES[] = { "serve", "decode", "overflow" };
 
 const char *serving_role_name(serving_role role) { return ROLE_NAMES[role]; }
 
+void serving_role_label(serving_role role, unsigned nth, unsigned of, char *out, size_t size)
+{
+    const char *name = role == ROLE_SERVE ? "serving" : ROLE_NAMES[role];
+    if (of > 1)
+        snprintf(out, size, "the %s pool %u", name, nth);
+    else
+        snprintf(out, size, "the %s pool", name);
+}
+
 static void route(serving *s, llm_request *q);
 
 static llm_request *request_take(serving *s)

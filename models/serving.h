@@ -51,6 +51,10 @@ typedef enum serving_role { ROLE_SERVE, ROLE_DECODE, ROLE_OVERFLOW } serving_rol
 /* "serve", "decode", "overflow" */
 const char *serving_role_name(serving_role role);
 
+/* A group's name in messages: "the decode pool", or "the overflow pool 2" for the nth
+ * (from 1) of `of` groups of its role. */
+void serving_role_label(serving_role role, unsigned nth, unsigned of, char *out, size_t size);
+
 typedef struct serving_group {
     serving_role role;
     serving_group_config fleet;  /* its pool, replicas, bounds, sharing, round trips */

@@ -29,11 +29,7 @@ static void group_label(const serving_config *c, unsigned i, char *out, size_t s
             same++;
             nth += k <= i;
         }
-    const char *name = role == ROLE_SERVE ? "serving" : serving_role_name(role);
-    if (same > 1)
-        snprintf(out, size, "the %s pool %u", name, nth);
-    else
-        snprintf(out, size, "the %s pool", name);
+    serving_role_label(role, nth, same, out, size);
 }
 
 /* What the features need of each other. */

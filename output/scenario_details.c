@@ -7,6 +7,7 @@
 #include "models/kv_swap.h"
 #include "models/lora.h"
 #include "models/perf.h"
+#include "models/workload_groups.h"
 #include "output/scenario_text.h"
 
 /* "    key  value", for the indented lines under a pool or a workload. */
@@ -228,7 +229,7 @@ void output_inference_details(FILE *out, const inference_spec *w)
     fprintf(out, "%s\n", policies[w->kv_policy]);
     key(out, "egress");
     egress_text(out, w);
-    if (!w->has_overflow) {
+    if (!workload_role_count(w, ROLE_OVERFLOW)) {
         key(out, "overflow");
         fprintf(out, "none\n");
     }

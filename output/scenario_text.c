@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "models/workload_groups.h"
 #include "output/number_text.h"
 
 void output_dist_text(FILE *out, const sim_dist *d)
@@ -61,14 +62,21 @@ void output_cache_capacity_text(FILE *out, const inference_spec *w)
 void output_disaggregated_text(FILE *out, const scenario *sc, const inference_spec *w)
 {
     const kv_link_spec *k = &w->kv_link;
-    const pool_spec *d = &sc->pools[w->decode_pool];
     double per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
     double bytes = per_token * sim_dist_mean(&w->prompt_tokens);
-    fprintf(out, "    disaggregated: prefill here (token 1), decode on %s: %u replica%s of tp "
-            "%u%s, cache %.0f tokens per replica, routing %s\n", d->name, d->count / w->decode_tp,
-            d->count / w->decode_tp == 1 ? "" : "s", w->decode_tp,
-            w->decode_tp_chosen ? " (chosen)" : "", w->decode_kv_capacity_tokens,
-            routing_policy_name(w->decode_routing));
+    bool first = true;
+    for (unsigned i = 0; i < w->ngroups; i++) {
+        const workload_group *g = &w->groups[i];
+        if (g->role != ROLE_DECODE)
+            continue;
+        const pool_spec *d = &sc->pools[g->pool];
+        fprintf(out, "    %s on %s: %u replica%s of tp %u%s, cache %.0f tokens per replica, "
+                "routing %s\n", first ? "disaggregated: prefill here (token 1), decode"
+                                      : "and decode", d->name, d->count / g->tp,
+                d->count / g->tp == 1 ? "" : "s", g->tp, g->tp_chosen ? " (chosen)" : "",
+                g->kv_capacity_tokens, routing_policy_name(g->routing));
+        first = false;
+    }
     fprintf(out, "    kv link %s", kv_link_scope_name(k->scope));
     if (k->scope == KV_LINK_PER_NODE)
         fprintf(out, " (%u GPUs a node)", k->gpus_per_node);
@@ -76,6 +84,38 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
             "a mean prompt, %.4g ms alone on a link\n", k->bandwidth_bytes_per_s / 1e9,
             k->latency_s, per_token, bytes / 1e6,
             1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
+}
+
+/* The serve pools beside the own one, then the overflow cascade: "overflow to A
+ * (replicas of tp 1, past 8 requests each)", "then to B (when A is past 64 each)". */
+static void output_groups_text(FILE *out, const scenario *sc, const inference_spec *w)
+{
+    for (unsigned i = 0; i < w->ngroups; i++) {
+        const workload_group *g = &w->groups[i];
+        if (g->role != ROLE_SERVE)
+            continue;
+        const pool_spec *p = &sc->pools[g->pool];
+        fprintf(out, "    also served on %s: %u replica%s of tp %u%s, routing %s (each new "
+                "request to the pool whose least loaded replica holds the fewest)\n", p->name,
+                p->count / g->tp, p->count / g->tp == 1 ? "" : "s", g->tp,
+                g->tp_chosen ? " (chosen)" : "", routing_policy_name(g->routing));
+    }
+    const workload_group *before = NULL;
+    for (unsigned i = 0; i < w->ngroups; i++) {
+        const workload_group *g = &w->groups[i];
+        if (g->role != ROLE_OVERFLOW)
+            continue;
+        if (!before)
+            fprintf(out, "    overflow to %s (replicas of tp %u%s, past %u requests each)\n",
+                    sc->pools[g->pool].name, g->tp, g->tp_chosen ? ", chosen" : "",
+                    w->overflow_threshold ? w->overflow_threshold : w->max_batch);
+        else
+            fprintf(out, "    then to %s (replicas of tp %u%s, when %s is past %u requests "
+                    "each)\n", sc->pools[g->pool].name, g->tp, g->tp_chosen ? ", chosen" : "",
+                    sc->pools[before->pool].name,
+                    before->threshold ? before->threshold : w->max_batch);
+        before = g;
+    }
 }
 
 /* "    engine NAME (default): what it stands for; host work ..., memory ..." */
@@ -116,12 +156,17 @@ void output_replicas_text(FILE *out, const scenario *sc)
                 sc->pools[w->pool].name, e ? e->name : "none",
                 w->engine_default ? " (default)" : "", w->kv_capacity_tokens,
                 floor(w->kv_capacity_tokens / mean), mean);
-        if (w->has_decode)
-            fprintf(out, "%s: decode on %u replica%s of tp %u%s on %s, cache %.0f tokens per "
-                    "replica (%.0f requests)\n", w->name, sc->pools[w->decode_pool].count / w->decode_tp,
-                    sc->pools[w->decode_pool].count / w->decode_tp == 1 ? "" : "s", w->decode_tp,
-                    w->decode_tp_chosen ? " (chosen)" : "", sc->pools[w->decode_pool].name,
-                    w->decode_kv_capacity_tokens, floor(w->decode_kv_capacity_tokens / mean));
+        for (unsigned k = 0; k < w->ngroups; k++) { /* the other pools serving it alike */
+            const workload_group *g = &w->groups[k];
+            const pool_spec *p = &sc->pools[g->pool];
+            if (g->role == ROLE_OVERFLOW)
+                continue; /* said with the workload: overflow to ... */
+            fprintf(out, "%s: %s on %u replica%s of tp %u%s on %s, cache %.0f tokens per "
+                    "replica (%.0f requests)\n", w->name,
+                    g->role == ROLE_DECODE ? "decode" : "also serving", p->count / g->tp,
+                    p->count / g->tp == 1 ? "" : "s", g->tp, g->tp_chosen ? " (chosen)" : "",
+                    p->name, g->kv_capacity_tokens, floor(g->kv_capacity_tokens / mean));
+        }
     }
 }
 
@@ -279,12 +324,8 @@ void output_scenario_text(FILE *out, const scenario *sc)
         fprintf(out, "    batch up to %u sequences and %u tokens%s, cache in %s, max wait %s\n",
                 w->max_batch, w->max_tokens, w->chunked_prefill ? " (chunked prefill)" : "",
                 precision_name(w->kv_prec), wait);
-        if (w->has_overflow)
-            fprintf(out, "    overflow to %s (replicas of tp %u%s, past %u requests each)\n",
-                    sc->pools[w->overflow_pool].name, w->overflow_tp,
-                    w->overflow_tp_chosen ? ", chosen" : "",
-                    w->overflow_threshold ? w->overflow_threshold : w->max_batch);
-        if (w->has_decode)
+        output_groups_text(out, sc, w);
+        if (workload_decodes(w))
             output_disaggregated_text(out, sc, w);
         output_prefix_text(out, w);
         output_inference_details(out, w);

@@ -605,9 +605,10 @@ Test(loader, cloud_spot_and_mig_pools_resolve)
     /* "10gb" read as the catalog reads a datasheet: 10 GiB less the driver's 0.975% */
     cr_expect_float_eq(sc.catalog.devices[chat->device].memory_bytes,
                        10 * 1073741824.0 * 79.22 / 80, 1);
-    cr_expect(chat->has_overflow);
-    cr_expect_str_eq(sc.pools[chat->overflow_pool].name, "cloud");
-    cr_expect_eq(chat->overflow_tp, 1);
+    cr_assert_eq(chat->ngroups, 1);
+    cr_expect_eq(chat->groups[0].role, ROLE_OVERFLOW);
+    cr_expect_str_eq(sc.pools[chat->groups[0].pool].name, "cloud");
+    cr_expect_eq(chat->groups[0].tp, 1);
     cr_expect_eq(sc.ntrainings, 1);
     cr_expect_str_eq(sc.pools[sc.trainings[0].pool].name, "spot");
     scenario_release(&sc);
