@@ -920,10 +920,21 @@ static int convert_group_list(load_context *c, const fields_object *w, scenario 
     char path[FIELD_PATH_MAX], got[96];
     snprintf(path, sizeof path, "%s.groups", w->path);
     fields_object_get(c, w, "groups");
-    size_t n = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
-    if (n < 1 || n > SERVING_GROUPS_MAX - 1) {
+    size_t n = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0, keys = 0;
+    if (n) { /* a list has no other keys, and no holes */
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            keys++;
+            lua_pop(L, 1);
+        }
+    }
+    if (n < 1 || n > SERVING_GROUPS_MAX - 1 || keys != n) {
         fields_describe(L, -1, got, sizeof got);
         lua_settop(L, top);
+        if (keys != n && n >= 1 && n < SERVING_GROUPS_MAX)
+            snprintf(got, sizeof got, "a table with keys beside its list of %zu", n);
+        else if (n >= SERVING_GROUPS_MAX)
+            snprintf(got, sizeof got, "a list of %zu", n);
         return fields_fail(c, w->where, path, "expected a list of 1 to %d groups such as "
                            "{ role = \"overflow\", pool = \"cloud\" }, got %s",
                            SERVING_GROUPS_MAX - 1, got);
@@ -937,6 +948,18 @@ static int convert_group_list(load_context *c, const fields_object *w, scenario 
         lua_settop(L, list);
     }
     lua_settop(L, top);
+    /* a threshold says when a pool spills to the cascade's next: none after the last */
+    unsigned overflows = workload_role_count(out, ROLE_OVERFLOW), seen = 0;
+    for (unsigned i = 0; i < out->ngroups && status == 0; i++) {
+        const workload_group *g = &out->groups[i];
+        seen += g->role == ROLE_OVERFLOW;
+        if (!g->threshold || (g->role == ROLE_SERVE ? overflows > 0 : seen < overflows))
+            continue;
+        snprintf(path, sizeof path, "%s.groups[%u].threshold", w->path, i + 1);
+        status = fields_fail(c, w->where, path, "%s, so nothing spills past it",
+                             g->role == ROLE_SERVE ? "the workload has no overflow pool"
+                             : "the cascade's last pool takes whatever reaches it");
+    }
     return status;
 }
 
@@ -983,8 +1006,9 @@ static int convert_groups(load_context *c, const fields_object *w, scenario *sc,
     bool link = fields_object_get(c, w, "kv_link") != LUA_TNIL;
     lua_settop(c->L, top);
     snprintf(path, sizeof path, "%s.kv_link", w->path);
-    return link ? fields_fail(c, w->where, path, "a link for disaggregated serving; give "
-                              "decode = { pool = ... } too")
+    return link ? fields_fail(c, w->where, path, "a link for disaggregated serving; give %s "
+                              "too", list ? "a decode group ({ role = \"decode\", pool = ... })"
+                                          : "decode = { pool = ... }")
                 : 0;
 }
 

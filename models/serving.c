@@ -351,9 +351,21 @@ static llm_request *unpend(llm_request **head, llm_request **tail, unsigned *n)
     return q;
 }
 
-/* Of the fleets named by idx, the one whose least loaded ready replica holds the
- * fewest requests, the first among equals; NULL when none has a replica ready. */
-static serving_fleet *least_loaded(const serving *s, const unsigned *idx, unsigned n)
+/* Whether any of the fleets named by idx has a replica ready. */
+static bool any_ready(const serving *s, const unsigned *idx, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (serving_fleet_active(s->fleets[idx[i]]) > 0)
+            return true;
+    return false;
+}
+
+/* Of the fleets named by idx (a role's), the one whose least loaded ready replica holds
+ * the fewest requests, the first among equals; NULL when none has a replica ready.
+ * Where it has no idle replica, a fleet with none ready would have taken the request
+ * with its first: each counts it as demand for one (spilled, its autoscaler's).  One
+ * fleet alone has its waiting list instead. */
+static serving_fleet *least_loaded(serving *s, const unsigned *idx, unsigned n)
 {
     if (n == 1)
         return serving_fleet_active(s->fleets[idx[0]]) > 0 ? s->fleets[idx[0]] : NULL;
@@ -366,6 +378,9 @@ static serving_fleet *least_loaded(const serving *s, const unsigned *idx, unsign
             best = s->fleets[idx[i]];
         }
     }
+    for (unsigned i = 0; least > 0 && i < n; i++)
+        if (serving_fleet_active(s->fleets[idx[i]]) == 0)
+            s->spilled[idx[i]]++;
     return best;
 }
 
@@ -379,20 +394,25 @@ static bool front_saturated(const serving *s)
 }
 
 /* The front is saturated: the overflow cascade's first group not saturated (or its
- * last), when it has a replica ready; else that group's demand is noted (it calls for
- * a first replica) and the nearest group before it in the cascade with one ready
- * takes the request; NULL when none has. */
+ * last), when it has a replica ready.  Every group on the way with none ready (passed
+ * over as saturated) notes the request as demand for its first (spilled); where the
+ * one reached has none, the nearest group before it with one takes the request; NULL
+ * when none has. */
 static serving_fleet *spill(serving *s)
 {
     unsigned k = 0;
-    while (k + 1 < s->noverflows
-           && serving_fleet_saturated(s->fleets[s->overflows[k]],
-                                      s->thresholds[s->overflows[k]]))
-        k++;
+    for (;; k++) {
+        unsigned i = s->overflows[k];
+        bool ready = serving_fleet_active(s->fleets[i]) > 0;
+        if (!ready)
+            s->spilled[i]++; /* demand for a pool that has no replica yet */
+        if (k + 1 == s->noverflows || (ready && !serving_fleet_saturated(s->fleets[i],
+                                                                        s->thresholds[i])))
+            break;
+    }
     unsigned target = s->overflows[k];
     if (serving_fleet_active(s->fleets[target]) > 0)
         return s->fleets[target];
-    s->spilled[target]++;
     while (k-- > 0)
         if (serving_fleet_active(s->fleets[s->overflows[k]]) > 0)
             return s->fleets[s->overflows[k]];
@@ -441,6 +461,7 @@ static void route(serving *s, llm_request *q)
         serving_fleet *o = q->generated == 0 && s->noverflows && front_saturated(s)
                                ? spill(s) : NULL;
         if (o) {
+            q->output = q->full_output; /* whole there, though it waited to prefill */
             if (serving_fleet_route(o, q, s->error, sizeof s->error) < 0)
                 sim_engine_stop(s->engine);
             return;
@@ -475,9 +496,9 @@ static void on_fleet_ready(void *owner)
 {
     serving *s = owner;
     if (s->ndecoders) { /* each stage's waiting list to its own fleets */
-        while (s->pending_head && least_loaded(s, s->front, s->nfront))
+        while (s->pending_head && any_ready(s, s->front, s->nfront))
             route(s, unpend(&s->pending_head, &s->pending_tail, &s->npending));
-        while (s->decode_head && least_loaded(s, s->decoders, s->ndecoders))
+        while (s->decode_head && any_ready(s, s->decoders, s->ndecoders))
             route(s, unpend(&s->decode_head, &s->decode_tail, &s->ndecode));
         return;
     }

@@ -2,6 +2,7 @@
  * what the shorthands decode = and overflow = state, to the byte; a group's Lua routing
  * function is bound through the list; every mistake is named with its key. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,108 @@ Test(groups_scenario, a_serve_groups_lua_routing_equals_the_built_in_policy)
     free(path);
 }
 
+/* The summary.csv of a run of the whole scenario `text` into dir/<folder>, with the
+ * extra options `options` (the caller frees). */
+static char *run_text(const char *text, const char *options, const char *folder)
+{
+    char *path = scratch_file(dir, "t.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots %s -o %s/%s", path, options, dir,
+                         folder), 0, "%s", err);
+    free(path);
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/%s/summary.csv", dir, folder);
+    char *summary = scratch_read(csv);
+    cr_assert_not_null(summary);
+    return summary;
+}
+
+/* Pools that start with no GPUs order them for the demand they would have taken: an
+ * overflow pool the cascade passes over (it counts as saturated while empty), and a
+ * serve pool beside a busy one.  Both used to stay empty (the first only counted demand
+ * for the cascade's last pool, the second never). */
+Test(groups_scenario, pools_from_zero_grow_for_the_demand_passed_over)
+{
+    const char *cascade =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"10m\", warmup = \"1m\",\n"
+        "  pools = { owned = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "    burst = fs.cloud { gpu = \"H100-SXM\", count = 0, min = 0, max = 4, provision = \"1m\",\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 8 } },\n"
+        "    last = fs.dedicated { gpu = \"H100-SXM\", count = 1 } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"owned\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 30 }, prompt = 1000, output = 250, max_wait = \"60s\",\n"
+        "    overflow_threshold = 8, groups = { { role = \"overflow\", pool = \"burst\", threshold = 8 },\n"
+        "      { role = \"overflow\", pool = \"last\" } } } } }\n";
+    char *csv = run_text(cascade, "", "c");
+    cr_expect_geq(row(csv, "pool", "burst", "replicas_max"), 1);
+    cr_expect_gt(row(csv, "pool", "burst", "overflow_fraction"), 0);
+    free(csv);
+    const char *serve =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"10m\", warmup = \"1m\",\n"
+        "  pools = { owned = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "    burst = fs.cloud { gpu = \"H100-SXM\", count = 0, min = 0, max = 4, provision = \"1m\",\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 8 } } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"owned\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 30 }, prompt = 1000, output = 250, max_wait = \"60s\",\n"
+        "    groups = { { role = \"serve\", pool = \"burst\" } } } } }\n";
+    csv = run_text(serve, "", "s");
+    cr_expect_geq(row(csv, "pool", "burst", "replicas_max"), 2);
+    cr_expect_gt(row(csv, "pool", "burst", "busy_fraction"), 0);
+    free(csv);
+}
+
+/* Disaggregated with an overflow pool: a request that waited for a prefill replica (the
+ * only one fails every 5 minutes) and then spills whole to the overflow pool makes all
+ * its 300 tokens there, each a decode step (at least 1 ms on an H100).  It used to keep
+ * the single token it had asked the prefill for and end after it: counted complete, with
+ * 300 tokens, at a TPOT of 0. */
+Test(groups_scenario, a_request_that_spills_after_waiting_makes_its_whole_answer)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"20m\",\n"
+        "  pools = { own = fs.dedicated { gpu = \"H100-SXM\", count = 1, mtbf = \"5m\", repair = \"1m\" },\n"
+        "    dec = fs.dedicated { gpu = \"H100-SXM\", count = 2 },\n"
+        "    cloud = fs.cloud { gpu = \"H100-SXM\", count = 0, min = 0, max = 2, provision = \"30s\",\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 8, scale_in_delay = \"30s\" } } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"own\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 5 }, prompt = 1000, output = 300, max_wait = \"120s\",\n"
+        "    overflow = \"cloud\", overflow_threshold = 4, decode = { pool = \"dec\" } } } }\n";
+    char *csv = run_text(text, "--records", "r");
+    cr_expect_gt(row(csv, "workload", "chat", "overflow_fraction"), 0);
+    free(csv);
+    char path[512];
+    snprintf(path, sizeof path, "%s/r/requests.csv", dir);
+    char *records = scratch_read(path);
+    cr_assert_not_null(records);
+    unsigned completed = 0, whole = 0;
+    /* replication,workload,id,arrival,admitted,first,finish,prompt,output,ttft,tpot,e2e,
+     * rtt,dropped: the 11th field and the 14th */
+    for (char *line = strchr(records, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char copy[512];
+        size_t n = strcspn(line + 1, "\n");
+        cr_assert_lt(n, sizeof copy);
+        memcpy(copy, line + 1, n);
+        copy[n] = 0;
+        char *fields[14] = { copy };
+        int k = 1;
+        for (char *at = copy; *at && k < 14; at++)
+            if (*at == ',') {
+                *at = 0;
+                fields[k++] = at + 1;
+            }
+        cr_assert_eq(k, 14, "%s", line + 1);
+        bool dropped = !strcmp(fields[13], "1");
+        completed += !dropped;
+        whole += !dropped && atof(fields[10]) > 1e-3;
+    }
+    cr_expect_gt(completed, 1000);
+    cr_expect_eq(whole, completed, "%u of %u completed requests decoded their tokens", whole,
+                 completed);
+    free(records);
+}
+
 /* Each mistake: exit 2, file:line, the key and what was expected, nothing written. */
 static void expect_mistake(const char *line, const char *message)
 {
@@ -146,9 +249,20 @@ Test(groups_scenario, mistakes_name_the_key_and_the_value)
                    "workloads.chat.groups[1].threshold: a decode pool takes no new requests");
     expect_mistake("groups = { { role = \"serve\", pool = \"b\", weight = 2 } }",
                    "workloads.chat.groups[1].weight");
+    expect_mistake("groups = { { role = \"overflow\", pool = \"c\", threshold = 4 } }",
+                   "workloads.chat.groups[1].threshold: the cascade's last pool takes whatever "
+                   "reaches it, so nothing spills past it");
+    expect_mistake("groups = { { role = \"serve\", pool = \"b\", threshold = 4 } }",
+                   "workloads.chat.groups[1].threshold: the workload has no overflow pool");
     expect_mistake("groups = {}", "workloads.chat.groups: expected a list of 1 to 7 groups");
+    expect_mistake("groups = { [1] = { role = \"serve\", pool = \"b\" }, [3] = { role = "
+                   "\"overflow\", pool = \"c\" } }", "workloads.chat.groups: expected a list "
+                   "of 1 to 7 groups");
+    expect_mistake("groups = { { role = \"serve\", pool = \"b\" }, x = 1 }",
+                   "got a table with keys beside its list of 1");
     expect_mistake("groups = { { role = \"serve\", pool = \"b\" } }, kv_link = { bandwidth = "
-                   "\"50GB/s\" }", "workloads.chat.kv_link: a link for disaggregated serving");
+                   "\"50GB/s\" }", "workloads.chat.kv_link: a link for disaggregated serving; "
+                   "give a decode group ({ role = \"decode\", pool = ... }) too");
     expect_mistake("groups = { { role = \"serve\", pool = \"b\", routing = "
                    "\"prefix_affinity\" } }", "workloads.chat.groups[1].routing: "
                    "\"prefix_affinity\" routes by the replicas' prefix caches");

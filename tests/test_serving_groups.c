@@ -105,7 +105,7 @@ Test(serving_groups, an_overflow_pool_saturates_at_its_batch_by_default)
 /* Two serve pools, the own of 1 replica and another of 2: each request to the pool
  * whose least loaded replica holds the fewest, the own on a tie.  Loads (own | other):
  * 0|0,0 -> own; 1|0,0 -> other; 1|1,0 -> other; 1|1,1 -> own; 2|1,1 -> other;
- * 2|2,1 -> other: the own pool serves 2 of 6, the other 4. */
+ * 2|2,1 -> other: the own pool serves 2 of 6, the other 4 (2 a replica). */
 Test(serving_groups, serve_pools_share_new_requests_by_their_least_loaded_replica)
 {
     serving_config c = burst(6, 1);
@@ -116,8 +116,21 @@ Test(serving_groups, serve_pools_share_new_requests_by_their_least_loaded_replic
     cr_assert_eq(r.stats.completed, 6);
     cr_expect_eq(r.groups[0].served, 2);
     cr_expect_eq(r.groups[1].served, 4);
-    /* 3 per replica in the end: the gateway balanced the three replicas */
-    cr_expect_float_eq(r.groups[1].replicas_mean, 2, 1e-9);
+}
+
+/* Ties go to the earlier pool: two pools of one replica each and 3 requests, loads 0|0
+ * -> own, 1|0 -> other, 1|1 -> own: 2 and 1 (the later pool winning ties would give 1
+ * and 2). */
+Test(serving_groups, a_tie_between_serve_pools_goes_to_the_earlier)
+{
+    serving_config c = burst(3, 1);
+    groups[0] = group(ROLE_SERVE, "other", 1, 0);
+    c.groups = groups;
+    c.ngroups = 1;
+    run_result r = serving_run(&c, 60);
+    cr_assert_eq(r.stats.completed, 3);
+    cr_expect_eq(r.groups[0].served, 2);
+    cr_expect_eq(r.groups[1].served, 1);
 }
 
 /* The front saturates only when every serve pool does: own and other at threshold 1
@@ -139,8 +152,8 @@ Test(serving_groups, the_front_spills_when_every_serve_pool_is_saturated)
 }
 
 /* Disaggregated over two decode pools: each prefilled request's cache goes to the decode
- * pool whose least loaded replica holds the fewest, the first on a tie.  Requests 1 s
- * apart that decode for longer than that (400 tokens at some ms a step): the first to
+ * pool whose least loaded replica holds the fewest, the first on a tie.  Requests 0.5 s
+ * apart that decode for longer than 1 s (400 tokens at some ms a step): the first to
  * the first pool, the second to the second (the first holds one), the third to the
  * first again (1 | 1: a tie). */
 Test(serving_groups, decode_pools_share_the_prefilled_requests)
