@@ -866,12 +866,13 @@ static int convert_decode(load_context *c, const fields_object *w, scenario *sc,
 
 static const char *const GROUP_KEYS[] = { "role", "pool", "tp", "routing", "threshold", NULL };
 
-/* groups[i] (0-based), the table on top of the stack. */
+/* groups[i] (0-based), the table on top of the stack; *prefill: its role was named
+ * "prefill" (a serve pool's name where a decode pool takes over). */
 static int convert_group_entry(load_context *c, const fields_object *w, scenario *sc,
                                const named_list *pools, const model_spec *m, unsigned i,
-                               inference_spec *out)
+                               inference_spec *out, bool *prefill)
 {
-    static const char *const roles[] = { "serve", "decode", "overflow", NULL };
+    static const char *const roles[] = { "serve", "decode", "overflow", "prefill", NULL };
     char item[FIELD_PATH_MAX], binding[64], path[FIELD_PATH_MAX];
     snprintf(item, sizeof item, "%s.groups[%u]", w->path, i + 1);
     fields_object o;
@@ -889,9 +890,10 @@ static int convert_group_entry(load_context *c, const fields_object *w, scenario
                  || fields_read_choice(c, &o, "role", roles, -1, &role);
     snprintf(path, sizeof path, "%s.role", o.path);
     if (status == 0 && role < 0)
-        status = fields_fail(c, o.where, path, "missing (expected \"serve\", \"decode\" or "
-                             "\"overflow\")");
-    g->role = (serving_role)role;
+        status = fields_fail(c, o.where, path, "missing (expected \"serve\", \"prefill\", "
+                             "\"decode\" or \"overflow\")");
+    *prefill = role == 3;
+    g->role = *prefill ? ROLE_SERVE : (serving_role)role;
     status = status
              || read_group_routing(c, w, &o, binding, sc, out, g)
              || fields_read_string(c, &o, "pool", true, &name)
@@ -941,13 +943,22 @@ static int convert_group_list(load_context *c, const fields_object *w, scenario 
     }
     int list = lua_gettop(L);
     int status = 0;
+    bool prefill[SERVING_GROUPS_MAX] = { false };
     for (unsigned i = 0; i < n && status == 0; i++) {
         lua_rawgeti(L, list, (lua_Integer)i + 1);
         out->ngroups = i + 1;
-        status = convert_group_entry(c, w, sc, pools, m, i, out);
+        status = convert_group_entry(c, w, sc, pools, m, i, out, &prefill[i]);
         lua_settop(L, list);
     }
     lua_settop(L, top);
+    for (unsigned i = 0; i < out->ngroups && status == 0 && !workload_decodes(out); i++) {
+        if (!prefill[i])
+            continue;
+        snprintf(path, sizeof path, "%s.groups[%u].role", w->path, i + 1);
+        status = fields_fail(c, w->where, path, "\"prefill\" makes the first token and hands "
+                             "the request to a decode pool: give one ({ role = \"decode\", "
+                             "pool = ... }), or say \"serve\"");
+    }
     /* a threshold says when a pool spills to the cascade's next: none after the last */
     unsigned overflows = workload_role_count(out, ROLE_OVERFLOW), seen = 0;
     for (unsigned i = 0; i < out->ngroups && status == 0; i++) {

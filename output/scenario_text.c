@@ -95,8 +95,9 @@ static void output_groups_text(FILE *out, const scenario *sc, const inference_sp
         if (g->role != ROLE_SERVE)
             continue;
         const pool_spec *p = &sc->pools[g->pool];
-        fprintf(out, "    also served on %s: %u replica%s of tp %u%s, routing %s (each new "
-                "request to the pool whose least loaded replica holds the fewest)\n", p->name,
+        fprintf(out, "    also %s on %s: %u replica%s of tp %u%s, routing %s (each new "
+                "request to the pool whose least loaded replica holds the fewest)\n",
+                workload_decodes(w) ? "prefilled" : "served", p->name,
                 p->count / g->tp, p->count / g->tp == 1 ? "" : "s", g->tp,
                 g->tp_chosen ? " (chosen)" : "", routing_policy_name(g->routing));
     }
@@ -163,7 +164,9 @@ void output_replicas_text(FILE *out, const scenario *sc)
                 continue; /* said with the workload: overflow to ... */
             fprintf(out, "%s: %s on %u replica%s of tp %u%s on %s, cache %.0f tokens per "
                     "replica (%.0f requests)\n", w->name,
-                    g->role == ROLE_DECODE ? "decode" : "also serving", p->count / g->tp,
+                    g->role == ROLE_DECODE ? "decode"
+                    : workload_decodes(w)  ? "also prefilling"
+                                           : "also serving", p->count / g->tp,
                     p->count / g->tp == 1 ? "" : "s", g->tp, g->tp_chosen ? " (chosen)" : "",
                     p->name, g->kv_capacity_tokens, floor(g->kv_capacity_tokens / mean));
         }

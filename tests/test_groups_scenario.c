@@ -77,6 +77,26 @@ Test(groups_scenario, the_list_states_what_the_shorthands_state_to_the_byte)
     free(listed);
 }
 
+/* "prefill" names a serve pool where a decode pool takes over: the same bytes as
+ * "serve", and check says the pool prefills. */
+Test(groups_scenario, a_prefill_pool_is_a_serve_pool_beside_a_decode_pool)
+{
+    char *serve = summary_of("groups = { { role = \"serve\", pool = \"b\" }, { role = "
+                             "\"decode\", pool = \"d\" } }", "s");
+    char *prefill = summary_of("groups = { { role = \"prefill\", pool = \"b\" }, { role = "
+                               "\"decode\", pool = \"d\" } }", "p");
+    cr_expect_str_eq(prefill, serve);
+    cr_expect_gt(row(prefill, "pool", "b", "busy_fraction"), 0);
+    free(serve);
+    free(prefill);
+    char *path = write_scenario("s.lua", "groups = { { role = \"prefill\", pool = \"b\" }, "
+                                "{ role = \"decode\", pool = \"d\" } }");
+    cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
+    cr_expect(strstr(out, "    also prefilled on b: 2 replicas of tp 1 (chosen)") != NULL, "%s",
+              out);
+    free(path);
+}
+
 /* Two overflow pools in a cascade: the first saturates at 2 a replica, so the second
  * serves too; each pool's share is reported and they add up to the workload's. */
 Test(groups_scenario, an_overflow_cascade_reports_each_pools_share)
@@ -236,9 +256,11 @@ Test(groups_scenario, mistakes_name_the_key_and_the_value)
                    "workloads.chat.overflow: the workload states its groups in groups = "
                    "{ ... }: give this pool there, with its role");
     expect_mistake("groups = { { pool = \"d\" } }", "workloads.chat.groups[1].role: missing");
-    expect_mistake("groups = { { role = \"prefill\", pool = \"d\" } }",
-                   "workloads.chat.groups[1].role: expected one of \"serve\", \"decode\", "
-                   "\"overflow\"");
+    expect_mistake("groups = { { role = \"prefil\", pool = \"d\" } }",
+                   "workloads.chat.groups[1].role");
+    expect_mistake("groups = { { role = \"prefill\", pool = \"b\" } }",
+                   "workloads.chat.groups[1].role: \"prefill\" makes the first token and hands "
+                   "the request to a decode pool");
     expect_mistake("groups = { { role = \"overflow\", pool = \"c\" }, { role = \"decode\", "
                    "pool = \"c\" } }",
                    "workloads.chat.groups[2].pool: \"c\" is the overflow pool already; a pool "
