@@ -702,11 +702,12 @@ static int size_replicas(load_context *c, const fields_object *w, const char *ke
     return 0;
 }
 
-/* kv_link = { bandwidth, latency, shared, gpus_per_node }: by default each prefill
- * replica's own NICs (the prefill pool's network bandwidth a device times tp, its
- * latency, its node: the device's, else its family's; models/perf.h). */
+/* kv_link = { bandwidth, latency, shared, gpus_per_node } as a prefill pool p of
+ * replicas of tp devices d sends over it, into *k: what is not given, that pool's
+ * replicas' own NICs (its network bandwidth a device times tp, its latency, its node:
+ * the device's, else its family's; models/perf.h). */
 static int convert_kv_link(load_context *c, const fields_object *w, const pool_spec *p,
-                           const device_spec *d, unsigned tp, inference_spec *out)
+                           const device_spec *d, unsigned tp, kv_link_spec *k)
 {
     perf_profile profile = pool_profile(p, d);
     static const char *const scopes[] = { "per_replica", "per_node", "one", NULL };
@@ -716,7 +717,6 @@ static int convert_kv_link(load_context *c, const fields_object *w, const pool_s
                                          "\"50GB/s\", latency = \"10us\" }", &link);
     if (found < 0)
         return -1;
-    kv_link_spec *k = &out->kv_link;
     double nics = profile.network_bytes_per_s * tp;
     int scope = KV_LINK_PER_REPLICA;
     int64_t node = 0;
@@ -1011,9 +1011,17 @@ static int convert_groups(load_context *c, const fields_object *w, scenario *sc,
     }
     if (status != 0)
         return -1;
-    if (workload_decodes(out))
-        return convert_kv_link(c, w, &sc->pools[out->pool], &sc->catalog.devices[out->device],
-                               out->tp, out);
+    if (workload_decodes(out)) { /* every prefilling pool's links */
+        status = convert_kv_link(c, w, &sc->pools[out->pool],
+                                 &sc->catalog.devices[out->device], out->tp, &out->kv_link);
+        for (unsigned i = 0; i < out->ngroups && status == 0; i++) {
+            workload_group *g = &out->groups[i];
+            if (g->role == ROLE_SERVE)
+                status = convert_kv_link(c, w, &sc->pools[g->pool],
+                                         &sc->catalog.devices[g->device], g->tp, &g->kv_link);
+        }
+        return status ? -1 : 0;
+    }
     bool link = fields_object_get(c, w, "kv_link") != LUA_TNIL;
     lua_settop(c->L, top);
     snprintf(path, sizeof path, "%s.kv_link", w->path);

@@ -200,6 +200,7 @@ static serving_config serving_config_of(const scenario *sc, const inference_spec
             .role = g->role, .fleet = group_config_of(sc, w, i + 1, gpus),
             .routing = g->routing, .custom_route = g->custom_route,
             .route_context = g->route_context, .threshold = g->threshold,
+            .link = g->kv_link,
         };
     }
     if (workload_decodes(w)) {

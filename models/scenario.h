@@ -115,6 +115,8 @@ typedef struct workload_group {
     route_fn custom_route;    /* routing = function: its context lives in scenario.runtime */
     void *route_context;
     double kv_capacity_tokens; /* of a replica, at tp */
+    kv_link_spec kv_link;     /* a serve group beside a decode group: its caches' links
+                                 (inference_spec.kv_link as its replicas send) */
 } workload_group;
 
 /* fs.inference: an LLM served by replicas of tp devices of a pool. */

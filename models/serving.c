@@ -207,18 +207,24 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
         sim_stat_add(&b->tpot_s, tpot);
 }
 
-/* Whether a link takes a cache of `bytes` now: with max_wait, only when it would arrive
- * within it behind the transfers in flight (sharing the link, each moves at W / n, so
- * about (n + 1) of these sizes go before its last byte); else transfers would pile up
- * without bound on a link slower than the prefills. */
+/* The links of front fleet i's caches (models/kv_link.h). */
+static const kv_link_spec *link_spec(const serving *s, unsigned i)
+{
+    return i == 0 ? &s->config.link : &s->config.groups[i - 1].link;
+}
+
+/* Whether front fleet `fleet`'s link takes a cache of `bytes` now: with max_wait, only
+ * when it would arrive within it behind the transfers in flight (sharing the link, each
+ * moves at W / n, so about (n + 1) of these sizes go before its last byte); else
+ * transfers would pile up without bound on a link slower than the prefills. */
 static bool link_takes(const serving *s, unsigned fleet, unsigned link, double bytes)
 {
     double max_wait = fleet_config(s, fleet)->replica.max_wait_s;
     if (!(max_wait > 0))
         return true;
     double n = kv_links_in_flight(s->links[fleet], link);
-    return n == 0 || s->config.link.latency_s + (n + 1) * bytes
-                                              / s->config.link.bandwidth_bytes_per_s
+    const kv_link_spec *spec = link_spec(s, fleet);
+    return n == 0 || spec->latency_s + (n + 1) * bytes / spec->bandwidth_bytes_per_s
                          <= max_wait;
 }
 
@@ -233,7 +239,7 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
         q->output = q->full_output;
         if (s->links[fleet] && !dropped && q->output > 1) { /* prefilled: its cache moves */
             q->prefill_admitted_s = q->admitted_s;
-            unsigned link = kv_link_of(&s->config.link, q->unit,
+            unsigned link = kv_link_of(link_spec(s, fleet), q->unit,
                                        fleet_config(s, fleet)->replica.tp);
             /* a sliding window's layers send only the window they keep */
             double held = model_attended_tokens(s->config.replica.model, q->cached);
@@ -726,7 +732,8 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
             s->overflows[s->noverflows++] = i;
     }
     for (unsigned k = 0; s->ndecoders && k < s->nfront; k++)
-        s->links[s->front[k]] = kv_links_create(engine, &c->link, on_transferred, s);
+        s->links[s->front[k]] = kv_links_create(engine, link_spec(s, s->front[k]),
+                                                on_transferred, s);
     for (unsigned i = 0; i < s->nfleets; i++) {
         const serving_group *g = i ? &c->groups[i - 1] : NULL;
         serving_fleet_config fc = {

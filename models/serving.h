@@ -65,6 +65,9 @@ typedef struct serving_group {
      * ready (0: its replicas' max_batch): the group after it in the overflow cascade
      * then takes new requests */
     unsigned threshold;
+    /* a serve group beside decode groups: the links its prefilled caches cross (the own
+     * pool's: serving_config.link) */
+    kv_link_spec link;
 } serving_group;
 
 typedef struct serving_config {

@@ -69,6 +69,11 @@ static void check_groups(const serving_config *c, config_problems *p)
         return;
     }
     unsigned ndecode = 0;
+    bool links = c->link.bandwidth_bytes_per_s > 0 && c->link.latency_s >= 0;
+    for (unsigned i = 0; i < c->ngroups; i++) /* every prefilling pool's */
+        if (c->groups[i].role == ROLE_SERVE)
+            links = links && c->groups[i].link.bandwidth_bytes_per_s > 0
+                    && c->groups[i].link.latency_s >= 0;
     for (unsigned i = 0; i < c->ngroups; i++) {
         const serving_group *g = &c->groups[i];
         if (g->role > ROLE_OVERFLOW) {
@@ -82,10 +87,9 @@ static void check_groups(const serving_config *c, config_problems *p)
         if (g->routing == ROUTE_CUSTOM && !g->custom_route)
             config_problem(p, "%s's custom routing needs its function", label);
     }
-    if (ndecode && (!(c->link.bandwidth_bytes_per_s > 0) || !(c->link.latency_s >= 0)
-                    || !(c->kv_bytes_per_token >= 0)))
-        config_problem(p, "disaggregated serving needs a link of bandwidth > 0 and "
-                          "latency >= 0, and the cache's bytes a token");
+    if (ndecode && (!links || !(c->kv_bytes_per_token >= 0)))
+        config_problem(p, "disaggregated serving needs links of bandwidth > 0 and latency "
+                          ">= 0 from every prefilling pool, and the cache's bytes a token");
 }
 
 void serving_config_check(const serving_config *c, config_problems *p)

@@ -84,6 +84,18 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
             "a mean prompt, %.4g ms alone on a link\n", k->bandwidth_bytes_per_s / 1e9,
             k->latency_s, per_token, bytes / 1e6,
             1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
+    for (unsigned i = 0; i < w->ngroups; i++) { /* the other prefilling pools' links */
+        const kv_link_spec *l = &w->groups[i].kv_link;
+        if (w->groups[i].role != ROLE_SERVE)
+            continue;
+        fprintf(out, "    kv link from %s %s", sc->pools[w->groups[i].pool].name,
+                kv_link_scope_name(l->scope));
+        if (l->scope == KV_LINK_PER_NODE)
+            fprintf(out, " (%u GPUs a node)", l->gpus_per_node);
+        fprintf(out, ", %.6g GB/s, latency %.6g s: %.4g ms alone on a link\n",
+                l->bandwidth_bytes_per_s / 1e9, l->latency_s,
+                1e3 * (l->latency_s + bytes / l->bandwidth_bytes_per_s));
+    }
 }
 
 /* The serve pools beside the own one, then the overflow cascade: "overflow to A

@@ -94,6 +94,10 @@ Test(groups_scenario, a_prefill_pool_is_a_serve_pool_beside_a_decode_pool)
     cr_assert_eq(cli_run(&out, &err, "check %s", path), 0, "%s", err);
     cr_expect(strstr(out, "    also prefilled on b: 2 replicas of tp 1 (chosen)") != NULL, "%s",
               out);
+    /* its own links: its GPUs' family network, 400 Gb/s a device (models/perf_constants.c), at
+     * tp 1, and its latency */
+    cr_expect(strstr(out, "    kv link from b per_replica, 50 GB/s, latency 1e-05 s") != NULL,
+              "%s", out);
     free(path);
 }
 

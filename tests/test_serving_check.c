@@ -63,8 +63,9 @@ Test(serving_check, every_problem_is_named_at_once)
                                 "and a latency >= 0");
     cr_expect_str_eq(p.text[3], "the decode pool: replicas need a batch, a token budget and "
                                 "cache space");
-    cr_expect_str_eq(p.text[4], "disaggregated serving needs a link of bandwidth > 0 and "
-                                "latency >= 0, and the cache's bytes a token");
+    cr_expect_str_eq(p.text[4], "disaggregated serving needs links of bandwidth > 0 and "
+                                "latency >= 0 from every prefilling pool, and the cache's "
+                                "bytes a token");
     cr_expect_str_eq(p.text[5], "tiers below a prefix cache need the cache (prefix_block)");
     /* serving_create says them all, in one line */
     sim_engine *e = sim_engine_create();

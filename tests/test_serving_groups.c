@@ -177,13 +177,15 @@ Test(serving_groups, decode_pools_share_the_prefilled_requests)
 /* Two prefill pools (the own and a serve group) feeding one decode pool: two requests
  * 1 us apart prefill side by side, one on each pool's replica (both unit 0 of their
  * pool), and their caches leave 1 us apart.  Each pool sends over its own links, so
- * each transfer takes the lone time (latency + bytes / bandwidth), not the shared one. */
+ * each transfer takes the lone time (latency + bytes / bandwidth), not the shared one,
+ * at its own pool's rate: 50 GB/s from the own pool, 25 from the other. */
 Test(serving_groups, every_prefill_pool_sends_over_its_own_links)
 {
     serving_config c = burst(2, 1);
     c.link = (kv_link_spec){ 50e9, 20e-6, KV_LINK_PER_REPLICA, 0 };
     c.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
     groups[0] = group(ROLE_SERVE, "prefill-b", 1, 0);
+    groups[0].link = (kv_link_spec){ 25e9, 20e-6, KV_LINK_PER_REPLICA, 0 };
     groups[1] = group(ROLE_DECODE, "decode", 2, 0);
     c.groups = groups;
     c.ngroups = 2;
@@ -192,9 +194,10 @@ Test(serving_groups, every_prefill_pool_sends_over_its_own_links)
     cr_expect_eq(r.groups[0].served, 1, "prefills");
     cr_expect_eq(r.groups[1].served, 1, "prefills");
     cr_expect_eq(r.groups[2].served, 2, "decodes");
-    double one = 20e-6 + 200 * model_kv_bytes_per_token(llama, PREC_FP16) / 50e9;
-    cr_expect_float_eq(r.stats.transfer_s.mean, one, 1e-12, "%.12g against %.12g",
-                       r.stats.transfer_s.mean, one);
+    double bytes = 200 * model_kv_bytes_per_token(llama, PREC_FP16);
+    double mean = (20e-6 + bytes / 50e9 + 20e-6 + bytes / 25e9) / 2;
+    cr_expect_float_eq(r.stats.transfer_s.mean, mean, 1e-12, "%.12g against %.12g",
+                       r.stats.transfer_s.mean, mean);
 }
 
 /* A configuration with too many groups, or a group's custom routing without its
