@@ -222,3 +222,44 @@ Test(serving_groups, too_many_groups_and_a_missing_function_are_refused)
     cr_assert_eq(p.n, 1);
     cr_expect_str_eq(p.text[0], "the overflow pool 3's custom routing needs its function");
 }
+
+/* The fast path (a few events a request) against one event per iteration, over a serve
+ * pool and a cascade of two overflow pools under Poisson load that reaches the second:
+ * the same requests complete, with latencies within 1%. */
+Test(serving_groups, the_fast_path_agrees_with_reference_over_groups, .timeout = 120)
+{
+    serving_config c = burst(0, 1);
+    c.interarrival = sim_dist_exponential(1.0 / 12);
+    c.prompt_tokens = sim_dist_lognormal(400, 0.8);
+    c.output_tokens = sim_dist_lognormal(150, 0.7);
+    c.max_arrivals = 0;
+    c.overflow_threshold = 6;
+    groups[0] = group(ROLE_SERVE, "other", 1, 0);
+    groups[0].threshold = 6;
+    groups[1] = group(ROLE_OVERFLOW, "reserved", 1, 0.01);
+    groups[1].threshold = 6;
+    groups[2] = group(ROLE_OVERFLOW, "burst", 2, 0.05);
+    c.groups = groups;
+    c.ngroups = 3;
+    run_result r[2];
+    for (int reference = 0; reference < 2; reference++) {
+        c.replica.reference = reference;
+        for (unsigned g = 0; g < c.ngroups; g++)
+            groups[g].fleet.replica.reference = reference;
+        r[reference] = serving_run(&c, 300);
+    }
+    cr_assert_gt(r[0].stats.completed, 3000);
+    cr_expect_eq(r[0].stats.completed, r[1].stats.completed);
+    cr_expect_gt(r[0].groups[3].served, 0, "the cascade's last pool served");
+    double pairs[][2] = {
+        { r[0].stats.ttft_s.mean, r[1].stats.ttft_s.mean },
+        { r[0].stats.tpot_s.mean, r[1].stats.tpot_s.mean },
+        { r[0].stats.e2e_s.mean, r[1].stats.e2e_s.mean },
+        { r[0].e2e_p99, r[1].e2e_p99 },
+    };
+    for (unsigned i = 0; i < 4; i++)
+        cr_expect_leq(fabs(pairs[i][0] / pairs[i][1] - 1), 0.01, "%u: fast %g, reference %g", i,
+                      pairs[i][0], pairs[i][1]);
+    cr_expect_lt(r[0].events * 3, r[1].events, "events: fast %llu, reference %llu",
+                 (unsigned long long)r[0].events, (unsigned long long)r[1].events);
+}
