@@ -59,6 +59,15 @@ void output_cache_capacity_text(FILE *out, const inference_spec *w)
             fit < w->max_batch ? ", fewer than max_batch" : "");
 }
 
+/* "per_node (8 GPUs a node), 50 GB/s, latency 1e-05 s" */
+static void link_text(FILE *out, const kv_link_spec *k)
+{
+    fprintf(out, "%s", kv_link_scope_name(k->scope));
+    if (k->scope == KV_LINK_PER_NODE)
+        fprintf(out, " (%u GPUs a node)", k->gpus_per_node);
+    fprintf(out, ", %.6g GB/s, latency %.6g s", k->bandwidth_bytes_per_s / 1e9, k->latency_s);
+}
+
 void output_disaggregated_text(FILE *out, const scenario *sc, const inference_spec *w)
 {
     const kv_link_spec *k = &w->kv_link;
@@ -77,23 +86,18 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
                 g->kv_capacity_tokens, routing_policy_name(g->routing));
         first = false;
     }
-    fprintf(out, "    kv link %s", kv_link_scope_name(k->scope));
-    if (k->scope == KV_LINK_PER_NODE)
-        fprintf(out, " (%u GPUs a node)", k->gpus_per_node);
-    fprintf(out, ", %.6g GB/s, latency %.6g s: the cache is %.6g bytes a token, %.4g MB for "
-            "a mean prompt, %.4g ms alone on a link\n", k->bandwidth_bytes_per_s / 1e9,
-            k->latency_s, per_token, bytes / 1e6,
+    fprintf(out, "    kv link ");
+    link_text(out, k);
+    fprintf(out, ": the cache is %.6g bytes a token, %.4g MB for a mean prompt, %.4g ms alone "
+            "on a link\n", per_token, bytes / 1e6,
             1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
     for (unsigned i = 0; i < w->ngroups; i++) { /* the other prefilling pools' links */
         const kv_link_spec *l = &w->groups[i].kv_link;
         if (w->groups[i].role != ROLE_SERVE)
             continue;
-        fprintf(out, "    kv link from %s %s", sc->pools[w->groups[i].pool].name,
-                kv_link_scope_name(l->scope));
-        if (l->scope == KV_LINK_PER_NODE)
-            fprintf(out, " (%u GPUs a node)", l->gpus_per_node);
-        fprintf(out, ", %.6g GB/s, latency %.6g s: %.4g ms alone on a link\n",
-                l->bandwidth_bytes_per_s / 1e9, l->latency_s,
+        fprintf(out, "    kv link from %s ", sc->pools[w->groups[i].pool].name);
+        link_text(out, l);
+        fprintf(out, ": %.4g ms alone on a link\n",
                 1e3 * (l->latency_s + bytes / l->bandwidth_bytes_per_s));
     }
 }

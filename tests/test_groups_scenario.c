@@ -43,18 +43,27 @@ static char *write_scenario(const char *name, const char *line)
     return scratch_file(dir, name, text);
 }
 
-/* The summary.csv of a run of `line`'s scenario into dir/<folder> (the caller frees). */
-static char *summary_of(const char *line, const char *folder)
+/* The summary.csv of a run of the whole scenario `text` into dir/<folder>, with the
+ * extra options `options` (the caller frees). */
+static char *run_text(const char *text, const char *options, const char *folder)
 {
-    char *path = write_scenario("s.lua", line);
-    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/%s", path, dir, folder), 0,
-                 "%s: %s", line, err);
+    char *path = scratch_file(dir, "t.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots %s -o %s/%s", path, options, dir,
+                         folder), 0, "%s", err);
     free(path);
     char csv[512];
     snprintf(csv, sizeof csv, "%s/%s/summary.csv", dir, folder);
-    char *text = scratch_read(csv);
-    cr_assert_not_null(text);
-    return text;
+    char *summary = scratch_read(csv);
+    cr_assert_not_null(summary);
+    return summary;
+}
+
+/* The summary.csv of a run of `line`'s scenario into dir/<folder> (the caller frees). */
+static char *summary_of(const char *line, const char *folder)
+{
+    char text[4096];
+    snprintf(text, sizeof text, SCENARIO, line);
+    return run_text(text, "", folder);
 }
 
 static double row(const char *csv, const char *scope, const char *subject, const char *metric)
@@ -135,21 +144,6 @@ Test(groups_scenario, a_serve_groups_lua_routing_equals_the_built_in_policy)
     cr_expect(strstr(out, "    also served on b: 2 replicas of tp 1 (chosen), routing "
                           "least_outstanding") != NULL, "%s", out);
     free(path);
-}
-
-/* The summary.csv of a run of the whole scenario `text` into dir/<folder>, with the
- * extra options `options` (the caller frees). */
-static char *run_text(const char *text, const char *options, const char *folder)
-{
-    char *path = scratch_file(dir, "t.lua", text);
-    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots %s -o %s/%s", path, options, dir,
-                         folder), 0, "%s", err);
-    free(path);
-    char csv[512];
-    snprintf(csv, sizeof csv, "%s/%s/summary.csv", dir, folder);
-    char *summary = scratch_read(csv);
-    cr_assert_not_null(summary);
-    return summary;
 }
 
 /* Pools that start with no GPUs order them for the demand they would have taken: an
