@@ -125,13 +125,6 @@ static replica_config replica_config_of(const scenario *sc, const inference_spec
     };
 }
 
-static size_t group_pool(const inference_spec *w, unsigned g)
-{
-    return workload_group_pool(w, g);
-}
-
-static unsigned group_tp(const inference_spec *w, unsigned g) { return workload_group_tp(w, g); }
-
 /* The workload's groups: its own pool, then inference_spec.groups. */
 static unsigned group_count(const inference_spec *w) { return 1 + w->ngroups; }
 
@@ -139,8 +132,8 @@ static unsigned group_count(const inference_spec *w) { return 1 + w->ngroups; }
 static serving_group_config group_config_of(const scenario *sc, const inference_spec *w,
                                             unsigned g, const pool_gpus *gpus)
 {
-    size_t pool = group_pool(w, g);
-    unsigned tp = group_tp(w, g);
+    size_t pool = workload_group_pool(w, g);
+    unsigned tp = workload_group_tp(w, g);
     const pool_spec *o = &sc->pools[pool];
     return (serving_group_config){
         .pool_name = o->name,
@@ -248,10 +241,11 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     for (unsigned g = 0; g < serving_groups(ir->sv); g++)
         tokens += b->group_output_tokens[g];
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
-        if (!ir->pools[group_pool(spec, g)].gp)
+        if (!ir->pools[workload_group_pool(spec, g)].gp)
             continue;
         /* each of a replica's tp devices works the replica's time */
-        perf_phases work = perf_phases_add((perf_phases){ 0 }, b->group_work[g], group_tp(spec, g));
+        perf_phases work = perf_phases_add((perf_phases){ 0 }, b->group_work[g],
+                                           workload_group_tp(spec, g));
         /* a stated volume leaves from the pools in proportion to the tokens each served
          * (all from the workload's own when none were) */
         double share = tokens > 0 ? b->group_output_tokens[g] / tokens : g == 0;
@@ -259,7 +253,7 @@ static void record_inference_bucket(inference_run *ir, double end_s)
                            ? spec->egress_bytes_per_day * span / 86400 * share
                            : b->group_output_tokens[g] * spec->response_bytes_per_token
                                  + b->group_responses[g] * spec->response_bytes;
-        pool_gpus_add_work(&ir->pools[group_pool(spec, g)], &work, bytes, end_s);
+        pool_gpus_add_work(&ir->pools[workload_group_pool(spec, g)], &work, bytes, end_s);
     }
     ir->bucket_start_s = end_s;
 }
@@ -355,7 +349,7 @@ static void record_prefix_tiers(sim_metrics *m, const inference_run *ir, const c
         given[k] = w->prefix_tiers[k].size_bytes > 0;
     for (unsigned g = 0; g < group_count(w); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
-        const char *at = g == 0 ? pool : ir->sc->pools[group_pool(w, g)].name;
+        const char *at = g == 0 ? pool : ir->sc->pools[workload_group_pool(w, g)].name;
         unsigned i = 0; /* the replicas' tiers are the given ones, in order */
         for (unsigned k = 0; k < PREFIX_TIERS_MAX; k++) {
             if (!given[k])
@@ -451,9 +445,9 @@ static void record_inference_metrics(sim_metrics *m, const inference_run *ir, do
     uint64_t overflowed = 0; /* requests the overflow pools served */
     for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
         serving_group_stats gs = serving_group_get_stats(ir->sv, g, end_s);
-        const char *where = g == 0 ? pool : sc->pools[group_pool(w, g)].name;
+        const char *where = g == 0 ? pool : sc->pools[workload_group_pool(w, g)].name;
         size_t device = workload_group_device(w, g);
-        unsigned tp = group_tp(w, g);
+        unsigned tp = workload_group_tp(w, g);
         busy = fmin(busy, isnan(gs.utilization) ? 0 : gs.utilization);
         sim_metrics_add(m, "pool", where, "replicas_mean", "replicas", gs.replicas_mean);
         sim_metrics_add(m, "pool", where, "replicas_max", "replicas", gs.replicas_max);
@@ -574,9 +568,9 @@ static void record_inference_cost(sim_metrics *m, const inference_run *ir, doubl
     double kwh = 0, kg = 0, usd = 0;
     bool metered = false, priced = false;
     for (unsigned g = 0; g < group_count(w); g++) {
-        const pool_gpus *p = &ir->pools[group_pool(w, g)];
+        const pool_gpus *p = &ir->pools[workload_group_pool(w, g)];
         double share = g == 0 ? own_share : 1;
-        priced |= ir->sc->pools[group_pool(w, g)].has_cost;
+        priced |= ir->sc->pools[workload_group_pool(w, g)].has_cost;
         usd += g == 0 ? p->measured.total_usd * share : p->measured.total_usd;
         if (!p->gp)
             continue;

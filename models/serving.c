@@ -491,10 +491,8 @@ static void route(serving *s, llm_request *q)
 
 static bool any_replica_ready(const serving *s)
 {
-    for (unsigned i = 0; i < s->nfleets; i++)
-        if (serving_fleet_active(s->fleets[i]) > 0)
-            return true;
-    return false;
+    return any_ready(s, s->front, s->nfront) || any_ready(s, s->decoders, s->ndecoders)
+           || any_ready(s, s->overflows, s->noverflows);
 }
 
 /* fleet_events.ready: the requests that waited for a replica go to those now ready. */
