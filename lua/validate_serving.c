@@ -85,7 +85,7 @@ static bool run_users(const perf_setup *s, double kv_capacity_tokens, unsigned r
         sim_engine_run_until(e, end);
     else
         sim_engine_run(e);
-    out->work = serving_bucket_close(sv, sim_engine_now(e))->group_work[0];
+    out->work = serving_bucket_close(sv, sim_engine_now(e))->groups[0].work;
     out->window_s = sim_engine_now(e) - from;
     if (serving_error(sv)) {
         snprintf(err, err_size, "%s", serving_error(sv));

@@ -23,7 +23,10 @@ typedef struct inference_run {
     pool_gpus *pools;          /* the run's, by pool: where its work and egress are billed */
     serving *sv;
     sim_timeseries *ts;
-    size_t pool_subject, workload_subject;
+    /* where each group's replicas are reported: the own pool's (or "<pool>/<workload>"
+     * on a shared pool), then each group's pool */
+    size_t pool_subjects[SERVING_GROUPS_MAX];
+    size_t workload_subject;
     double bucket_start_s;
     /* queue waits of the requests completed in the first and the last third of the
      * measured window (by their bucket's middle): what overload is judged by */
@@ -219,12 +222,22 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     else if (middle > sc->duration_s - third && middle < sc->duration_s)
         sim_stat_merge(&ir->wait_last, &b->queue_wait_s);
     size_t bucket = run_bucket_index(ir->sc, ir->bucket_start_s);
-    size_t p = ir->pool_subject, w = ir->workload_subject;
+    size_t w = ir->workload_subject;
     sim_timeseries *ts = ir->ts;
-    sim_timeseries_add(ts, bucket, p, COL_UTILIZATION, b->busy);
-    sim_timeseries_add(ts, bucket, p, COL_BATCH, b->batch);
-    sim_timeseries_add(ts, bucket, p, COL_KV, b->kv);
-    sim_timeseries_add(ts, bucket, p, COL_REPLICAS, b->replicas);
+    const inference_spec *spec = ir->spec;
+    unsigned ngroups = serving_groups(ir->sv);
+    for (unsigned g = 0; g < ngroups; g++) {
+        const serving_group_bucket *gb = &b->groups[g];
+        size_t p = ir->pool_subjects[g];
+        sim_timeseries_add(ts, bucket, p, COL_UTILIZATION, gb->busy);
+        sim_timeseries_add(ts, bucket, p, COL_BATCH, gb->batch);
+        sim_timeseries_add(ts, bucket, p, COL_KV, gb->kv);
+        sim_timeseries_add(ts, bucket, p, COL_REPLICAS, gb->replicas);
+        if (ngroups > 1) { /* what each pool served, where there are several */
+            sim_timeseries_add(ts, bucket, p, COL_THROUGHPUT, gb->responses / span);
+            sim_timeseries_add(ts, bucket, p, COL_TOKENS_PER_S, gb->output_tokens / span);
+        }
+    }
     sim_timeseries_add(ts, bucket, w, COL_ARRIVALS, (double)b->arrived);
     sim_timeseries_add(ts, bucket, w, COL_COMPLETED, (double)b->completed);
     sim_timeseries_add(ts, bucket, w, COL_DROPPED, (double)b->dropped);
@@ -236,23 +249,22 @@ static void record_inference_bucket(inference_run *ir, double end_s)
     sim_timeseries_add(ts, bucket, w, COL_TPOT_MEAN, sim_stat_mean(&b->tpot_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_MEAN, sim_stat_mean(&b->e2e_s));
     sim_timeseries_add(ts, bucket, w, COL_E2E_P99, sim_histogram_quantile(&b->e2e_hist_s, 0.99));
-    const inference_spec *spec = ir->spec;
     double tokens = 0;
-    for (unsigned g = 0; g < serving_groups(ir->sv); g++)
-        tokens += b->group_output_tokens[g];
-    for (unsigned g = 0; g < serving_groups(ir->sv); g++) {
+    for (unsigned g = 0; g < ngroups; g++)
+        tokens += b->groups[g].output_tokens;
+    for (unsigned g = 0; g < ngroups; g++) {
         if (!ir->pools[workload_group_pool(spec, g)].gp)
             continue;
         /* each of a replica's tp devices works the replica's time */
-        perf_phases work = perf_phases_add((perf_phases){ 0 }, b->group_work[g],
+        perf_phases work = perf_phases_add((perf_phases){ 0 }, b->groups[g].work,
                                            workload_group_tp(spec, g));
         /* a stated volume leaves from the pools in proportion to the tokens each served
          * (all from the workload's own when none were) */
-        double share = tokens > 0 ? b->group_output_tokens[g] / tokens : g == 0;
+        double share = tokens > 0 ? b->groups[g].output_tokens / tokens : g == 0;
         double bytes = spec->egress_bytes_per_day > 0
                            ? spec->egress_bytes_per_day * span / 86400 * share
-                           : b->group_output_tokens[g] * spec->response_bytes_per_token
-                                 + b->group_responses[g] * spec->response_bytes;
+                           : b->groups[g].output_tokens * spec->response_bytes_per_token
+                                 + b->groups[g].responses * spec->response_bytes;
         pool_gpus_add_work(&ir->pools[workload_group_pool(spec, g)], &work, bytes, end_s);
     }
     ir->bucket_start_s = end_s;
@@ -606,7 +618,7 @@ static void *plan(run_shared *rs)
         const inference_spec *w = &sc->inferences[i];
         runs[i] = (inference_run){
             .sc = sc, .spec = w, .ts = rs->ts, .pools = rs->gpus,
-            .pool_subject = rs->pool_subjects[w->pool],
+            .pool_subjects = { rs->pool_subjects[w->pool] },
             .workload_subject = sim_timeseries_add_subject(rs->ts, "workload", w->name),
         };
         if (pool_is_shared(sc, w)) { /* each model's replicas apart */
@@ -615,9 +627,11 @@ static void *plan(run_shared *rs)
             if (!(runs[i].shared_subject = malloc(n)))
                 sim_out_of_memory("out of memory planning a run");
             snprintf(runs[i].shared_subject, n, "%s/%s", pool, w->name);
-            runs[i].pool_subject = sim_timeseries_add_subject(rs->ts, "pool",
-                                                              runs[i].shared_subject);
+            runs[i].pool_subjects[0] = sim_timeseries_add_subject(rs->ts, "pool",
+                                                                  runs[i].shared_subject);
         }
+        for (unsigned g = 1; g <= w->ngroups; g++) /* a group's pool is its alone */
+            runs[i].pool_subjects[g] = rs->pool_subjects[workload_group_pool(w, g)];
     }
     return runs;
 }

@@ -177,7 +177,7 @@ static void bucket_clear(serving_bucket *b)
     b->arrived = b->completed = b->dropped = 0;
     b->output_tokens = 0;
     for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++)
-        b->group_output_tokens[g] = b->group_responses[g] = 0;
+        b->groups[g] = (serving_group_bucket){ 0 };
     sim_stat_reset(&b->ttft_s);
     sim_stat_reset(&b->tpot_s);
     sim_stat_reset(&b->e2e_s);
@@ -196,8 +196,8 @@ static void record_bucket(serving *s, const llm_request *q, bool dropped, double
     }
     b->completed++;
     b->output_tokens += q->output;
-    b->group_output_tokens[group] += q->output;
-    b->group_responses[group]++;
+    b->groups[group].output_tokens += q->output;
+    b->groups[group].responses++;
     sim_stat_add(&b->ttft_s, ttft);
     sim_histogram_add(&b->ttft_hist_s, ttft);
     sim_stat_add(&b->e2e_s, e2e);
@@ -780,26 +780,26 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
 const serving_bucket *serving_bucket_close(serving *s, double now)
 {
     serving_bucket *view = &s->view;
-    double sums[SERVING_GROUPS_MAX][3], replica_s[SERVING_GROUPS_MAX];
-    perf_phases work[SERVING_GROUPS_MAX] = { { 0 } };
-    for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++) {
-        sums[g][0] = sums[g][1] = sums[g][2] = replica_s[g] = 0;
-        if (g < s->nfleets)
-            serving_fleet_bucket_sums(s->fleets[g], now, sums[g], &replica_s[g], &work[g]);
+    double span = now - s->bucket_start_s;
+    serving_group_bucket measured[SERVING_GROUPS_MAX] = { { 0 } };
+    for (unsigned g = 0; g < s->nfleets; g++) {
+        double sums[3], replica_s;
+        serving_group_bucket *m = &measured[g];
+        serving_fleet_bucket_sums(s->fleets[g], now, sums, &replica_s, &m->work);
+        m->busy = replica_s > 0 ? sums[0] / replica_s : NAN;
+        m->batch = replica_s > 0 ? sums[1] / replica_s : NAN;
+        m->kv = replica_s > 0 ? sums[2] / replica_s : NAN;
+        m->replicas = span > 0 ? replica_s / span : NAN;
     }
     /* swap, so the view owns this bucket's histograms and the next bucket reuses the
      * view's old memory */
     serving_bucket closed = s->bucket;
     s->bucket = *view;
     *view = closed;
-    double own_s = replica_s[0];
-    view->busy = own_s > 0 ? sums[0][0] / own_s : NAN;
-    view->batch = own_s > 0 ? sums[0][1] / own_s : NAN;
-    view->kv = own_s > 0 ? sums[0][2] / own_s : NAN;
-    view->replicas = now > s->bucket_start_s ? own_s / (now - s->bucket_start_s) : NAN;
-    for (unsigned g = 0; g < SERVING_GROUPS_MAX; g++) {
-        view->group_busy_s[g] = sums[g][0];
-        view->group_work[g] = work[g];
+    for (unsigned g = 0; g < s->nfleets; g++) { /* the served counts came with the bucket */
+        measured[g].output_tokens = view->groups[g].output_tokens;
+        measured[g].responses = view->groups[g].responses;
+        view->groups[g] = measured[g];
     }
     bucket_clear(&s->bucket);
     s->bucket_start_s = now;

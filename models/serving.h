@@ -187,23 +187,24 @@ typedef struct serving_stats {
     lora_stats lora;           /* multi-LoRA: what the replicas saw (models/lora.h) */
 } serving_stats;
 
-/* One time bucket's measurements: every request that arrived, completed or was dropped
- * in it (warm-up included), and replica means over it. */
+/* One group's part of a time bucket (serving_group_get_stats' order: the own pool, then
+ * serving_config.groups). */
+typedef struct serving_group_bucket {
+    double busy, batch, kv; /* means over its replicas ready in the bucket; NaN if none */
+    double replicas;        /* its ready replicas, mean over the bucket */
+    perf_phases work;       /* its GPU work by phase, seconds of one device a replica */
+    double output_tokens;   /* output tokens of the requests it served */
+    double responses;       /* the requests it served (ended there) */
+} serving_group_bucket;
 
+/* One time bucket's measurements: every request that arrived, completed or was dropped
+ * in it (warm-up included), and each group's replica means over it. */
 typedef struct serving_bucket {
     uint64_t arrived, completed, dropped;
     double output_tokens;
     sim_stat ttft_s, tpot_s, e2e_s, queue_wait_s;
     sim_histogram ttft_hist_s, e2e_hist_s;
-    double busy, batch, kv; /* means over the replicas ready in the bucket */
-    double replicas;        /* ready replicas of the workload's own pool, mean */
-    /* by group (serving_group_get_stats' order: own, then serving_config.groups) */
-    double group_busy_s[SERVING_GROUPS_MAX]; /* replica-seconds busy */
-    perf_phases group_work[SERVING_GROUPS_MAX]; /* their GPU work by phase, seconds of one
-                                                   device a replica */
-    double group_output_tokens[SERVING_GROUPS_MAX]; /* output tokens of the requests each
-                                                       served */
-    double group_responses[SERVING_GROUPS_MAX];     /* the requests each served */
+    serving_group_bucket groups[SERVING_GROUPS_MAX];
 } serving_bucket;
 
 typedef struct serving serving;

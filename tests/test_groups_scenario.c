@@ -2,11 +2,13 @@
  * what the shorthands decode = and overflow = state, to the byte; a group's Lua routing
  * function is bound through the list; every mistake is named with its key. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/csv_table.h"
 #include "tests/support/cli.h"
 #include "tests/support/scratch.h"
 
@@ -123,6 +125,77 @@ Test(groups_scenario, an_overflow_cascade_reports_each_pools_share)
     cr_expect_gt(second, 0);
     cr_expect_float_eq(first + second, row(csv, "workload", "chat", "overflow_fraction"), 1e-12);
     free(csv);
+}
+
+/* timeseries.csv gives each of a workload's pools its own rows: what its replicas did
+ * (utilization, batch, cache, replicas) and, where there are several pools, what it
+ * served.  Behind a prefill pool its decode pool completes every request, so the prefill
+ * pool serves none; the decode and the overflow pool together serve what the workload
+ * completed, bucket by bucket; a pool no workload uses has no such rows. */
+Test(groups_scenario, each_pool_reports_over_time_what_its_replicas_did_and_served)
+{
+    char *csv = summary_of("overflow_threshold = 2, groups = { { role = \"decode\", pool = "
+                           "\"d\" }, { role = \"overflow\", pool = \"c\" } }", "t");
+    free(csv);
+    char path[512], msg[256];
+    snprintf(path, sizeof path, "%s/t/timeseries.csv", dir);
+    csv_table t;
+    cr_assert_eq(csv_table_read(path, &t, msg, sizeof msg), 0, "%s", msg);
+    long scope = csv_table_column(&t, "scope"), subject = csv_table_column(&t, "subject");
+    long start = csv_table_column(&t, "bucket_start_s");
+    long served = csv_table_column(&t, "throughput_per_s");
+    long tokens = csv_table_column(&t, "throughput_tokens_per_s");
+    long busy = csv_table_column(&t, "utilization"), replicas = csv_table_column(&t, "replicas");
+    enum { BUCKETS = 128 };
+    double starts[BUCKETS], workload[BUCKETS][2], pools[BUCKETS][2];
+    size_t nbuckets = 0, decoded = 0, overflowed = 0, busy_rows[4] = { 0 };
+    for (size_t r = 0; r < t.rows; r++) {
+        const char *sc = csv_table_cell(&t, r, scope), *name = csv_table_cell(&t, r, subject);
+        double at = csv_table_number(&t, r, start);
+        size_t b = 0;
+        while (b < nbuckets && starts[b] != at)
+            b++;
+        if (b == nbuckets) {
+            cr_assert_lt(nbuckets, BUCKETS);
+            starts[nbuckets++] = at;
+            workload[b][0] = workload[b][1] = pools[b][0] = pools[b][1] = 0;
+        }
+        if (!strcmp(sc, "workload")) {
+            workload[b][0] = csv_table_number(&t, r, served);
+            workload[b][1] = csv_table_number(&t, r, tokens);
+            continue;
+        }
+        if (!strcmp(sc, "pool") && strchr("pdcb", name[0]) && !name[1]) {
+            double x = csv_table_number(&t, r, served);
+            if (name[0] == 'b') {
+                cr_expect(isnan(x) && isnan(csv_table_number(&t, r, busy)), "pool b, unused");
+                continue;
+            }
+            cr_assert(!isnan(x), "pool %s at %g serves", name, at);
+            pools[b][0] += x;
+            pools[b][1] += csv_table_number(&t, r, tokens);
+            if (name[0] == 'p')
+                cr_expect_eq(x, 0, "the prefill pool completes nothing at %g", at);
+            if (name[0] == 'd') {
+                decoded += x > 0;
+                cr_expect_float_eq(csv_table_number(&t, r, replicas), 1, 1e-12,
+                                   "one decode replica at %g", at);
+            }
+            overflowed += name[0] == 'c' && x > 0;
+            busy_rows[strchr("pdc", name[0]) - "pdc"] += !isnan(csv_table_number(&t, r, busy));
+        }
+    }
+    csv_table_release(&t);
+    cr_assert_gt(nbuckets, 2);
+    for (size_t b = 0; b < nbuckets; b++)
+        for (int k = 0; k < 2; k++)
+            cr_expect_float_eq(pools[b][k], workload[b][k], 1e-9 * (1 + workload[b][k]),
+                               "bucket at %g, %s: pools %g, workload %g", starts[b],
+                               k ? "tokens" : "requests", pools[b][k], workload[b][k]);
+    cr_expect_gt(decoded, 0);
+    cr_expect_gt(overflowed, 0);
+    for (int k = 0; k < 3; k++)
+        cr_expect_eq(busy_rows[k], nbuckets, "pool %c's utilization in every bucket", "pdc"[k]);
 }
 
 /* A serve group routed by a Lua function equals the built-in least outstanding policy
