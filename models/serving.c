@@ -366,11 +366,32 @@ static bool any_ready(const serving *s, const unsigned *idx, unsigned n)
     return false;
 }
 
+/* Whether fleet i orders replicas for the demand it sees: it has an autoscaler, or it
+ * is the own pool scaling to zero (route() raises its target). */
+static bool grows(const serving *s, unsigned i)
+{
+    const serving_group_config *c = fleet_config(s, i);
+    return (c->pool && c->autoscaler && c->autoscaler->enabled)
+           || (i == 0 && s->config.scale_to_zero_s > 0);
+}
+
+/* Of the fleets named by idx, the first that grows and has no replica ready; NO_FLEET
+ * when none. */
+enum { NO_FLEET = UINT_MAX };
+static unsigned first_growing_from_zero(const serving *s, const unsigned *idx, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        if (grows(s, idx[k]) && serving_fleet_active(s->fleets[idx[k]]) == 0)
+            return idx[k];
+    return NO_FLEET;
+}
+
 /* Of the fleets named by idx (a role's), the one whose least loaded ready replica holds
  * the fewest requests, the first among equals; NULL when none has a replica ready.
  * Where it has no idle replica, a fleet with none ready would have taken the request
- * with its first: each counts it as demand for one (spilled, its autoscaler's).  One
- * fleet alone has its waiting list instead. */
+ * with its first, and the first such fleet that can grow (a tie goes to the earlier)
+ * counts it as demand for one (spilled, its autoscaler's): one replica ordered, not one
+ * a fleet.  One fleet alone has its waiting list instead. */
 static serving_fleet *least_loaded(serving *s, const unsigned *idx, unsigned n)
 {
     if (n == 1)
@@ -384,9 +405,9 @@ static serving_fleet *least_loaded(serving *s, const unsigned *idx, unsigned n)
             best = s->fleets[idx[i]];
         }
     }
-    for (unsigned i = 0; least > 0 && i < n; i++)
-        if (serving_fleet_active(s->fleets[idx[i]]) == 0)
-            s->spilled[idx[i]]++;
+    unsigned grower = best && least > 0 ? first_growing_from_zero(s, idx, n) : NO_FLEET;
+    if (grower != NO_FLEET)
+        s->spilled[grower]++;
     return best;
 }
 
@@ -520,6 +541,21 @@ static void on_reroute(void *owner, llm_request *q) { route(owner, q); }
 
 /* ---- autoscaling ------------------------------------------------------------------- */
 
+/* The requests waiting because no replica of fleet i's stage is ready, if fleet i is the
+ * one to grow for them: the first fleet of the stage that can (in the stage's order:
+ * the front, then without disaggregation the overflow cascade; or the decode pools),
+ * else none.  Every pool of a stage counting the whole list would each order replicas
+ * for the same requests. */
+static unsigned waiting_for(const serving *s, unsigned i)
+{
+    if (s->roles[i] == ROLE_DECODE)
+        return first_growing_from_zero(s, s->decoders, s->ndecoders) == i ? s->ndecode : 0;
+    unsigned owner = first_growing_from_zero(s, s->front, s->nfront);
+    if (owner == NO_FLEET && !s->ndecoders)
+        owner = first_growing_from_zero(s, s->overflows, s->noverflows);
+    return owner == i ? s->npending : 0;
+}
+
 /* Every interval: the fleet's view, completed with what waits here, then the policy's
  * target (a scenario's function, or the built-in target tracking). */
 static void on_autoscale(sim_engine *e, void *data)
@@ -531,7 +567,7 @@ static void on_autoscale(sim_engine *e, void *data)
     const autoscaler_spec *a = fleet_config(s, i)->autoscaler;
     double now = sim_engine_now(e);
     autoscale_view v = serving_fleet_observe(f, now);
-    v.pending = s->roles[i] == ROLE_DECODE ? s->ndecode : s->npending;
+    v.pending = waiting_for(s, i);
     v.outstanding += v.pending;
     v.spilled = s->spilled[i];
     unsigned target = serving_fleet_target(f);

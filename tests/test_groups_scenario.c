@@ -255,6 +255,52 @@ Test(groups_scenario, pools_from_zero_grow_for_the_demand_passed_over)
     free(csv);
 }
 
+/* Two decode pools from zero, each with an autoscaler (every 30 s) and a 1-minute
+ * provision: the caches that wait for a decode replica are the first pool's demand
+ * alone, so it orders one at 30 s, ready at 90 s, and the second orders none while
+ * nothing is ready.  Only once the first serves does the second see demand (a cache
+ * would have gone to its idle first replica): ordered at 90 s at the earliest, ready
+ * at 150 s.  Each pool counting the whole waiting list had both ready at 90 s. */
+Test(groups_scenario, a_waiting_list_is_the_demand_of_its_first_pool_that_can_grow)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { duration = \"3m\", bucket = \"10s\",\n"
+        "  pools = { own = fs.dedicated { gpu = \"H100-SXM\", count = 1 },\n"
+        "    d1 = fs.cloud { gpu = \"H100-SXM\", count = 0, min = 0, max = 4, provision = \"1m\",\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 64 } },\n"
+        "    d2 = fs.cloud { gpu = \"H100-SXM\", count = 0, min = 0, max = 4, provision = \"1m\",\n"
+        "      autoscaler = fs.autoscaler { metric = \"queue\", target = 64 } } },\n"
+        "  workloads = { chat = fs.inference { model = \"llama-3.1-8b\", pool = \"own\", tp = 1,\n"
+        "    arrivals = fs.poisson { rate = 10 }, prompt = 500, output = 100, max_wait = \"5m\",\n"
+        "    groups = { { role = \"decode\", pool = \"d1\" }, { role = \"decode\", pool = \"d2\" } } } } }\n";
+    free(run_text(text, "", "z"));
+    char path[512], msg[256];
+    snprintf(path, sizeof path, "%s/z/timeseries.csv", dir);
+    csv_table t;
+    cr_assert_eq(csv_table_read(path, &t, msg, sizeof msg), 0, "%s", msg);
+    long subject = csv_table_column(&t, "subject"), start = csv_table_column(&t, "bucket_start_s");
+    long replicas = csv_table_column(&t, "replicas");
+    unsigned seen[2] = { 0 };
+    for (size_t r = 0; r < t.rows; r++) {
+        const char *name = csv_table_cell(&t, r, subject);
+        if (strcmp(name, "d1") && strcmp(name, "d2"))
+            continue;
+        bool first = !strcmp(name, "d1");
+        double at = csv_table_number(&t, r, start), n = csv_table_number(&t, r, replicas);
+        seen[!first]++;
+        if (first)
+            cr_expect_float_eq(n, at < 90 ? 0 : 1, 1e-12, "d1 at %g s: %g replicas", at, n);
+        else if (at < 150)
+            cr_expect_float_eq(n, 0, 1e-12, "d2 at %g s: %g replicas", at, n);
+        else
+            cr_expect_geq(n, 1, "d2 at %g s: grown for the demand it missed", at);
+    }
+    csv_table_release(&t);
+    cr_expect_eq(seen[0], 18);
+    cr_expect_eq(seen[1], 18);
+}
+
 /* Disaggregated with an overflow pool: a request that waited for a prefill replica (the
  * only one fails every 5 minutes) and then spills whole to the overflow pool makes all
  * its 300 tokens there, each a decode step (at least 1 ms on an H100).  It used to keep
