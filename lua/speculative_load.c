@@ -40,20 +40,6 @@ static int read_acceptance(load_context *c, const fields_object *sp, sim_dist *o
     return 0;
 }
 
-/* The checks that need the rest of the workload. */
-static int check_fit(load_context *c, const fields_object *w, const scenario *sc,
-                     const inference_spec *out, const model_spec *draft)
-{
-    char path[FIELD_PATH_MAX];
-    const model_spec *m = &sc->catalog.models[out->model];
-    snprintf(path, sizeof path, "%s.speculative", w->path);
-    const model_spec *windowed = m->window ? m : draft && draft->window ? draft : NULL;
-    if (windowed)
-        return fields_fail(c, w->where, path, "not yet for a model with a sliding window "
-                           "(\"%s\")", windowed->name);
-    return 0;
-}
-
 int speculative_load(load_context *c, const fields_object *w, scenario *sc, inference_spec *out)
 {
     int top = lua_gettop(c->L);
@@ -96,8 +82,6 @@ int speculative_load(load_context *c, const fields_object *w, scenario *sc, infe
     }
     free(name);
     lua_settop(c->L, top);
-    if (status == 0)
-        status = check_fit(c, w, sc, out, draft);
     if (status != 0)
         return -1;
     out->spec_k = (unsigned)k;

@@ -108,9 +108,11 @@ typedef struct replica_config {
      * spec_k + 1 positions (models/perf.h), also beside prompt chunks in a mixed
      * iteration.  The draft runs on the same devices in the same precisions (its memory
      * is the caller's to count in kv_capacity_tokens); without one, a lookup costing
-     * spec_step_s a step.  For models without a sliding window only.  Under KV_PREEMPT
-     * and KV_SWAP a round's k + 1 positions are what a sequence's next step needs of the
-     * cache, and the cache grows by the tokens the rounds make. */
+     * spec_step_s a step.  Over sliding windows (the target's, the draft's) each
+     * model reads and keeps its own window, and the draft's cache is counted per token
+     * the target keeps.  Under KV_PREEMPT and KV_SWAP a round's k + 1 positions are
+     * what a sequence's next step needs of the cache, and the cache grows by the tokens
+     * the rounds make. */
     unsigned spec_k;
     const model_spec *draft;       /* borrowed; NULL: a lookup (n-gram, self-speculation) */
     double spec_step_s;

@@ -146,16 +146,9 @@ static void grow_run_cut(replica *r, double steps, double elapsed)
 
 static void grow_decode_run(replica *r, unsigned n, double now)
 {
-    if (r->config.model->window) { /* exact, whichever side of the window each sequence is */
-        for (unsigned i = 0; i < r->nrunning; i++) {
-            const llm_request *q = r->running[i];
-            r->kv_committed += replica_held_growth(r, q->cached, q->cached + n);
-        }
-    }
+    r->step->commit_run(r, n); /* a token each a step, or what the rounds make */
     if (n > 1)
         grow_run_cut(r, n - 1, now - r->run_start_s);
-    if (!r->config.model->window) /* a token each a step, or what the rounds make */
-        r->kv_committed += r->step->run_grown(r, n);
 }
 
 /* its prompt and the tokens it had generated are recomputed when readmitted */

@@ -7,10 +7,8 @@ void replica_config_check(const replica_config *c, const char *group, config_pro
     if (c->max_batch < 1 || c->max_tokens < 1 || !(c->kv_capacity_tokens >= 1))
         config_problem(p, "%s%sreplicas need a batch, a token budget and cache space", group,
                        sep);
-    if (c->spec_k && (c->model->window || (c->draft && c->draft->window)
-                      || !(c->spec_tokens >= 1)))
-        config_problem(p, "%s%sspeculative decoding needs models without a sliding window "
-                          "and spec_tokens >= 1", group, sep);
+    if (c->spec_k && !(c->spec_tokens >= 1))
+        config_problem(p, "%s%sspeculative decoding needs spec_tokens >= 1", group, sep);
     if (c->lora_slots && !c->lora_adapters)
         config_problem(p, "%s%smulti-LoRA needs adapters", group, sep);
     for (unsigned i = 0; i < c->prefix_tiers.n; i++) {

@@ -31,13 +31,16 @@ struct replica_shapes {
  * the context they read (0 without speculation). */
 typedef struct replica_decoders {
     double verified, verified_context;
+    double draft_context; /* ... as the draft reads it (its own window, or every token) */
 } replica_decoders;
 
 /* A decode run being planned: the context its first iteration reads, its growth a step
- * (reads, and the cache's own with sliding windows), and the most iterations before a
- * sequence finishes (or crosses its window). */
+ * (reads, and the cache's own with sliding windows), the same reads as a speculating
+ * draft makes them (its own window, or every token), and the most iterations before a
+ * sequence finishes (or crosses a window). */
 typedef struct replica_run_sums {
     double context, growth, cache_growth, fewest;
+    double draft_context, draft_growth;
 } replica_run_sums;
 
 /* The add-ons a replica may have: the prefix cache, multi-LoRA, the offload tier. */
@@ -195,9 +198,9 @@ struct replica_step {
     bool (*advance_run)(replica *r, unsigned n);
     /* n iterations ended: the draft's seconds in them. */
     void (*ended)(replica *r, double n);
-    /* Tokens of cache the running sequences' next n steps make, all of them (without
-     * sliding windows). */
-    double (*run_grown)(const replica *r, unsigned n);
+    /* The cache the running sequences' next n steps write joins kv_committed (what
+     * each keeps of it, past a sliding window). */
+    void (*commit_run)(replica *r, unsigned n);
     /* Cache a sequence's step may write: a token, or a round's k + 1 positions. */
     double (*tokens_a_step)(const replica_config *c);
 };

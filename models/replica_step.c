@@ -1,6 +1,7 @@
 /* How a replica's sequences decode (replica_internal.h's replica_step): a token a step
  * (the plain case, the hot one), a token a step over sliding windows, or a speculative
- * round of the draft's k tokens and the target's k + 1 verified (models/replica_spec.h). */
+ * round of the draft's k tokens and the target's k + 1 verified (models/replica_spec.h),
+ * over whole contexts or sliding windows (the target's and the draft's each its own). */
 #include <limits.h>
 #include <math.h>
 
@@ -73,7 +74,16 @@ static bool token_advance_run(replica *r, unsigned n)
 
 static void no_draft_ended(replica *r, double n) { (void)r, (void)n; }
 
-static double token_run_grown(const replica *r, unsigned n) { return (double)n * r->nrunning; }
+static void token_commit_run(replica *r, unsigned n) { r->kv_committed += (double)n * r->nrunning; }
+
+/* exact, whichever side of the window each sequence is */
+static void window_commit_run(replica *r, unsigned n)
+{
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        r->kv_committed += replica_held_growth(r, q->cached, q->cached + n);
+    }
+}
 
 static double one_token(const replica_config *c)
 {
@@ -137,6 +147,14 @@ static const perf_decode_shape *draft_shape(replica *r, unsigned n)
     return shape;
 }
 
+/* The context a draft reads (and caches) of `tokens`: past its own sliding window, its
+ * local layers keep the window only. */
+static double draft_held(const replica *r, double tokens)
+{
+    const model_spec *draft = r->config.draft;
+    return draft && draft->window ? model_attended_tokens(draft, tokens) : tokens;
+}
+
 static double spec_tokens_of(const replica *r, const llm_request *q)
 {
     return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
@@ -151,7 +169,8 @@ static void spec_decoders(replica *r, perf_batch *b, double *budget, replica_dec
         q->chunk = 0;
         if (replica_decoding(q)) {
             d->verified++;
-            d->verified_context += q->cached + 1.0;
+            d->verified_context += replica_held(r, q->cached + 1.0);
+            d->draft_context += draft_held(r, q->cached + 1.0);
             *budget -= r->config.spec_k + 1.0;
         }
     }
@@ -167,7 +186,7 @@ static double spec_draft_prefill(replica *r, perf_batch *b, const replica_decode
         perf_speculative_verify_add(b, r->config.model, r->config.spec_k, d->verified,
                                     d->verified_context / d->verified);
         const perf_decode_shape *shape = draft_shape(r, (unsigned)d->verified);
-        draft_s += shape->fixed_s + shape->attention_s_per_token * d->verified_context;
+        draft_s += shape->fixed_s + shape->attention_s_per_token * d->draft_context;
     }
     return draft_s;
 }
@@ -177,25 +196,66 @@ static void spec_run(replica *r, replica_run_sums *s)
 {
     for (unsigned i = 0; i < r->nrunning; i++) {
         const llm_request *q = r->running[i];
-        s->context += replica_held(r, q->cached + 1.0);
+        s->context += q->cached + 1.0;
         unsigned left = q->output - q->generated;
         s->fewest = fmin(s->fewest, replica_spec_rounds_for(q->spec_rounds,
                                                             spec_tokens_of(r, q), left));
         s->growth += spec_tokens_of(r, q);
     }
+    s->draft_context = s->context;
+    s->draft_growth = s->growth;
+}
+
+/* The rounds before q's context (its reads at cached + 1, its cache at cached) reaches
+ * a window of w it is short of, past which the local layers stop growing: a run ends
+ * there, as a token run ends at the crossing (INFINITY: no window ahead). */
+static double rounds_to_window(const replica *r, const llm_request *q, unsigned w)
+{
+    if (!w || q->cached >= w)
+        return INFINITY;
+    double to = fmax(1, w - (q->cached + 1.0));
+    return replica_spec_rounds_for(q->spec_rounds, spec_tokens_of(r, q), (unsigned)to);
+}
+
+/* As spec_run over sliding windows (the target's, the draft's, or both): reads and the
+ * cache grow by a round's tokens times the share of layers still growing, each at its
+ * own rate, and the run ends before any sequence crosses a window. */
+static void spec_window_run(replica *r, replica_run_sums *s)
+{
+    const model_spec *m = r->config.model, *draft = r->config.draft;
+    unsigned draft_window = draft ? draft->window : 0;
+    for (unsigned i = 0; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        double at = q->cached + 1.0, e = spec_tokens_of(r, q);
+        s->context += replica_held(r, at);
+        s->draft_context += draft_held(r, at);
+        unsigned left = q->output - q->generated;
+        double fewest = replica_spec_rounds_for(q->spec_rounds, e, left);
+        fewest = fmin(fewest, rounds_to_window(r, q, m->window));
+        s->fewest = fmin(s->fewest, fmin(fewest, rounds_to_window(r, q, draft_window)));
+        s->growth += e * model_attended_growth(m, at);
+        s->cache_growth += e * model_attended_growth(m, q->cached);
+        s->draft_growth += e * (draft ? model_attended_growth(draft, at) : 1);
+    }
 }
 
 static void spec_run_draft(replica *r, const replica_run_sums *s)
 {
-    r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), s->growth, s->context);
+    r->run_draft = perf_decode_cost_of(draft_shape(r, r->nrunning), s->draft_growth,
+                                       s->draft_context);
 }
 
 /* The tokens n rounds make for q, no more than its output has left. */
-static void spec_advance(replica *r, llm_request *q, unsigned n)
+static unsigned spec_made(const replica *r, const llm_request *q, unsigned n)
 {
     unsigned left = q->output - q->generated;
     unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
-    made = made < left ? made : left;
+    return made < left ? made : left;
+}
+
+static void spec_advance(replica *r, llm_request *q, unsigned n)
+{
+    unsigned made = spec_made(r, q, n);
     q->spec_rounds += n;
     r->stats.spec_rounds += n;
     r->stats.spec_tokens += made;
@@ -220,16 +280,21 @@ static void spec_ended(replica *r, double n)
 }
 
 /* the tokens n rounds will make, each sequence's as spec_advance makes them */
-static double spec_run_grown(const replica *r, unsigned n)
+static void spec_commit_run(replica *r, unsigned n)
 {
     double grown = 0;
+    for (unsigned i = 0; i < r->nrunning; i++)
+        grown += spec_made(r, r->running[i], n);
+    r->kv_committed += grown;
+}
+
+/* ... what each keeps of them past the target's window */
+static void spec_window_commit_run(replica *r, unsigned n)
+{
     for (unsigned i = 0; i < r->nrunning; i++) {
         const llm_request *q = r->running[i];
-        unsigned left = q->output - q->generated;
-        unsigned made = replica_spec_tokens(q->spec_rounds, spec_tokens_of(r, q), n);
-        grown += made < left ? made : left;
+        r->kv_committed += replica_held_growth(r, q->cached, q->cached + spec_made(r, q, n));
     }
-    return grown;
 }
 
 /* a round writes the k + 1 positions it verifies (the rejected ones freed after) */
@@ -237,18 +302,25 @@ static double round_tokens(const replica_config *c) { return c->spec_k + 1.0; }
 
 static const replica_step PLAIN = {
     plain_decoders, no_draft_prefill, plain_run, no_run_draft, token_advance,
-    token_advance_run, no_draft_ended, token_run_grown, one_token,
+    token_advance_run, no_draft_ended, token_commit_run, one_token,
 };
 static const replica_step WINDOW = {
     window_decoders, no_draft_prefill, window_run, no_run_draft, token_advance,
-    token_advance_run, no_draft_ended, token_run_grown, one_token,
+    token_advance_run, no_draft_ended, window_commit_run, one_token,
 };
 static const replica_step SPECULATIVE = {
     spec_decoders, spec_draft_prefill, spec_run, spec_run_draft, spec_advance,
-    spec_advance_run, spec_ended, spec_run_grown, round_tokens,
+    spec_advance_run, spec_ended, spec_commit_run, round_tokens,
+};
+static const replica_step SPECULATIVE_WINDOW = {
+    spec_decoders, spec_draft_prefill, spec_window_run, spec_run_draft, spec_advance,
+    spec_advance_run, spec_ended, spec_window_commit_run, round_tokens,
 };
 
 const replica_step *replica_step_of(const replica_config *c)
 {
-    return c->spec_k ? &SPECULATIVE : c->model->window ? &WINDOW : &PLAIN;
+    if (c->spec_k)
+        return c->model->window || (c->draft && c->draft->window) ? &SPECULATIVE_WINDOW
+                                                                  : &SPECULATIVE;
+    return c->model->window ? &WINDOW : &PLAIN;
 }

@@ -475,6 +475,78 @@ Test(serving, fast_path_agrees_across_a_sliding_window_under_preemption, .timeou
     check_fast_against_reference(c, 300, 1.0);
 }
 
+/* Speculation over sliding windows (refused until 2026-12-06): a lookup drafting 4
+ * tokens on gpt-oss-20b (every other layer keeps the last 128), and Gemma-3-1B drafting
+ * for Gemma-3-27B (five layers in six keep 512 and 1,024 tokens): runs end where a
+ * sequence crosses either model's window, so the closed form still agrees with one event
+ * a round, reserving and growing the cache. */
+static serving_config speculating_windowed_config(const char *target, const char *draft)
+{
+    serving_config c = windowed_config();
+    c.replica.model = catalog_model(&cat, target);
+    c.replica.draft = draft ? catalog_model(&cat, draft) : NULL;
+    cr_assert(c.replica.model && (!draft || c.replica.draft));
+    c.replica.spec_k = 4;
+    c.replica.spec_step_s = draft ? 0 : 0.0002;
+    c.replica.spec_tokens = perf_speculative_tokens(0.7, 4);
+    c.spec_acceptance = sim_dist_uniform(0.5, 0.9);
+    if (draft) { /* prompts either side of 512 and 1,024 */
+        c.interarrival = sim_dist_exponential(1.0 / 3);
+        c.prompt_tokens = sim_dist_lognormal(700, 0.8);
+        c.replica.kv_capacity_tokens = 60000;
+    }
+    return c;
+}
+
+Test(serving, fast_path_agrees_speculating_across_sliding_windows, .timeout = 180)
+{
+    serving_config c = speculating_windowed_config("gpt-oss-20b", NULL);
+    check_fast_against_reference(c, 300, 1.0);
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_capacity_tokens = 12000;
+    check_fast_against_reference(c, 300, 1.0);
+    check_fast_against_reference(speculating_windowed_config("gemma-3-27b", "gemma-3-1b"), 300,
+                                 1.0);
+}
+
+/* One request speculating on gpt-oss-20b (a 64-token prompt, 400 tokens out, a lookup
+ * drafting 4 at acceptance 0.7: E = (1 - 0.7^5) / 0.3 = 2.77 tokens a round): round j
+ * reads the cache the target keeps of its context, 64 + M_j + 1 tokens with M_j the
+ * tokens made before it (floor(j E), the prefill's first token aside), past 128 only
+ * half the layers growing; the rounds are the fewest that make the 399 tokens after the
+ * first.  One event a round reads exactly that sum; the fast path's runs within 1%. */
+Test(serving, speculation_reads_what_the_window_keeps)
+{
+    serving_config c = speculating_windowed_config("gpt-oss-20b", NULL);
+    c.replicas = 1;
+    c.max_arrivals = 1;
+    c.prompt_tokens = sim_dist_constant(64);
+    c.output_tokens = sim_dist_constant(400);
+    c.spec_acceptance = sim_dist_constant(0.7);
+    const model_spec *m = c.replica.model;
+    double e = (float)perf_speculative_tokens(0.7, 4); /* as a request carries it */
+    double reads = 0;
+    unsigned rounds = 0;
+    for (unsigned made = 0; made < 399; rounds++) {
+        double at = 64 + made + 1.0;
+        reads += at <= 128 ? at : at - 0.5 * (at - 128); /* 18 of 36 layers keep 128 */
+        made = (unsigned)floor((rounds + 1) * e);
+    }
+    cr_assert_eq(model_local_layers(m) * 2, m->layers);
+    cr_assert_eq(rounds, 144); /* 399 / 2.77, the last round cut at the output's end */
+    for (int reference = 1; reference >= 0; reference--) {
+        c.replica.reference = reference;
+        run_result r = serving_run(&c, 60);
+        cr_assert_eq(r.stats.completed, 1);
+        cr_expect_eq(r.groups[0].spec_rounds, rounds, "%s: %g rounds",
+                     reference ? "reference" : "fast", r.groups[0].spec_rounds);
+        cr_expect_float_eq(r.groups[0].cache_tokens_read, reads,
+                           reference ? 1e-9 * reads : 0.01 * reads, "%s: read %g, by hand %g",
+                           reference ? "reference" : "fast", r.groups[0].cache_tokens_read,
+                           reads);
+    }
+}
+
 /* Swapping and the offload tier with a sliding window: what moves and what is read from
  * host memory is what the cache holds; the closed form still agrees. */
 Test(serving, fast_path_agrees_across_a_sliding_window_with_swap_and_offload, .timeout = 120)
