@@ -591,6 +591,8 @@ static void drop_expired(replica *r, double now)
         q->next = NULL;
         r->waiting_count--;
         r->waiting_tokens -= remaining_tokens(q);
+        if (q->pinned) /* a bound cache's blocks this replica held for it */
+            replica_unbind(r, q);
         r->done(r->context, q, true);
         q = next;
     }
@@ -614,10 +616,16 @@ void replica_enqueue(replica *r, llm_request *q)
 
 void replica_enqueue_prefilled(replica *r, llm_request *q)
 {
+    q->pinned = 0;
+    replica_enqueue_bound(r, q);
+}
+
+void replica_enqueue_bound(replica *r, llm_request *q)
+{
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->chunk = q->preemptions = q->pinned = 0;
+    q->chunk = q->preemptions = 0;
     enqueue(r, q, now);
     load_changed(r);
 }

@@ -222,6 +222,16 @@ void replica_enqueue(replica *r, llm_request *request);
  * its prompt and tokens on this replica, as any preempted request. */
 void replica_enqueue_prefilled(replica *r, llm_request *request);
 
+/* With a prefix cache, a prefilled request bound for this replica before its cache
+ * travels (disaggregated serving that picks the decode replica first): pins for it the
+ * whole blocks of its prompt the cache holds now, which need not travel, and returns
+ * their tokens (request->pinned; 0 without a prefix cache or a hit).  Hand it over with
+ * replica_enqueue_bound, which keeps the pin until admission extends it to the whole
+ * prompt (or a drop from the queue lets it go), or let it go with replica_unbind. */
+unsigned replica_bind(replica *r, llm_request *request);
+void replica_enqueue_bound(replica *r, llm_request *request);
+void replica_unbind(replica *r, llm_request *request);
+
 /* Slows the replica down: compute_factor and memory_factor (finite, >= 1; 1 = the
  * device's own speed) multiply the compute-bound and memory-bound sides of the roofline
  * (the profile's compute and bandwidth efficiencies are divided by them; launches and

@@ -71,8 +71,8 @@ static void prefix_claim(replica *r, llm_request *q, const replica_admission *a)
         q->prefilled = q->cached = q->pinned = q->prefix_hit = a->taken;
         for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
             q->prefix_fetched[i] = a->fetch.tokens[i];
-    } else if (a->pin) {
-        q->pinned = prefix_cache_pin(r->config.prefix, chain, 0, a->pin);
+    } else if (a->pin) { /* beyond what a binding pinned (replica_bind) */
+        q->pinned = prefix_cache_pin(r->config.prefix, chain, q->pinned, a->pin);
     }
     pins_changed(r);
 }
@@ -101,6 +101,22 @@ static void prefix_computed(replica *r, llm_request *q)
     pins_changed(r);
     prefix_tiers_store(&r->config.prefix_tiers, chain, now);
 }
+
+unsigned replica_bind(replica *r, llm_request *q)
+{
+    prefix_cache *pc = r->config.prefix;
+    unsigned want = pc ? shareable(q) : 0;
+    if (!want)
+        return 0;
+    const prefix_chain *chain = chain_of(r, q);
+    size_t unpinned;
+    unsigned held = prefix_cache_probe(pc, chain, want, &unpinned);
+    q->pinned = held ? prefix_cache_pin(pc, chain, 0, held) : 0;
+    pins_changed(r);
+    return q->pinned;
+}
+
+void replica_unbind(replica *r, llm_request *q) { prefix_released(r, q); }
 
 static const replica_addon PREFIX = {
     .admissible = prefix_admissible, .claim = prefix_claim, .released = prefix_released,

@@ -32,6 +32,11 @@ typedef struct serving_request {
     llm_request q;
     fleet_prefix prefix;
     session *session;          /* NULL: a request of its own */
+    /* disaggregated: the decode fleet and replica its cache is bound for (NULL: chosen
+     * when it arrives), and the bytes its link carried */
+    serving_fleet *bound_to;
+    fleet_binding binding;
+    double sent_bytes;
     /* a trace row's block ids (prefix.chain.ids points here); kept, with its room,
      * when the request goes back to the free list, so a reused one rarely grows it */
     uint64_t *ids;
@@ -228,6 +233,46 @@ static bool link_takes(const serving *s, unsigned fleet, unsigned link, double b
                          <= max_wait;
 }
 
+static serving_fleet *least_loaded(serving *s, const unsigned *idx, unsigned n);
+
+/* Sends prefilled q's cache from front fleet `fleet` over its link; false when the link
+ * cannot take it within max_wait.  With prefix caching the decode replica is chosen
+ * first (as Dynamo's and Mooncake's routers choose), q bound to it, and the link carries
+ * only what that replica's prefix cache does not hold (pinned for q meanwhile); where no
+ * decode replica is ready, or without prefix caching, the whole cache travels and its
+ * replica is chosen when it arrives. */
+static bool send_cache(serving *s, llm_request *q, unsigned fleet)
+{
+    serving_request *sr = request_of(q);
+    unsigned link = kv_link_of(link_spec(s, fleet), q->unit, fleet_config(s, fleet)->replica.tp);
+    const model_spec *m = s->config.replica.model;
+    sr->bound_to = NULL;
+    double held = 0;
+    if (s->config.prefix_block) {
+        serving_fleet *f = least_loaded(s, s->decoders, s->ndecoders);
+        int bound = f ? serving_fleet_bind(f, q, &sr->binding, s->error, sizeof s->error) : 0;
+        if (bound < 0) {
+            sim_engine_stop(s->engine);
+            return true; /* the run ends here */
+        }
+        if (bound > 0) {
+            sr->bound_to = f;
+            held = model_attended_tokens(m, sr->binding.held);
+        }
+    }
+    /* a sliding window's layers send only the window they keep */
+    double bytes = s->config.kv_bytes_per_token * (model_attended_tokens(m, q->cached) - held);
+    if (link_takes(s, fleet, link, bytes)) {
+        sr->sent_bytes = bytes;
+        kv_links_send(s->links[fleet], link, bytes, q);
+        return true;
+    }
+    if (sr->bound_to)
+        serving_fleet_unbind(sr->bound_to, &sr->binding, q);
+    sr->bound_to = NULL;
+    return false;
+}
+
 /* fleet_events.done: a request ended (finished, or dropped) on a replica of a fleet. */
 static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned fleet)
 {
@@ -239,15 +284,8 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
         q->output = q->full_output;
         if (s->links[fleet] && !dropped && q->output > 1) { /* prefilled: its cache moves */
             q->prefill_admitted_s = q->admitted_s;
-            unsigned link = kv_link_of(link_spec(s, fleet), q->unit,
-                                       fleet_config(s, fleet)->replica.tp);
-            /* a sliding window's layers send only the window they keep */
-            double held = model_attended_tokens(s->config.replica.model, q->cached);
-            double bytes = s->config.kv_bytes_per_token * held;
-            if (link_takes(s, fleet, link, bytes)) {
-                kv_links_send(s->links[fleet], link, bytes, q);
+            if (send_cache(s, q, fleet))
                 return;
-            }
             dropped = true; /* the link could not carry it within max_wait */
         }
     }
@@ -300,8 +338,7 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
                 sim_stat_add(&st->transfer_s, transfer);
                 sim_histogram_add(&st->transfer_hist_s, transfer);
                 sim_stat_add(&st->decode_queue_s, decode_admitted_s - q->transferred_s);
-                st->transfer_bytes += s->config.kv_bytes_per_token
-                                      * model_attended_tokens(s->config.replica.model, q->prompt);
+                st->transfer_bytes += request_of(q)->sent_bytes;
                 st->transfers++;
             }
             if (s->config.prefix_block) {
@@ -331,7 +368,13 @@ static void on_transferred(void *owner, void *item)
     serving *s = owner;
     llm_request *q = item;
     q->transferred_s = sim_engine_now(s->engine);
-    route(s, q);
+    serving_request *sr = request_of(q);
+    serving_fleet *bound = sr->bound_to;
+    sr->bound_to = NULL;
+    /* where its replica went meanwhile (lost, or given back), it is routed as a lost
+     * replica's requests are */
+    if (!bound || !serving_fleet_deliver(bound, &sr->binding, q))
+        route(s, q);
 }
 
 /* ---- routing between fleets --------------------------------------------------------- */

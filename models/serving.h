@@ -125,7 +125,8 @@ typedef struct serving_config {
     /* Prefix caching, off when prefix_block is 0 (models/serving_fleet.h:
      * fleet_prefix_config): each replica of every pool keeps the blocks of the
      * prompts it computed and the answers it served and a prompt that begins with them
-     * skips their prefill (a decode replica shares the caches it is sent);
+     * skips their prefill (a decode replica shares the caches it is sent, and is
+     * chosen when a prefill ends, so that the link carries only what it lacks);
      * ROUTE_PREFIX_AFFINITY looks for the longest within affinity_bound.  With a
      * trace's block ids (trace->blocks_column) the
      * cache is keyed by them: prefix_block must be the trace's block_tokens, and no

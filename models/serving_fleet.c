@@ -368,7 +368,7 @@ static void reconcile(serving_fleet *f)
 
 static void on_release_check(sim_engine *e, void *data);
 
-static void schedule_release_check(serving_slot *sl)
+void serving_fleet_release_check(serving_slot *sl)
 {
     if (!sl->release_check)
         sl->release_check = sim_event_schedule(sl->fleet->engine, sim_engine_now(sl->fleet->engine),
@@ -381,7 +381,7 @@ static void drain(serving_slot *sl)
     set_state(sl, SLOT_DRAINING);
     if (was_active)
         active_remove(sl->fleet, sl);
-    schedule_release_check(sl);
+    serving_fleet_release_check(sl);
 }
 
 /* A draining replica that holds nothing more gives its GPUs back.  Checked in an event
@@ -390,7 +390,7 @@ static void on_release_check(sim_engine *e, void *data)
 {
     serving_slot *sl = data;
     sl->release_check = 0;
-    if (sl->state != SLOT_DRAINING || replica_outstanding(sl->r) > 0)
+    if (sl->state != SLOT_DRAINING || slot_load(sl) > 0)
         return;
     serving_fleet *f = sl->fleet;
     if (f->group.pool && sl->request >= 0)
@@ -414,7 +414,7 @@ static void on_done(void *context, llm_request *q, bool dropped)
     }
     f->events.done(f->events.owner, q, dropped, f->index);
     if (sl->state == SLOT_DRAINING)
-        schedule_release_check(sl);
+        serving_fleet_release_check(sl);
     if (f->group.tenants) /* another model waiting may take a replica once this one is
                              idle: it looks in an event of its own, when the replica has
                              let the request go */
@@ -437,7 +437,7 @@ static bool tenant_give_idle(void *tenant)
         return false;
     for (size_t i = f->nslots; i-- > 0;) {
         serving_slot *sl = f->slots[i];
-        if (sl->state == SLOT_ACTIVE && replica_outstanding(sl->r) == 0) {
+        if (sl->state == SLOT_ACTIVE && slot_load(sl) == 0) {
             f->target--;
             drain(sl);
             return true;

@@ -41,7 +41,10 @@ typedef struct serving_slot {
     prefix_tiers tiers;    /* the cache's tiers below GPU memory, its own (host, disk)
                             * and the fleet's (shared) */
     prefix_directory_member listing; /* the cache's place in the fleet's directory */
-    unsigned outstanding;  /* its replica's requests, as on_load last told */
+    unsigned outstanding;  /* its replica's requests, as on_load last told, and those
+                            * bound for it whose caches are on their way */
+    unsigned inbound;      /* ... the bound ones (serving_fleet_bind) */
+    double inbound_tokens; /* ... and their tokens left to make */
     uint32_t rank_id;      /* its id in the fleet's rankings while ACTIVE, else
                             * SIM_RANKING_NONE */
 } serving_slot;
@@ -111,5 +114,21 @@ void serving_fleet_load_changed(void *slot);
 /* The active slot enters the rankings; leaves them (serving_fleet_route.c). */
 void serving_fleet_rank(serving_fleet *f, serving_slot *sl);
 void serving_fleet_unrank(serving_fleet *f, serving_slot *sl);
+
+/* A draining replica gives its GPUs back once it holds nothing (checked in an event of
+ * its own, now). */
+void serving_fleet_release_check(serving_slot *sl);
+
+/* A replica's load as routing counts it: what it holds, and the requests bound for it
+ * whose caches are on their way (serving_fleet_bind). */
+static inline unsigned slot_load(const serving_slot *sl)
+{
+    return replica_outstanding(sl->r) + sl->inbound;
+}
+
+static inline double slot_load_tokens(const serving_slot *sl)
+{
+    return replica_outstanding_tokens(sl->r) + sl->inbound_tokens;
+}
 
 #endif

@@ -77,7 +77,7 @@ static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
                                     sizeof *f->outstanding, "the loads to route by");
     unsigned fewest = UINT32_MAX;
     for (unsigned i = 0; i < n; i++) {
-        f->outstanding[i] = replica_outstanding(a[i]->r);
+        f->outstanding[i] = slot_load(a[i]);
         if (f->outstanding[i] < fewest)
             fewest = f->outstanding[i];
     }
@@ -118,9 +118,9 @@ void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
                                "replicas");
     f->ranked[id] = sl;
     sl->rank_id = id;
-    sim_ranking_insert(&f->by_requests, id, replica_outstanding(sl->r), sl->serial);
+    sim_ranking_insert(&f->by_requests, id, slot_load(sl), sl->serial);
     if (f->rank_tokens)
-        sim_ranking_insert(&f->by_tokens, id, replica_outstanding_tokens(sl->r), sl->serial);
+        sim_ranking_insert(&f->by_tokens, id, slot_load_tokens(sl), sl->serial);
 }
 
 void serving_fleet_unrank(serving_fleet *f, serving_slot *sl)
@@ -139,14 +139,14 @@ void serving_fleet_load_changed(void *slot)
 {
     serving_slot *sl = slot;
     serving_fleet *f = sl->fleet;
-    unsigned n = replica_outstanding(sl->r);
+    unsigned n = slot_load(sl);
     f->requests_held = f->requests_held - sl->outstanding + n;
     sl->outstanding = n;
     if (sl->rank_id == SIM_RANKING_NONE)
         return;
     sim_ranking_update(&f->by_requests, sl->rank_id, n);
     if (f->rank_tokens)
-        sim_ranking_update(&f->by_tokens, sl->rank_id, replica_outstanding_tokens(sl->r));
+        sim_ranking_update(&f->by_tokens, sl->rank_id, slot_load_tokens(sl));
 }
 
 static serving_slot *ranked_slot(const serving_fleet *f, uint32_t id)
@@ -180,8 +180,8 @@ static void check_rankings(const serving_fleet *f)
     unsigned n = f->nactive, fewest = 0, best = 0, best_tokens = 0;
     double least = 0;
     for (unsigned i = 0; i < n; i++) {
-        unsigned load = replica_outstanding(f->active[i]->r);
-        double t = replica_outstanding_tokens(f->active[i]->r);
+        unsigned load = slot_load(f->active[i]);
+        double t = slot_load_tokens(f->active[i]);
         if (i == 0 || load < fewest)
             best = i, fewest = load;
         if (i == 0 || t < least)
@@ -189,7 +189,7 @@ static void check_rankings(const serving_fleet *f)
     }
     uint64_t held = 0;
     for (size_t k = 0; k < f->nslots; k++)
-        held += f->slots[k]->r ? replica_outstanding(f->slots[k]->r) : 0;
+        held += f->slots[k]->r ? slot_load(f->slots[k]) : 0;
     if (held != f->requests_held)
         sim_fatal("fleet rankings: %llu requests held, %llu counted",
                   (unsigned long long)f->requests_held, (unsigned long long)held);
@@ -219,8 +219,8 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
         f->loads = sim_array_grow(f->loads, &f->nloads, n, sizeof *f->loads,
                                   "the loads to route by");
         for (unsigned i = 0; i < n; i++)
-            f->loads[i] = (replica_load){ replica_outstanding(a[i]->r),
-                                          replica_outstanding_tokens(a[i]->r) };
+            f->loads[i] = (replica_load){ slot_load(a[i]),
+                                          slot_load_tokens(a[i]) };
         int i = f->routing.custom(f->routing.custom_context, f->loads, n, prompt, output,
                                   sim_engine_now(f->engine), err, err_size);
         if (i >= 0 && (unsigned)i >= n) {
@@ -243,7 +243,7 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
     case ROUTE_POWER_OF_TWO: {
         unsigned x = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
         unsigned y = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
-        return replica_outstanding(a[y]->r) < replica_outstanding(a[x]->r) ? a[y] : a[x];
+        return slot_load(a[y]) < slot_load(a[x]) ? a[y] : a[x];
     }
     }
     return a[0];
@@ -267,7 +267,10 @@ bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold)
     return !least || least->outstanding >= threshold;
 }
 
-static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, size_t err_size)
+/* The active replica the routing picks for q: 1 with *out set; 0 with none active or the
+ * run stopped at this instant; -1 when a custom policy failed (the message in err). */
+static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
+                size_t err_size)
 {
     if (f->nactive == 0)
         return 0;
@@ -279,9 +282,19 @@ static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, si
     if (!sl)
         return -1;
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */
-        return 1;
+        return 0;
+    *out = sl;
     q->unit = sl->unit;
     f->last_used_s = sim_engine_now(f->engine);
+    return 1;
+}
+
+static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, size_t err_size)
+{
+    serving_slot *sl = NULL;
+    int got = pick(f, q, &sl, err, err_size);
+    if (got <= 0)
+        return got < 0 ? -1 : f->nactive == 0 ? 0 : 1;
     if (prefilled)
         replica_enqueue_prefilled(sl->r, q);
     else
@@ -297,4 +310,71 @@ int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_
 int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size)
 {
     return route(f, q, true, err, err_size);
+}
+
+/* ---- binding a cache to its replica before it travels -------------------------------- */
+
+/* Counts q in or out of sl's load (bound, its cache on its way). */
+static void count_inbound(serving_slot *sl, const llm_request *q, int sign)
+{
+    sl->inbound += sign;
+    sl->inbound_tokens += sign * (double)(q->output - q->generated);
+    serving_fleet_load_changed(sl);
+    if (sl->state == SLOT_DRAINING) /* it may hold nothing now */
+        serving_fleet_release_check(sl);
+}
+
+int serving_fleet_bind(serving_fleet *f, llm_request *q, fleet_binding *b, char *err,
+                       size_t err_size)
+{
+    serving_slot *sl = NULL;
+    int got = pick(f, q, &sl, err, err_size);
+    if (got <= 0)
+        return got;
+    b->serial = sl->serial;
+    b->held = replica_bind(sl->r, q);
+    count_inbound(sl, q, +1);
+    return 1;
+}
+
+/* The slot of the replica created serial-th, or NULL once it is gone: slots stay in
+ * creation order (slot_new appends, slot_remove keeps the order). */
+static serving_slot *slot_of(const serving_fleet *f, uint64_t serial)
+{
+    size_t lo = 0, hi = f->nslots;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->slots[mid]->serial < serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->nslots && f->slots[lo]->serial == serial ? f->slots[lo] : NULL;
+}
+
+/* The bound replica, while it can still take q: running, or draining what it holds. */
+static serving_slot *bound_slot(const serving_fleet *f, const fleet_binding *b)
+{
+    serving_slot *sl = slot_of(f, b->serial);
+    return sl && sl->r && (sl->state == SLOT_ACTIVE || sl->state == SLOT_DRAINING) ? sl : NULL;
+}
+
+bool serving_fleet_deliver(serving_fleet *f, const fleet_binding *b, llm_request *q)
+{
+    serving_slot *sl = bound_slot(f, b);
+    if (!sl)
+        return false;
+    count_inbound(sl, q, -1);
+    q->unit = sl->unit;
+    replica_enqueue_bound(sl->r, q);
+    return true;
+}
+
+void serving_fleet_unbind(serving_fleet *f, const fleet_binding *b, llm_request *q)
+{
+    serving_slot *sl = bound_slot(f, b);
+    if (!sl)
+        return;
+    count_inbound(sl, q, -1);
+    replica_unbind(sl->r, q);
 }

@@ -125,7 +125,7 @@ autoscale_view serving_fleet_observe(serving_fleet *f, double now)
         sl->tick_mark = integral;
         sl->tick_kv_mark = kv_integral;
         sl->tick_from_s = now;
-        v.outstanding += replica_outstanding(sl->r);
+        v.outstanding += slot_load(sl);
     }
     v.utilization = span > 0 ? busy / span : 0;
     v.kv_cache = span > 0 ? kv / span : 0;

@@ -486,7 +486,11 @@ static serving_config disaggregated_burst(unsigned prefix_block)
 Test(prefix_serving, a_disaggregated_burst_skips_the_prefix_and_shares_it_where_it_decodes)
 {
     /* The prefill side finds the prefix as the colocated burst does (15 x 2,048).  Each
-     * cache then crosses the link whole (the decode side is chosen after it arrives) and
+     * cache is bound to the decode replica when its prefill ends and crosses the link
+     * without the blocks that replica holds: the first's whole (2,112 tokens, 270 MB in
+     * 5.4 ms), admitted at once; the other 15 end their prefill together after it (960
+     * new tokens beside 2,048 cached each: tens of milliseconds), when the decode replica
+     * holds the system prompt's 128 blocks, so each sends its 64 own tokens.  Each
      * joins the decode replica's cache: the first brings 131 whole blocks and reserves
      * 2,212 - 2,096 = 116 of its own beside them; each later one finds 128 of its blocks
      * there (2,048 tokens), adds its 3 own (48) and reserves 116: 2,212 + 15 x 164 =
@@ -498,6 +502,11 @@ Test(prefix_serving, a_disaggregated_burst_skips_the_prefix_and_shares_it_where_
     cr_expect_eq(shared.stats.transfers, 16);
     cr_expect_eq(shared.stats.prefix_cached_tokens, 15 * 2048, "%g", shared.stats.prefix_cached_tokens);
     cr_expect_eq(shared.stats.prefix_hits, 15, "%llu", (unsigned long long)shared.stats.prefix_hits);
+    /* the link carried the first's 2,112 tokens and the others' 64 own each */
+    cr_expect_float_eq(shared.stats.transfer_bytes,
+                       (2112 + 15 * 64) * model_kv_bytes_per_token(llama, PREC_FP16), 1e-6,
+                       "%g tokens", shared.stats.transfer_bytes
+                                        / model_kv_bytes_per_token(llama, PREC_FP16));
     c = disaggregated_burst(0);
     run_result apart = serving_run(&c, 100);
     cr_assert_eq(apart.stats.completed, 16);
@@ -507,4 +516,22 @@ Test(prefix_serving, a_disaggregated_burst_skips_the_prefix_and_shares_it_where_
                  apart.stats.decode_queue_s.mean);
     cr_expect_lt(shared.stats.e2e_s.mean, 0.5 * apart.stats.e2e_s.mean, "%g vs %g",
                  shared.stats.e2e_s.mean, apart.stats.e2e_s.mean);
+}
+
+/* Caches bound together count in the decode replicas' load at once: with two decode
+ * replicas by least outstanding, the first cache goes to the first (both idle, the
+ * earlier on a tie) and is decoding there when the other 15 end their prefill together;
+ * bound one after another, each counted where it goes, they alternate from the second
+ * replica: 8 there, 7 on the first.  The first replica holds the system prompt, so its 7
+ * send their 64 own tokens; the second holds nothing yet, so its 8 send 2,112.  Counted
+ * only on arrival, all 15 would have gone to the second. */
+Test(prefix_serving, caches_on_their_way_count_in_the_decode_replicas_load)
+{
+    serving_config c = disaggregated_burst(16);
+    decode_pool.fleet.replicas = decode_pool.fleet.max = 2;
+    decode_pool.routing = ROUTE_LEAST_OUTSTANDING;
+    run_result r = serving_run(&c, 100);
+    cr_assert_eq(r.stats.completed, 16);
+    double tokens = r.stats.transfer_bytes / model_kv_bytes_per_token(llama, PREC_FP16);
+    cr_expect_float_eq(tokens, 2112 + 7 * 64 + 8 * 2112, 1e-6, "%g tokens sent", tokens);
 }
