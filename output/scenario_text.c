@@ -72,7 +72,8 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
 {
     const kv_link_spec *k = &w->kv_link;
     double per_token = model_kv_bytes_per_token(&sc->catalog.models[w->model], w->kv_prec);
-    double bytes = per_token * sim_dist_mean(&w->prompt_tokens);
+    double system = mean_system_prompt(w); /* it travels too, but for what a replica holds */
+    double bytes = per_token * (sim_dist_mean(&w->prompt_tokens) + system);
     bool first = true;
     for (unsigned i = 0; i < w->ngroups; i++) {
         const workload_group *g = &w->groups[i];
@@ -88,9 +89,13 @@ void output_disaggregated_text(FILE *out, const scenario *sc, const inference_sp
     }
     fprintf(out, "    kv link ");
     link_text(out, k);
-    fprintf(out, ": the cache is %.6g bytes a token, %.4g MB for a mean prompt, %.4g ms alone "
-            "on a link\n", per_token, bytes / 1e6,
+    fprintf(out, ": the cache is %.6g bytes a token, %.4g MB for a mean prompt%s, %.4g ms "
+            "alone on a link\n", per_token, bytes / 1e6, system > 0 ? " (its system prompt too)" : "",
             1e3 * (k->latency_s + bytes / k->bandwidth_bytes_per_s));
+    if (w->prefix_block)
+        fprintf(out, "    with prefix caching each cache is bound to its decode replica when "
+                "its prefill ends, and the link carries only the blocks that replica lacks%s\n",
+                system > 0 ? " (a system prompt it holds stays)" : "");
     for (unsigned i = 0; i < w->ngroups; i++) { /* the other prefilling pools' links */
         const kv_link_spec *l = &w->groups[i].kv_link;
         if (w->groups[i].role != ROLE_SERVE)
