@@ -591,8 +591,6 @@ static void drop_expired(replica *r, double now)
         q->next = NULL;
         r->waiting_count--;
         r->waiting_tokens -= remaining_tokens(q);
-        if (q->pinned) /* a bound cache's blocks this replica held for it */
-            replica_unbind(r, q);
         r->done(r->context, q, true);
         q = next;
     }
@@ -606,7 +604,7 @@ void replica_enqueue(replica *r, llm_request *q)
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
-    q->pinned = q->prefix_hit = 0;
+    q->pinned = q->prefix_hit = q->brought_held = 0;
     memset(q->prefix_fetched, 0, sizeof q->prefix_fetched);
     q->swapped = false;
     q->target = q->prompt;
@@ -616,16 +614,10 @@ void replica_enqueue(replica *r, llm_request *q)
 
 void replica_enqueue_prefilled(replica *r, llm_request *q)
 {
-    q->pinned = 0;
-    replica_enqueue_bound(r, q);
-}
-
-void replica_enqueue_bound(replica *r, llm_request *q)
-{
     double now = sim_engine_now(r->engine);
     if (r->config.max_wait_s > 0)
         drop_expired(r, now);
-    q->chunk = q->preemptions = 0;
+    q->chunk = q->preemptions = q->pinned = 0;
     enqueue(r, q, now);
     load_changed(r);
 }
@@ -683,7 +675,7 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
 static void reset_progress(llm_request *q)
 {
     q->prefilled = q->generated = q->chunk = q->cached = q->preemptions = q->spec_rounds = 0;
-    q->pinned = q->prefix_hit = 0;
+    q->pinned = q->prefix_hit = q->brought_held = 0;
     memset(q->prefix_fetched, 0, sizeof q->prefix_fetched);
     q->swapped = false; /* the host tier's copy goes with the replica */
     q->target = q->prompt;

@@ -65,6 +65,11 @@ typedef struct llm_request {
                                      replica's spec_tokens); a float keeps the request in
                                      its size */
     unsigned adapter;             /* multi-LoRA: its adapter (lora_slots 0: unused) */
+    unsigned brought_held;        /* a cache brought from a prefill pool: the tokens of its
+                                     prompt the replica it was bound to held then, which did
+                                     not travel; admission pulls what of them is gone since
+                                     (and clears it) */
+    unsigned pulled;              /* ... the tokens that admission pulled */
     struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never
@@ -102,6 +107,10 @@ typedef struct replica_config {
      * read over PCIe (host_kv_bytes_per_s) by every iteration's attention, which waits
      * for them. */
     double kv_device_tokens;
+    /* Disaggregated decode with prefix caching: the link a brought cache's missing blocks
+     * are pulled over at admission (replica_prefix_held), kv_bytes_per_token a token; the
+     * next iteration waits for them (0 bandwidth: a pull costs nothing). */
+    double pull_bytes_per_s, pull_latency_s;
     bool reference;                /* one event per iteration */
     /* Speculative decoding (spec_k 0: none; models/replica_spec.h): each decode step of a
      * sequence is a round of the draft's spec_k steps and the target's verification of
@@ -222,15 +231,13 @@ void replica_enqueue(replica *r, llm_request *request);
  * its prompt and tokens on this replica, as any preempted request. */
 void replica_enqueue_prefilled(replica *r, llm_request *request);
 
-/* With a prefix cache, a prefilled request bound for this replica before its cache
- * travels (disaggregated serving that picks the decode replica first): pins for it the
- * whole blocks of its prompt the cache holds now, which need not travel, and returns
- * their tokens (request->pinned; 0 without a prefix cache or a hit).  Hand it over with
- * replica_enqueue_bound, which keeps the pin until admission extends it to the whole
- * prompt (or a drop from the queue lets it go), or let it go with replica_unbind. */
-unsigned replica_bind(replica *r, llm_request *request);
-void replica_enqueue_bound(replica *r, llm_request *request);
-void replica_unbind(replica *r, llm_request *request);
+/* With a prefix cache: the tokens of a prefilled request's prompt this replica's cache
+ * holds now, whole blocks (0 without a prefix cache), for disaggregated serving that
+ * picks the decode replica before the cache travels: they need not travel.  Nothing is
+ * pinned (a request not yet admitted holds no memory, as in engines that allocate at
+ * admission): set request->brought_held to them, and admission pulls over the pull link
+ * (pull_bytes_per_s) whatever of them the cache has evicted meanwhile. */
+unsigned replica_prefix_held(replica *r, llm_request *request);
 
 /* Slows the replica down: compute_factor and memory_factor (finite, >= 1; 1 = the
  * device's own speed) multiply the compute-bound and memory-bound sides of the roofline

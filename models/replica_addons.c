@@ -54,6 +54,21 @@ static bool prefix_admissible(replica *r, llm_request *q, replica_admission *a)
     return true;
 }
 
+/* A brought cache sent without the blocks the replica held when it was bound here:
+ * what of them is gone since is pulled now, over the pull link, and the next iteration
+ * waits for it (once: a readmission brings what it had). */
+static void pull_missing(replica *r, llm_request *q, unsigned present)
+{
+    unsigned missing = q->brought_held > present ? q->brought_held - present : 0;
+    q->brought_held = 0;
+    q->pulled += missing;
+    const replica_config *c = &r->config;
+    if (missing && c->pull_bytes_per_s > 0)
+        r->stall_s += c->pull_latency_s
+                      + replica_held_growth(r, present, present + missing)
+                            * c->kv_bytes_per_token / c->pull_bytes_per_s;
+}
+
 /* Its cached prefix counts as prefilled, shared and pinned (the blocks fetched from the
  * tiers below joining the cache, the next iteration waiting for them); a brought cache's
  * blocks join the cache, shared. */
@@ -71,8 +86,10 @@ static void prefix_claim(replica *r, llm_request *q, const replica_admission *a)
         q->prefilled = q->cached = q->pinned = q->prefix_hit = a->taken;
         for (unsigned i = 0; i < PREFIX_TIERS_MAX; i++)
             q->prefix_fetched[i] = a->fetch.tokens[i];
-    } else if (a->pin) { /* beyond what a binding pinned (replica_bind) */
-        q->pinned = prefix_cache_pin(r->config.prefix, chain, q->pinned, a->pin);
+    } else {
+        pull_missing(r, q, a->present);
+        if (a->pin)
+            q->pinned = prefix_cache_pin(r->config.prefix, chain, 0, a->pin);
     }
     pins_changed(r);
 }
@@ -102,21 +119,12 @@ static void prefix_computed(replica *r, llm_request *q)
     prefix_tiers_store(&r->config.prefix_tiers, chain, now);
 }
 
-unsigned replica_bind(replica *r, llm_request *q)
+unsigned replica_prefix_held(replica *r, llm_request *q)
 {
     prefix_cache *pc = r->config.prefix;
     unsigned want = pc ? shareable(q) : 0;
-    if (!want)
-        return 0;
-    const prefix_chain *chain = chain_of(r, q);
-    size_t unpinned;
-    unsigned held = prefix_cache_probe(pc, chain, want, &unpinned);
-    q->pinned = held ? prefix_cache_pin(pc, chain, 0, held) : 0;
-    pins_changed(r);
-    return q->pinned;
+    return want ? prefix_cache_longest(pc, chain_of(r, q), want) : 0;
 }
-
-void replica_unbind(replica *r, llm_request *q) { prefix_released(r, q); }
 
 static const replica_addon PREFIX = {
     .admissible = prefix_admissible, .claim = prefix_claim, .released = prefix_released,

@@ -238,9 +238,10 @@ static serving_fleet *least_loaded(serving *s, const unsigned *idx, unsigned n);
 /* Sends prefilled q's cache from front fleet `fleet` over its link; false when the link
  * cannot take it within max_wait.  With prefix caching the decode replica is chosen
  * first (as Dynamo's and Mooncake's routers choose), q bound to it, and the link carries
- * only what that replica's prefix cache does not hold (pinned for q meanwhile); where no
- * decode replica is ready, or without prefix caching, the whole cache travels and its
- * replica is chosen when it arrives. */
+ * only what that replica's prefix cache does not hold (what it evicts before q's
+ * admission is pulled then: replica_prefix_held); where no decode replica is ready, or
+ * without prefix caching, the whole cache travels and its replica is chosen when it
+ * arrives. */
 static bool send_cache(serving *s, llm_request *q, unsigned fleet)
 {
     serving_request *sr = request_of(q);
@@ -338,7 +339,8 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
                 sim_stat_add(&st->transfer_s, transfer);
                 sim_histogram_add(&st->transfer_hist_s, transfer);
                 sim_stat_add(&st->decode_queue_s, decode_admitted_s - q->transferred_s);
-                st->transfer_bytes += request_of(q)->sent_bytes;
+                st->transfer_bytes += request_of(q)->sent_bytes
+                                      + q->pulled * s->config.kv_bytes_per_token;
                 st->transfers++;
             }
             if (s->config.prefix_block) {
@@ -653,6 +655,7 @@ static void join(serving *s, unsigned prompt, unsigned output, session *of,
     q->prompt = prompt;
     q->output = output;
     q->full_output = output;
+    q->brought_held = q->pulled = 0;
     unsigned k = s->config.replica.spec_k;
     double a = 0;
     if (k) {
@@ -825,6 +828,14 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         };
         if (fc.group.replica.lora_slots)
             fc.group.replica.lora_stats = &s->stats.lora;
+        if (s->roles[i] == ROLE_DECODE && c->prefix_block) { /* what it lacks comes from the prefill
+                                                           side, over the own pool's links */
+            replica_config *r = &fc.group.replica;
+            r->pull_bytes_per_s = c->link.bandwidth_bytes_per_s;
+            r->pull_latency_s = c->link.latency_s;
+            if (!(r->kv_bytes_per_token > 0))
+                r->kv_bytes_per_token = c->kv_bytes_per_token;
+        }
         s->fleets[i] = serving_fleet_create(engine, &fc);
         s->scaling[i] = autoscale_memory_start();
         s->ticks[i] = (struct fleet_tick){ s, i };

@@ -196,20 +196,21 @@ int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_
 int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size);
 
 /* A prefilled request's replica, chosen before its cache travels: the replica (by its
- * creation serial) and the tokens of the prompt its prefix cache held and pinned for it
- * (replica_bind), which the link need not carry. */
+ * creation serial) and the tokens of the prompt its prefix cache held
+ * (replica_prefix_held), which the link need not carry. */
 typedef struct fleet_binding {
     uint64_t serial;
     unsigned held;
 } fleet_binding;
 
 /* Chooses q's replica by the routing policy, as serving_fleet_route_prefilled would, and
- * binds q to it: counted in its load until delivered, its prompt's cached blocks pinned.
- * 1 with *b set; 0 with no replica active (or the run stopped); -1 as above. */
+ * binds q to it: counted in its load until delivered, q->brought_held the tokens it
+ * holds.  1 with *b set; 0 with no replica active (or the run stopped); -1 as above. */
 int serving_fleet_bind(serving_fleet *f, llm_request *q, fleet_binding *b, char *err,
                        size_t err_size);
-/* The cache arrived: q to its bound replica (replica_enqueue_bound); false, q still the
- * caller's, when that replica is gone (lost or given back meanwhile, its cache with it). */
+/* The cache arrived: q to its bound replica (replica_enqueue_prefilled); false, q still
+ * the caller's, when that replica is gone (lost or given back meanwhile, its cache with
+ * it: wherever q goes, admission pulls what its replica lacks of brought_held). */
 bool serving_fleet_deliver(serving_fleet *f, const fleet_binding *b, llm_request *q);
 /* The cache will not arrive (dropped on the way): the binding goes. */
 void serving_fleet_unbind(serving_fleet *f, const fleet_binding *b, llm_request *q);

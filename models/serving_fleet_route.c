@@ -332,7 +332,7 @@ int serving_fleet_bind(serving_fleet *f, llm_request *q, fleet_binding *b, char 
     if (got <= 0)
         return got;
     b->serial = sl->serial;
-    b->held = replica_bind(sl->r, q);
+    b->held = q->brought_held = replica_prefix_held(sl->r, q);
     count_inbound(sl, q, +1);
     return 1;
 }
@@ -366,15 +366,14 @@ bool serving_fleet_deliver(serving_fleet *f, const fleet_binding *b, llm_request
         return false;
     count_inbound(sl, q, -1);
     q->unit = sl->unit;
-    replica_enqueue_bound(sl->r, q);
+    replica_enqueue_prefilled(sl->r, q);
     return true;
 }
 
 void serving_fleet_unbind(serving_fleet *f, const fleet_binding *b, llm_request *q)
 {
     serving_slot *sl = bound_slot(f, b);
-    if (!sl)
-        return;
-    count_inbound(sl, q, -1);
-    replica_unbind(sl->r, q);
+    q->brought_held = 0; /* it will not travel */
+    if (sl)
+        count_inbound(sl, q, -1);
 }

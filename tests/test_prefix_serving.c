@@ -535,3 +535,59 @@ Test(prefix_serving, caches_on_their_way_count_in_the_decode_replicas_load)
     double tokens = r.stats.transfer_bytes / model_kv_bytes_per_token(llama, PREC_FP16);
     cr_expect_float_eq(tokens, 2112 + 7 * 64 + 8 * 2112, 1e-6, "%g tokens sent", tokens);
 }
+
+/* ---- a brought cache's blocks evicted before its admission --------------------------- */
+
+static const prefix_chain *system_chain(void *context, llm_request *q)
+{
+    static prefix_chain chain;
+    (void)context;
+    chain = (prefix_chain){ .shared = 7, .shared_tokens = 2048, .own = q->id + 100 };
+    return &chain;
+}
+
+static void finished(void *context, llm_request *q, bool dropped)
+{
+    cr_assert(!dropped);
+    *(double *)context = q->finish_s;
+}
+
+/* One cache brought to a decode replica that held its 2,048-token system prompt when it
+ * was bound there (so it came without it): kept, nothing is pulled; evicted before the
+ * admission (the cache trimmed to nothing), the 2,048 tokens are pulled over the 50 GB/s
+ * link first (20 us + 2,048 x 131,072 bytes / 50 GB/s = 5.389 ms), and the answer ends
+ * that much later. */
+Test(prefix_serving, a_brought_cache_pulls_the_blocks_evicted_since_it_was_bound)
+{
+    double end[2];
+    unsigned pulled[2];
+    for (int evicted = 0; evicted < 2; evicted++) {
+        prefix_cache *pc = prefix_cache_create(16);
+        replica_config c = {
+            .model = llama, .device = h100, .profile = perf_default_profile(h100),
+            .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 8,
+            .max_tokens = 4096, .kv_capacity_tokens = 100000, .prefix = pc,
+            .prefix_chain = system_chain, .kv_bytes_per_token = 131072,
+            .pull_bytes_per_s = 50e9, .pull_latency_s = 20e-6,
+        };
+        llm_request q = { .prompt = 2112, .output = 11, .id = 1 };
+        prefix_cache_insert(pc, system_chain(NULL, &q), 2048, 1000);
+        if (evicted)
+            prefix_cache_trim(pc, 0);
+        q.prefilled = q.target = q.cached = 2112;
+        q.generated = 1;
+        q.brought_held = 2048;
+        sim_engine *e = sim_engine_create();
+        replica *r = replica_create(e, &c, finished, &end[evicted]);
+        replica_enqueue_prefilled(r, &q);
+        sim_engine_run(e);
+        pulled[evicted] = q.pulled;
+        replica_free(r);
+        sim_engine_free(e);
+        prefix_cache_free(pc);
+    }
+    cr_expect_eq(pulled[0], 0);
+    cr_expect_eq(pulled[1], 2048);
+    cr_expect_float_eq(end[1] - end[0], 20e-6 + 2048 * 131072 / 50e9, 1e-12, "%g s later",
+                       end[1] - end[0]);
+}
