@@ -258,7 +258,7 @@ static bool send_cache(serving *s, llm_request *q, unsigned fleet)
         }
         if (bound > 0) {
             sr->bound_to = f;
-            held = model_attended_tokens(m, sr->binding.held);
+            held = model_attended_tokens(m, q->brought_held);
         }
     }
     /* a sliding window's layers send only the window they keep */

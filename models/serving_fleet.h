@@ -195,12 +195,10 @@ int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_
  * serving's decode stage: replica_enqueue_prefilled). */
 int serving_fleet_route_prefilled(serving_fleet *f, llm_request *q, char *err, size_t err_size);
 
-/* A prefilled request's replica, chosen before its cache travels: the replica (by its
- * creation serial) and the tokens of the prompt its prefix cache held
- * (replica_prefix_held), which the link need not carry. */
+/* A prefilled request's replica, chosen before its cache travels, by its creation
+ * serial (what it held of the prompt is the request's brought_held). */
 typedef struct fleet_binding {
     uint64_t serial;
-    unsigned held;
 } fleet_binding;
 
 /* Chooses q's replica by the routing policy, as serving_fleet_route_prefilled would, and

@@ -332,7 +332,7 @@ int serving_fleet_bind(serving_fleet *f, llm_request *q, fleet_binding *b, char 
     if (got <= 0)
         return got;
     b->serial = sl->serial;
-    b->held = q->brought_held = replica_prefix_held(sl->r, q);
+    q->brought_held = replica_prefix_held(sl->r, q);
     count_inbound(sl, q, +1);
     return 1;
 }

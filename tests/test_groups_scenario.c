@@ -68,6 +68,14 @@ static char *summary_of(const char *line, const char *folder)
     return run_text(text, "", folder);
 }
 
+/* The timeseries.csv of a run into dir/<folder> (release t). */
+static void read_timeseries(const char *folder, csv_table *t)
+{
+    char path[512], msg[256];
+    snprintf(path, sizeof path, "%s/%s/timeseries.csv", dir, folder);
+    cr_assert_eq(csv_table_read(path, t, msg, sizeof msg), 0, "%s", msg);
+}
+
 static double row(const char *csv, const char *scope, const char *subject, const char *metric)
 {
     summary_row r = scratch_summary_row(csv, scope, subject, metric);
@@ -137,10 +145,8 @@ Test(groups_scenario, each_pool_reports_over_time_what_its_replicas_did_and_serv
     char *csv = summary_of("overflow_threshold = 2, groups = { { role = \"decode\", pool = "
                            "\"d\" }, { role = \"overflow\", pool = \"c\" } }", "t");
     free(csv);
-    char path[512], msg[256];
-    snprintf(path, sizeof path, "%s/t/timeseries.csv", dir);
     csv_table t;
-    cr_assert_eq(csv_table_read(path, &t, msg, sizeof msg), 0, "%s", msg);
+    read_timeseries("t", &t);
     long scope = csv_table_column(&t, "scope"), subject = csv_table_column(&t, "subject");
     long start = csv_table_column(&t, "bucket_start_s");
     long served = csv_table_column(&t, "throughput_per_s");
@@ -275,10 +281,8 @@ Test(groups_scenario, a_waiting_list_is_the_demand_of_its_first_pool_that_can_gr
         "    arrivals = fs.poisson { rate = 10 }, prompt = 500, output = 100, max_wait = \"5m\",\n"
         "    groups = { { role = \"decode\", pool = \"d1\" }, { role = \"decode\", pool = \"d2\" } } } } }\n";
     free(run_text(text, "", "z"));
-    char path[512], msg[256];
-    snprintf(path, sizeof path, "%s/z/timeseries.csv", dir);
     csv_table t;
-    cr_assert_eq(csv_table_read(path, &t, msg, sizeof msg), 0, "%s", msg);
+    read_timeseries("z", &t);
     long subject = csv_table_column(&t, "subject"), start = csv_table_column(&t, "bucket_start_s");
     long replicas = csv_table_column(&t, "replicas");
     unsigned seen[2] = { 0 };
