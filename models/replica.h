@@ -43,15 +43,24 @@
 #include "sim/timeavg.h"
 
 typedef struct llm_request {
-    double arrival_s;
+    /* What a batch's iterations read and write of every running sequence comes first,
+     * within the request's first cache line (the fleet's requests start on one: a large
+     * fleet's decode runs touch one line a sequence). */
     unsigned prompt, output;      /* tokens */
-    double admitted_s, first_token_s, finish_s;
     unsigned prefilled, generated;
     unsigned target;              /* tokens to prefill: the prompt, plus after a
                                      preemption the tokens generated before it */
     unsigned cached;              /* tokens in the key-value cache */
     unsigned chunk;               /* prompt tokens in the iteration in progress */
+    float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
+                                     replica's spec_tokens); a float keeps the request in
+                                     its size */
+    unsigned spec_rounds;         /* speculative decoding: the rounds it made
+                                     (models/replica_spec.h) */
     unsigned preemptions;
+    struct llm_request *next;     /* queue link */
+    double arrival_s;
+    double admitted_s, first_token_s, finish_s;
     bool swapped;                 /* its cache (cached tokens) is in the host tier */
     unsigned pinned;              /* with a prefix cache: its first tokens the cache
                                      holds, shared (a multiple of the block) */
@@ -59,18 +68,12 @@ typedef struct llm_request {
                                      admission */
     unsigned prefix_fetched[PREFIX_TIERS_MAX]; /* ... of them, those fetched from each of
                                                   its tiers below GPU memory */
-    unsigned spec_rounds;         /* speculative decoding: the rounds it made
-                                     (models/replica_spec.h) */
-    float spec_tokens;            /* the tokens its rounds yield in expectation (0: the
-                                     replica's spec_tokens); a float keeps the request in
-                                     its size */
     unsigned adapter;             /* multi-LoRA: its adapter (lora_slots 0: unused) */
     unsigned brought_held;        /* a cache brought from a prefill pool: the tokens of its
                                      prompt the replica it was bound to held then, which did
                                      not travel; admission pulls what of them is gone since
                                      (and clears it) */
     unsigned pulled;              /* ... the tokens that admission pulled */
-    struct llm_request *next;     /* queue link */
     uint64_t id;
     /* The fleet's and disaggregated serving's (models/serving.c); a replica never
      * touches them. */
@@ -269,23 +272,24 @@ double replica_outstanding_tokens(const replica *r);
 /* Time averages since creation (or the last restart): busy fraction, sequences in the
  * batch, key-value cache committed (reserved, or used under preemption) / capacity. */
 typedef struct replica_stats {
+    /* what every iteration updates first, then what only some features count */
     sim_timeavg busy, batch, kv;
     sim_timeavg life_busy, life_batch, life_kv; /* never restarted: for time series */
-    uint64_t iterations_events; /* engine events the replica used */
-    uint64_t preemptions;       /* swapped or recomputed */
-    kv_swap_stats swap;         /* the host tier's: swaps, and the offload tier's reads */
     /* after the warm-up, for the shares of the device's peaks: iterations run (each
      * reads the weights once), tokens they computed (prompt and output) and tokens of
      * cache their attention read */
     double iterations, tokens_computed, cache_tokens_read;
+    /* GPU work by phase since creation (never restarted), seconds of each of the
+     * replica's devices, for power (models/power.h) */
+    perf_phases work;
+    uint64_t iterations_events; /* engine events the replica used */
+    uint64_t preemptions;       /* swapped or recomputed */
+    kv_swap_stats swap;         /* the host tier's: swaps, and the offload tier's reads */
     /* speculative decoding, after the warm-up: sequence-rounds, the tokens they made, and
      * the seconds of the replica's iterations spent in the draft */
     double spec_rounds, spec_tokens, draft_s;
     /* the prefix cache's tiers, after the warm-up, in config.prefix_tiers' order */
     prefix_tier_stats prefix_tiers[PREFIX_TIERS_MAX];
-    /* GPU work by phase since creation (never restarted), seconds of each of the
-     * replica's devices, for power (models/power.h) */
-    perf_phases work;
 } replica_stats;
 const replica_stats *replica_get_stats(const replica *r);
 void replica_restart_stats(replica *r, double now);

@@ -64,36 +64,34 @@ typedef struct replica_extra {
 } replica_extra;
 
 struct replica {
+    /* What an event reads and writes comes first, in a few neighbouring cache lines (a
+     * large fleet's replica is out of the cache when its event comes); the configuration
+     * and what only a change of speed, a LoRA load or a prefix fetch reads come last. */
     sim_engine *engine;
-    replica_config config; /* config.profile: the base profile slowed by the factors */
-    perf_profile base_profile;
-    double compute_factor, memory_factor;
+    phase phase;
     bool busy;             /* as last told to on_busy */
-    replica_done_fn done;
-    void *context;
+    unsigned nrunning;
+    llm_request **running;
     const replica_cache_policy *policy;
     const replica_step *step;
     double step_tokens;  /* cache a sequence's decode step may write (the step's) */
     const replica_addon *addons[REPLICA_ADDONS_MAX];
     unsigned naddons;
-    llm_request *waiting_head, *waiting_tail;
     unsigned waiting_count;
+    llm_request *waiting_head, *waiting_tail;
     double waiting_tokens;
-    llm_request **running;
-    unsigned nrunning;
     double kv_committed; /* reserved (KV_RESERVE) or used (KV_PREEMPT), in tokens */
     double kv_pending;   /* KV_PREEMPT: prompt tokens admitted but not yet prefilled */
     double kv_shared;    /* tokens of the prefix cache's runs the running sequences pin
                             (counted once; kept by the prefix add-on) */
     double host_used_bytes; /* KV_SWAP: the host tier's swapped caches */
     double stall_s;      /* copies to wait for before the next iteration starts */
-    phase phase;
     sim_event_id event;
+    replica_done_fn done;
+    void *context;
     /* pure-decode iteration costs by batch size for the speed in force: the shared table
      * at full speed, else its own (made at the first change of speed) */
     replica_shapes *shapes;
-    replica_shapes *own_shapes;
-    size_t running_cap;
     /* the decode run in progress */
     double run_start_s;
     decode_cost run_cost;
@@ -106,20 +104,25 @@ struct replica {
                             past a sliding window: see held) */
     double run_cache_growth; /* sliding windows: tokens of cache held a step (reads and
                                 cache grow at their own rates) */
-    decode_cost run_draft; /* speculating: the draft's part of the run's cost */
     /* the run's GPU work by phase (for power): an iteration's, but for its attention
      * over the cache, which costs run_attention_s a token read, bound by compute or
      * memory as run_attention_compute says */
     perf_phases run_work;
     double run_attention_s;
     bool run_attention_compute;
-    lora_slots *slots;   /* multi-LoRA's, or NULL */
-    double lora_loads_s; /* multi-LoRA: the adapter loads of the admissions in progress */
+    replica_stats stats;
     /* the head of the queue's admission as head_fits found it, which admit() takes when
      * it pops it */
     replica_admission head;
+    decode_cost run_draft; /* speculating: the draft's part of the run's cost */
+    replica_config config; /* config.profile: the base profile slowed by the factors */
+    perf_profile base_profile;
+    double compute_factor, memory_factor;
+    replica_shapes *own_shapes;
+    size_t running_cap;
+    lora_slots *slots;   /* multi-LoRA's, or NULL */
+    double lora_loads_s; /* multi-LoRA: the adapter loads of the admissions in progress */
     prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
-    replica_stats stats;
 };
 
 /* What the cache does as it fills: commits memory at admission, grows, and frees it

@@ -29,7 +29,9 @@
  * cache, and its session.  The replica's request comes first, so that the one is the
  * other. */
 typedef struct serving_request {
-    llm_request q;
+    /* on a cache line of its own start: what a batch touches of a running request is
+     * then one line (llm_request's first fields) */
+    _Alignas(64) llm_request q;
     fleet_prefix prefix;
     session *session;          /* NULL: a request of its own */
     /* disaggregated: the decode fleet and replica its cache is bound for (NULL: chosen
@@ -121,7 +123,9 @@ static void route(serving *s, llm_request *q);
 static llm_request *request_take(serving *s)
 {
     if (!s->free_list) {
-        request_block *b = calloc(1, sizeof *b);
+        request_block *b = aligned_alloc(_Alignof(request_block), sizeof *b);
+        if (b)
+            memset(b, 0, sizeof *b);
         if (!b)
             sim_out_of_memory("out of memory for requests in flight");
         b->next = s->blocks;
