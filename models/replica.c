@@ -7,7 +7,6 @@
 
 #include "models/event_order.h"
 #include "models/replica_spec.h"
-#include "sim/array.h"
 #include "sim/fatal.h"
 
 static void on_iteration_end(sim_engine *e, void *data);
@@ -109,7 +108,7 @@ void replica_free(replica *r)
         return;
     if (r->event) /* its iteration in progress must not run on freed memory */
         sim_event_cancel(r->engine, r->event);
-    free(r->running);
+    free(r->running); /* and finish, in the same block */
     replica_shapes_free(r->own_shapes);
     lora_slots_free(r->slots);
     free(r);
@@ -190,8 +189,52 @@ double replica_outstanding_tokens(const replica *r)
 {
     double t = r->waiting_tokens;
     for (unsigned i = 0; i < r->nrunning; i++)
-        t += remaining_tokens(r->running[i]);
+        t += r->finish[i] != PROMPTING ? r->step->left(r, i) : remaining_tokens(r->running[i]);
     return t;
+}
+
+void replica_sync_running(replica *r)
+{
+    for (unsigned i = 0; i < r->nrunning; i++)
+        if (r->finish[i] != PROMPTING)
+            replica_sync(r, r->running[i]);
+}
+
+/* Doubles the batch's room: running[] and finish[] share one block, finish[] after
+ * running[]'s room, so that a batch's two arrays are neighbours in memory. */
+static void grow_batch(replica *r)
+{
+    size_t cap = r->running_cap ? 2 * r->running_cap : 8;
+    llm_request **running = malloc(cap * (sizeof *r->running + sizeof *r->finish));
+    if (!running)
+        sim_out_of_memory("out of memory growing a replica's batch");
+    uint64_t *finish = (uint64_t *)(running + cap);
+    if (r->nrunning) {
+        memcpy(running, r->running, r->nrunning * sizeof *running);
+        memcpy(finish, r->finish, r->nrunning * sizeof *finish);
+    }
+    free(r->running);
+    r->running = running;
+    r->finish = finish;
+    r->running_cap = cap;
+}
+
+/* running[i] has prefilled its prompt: it decodes on the clock from now. */
+static void start_decoding(replica *r, unsigned i)
+{
+    llm_request *q = r->running[i];
+    q->synced = r->clock;
+    r->finish[i] = r->clock + (q->output > q->generated ? q->output - q->generated : 0);
+    r->ndecoding++;
+    r->cached_less_synced += (int64_t)q->cached - (int64_t)q->synced;
+}
+
+/* running[i], decoding and synced, leaves the batch. */
+static void stop_decoding(replica *r, unsigned i)
+{
+    const llm_request *q = r->running[i];
+    r->ndecoding--;
+    r->cached_less_synced -= (int64_t)q->cached - (int64_t)q->synced;
 }
 
 const replica_stats *replica_get_stats(const replica *r) { return &r->stats; }
@@ -297,9 +340,11 @@ static void admit(replica *r, double now)
             if (r->addons[i]->admitted)
                 r->addons[i]->admitted(r, q);
         if (r->nrunning == r->running_cap) /* within max_batch, which head_fits holds */
-            r->running = sim_array_grow(r->running, &r->running_cap, r->nrunning + 1,
-                                        sizeof *r->running, "a replica's batch");
+            grow_batch(r);
+        r->finish[r->nrunning] = PROMPTING;
         r->running[r->nrunning++] = q;
+        if (replica_decoding(q)) /* its cache came prefilled */
+            start_decoding(r, r->nrunning - 1);
     }
     for (unsigned i = 0; i < r->naddons; i++)
         if (r->addons[i]->admissions_done)
@@ -319,14 +364,17 @@ static void retire(replica *r, double now)
 {
     unsigned kept = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
-        llm_request *q = r->running[i];
-        if (replica_decoding(q) && q->generated >= q->output) {
+        if (r->finish[i] != PROMPTING && r->step->finished(r, i)) {
+            llm_request *q = r->running[i];
+            replica_sync(r, q);
+            stop_decoding(r, i);
             q->finish_s = now;
             r->kv_committed -= r->policy->own(r, q);
             release(r, q);
             r->done(r->context, q, false);
         } else {
-            r->running[kept++] = q;
+            r->finish[kept] = r->finish[i];
+            r->running[kept++] = r->running[i];
         }
     }
     r->nrunning = kept;
@@ -343,10 +391,10 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
     replica_decoders d = { 0 };
     r->step->decoders(r, &b, &budget, &d);
     for (unsigned i = first_prompt; i < r->nrunning; i++) {
+        if (r->finish[i] != PROMPTING)
+            continue;
         llm_request *q = r->running[i];
         unsigned left = q->target - q->prefilled;
-        if (left == 0)
-            continue;
         unsigned take = left;
         if (budget < left) {
             if (c->chunked_prefill && budget >= 1)
@@ -453,7 +501,13 @@ static void cut_run(replica *r, double now)
 
 void replica_preempt_latest(replica *r)
 {
-    llm_request *q = r->running[--r->nrunning];
+    unsigned last = r->nrunning - 1;
+    llm_request *q = r->running[last];
+    if (r->finish[last] != PROMPTING) {
+        replica_sync(r, q);
+        stop_decoding(r, last);
+    }
+    r->nrunning = last;
     double bytes = replica_held(r, q->cached) * r->config.kv_bytes_per_token;
     r->kv_committed -= r->policy->own(r, q);
     r->kv_pending -= replica_held_growth(r, q->prefilled, q->target);
@@ -503,7 +557,7 @@ static void plan(replica *r, double now, unsigned decoding_first)
     notify_busy(r, true);
     for (unsigned i = decoding_first < r->nrunning ? decoding_first : r->nrunning;
          i < r->nrunning; i++) {
-        if (!replica_decoding(r->running[i])) {
+        if (r->finish[i] == PROMPTING) {
             start_prefill(r, now, i);
             return;
         }
@@ -534,9 +588,15 @@ static void on_iteration_end(sim_engine *e, void *data)
     else
         r->stats.work.memory_s += r->run_attention_s * read;
     if (r->phase == PREFILL) {
+        r->step->prefill_ended(r);
         for (unsigned i = 0; i < r->nrunning; i++) {
+            if (r->finish[i] != PROMPTING) { /* a decoder: a step */
+                r->step->decoded(r, i);
+                continue;
+            }
             llm_request *q = r->running[i];
             if (q->chunk) {
+                r->step->flushed(r); /* the decoders before it, in order */
                 q->prefilled += q->chunk;
                 q->cached += q->chunk;
                 r->policy->prefilled(r, q, q->chunk);
@@ -548,13 +608,11 @@ static void on_iteration_end(sim_engine *e, void *data)
                     if (q->generated == 0)
                         q->first_token_s = now;
                     q->generated++;
+                    start_decoding(r, i);
                 }
-            } else if (replica_decoding(q)) {
-                unsigned before = q->cached;
-                r->step->advance(r, q, 1);
-                r->policy->decoded(r, q, before);
             }
         }
+        r->step->flushed(r);
     } else {
         unsigned n = (unsigned)r->run_iterations;
         r->policy->decode_run(r, n, now); /* the cache's growth over the run */
@@ -695,6 +753,9 @@ llm_request *replica_evict(replica *r)
         }
         sim_event_cancel(r->engine, r->event);
     }
+    replica_sync_running(r);
+    r->ndecoding = 0;
+    r->cached_less_synced = 0;
     llm_request *head = NULL, **tail = &head;
     for (unsigned i = 0; i < r->nrunning; i++) {
         release(r, r->running[i]); /* a prefix cache may outlive the eviction */

@@ -59,6 +59,9 @@ typedef struct llm_request {
                                      (models/replica_spec.h) */
     unsigned preemptions;
     struct llm_request *next;     /* queue link */
+    uint64_t synced;              /* while it decodes in a batch: the replica's decode clock
+                                     when generated and cached were last brought up to date
+                                     (models/replica_internal.h) */
     double arrival_s;
     double admitted_s, first_token_s, finish_s;
     bool swapped;                 /* its cache (cached tokens) is in the host tier */
@@ -86,6 +89,37 @@ typedef struct llm_request {
 typedef enum kv_policy { KV_RESERVE, KV_PREEMPT, KV_SWAP } kv_policy;
 
 typedef struct replica_config {
+    /* What an iteration reads of its configuration comes first: the replica keeps it
+     * beside its run state (models/replica_internal.h). */
+    unsigned max_batch;            /* sequences in a batch */
+    unsigned max_tokens;           /* tokens per iteration (prefill budget) */
+    bool chunked_prefill;
+    double kv_capacity_tokens;
+    double max_wait_s;             /* 0 = wait forever */
+    kv_policy kv_policy;
+    bool reference;                /* one event per iteration */
+    /* Optional (NULL: none): called with true when the replica goes from idle to busy,
+     * before its first iteration is planned, and with false when it goes idle (or is
+     * evicted); not on every iteration.  It may call replica_set_speed on this replica
+     * (the speed then applies to that first iteration) or on others, but must not
+     * enqueue to or evict this replica. */
+    void (*on_busy)(void *busy_context, bool busy);
+    void *busy_context;
+    /* Optional (NULL: none): called whenever an iteration starts and when the replica
+     * goes idle, once the key-value memory its running sequences hold is recorded
+     * (replica_get_stats()->life_kv.value): the moments that memory changes.  A
+     * prefix cache gives back there what the sequences took, as an engine's block pool
+     * evicts a cached block when a running sequence allocates it.  It must not enqueue
+     * to or evict this replica. */
+    void (*on_kv)(void *kv_context);
+    void *kv_context;
+    /* Optional (NULL: none): called at the end of every call and event that may have
+     * changed replica_outstanding or replica_outstanding_tokens (an arrival, an
+     * iteration's end, an eviction), after the change, so that a fleet keeps its
+     * replicas ranked by load as they change instead of asking each one at every
+     * routing.  Nothing else changes them between two calls. */
+    void (*on_load)(void *load_context);
+    void *load_context;
     const model_spec *model;
     const device_spec *device;
     perf_profile profile;
@@ -95,12 +129,6 @@ typedef struct replica_config {
     bool expert_parallel;          /* a mixture's experts held whole over the tp devices */
     double expert_skew;            /* busiest device's routed tokens over the mean (1: none) */
     bool attention_dp;             /* attention data parallel over the tp devices */
-    unsigned max_batch;            /* sequences in a batch */
-    unsigned max_tokens;           /* tokens per iteration (prefill budget) */
-    bool chunked_prefill;
-    double kv_capacity_tokens;
-    double max_wait_s;             /* 0 = wait forever */
-    kv_policy kv_policy;
     /* KV_SWAP's host tier (kv_swap.h), resolved: its size, its copies' bandwidth and
      * latency, and the bytes a token of a sequence's cache takes on the whole replica */
     double host_kv_bytes, host_kv_bytes_per_s, host_kv_latency_s;
@@ -114,7 +142,6 @@ typedef struct replica_config {
      * are pulled over at admission (replica_prefix_held), kv_bytes_per_token a token; the
      * next iteration waits for them (0 bandwidth: a pull costs nothing). */
     double pull_bytes_per_s, pull_latency_s;
-    bool reference;                /* one event per iteration */
     /* Speculative decoding (spec_k 0: none; models/replica_spec.h): each decode step of a
      * sequence is a round of the draft's spec_k steps and the target's verification of
      * spec_k + 1 positions (models/perf.h), also beside prompt chunks in a mixed
@@ -170,28 +197,6 @@ typedef struct replica_config {
      * them as they join the cache.  Its answer's blocks, as the GPU's, are the caller's
      * to store. */
     prefix_tiers prefix_tiers;
-    /* Optional (NULL: none): called with true when the replica goes from idle to busy,
-     * before its first iteration is planned, and with false when it goes idle (or is
-     * evicted); not on every iteration.  It may call replica_set_speed on this replica
-     * (the speed then applies to that first iteration) or on others, but must not
-     * enqueue to or evict this replica. */
-    void (*on_busy)(void *busy_context, bool busy);
-    void *busy_context;
-    /* Optional (NULL: none): called whenever an iteration starts and when the replica
-     * goes idle, once the key-value memory its running sequences hold is recorded
-     * (replica_get_stats()->life_kv.value): the moments that memory changes.  A
-     * prefix cache gives back there what the sequences took, as an engine's block pool
-     * evicts a cached block when a running sequence allocates it.  It must not enqueue
-     * to or evict this replica. */
-    void (*on_kv)(void *kv_context);
-    void *kv_context;
-    /* Optional (NULL: none): called at the end of every call and event that may have
-     * changed replica_outstanding or replica_outstanding_tokens (an arrival, an
-     * iteration's end, an eviction), after the change, so that a fleet keeps its
-     * replicas ranked by load as they change instead of asking each one at every
-     * routing.  Nothing else changes them between two calls. */
-    void (*on_load)(void *load_context);
-    void *load_context;
     /* Optional (NULL: each replica its own): the costs of a decode iteration by batch
      * size at full speed, shared by replicas of this configuration (replica_shapes_create
      * from the same model, device, profile, precisions, parallelism, batch limit and

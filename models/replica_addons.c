@@ -231,8 +231,9 @@ static double offload_s(const replica *r, double tokens)
     return tokens > 0 ? tokens * c->kv_bytes_per_token / c->host_kv_bytes_per_s : 0;
 }
 
-static double running_held(const replica *r)
+static double running_held(replica *r)
 {
+    replica_sync_running(r);
     double cached = 0;
     for (unsigned i = 0; i < r->nrunning; i++)
         cached += replica_held(r, r->running[i]->cached);

@@ -51,6 +51,8 @@ static void reserve_decoded(replica *r, const llm_request *q, unsigned before)
     (void)r, (void)q, (void)before;
 }
 
+static void reserve_decoded_tokens(replica *r, unsigned n) { (void)r, (void)n; }
+
 static void reserve_decode_run(replica *r, unsigned n, double now) { (void)r, (void)n, (void)now; }
 
 static void reserve_run_cut(replica *r, double done, double elapsed)
@@ -134,6 +136,8 @@ static void grow_decoded(replica *r, const llm_request *q, unsigned before)
     r->kv_committed += replica_held_growth(r, before, q->cached);
 }
 
+static void grow_decoded_tokens(replica *r, unsigned n) { r->kv_committed += n; }
+
 /* the cache grew by a token per sequence at each of the run's boundaries: over the run
  * it held on average steps / 2 more than at its start (exact when the steps take equal
  * time) */
@@ -212,17 +216,18 @@ static void swap_preempted(replica *r, llm_request *q, double bytes)
 static const replica_cache_policy RESERVE = {
     reserve_own, reserve_own_at_admission, reserve_fits, reserve_never_fits, reserve_commit,
     nothing,
-    reserve_run_bound, reserve_prefilled, reserve_decoded, reserve_decode_run,
+    reserve_run_bound, reserve_prefilled, reserve_decoded, reserve_decoded_tokens,
+    reserve_decode_run,
     reserve_run_cut, preempt_preempted,
 };
 static const replica_cache_policy PREEMPT = {
     grow_own, grow_own_at_admission, grow_fits, grow_never_fits, grow_commit, grow_make_room,
-    grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
+    grow_run_bound, grow_prefilled, grow_decoded, grow_decoded_tokens, grow_decode_run,
     grow_run_cut, preempt_preempted,
 };
 static const replica_cache_policy SWAP = {
     grow_own, grow_own_at_admission, grow_fits, grow_never_fits, swap_commit, grow_make_room,
-    grow_run_bound, grow_prefilled, grow_decoded, grow_decode_run,
+    grow_run_bound, grow_prefilled, grow_decoded, grow_decoded_tokens, grow_decode_run,
     grow_run_cut, swap_preempted,
 };
 

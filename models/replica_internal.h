@@ -72,6 +72,20 @@ struct replica {
     bool busy;             /* as last told to on_busy */
     unsigned nrunning;
     llm_request **running;
+    /* The decode clock: the tokens each decoding sequence has made, which the plain step
+     * counts here instead of in every request (a large fleet's requests are out of the
+     * cache when their batch steps).  A running sequence that decodes holds generated and
+     * cached as of `synced`; the clock's lead over it is still to add (replica_sync).
+     * finish[i] is running[i]'s clock at its last token, or PROMPTING while it has
+     * prompt tokens to prefill; the sums are the decoding sequences', for the plain
+     * step's batch sums without reading its requests.  The other steps advance their
+     * sequences one by one: the clock stays, and only finish[i]'s PROMPTING is read. */
+    uint64_t *finish;
+    size_t running_cap;
+    uint64_t clock;
+    unsigned ndecoding;
+    int64_t cached_less_synced;  /* the sum of cached - synced */
+    unsigned decoded_pending;    /* a prefill iteration's decoders not yet flushed */
     const replica_cache_policy *policy;
     const replica_step *step;
     double step_tokens;  /* cache a sequence's decode step may write (the step's) */
@@ -119,7 +133,6 @@ struct replica {
     perf_profile base_profile;
     double compute_factor, memory_factor;
     replica_shapes *own_shapes;
-    size_t running_cap;
     lora_slots *slots;   /* multi-LoRA's, or NULL */
     double lora_loads_s; /* multi-LoRA: the adapter loads of the admissions in progress */
     prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
@@ -148,6 +161,9 @@ struct replica_cache_policy {
     void (*prefilled)(replica *r, const llm_request *q, unsigned chunk);
     /* q decoded in a prefill iteration: its cache grew from `before` tokens. */
     void (*decoded)(replica *r, const llm_request *q, unsigned before);
+    /* n sequences over their whole context decoded a token each in a prefill iteration
+     * (the decode clock's count of decoded() above). */
+    void (*decoded_tokens)(replica *r, unsigned n);
     /* Before a decode run of n iterations advances the sequences, its growth. */
     void (*decode_run)(replica *r, unsigned n, double now);
     /* The decode run in progress is cut `elapsed` seconds in, after `done` iterations:
@@ -197,6 +213,17 @@ struct replica_step {
     void (*run_draft)(replica *r, const replica_run_sums *s);
     /* q makes the tokens of n steps. */
     void (*advance)(replica *r, llm_request *q, unsigned n);
+    /* A prefill iteration ended: its decoding sequences made a step each.  The running
+     * sequences are walked in order, decoded() called for each decoding one (running[i])
+     * and flushed() before each whose chunk was computed and at the end, so that the
+     * cache policy counts the steps in the batch's order. */
+    void (*prefill_ended)(replica *r);
+    void (*decoded)(replica *r, unsigned i);
+    void (*flushed)(replica *r);
+    /* Whether decoding running[i] made its output. */
+    bool (*finished)(const replica *r, unsigned i);
+    /* The tokens decoding running[i] has left to make. */
+    double (*left)(const replica *r, unsigned i);
     /* Every running sequence makes n steps' tokens: whether any finished. */
     bool (*advance_run)(replica *r, unsigned n);
     /* n iterations ended: the draft's seconds in them. */
@@ -238,6 +265,22 @@ static inline double replica_held_growth(const replica *r, double from, double t
 }
 
 static inline bool replica_decoding(const llm_request *q) { return q->prefilled == q->target; }
+
+/* finish[i] of a running sequence with prompt tokens to prefill */
+#define PROMPTING UINT64_MAX
+
+/* Brings decoding q's generated and cached up to the decode clock (its sums unchanged:
+ * both grow as synced does). */
+static inline void replica_sync(const replica *r, llm_request *q)
+{
+    unsigned lead = (unsigned)(r->clock - q->synced);
+    q->generated += lead;
+    q->cached += lead;
+    q->synced = r->clock;
+}
+
+/* Every decoding sequence's counters up to the clock, for a reader of them all. */
+void replica_sync_running(replica *r);
 
 /* Tokens of a request's cache a prefix cache may give it or take from it: short of the
  * last token to prefill, whose computation gives the next token. */

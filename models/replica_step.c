@@ -10,20 +10,20 @@
 
 /* ---- plain: a token a step, the whole context read ----------------------------------- */
 
+/* The decoding sequences' cache, in tokens, from the clock's sums (exact: integers). */
+static uint64_t decoding_cached(const replica *r)
+{
+    return (uint64_t)(r->cached_less_synced + (int64_t)r->ndecoding * (int64_t)r->clock);
+}
+
+/* from the clock's sums: no request is read (a sequence's chunk is 0 but while a prefill
+ * iteration computes it: on_iteration_end clears it) */
 static void plain_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
 {
     (void)d;
-    uint64_t decode_cached = 0; /* exact (see plain_run) */
-    for (unsigned i = 0; i < r->nrunning; i++) {
-        llm_request *q = r->running[i];
-        q->chunk = 0;
-        if (replica_decoding(q)) {
-            b->decode_seqs++;
-            decode_cached += q->cached;
-        }
-    }
-    b->decode_context = (double)decode_cached + b->decode_seqs; /* the input token attends
-                                                                    to itself too */
+    b->decode_seqs = r->ndecoding;
+    b->decode_context = (double)decoding_cached(r) + b->decode_seqs; /* the input token
+                                                                         attends to itself */
     *budget -= b->decode_seqs;
 }
 
@@ -33,22 +33,16 @@ static double no_draft_prefill(replica *r, perf_batch *b, const replica_decoders
     return 0;
 }
 
-/* Every term is a whole number, so sums and the least in integers are the doubles' own,
- * bit for bit (exact below 2^53), with no floating-point chain and no fmin call a
- * sequence. */
+/* Every term is a whole number, so the sums and the least in integers are the doubles'
+ * own, bit for bit (exact below 2^53); every running sequence decodes here. */
 static void plain_run(replica *r, replica_run_sums *s)
 {
-    uint64_t cached = 0;
-    unsigned least = UINT_MAX;
-    for (unsigned i = 0; i < r->nrunning; i++) {
-        const llm_request *q = r->running[i];
-        unsigned left = q->output - q->generated;
-        cached += q->cached;
-        least = left < least ? left : least;
-    }
-    s->context = (double)cached + r->nrunning; /* each sequence's input token too */
+    uint64_t least = UINT64_MAX;
+    for (unsigned i = 0; i < r->nrunning; i++)
+        least = r->finish[i] < least ? r->finish[i] : least;
+    s->context = (double)decoding_cached(r) + r->nrunning; /* each input token too */
     s->growth = r->nrunning;
-    s->fewest = r->nrunning ? least : INFINITY;
+    s->fewest = r->nrunning ? (double)(least - r->clock) : INFINITY;
 }
 
 static void no_run_draft(replica *r, const replica_run_sums *s) { (void)r, (void)s; }
@@ -70,6 +64,68 @@ static bool token_advance_run(replica *r, unsigned n)
         finished |= q->generated >= q->output;
     }
     return finished;
+}
+
+/* the plain step: the clock moves, the requests are left alone */
+static bool clock_advance_run(replica *r, unsigned n)
+{
+    r->clock += n;
+    for (unsigned i = 0; i < r->nrunning; i++)
+        if (r->finish[i] <= r->clock)
+            return true;
+    return false;
+}
+
+/* A prefill iteration's decoders: the plain step moves the clock by their step and
+ * counts them, for the cache policy at each flush; the others advance each in turn. */
+static void clock_prefill_ended(replica *r)
+{
+    r->clock++;
+    r->decoded_pending = 0;
+}
+
+static void clock_decoded(replica *r, unsigned i)
+{
+    (void)i;
+    r->decoded_pending++;
+}
+
+static void clock_flushed(replica *r)
+{
+    if (r->decoded_pending)
+        r->policy->decoded_tokens(r, r->decoded_pending);
+    r->decoded_pending = 0;
+}
+
+static bool clock_finished(const replica *r, unsigned i) { return r->finish[i] <= r->clock; }
+
+static double clock_left(const replica *r, unsigned i)
+{
+    return (double)(r->finish[i] - r->clock);
+}
+
+static void no_prefill_ended(replica *r) { (void)r; }
+
+static void each_decoded(replica *r, unsigned i)
+{
+    llm_request *q = r->running[i];
+    unsigned before = q->cached;
+    r->step->advance(r, q, 1);
+    r->policy->decoded(r, q, before);
+}
+
+static void no_flush(replica *r) { (void)r; }
+
+static bool each_finished(const replica *r, unsigned i)
+{
+    const llm_request *q = r->running[i];
+    return q->generated >= q->output;
+}
+
+static double each_left(const replica *r, unsigned i)
+{
+    const llm_request *q = r->running[i];
+    return (double)(q->output - q->generated);
 }
 
 static void no_draft_ended(replica *r, double n) { (void)r, (void)n; }
@@ -302,18 +358,22 @@ static double round_tokens(const replica_config *c) { return c->spec_k + 1.0; }
 
 static const replica_step PLAIN = {
     plain_decoders, no_draft_prefill, plain_run, no_run_draft, token_advance,
-    token_advance_run, no_draft_ended, token_commit_run, one_token,
+    clock_prefill_ended, clock_decoded, clock_flushed, clock_finished, clock_left,
+    clock_advance_run, no_draft_ended, token_commit_run, one_token,
 };
 static const replica_step WINDOW = {
     window_decoders, no_draft_prefill, window_run, no_run_draft, token_advance,
+    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
     token_advance_run, no_draft_ended, window_commit_run, one_token,
 };
 static const replica_step SPECULATIVE = {
     spec_decoders, spec_draft_prefill, spec_run, spec_run_draft, spec_advance,
+    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
     spec_advance_run, spec_ended, spec_commit_run, round_tokens,
 };
 static const replica_step SPECULATIVE_WINDOW = {
     spec_decoders, spec_draft_prefill, spec_window_run, spec_run_draft, spec_advance,
+    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
     spec_advance_run, spec_ended, spec_window_commit_run, round_tokens,
 };
 
