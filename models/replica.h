@@ -43,9 +43,12 @@
 #include "sim/timeavg.h"
 
 typedef struct llm_request {
-    /* What a batch's iterations read and write of every running sequence comes first,
-     * within the request's first cache line (the fleet's requests start on one: a large
-     * fleet's decode runs touch one line a sequence). */
+    /* While it decodes in a replica's batch, generated and cached may lag the replica's
+     * decode clock (models/replica_internal.h): they are current when the replica hands
+     * the request back (done, preemption, eviction), and replica_outstanding_tokens
+     * counts them current.  What a batch's iterations read and write of a running
+     * sequence comes first, within the request's first cache line (the fleet's requests
+     * start on one). */
     unsigned prompt, output;      /* tokens */
     unsigned prefilled, generated;
     unsigned target;              /* tokens to prefill: the prompt, plus after a

@@ -1,0 +1,192 @@
+/* The decode clock (models/replica_internal.h): a replica advances its decoding
+ * sequences by a count of its own, not request by request, so what it says of them must
+ * be what one token a step makes.  Each value is counted by hand: the tokens left,
+ * step by step; a request's counters when it is done and when it is preempted; a
+ * preempted request's recomputation and a late arrival that prefills beside decoders. */
+#include <criterion/criterion.h>
+
+#include "lua/catalog.h"
+#include "models/memory.h"
+#include "models/replica.h"
+
+static catalog cat;
+static const model_spec *llama;
+static const device_spec *h100;
+
+static void setup(void)
+{
+    char err[512];
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    llama = catalog_model(&cat, "llama-3-8b");
+    h100 = catalog_device(&cat, "H100-SXM");
+    cr_assert(llama && h100);
+}
+static void teardown(void) { catalog_release(&cat); }
+
+TestSuite(replica_clock, .init = setup, .fini = teardown);
+
+static replica_config base_config(bool reference)
+{
+    return (replica_config){
+        .model = llama, .device = h100, .profile = perf_default_profile(h100),
+        .prec = PREC_FP16, .kv_prec = PREC_FP16, .tp = 1, .max_batch = 64, .max_tokens = 8192,
+        .kv_capacity_tokens = memory_inference(llama, h100, PREC_FP16, PREC_FP16, 1).kv_capacity_tokens,
+        .reference = reference,
+    };
+}
+
+/* What the replica told: its tokens left after every change, and its requests as they
+ * ended (their counters then). */
+typedef struct seen {
+    replica *r;
+    double left[512];
+    unsigned nleft;
+    unsigned done_generated[8], done_cached[8], ndone;
+} seen;
+
+static void on_load(void *context)
+{
+    seen *s = context;
+    if (s->r && s->nleft < 512)
+        s->left[s->nleft++] = replica_outstanding_tokens(s->r);
+}
+
+static void on_done(void *context, llm_request *q, bool dropped)
+{
+    seen *s = context;
+    cr_assert(!dropped);
+    s->done_generated[s->ndone] = q->generated;
+    s->done_cached[s->ndone] = q->cached;
+    s->ndone++;
+}
+
+/* Two prompts of 100 tokens, outputs of 20 and 30, one event per iteration: the first
+ * prefills alone (19 left, and the second's 130 queued), the second beside the first's
+ * step (18 + 29), then every step makes two until the first has its 20 (11 left of the
+ * second), then one a step to 0. */
+Test(replica_clock, tokens_left_fall_by_one_a_decoding_sequence_a_step)
+{
+    seen s = { 0 };
+    replica_config c = base_config(true);
+    c.on_load = on_load;
+    c.load_context = &s;
+    sim_engine *e = sim_engine_create();
+    replica *r = replica_create(e, &c, on_done, &s);
+    llm_request q[2] = {
+        { .prompt = 100, .output = 20, .id = 1 },
+        { .prompt = 100, .output = 30, .id = 2 },
+    };
+    replica_enqueue(r, &q[0]);
+    replica_enqueue(r, &q[1]); /* queued behind the first's prefill */
+    s.r = r;
+    s.nleft = 0;
+    sim_engine_run(e);
+    /* the second's own prefill iteration: the first decodes beside it */
+    double expect[64];
+    unsigned n = 0;
+    expect[n++] = 19 + 100 + 30; /* the first prefilled alone (it arrived alone) */
+    expect[n++] = 18 + 29;       /* the second prefilled, the first decoded a step */
+    for (int k = 1; k <= 18; k++)
+        expect[n++] = 18 + 29 - 2 * k; /* both decode, until the first has made its 20 */
+    for (int left = 10; left >= 0; left--)
+        expect[n++] = left;            /* the second alone, its last 11 */
+    cr_assert_eq(s.nleft, n, "%u changes seen, %u expected", s.nleft, n);
+    for (unsigned i = 0; i < n; i++)
+        cr_expect_float_eq(s.left[i], expect[i], 1e-9, "change %u: %g left, %g expected", i,
+                           s.left[i], expect[i]);
+    /* a request's counters when done: its output, and its prompt and output less the
+     * last token (it is never fed back) */
+    cr_assert_eq(s.ndone, 2);
+    cr_expect_eq(s.done_generated[0], 20);
+    cr_expect_eq(s.done_generated[1], 30);
+    cr_expect_eq(s.done_cached[0], 100 + 20 - 1);
+    cr_expect_eq(s.done_cached[1], 100 + 30 - 1);
+    replica_free(r);
+    sim_engine_free(e);
+}
+
+/* The fast path takes the same steps in runs: what it reports at each run's end is one
+ * of the values above, in order, ending at 0, and the requests end the same. */
+Test(replica_clock, the_fast_path_reports_a_subsequence_of_the_steps)
+{
+    seen ref = { 0 }, fast = { 0 };
+    seen *both[2] = { &ref, &fast };
+    for (int mode = 0; mode < 2; mode++) {
+        seen *s = both[mode];
+        replica_config c = base_config(mode == 0);
+        c.on_load = on_load;
+        c.load_context = s;
+        sim_engine *e = sim_engine_create();
+        replica *r = replica_create(e, &c, on_done, s);
+        llm_request q[2] = {
+            { .prompt = 100, .output = 20, .id = 1 },
+            { .prompt = 100, .output = 30, .id = 2 },
+        };
+        replica_enqueue(r, &q[0]);
+        replica_enqueue(r, &q[1]);
+        s->r = r;
+        s->nleft = 0;
+        sim_engine_run(e);
+        replica_free(r);
+        sim_engine_free(e);
+    }
+    cr_assert_lt(fast.nleft, ref.nleft, "runs of several steps");
+    unsigned k = 0;
+    for (unsigned i = 0; i < fast.nleft; i++) {
+        while (k < ref.nleft && ref.left[k] != fast.left[i])
+            k++;
+        cr_assert_lt(k, ref.nleft, "change %u (%g left) is not a step's", i, fast.left[i]);
+    }
+    cr_expect_float_eq(fast.left[fast.nleft - 1], 0, 1e-9);
+    cr_expect_eq(fast.ndone, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        cr_expect_eq(fast.done_generated[i], ref.done_generated[i]);
+        cr_expect_eq(fast.done_cached[i], ref.done_cached[i]);
+    }
+}
+
+/* Preempted in the middle of decoding (KV_PREEMPT, a cache too small for both), a
+ * request keeps the tokens it made and recomputes its prompt and them: its target is
+ * its prompt plus what it had generated, which it can know only if the clock was
+ * brought to it when it left the batch. */
+static void on_preempt_done(void *context, llm_request *q, bool dropped)
+{
+    seen *s = context;
+    cr_assert(!dropped);
+    s->done_generated[s->ndone] = q->generated;
+    s->done_cached[s->ndone] = q->preemptions;
+    s->ndone++;
+}
+
+Test(replica_clock, a_preempted_sequence_keeps_the_tokens_it_made)
+{
+    seen s = { 0 };
+    replica_config c = base_config(true);
+    c.kv_policy = KV_PREEMPT;
+    c.kv_capacity_tokens = 330; /* two prompts of 100 fit, with 130 tokens of output */
+    sim_engine *e = sim_engine_create();
+    replica *r = replica_create(e, &c, on_preempt_done, &s);
+    llm_request q[2] = {
+        { .prompt = 100, .output = 100, .id = 1 },
+        { .prompt = 100, .output = 100, .id = 2 },
+    };
+    replica_enqueue(r, &q[0]);
+    replica_enqueue(r, &q[1]);
+    sim_engine_run(e);
+    /* By hand: both prefilled, 201 tokens are committed (the first's 100 and a step, the
+     * second's 100); each step adds 2, and the next needs a token a sequence, so after
+     * step k the cache holds 201 + 2k and wants 2 more: 64 steps fit (329 + 2 > 330), and
+     * the second, the latest admitted, is preempted with 1 + 64 tokens made.  It waits
+     * for the first to finish, recomputes its prompt and those 65 (target 165), and makes
+     * its last 35 alone. */
+    cr_assert_eq(s.ndone, 2);
+    cr_expect_eq(q[0].preemptions, 0);
+    cr_expect_eq(q[1].preemptions, 1);
+    cr_expect_eq(q[1].target, 165);
+    cr_expect_eq(q[0].generated, 100);
+    cr_expect_eq(q[1].generated, 100);
+    cr_expect_eq(q[0].cached, 100 + 100 - 1);
+    cr_expect_eq(q[1].cached, 165 + 34); /* the recomputation's last position made the 66th */
+    replica_free(r);
+    sim_engine_free(e);
+}
