@@ -5,25 +5,21 @@
  * preempted request's recomputation and a late arrival that prefills beside decoders. */
 #include <criterion/criterion.h>
 
-#include "lua/catalog.h"
 #include "models/memory.h"
 #include "models/replica.h"
+#include "support/catalog_fixture.h"
 
-static catalog cat;
 static const model_spec *llama;
 static const device_spec *h100;
 
 static void setup(void)
 {
-    char err[512];
-    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
-    llama = catalog_model(&cat, "llama-3-8b");
-    h100 = catalog_device(&cat, "H100-SXM");
-    cr_assert(llama && h100);
+    test_catalog_setup();
+    llama = test_model("llama-3-8b");
+    h100 = test_device("H100-SXM");
 }
-static void teardown(void) { catalog_release(&cat); }
 
-TestSuite(replica_clock, .init = setup, .fini = teardown);
+TestSuite(replica_clock, .init = setup, .fini = test_catalog_teardown);
 
 static replica_config base_config(bool reference)
 {
@@ -60,6 +56,27 @@ static void on_done(void *context, llm_request *q, bool dropped)
     s->ndone++;
 }
 
+/* Prompts of 100 tokens with outputs of 20 and 30, the second queued behind the first's
+ * prefill, run to the end: what the replica told is in *s. */
+static void run_two(bool reference, seen *s)
+{
+    replica_config c = base_config(reference);
+    c.on_load = on_load;
+    c.load_context = s;
+    sim_engine *e = sim_engine_create();
+    replica *r = replica_create(e, &c, on_done, s);
+    llm_request q[2] = {
+        { .prompt = 100, .output = 20, .id = 1 },
+        { .prompt = 100, .output = 30, .id = 2 },
+    };
+    replica_enqueue(r, &q[0]);
+    replica_enqueue(r, &q[1]);
+    s->r = r; /* from here on */
+    sim_engine_run(e);
+    replica_free(r);
+    sim_engine_free(e);
+}
+
 /* Two prompts of 100 tokens, outputs of 20 and 30, one event per iteration: the first
  * prefills alone (19 left, and the second's 130 queued), the second beside the first's
  * step (18 + 29), then every step makes two until the first has its 20 (11 left of the
@@ -67,21 +84,7 @@ static void on_done(void *context, llm_request *q, bool dropped)
 Test(replica_clock, tokens_left_fall_by_one_a_decoding_sequence_a_step)
 {
     seen s = { 0 };
-    replica_config c = base_config(true);
-    c.on_load = on_load;
-    c.load_context = &s;
-    sim_engine *e = sim_engine_create();
-    replica *r = replica_create(e, &c, on_done, &s);
-    llm_request q[2] = {
-        { .prompt = 100, .output = 20, .id = 1 },
-        { .prompt = 100, .output = 30, .id = 2 },
-    };
-    replica_enqueue(r, &q[0]);
-    replica_enqueue(r, &q[1]); /* queued behind the first's prefill */
-    s.r = r;
-    s.nleft = 0;
-    sim_engine_run(e);
-    /* the second's own prefill iteration: the first decodes beside it */
+    run_two(true, &s);
     double expect[64];
     unsigned n = 0;
     expect[n++] = 19 + 100 + 30; /* the first prefilled alone (it arrived alone) */
@@ -101,8 +104,6 @@ Test(replica_clock, tokens_left_fall_by_one_a_decoding_sequence_a_step)
     cr_expect_eq(s.done_generated[1], 30);
     cr_expect_eq(s.done_cached[0], 100 + 20 - 1);
     cr_expect_eq(s.done_cached[1], 100 + 30 - 1);
-    replica_free(r);
-    sim_engine_free(e);
 }
 
 /* The fast path takes the same steps in runs: what it reports at each run's end is one
@@ -110,26 +111,8 @@ Test(replica_clock, tokens_left_fall_by_one_a_decoding_sequence_a_step)
 Test(replica_clock, the_fast_path_reports_a_subsequence_of_the_steps)
 {
     seen ref = { 0 }, fast = { 0 };
-    seen *both[2] = { &ref, &fast };
-    for (int mode = 0; mode < 2; mode++) {
-        seen *s = both[mode];
-        replica_config c = base_config(mode == 0);
-        c.on_load = on_load;
-        c.load_context = s;
-        sim_engine *e = sim_engine_create();
-        replica *r = replica_create(e, &c, on_done, s);
-        llm_request q[2] = {
-            { .prompt = 100, .output = 20, .id = 1 },
-            { .prompt = 100, .output = 30, .id = 2 },
-        };
-        replica_enqueue(r, &q[0]);
-        replica_enqueue(r, &q[1]);
-        s->r = r;
-        s->nleft = 0;
-        sim_engine_run(e);
-        replica_free(r);
-        sim_engine_free(e);
-    }
+    run_two(true, &ref);
+    run_two(false, &fast);
     cr_assert_lt(fast.nleft, ref.nleft, "runs of several steps");
     unsigned k = 0;
     for (unsigned i = 0; i < fast.nleft; i++) {
