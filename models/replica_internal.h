@@ -79,7 +79,8 @@ struct replica {
      * finish[i] is running[i]'s clock at its last token, or PROMPTING while it has
      * prompt tokens to prefill; the sums are the decoding sequences', for the plain
      * step's batch sums without reading its requests.  The other steps advance their
-     * sequences one by one: the clock stays, and only finish[i]'s PROMPTING is read. */
+     * sequences one by one: the clock stays, only finish[i]'s PROMPTING is read, and the
+     * sums drift (a sequence's cache grows between its entry and its exit), unread. */
     uint64_t *finish;
     size_t running_cap;
     uint64_t clock;
