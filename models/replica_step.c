@@ -2,7 +2,6 @@
  * (the plain case, the hot one), a token a step over sliding windows, or a speculative
  * round of the draft's k tokens and the target's k + 1 verified (models/replica_spec.h),
  * over whole contexts or sliding windows (the target's and the draft's each its own). */
-#include <limits.h>
 #include <math.h>
 
 #include "models/replica_internal.h"

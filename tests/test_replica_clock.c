@@ -132,15 +132,6 @@ Test(replica_clock, the_fast_path_reports_a_subsequence_of_the_steps)
  * request keeps the tokens it made and recomputes its prompt and them: its target is
  * its prompt plus what it had generated, which it can know only if the clock was
  * brought to it when it left the batch. */
-static void on_preempt_done(void *context, llm_request *q, bool dropped)
-{
-    seen *s = context;
-    cr_assert(!dropped);
-    s->done_generated[s->ndone] = q->generated;
-    s->done_cached[s->ndone] = q->preemptions;
-    s->ndone++;
-}
-
 Test(replica_clock, a_preempted_sequence_keeps_the_tokens_it_made)
 {
     seen s = { 0 };
@@ -148,7 +139,7 @@ Test(replica_clock, a_preempted_sequence_keeps_the_tokens_it_made)
     c.kv_policy = KV_PREEMPT;
     c.kv_capacity_tokens = 330; /* two prompts of 100 fit, with 130 tokens of output */
     sim_engine *e = sim_engine_create();
-    replica *r = replica_create(e, &c, on_preempt_done, &s);
+    replica *r = replica_create(e, &c, on_done, &s);
     llm_request q[2] = {
         { .prompt = 100, .output = 100, .id = 1 },
         { .prompt = 100, .output = 100, .id = 2 },
