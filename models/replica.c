@@ -2,6 +2,7 @@
 #include "models/replica_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,8 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
         return NULL;
     }
     r->engine = engine;
+    /* an iteration's end reads the run state and the statistics, which come first */
+    sim_engine_hint_reads(engine, on_iteration_end, offsetof(struct replica, head));
     r->config = *config;
     r->base_profile = config->profile;
     r->compute_factor = r->memory_factor = 1;

@@ -126,6 +126,8 @@ struct replica {
     double run_attention_s;
     bool run_attention_compute;
     replica_stats stats;
+    /* (what comes before here the engine fetches ahead of an iteration's end:
+     * replica_create's sim_engine_hint_reads) */
     /* the head of the queue's admission as head_fits found it, which admit() takes when
      * it pops it */
     replica_admission head;

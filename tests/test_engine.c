@@ -210,17 +210,18 @@ static void expect_reference_order(const ref_event *ref, int n, fired *out)
                      "events %d and %d fired out of order", out->order[k - 1], out->order[k]);
 }
 
-Test(engine, random_operations_match_a_sorted_reference)
+/* n events at whole times in [0, times), a quarter cancelled and a fifth moved as they
+ * are scheduled, run against the brute-force reference. */
+static void random_operations(int n, int times, unsigned seed)
 {
-    enum { N = 5000 };
-    ref_event *ref = calloc(N, sizeof *ref);
-    stress_item *items = calloc(N, sizeof *items);
-    fired out = { calloc(N, sizeof(int)), 0 };
+    ref_event *ref = calloc(n, sizeof *ref);
+    stress_item *items = calloc(n, sizeof *items);
+    fired out = { calloc(n, sizeof(int)), 0 };
     uint64_t seq = 0;
-    srand(12345);
-    for (int i = 0; i < N; i++) {
+    srand(seed);
+    for (int i = 0; i < n; i++) {
         /* coarse times and few priorities, so ties are common */
-        ref[i] = (ref_event){ (double)(rand() % 200), rand() % 3 - 1, seq++, 0, true };
+        ref[i] = (ref_event){ (double)(rand() % times), rand() % 3 - 1, seq++, 0, true };
         items[i] = (stress_item){ &out, i };
         ref[i].id = sim_event_schedule(engine, ref[i].time, ref[i].priority, note_fired, &items[i]);
         if (i > 10 && rand() % 4 == 0) {
@@ -230,7 +231,7 @@ Test(engine, random_operations_match_a_sorted_reference)
         }
         if (i > 10 && rand() % 5 == 0) {
             int j = rand() % i;
-            double t = (double)(rand() % 200);
+            double t = (double)(rand() % times);
             cr_assert_eq(sim_event_reschedule(engine, ref[j].id, t), ref[j].live);
             if (ref[j].live) {
                 ref[j].time = t;
@@ -238,10 +239,30 @@ Test(engine, random_operations_match_a_sorted_reference)
             }
         }
     }
-    expect_reference_order(ref, N, &out);
+    expect_reference_order(ref, n, &out);
     free(ref);
     free(items);
     free(out.order);
+}
+
+Test(engine, random_operations_match_a_sorted_reference)
+{
+    random_operations(5000, 200, 12345);
+}
+
+static void other_action(sim_engine *e, void *data) {}
+static void nothing_at_all(sim_engine *e, void *data) {}
+
+/* Fetching ahead is a hint: with it, a queue large enough to use it (more than a few
+ * thousand entries) fires exactly the reference's events in their order, with the hint
+ * given twice and beside hints for actions that never run. */
+Test(engine, a_hint_of_reads_changes_no_order)
+{
+    sim_engine_hint_reads(engine, note_fired, 256);
+    sim_engine_hint_reads(engine, note_fired, 64);
+    for (int i = 0; i < 8; i++)
+        sim_engine_hint_reads(engine, i % 2 ? other_action : nothing_at_all, (size_t)i * 64);
+    random_operations(40000, 5000, 777);
 }
 
 Test(engine, mass_cancellation_sweeps_stale_entries_and_keeps_order)
