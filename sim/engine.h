@@ -12,18 +12,33 @@
  * heap array alone, with no back-pointer updates.  While an event runs, its root entry
  * is kept vacant so that the successor it schedules replaces it with one sift.
  *
- * Why a heap, by measurement (`make bench`, hold model, README "Performance"):
- * - at 10 to 10^4 pending events, the range fleetsim lives in (events only when a
- *   batch changes: one per replica, arrival process and stochastic process), the engine,
- *   dispatch and handles included, runs at 50-95% of a bare binary heap of doubles;
- * - a calendar queue (Brown 1988, with resizing) beats it from about 10^3 pending events
- *   when times are spread continuously (1.2-2x a bare heap at 10^3-10^5), but is slower
- *   at 10-100, and collapses when many events share a time (whole-second trace
- *   timestamps, hourly billing, jobs starting together): insertion into a bucket becomes
- *   linear in the ties: 14% of the engine's speed at 10^3 pending, under 1% at 10^4;
+ * With more than 8,192 entries the heap spills its far future: entries fall in buckets
+ * of time (a function of the time that never decreases), the heap keeps the buckets up
+ * to the current one, about 512 entries, and the later ones wait unsorted, in chunks of
+ * a shared pool, in a ring of buckets (enough for twice the entries) and past it; the
+ * ring's next bucket moves into the heap when the heap runs dry, and what is past the
+ * ring is bucketed afresh when the ring is spent.  The buckets' width is estimated from
+ * the entries' times near the front and narrowed when a bucket comes up far too full;
+ * bucketing everything afresh is held to a budget of work per event run, beyond which
+ * the heap stays whole (small dense clusters far apart).  The order is the heap's,
+ * exact, so nothing observable changes; ties only make one bucket large.  It spares a
+ * large queue the sifts through heap levels that no cache holds.
+ *
+ * Why a heap, by measurement (`make bench`, hold model, docs/performance.md):
+ * - at 10 to 10^4 pending events the engine, dispatch and handles included, runs at
+ *   40-100% of a bare binary heap of doubles; from 10^4 the spilling keeps it there
+ *   (10^5: about 90-110%; 10^6, where its slots no longer fit the cache: 50-60%, from
+ *   30-35% as a whole heap);
+ * - a calendar queue (Brown 1988, with resizing) beats a whole heap from about 10^3
+ *   pending events when times are spread continuously (1.2-2x a bare heap at
+ *   10^3-10^5), but is slower at 10-100, and collapses when many events share a time
+ *   (whole-second trace timestamps, hourly billing, jobs starting together): insertion
+ *   into a bucket becomes linear in the ties: 4% of a bare heap at 10^3 pending, under
+ *   1% at 10^4.  The spill tier takes the calendar's buckets without its sorted
+ *   insertion: a bucket is sorted only as the heap it becomes;
  * - 4 children per node beat 2 and 8 at 10^6 pending (one cache line holds more of a
  *   node's children and the tree is half as deep as a binary one).
- * The heap's cost is O(log n) whatever the distribution of event times and ties.
+ * The cost is O(log n) whatever the distribution of event times and ties.
  *
  * Failures.  Scheduling into the past, at a NaN time, or from a NULL handler is a bug in
  * the caller and aborts with a message naming it (always checked, not only in debug

@@ -350,3 +350,167 @@ Test(engine, free_is_null_safe_and_drops_pending_events)
     cr_expect_gt(sim_engine_memory_bytes(other), 100 * (24 + 24));
     sim_engine_free(other); /* the sanitizer run checks nothing leaks */
 }
+
+/* ---- many pending events: the heap spills its far future (sim/engine.c) ------------- */
+
+/* A hold model against the reference: n events pending, each fired one schedules a
+ * successor (until `successors` are made) at now plus an increment drawn by `draw`; on
+ * the way, events are cancelled and moved, and bursts arrive.  Every event must fire at
+ * its time, once, in (time, priority, sequence) order, or have been cancelled.  (An
+ * event scheduled at the current time runs after the one running, so it takes that
+ * one's priority here: the order checked is then the reference's.) */
+typedef struct hold_model {
+    ref_event *ref;
+    int n, cap;
+    uint64_t seq;
+    int last; /* the event fired last, -1 before the first */
+    int fired, cancelled, successors, bursts_left;
+    int purge_at; /* when so many have fired, four in five pending events are cancelled */
+    uint64_t rng;
+    double (*draw)(struct hold_model *h);
+} hold_model;
+
+static hold_model hold;
+
+static double uniform01(hold_model *h)
+{
+    h->rng = h->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(h->rng >> 11) * 0x1p-53;
+}
+
+static double draw_exponential(hold_model *h) { return -log(1 - uniform01(h)); }
+static double draw_whole_seconds(hold_model *h) { return floor(uniform01(h) * 3); }
+static double draw_far_outliers(hold_model *h)
+{
+    return uniform01(h) < 0.99 ? 1e-3 * uniform01(h) : 1e4 * uniform01(h);
+}
+/* all at one time, or some never (an infinite time) */
+static double draw_nothing(hold_model *h) { return 0; }
+static double draw_some_never(hold_model *h)
+{
+    return uniform01(h) < 0.3 ? INFINITY : draw_exponential(h);
+}
+/* dense clusters far apart: nanoseconds, now and then a jump of up to 100 s */
+static double draw_clusters(hold_model *h)
+{
+    return uniform01(h) < 0.999 ? 1e-9 * uniform01(h) : 100 * uniform01(h);
+}
+/* increments that shrink a hundredfold as the run goes on: the events grow denser */
+static double draw_denser(hold_model *h)
+{
+    return uniform01(h) / (1 + h->fired / 2000.0);
+}
+
+static void hold_fire(sim_engine *e, void *data);
+
+static void hold_schedule(sim_engine *e, double time_s)
+{
+    cr_assert_lt(hold.n, hold.cap);
+    int i = hold.n++;
+    int priority = (int)(uniform01(&hold) * 3) - 1;
+    /* at the current time an event cannot come before the one running: it runs next */
+    if (hold.last >= 0 && time_s == sim_engine_now(e))
+        priority = hold.ref[hold.last].priority;
+    hold.ref[i] = (ref_event){ time_s, priority, hold.seq++, 0, true };
+    hold.ref[i].id = sim_event_schedule(e, time_s, hold.ref[i].priority, hold_fire,
+                                        (void *)(intptr_t)i);
+}
+
+static void hold_fire(sim_engine *e, void *data)
+{
+    int i = (int)(intptr_t)data;
+    cr_assert(hold.ref[i].live, "event %d fired but was not pending", i);
+    cr_assert_eq(sim_engine_now(e), hold.ref[i].time);
+    if (hold.last >= 0)
+        cr_assert_lt(ref_cmp(&hold.ref[hold.last], &hold.ref[i]), 0,
+                     "events %d and %d fired out of order", hold.last, i);
+    hold.ref[i].live = false;
+    hold.last = i;
+    hold.fired++;
+    double now = sim_engine_now(e);
+    if (hold.successors > 0) {
+        hold.successors--;
+        hold_schedule(e, now + hold.draw(&hold));
+    }
+    double u = uniform01(&hold);
+    int j = (int)(uniform01(&hold) * hold.n);
+    if (u < 0.05 && hold.ref[j].live) { /* cancel one */
+        cr_assert(sim_event_cancel(e, hold.ref[j].id));
+        hold.ref[j].live = false;
+        hold.cancelled++;
+    } else if (u < 0.15 && hold.ref[j].live) { /* move one, either way */
+        double t = now + hold.draw(&hold);
+        if (t == now && hold.ref[j].priority < hold.ref[i].priority)
+            t = nextafter(now, INFINITY); /* (it would run next, after this one) */
+        cr_assert(sim_event_reschedule(e, hold.ref[j].id, t));
+        hold.ref[j].time = t;
+        hold.ref[j].sequence = hold.seq++;
+    }
+    if (hold.fired == hold.purge_at)
+        for (int k = 0; k < hold.n; k++)
+            if (hold.ref[k].live && k % 5) {
+                cr_assert(sim_event_cancel(e, hold.ref[k].id));
+                hold.ref[k].live = false;
+                hold.cancelled++;
+            }
+    if (hold.bursts_left > 0 && hold.fired % 40000 == 0) { /* a burst: the queue regrows */
+        hold.bursts_left--;
+        for (int k = 0; k < 10000 && hold.n < hold.cap; k++)
+            hold_schedule(e, now + 10 * hold.draw(&hold));
+    }
+}
+
+static void run_hold_model(int pending, int successors, double (*draw)(hold_model *))
+{
+    hold = (hold_model){ .cap = pending + successors + 30000, .last = -1,
+                         .successors = successors, .bursts_left = 3, .purge_at = 50000,
+                         .rng = 2024, .draw = draw };
+    hold.ref = calloc(hold.cap, sizeof *hold.ref);
+    for (int i = 0; i < pending; i++)
+        hold_schedule(engine, draw(&hold));
+    sim_engine_run(engine);
+    for (int i = 0; i < hold.n; i++)
+        cr_assert(!hold.ref[i].live, "event %d never fired", i);
+    cr_expect_eq(hold.fired + hold.cancelled, hold.n);
+    cr_expect_eq(sim_engine_pending(engine), 0);
+    free(hold.ref);
+}
+
+Test(engine, a_large_queue_of_spread_times_fires_in_order)
+{
+    run_hold_model(20000, 200000, draw_exponential);
+    /* the spilled entries share chunks: memory follows what is pending (20,000 to
+     * 50,000 events here, 64 bytes each in the slots and the heap), not each bucket's
+     * largest size (256 buckets of up to 2,048 entries would be 12 MB) */
+    cr_expect_lt(sim_engine_memory_bytes(engine), 8u << 20);
+}
+
+Test(engine, a_large_queue_of_tied_times_fires_in_order)
+{
+    run_hold_model(20000, 200000, draw_whole_seconds);
+}
+
+Test(engine, a_large_queue_with_far_outliers_fires_in_order)
+{
+    run_hold_model(20000, 200000, draw_far_outliers);
+}
+
+Test(engine, a_large_queue_that_grows_denser_fires_in_order)
+{
+    run_hold_model(20000, 200000, draw_denser);
+}
+
+Test(engine, a_large_queue_at_one_time_fires_in_order)
+{
+    run_hold_model(20000, 50000, draw_nothing);
+}
+
+Test(engine, a_large_queue_with_events_at_an_infinite_time_fires_in_order)
+{
+    run_hold_model(20000, 100000, draw_some_never);
+}
+
+Test(engine, a_large_queue_of_clusters_far_apart_fires_in_order)
+{
+    run_hold_model(20000, 200000, draw_clusters);
+}

@@ -102,6 +102,10 @@ int main(int argc, char **argv)
         bench_sweep_table(0);
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--hold")) { /* the event list alone, for an A/B */
+        bench_hold_table(0);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "--ladder")) { /* the scaling tables alone */
         bench_fleet_ladder_table(0);
         printf("\n");
