@@ -1,4 +1,5 @@
-/* The event engine: a 4-ary min-heap with lazy deletion over a slot table (engine.h). */
+/* The event engine: a 4-ary min-heap with lazy deletion over a slot table, its far future
+ * spilled into buckets of time while many events are pending (engine.h, engine_spill.c). */
 #include "sim/engine.h"
 
 #include <math.h>
@@ -7,19 +8,8 @@
 #include <stdlib.h>
 
 #include "sim/array.h"
+#include "sim/engine_internal.h"
 #include "sim/fatal.h"
-
-/* A heap entry carries its whole sort key, so sifting reads the heap array alone.  The
- * entry is live while its version matches its slot's; cancelling or rescheduling an
- * event only bumps the slot's version, and the stale entry is dropped when it reaches
- * the root.  Nothing in the heap points back into the slot table, so a sift writes
- * nothing outside the heap array: that is what keeps large queues fast. */
-typedef struct heap_entry {
-    double time_s;
-    uint64_t order; /* priority (biased to unsigned) in the top 16 bits, sequence below */
-    uint32_t slot;
-    uint32_t version;
-} heap_entry;
 
 /* What a handle reaches: the action, the live entry's version and time.  The generation
  * counts the slot's reuses, so a handle to an event that already ran no longer matches.
@@ -55,38 +45,6 @@ typedef struct read_hint {
     unsigned lines; /* cache lines from the start of the action's data */
 } read_hint;
 
-/* The spill tier (see "spilling" below).  The heap starts spilling at SPILL_ON entries
- * and takes everything back when fewer than SPILL_OFF are left; the ring's buckets are
- * sized to hold about SPILL_BUCKET_TARGET entries each, so the heap stays in the first
- * two levels of cache, and there are enough of them (at least SPILL_BUCKETS) for twice
- * the entries, so that the ring is rarely spent. */
-#define SPILL_ON 8192
-#define SPILL_OFF 2048
-#define SPILL_BUCKETS 256
-#define SPILL_BUCKET_TARGET 512
-#define SPILL_SAMPLES 255
-/* Bucketing every entry afresh costs O(n); it may take this many entries for each event
- * run since spilling began (after a first allowance of SPILL_ALLOWANCE times the
- * entries), or the heap stays whole until it doubles. */
-#define SPILL_WORK_PER_EVENT 8
-#define SPILL_ALLOWANCE 4
-#define SPILL_FRONT 16
-
-/* Spilled entries are kept in chunks of a shared pool, linked by index, so that the
- * buckets together hold what is spilled and not each its own largest size. */
-#define CHUNK_ENTRIES 42
-#define NO_CHUNK UINT32_MAX
-
-typedef struct spill_chunk {
-    uint32_t next, n;
-    heap_entry entries[CHUNK_ENTRIES];
-} spill_chunk;
-
-typedef struct spill_bucket {
-    uint32_t head, tail; /* chunks, NO_CHUNK when empty */
-    size_t n;
-} spill_bucket;
-
 struct sim_engine {
     double now_s;
     heap_entry *heap;
@@ -106,20 +64,9 @@ struct sim_engine {
     volatile sig_atomic_t stop_requested;
     unsigned nhints;
     read_hint hints[MAX_HINTS];
-    /* Spilling: with many events pending, only the near future is in the heap.  An entry
-     * at time t falls in bucket k = floor((t - spill_base) * spill_scale); the heap holds
-     * the buckets up to spill_now, the ring those before spill_far, far the rest. */
-    bool spilling;
-    double spill_base, spill_scale, spill_now, spill_far;
-    size_t spilled;    /* entries in the ring and far, live and stale */
-    size_t spill_from; /* heap entries at which to start spilling */
-    uint64_t spill_since, spill_work; /* events_run when it began; entries bucketed since */
-    spill_bucket *ring; /* buckets 1 to spill_far - 1 (ring_capacity allocated) */
-    size_t ring_capacity;
-    spill_bucket far;
-    spill_chunk *chunks;
-    size_t chunk_capacity, chunks_made;
-    uint32_t free_chunk;
+    /* with many events pending, the heap holds only the near future
+     * (sim/engine_spill.c) */
+    event_spill spill;
 };
 
 sim_engine *sim_engine_create(void)
@@ -127,7 +74,7 @@ sim_engine *sim_engine_create(void)
     sim_engine *e = calloc(1, sizeof *e);
     if (e) {
         e->free_slot = NO_SLOT;
-        e->spill_from = SPILL_ON;
+        event_spill_init(&e->spill);
     }
     return e;
 }
@@ -136,8 +83,7 @@ void sim_engine_free(sim_engine *engine)
 {
     if (!engine)
         return;
-    free(engine->ring);
-    free(engine->chunks);
+    event_spill_release(&engine->spill);
     free(engine->heap);
     free(engine->slots);
     free(engine);
@@ -235,23 +181,23 @@ static size_t keep_live(const sim_engine *e, heap_entry *entries, size_t n)
     return live;
 }
 
-static void respill(sim_engine *e);
-
 static void sweep_stale(sim_engine *e)
 {
-    if (e->spilling) {
-        respill(e);
-        return;
-    }
+    bool spilling = e->spill.on;
+    if (spilling) /* all of it back, and spilled again at the same scale */
+        e->count = event_spill_take_all(&e->spill, &e->heap, e->count, &e->heap_capacity);
     e->count = keep_live(e, e->heap, e->count);
-    heapify(e);
     e->stale = 0;
+    if (spilling)
+        e->count = event_spill_rebucket(&e->spill, e->heap, e->count, e->spill.scale,
+                                        e->events_run);
+    heapify(e);
 }
 
 static void mark_stale(sim_engine *e)
 {
     e->stale++;
-    if (e->stale > SWEEP_MIN_STALE && e->stale > (e->count + e->spilled) / 2) {
+    if (e->stale > SWEEP_MIN_STALE && e->stale > (e->count + e->spill.spilled) / 2) {
         settle_root(e);
         sweep_stale(e);
     }
@@ -309,255 +255,6 @@ static uint32_t pending_slot(const sim_engine *e, sim_event_id id)
     return s->generation == generation && s->fn ? slot : NO_SLOT;
 }
 
-/* ---- spilling: the far future out of the heap ------------------------------------ */
-
-/* With tens of thousands of events pending (a fleet of thousands of replicas, each with
- * its iteration's end), a sift runs through levels of the heap that no cache holds.  So
- * past SPILL_ON entries the heap keeps only the near future: an entry at time t belongs
- * to bucket k = floor((t - spill_base) * spill_scale), a function that never decreases
- * with t, so an entry in a lower bucket is never later than one in a higher bucket and
- * equal times share a bucket.  The heap holds the buckets up to spill_now; a ring of
- * unsorted arrays those up to spill_far; far everything after, unsorted.  When the heap
- * runs dry, the next bucket of the ring moves into it (Floyd's heapify, O(bucket));
- * when the ring is spent, far is sized afresh.  Events still pop in exact (time,
- * priority, sequence) order, so spilling changes nothing observable; ties, however many,
- * only make one bucket large, where the heap orders them as before. */
-
-static inline double bucket_of(const sim_engine *e, double time_s)
-{
-    return floor((time_s - e->spill_base) * e->spill_scale);
-}
-
-static uint32_t chunk_take(sim_engine *e)
-{
-    if (e->free_chunk != NO_CHUNK) {
-        uint32_t c = e->free_chunk;
-        e->free_chunk = e->chunks[c].next;
-        return c;
-    }
-    if (e->chunks_made == e->chunk_capacity)
-        e->chunks = grow_array(e->chunks, &e->chunk_capacity, sizeof *e->chunks,
-                               "chunks of spilled entries");
-    return (uint32_t)e->chunks_made++;
-}
-
-static void bucket_push(sim_engine *e, spill_bucket *b, heap_entry entry)
-{
-    if (b->tail == NO_CHUNK || e->chunks[b->tail].n == CHUNK_ENTRIES) {
-        uint32_t c = chunk_take(e);
-        e->chunks[c].next = NO_CHUNK;
-        e->chunks[c].n = 0;
-        if (b->tail == NO_CHUNK)
-            b->head = c;
-        else
-            e->chunks[b->tail].next = c;
-        b->tail = c;
-    }
-    spill_chunk *tail = &e->chunks[b->tail];
-    tail->entries[tail->n++] = entry;
-    b->n++;
-}
-
-/* Puts an entry of a later bucket than the heap's in the ring or far; false (nothing
- * done) when it belongs in the heap. */
-static inline bool spill(sim_engine *e, heap_entry entry)
-{
-    double k = bucket_of(e, entry.time_s);
-    if (!(k > e->spill_now))
-        return false;
-    bucket_push(e, k < e->spill_far ? &e->ring[(size_t)k] : &e->far, entry);
-    e->spilled++;
-    return true;
-}
-
-/* Appends a bucket's entries to the heap array (not yet in heap order) and gives its
- * chunks back.  Its stale entries go too, to be dropped at the root as ever (checking
- * each against its slot here would read the slot table at random), unless sweeping. */
-static void take_bucket(sim_engine *e, spill_bucket *b, bool sweeping)
-{
-    while (e->heap_capacity < e->count + b->n)
-        e->heap = grow_array(e->heap, &e->heap_capacity, sizeof *e->heap, "heap entries");
-    for (uint32_t c = b->head; c != NO_CHUNK;) {
-        spill_chunk *chunk = &e->chunks[c];
-        for (uint32_t i = 0; i < chunk->n; i++) {
-            if (!sweeping || entry_live(e, &chunk->entries[i]))
-                e->heap[e->count++] = chunk->entries[i];
-            else
-                e->stale--;
-        }
-        uint32_t next = chunk->next;
-        chunk->next = e->free_chunk;
-        e->free_chunk = c;
-        c = next;
-    }
-    e->spilled -= b->n;
-    *b = (spill_bucket){ NO_CHUNK, NO_CHUNK, 0 };
-}
-
-static int offset_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The scale that puts about SPILL_BUCKET_TARGET of n entries in a bucket, from an even
- * sample of their times past base: the density near the front, where the next buckets
- * are, from the sample's SPILL_FRONT earliest (or more, past those that tie at base).
- * 0 when the sample has no spread to go by. */
-static double spill_scale_of(const heap_entry *entries, size_t n, double base)
-{
-    double offset[SPILL_SAMPLES];
-    size_t m = 0, stride = n / SPILL_SAMPLES + 1;
-    for (size_t i = 0; i < n && m < SPILL_SAMPLES; i += stride)
-        if (isfinite(entries[i].time_s - base))
-            offset[m++] = entries[i].time_s - base;
-    if (m == 0)
-        return 0;
-    qsort(offset, m, sizeof *offset, offset_cmp);
-    size_t j = m < SPILL_FRONT ? m - 1 : SPILL_FRONT - 1;
-    while (j < m && !(offset[j] > 0))
-        j++;
-    if (j == m)
-        return 0;
-    /* the earliest j + 1 of m samples stand for n (j + 1) / m entries */
-    double width = offset[j] * SPILL_BUCKET_TARGET * (double)m / ((double)n * (double)(j + 1));
-    double scale = 1 / width;
-    return isfinite(scale) && scale > 0 ? scale : 0;
-}
-
-/* Spills the heap array's entries (in any order) past its first bucket, which starts at
- * the earliest entry, and puts the rest in heap order.  The scale is the given one, or
- * (0) one estimated from the entries.  Stays a plain heap (and tries again at twice the
- * size) when the entries' times give no spread. */
-static void start_spilling(sim_engine *e, double scale)
-{
-    double base = INFINITY;
-    for (size_t i = 0; i < e->count; i++)
-        base = fmin(base, e->heap[i].time_s);
-    if (!isfinite(base))
-        scale = 0; /* nothing, or only events at an infinite time */
-    else if (scale == 0)
-        scale = spill_scale_of(e->heap, e->count, base);
-    if (scale == 0) {
-        e->spill_from = 2 * e->count;
-        heapify(e);
-        return;
-    }
-    size_t buckets = 2 * e->count / SPILL_BUCKET_TARGET;
-    if (buckets < SPILL_BUCKETS)
-        buckets = SPILL_BUCKETS;
-    if (buckets > e->ring_capacity) {
-        size_t old = e->ring_capacity;
-        e->ring = sim_array_grow(e->ring, &e->ring_capacity, buckets, sizeof *e->ring,
-                                 "the event list");
-        for (size_t i = old; i < e->ring_capacity; i++)
-            e->ring[i] = (spill_bucket){ NO_CHUNK, NO_CHUNK, 0 };
-        if (old == 0) {
-            e->far = (spill_bucket){ NO_CHUNK, NO_CHUNK, 0 };
-            e->free_chunk = NO_CHUNK;
-        }
-    }
-    e->spilling = true;
-    e->spill_from = SIZE_MAX;
-    e->spill_base = base;
-    e->spill_scale = scale;
-    e->spill_now = 0;
-    e->spill_far = (double)buckets;
-    size_t kept = 0;
-    for (size_t i = 0; i < e->count; i++)
-        if (!spill(e, e->heap[i]))
-            e->heap[kept++] = e->heap[i];
-    e->count = kept;
-    heapify(e);
-}
-
-/* Brings every entry back into the heap array (not in heap order). */
-static void unspill(sim_engine *e, bool sweeping)
-{
-    e->spilling = false;
-    e->spill_from = SPILL_ON;
-    for (size_t i = 0; i < (size_t)e->spill_far; i++)
-        take_bucket(e, &e->ring[i], sweeping);
-    take_bucket(e, &e->far, sweeping);
-}
-
-/* Spilling begins: the heap has grown past spill_from. */
-static void begin_spilling(sim_engine *e)
-{
-    e->spill_since = e->events_run;
-    e->spill_work = 0;
-    start_spilling(e, 0);
-}
-
-/* Buckets everything afresh once unspill has brought it back: at the given scale, or (0)
- * an estimated one.  A distribution that calls for this every few events (small dense
- * clusters far apart) would cost more than the heap saves: past its budget of work the
- * heap stays whole, as does one left with few entries. */
-static void rebucket(sim_engine *e, double scale)
-{
-    e->spill_work += e->count;
-    uint64_t budget = SPILL_WORK_PER_EVENT * (e->events_run - e->spill_since)
-                      + SPILL_ALLOWANCE * (uint64_t)e->count;
-    if (e->count >= SPILL_OFF && e->spill_work <= budget) {
-        start_spilling(e, scale);
-        return;
-    }
-    if (e->count >= SPILL_OFF)
-        e->spill_from = 2 * e->count;
-    heapify(e);
-}
-
-/* Sweeps stale entries out of a spilling list: all of it back, and spilled again at the
- * same scale from its earliest entry. */
-static void respill(sim_engine *e)
-{
-    double scale = e->spill_scale;
-    e->count = keep_live(e, e->heap, e->count);
-    unspill(e, true);
-    e->stale = 0;
-    rebucket(e, scale);
-}
-
-/* A bucket of many more entries than it should hold, over a span of time (the events
- * have grown denser since the scale was set): the scale that would give it its target;
- * 0 for a bucket of the right size, or of ties. */
-static double denser_scale(const sim_engine *e, const spill_bucket *b)
-{
-    if (b->n <= 4 * SPILL_BUCKET_TARGET)
-        return 0;
-    double first = INFINITY, last = -INFINITY;
-    for (uint32_t c = b->head; c != NO_CHUNK; c = e->chunks[c].next)
-        for (uint32_t i = 0; i < e->chunks[c].n; i++) {
-            first = fmin(first, e->chunks[c].entries[i].time_s);
-            last = fmax(last, e->chunks[c].entries[i].time_s);
-        }
-    return last > first ? e->spill_scale * (double)b->n / SPILL_BUCKET_TARGET : 0;
-}
-
-/* The heap is empty and entries are spilled: the ring's next bucket moves into the heap;
- * a bucket far too full is first spilled again, finer; when the ring is spent, what is
- * left is bucketed afresh (or all comes back to the heap, when few entries are left). */
-static void refill(sim_engine *e)
-{
-    for (double k = e->spill_now + 1; k < e->spill_far; k++) {
-        spill_bucket *b = &e->ring[(size_t)k];
-        if (b->n) {
-            double denser = denser_scale(e, b);
-            if (denser > 0) {
-                unspill(e, false);
-                rebucket(e, denser);
-                return;
-            }
-            e->spill_now = k;
-            take_bucket(e, b, false);
-            heapify(e);
-            return;
-        }
-    }
-    unspill(e, false);
-    rebucket(e, 0);
-}
-
 /* ---- scheduling ------------------------------------------------------------------ */
 
 __attribute__((noinline, cold)) static void past_time(const sim_engine *e, double time_s,
@@ -586,7 +283,7 @@ static uint64_t next_order(sim_engine *e, int priority)
 /* Puts a new live entry for `slot` into the heap. */
 static void heap_insert(sim_engine *e, heap_entry entry)
 {
-    if (e->spilling && spill(e, entry))
+    if (e->spill.on && event_spill_put(&e->spill, entry))
         return;
     if (e->root_vacant) {
         e->root_vacant = false;
@@ -682,7 +379,7 @@ void sim_engine_hint_reads(sim_engine *engine, sim_event_fn fn, size_t bytes)
  * it is next unless the running event schedules an earlier one or the child is stale. */
 static inline void fetch_ahead(const sim_engine *e)
 {
-    if (e->nhints == 0 || e->count + e->spilled < FETCH_AHEAD_MIN || e->count < 2)
+    if (e->nhints == 0 || e->count + e->spill.spilled < FETCH_AHEAD_MIN || e->count < 2)
         return;
     size_t end = e->count < ARITY + 1 ? e->count : ARITY + 1;
     size_t next = 1;
@@ -706,13 +403,16 @@ static inline const heap_entry *peek(sim_engine *e)
 {
     for (;;) {
         drop_stale_root(e);
-        if (__builtin_expect(e->count >= e->spill_from, 0))
-            begin_spilling(e);
+        if (__builtin_expect(e->count >= e->spill.from, 0)) {
+            e->count = event_spill_begin(&e->spill, e->heap, e->count, e->events_run);
+            heapify(e);
+        }
         if (e->count)
             return &e->heap[0];
-        if (!e->spilled)
+        if (!e->spill.spilled)
             return NULL;
-        refill(e);
+        e->count = event_spill_refill(&e->spill, &e->heap, &e->heap_capacity, e->events_run);
+        heapify(e);
     }
 }
 
@@ -767,15 +467,13 @@ bool sim_engine_stopped(const sim_engine *engine) { return engine->stop_requeste
 
 size_t sim_engine_pending(const sim_engine *engine)
 {
-    return engine->count + engine->spilled - engine->stale - engine->root_vacant;
+    return engine->count + engine->spill.spilled - engine->stale - engine->root_vacant;
 }
 
 uint64_t sim_engine_events_run(const sim_engine *engine) { return engine->events_run; }
 
 size_t sim_engine_memory_bytes(const sim_engine *engine)
 {
-    size_t spill = engine->ring_capacity * sizeof *engine->ring
-                   + engine->chunk_capacity * sizeof *engine->chunks;
     return sizeof *engine + engine->heap_capacity * sizeof *engine->heap
-           + engine->slot_capacity * sizeof *engine->slots + spill;
+           + engine->slot_capacity * sizeof *engine->slots + event_spill_bytes(&engine->spill);
 }
