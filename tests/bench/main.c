@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,6 +62,12 @@ int bench_in_child(void (*work)(const void *arg, void *out), const void *arg, vo
     }
     if (pid == 0) {
         close(fd[0]);
+#ifdef __GLIBC__
+        /* memory the parent freed but kept would serve the child without raising its
+         * peak: given back first, the child's peak is what its own work needs (before,
+         * a training year at 100,000 GPUs read 28.9 MiB in the ladder and 52.7 alone) */
+        malloc_trim(0);
+#endif
         resident_at_fork_mib = resident_mib();
         work(arg, out);
         _exit(write(fd[1], out, size) == (ssize_t)size ? 0 : 1);
