@@ -33,6 +33,7 @@ typedef struct event_slot {
 /* Actions whose reads the engine fetches ahead (sim_engine_hint_reads); a simulation has
  * one or two whose data is large and scattered. */
 #define MAX_HINTS 4
+#define MAX_HINT_LINES 32
 #define CACHE_LINE 64
 /* Below this many pending entries the events' data is as a rule still cached (800 replicas'
  * state, about a kilobyte each, fits a core's second-level cache), and fetching ahead
@@ -162,8 +163,10 @@ static inline void settle_root(sim_engine *e)
     }
 }
 
-/* Rebuilds the heap from its live entries (Floyd's method); the order of events is a
- * total order on (time, priority, sequence), so the rebuild changes nothing observable. */
+/* Puts the heap array in heap order (Floyd's method): after a sweep, or when entries come
+ * from the spill tier (stale ones among them, dropped at the root as ever); the order of
+ * events is a total order on (time, priority, sequence), so it changes nothing
+ * observable. */
 static void heapify(sim_engine *e)
 {
     for (size_t i = e->count / ARITY + 1; i-- > 0;)
@@ -280,7 +283,8 @@ static uint64_t next_order(sim_engine *e, int priority)
     return (uint64_t)(priority + PRIORITY_BIAS) << SEQUENCE_BITS | e->next_sequence++;
 }
 
-/* Puts a new live entry for `slot` into the heap. */
+/* Puts a new live entry for `slot` into the heap, or into the spill tier when it falls
+ * past the heap's bucket. */
 static void heap_insert(sim_engine *e, heap_entry entry)
 {
     if (e->spill.on && event_spill_put(&e->spill, entry))
@@ -362,14 +366,17 @@ double sim_event_time(const sim_engine *engine, sim_event_id id)
 
 void sim_engine_hint_reads(sim_engine *engine, sim_event_fn fn, size_t bytes)
 {
-    unsigned lines = (unsigned)((bytes + CACHE_LINE - 1) / CACHE_LINE);
+    /* a hint is for a few lines: more would cost more than a miss saves */
+    size_t lines = bytes / CACHE_LINE + (bytes % CACHE_LINE != 0);
+    if (lines > MAX_HINT_LINES)
+        lines = MAX_HINT_LINES;
     for (unsigned i = 0; i < engine->nhints; i++)
         if (engine->hints[i].fn == fn) {
-            engine->hints[i].lines = lines;
+            engine->hints[i].lines = (unsigned)lines;
             return;
         }
     if (engine->nhints < MAX_HINTS)
-        engine->hints[engine->nhints++] = (read_hint){ fn, lines };
+        engine->hints[engine->nhints++] = (read_hint){ fn, (unsigned)lines };
 }
 
 /* Asks the memory system for what the event likely to run next will read, so that it

@@ -8,7 +8,8 @@
  * deletion: a slot table maps each handle to its action and to the version of its live
  * heap entry; cancelling or rescheduling bumps the version, and stale entries are
  * dropped when they reach the root (or swept out in O(n) once they outnumber the live
- * ones, so memory stays within twice the pending events).  Sifts therefore touch the
+ * ones, so stale entries never outnumber live ones by much; the arrays keep the size of
+ * the largest queue).  Sifts therefore touch the
  * heap array alone, with no back-pointer updates.  While an event runs, its root entry
  * is kept vacant so that the successor it schedules replaces it with one sift.
  *
@@ -116,7 +117,8 @@ bool sim_engine_stopped(const sim_engine *engine);
  * its data.  Before running an event, the engine asks the memory system for those bytes
  * of the event likely to run next, so that when each event touches state no cache holds
  * (one of 80,000 replicas) the fetch overlaps the event before it.  Registering fn again
- * replaces its size; the engine keeps a few such actions and ignores any more. */
+ * replaces its size; the engine keeps a few such actions and ignores any more, and
+ * fetches at most 2 KB an event. */
 void sim_engine_hint_reads(sim_engine *engine, sim_event_fn fn, size_t bytes);
 
 /* Number of pending events; events run since creation; bytes held by the event list. */

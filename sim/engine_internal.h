@@ -88,8 +88,9 @@ size_t event_spill_refill(event_spill *s, heap_entry **heap, size_t *capacity,
  * be); returns the new count.  The scale in force is left in s->scale. */
 size_t event_spill_take_all(event_spill *s, heap_entry **heap, size_t n, size_t *capacity);
 
-/* After take_all and a sweep of stale entries: spills the n entries again at the given
- * scale (within the budget of work); returns how many stay in the heap. */
+/* After take_all (and, for a sweep, the stale entries dropped): spills the n entries
+ * again at the given scale, or (0) an estimated one, within the budget of work; returns
+ * how many stay in the heap. */
 size_t event_spill_rebucket(event_spill *s, heap_entry *heap, size_t n, double scale,
                             uint64_t events_run);
 

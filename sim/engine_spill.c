@@ -17,8 +17,9 @@
 #include "sim/array.h"
 #include "sim/fatal.h"
 
-/* The heap starts spilling at SPILL_ON entries and takes everything back when fewer than
- * SPILL_OFF are left.  Buckets are sized to hold about BUCKET_TARGET entries each, so the
+/* The heap starts spilling at SPILL_ON entries; when everything is bucketed afresh (the
+ * ring spent, a bucket far too full, a sweep) and fewer than SPILL_OFF are left, it takes
+ * everything back.  Buckets are sized to hold about BUCKET_TARGET entries each, so the
  * heap stays in the first two levels of cache, and there are enough of them (at least
  * MIN_BUCKETS) for twice the entries, so that the ring is rarely spent. */
 #define SPILL_ON 8192
@@ -29,10 +30,10 @@
  * the next buckets are: from its FRONT earliest of SAMPLES. */
 #define SAMPLES 255
 #define FRONT 16
-/* Bucketing every entry afresh costs O(n); it may take this many entries for each event
- * run since spilling began (after a first allowance of ALLOWANCE times the entries), or
- * the heap stays whole until it doubles: small dense clusters far apart would call for
- * it every few events. */
+/* Bucketing every entry afresh costs O(n); since spilling began, it may take this many
+ * entries for each event run, plus ALLOWANCE times the entries it buckets now, or the
+ * heap stays whole until it doubles: small dense clusters far apart would call for it
+ * every few events. */
 #define WORK_PER_EVENT 8
 #define ALLOWANCE 4
 
@@ -222,7 +223,8 @@ static double denser_scale(const event_spill *s, const spill_bucket *b)
             first = fmin(first, s->chunks[c].entries[i].time_s);
             last = fmax(last, s->chunks[c].entries[i].time_s);
         }
-    return last > first ? s->scale * (double)b->n / BUCKET_TARGET : 0;
+    double scale = s->scale * (double)b->n / BUCKET_TARGET;
+    return last > first && isfinite(scale) ? scale : 0;
 }
 
 size_t event_spill_refill(event_spill *s, heap_entry **heap, size_t *capacity,
