@@ -174,14 +174,14 @@ static void heapify(sim_engine *e)
             sift_down(e->heap, e->count, i, e->heap[i]);
 }
 
-/* Keeps an array's live entries, in their order; returns how many. */
-static size_t keep_live(const sim_engine *e, heap_entry *entries, size_t n)
+/* Keeps the heap array's live entries, in their order (not heap order). */
+static void keep_live(sim_engine *e)
 {
     size_t live = 0;
-    for (size_t i = 0; i < n; i++)
-        if (entry_live(e, &entries[i]))
-            entries[live++] = entries[i];
-    return live;
+    for (size_t i = 0; i < e->count; i++)
+        if (entry_live(e, &e->heap[i]))
+            e->heap[live++] = e->heap[i];
+    e->count = live;
 }
 
 static void sweep_stale(sim_engine *e)
@@ -189,7 +189,7 @@ static void sweep_stale(sim_engine *e)
     bool spilling = e->spill.on;
     if (spilling) /* all of it back, and spilled again at the same scale */
         e->count = event_spill_take_all(&e->spill, &e->heap, e->count, &e->heap_capacity);
-    e->count = keep_live(e, e->heap, e->count);
+    keep_live(e);
     e->stale = 0;
     if (spilling)
         e->count = event_spill_rebucket(&e->spill, e->heap, e->count, e->spill.scale,
