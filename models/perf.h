@@ -367,6 +367,12 @@ double decode_cost_sum(const decode_cost *c, double n);
 /* The number of whole iterations of a decode run that end within `elapsed` seconds. */
 double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n);
 
+/* The same for a run of max_n iterations known to take `total` (its decode_cost_sum),
+ * and, where fewer end within `elapsed`, how long the run cut after the iteration in
+ * progress takes (decode_cost_sum of the result + 1) into *next (NaN otherwise). */
+double decode_cost_cut(const decode_cost *c, double elapsed, double max_n, double total,
+                       double *next);
+
 
 /* Best offline throughput (output tokens per second) on gpus devices for requests of
  * prompt + output tokens: over tensor parallelism and batch size within memory (s->tp

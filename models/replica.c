@@ -367,18 +367,20 @@ static void retire(replica *r, double now)
 {
     unsigned kept = 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
-        if (r->finish[i] != PROMPTING && r->step->finished(r, i)) {
-            llm_request *q = r->running[i];
-            replica_sync(r, q);
-            stop_decoding(r, i);
-            q->finish_s = now;
-            r->kv_committed -= r->policy->own(r, q);
-            release(r, q);
-            r->done(r->context, q, false);
-        } else {
+        unsigned next = r->step->next_finished(r, i);
+        for (; i < next; i++) { /* those before it stay */
             r->finish[kept] = r->finish[i];
             r->running[kept++] = r->running[i];
         }
+        if (i == r->nrunning)
+            break;
+        llm_request *q = r->running[i];
+        replica_sync(r, q);
+        stop_decoding(r, i);
+        q->finish_s = now;
+        r->kv_committed -= r->policy->own(r, q);
+        release(r, q);
+        r->done(r->context, q, false);
     }
     r->nrunning = kept;
 }
@@ -479,9 +481,10 @@ static void start_decode(replica *r, double now)
         r->run_iterations = fmin(r->run_iterations, within + 1);
     }
     r->run_start_s = begin;
+    r->run_total = decode_cost_sum(&r->run_cost, r->run_iterations);
     set_phase(r, now, DECODE);
-    r->event = sim_event_schedule(r->engine, begin + decode_cost_sum(&r->run_cost, r->run_iterations),
-                                  EVENT_MODEL, on_iteration_end, r);
+    r->event = sim_event_schedule(r->engine, begin + r->run_total, EVENT_MODEL,
+                                  on_iteration_end, r);
     r->stats.iterations_events++;
 }
 
@@ -493,11 +496,13 @@ static void cut_run(replica *r, double now)
 {
     if (r->phase != DECODE || r->config.reference || !sim_event_pending(r->engine, r->event))
         return;
-    double done = decode_cost_iterations_within(&r->run_cost, now - r->run_start_s,
-                                                r->run_iterations);
+    double total;
+    double done = decode_cost_cut(&r->run_cost, now - r->run_start_s, r->run_iterations,
+                                  r->run_total, &total);
     if (done + 1 < r->run_iterations) {
         r->run_iterations = done + 1;
-        double end = r->run_start_s + decode_cost_sum(&r->run_cost, done + 1);
+        r->run_total = total;
+        double end = r->run_start_s + total;
         sim_event_reschedule(r->engine, r->event, fmax(end, now)); /* rounding */
     }
 }
@@ -593,10 +598,13 @@ static void on_iteration_end(sim_engine *e, void *data)
     if (r->phase == PREFILL) {
         r->step->prefill_ended(r);
         for (unsigned i = 0; i < r->nrunning; i++) {
-            if (r->finish[i] != PROMPTING) { /* a decoder: a step */
-                r->step->decoded(r, i);
-                continue;
-            }
+            unsigned from = i; /* the decoders up to the next prompt: a step each */
+            while (i < r->nrunning && r->finish[i] != PROMPTING)
+                i++;
+            if (i > from)
+                r->step->decoded(r, from, i);
+            if (i == r->nrunning)
+                break;
             llm_request *q = r->running[i];
             if (q->chunk) {
                 r->step->flushed(r); /* the decoders before it, in order */

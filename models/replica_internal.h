@@ -69,7 +69,6 @@ struct replica {
      * and what only a change of speed, a LoRA load or a prefix fetch reads come last. */
     sim_engine *engine;
     phase phase;
-    bool busy;             /* as last told to on_busy */
     unsigned nrunning;
     llm_request **running;
     /* The decode clock: the tokens each decoding sequence has made, which the plain step
@@ -85,8 +84,8 @@ struct replica {
     size_t running_cap;
     uint64_t clock;
     unsigned ndecoding;
-    int64_t cached_less_synced;  /* the sum of cached - synced */
     unsigned decoded_pending;    /* a prefill iteration's decoders not yet flushed */
+    int64_t cached_less_synced;  /* the sum of cached - synced */
     const replica_cache_policy *policy;
     const replica_step *step;
     double step_tokens;  /* cache a sequence's decode step may write (the step's) */
@@ -111,6 +110,7 @@ struct replica {
     double run_start_s;
     decode_cost run_cost;
     double run_iterations;
+    double run_total;    /* their time: decode_cost_sum(run_cost, run_iterations) */
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
     double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
@@ -125,6 +125,7 @@ struct replica {
     perf_phases run_work;
     double run_attention_s;
     bool run_attention_compute;
+    bool busy;             /* as last told to on_busy */
     replica_stats stats;
     /* (what comes before here the engine fetches ahead of an iteration's end:
      * replica_create's sim_engine_hint_reads) */
@@ -217,14 +218,16 @@ struct replica_step {
     /* q makes the tokens of n steps. */
     void (*advance)(replica *r, llm_request *q, unsigned n);
     /* A prefill iteration ended: its decoding sequences made a step each.  The running
-     * sequences are walked in order, decoded() called for each decoding one (running[i])
-     * and flushed() before each whose chunk was computed and at the end, so that the
-     * cache policy counts the steps in the batch's order. */
+     * sequences are walked in order, decoded() called for each stretch of decoding ones
+     * (running[from..to-1]) and flushed() before each whose chunk was computed and at
+     * the end, so that the cache policy counts the steps in the batch's order.  (A
+     * stretch at a time: the plain step only counts them.) */
     void (*prefill_ended)(replica *r);
-    void (*decoded)(replica *r, unsigned i);
+    void (*decoded)(replica *r, unsigned from, unsigned to);
     void (*flushed)(replica *r);
-    /* Whether decoding running[i] made its output. */
-    bool (*finished)(const replica *r, unsigned i);
+    /* The first decoding sequence from running[from] on that made its output (nrunning
+     * when none did). */
+    unsigned (*next_finished)(const replica *r, unsigned from);
     /* The tokens decoding running[i] has left to make. */
     double (*left)(const replica *r, unsigned i);
     /* Every running sequence makes n steps' tokens: whether any finished. */

@@ -83,10 +83,9 @@ static void clock_prefill_ended(replica *r)
     r->decoded_pending = 0;
 }
 
-static void clock_decoded(replica *r, unsigned i)
+static void clock_decoded(replica *r, unsigned from, unsigned to)
 {
-    (void)i;
-    r->decoded_pending++;
+    r->decoded_pending += to - from;
 }
 
 static void clock_flushed(replica *r)
@@ -96,7 +95,14 @@ static void clock_flushed(replica *r)
     r->decoded_pending = 0;
 }
 
-static bool clock_finished(const replica *r, unsigned i) { return r->finish[i] <= r->clock; }
+/* (a prompting sequence's PROMPTING is past any clock) */
+static unsigned clock_next_finished(const replica *r, unsigned from)
+{
+    unsigned i = from;
+    while (i < r->nrunning && r->finish[i] > r->clock)
+        i++;
+    return i;
+}
 
 static double clock_left(const replica *r, unsigned i)
 {
@@ -105,20 +111,27 @@ static double clock_left(const replica *r, unsigned i)
 
 static void no_prefill_ended(replica *r) { (void)r; }
 
-static void each_decoded(replica *r, unsigned i)
+static void each_decoded(replica *r, unsigned from, unsigned to)
 {
-    llm_request *q = r->running[i];
-    unsigned before = q->cached;
-    r->step->advance(r, q, 1);
-    r->policy->decoded(r, q, before);
+    for (unsigned i = from; i < to; i++) {
+        llm_request *q = r->running[i];
+        unsigned before = q->cached;
+        r->step->advance(r, q, 1);
+        r->policy->decoded(r, q, before);
+    }
 }
 
 static void no_flush(replica *r) { (void)r; }
 
-static bool each_finished(const replica *r, unsigned i)
+static unsigned each_next_finished(const replica *r, unsigned from)
 {
-    const llm_request *q = r->running[i];
-    return q->generated >= q->output;
+    unsigned i = from;
+    for (; i < r->nrunning; i++) {
+        const llm_request *q = r->running[i];
+        if (r->finish[i] != PROMPTING && q->generated >= q->output)
+            break;
+    }
+    return i;
 }
 
 static double each_left(const replica *r, unsigned i)
@@ -357,22 +370,22 @@ static double round_tokens(const replica_config *c) { return c->spec_k + 1.0; }
 
 static const replica_step PLAIN = {
     plain_decoders, no_draft_prefill, plain_run, no_run_draft, token_advance,
-    clock_prefill_ended, clock_decoded, clock_flushed, clock_finished, clock_left,
+    clock_prefill_ended, clock_decoded, clock_flushed, clock_next_finished, clock_left,
     clock_advance_run, no_draft_ended, token_commit_run, one_token,
 };
 static const replica_step WINDOW = {
     window_decoders, no_draft_prefill, window_run, no_run_draft, token_advance,
-    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
+    no_prefill_ended, each_decoded, no_flush, each_next_finished, each_left,
     token_advance_run, no_draft_ended, window_commit_run, one_token,
 };
 static const replica_step SPECULATIVE = {
     spec_decoders, spec_draft_prefill, spec_run, spec_run_draft, spec_advance,
-    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
+    no_prefill_ended, each_decoded, no_flush, each_next_finished, each_left,
     spec_advance_run, spec_ended, spec_commit_run, round_tokens,
 };
 static const replica_step SPECULATIVE_WINDOW = {
     spec_decoders, spec_draft_prefill, spec_window_run, spec_run_draft, spec_advance,
-    no_prefill_ended, each_decoded, no_flush, each_finished, each_left,
+    no_prefill_ended, each_decoded, no_flush, each_next_finished, each_left,
     spec_advance_run, spec_ended, spec_window_commit_run, round_tokens,
 };
 

@@ -354,6 +354,68 @@ Test(perf, int4_gains_shrink_as_batch_grows)
 
 /* ---- the fast path ---------------------------------------------------------------------- */
 
+/* The largest n <= max_n whose run ends within `elapsed`, found by testing every n: what
+ * decode_cost_iterations_within must return, however it finds it. */
+static double iterations_within_by_scan(const decode_cost *c, double elapsed, double max_n)
+{
+    double best = 0;
+    for (double n = 1; n <= max_n; n++)
+        if (decode_cost_sum(c, n) <= elapsed)
+            best = n;
+    return best;
+}
+
+static double draw_unit(unsigned long long *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*state >> 11) * 0x1p-53;
+}
+
+Test(perf, the_iterations_within_a_time_are_the_largest_whole_run_that_fits)
+{
+    /* costs as decode runs have them (a millisecond or so an iteration, a line's slope
+     * from nothing to as much), with rooflines that cross anywhere in the run or not at
+     * all, zero coefficients, and times before, at and past each iteration's end */
+    unsigned long long state = 42;
+    unsigned checked = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        double scale = 1e-3 * pow(10, 2 * draw_unit(&state) - 1);
+        decode_cost c = { scale * draw_unit(&state), scale * 1e-2 * draw_unit(&state),
+                          scale * draw_unit(&state), scale * 1e-2 * draw_unit(&state),
+                          scale * draw_unit(&state) };
+        double max_n = 1 + floor(300 * draw_unit(&state));
+        switch (trial % 6) { /* some with nothing on one side */
+        case 1: c.compute0 = c.compute1 = 0; break;
+        case 2: c.fixed = 0; c.memory1 = 0; break;
+        case 3: c.compute1 = c.memory1; break; /* parallel lines */
+        case 4: /* a line that falls (no run has one), every iteration still costing */
+            c.memory1 = -c.memory0 / (2 * max_n);
+            break;
+        default: break;
+        }
+        double total = decode_cost_sum(&c, max_n);
+        double elapsed = trial % 7 == 0 ? decode_cost_sum(&c, floor(max_n * draw_unit(&state)))
+                                        : total * (1.1 * draw_unit(&state) - 0.05);
+        double want = elapsed >= total ? max_n : iterations_within_by_scan(&c, elapsed, max_n);
+        double got = decode_cost_iterations_within(&c, elapsed, max_n);
+        cr_expect_eq(got, want, "trial %d: %.17g s in at most %g: %g iterations, want %g", trial,
+                     elapsed, max_n, got, want);
+        double next, cut = decode_cost_cut(&c, elapsed, max_n, total, &next);
+        cr_expect_eq(cut, want, "trial %d: cut after %g, want %g", trial, cut, want);
+        if (want < max_n) /* the run cut after the iteration in progress, as summed anew */
+            cr_expect_eq(next, decode_cost_sum(&c, want + 1), "trial %d: %.17g s", trial, next);
+        checked++;
+    }
+    cr_expect_eq(checked, 4000);
+    /* no cost at all: every run fits; a time before the run: none does */
+    decode_cost zero = { 0 };
+    cr_expect_eq(decode_cost_iterations_within(&zero, 0, 50), 50);
+    decode_cost one = { 0, 0, 0, 0, 1e-3 };
+    cr_expect_eq(decode_cost_iterations_within(&one, -1e-3, 50), 0);
+    cr_expect_eq(decode_cost_iterations_within(&one, 0.0105, 50), 10);
+    cr_expect_eq(decode_cost_iterations_within(&one, NAN, 50), 0);
+}
+
 Test(perf, a_decode_run_in_closed_form_equals_its_iterations_one_by_one)
 {
     const struct { const char *model, *device; precision w, kv; unsigned tp, seqs; } cases[] = {
