@@ -38,6 +38,7 @@ replica_shapes *replica_shapes_create(const replica_config *c)
     if (!t)
         return NULL;
     t->most = most_batch(c);
+    t->profile = &c->profile;
     t->decode = malloc((t->most + 1) * sizeof *t->decode);
     t->draft = c->spec_k ? malloc((t->most + 1) * sizeof *t->draft) : NULL;
     if (!t->decode || (c->spec_k && !t->draft)) {
@@ -72,8 +73,9 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
         return NULL;
     if (config->shared_shapes && config->shared_shapes->most != most_batch(config))
         sim_fatal("replica_create: the shared decode costs are for another batch limit");
+    r->config = *config; /* (its own table reads the profile here, not the caller's) */
     r->shapes = config->shared_shapes ? config->shared_shapes
-                                      : (r->own_shapes = replica_shapes_create(config));
+                                      : (r->own_shapes = replica_shapes_create(&r->config));
     r->slots = config->lora_slots ? lora_slots_create(config->lora_slots, config->lora_adapters)
                                   : NULL;
     if (!r->shapes || (config->lora_slots && !r->slots)) {
@@ -83,11 +85,10 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
         return NULL;
     }
     r->engine = engine;
-    /* an iteration's end reads the run state and the statistics, which come first */
-    sim_engine_hint_reads(engine, on_iteration_end, offsetof(struct replica, head));
-    r->config = *config;
+    sim_engine_hint_reads(engine, on_iteration_end, REPLICA_HOT_BYTES);
     r->base_profile = config->profile;
     r->compute_factor = r->memory_factor = 1;
+    r->load_tokens = config->on_load_tokens; /* (load_told: 0, as it holds) */
     r->done = done;
     r->context = context;
     r->prefix_costs = (prefix_costs){ tier_prefill_s, tier_bytes, r };
@@ -120,7 +121,7 @@ void replica_free(replica *r)
 perf_setup replica_setup(const replica *r)
 {
     const replica_config *c = &r->config;
-    return (perf_setup){ .model = c->model, .device = c->device, .profile = &c->profile,
+    return (perf_setup){ .model = c->model, .device = c->device, .profile = r->shapes->profile,
                          .weights = c->prec, .kv = c->kv_prec, .tp = c->tp,
                          .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew,
                          .attention_dp = c->attention_dp };
@@ -532,9 +533,14 @@ void replica_preempt_latest(replica *r)
     r->waiting_tokens += remaining_tokens(q);
 }
 
-/* Tells on_load that the requests or their tokens left may have changed. */
-static void load_changed(const replica *r)
+/* Tells on_load that the requests (or, as it asked, their tokens left) may have
+ * changed; the count is in the lines an iteration's end reads, the configuration not. */
+static void load_changed(replica *r)
 {
+    unsigned n = replica_outstanding(r);
+    if (n == r->load_told && !r->load_tokens)
+        return;
+    r->load_told = n;
     if (r->config.on_load)
         r->config.on_load(r->config.load_context);
 }

@@ -92,8 +92,10 @@ typedef struct llm_request {
 typedef enum kv_policy { KV_RESERVE, KV_PREEMPT, KV_SWAP } kv_policy;
 
 typedef struct replica_config {
-    /* What an iteration reads of its configuration comes first: the replica keeps it
-     * beside its run state (models/replica_internal.h). */
+    /* What an iteration reads of its configuration comes first, up to the speculative
+     * draft: the replica keeps it right after its run state, where the engine fetches
+     * it ahead of an iteration's end (models/replica_internal.h).  The profile, which
+     * only a cost computed anew reads, comes last. */
     unsigned max_batch;            /* sequences in a batch */
     unsigned max_tokens;           /* tokens per iteration (prefill budget) */
     bool chunked_prefill;
@@ -116,16 +118,19 @@ typedef struct replica_config {
      * to or evict this replica. */
     void (*on_kv)(void *kv_context);
     void *kv_context;
-    /* Optional (NULL: none): called at the end of every call and event that may have
-     * changed replica_outstanding or replica_outstanding_tokens (an arrival, an
-     * iteration's end, an eviction), after the change, so that a fleet keeps its
-     * replicas ranked by load as they change instead of asking each one at every
-     * routing.  Nothing else changes them between two calls. */
+    /* Optional (NULL: none): called at the end of every call and event that changed
+     * replica_outstanding (an arrival, an iteration's end, an eviction), after the
+     * change, so that a fleet keeps its replicas ranked by load as they change instead
+     * of asking each one at every routing; with on_load_tokens, at the end of every one
+     * that may have changed replica_outstanding_tokens too (every iteration's end).
+     * Nothing else changes them between two calls.  (Most iterations end with as many
+     * requests as they began: a large fleet's routing state, out of the cache, is not
+     * asked about those.) */
     void (*on_load)(void *load_context);
     void *load_context;
+    bool on_load_tokens;
     const model_spec *model;
     const device_spec *device;
-    perf_profile profile;
     precision prec;                /* the weights' */
     precision kv_prec;             /* the key-value cache's */
     unsigned tp;
@@ -206,11 +211,14 @@ typedef struct replica_config {
      * speculation), so that a fleet evaluates the model once per batch size rather than
      * once per replica and batch size.  Borrowed: it outlives the replicas. */
     struct replica_shapes *shared_shapes;
+    perf_profile profile;
 } replica_config;
 
 /* Decode-iteration costs by batch size, filled as batch sizes first occur (replica.c). */
 typedef struct replica_shapes replica_shapes;
-/* For replicas of configuration c; NULL when out of memory. */
+/* For replicas of configuration c, which outlives the table (its profile is the one the
+ * costs are for, and replicas at full speed cost their prefills with it); NULL when out of
+ * memory. */
 replica_shapes *replica_shapes_create(const replica_config *c);
 /* NULL is fine. */
 void replica_shapes_free(replica_shapes *t);

@@ -12,6 +12,8 @@
 #ifndef FLEETSIM_MODELS_REPLICA_INTERNAL_H
 #define FLEETSIM_MODELS_REPLICA_INTERNAL_H
 
+#include <stddef.h>
+
 #include "models/replica.h"
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
@@ -21,10 +23,12 @@ typedef struct replica_addon replica_addon;
 typedef struct replica_step replica_step;
 
 /* Pure-decode iteration costs by batch size (fixed_s NaN: not computed yet), and the
- * draft's part of a speculative round likewise. */
+ * draft's part of a speculative round likewise, for a profile: the one every replica
+ * shares at full speed (the fleet's, read in cache by all), or the replica's own. */
 struct replica_shapes {
     perf_decode_shape *decode, *draft;
     unsigned most; /* batch sizes 0..most */
+    const perf_profile *profile; /* the configuration's that made it, which outlives it */
 };
 
 /* A prefill iteration's speculating decoders: the rounds verified beside the chunks and
@@ -126,14 +130,16 @@ struct replica {
     double run_attention_s;
     bool run_attention_compute;
     bool busy;             /* as last told to on_busy */
+    bool load_tokens;      /* config.on_load_tokens */
+    unsigned load_told;    /* replica_outstanding as last told to on_load */
     replica_stats stats;
-    /* (what comes before here the engine fetches ahead of an iteration's end:
-     * replica_create's sim_engine_hint_reads) */
+    /* (the engine fetches ahead of an iteration's end what comes before here and the
+     * configuration's first fields: REPLICA_HOT_BYTES) */
+    replica_config config; /* config.profile: the base profile slowed by the factors */
     /* the head of the queue's admission as head_fits found it, which admit() takes when
      * it pops it */
     replica_admission head;
     decode_cost run_draft; /* speculating: the draft's part of the run's cost */
-    replica_config config; /* config.profile: the base profile slowed by the factors */
     perf_profile base_profile;
     double compute_factor, memory_factor;
     replica_shapes *own_shapes;
@@ -141,6 +147,11 @@ struct replica {
     double lora_loads_s; /* multi-LoRA: the adapter loads of the admissions in progress */
     prefix_costs prefix_costs; /* what the tiers' fetches are weighed against */
 };
+
+/* What an iteration's end reads of a replica: its run state, its statistics and its
+ * configuration's first fields (models/replica.h), in this order, together (replica_create
+ * hints them to the engine). */
+#define REPLICA_HOT_BYTES (offsetof(struct replica, config) + offsetof(replica_config, draft))
 
 /* What the cache does as it fills: commits memory at admission, grows, and frees it
  * when the cache is full (models/replica_cache_policy.c). */

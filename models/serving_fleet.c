@@ -225,6 +225,7 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         config.kv_context = sl;
     }
     config.on_load = serving_fleet_load_changed;
+    config.on_load_tokens = f->rank_tokens;
     config.load_context = sl;
     config.shared_shapes = f->shapes;
     if (!(sl->r = replica_create(f->engine, &config, on_done, sl)))

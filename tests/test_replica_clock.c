@@ -31,10 +31,12 @@ static replica_config base_config(bool reference)
     };
 }
 
-/* What the replica told: its tokens left after every change, and its requests as they
+/* What the replica told: its tokens left after every change (or, counting requests, its
+ * requests outstanding), and its requests as they
  * ended (their counters then). */
 typedef struct seen {
     replica *r;
+    bool count_requests; /* on_load without on_load_tokens: what it says is the count */
     double left[512];
     unsigned nleft;
     unsigned done_generated[8], done_cached[8], ndone;
@@ -44,7 +46,8 @@ static void on_load(void *context)
 {
     seen *s = context;
     if (s->r && s->nleft < 512)
-        s->left[s->nleft++] = replica_outstanding_tokens(s->r);
+        s->left[s->nleft++] = s->count_requests ? replica_outstanding(s->r)
+                                                : replica_outstanding_tokens(s->r);
 }
 
 static void on_done(void *context, llm_request *q, bool dropped)
@@ -62,6 +65,7 @@ static void run_two(bool reference, seen *s)
 {
     replica_config c = base_config(reference);
     c.on_load = on_load;
+    c.on_load_tokens = !s->count_requests;
     c.load_context = s;
     sim_engine *e = sim_engine_create();
     replica *r = replica_create(e, &c, on_done, s);
@@ -125,6 +129,21 @@ Test(replica_clock, the_fast_path_reports_a_subsequence_of_the_steps)
     for (unsigned i = 0; i < 2; i++) {
         cr_expect_eq(fast.done_generated[i], ref.done_generated[i]);
         cr_expect_eq(fast.done_cached[i], ref.done_cached[i]);
+    }
+}
+
+/* Asked for changes of its count alone, the replica tells it when a request comes or
+ * goes, not at every step: here the first finished (one left), then the second (none). */
+Test(replica_clock, a_count_is_told_only_when_it_changes)
+{
+    for (int reference = 0; reference <= 1; reference++) {
+        seen s = { .count_requests = true };
+        run_two(reference, &s);
+        cr_assert_eq(s.nleft, 2, "%s: %u changes told", reference ? "reference" : "fast",
+                     s.nleft);
+        cr_expect_float_eq(s.left[0], 1, 0);
+        cr_expect_float_eq(s.left[1], 0, 0);
+        cr_expect_eq(s.ndone, 2);
     }
 }
 
