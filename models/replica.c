@@ -85,6 +85,9 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
         return NULL;
     }
     r->engine = engine;
+    r->running = r->running_inline;
+    r->finish = r->finish_inline;
+    r->running_cap = REPLICA_INLINE_BATCH;
     sim_engine_hint_reads(engine, on_iteration_end, REPLICA_HOT_BYTES);
     r->base_profile = config->profile;
     r->compute_factor = r->memory_factor = 1;
@@ -112,7 +115,8 @@ void replica_free(replica *r)
         return;
     if (r->event) /* its iteration in progress must not run on freed memory */
         sim_event_cancel(r->engine, r->event);
-    free(r->running); /* and finish, in the same block */
+    if (r->running != r->running_inline)
+        free(r->running); /* and finish, in the same block */
     replica_shapes_free(r->own_shapes);
     lora_slots_free(r->slots);
     free(r);
@@ -208,7 +212,7 @@ void replica_sync_running(replica *r)
  * running[]'s room, so that a batch's two arrays are neighbours in memory. */
 static void grow_batch(replica *r)
 {
-    size_t cap = r->running_cap ? 2 * r->running_cap : 8;
+    size_t cap = 2 * r->running_cap;
     llm_request **running = malloc(cap * (sizeof *r->running + sizeof *r->finish));
     if (!running)
         sim_out_of_memory("out of memory growing a replica's batch");
@@ -217,7 +221,8 @@ static void grow_batch(replica *r)
         memcpy(running, r->running, r->nrunning * sizeof *running);
         memcpy(finish, r->finish, r->nrunning * sizeof *finish);
     }
-    free(r->running);
+    if (r->running != r->running_inline)
+        free(r->running);
     r->running = running;
     r->finish = finish;
     r->running_cap = cap;

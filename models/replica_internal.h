@@ -47,6 +47,10 @@ typedef struct replica_run_sums {
     double draft_context, draft_growth;
 } replica_run_sums;
 
+/* Sequences a replica's batch holds in the replica itself; more move to a block of
+ * their own. */
+#define REPLICA_INLINE_BATCH 16
+
 /* The add-ons a replica may have: the prefix cache, multi-LoRA, the offload tier. */
 #define REPLICA_ADDONS_MAX 3
 
@@ -86,6 +90,9 @@ struct replica {
      * sums drift (a sequence's cache grows between its entry and its exit), unread. */
     uint64_t *finish;
     size_t running_cap;
+    /* the arrays while the batch is small, among the lines fetched ahead */
+    uint64_t finish_inline[REPLICA_INLINE_BATCH];
+    llm_request *running_inline[REPLICA_INLINE_BATCH];
     uint64_t clock;
     unsigned ndecoding;
     unsigned decoded_pending;    /* a prefill iteration's decoders not yet flushed */

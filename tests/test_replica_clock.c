@@ -183,3 +183,40 @@ Test(replica_clock, a_preempted_sequence_keeps_the_tokens_it_made)
     replica_free(r);
     sim_engine_free(e);
 }
+
+static void on_finish_time(void *context, llm_request *q, bool dropped)
+{
+    cr_assert(!dropped);
+    double *finish = context;
+    finish[q->id] = q->finish_s;
+}
+
+/* A batch that outgrows the arrays a replica holds in itself (REPLICA_INLINE_BATCH, 16)
+ * twice over: 40 prompts of 100 at once, outputs of 10 to 49, all admitted.  Each ends
+ * with its counters by hand, the longer outputs later, and at the very times the
+ * reference path (an event an iteration) gives them. */
+Test(replica_clock, a_batch_larger_than_the_replica_holds_in_itself_runs_the_same)
+{
+    double finish[2][40];
+    for (int reference = 0; reference <= 1; reference++) {
+        sim_engine *e = sim_engine_create();
+        replica_config c = base_config(reference);
+        replica *r = replica_create(e, &c, on_finish_time, finish[reference]);
+        llm_request q[40];
+        for (unsigned i = 0; i < 40; i++) {
+            q[i] = (llm_request){ .prompt = 100, .output = 10 + i, .id = i };
+            replica_enqueue(r, &q[i]);
+        }
+        sim_engine_run(e);
+        for (unsigned i = 0; i < 40; i++) {
+            cr_expect_eq(q[i].generated, 10 + i, "request %u", i);
+            cr_expect_eq(q[i].cached, 100 + 10 + i - 1, "request %u", i);
+            if (i > 0)
+                cr_expect_gt(finish[reference][i], finish[reference][i - 1], "request %u", i);
+        }
+        replica_free(r);
+        sim_engine_free(e);
+    }
+    for (unsigned i = 0; i < 40; i++)
+        cr_expect_float_eq(finish[0][i], finish[1][i], 1e-9 * finish[1][i], "request %u", i);
+}
