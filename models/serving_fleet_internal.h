@@ -22,9 +22,18 @@ typedef enum slot_state {
 
 /* One replica and the GPUs it runs on. */
 typedef struct serving_slot {
+    /* What routing and a change of load read come first, in one cache line (a large
+     * fleet's slot is out of the cache when its replica's load changes) */
     serving_fleet *fleet;
-    slot_state state;
     replica *r;            /* NULL while ordered */
+    unsigned outstanding;  /* its replica's requests, as on_load last told, and those
+                            * bound for it whose caches are on their way */
+    unsigned inbound;      /* ... the bound ones (serving_fleet_bind) */
+    uint32_t rank_id;      /* its id in the fleet's rankings while ACTIVE, else
+                            * SIM_RANKING_NONE */
+    unsigned unit;         /* the pool unit of its first GPU */
+    double inbound_tokens; /* ... and their tokens left to make */
+    slot_state state;
     int64_t request;       /* the pool's request number; -1 without a pool */
     double marks[3];       /* life busy, batch, kv integrals at the bucket's start */
     perf_phases work_mark; /* the replica's GPU work by phase at the bucket's start */
@@ -34,19 +43,12 @@ typedef struct serving_slot {
     uint64_t serial;       /* creation order: scale-in drains the newest first */
     gpu_host *host;        /* NULL when the GPU is neither shared nor noisy */
     unsigned member;       /* the replica's unit on its host */
-    unsigned unit;         /* the pool unit of its first GPU */
     sim_event_id release_check; /* pending on_release_check, or 0 */
     sim_event_id loaded;   /* LOADING: the end of the load, pending */
     prefix_cache *cache;   /* NULL without prefix caching */
     prefix_tiers tiers;    /* the cache's tiers below GPU memory, its own (host, disk)
                             * and the fleet's (shared) */
     prefix_directory_member listing; /* the cache's place in the fleet's directory */
-    unsigned outstanding;  /* its replica's requests, as on_load last told, and those
-                            * bound for it whose caches are on their way */
-    unsigned inbound;      /* ... the bound ones (serving_fleet_bind) */
-    double inbound_tokens; /* ... and their tokens left to make */
-    uint32_t rank_id;      /* its id in the fleet's rankings while ACTIVE, else
-                            * SIM_RANKING_NONE */
 } serving_slot;
 
 struct serving_fleet {
