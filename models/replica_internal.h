@@ -72,9 +72,11 @@ typedef struct replica_extra {
 } replica_extra;
 
 struct replica {
-    /* What an event reads and writes comes first, in a few neighbouring cache lines (a
-     * large fleet's replica is out of the cache when its event comes); the configuration
-     * and what only a change of speed, a LoRA load or a prefix fetch reads come last. */
+    /* What an event reads and writes comes first, in neighbouring cache lines (a large
+     * fleet's replica is out of the cache when its event comes): the run state, the
+     * batch while small, the statistics, then the configuration, whose first fields an
+     * iteration reads (REPLICA_HOT_BYTES); what only a change of speed, a LoRA load or a
+     * prefix fetch reads comes last. */
     sim_engine *engine;
     phase phase;
     unsigned nrunning;
