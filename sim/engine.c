@@ -1,5 +1,5 @@
-/* The event engine: a 4-ary min-heap with lazy deletion over a slot table, its far future
- * spilled into buckets of time while many events are pending (engine.h, engine_spill.c). */
+/* The event engine: a 4-ary min-heap over a slot table, its far future spilled into
+ * buckets of time while many events are pending (engine.h, engine_spill.c). */
 #include "sim/engine.h"
 
 #include <math.h>
@@ -13,7 +13,8 @@
 
 /* What a handle reaches: the action, the live entry's version and time.  The generation
  * counts the slot's reuses, so a handle to an event that already ran no longer matches.
- * A free slot links to the next free one through next_free. */
+ * A free slot links to the next free one; a pending one, while the heap keeps positions,
+ * holds its entry's index in the heap. */
 typedef struct event_slot {
     sim_event_fn fn; /* NULL while the slot is free */
     void *data;
@@ -21,7 +22,10 @@ typedef struct event_slot {
     uint32_t generation;
     uint32_t version;
     int32_t priority;
-    uint32_t next_free;
+    union {
+        uint32_t next_free;
+        uint32_t position;
+    };
 } event_slot;
 
 #define NO_SLOT UINT32_MAX
@@ -62,6 +66,14 @@ struct sim_engine {
      * removal (sift down) and an insertion (sift up).  Most actions schedule a
      * successor. */
     bool root_vacant;
+    /* While nothing is spilled, each pending slot knows its entry's place in the heap
+     * (the sifts write it): a reschedule moves the entry in place and a cancel removes
+     * it, so the heap holds no stale entries.  Most reschedules are a fast decode run cut
+     * short by an arrival, about one a request; left stale, they made up near half of a
+     * small fleet's heap and a fifth of its removals.  While spilling (thousands of
+     * events, whose slots no cache holds) a sift writes nothing outside the heap, and a
+     * reschedule leaves its old entry stale, as engine.h says. */
+    bool positions;
     volatile sig_atomic_t stop_requested;
     unsigned nhints;
     read_hint hints[MAX_HINTS];
@@ -75,6 +87,7 @@ sim_engine *sim_engine_create(void)
     sim_engine *e = calloc(1, sizeof *e);
     if (e) {
         e->free_slot = NO_SLOT;
+        e->positions = true;
         event_spill_init(&e->spill);
     }
     return e;
@@ -101,19 +114,31 @@ static inline bool entry_before(const heap_entry *a, const heap_entry *b)
     return a->order < b->order;
 }
 
-static void sift_up(heap_entry *heap, size_t pos, heap_entry entry)
+/* Puts an entry at heap[pos] and, with positions kept (slots not NULL), tells its slot. */
+static inline void place(heap_entry *heap, event_slot *slots, size_t pos, heap_entry entry)
 {
-    while (pos > 0) {
+    heap[pos] = entry;
+    if (slots)
+        slots[entry.slot].position = (uint32_t)pos;
+}
+
+/* Sifts entry up from pos, no higher than top (1 while the root is vacant: the event
+ * that runs keeps its place until its successor takes it, whatever its time). */
+static void sift_up(heap_entry *heap, event_slot *slots, size_t pos, size_t top,
+                    heap_entry entry)
+{
+    while (pos > top) {
         size_t parent = (pos - 1) / ARITY;
         if (!entry_before(&entry, &heap[parent]))
             break;
-        heap[pos] = heap[parent];
+        place(heap, slots, pos, heap[parent]);
         pos = parent;
     }
-    heap[pos] = entry;
+    place(heap, slots, pos, entry);
 }
 
-static void sift_down(heap_entry *heap, size_t n, size_t pos, heap_entry entry)
+static void sift_down(heap_entry *heap, event_slot *slots, size_t n, size_t pos,
+                      heap_entry entry)
 {
     for (;;) {
         size_t first = pos * ARITY + 1;
@@ -126,17 +151,42 @@ static void sift_down(heap_entry *heap, size_t n, size_t pos, heap_entry entry)
                 best = c;
         if (!entry_before(&heap[best], &entry))
             break;
-        heap[pos] = heap[best];
+        place(heap, slots, pos, heap[best]);
         pos = best;
     }
-    heap[pos] = entry;
+    place(heap, slots, pos, entry);
+}
+
+/* The slot table for the sifts to keep positions in, or NULL. */
+static inline event_slot *kept_positions(const sim_engine *e)
+{
+    return e->positions ? e->slots : NULL;
 }
 
 static void heap_pop_root(sim_engine *e)
 {
     heap_entry last = e->heap[--e->count];
     if (e->count > 0)
-        sift_down(e->heap, e->count, 0, last);
+        sift_down(e->heap, kept_positions(e), e->count, 0, last);
+}
+
+/* Puts entry at pos (an entry moved, a place left empty) and sifts it the way its time
+ * says; positions kept. */
+static void heap_place_at(sim_engine *e, size_t pos, heap_entry entry)
+{
+    size_t top = e->root_vacant ? 1 : 0;
+    if (pos > top && entry_before(&entry, &e->heap[(pos - 1) / ARITY]))
+        sift_up(e->heap, e->slots, pos, top, entry);
+    else
+        sift_down(e->heap, e->slots, e->count, pos, entry);
+}
+
+/* Removes the entry at pos; positions kept. */
+static void heap_remove_at(sim_engine *e, size_t pos)
+{
+    heap_entry last = e->heap[--e->count];
+    if (pos < e->count)
+        heap_place_at(e, pos, last);
 }
 
 static inline bool entry_live(const sim_engine *e, const heap_entry *entry)
@@ -171,7 +221,7 @@ static void heapify(sim_engine *e)
 {
     for (size_t i = e->count / ARITY + 1; i-- > 0;)
         if (i < e->count)
-            sift_down(e->heap, e->count, i, e->heap[i]);
+            sift_down(e->heap, NULL, e->count, i, e->heap[i]);
 }
 
 /* Keeps the heap array's live entries, in their order (not heap order). */
@@ -184,6 +234,22 @@ static void keep_live(sim_engine *e)
     e->count = live;
 }
 
+/* Puts the heap in order after entries came or went in bulk (the spill tier, a sweep);
+ * once nothing is spilled, with its stale entries dropped and positions kept. */
+static void reorder(sim_engine *e)
+{
+    e->positions = e->positions && !e->spill.on;
+    if (!e->spill.on && !e->positions) {
+        keep_live(e);
+        e->stale = 0;
+        e->positions = true;
+    }
+    heapify(e);
+    if (e->positions)
+        for (size_t i = 0; i < e->count; i++)
+            e->slots[e->heap[i].slot].position = (uint32_t)i;
+}
+
 static void sweep_stale(sim_engine *e)
 {
     bool spilling = e->spill.on;
@@ -194,7 +260,7 @@ static void sweep_stale(sim_engine *e)
     if (spilling)
         e->count = event_spill_rebucket(&e->spill, e->heap, e->count, e->spill.scale,
                                         e->events_run);
-    heapify(e);
+    reorder(e);
 }
 
 static void mark_stale(sim_engine *e)
@@ -291,12 +357,13 @@ static void heap_insert(sim_engine *e, heap_entry entry)
         return;
     if (e->root_vacant) {
         e->root_vacant = false;
-        sift_down(e->heap, e->count, 0, entry); /* it takes the place of the event that ran */
+        /* it takes the place of the event that ran */
+        sift_down(e->heap, kept_positions(e), e->count, 0, entry);
         return;
     }
     if (e->count == e->heap_capacity)
         e->heap = grow_array(e->heap, &e->heap_capacity, sizeof *e->heap, "heap entries");
-    sift_up(e->heap, e->count++, entry);
+    sift_up(e->heap, kept_positions(e), e->count++, 0, entry);
 }
 
 sim_event_id sim_event_schedule(sim_engine *engine, double time_s, int priority,
@@ -329,6 +396,12 @@ bool sim_event_cancel(sim_engine *engine, sim_event_id id)
     uint32_t slot = pending_slot(engine, id);
     if (slot == NO_SLOT)
         return false;
+    if (engine->positions) {
+        size_t pos = engine->slots[slot].position;
+        slot_release(engine, slot);
+        heap_remove_at(engine, pos);
+        return true;
+    }
     slot_release(engine, slot);
     mark_stale(engine);
     return true;
@@ -341,10 +414,15 @@ bool sim_event_reschedule(sim_engine *engine, sim_event_id id, double time_s)
     if (slot == NO_SLOT)
         return false;
     event_slot *s = &engine->slots[slot];
-    /* the old entry goes stale; the new one keeps the priority and takes a new sequence
-     * number, so it orders as if scheduled now */
-    s->version++;
+    /* it keeps the priority and takes a new sequence number, so it orders as if
+     * scheduled now: moved in place, or a new entry where the old one goes stale */
     s->time_s = time_s;
+    if (engine->positions) {
+        heap_place_at(engine, s->position, (heap_entry){ time_s, next_order(engine, s->priority),
+                                                          slot, s->version });
+        return true;
+    }
+    s->version++;
     heap_insert(engine, (heap_entry){ time_s, next_order(engine, s->priority), slot,
                                       s->version });
     mark_stale(engine);
@@ -412,14 +490,14 @@ static inline const heap_entry *peek(sim_engine *e)
         drop_stale_root(e);
         if (__builtin_expect(e->count >= e->spill.from, 0)) {
             e->count = event_spill_begin(&e->spill, e->heap, e->count, e->events_run);
-            heapify(e);
+            reorder(e);
         }
         if (e->count)
             return &e->heap[0];
         if (!e->spill.spilled)
             return NULL;
         e->count = event_spill_refill(&e->spill, &e->heap, &e->heap_capacity, e->events_run);
-        heapify(e);
+        reorder(e);
     }
 }
 
