@@ -2,6 +2,7 @@
 #include "models/perf.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- which measurements stand for a device --------------------------------------------- */
@@ -695,28 +696,57 @@ static void step_init_one_device(step *s, const perf_setup *setup)
     s->expert_skew = setup->expert_skew;
 }
 
+/* The operators of an iteration of T > 0 tokens whose cost depends on T alone: all but
+ * the LM head, the all-to-all and those iterate_rest adds.  Each operator is its own sum,
+ * so the order the two parts run in changes no bit. */
+static void iterate_tokens(const step *s, double T, perf_op_time *o, const routed_plan *r)
+{
+    const double L = s->layers, h = s->m->hidden;
+    add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
+    add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
+    double qkv = add_attention_projections(s, o, T);
+    add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);
+    add_ffn(s, o, T, r);
+    add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
+    add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
+    double ar = allreduce_s(s, T);
+    if (ar > 0) {
+        o[OP_ALLREDUCE].time_s = (2 * L + 1) * ar;
+        o[OP_ALLREDUCE].count = 2 * L + 1;
+    }
+}
+
+/* The LM head and sampling over the sequences that need logits. */
+static void add_lm_head(const step *s, double logits, perf_op_time *o)
+{
+    const model_spec *m = s->m;
+    add_gemm_of(s, &s->wide, &o[OP_LM_HEAD], 1, 1, logits, m->hidden, m->vocab / s->tp);
+    add_pass(s, &o[OP_LM_HEAD], PASS_SAMPLE, 1, logits, 12 * logits * m->vocab);
+}
+
+static void iterate_rest(const step *s, const perf_batch *b, perf_op_time *o,
+                         const routed_plan *r, bool lm_head_added);
+
 /* One iteration of batch b on a device set up as s, routed experts as r. */
 static void iterate(const step *s, const perf_batch *b, perf_op_time *o, const routed_plan *r)
 {
+    double T = b->decode_seqs + b->prefill_tokens;
+    if (T > 0)
+        iterate_tokens(s, T, o, r);
+    iterate_rest(s, b, o, r, false);
+}
+
+/* The rest of an iteration: the LM head (unless added), the all-to-all, attention over
+ * the cache and over the prompts, the host's work. */
+static void iterate_rest(const step *s, const perf_batch *b, perf_op_time *o,
+                         const routed_plan *r, bool lm_head_added)
+{
     const model_spec *m = s->m;
-    const double L = s->layers, h = m->hidden, tp = s->tp;
+    const double L = s->layers, tp = s->tp;
     double T = b->decode_seqs + b->prefill_tokens;
     if (T > 0) {
-        add_pass(s, &o[OP_EMBED], PASS_EMBED, 1, T, 2 * s->abytes * T * h);
-        add_pass(s, &o[OP_NORM], PASS_NORM, 2 * L, T, 2 * s->abytes * T * h);
-        double qkv = add_attention_projections(s, o, T);
-        add_pass(s, &o[OP_ATTN_COPY], PASS_RESHAPE, L, T, 2 * s->abytes * T * qkv);
-        add_ffn(s, o, T, r);
-        add_pass(s, &o[OP_ADD], PASS_ADD, 2 * L, T, 3 * s->abytes * T * h);
-        add_pass(s, &o[OP_FINAL_NORM], PASS_NORM, 1, T, 2 * s->abytes * T * h);
-        double logits = b->decode_seqs + b->prefill_last;
-        add_gemm_of(s, &s->wide, &o[OP_LM_HEAD], 1, 1, logits, h, m->vocab / tp);
-        add_pass(s, &o[OP_LM_HEAD], PASS_SAMPLE, 1, logits, 12 * logits * m->vocab);
-        double ar = allreduce_s(s, T);
-        if (ar > 0) {
-            o[OP_ALLREDUCE].time_s = (2 * L + 1) * ar;
-            o[OP_ALLREDUCE].count = 2 * L + 1;
-        }
+        if (!lm_head_added)
+            add_lm_head(s, b->decode_seqs + b->prefill_last, o);
         if (r->data_parallel) {
             o[OP_ALLTOALL].time_s = alltoall_s(s, T * r->sends, r->n, r->span);
             o[OP_ALLTOALL].count = 2.0 * model_moe_layers(m);
@@ -861,6 +891,151 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
     }
     overlap_two_batches(setup->profile, o);
     return totals(o, setup->profile);
+}
+
+/* ---- an iteration's token-count costs, kept ---------------------------------------- */
+
+struct perf_token_memo {
+    step s; /* the setup, prepared once */
+    routed_plan r;
+    unsigned most;
+    unsigned nops;
+    unsigned char op[OP_COUNT]; /* the operators iterate_tokens adds to */
+    bool allreduce;
+    size_t stride;  /* doubles a count: each operator's compute, memory, floor; the all-reduce */
+    size_t known_n, lm_known_n; /* counts evaluated */
+    double *costs;
+    unsigned char *known;
+    double *lm; /* the LM head's compute, memory and floor, by count of sequences' logits */
+    unsigned char *lm_known;
+};
+
+perf_token_memo *perf_token_memo_create(const perf_setup *setup, unsigned most_tokens)
+{
+    if (attention_data_parallel(setup) || most_tokens == 0)
+        return NULL;
+    perf_token_memo *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    step_init(&m->s, setup);
+    m->r = (routed_plan){ false, 1, 0, 1, 1, 1 };
+    m->most = most_tokens;
+    /* the operators present are those a count of 1 launches: every add counts its
+     * kernels whatever T > 0 is */
+    perf_op_time o[OP_COUNT] = { 0 };
+    iterate_tokens(&m->s, 1, o, &m->r);
+    for (int i = 0; i < OP_COUNT; i++)
+        if (i != OP_ALLREDUCE && o[i].count > 0)
+            m->op[m->nops++] = (unsigned char)i;
+    m->allreduce = o[OP_ALLREDUCE].count > 0;
+    m->stride = 3 * (size_t)m->nops + 1;
+    /* untouched pages of the table cost nothing: counts fill it as they come */
+    m->costs = malloc((most_tokens + (size_t)1) * m->stride * sizeof *m->costs);
+    m->known = calloc(most_tokens + (size_t)1, 1);
+    m->lm = malloc((most_tokens + (size_t)1) * 3 * sizeof *m->lm);
+    m->lm_known = calloc(most_tokens + (size_t)1, 1);
+    if (!m->costs || !m->known || !m->lm || !m->lm_known) {
+        perf_token_memo_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void perf_token_memo_free(perf_token_memo *m)
+{
+    if (!m)
+        return;
+    free(m->costs);
+    free(m->known);
+    free(m->lm);
+    free(m->lm_known);
+    free(m);
+}
+
+size_t perf_token_memo_bytes(const perf_token_memo *m)
+{
+    return m ? sizeof *m + 2 * (m->most + (size_t)1)
+                   + (m->known_n * m->stride + m->lm_known_n * 3) * sizeof *m->costs
+             : 0;
+}
+
+/* Whether the tables hold a count: whole, from 1 to their size. */
+static bool kept_count(const perf_token_memo *m, double n)
+{
+    return n >= 1 && n <= m->most && n == (double)(unsigned)n;
+}
+
+/* The LM head's costs kept for `logits` sequences, evaluated the first time; NULL for
+ * a count the table does not hold. */
+static const double *lm_head_costs(perf_token_memo *m, double logits)
+{
+    if (!kept_count(m, logits))
+        return NULL;
+    size_t n = (size_t)logits;
+    double *c = m->lm + 3 * n;
+    if (!m->lm_known[n]) {
+        perf_op_time o[OP_COUNT] = { 0 };
+        add_lm_head(&m->s, logits, o);
+        c[0] = o[OP_LM_HEAD].compute_s;
+        c[1] = o[OP_LM_HEAD].memory_s;
+        c[2] = o[OP_LM_HEAD].floor_s;
+        m->lm_known[n] = 1;
+        m->lm_known_n++;
+    }
+    return c;
+}
+
+/* The costs kept for T tokens, evaluated the first time; NULL for a count the table
+ * does not hold. */
+static const double *token_costs(perf_token_memo *m, double T)
+{
+    if (!kept_count(m, T))
+        return NULL;
+    size_t n = (size_t)T;
+    double *c = m->costs + n * m->stride;
+    if (!m->known[n]) {
+        perf_op_time o[OP_COUNT] = { 0 };
+        iterate_tokens(&m->s, T, o, &m->r);
+        for (unsigned k = 0; k < m->nops; k++) {
+            const perf_op_time *x = &o[m->op[k]];
+            c[3 * k] = x->compute_s;
+            c[3 * k + 1] = x->memory_s;
+            c[3 * k + 2] = x->floor_s;
+        }
+        c[3 * m->nops] = o[OP_ALLREDUCE].time_s;
+        m->known[n] = 1;
+        m->known_n++;
+    }
+    return c;
+}
+
+perf_time perf_iteration_memo(perf_token_memo *m, const perf_batch *b)
+{
+    perf_op_time o[OP_COUNT];
+    memset(o, 0, sizeof o);
+    const double *c = token_costs(m, b->decode_seqs + b->prefill_tokens);
+    if (c) {
+        for (unsigned k = 0; k < m->nops; k++) {
+            perf_op_time *x = &o[m->op[k]];
+            x->compute_s = c[3 * k];
+            x->memory_s = c[3 * k + 1];
+            x->floor_s = c[3 * k + 2];
+        }
+        if (m->allreduce)
+            o[OP_ALLREDUCE].time_s = c[3 * m->nops];
+        /* (none, for a chunk that does not end its prompt: evaluated as ever) */
+        const double *lm = lm_head_costs(m, b->decode_seqs + b->prefill_last);
+        if (lm) {
+            o[OP_LM_HEAD].compute_s = lm[0];
+            o[OP_LM_HEAD].memory_s = lm[1];
+            o[OP_LM_HEAD].floor_s = lm[2];
+        }
+        iterate_rest(&m->s, b, o, &m->r, lm != NULL);
+    } else {
+        iterate(&m->s, b, o, &m->r);
+    }
+    overlap_two_batches(m->s.p, o);
+    return totals(o, m->s.p);
 }
 
 double perf_speculative_tokens(double a, unsigned k)
@@ -1044,7 +1219,7 @@ perf_phases perf_phases_add(perf_phases a, perf_phases b, double k)
                           a.comm_s + k * b.comm_s, a.launch_s + k * b.launch_s };
 }
 
-/* ---- pure-decode runs in closed form ----------------------------------------------------- */
+/* ---- a pure-decode iteration's shape (its runs' sums: models/decode_cost.c) ------------- */
 
 perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
 {
@@ -1071,136 +1246,6 @@ perf_decode_shape perf_decode_shape_of(const perf_setup *setup, double seqs)
         shape.host_exposed_s = t.host_exposed_s;
     }
     return shape;
-}
-
-decode_cost perf_decode_cost_of(const perf_decode_shape *shape, double seqs, double context)
-{
-    if (!(shape->host_hidden_s > 0)) { /* in series: fixed_s holds the host work too */
-        decode_cost c = { 0, 0, shape->attention_s_per_token * context,
-                          shape->attention_s_per_token * seqs, shape->fixed_s };
-        return c;
-    }
-    /* max(GPU, hidden host) + exposed host: the GPU's line against the host's constant */
-    decode_cost c = { shape->host_hidden_s, 0,
-                      shape->fixed_s + shape->attention_s_per_token * context,
-                      shape->attention_s_per_token * seqs, shape->host_exposed_s };
-    return c;
-}
-
-decode_cost perf_decode_cost(const perf_setup *s, double seqs, double context)
-{
-    perf_decode_shape shape = perf_decode_shape_of(s, seqs);
-    return perf_decode_cost_of(&shape, seqs, context);
-}
-
-/* sum over k = from..to-1 of (a + b k) */
-static double linear_sum(double a, double b, double from, double to)
-{
-    double n = to - from;
-    return n <= 0 ? 0 : a * n + b * (from + to - 1) * n / 2;
-}
-
-double decode_cost_sum(const decode_cost *c, double n)
-{
-    if (n <= 0)
-        return 0;
-    double total = c->fixed * n;
-    double db = c->compute1 - c->memory1, da = c->memory0 - c->compute0;
-    /* compute(k) >= memory(k) exactly when db k >= da */
-    if (db == 0) {
-        total += da <= 0 ? linear_sum(c->compute0, c->compute1, 0, n)
-                         : linear_sum(c->memory0, c->memory1, 0, n);
-        return total;
-    }
-    double split = fmin(fmax(ceil(da / db), 0), n);
-    if (db > 0) { /* memory-bound first, compute-bound from split on */
-        total += linear_sum(c->memory0, c->memory1, 0, split);
-        total += linear_sum(c->compute0, c->compute1, split, n);
-    } else {      /* compute-bound first */
-        total += linear_sum(c->compute0, c->compute1, 0, split);
-        total += linear_sum(c->memory0, c->memory1, split, n);
-    }
-    return total;
-}
-
-/* Bisection for the largest n in (lo, hi) with sum(n) <= elapsed, given sum(lo) <= elapsed
- * (or lo = 0) and sum(hi) = sum_hi > elapsed; sum(n + 1) into *next. */
-static double iterations_bisect(const decode_cost *c, double elapsed, double lo, double hi,
-                                double sum_hi, double *next)
-{
-    while (hi - lo > 1) {
-        double mid = floor((lo + hi) / 2), sum = decode_cost_sum(c, mid);
-        if (sum <= elapsed)
-            lo = mid;
-        else
-            hi = mid, sum_hi = sum;
-    }
-    *next = hi == lo + 1 ? sum_hi : decode_cost_sum(c, lo + 1);
-    return lo;
-}
-
-/* Where the run's time reaches `elapsed`, in the reals: iterations from `from` on cost
- * fixed + a + b k each, and the run's first `from` took `before`.  The sum over k = from
- * .. from + m - 1 is (fixed + a + b (from - 1/2)) m + b m^2 / 2, solved for m in the form
- * that stays exact as b goes to 0. */
-static double iterations_reaching(double fixed, double a, double b, double from, double before,
-                                  double elapsed)
-{
-    double p = fixed + a + b * (from - 0.5), rest = elapsed - before;
-    double root = sqrt(p * p + 2 * b * rest);
-    return from + (p + root > 0 ? 2 * rest / (p + root) : 0);
-}
-
-double decode_cost_cut(const decode_cost *c, double elapsed, double max_n, double total,
-                       double *next)
-{
-    *next = NAN;
-    if (total <= elapsed)
-        return max_n;
-    /* sum(n) never decreases with n when no coefficient is negative (every operation in
-     * it is then monotone, rounding included), so the answer is where it crosses
-     * `elapsed`: estimated in closed form on the roofline's side that holds there, then
-     * confirmed (or bracketed and bisected) with sum() itself, so that it is the very
-     * integer bisection finds (a bisection from 0 otherwise, or for a run whose length
-     * is not a whole number) */
-    if (!(c->compute0 >= 0 && c->compute1 >= 0 && c->memory0 >= 0 && c->memory1 >= 0
-          && c->fixed >= 0) || !(max_n == floor(max_n) && max_n < 0x1p52))
-        return iterations_bisect(c, elapsed, 0, max_n, total, next);
-    if (!(elapsed >= 0)) { /* sum(0) = 0 > elapsed: bisection's lo stays 0 */
-        *next = decode_cost_sum(c, 1);
-        return 0;
-    }
-    double db = c->compute1 - c->memory1, da = c->memory0 - c->compute0;
-    bool memory_first = db > 0 || (db == 0 && da > 0);
-    double a = memory_first ? c->memory0 : c->compute0, b = memory_first ? c->memory1 : c->compute1;
-    double estimate = iterations_reaching(c->fixed, a, b, 0, 0, elapsed);
-    if (db != 0) {
-        double split = fmin(fmax(ceil(da / db), 0), max_n);
-        if (estimate > split) { /* past the crossing: the other side's line from there */
-            double before = (c->fixed + a - b / 2) * split + b * split * split / 2;
-            a = memory_first ? c->compute0 : c->memory0;
-            b = memory_first ? c->compute1 : c->memory1;
-            estimate = iterations_reaching(c->fixed, a, b, split, before, elapsed);
-        }
-    }
-    /* the sum is exact at whole numbers, so the estimate's floor misses only by
-     * rounding, where a bisection of what is left settles it */
-    double n = isfinite(estimate) ? fmin(fmax(floor(estimate), 0), max_n - 1) : 0;
-    double sum = decode_cost_sum(c, n);
-    if (sum > elapsed) /* (n > 0: sum(0) = 0 <= elapsed) */
-        return iterations_bisect(c, elapsed, 0, n, sum, next);
-    double after = decode_cost_sum(c, n + 1);
-    if (after > elapsed) {
-        *next = after;
-        return n;
-    }
-    return iterations_bisect(c, elapsed, n + 1, max_n, total, next);
-}
-
-double decode_cost_iterations_within(const decode_cost *c, double elapsed, double max_n)
-{
-    double next;
-    return decode_cost_cut(c, elapsed, max_n, decode_cost_sum(c, max_n), &next);
 }
 
 /* ---- offline throughput ----------------------------------------------------------------- */

@@ -23,6 +23,20 @@ static double tier_bytes(const void *context, unsigned from, unsigned to);
 
 static unsigned most_batch(const replica_config *c) { return c->max_batch ? c->max_batch : 1; }
 
+/* Prefill token counts kept by count, at most: past it (a budget of tens of thousands of
+ * tokens), each is evaluated afresh, and the table's address space stays under 20 MB. */
+#define KEPT_TOKENS_MAX 65536
+
+static perf_setup setup_of(const replica_config *c, const perf_profile *profile)
+{
+    return (perf_setup){ .model = c->model, .device = c->device, .profile = profile,
+                         .weights = c->prec, .kv = c->kv_prec, .tp = c->tp,
+                         .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew,
+                         .attention_dp = c->attention_dp };
+}
+
+/* The costs at the old speed go; the prefills' kept costs with them, for good (a
+ * replica's own table follows its speed, which changes too often to keep them). */
 static void shapes_forget(replica_shapes *t)
 {
     for (unsigned i = 0; i <= t->most; i++) {
@@ -30,6 +44,8 @@ static void shapes_forget(replica_shapes *t)
         if (t->draft)
             t->draft[i].fixed_s = NAN;
     }
+    perf_token_memo_free(t->tokens);
+    t->tokens = NULL;
 }
 
 replica_shapes *replica_shapes_create(const replica_config *c)
@@ -46,6 +62,10 @@ replica_shapes *replica_shapes_create(const replica_config *c)
         return NULL;
     }
     shapes_forget(t);
+    perf_setup s = setup_of(c, t->profile);
+    /* none kept (out of memory, or nothing to keep) costs only time */
+    t->tokens = perf_token_memo_create(&s, c->max_tokens < KEPT_TOKENS_MAX ? c->max_tokens
+                                                                          : KEPT_TOKENS_MAX);
     return t;
 }
 
@@ -55,6 +75,7 @@ void replica_shapes_free(replica_shapes *t)
         return;
     free(t->decode);
     free(t->draft);
+    perf_token_memo_free(t->tokens);
     free(t);
 }
 
@@ -122,14 +143,7 @@ void replica_free(replica *r)
     free(r);
 }
 
-perf_setup replica_setup(const replica *r)
-{
-    const replica_config *c = &r->config;
-    return (perf_setup){ .model = c->model, .device = c->device, .profile = r->shapes->profile,
-                         .weights = c->prec, .kv = c->kv_prec, .tp = c->tp,
-                         .expert_parallel = c->expert_parallel, .expert_skew = c->expert_skew,
-                         .attention_dp = c->attention_dp };
-}
+perf_setup replica_setup(const replica *r) { return setup_of(&r->config, r->shapes->profile); }
 
 /* The cost shape of a pure-decode iteration of n sequences (a speculative round's when
  * speculating), computed once per n. */
@@ -432,7 +446,8 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
     perf_setup s = replica_setup(r);
     double draft_s = r->step->draft_prefill(r, &b, &d);
     r->run_draft = (decode_cost){ .fixed = draft_s };
-    perf_time t = perf_iteration(&s, &b, NULL);
+    perf_time t = r->shapes->tokens ? perf_iteration_memo(r->shapes->tokens, &b)
+                                    : perf_iteration(&s, &b, NULL);
     replica_extra x = { 0 };
     for (unsigned i = 0; i < r->naddons; i++)
         if (r->addons[i]->prefill_extra)
@@ -468,6 +483,7 @@ static void start_decode(replica *r, double now)
         if (r->addons[i]->decode_extra)
             r->addons[i]->decode_extra(r, &fewest, &x);
     r->run_cost.fixed += x.busy_s; /* the add-ons' kernels hold over the run */
+    r->run_cost = decode_cost_settled(r->run_cost); /* (after the add-ons' lines) */
     r->run_work = shape->fixed_phases;
     r->run_work.memory_s += x.busy_s;
     r->run_attention_s = shape->attention_s_per_token;

@@ -29,6 +29,9 @@ struct replica_shapes {
     perf_decode_shape *decode, *draft;
     unsigned most; /* batch sizes 0..most */
     const perf_profile *profile; /* the configuration's that made it, which outlives it */
+    /* a prefill iteration's costs that depend on its token count alone, kept by count
+     * (NULL: none kept, or the profile has changed since: each evaluated afresh) */
+    perf_token_memo *tokens;
 };
 
 /* A prefill iteration's speculating decoders: the rounds verified beside the chunks and

@@ -545,9 +545,11 @@ Test(engine, rescheduling_a_small_queue_leaves_no_stale_entries)
     double last = -1;
     for (int k = 0; k < 100; k++) {
         double at = NAN;
-        for (int i = 0; i < 100; i++)
-            if (sim_event_pending(engine, ids[i]) && (isnan(at) || sim_event_time(engine, ids[i]) < at))
-                at = sim_event_time(engine, ids[i]);
+        for (int i = 0; i < 100; i++) {
+            double t = sim_event_time(engine, ids[i]); /* NaN once it ran */
+            if (!isnan(t) && (isnan(at) || t < at))
+                at = t;
+        }
         cr_assert(sim_engine_step(engine));
         cr_assert_eq(sim_engine_now(engine), at);
         cr_assert_gt(at, last);

@@ -380,9 +380,11 @@ Test(perf, the_iterations_within_a_time_are_the_largest_whole_run_that_fits)
     unsigned checked = 0;
     for (int trial = 0; trial < 4000; trial++) {
         double scale = 1e-3 * pow(10, 2 * draw_unit(&state) - 1);
-        decode_cost c = { scale * draw_unit(&state), scale * 1e-2 * draw_unit(&state),
-                          scale * draw_unit(&state), scale * 1e-2 * draw_unit(&state),
-                          scale * draw_unit(&state) };
+        decode_cost c = { .compute0 = scale * draw_unit(&state),
+                          .compute1 = scale * 1e-2 * draw_unit(&state),
+                          .memory0 = scale * draw_unit(&state),
+                          .memory1 = scale * 1e-2 * draw_unit(&state),
+                          .fixed = scale * draw_unit(&state) };
         double max_n = 1 + floor(300 * draw_unit(&state));
         switch (trial % 6) { /* some with nothing on one side */
         case 1: c.compute0 = c.compute1 = 0; break;
@@ -404,13 +406,23 @@ Test(perf, the_iterations_within_a_time_are_the_largest_whole_run_that_fits)
         cr_expect_eq(cut, want, "trial %d: cut after %g, want %g", trial, cut, want);
         if (want < max_n) /* the run cut after the iteration in progress, as summed anew */
             cr_expect_eq(next, decode_cost_sum(&c, want + 1), "trial %d: %.17g s", trial, next);
+        /* its crossing worked out once, the same bit for bit */
+        decode_cost settled = decode_cost_settled(c);
+        for (double n = 0; n <= max_n; n += 1 + floor(max_n / 7))
+            cr_expect_eq(decode_cost_sum(&settled, n), decode_cost_sum(&c, n), "trial %d: n %g",
+                         trial, n);
+        double next_settled, cut_settled = decode_cost_cut(&settled, elapsed, max_n, total,
+                                                           &next_settled);
+        cr_expect_eq(cut_settled, cut, "trial %d", trial);
+        if (want < max_n)
+            cr_expect_eq(next_settled, next, "trial %d", trial);
         checked++;
     }
     cr_expect_eq(checked, 4000);
     /* no cost at all: every run fits; a time before the run: none does */
     decode_cost zero = { 0 };
     cr_expect_eq(decode_cost_iterations_within(&zero, 0, 50), 50);
-    decode_cost one = { 0, 0, 0, 0, 1e-3 };
+    decode_cost one = { .fixed = 1e-3 };
     cr_expect_eq(decode_cost_iterations_within(&one, -1e-3, 50), 0);
     cr_expect_eq(decode_cost_iterations_within(&one, 0.0105, 50), 10);
     cr_expect_eq(decode_cost_iterations_within(&one, NAN, 50), 0);
@@ -439,4 +451,63 @@ Test(perf, a_decode_run_in_closed_form_equals_its_iterations_one_by_one)
         cr_expect_leq(fabs(closed / one_by_one - 1), 1e-9, "%s on %s: %.12g vs %.12g",
                       cases[i].model, cases[i].device, closed, one_by_one);
     }
+}
+
+/* ---- an iteration's token-count costs, kept ------------------------------------------ */
+
+/* perf_iteration_memo is perf_iteration bit for bit: dense and mixture models, tensor
+ * parallel (the all-reduce kept too), quantized, latent attention, a profile with its
+ * host overlapped; batches of decoders and chunks whose counts repeat (read from the
+ * table), counts past its size and not whole (evaluated afresh), and none at all. */
+Test(perf, kept_token_counts_give_the_iteration_bit_for_bit)
+{
+    struct { const char *model, *device; precision w; unsigned tp; bool ep; } cases[] = {
+        { "llama-3-8b", "H100-SXM", PREC_FP16, 1, false },
+        { "llama-2-70b", "A100-80GB-SXM", PREC_FP16, 4, false },
+        { "llama-3.1-70b", "H100-SXM", PREC_INT4, 2, false },
+        { "mixtral-8x7b", "H100-SXM", PREC_FP8, 2, true },
+        { "qwen3-30b-a3b", "H200-SXM", PREC_FP16, 1, false },
+        { "deepseek-v3", "H200-SXM", PREC_FP8, 8, true },
+        { "gemma-3-27b", "L40S", PREC_FP16, 2, false },
+    };
+    srand(37);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const device_spec *d = test_device(cases[k].device);
+        perf_profile p = perf_default_profile(d);
+        p.host_overlap = k % 2 ? 0.7 : 0;
+        perf_setup s = { .model = test_model(cases[k].model), .device = d, .profile = &p,
+                         .weights = cases[k].w, .kv = PREC_FP16, .tp = cases[k].tp,
+                         .expert_parallel = cases[k].ep, .expert_skew = cases[k].ep ? 1.2 : 0 };
+        perf_token_memo *m = perf_token_memo_create(&s, 2048);
+        cr_assert_not_null(m);
+        for (int i = 0; i < 3000; i++) {
+            double seqs = rand() % 40, chunk = rand() % 3 ? rand() % 2200 : 0;
+            if (i % 97 == 0)
+                chunk += 0.5; /* not a whole count */
+            perf_batch b = { .decode_seqs = seqs, .decode_context = seqs * (rand() % 3000),
+                             .prefill_tokens = chunk, .prefill_seqs = chunk > 0,
+                             .prefill_last = chunk > 0 && rand() % 2,
+                             .prefill_cached_pairs = chunk * (rand() % 500),
+                             .prefill_new_pairs = chunk * chunk / 2 };
+            perf_time want = perf_iteration(&s, &b, NULL);
+            perf_time got = perf_iteration_memo(m, &b);
+            double w[] = { want.total_s, want.compute_s, want.memory_s, want.launch_s,
+                           want.comm_s, want.host_s, want.gpu_s, want.host_hidden_s,
+                           want.host_exposed_s, want.compute_bound };
+            double g[] = { got.total_s, got.compute_s, got.memory_s, got.launch_s,
+                           got.comm_s, got.host_s, got.gpu_s, got.host_hidden_s,
+                           got.host_exposed_s, got.compute_bound };
+            cr_assert(!memcmp(w, g, sizeof w),
+                      "%s, %g decoders and %g prompt tokens: %.17g s kept, %.17g s evaluated",
+                      cases[k].model, seqs, chunk, got.total_s, want.total_s);
+        }
+        cr_expect_gt(perf_token_memo_bytes(m), 100 * sizeof(double), "counts were kept");
+        perf_token_memo_free(m);
+    }
+    perf_profile p = perf_default_profile(test_device("H100-SXM"));
+    perf_setup dp = { .model = test_model("deepseek-v3"), .device = test_device("H100-SXM"),
+                      .profile = &p, .weights = PREC_FP8, .kv = PREC_FP16, .tp = 8,
+                      .attention_dp = true };
+    cr_expect_null(perf_token_memo_create(&dp, 2048), "attention data parallel: a share each");
+    perf_token_memo_free(NULL);
 }
