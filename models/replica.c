@@ -48,7 +48,7 @@ static void shapes_forget(replica_shapes *t)
     t->tokens = NULL;
 }
 
-replica_shapes *replica_shapes_create(const replica_config *c)
+replica_shapes *replica_shapes_create(const replica_config *c, bool keep_prefill_costs)
 {
     replica_shapes *t = calloc(1, sizeof *t);
     if (!t)
@@ -62,10 +62,12 @@ replica_shapes *replica_shapes_create(const replica_config *c)
         return NULL;
     }
     shapes_forget(t);
-    perf_setup s = setup_of(c, t->profile);
-    /* none kept (out of memory, or nothing to keep) costs only time */
-    t->tokens = perf_token_memo_create(&s, c->max_tokens < KEPT_TOKENS_MAX ? c->max_tokens
-                                                                          : KEPT_TOKENS_MAX);
+    if (keep_prefill_costs) {
+        perf_setup s = setup_of(c, t->profile);
+        /* none kept (out of memory, or nothing to keep) costs only time */
+        t->tokens = perf_token_memo_create(&s, c->max_tokens < KEPT_TOKENS_MAX
+                                                   ? c->max_tokens : KEPT_TOKENS_MAX);
+    }
     return t;
 }
 
@@ -96,7 +98,7 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
         sim_fatal("replica_create: the shared decode costs are for another batch limit");
     r->config = *config; /* (its own table reads the profile here, not the caller's) */
     r->shapes = config->shared_shapes ? config->shared_shapes
-                                      : (r->own_shapes = replica_shapes_create(&r->config));
+                                      : (r->own_shapes = replica_shapes_create(&r->config, true));
     r->slots = config->lora_slots ? lora_slots_create(config->lora_slots, config->lora_adapters)
                                   : NULL;
     if (!r->shapes || (config->lora_slots && !r->slots)) {
@@ -753,7 +755,7 @@ void replica_set_speed(replica *r, double compute_factor, double memory_factor)
     if (compute_factor == 1 && memory_factor == 1 && r->config.shared_shapes) {
         r->shapes = r->config.shared_shapes; /* full speed again */
     } else {
-        if (!r->own_shapes && !(r->own_shapes = replica_shapes_create(&r->config)))
+        if (!r->own_shapes && !(r->own_shapes = replica_shapes_create(&r->config, false)))
             sim_out_of_memory("out of memory for a replica's decode costs");
         shapes_forget(r->own_shapes); /* the costs at the old speed */
         r->shapes = r->own_shapes;

@@ -218,8 +218,10 @@ typedef struct replica_config {
 typedef struct replica_shapes replica_shapes;
 /* For replicas of configuration c, which outlives the table (its profile is the one the
  * costs are for, and replicas at full speed cost their prefills with it); NULL when out of
- * memory. */
-replica_shapes *replica_shapes_create(const replica_config *c);
+ * memory.  keep_prefill_costs: also keep a prefill's costs that depend on its token count
+ * alone, by count (perf_token_memo: up to about 2 MB for a budget of 8,192 tokens), which
+ * pays where the replicas that share the table leave it room in the caches. */
+replica_shapes *replica_shapes_create(const replica_config *c, bool keep_prefill_costs);
 /* NULL is fine. */
 void replica_shapes_free(replica_shapes *t);
 
