@@ -6,14 +6,15 @@
  *
  * Event list.  A 4-ary implicit min-heap of (time, priority, sequence) entries over a
  * slot table that maps each handle to its action and to the version of its live heap
- * entry.  While nothing is spilled (below), each pending slot also holds its entry's
- * place, which the sifts keep: rescheduling moves the entry in place and cancelling
- * removes it.  While spilling, deletion is lazy: cancelling or rescheduling bumps the
- * version, stale entries are dropped when they reach the root (or swept out in O(n) once
- * they outnumber the live ones), and sifts touch the heap array alone, with no
- * back-pointer updates into slots no cache holds.  The arrays keep the size of the
- * largest queue.  While an event runs, its root entry is kept vacant so that the
- * successor it schedules replaces it with one sift.
+ * entry.  From the first reschedule or cancel on, and while nothing is spilled (below),
+ * each pending slot also holds its entry's place, which the sifts keep: rescheduling
+ * moves the entry in place and cancelling removes it.  While spilling, deletion is lazy:
+ * cancelling or rescheduling bumps the version, stale entries are dropped when they
+ * reach the root (or swept out in O(n) once they outnumber the live ones), and sifts
+ * touch the heap array alone, with no back-pointer updates into slots no cache holds.  A
+ * simulation that never moves an event writes no places at all.  The arrays keep the
+ * size of the largest queue.  While an event runs, its root entry is kept vacant so that
+ * the successor it schedules replaces it with one sift.
  *
  * With more than 8,192 entries the heap spills its far future: entries fall in buckets
  * of time (a function of the time that never decreases), the heap keeps the buckets up
