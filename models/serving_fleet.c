@@ -23,10 +23,11 @@
 
 /* A fleet of at most this many replicas keeps its prefills' costs by token count (the
  * shared table's perf_token_memo): their state an iteration's end reads, about 1.4 KB
- * each, then fits a 32 MB last-level cache with the table's 2 MB.  Measured (alternating
- * runs of the ladder's fleet, 2026-12-06): 9% less time a request at 64 replicas, 8% at
- * 800, 3% at 8,000, and 4% more at 80,000, where the table's lines are evicted between
- * uses and evaluating the operators is cheaper than fetching them. */
+ * each, then fits a 32 MB last-level cache with the table's 2 MB.  Measured against the
+ * same code without the table (best of alternating runs of the ladder's fleet,
+ * 2026-12-06): 3% less time a request at 64 replicas, 8% at 800, 3% at 8,000, and 4%
+ * more at 80,000, where the table's lines are evicted between uses and evaluating the
+ * operators is cheaper than fetching them. */
 #define PREFILL_COSTS_KEPT_MAX_REPLICAS 16384
 
 static double retry_interval_s(const serving_fleet *f)
