@@ -507,6 +507,9 @@ typedef struct routed_plan {
     double sends;          /* of the iteration's tokens, the share a device dispatches */
 } routed_plan;
 
+/* Experts on the step's own devices: nothing dispatched. */
+static const routed_plan NOT_ROUTED = { false, 1, 0, 1, 1, 1 };
+
 /* A mixture layer's token permutation, as engines run it (Megatron's permute and
  * unpermute, vLLM's fused-MoE align and sum): dispatch gathers a copy of each token's
  * hidden state for every expert it is routed to, grouped by expert (a read and a write of
@@ -886,8 +889,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         iterate(&st, &share, o, &r);
     } else {
         step_init(&st, setup);
-        routed_plan r = { false, 1, 0, 1, 1, 1 };
-        iterate(&st, b, o, &r);
+        iterate(&st, b, o, &NOT_ROUTED);
     }
     overlap_two_batches(setup->profile, o);
     return totals(o, setup->profile);
@@ -897,7 +899,6 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
 
 struct perf_token_memo {
     step s; /* the setup, prepared once */
-    routed_plan r;
     unsigned most;
     unsigned nops;
     unsigned char op[OP_COUNT]; /* the operators iterate_tokens adds to */
@@ -918,12 +919,11 @@ perf_token_memo *perf_token_memo_create(const perf_setup *setup, unsigned most_t
     if (!m)
         return NULL;
     step_init(&m->s, setup);
-    m->r = (routed_plan){ false, 1, 0, 1, 1, 1 };
     m->most = most_tokens;
     /* the operators present are those a count of 1 launches: every add counts its
      * kernels whatever T > 0 is */
     perf_op_time o[OP_COUNT] = { 0 };
-    iterate_tokens(&m->s, 1, o, &m->r);
+    iterate_tokens(&m->s, 1, o, &NOT_ROUTED);
     for (int i = 0; i < OP_COUNT; i++)
         if (i != OP_ALLREDUCE && o[i].count > 0)
             m->op[m->nops++] = (unsigned char)i;
@@ -959,6 +959,21 @@ size_t perf_token_memo_bytes(const perf_token_memo *m)
              : 0;
 }
 
+/* An operator's parts as a table keeps them: compute, memory, floor. */
+static void store_parts(double *c, const perf_op_time *x)
+{
+    c[0] = x->compute_s;
+    c[1] = x->memory_s;
+    c[2] = x->floor_s;
+}
+
+static void load_parts(perf_op_time *x, const double *c)
+{
+    x->compute_s = c[0];
+    x->memory_s = c[1];
+    x->floor_s = c[2];
+}
+
 /* Whether the tables hold a count: whole, from 1 to their size. */
 static bool kept_count(const perf_token_memo *m, double n)
 {
@@ -976,9 +991,7 @@ static const double *lm_head_costs(perf_token_memo *m, double logits)
     if (!m->lm_known[n]) {
         perf_op_time o[OP_COUNT] = { 0 };
         add_lm_head(&m->s, logits, o);
-        c[0] = o[OP_LM_HEAD].compute_s;
-        c[1] = o[OP_LM_HEAD].memory_s;
-        c[2] = o[OP_LM_HEAD].floor_s;
+        store_parts(c, &o[OP_LM_HEAD]);
         m->lm_known[n] = 1;
         m->lm_known_n++;
     }
@@ -995,13 +1008,9 @@ static const double *token_costs(perf_token_memo *m, double T)
     double *c = m->costs + n * m->stride;
     if (!m->known[n]) {
         perf_op_time o[OP_COUNT] = { 0 };
-        iterate_tokens(&m->s, T, o, &m->r);
-        for (unsigned k = 0; k < m->nops; k++) {
-            const perf_op_time *x = &o[m->op[k]];
-            c[3 * k] = x->compute_s;
-            c[3 * k + 1] = x->memory_s;
-            c[3 * k + 2] = x->floor_s;
-        }
+        iterate_tokens(&m->s, T, o, &NOT_ROUTED);
+        for (unsigned k = 0; k < m->nops; k++)
+            store_parts(c + 3 * k, &o[m->op[k]]);
         c[3 * m->nops] = o[OP_ALLREDUCE].time_s;
         m->known[n] = 1;
         m->known_n++;
@@ -1015,24 +1024,17 @@ perf_time perf_iteration_memo(perf_token_memo *m, const perf_batch *b)
     memset(o, 0, sizeof o);
     const double *c = token_costs(m, b->decode_seqs + b->prefill_tokens);
     if (c) {
-        for (unsigned k = 0; k < m->nops; k++) {
-            perf_op_time *x = &o[m->op[k]];
-            x->compute_s = c[3 * k];
-            x->memory_s = c[3 * k + 1];
-            x->floor_s = c[3 * k + 2];
-        }
+        for (unsigned k = 0; k < m->nops; k++)
+            load_parts(&o[m->op[k]], c + 3 * k);
         if (m->allreduce)
             o[OP_ALLREDUCE].time_s = c[3 * m->nops];
         /* (none, for a chunk that does not end its prompt: evaluated as ever) */
         const double *lm = lm_head_costs(m, b->decode_seqs + b->prefill_last);
-        if (lm) {
-            o[OP_LM_HEAD].compute_s = lm[0];
-            o[OP_LM_HEAD].memory_s = lm[1];
-            o[OP_LM_HEAD].floor_s = lm[2];
-        }
-        iterate_rest(&m->s, b, o, &m->r, lm != NULL);
+        if (lm)
+            load_parts(&o[OP_LM_HEAD], lm);
+        iterate_rest(&m->s, b, o, &NOT_ROUTED, lm != NULL);
     } else {
-        iterate(&m->s, b, o, &m->r);
+        iterate(&m->s, b, o, &NOT_ROUTED);
     }
     overlap_two_batches(m->s.p, o);
     return totals(o, m->s.p);
