@@ -41,6 +41,12 @@ static unsigned draw_tokens(const sim_dist *d, gsl_rng *rng)
 
 static void on_trace_arrival(sim_engine *e, void *data);
 
+static void fetch_ahead(const arrivals *a)
+{
+    if (a->config.ahead)
+        a->config.ahead(a->config.owner);
+}
+
 /* Reads the next kept trace row (looping if asked) and schedules its arrival; at the
  * end, or on an error (kept in a->error; the run stops), schedules nothing. */
 static void schedule_trace_row(arrivals *a)
@@ -91,6 +97,7 @@ static void schedule_trace_row(arrivals *a)
 static void on_trace_arrival(sim_engine *e, void *data)
 {
     arrivals *a = data;
+    fetch_ahead(a);
     trace_record r = a->next_record;
     uint64_t *swap = a->blocks; /* the next row's ids become this one's */
     size_t swap_cap = a->blocks_cap;
@@ -127,6 +134,7 @@ static double next_arrival(arrivals *a, double now)
 static void on_arrival(sim_engine *e, void *data)
 {
     arrivals *a = data;
+    fetch_ahead(a);
     double now = sim_engine_now(e);
     a->generated++;
     if (!a->config.max_arrivals || a->generated < a->config.max_arrivals) {
@@ -148,6 +156,7 @@ static bool closed_loop(const arrivals *a)
 static void on_user_request(sim_engine *e, void *data)
 {
     arrivals *a = data;
+    fetch_ahead(a);
     a->generated++;
     unsigned prompt = draw_tokens(&a->config.prompt_tokens, a->length_rng);
     unsigned output = draw_tokens(&a->config.output_tokens, a->length_rng);

@@ -34,6 +34,11 @@ typedef struct arrivals_config {
     void (*arrive)(void *owner, unsigned prompt, unsigned output, uint64_t session,
                    const uint64_t *blocks, unsigned nblocks);
     void *owner;
+    /* Optional (NULL: none): called at each arrival's instant before anything else, so
+     * that the owner can ask the memory system for what arrive will read (in a large
+     * fleet, the replica it will route to) while the request is drawn.  A hint for
+     * speed: it must change nothing. */
+    void (*ahead)(const void *owner);
 } arrivals_config;
 
 typedef struct arrivals arrivals;

@@ -495,6 +495,15 @@ static serving_fleet *spill(serving *s)
     return NULL;
 }
 
+/* arrivals_config.ahead: where a request goes is known before it is drawn when one
+ * front fleet takes it whole (route's common case) */
+static void fetch_route(const void *owner)
+{
+    const serving *s = owner;
+    if (s->nfront == 1 && !s->ndecoders && !s->noverflows)
+        serving_fleet_fetch_route(s->fleets[s->front[0]]);
+}
+
 /* Disaggregated: a request with a token to a decode fleet, else to a front fleet to
  * prefill it and make its first token; to the stage's waiting list while it has no
  * replica ready. */
@@ -773,7 +782,7 @@ serving *serving_create(sim_engine *engine, const serving_config *config, char *
         .output_tokens = c->output_tokens, .trace = c->trace,
         .lengths_from_trace = c->lengths_from_trace, .loop = c->loop, .sample = c->sample,
         .traffic = c->traffic, .max_arrivals = c->max_arrivals,
-        .arrive = admit_request, .owner = s,
+        .arrive = admit_request, .owner = s, .ahead = fetch_route,
     };
     s->arrivals = arrivals_create(engine, &ac);
     if (c->sessions) {

@@ -97,7 +97,12 @@ struct serving_fleet {
      * choosing the least loaded is O(log replicas), not a look at each. */
     sim_ranking by_requests, by_tokens;
     bool rank_tokens;
-    serving_slot **ranked; /* by rank id */
+    /* by rank id: the slot, and its replica beside it so that the next arrival's replica
+     * is known from one line (serving_fleet_fetch_route) */
+    struct ranked_entry {
+        serving_slot *slot;
+        replica *r;
+    } *ranked;
     size_t ranked_cap;
     sim_ids rank_ids;
     replica_shapes *shapes; /* decode costs by batch size at full speed, for all its

@@ -116,7 +116,7 @@ void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
     uint32_t id = sim_ids_take(&f->rank_ids);
     f->ranked = sim_array_grow(f->ranked, &f->ranked_cap, (size_t)id + 1, sizeof *f->ranked,
                                "replicas");
-    f->ranked[id] = sl;
+    f->ranked[id] = (struct ranked_entry){ sl, sl->r };
     sl->rank_id = id;
     sim_ranking_insert(&f->by_requests, id, slot_load(sl), sl->serial);
     if (f->rank_tokens)
@@ -151,7 +151,7 @@ void serving_fleet_load_changed(void *slot)
 
 static serving_slot *ranked_slot(const serving_fleet *f, uint32_t id)
 {
-    return id == SIM_RANKING_NONE ? NULL : f->ranked[id];
+    return id == SIM_RANKING_NONE ? NULL : f->ranked[id].slot;
 }
 
 /* The active replica with the fewest requests outstanding, the first created among equals
@@ -287,6 +287,22 @@ static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
     q->unit = sl->unit;
     f->last_used_s = sim_engine_now(f->engine);
     return 1;
+}
+
+void serving_fleet_fetch_route(const serving_fleet *f)
+{
+    /* as choose() picks, without a prefix cache to consult */
+    const sim_ranking *by = f->routing.policy == ROUTE_LEAST_OUTSTANDING
+                                    || (f->routing.policy == ROUTE_PREFIX_AFFINITY
+                                        && !f->prefix.block)
+                                ? &f->by_requests
+                            : f->routing.policy == ROUTE_SHORTEST_TOKENS ? &f->by_tokens
+                                                                         : NULL;
+    uint32_t id = by ? sim_ranking_least(by) : SIM_RANKING_NONE;
+    if (id == SIM_RANKING_NONE)
+        return;
+    __builtin_prefetch(f->ranked[id].slot);
+    replica_fetch_ahead(f->ranked[id].r);
 }
 
 static int route(serving_fleet *f, llm_request *q, bool prefilled, char *err, size_t err_size)
