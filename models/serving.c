@@ -360,7 +360,8 @@ static void on_request_done(void *owner, llm_request *q, bool dropped, unsigned 
             st->slo_met += met;
         }
     }
-    session *of = request_of(q)->session;
+    /* (a request's session is NULL without sessions: its line is not read) */
+    session *of = s->sessions ? request_of(q)->session : NULL;
     unsigned answered = q->output;
     request_give(s, q);
     if (of)
