@@ -698,12 +698,14 @@ static void enqueue(replica *r, llm_request *q, double now);
 
 void replica_fetch_ahead(const replica *r)
 {
-    /* the lines an iteration's end reads (the queue, the run an arrival may cut, the
-     * configuration's first fields) and the head's admission */
-    enum { LINE = 64 }; /* bytes: every x86-64 and Arm server's cache line */
-    const char *p = (const char *)r;
-    for (size_t at = 0; at < REPLICA_HOT_BYTES + LINE - 1; at += LINE)
-        __builtin_prefetch(p + at);
+    /* An arrival reads the queue, the run it may cut and the configuration's first
+     * fields (max_batch, the cache's size, max_wait): the same first REPLICA_HOT_BYTES
+     * that an iteration's end reads, laid out together for it; then the head's
+     * admission, which head_fits writes. */
+    enum { LINE = 64 }; /* bytes: the cache line of x86-64 and of most Arm servers */
+    uintptr_t from = (uintptr_t)r & ~(uintptr_t)(LINE - 1), end = (uintptr_t)r + REPLICA_HOT_BYTES;
+    for (uintptr_t at = from; at < end; at += LINE)
+        __builtin_prefetch((const void *)at);
     __builtin_prefetch(&r->head);
 }
 

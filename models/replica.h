@@ -242,11 +242,12 @@ replica *replica_create(sim_engine *engine, const replica_config *config,
  * the requests it holds are the caller's (replica_evict first to get them).  NULL-safe. */
 void replica_free(replica *r);
 
-/* Hands a request to the replica at the current time. */
 /* A hint for speed, which changes nothing: asks the memory system for what an arrival
  * at r reads (replica_enqueue), so that in a large fleet, whose replicas are out of the
  * cache, it overlaps the request's drawing. */
 void replica_fetch_ahead(const replica *r);
+
+/* Hands a request to the replica at the current time. */
 void replica_enqueue(replica *r, llm_request *request);
 
 /* Hands over a request whose prompt was prefilled elsewhere and whose cache came with

@@ -186,13 +186,14 @@ bool serving_fleet_saturated(const serving_fleet *f, unsigned threshold);
  * that changed unreported).  Off by default; process-wide. */
 void serving_fleet_check_rankings(bool on);
 
-/* Gives the request to a replica chosen by the routing policy.  1 when enqueued; 0 with
- * no replica active (the request stays the caller's); -1 when a custom policy failed,
- * with the message in err (the caller stops the run). */
 /* A hint for speed, which changes nothing: asks the memory system for what routing the
  * next request to f would read, where the routing's choice is known before the request
  * (the least loaded replica); nothing otherwise. */
 void serving_fleet_fetch_route(const serving_fleet *f);
+
+/* Gives the request to a replica chosen by the routing policy.  1 when enqueued; 0 with
+ * no replica active (the request stays the caller's); -1 when a custom policy failed,
+ * with the message in err (the caller stops the run). */
 int serving_fleet_route(serving_fleet *f, llm_request *q, char *err, size_t err_size);
 
 /* The same for a request prefilled elsewhere whose cache came with it (disaggregated

@@ -203,12 +203,22 @@ static void check_rankings(const serving_fleet *f)
         sim_fatal("fleet rankings: the shortest-tokens replica is #%llu, the ranking says #%llu",
                   (unsigned long long)f->active[best_tokens]->serial,
                   (unsigned long long)shortest_tokens(f)->serial);
+    /* the replica kept beside each ranked slot, which serving_fleet_fetch_route fetches
+     * (a stale one would only fetch the wrong lines: nothing else would show it) */
+    for (unsigned i = 0; i < n; i++) {
+        const serving_slot *sl = f->active[i];
+        if (sl->rank_id == SIM_RANKING_NONE || f->ranked[sl->rank_id].slot != sl
+            || f->ranked[sl->rank_id].r != sl->r)
+            sim_fatal("fleet rankings: replica #%llu's ranked entry is not its own",
+                      (unsigned long long)sl->serial);
+    }
 }
 
 /* ---- choosing ----------------------------------------------------------------------- */
 
 /* The active replica for a request; NULL with the message in err when a custom policy
- * failed. */
+ * failed.  (serving_fleet_fetch_route fetches ahead what the policies that need no
+ * request choose: keep the two together.) */
 static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
                             size_t err_size)
 {
