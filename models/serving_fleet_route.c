@@ -216,9 +216,34 @@ static void check_rankings(const serving_fleet *f)
 
 /* ---- choosing ----------------------------------------------------------------------- */
 
+/* Whether the routing consults the replicas' prefix caches (choose_affinity), rather
+ * than choose(). */
+static bool by_affinity(const serving_fleet *f)
+{
+    return f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY;
+}
+
+/* The ranking choose() takes its replica from where the policy needs no request (least
+ * outstanding, prefix affinity without a prefix cache, shortest tokens); NULL for the
+ * others.  serving_fleet_fetch_route fetches its least ahead. */
+static const sim_ranking *plain_ranking(const serving_fleet *f)
+{
+    switch (f->routing.policy) {
+    case ROUTE_LEAST_OUTSTANDING:
+    case ROUTE_PREFIX_AFFINITY:
+        return &f->by_requests;
+    case ROUTE_SHORTEST_TOKENS:
+        return &f->by_tokens;
+    case ROUTE_CUSTOM:
+    case ROUTE_ROUND_ROBIN:
+    case ROUTE_POWER_OF_TWO:
+        break;
+    }
+    return NULL;
+}
+
 /* The active replica for a request; NULL with the message in err when a custom policy
- * failed.  (serving_fleet_fetch_route fetches ahead what the policies that need no
- * request choose: keep the two together.) */
+ * failed. */
 static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
                             size_t err_size)
 {
@@ -247,9 +272,8 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
     }
     case ROUTE_LEAST_OUTSTANDING:
     case ROUTE_PREFIX_AFFINITY: /* without a prefix cache: the least outstanding */
-        return least_outstanding(f);
     case ROUTE_SHORTEST_TOKENS:
-        return shortest_tokens(f);
+        return ranked_slot(f, sim_ranking_least(plain_ranking(f)));
     case ROUTE_POWER_OF_TWO: {
         unsigned x = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
         unsigned y = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);
@@ -284,7 +308,7 @@ static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
 {
     if (f->nactive == 0)
         return 0;
-    bool affinity = f->prefix.block && f->routing.policy == ROUTE_PREFIX_AFFINITY;
+    bool affinity = by_affinity(f);
     if (checking)
         check_rankings(f);
     serving_slot *sl = affinity ? choose_affinity(f, f->events.prefix(f->events.owner, q), q)
@@ -301,13 +325,7 @@ static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
 
 void serving_fleet_fetch_route(const serving_fleet *f)
 {
-    /* as choose() picks, without a prefix cache to consult */
-    const sim_ranking *by = f->routing.policy == ROUTE_LEAST_OUTSTANDING
-                                    || (f->routing.policy == ROUTE_PREFIX_AFFINITY
-                                        && !f->prefix.block)
-                                ? &f->by_requests
-                            : f->routing.policy == ROUTE_SHORTEST_TOKENS ? &f->by_tokens
-                                                                         : NULL;
+    const sim_ranking *by = by_affinity(f) ? NULL : plain_ranking(f);
     uint32_t id = by ? sim_ranking_least(by) : SIM_RANKING_NONE;
     if (id == SIM_RANKING_NONE)
         return;
