@@ -108,10 +108,23 @@ ifeq ($(HAVE_CUDA),1)
   FLEETSIM_NVCCFLAGS += -DFLEETSIM_CUDA_LIBDIR='"$(CUDA_ROOT)/lib64"'
 endif
 
+# Link-time optimisation where the compiler is gcc: the program is optimised whole, so
+# the event loop's calls across files (the engine into the replica, the replica into
+# the cost model's small functions) are inlined like calls within one.  Measured on the
+# serving fleet (tests/bench/serving.c's, alternating runs, 2026-12-07): 3-4% less time
+# a request at 64 and at 8,000 replicas; outputs byte-identical (no fused multiply-add
+# either way: FP_FLAGS, passed to the link too, where the code is generated).  Not
+# under SAN or FUZZ, whose builds are for finding faults.
+ifeq ($(SAN)$(FUZZ),)
+  ifneq ($(findstring gcc version,$(shell $(CC) -v 2>&1)),)
+    LTO_FLAGS := -flto=auto
+  endif
+endif
+
 # What every compile and link runs: the project's flags, then the user's.
 COMPILE  = $(CC) $(FLEETSIM_CPPFLAGS) $(CPPFLAGS) $(FLEETSIM_CFLAGS) $(CFLAGS) $(FP_FLAGS) \
-           $(DEPFLAGS)
-LINK     = $(CC) $(FLEETSIM_LDFLAGS) $(LDFLAGS)
+           $(LTO_FLAGS) $(DEPFLAGS)
+LINK     = $(CC) $(FLEETSIM_LDFLAGS) $(LDFLAGS) $(LTO_FLAGS) $(if $(LTO_FLAGS),$(FP_FLAGS))
 LIBS     = $(FLEETSIM_LDLIBS) $(LDLIBS)
 
 ifeq ($(V),1)
