@@ -210,6 +210,8 @@ static int run_single(const cli_options *o, scenario *sc)
     };
     claim_verdict verdict;
     bool judged = false;
+    if (status == 0 && !o->no_plots)
+        output_pictures_warm(); /* gnuplot starts beside the run, not after it */
     bool ran = status == 0 && scenario_run(sc, &ro, &results, err, sizeof err) == 0;
     if (status == 0 && !ran) {
         bool located = !strncmp(err, o->file, strlen(o->file)); /* "file:line: ..." already */
@@ -267,6 +269,7 @@ static int run_single(const cli_options *o, scenario *sc)
             status = sim_interrupt_exit_status(sig);
         run_results_release(&results);
     }
+    output_pictures_cool();
     free(dir);
     return status;
 }

@@ -1,5 +1,6 @@
 #include "output/pictures.h"
 
+#include "output/plot_render.h"
 #include "output/plots.h"
 #include "output/report.h"
 
@@ -19,3 +20,6 @@ int output_pictures(const char *dir, const char *scenario_name, const char *desc
     }
     return plotted < 0 ? -1 : 0;
 }
+
+void output_pictures_warm(void) { plot_render_warm(NULL); }
+void output_pictures_cool(void) { plot_render_cool(); }

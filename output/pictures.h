@@ -20,4 +20,10 @@ int output_pictures(const char *dir, const char *scenario_name, const char *desc
                     bool rewrite_scripts, bool png, const plot_limit *limits, size_t nlimits,
                     FILE *messages);
 
+/* Starts ahead what drawing the charts will need (the gnuplot processes, whose start
+ * costs more than a chart), to run beside the simulation; output_pictures_cool ends
+ * what was not used.  Optional: output_pictures works without it. */
+void output_pictures_warm(void);
+void output_pictures_cool(void);
+
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,29 +92,55 @@ static int add_render(argv_list *a, const char *work, const char *name, const ch
     return bad || argv_add(a, "-e") || argv_add(a, line) ? -1 : 0;
 }
 
-/* Starts gnuplot with argv, its stderr into a pipe (*fd, the read end).  0, or -1 with
- * errno set when it could not start. */
-static int spawn_start(const char *program, char **argv, pid_t *pid, int *fd)
+/* A pipe whose ends no other child inherits: a gnuplot started ahead (warm below) sees
+ * the end of its commands only when every copy of the write end is closed. */
+static int cloexec_pipe(int fds[2])
 {
-    int fds[2];
     if (pipe(fds) != 0)
         return -1;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+/* Starts gnuplot with argv, its stderr into a pipe (*fd, the read end), its stdin from
+ * a pipe (*in, the write end) when in is not NULL, else from /dev/null.  0, or -1 with
+ * errno set when it could not start. */
+static int spawn_start(const char *program, char **argv, pid_t *pid, int *fd, int *in)
+{
+    int fds[2], input[2] = { -1, -1 };
+    if (cloexec_pipe(fds) != 0)
+        return -1;
+    if (in && cloexec_pipe(input) != 0) {
+        int saved = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = saved;
+        return -1;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (in)
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addclose(&actions, fds[1]);
     int started = posix_spawnp(pid, program, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
+    if (in)
+        close(input[0]);
     if (started != 0) {
         close(fds[0]);
+        if (in)
+            close(input[1]);
         errno = started;
         return -1;
     }
     *fd = fds[0];
+    if (in)
+        *in = input[1];
     return 0;
 }
 
@@ -170,12 +197,14 @@ static char *text_done(spawn_text *t)
 
 /* Runs gnuplot with argv; its stderr into *text (malloc'd).  The exit status, or -1
  * with errno set when it could not start. */
+static int start_share(const char *program, char **argv, pid_t *pid, int *fd);
+
 static int spawn(const char *program, char **argv, char **text)
 {
     pid_t pid;
     int fd;
     *text = NULL;
-    if (spawn_start(program, argv, &pid, &fd) != 0)
+    if (start_share(program, argv, &pid, &fd) != 0)
         return -1;
     spawn_text t = { 0 };
     while (read_some(fd, &t))
@@ -359,6 +388,127 @@ static size_t render_processes(size_t charts)
     return k < charts ? k : charts;
 }
 
+/* ---- gnuplots started ahead --------------------------------------------------------- */
+
+/* A gnuplot's start (about 10 ms: loading its libraries) costs more than a chart.
+ * plot_render_warm starts the processes a render will want while the simulation runs,
+ * each waiting for its commands on stdin; a render takes one where it would start one,
+ * and writes it the same commands as its command line would hold.  A gnuplot reading
+ * commands from a pipe goes on after an error where one given them with -e stops, so
+ * each command is followed by a check that stops it the same way (the exit status and
+ * the marks then read as a started one's would). */
+typedef struct warm_process {
+    pid_t pid;
+    int in, err; /* its commands' pipe (write end), its stderr (read end) */
+} warm_process;
+
+static struct {
+    warm_process p[RENDER_PROCESSES];
+    size_t n;
+    pid_t owner;       /* who started them: a forked child does not take its parent's */
+    char program[512];
+} warm;
+
+/* The commands of a command line (argv: program, then -e COMMAND pairs) as lines to
+ * write, each followed by the check; NULL out of memory or past what a pipe holds
+ * unread (then a fresh gnuplot takes them on its command line). */
+#define WARM_TEXT_MAX 60000
+static const char WARM_CHECK[] = "if (GPVAL_ERRNO != 0) { exit status 1 }\n";
+
+static char *warm_text(char **argv, size_t *length)
+{
+    size_t n = 0;
+    for (size_t i = 1; argv[i] && argv[i + 1]; i += 2)
+        n += strlen(argv[i + 1]) + 1 + strlen(WARM_CHECK);
+    if (n > WARM_TEXT_MAX)
+        return NULL;
+    char *text = malloc(n + 1), *at = text;
+    for (size_t i = 1; text && argv[i] && argv[i + 1]; i += 2)
+        at += sprintf(at, "%s\n%s", argv[i + 1], WARM_CHECK);
+    *length = n;
+    return text;
+}
+
+/* Writes all of text to fd, SIGPIPE ignored meanwhile (a gnuplot that died is an
+ * error here, not the end of fleetsim); 0, or -1. */
+static int write_all(int fd, const char *text, size_t n)
+{
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, saved;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &saved);
+    int status = 0;
+    while (n > 0) {
+        ssize_t wrote = write(fd, text, n);
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0) {
+            status = -1;
+            break;
+        }
+        text += wrote;
+        n -= (size_t)wrote;
+    }
+    sigaction(SIGPIPE, &saved, NULL);
+    return status;
+}
+
+/* Ends a warm process that will not be used: the end of its commands, then its exit. */
+static void warm_end(warm_process *w, bool wait)
+{
+    close(w->in);
+    close(w->err); /* a write to stderr now fails; it has written nothing it is asked */
+    if (wait)
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
+void plot_render_cool(void)
+{
+    bool ours = warm.owner == getpid();
+    while (warm.n > 0)
+        warm_end(&warm.p[--warm.n], ours); /* a forked child's copies: only closed */
+}
+
+void plot_render_warm(const char *gnuplot)
+{
+    const char *program = gnuplot ? gnuplot : "gnuplot";
+    plot_render_cool();
+    if (strlen(program) >= sizeof warm.program)
+        return;
+    snprintf(warm.program, sizeof warm.program, "%s", program);
+    warm.owner = getpid();
+    char *argv[] = { (char *)program, NULL };
+    for (size_t k = render_processes(RENDER_PROCESSES); warm.n < k; warm.n++) {
+        warm_process *w = &warm.p[warm.n];
+        if (spawn_start(program, argv, &w->pid, &w->err, &w->in) != 0)
+            break; /* not found, or no process to spare: renders start their own */
+    }
+}
+
+/* Starts the commands of argv in a gnuplot: one started ahead where there is one (of
+ * the same program, this process's), else a new one.  0, or -1 with errno set. */
+static int start_share(const char *program, char **argv, pid_t *pid, int *fd)
+{
+    while (warm.n > 0 && warm.owner == getpid() && !strcmp(warm.program, program)) {
+        warm_process w = warm.p[--warm.n];
+        size_t n;
+        char *text = warm_text(argv, &n);
+        bool fed = text && write_all(w.in, text, n) == 0;
+        free(text);
+        if (!fed) {
+            warm_end(&w, true);
+            if (!text)
+                break; /* too long for the pipe: a command line takes it */
+            continue;  /* it died: the next, or a new one */
+        }
+        close(w.in); /* the end of its commands: it exits after them */
+        *pid = w.pid;
+        *fd = w.err;
+        return 0;
+    }
+    return spawn_start(program, argv, pid, fd, NULL);
+}
+
 /* Starts a gnuplot on each share, reads their stderr as it comes (poll: none can
  * block the others on a full pipe), and waits for them all. */
 static int render_shares(const char *dir, const char *work, const plot_list *names,
@@ -377,7 +527,7 @@ static int render_shares(const char *dir, const char *work, const plot_list *nam
             out[i].saved = ENOMEM;
             continue;
         }
-        if (spawn_start(program, a.items, &pids[i], &fds[i].fd) != 0) {
+        if (start_share(program, a.items, &pids[i], &fds[i].fd) != 0) {
             out[i].saved = errno;
             fds[i].fd = -1;
         }

@@ -20,4 +20,15 @@ enum { PLOT_RENDER_NO_GNUPLOT = 1 };
 int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bool png,
                 char *err, size_t err_size);
 
+/* Starts the gnuplot processes a later plot_render of this process will use (one a
+ * core, as it would start them), so that their start, which costs more than a chart,
+ * runs beside whatever this process does before it renders.  Optional: plot_render
+ * starts its own where none is waiting (another program, a forked child, all used).
+ * Nothing happens when gnuplot is not found. */
+void plot_render_warm(const char *gnuplot);
+
+/* Ends the processes plot_render_warm started that no render took (they exit when their
+ * input ends); a no-op when there are none. */
+void plot_render_cool(void);
+
 #endif

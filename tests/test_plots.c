@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "output/csv_table.h"
@@ -524,6 +525,47 @@ Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
     cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
     cr_expect(exists("report.html"));
     expect_no_temporary_files();
+}
+
+/* Gnuplots started ahead (output_pictures_warm, as a run does) take their commands on
+ * stdin, where gnuplot goes on after an error: the render must still stop at the broken
+ * chart, report gnuplot's words, render the charts after it, and leave no process. */
+Test(plots, charts_from_gnuplots_started_ahead_fail_and_render_as_from_fresh_ones)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    write_in("timeseries.csv", TIMESERIES);
+    char why[4096];
+    output_pictures_warm();
+    cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    expect_well_formed("plots/latency.svg");
+    expect_well_formed("plots/gpus_gpus.svg");
+    char *svg = read_in("plots/latency.svg");
+    cr_expect_eq(series_points(svg, "chat: time to first token, p99"), 5);
+    free(svg);
+
+    unlink(path_in("plots/latency.svg"));
+    write_in("plots/broken.gp", "set output 'plots/broken.svg'\nplot no_such_function(x)\n");
+    plot_options keep = { .rewrite_scripts = false };
+    output_pictures_warm();
+    cr_expect_eq(output_plots(dir, &keep, why, sizeof why), -1);
+    cr_expect(strstr(why, "plots/broken.gp: gnuplot failed") != NULL, "%s", why);
+    cr_expect(strstr(why, "no_such_function") != NULL, "gnuplot's own words: %s", why);
+    cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
+    expect_no_temporary_files();
+    output_pictures_cool();
+    cr_expect_eq(waitpid(-1, NULL, WNOHANG), -1, "every gnuplot was waited for");
+
+    /* unused ones end; another program than the one started is started afresh */
+    output_pictures_warm();
+    output_pictures_cool();
+    cr_expect_eq(waitpid(-1, NULL, WNOHANG), -1, "the unused gnuplots were waited for");
+    output_pictures_warm();
+    plot_options missing = { .rewrite_scripts = false, .gnuplot = "/nonexistent/gnuplot" };
+    cr_expect_eq(output_plots(dir, &missing, why, sizeof why), OUTPUT_PLOTS_NO_GNUPLOT, "%s",
+                 why);
+    output_pictures_cool();
+    cr_expect_eq(waitpid(-1, NULL, WNOHANG), -1);
 }
 
 static const char SCENARIO[] =
