@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -92,8 +93,9 @@ static int add_render(argv_list *a, const char *work, const char *name, const ch
     return bad || argv_add(a, "-e") || argv_add(a, line) ? -1 : 0;
 }
 
-/* A pipe whose ends no other child inherits: a gnuplot started ahead (warm below) sees
- * the end of its commands only when every copy of the write end is closed. */
+/* A pipe whose ends no program started later inherits (a forked child that does not
+ * exec still holds them): a gnuplot started ahead (warm below) sees the end of its
+ * commands only when every copy of the write end is closed. */
 static int cloexec_pipe(int fds[2])
 {
     if (pipe(fds) != 0)
@@ -410,9 +412,12 @@ static struct {
 } warm;
 
 /* The commands of a command line (argv: program, then -e COMMAND pairs) as lines to
- * write, each followed by the check; NULL out of memory or past what a pipe holds
- * unread (then a fresh gnuplot takes them on its command line). */
-#define WARM_TEXT_MAX 60000
+ * write, each followed by the check; NULL out of memory or past PIPE_BUF bytes (then a
+ * fresh gnuplot takes them on its command line).  A write of at most PIPE_BUF bytes
+ * into an empty pipe never waits (a pipe holds at least that much, however small the
+ * system makes it), so the render never waits on a gnuplot that waits on the render
+ * to read its stderr.  Two charts' commands take about 1 KB. */
+#define WARM_TEXT_MAX PIPE_BUF
 static const char WARM_CHECK[] = "if (GPVAL_ERRNO != 0) { exit status 1 }\n";
 
 static char *warm_text(char **argv, size_t *length)
@@ -468,6 +473,8 @@ void plot_render_cool(void)
     while (warm.n > 0)
         warm_end(&warm.p[--warm.n], ours); /* a forked child's copies: only closed */
 }
+
+size_t plot_render_waiting(void) { return warm.owner == getpid() ? warm.n : 0; }
 
 void plot_render_warm(const char *gnuplot)
 {

@@ -31,4 +31,8 @@ void plot_render_warm(const char *gnuplot);
  * input ends); a no-op when there are none. */
 void plot_render_cool(void);
 
+/* The processes plot_render_warm started that still wait for a render (0 in another
+ * process than the one that started them). */
+size_t plot_render_waiting(void);
+
 #endif

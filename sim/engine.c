@@ -109,20 +109,32 @@ double sim_engine_now(const sim_engine *engine) { return engine->now_s; }
 
 /* ---- heap ------------------------------------------------------------------------ */
 
-/* An entry's place in the order as one number: its time's bits above its order.  The
- * bits of non-negative doubles order as the doubles do (entry_time admits no NaN and
- * nothing before now, and gives no negative zero), so one unsigned compare,
- * without a branch to mispredict, orders two entries as time then order would. */
-static inline unsigned __int128 entry_key(const heap_entry *a)
+/* An entry's place in the order: its time's bits, then its order.  The bits of
+ * non-negative doubles order as the doubles do, and check_time admits no NaN and nothing
+ * before now, which is never below zero; a negative zero, equal to zero, reads as zero
+ * (its sign bit cleared).  Compared with bitwise operators, two keys order two entries
+ * as time then order would, without a branch to mispredict. */
+typedef struct entry_key {
+    uint64_t time_bits, order;
+} entry_key;
+
+static inline entry_key key_of(const heap_entry *a)
 {
-    uint64_t bits;
-    memcpy(&bits, &a->time_s, sizeof bits);
-    return (unsigned __int128)bits << 64 | a->order;
+    entry_key k;
+    memcpy(&k.time_bits, &a->time_s, sizeof k.time_bits);
+    k.time_bits &= ~(UINT64_C(1) << 63);
+    k.order = a->order;
+    return k;
+}
+
+static inline bool key_before(entry_key a, entry_key b)
+{
+    return (a.time_bits < b.time_bits) | ((a.time_bits == b.time_bits) & (a.order < b.order));
 }
 
 static inline bool entry_before(const heap_entry *a, const heap_entry *b)
 {
-    return entry_key(a) < entry_key(b);
+    return key_before(key_of(a), key_of(b));
 }
 
 /* Puts an entry at heap[pos] and, with positions kept (slots not NULL), tells its slot. */
@@ -159,14 +171,15 @@ static void sift_down(heap_entry *heap, event_slot *slots, size_t n, size_t pos,
         /* the least child without a branch: which one it is the data decides, and a
          * mispredicted branch a level cost more than the compares */
         size_t best = first;
-        unsigned __int128 least = entry_key(&heap[first]);
+        entry_key least = key_of(&heap[first]);
         for (size_t c = first + 1; c < last; c++) {
-            unsigned __int128 key = entry_key(&heap[c]);
-            uint64_t less = -(uint64_t)(key < least);
+            entry_key key = key_of(&heap[c]);
+            uint64_t less = -(uint64_t)key_before(key, least);
             best ^= (best ^ c) & less;
-            least ^= (least ^ key) & ((unsigned __int128)less << 64 | less);
+            least.time_bits ^= (least.time_bits ^ key.time_bits) & less;
+            least.order ^= (least.order ^ key.order) & less;
         }
-        if (!(least < entry_key(&entry)))
+        if (!key_before(least, key_of(&entry)))
             break;
         place(heap, slots, pos, heap[best]);
         pos = best;
@@ -370,13 +383,10 @@ __attribute__((noinline, cold)) static void past_time(const sim_engine *e, doubl
               caller, time_s, isnan(time_s) ? "not comparable with" : "before", e->now_s);
 }
 
-/* An event's time, checked: not before now.  Returned as an entry keeps it, a zero as
- * +0 (the engine's times start at +0, and entry_key orders a negative zero's bits last). */
-static inline double entry_time(const sim_engine *e, double time_s, const char *caller)
+static inline void check_time(const sim_engine *e, double time_s, const char *caller)
 {
     if (__builtin_expect(!(time_s >= e->now_s), 0))
         past_time(e, time_s, caller);
-    return time_s + 0.0;
 }
 
 static uint64_t next_order(sim_engine *e, int priority)
@@ -409,7 +419,7 @@ static void heap_insert(sim_engine *e, heap_entry entry)
 sim_event_id sim_event_schedule(sim_engine *engine, double time_s, int priority,
                                 sim_event_fn fn, void *data)
 {
-    time_s = entry_time(engine, time_s, "sim_event_schedule");
+    check_time(engine, time_s, "sim_event_schedule");
     if (__builtin_expect(!fn, 0))
         sim_fatal("sim_event_schedule: NULL action");
     uint32_t slot = slot_take(engine);
@@ -450,7 +460,7 @@ bool sim_event_cancel(sim_engine *engine, sim_event_id id)
 
 bool sim_event_reschedule(sim_engine *engine, sim_event_id id, double time_s)
 {
-    time_s = entry_time(engine, time_s, "sim_event_reschedule");
+    check_time(engine, time_s, "sim_event_reschedule");
     uint32_t slot = pending_slot(engine, id);
     if (slot == NO_SLOT)
         return false;
@@ -578,7 +588,7 @@ uint64_t sim_engine_run(sim_engine *engine)
 
 uint64_t sim_engine_run_until(sim_engine *engine, double end_s)
 {
-    end_s = entry_time(engine, end_s, "sim_engine_run_until");
+    check_time(engine, end_s, "sim_engine_run_until");
     uint64_t before = engine->events_run;
     const heap_entry *next;
     while (!engine->stop_requested && (next = peek(engine)) && next->time_s <= end_s)

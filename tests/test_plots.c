@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "output/csv_table.h"
+#include "output/plot_render.h"
 #include "output/pictures.h"
 #include "output/plots.h"
 #include "output/report.h"
@@ -537,7 +538,10 @@ Test(plots, charts_from_gnuplots_started_ahead_fail_and_render_as_from_fresh_one
     write_in("timeseries.csv", TIMESERIES);
     char why[4096];
     output_pictures_warm();
+    size_t started = plot_render_waiting();
+    cr_assert_gt(started, 0, "gnuplot is on PATH: the processes start");
     cr_assert_eq(output_plots(dir, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect_lt(plot_render_waiting(), started, "the render took them");
     expect_well_formed("plots/latency.svg");
     expect_well_formed("plots/gpus_gpus.svg");
     char *svg = read_in("plots/latency.svg");
@@ -548,7 +552,9 @@ Test(plots, charts_from_gnuplots_started_ahead_fail_and_render_as_from_fresh_one
     write_in("plots/broken.gp", "set output 'plots/broken.svg'\nplot no_such_function(x)\n");
     plot_options keep = { .rewrite_scripts = false };
     output_pictures_warm();
+    started = plot_render_waiting();
     cr_expect_eq(output_plots(dir, &keep, why, sizeof why), -1);
+    cr_expect_lt(plot_render_waiting(), started, "the render took them");
     cr_expect(strstr(why, "plots/broken.gp: gnuplot failed") != NULL, "%s", why);
     cr_expect(strstr(why, "no_such_function") != NULL, "gnuplot's own words: %s", why);
     cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
