@@ -197,10 +197,10 @@ static char *text_done(spawn_text *t)
     return t->buf;
 }
 
-/* Runs gnuplot with argv; its stderr into *text (malloc'd).  The exit status, or -1
- * with errno set when it could not start. */
 static int start_share(const char *program, char **argv, pid_t *pid, int *fd);
 
+/* Runs gnuplot with argv (a warm one where one waits: start_share); its stderr into
+ * *text (malloc'd).  The exit status, or -1 with errno set when it could not start. */
 static int spawn(const char *program, char **argv, char **text)
 {
     pid_t pid;
@@ -460,8 +460,8 @@ static int write_all(int fd, const char *text, size_t n)
 /* Ends a warm process that will not be used: the end of its commands, then its exit. */
 static void warm_end(warm_process *w, bool wait)
 {
-    close(w->in);
-    close(w->err); /* a write to stderr now fails; it has written nothing it is asked */
+    close(w->in);  /* the end of its (no) commands: it exits */
+    close(w->err); /* unread: it was given nothing to report */
     if (wait)
         while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
             ;
