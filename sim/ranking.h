@@ -1,5 +1,5 @@
-/* A ranking: an indexed binary min-heap of small integer ids ordered by (value, tie),
- * so that the least is read in O(1) and an id whose value changed moves in O(log n).  A
+/* A ranking: an indexed 4-ary min-heap of small integer ids ordered by (value, tie), so
+ * that the least is read in O(1) and an id whose value changed moves in O(log n).  A
  * fleet ranks its replicas by their requests (or tokens) waiting and running, ties by
  * creation order: the least-loaded replica without looking at every replica for every
  * request.
@@ -7,9 +7,9 @@
  * Everything a sift reads or writes is in the ranking's own two arrays (the entries,
  * which carry their keys, and each id's place), so moving an id touches no memory of
  * the caller's: with thousands of replicas that is what keeps an update in cache.
- * Ids are the caller's to hand out, dense from 0 (memory follows the largest).  With
- * distinct ties the order is total, so the least id is the same whatever the history
- * of insertions and updates. */
+ * Ids are the caller's to hand out, dense from 0 (memory follows the largest), below
+ * 2^24; ties below 2^40.  With distinct ties the order is total, so the least id is the
+ * same whatever the history of insertions and updates. */
 #ifndef FLEETSIM_SIM_RANKING_H
 #define FLEETSIM_SIM_RANKING_H
 
@@ -17,11 +17,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* An entry carries its key: the value, then the tie above the id in one word (the lower
+ * first among equal values), 16 bytes, four to a cache line. */
 typedef struct sim_ranking_entry {
     double value;
-    uint64_t tie;  /* the lower first among equal values */
-    uint32_t id;
+    uint64_t order; /* tie << SIM_RANKING_ID_BITS | id */
 } sim_ranking_entry;
+
+#define SIM_RANKING_ID_BITS 24
+/* Ids below 2^24 (16,777,216 ranked at once), ties below 2^40: beyond is a bug. */
+#define SIM_RANKING_MAX_IDS (UINT32_C(1) << SIM_RANKING_ID_BITS)
+#define SIM_RANKING_MAX_TIE ((UINT64_C(1) << (64 - SIM_RANKING_ID_BITS)) - 1)
 
 typedef struct sim_ranking {
     sim_ranking_entry *heap;
@@ -63,7 +69,7 @@ static inline bool sim_ranking_contains(const sim_ranking *r, uint32_t id)
 /* The least id, SIM_RANKING_NONE when empty. */
 static inline uint32_t sim_ranking_least(const sim_ranking *r)
 {
-    return r->n ? r->heap[0].id : SIM_RANKING_NONE;
+    return r->n ? (uint32_t)(r->heap[0].order & (SIM_RANKING_MAX_IDS - 1)) : SIM_RANKING_NONE;
 }
 
 /* Calls visit with each id in increasing (value, tie) order until it returns false:

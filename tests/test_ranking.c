@@ -107,6 +107,38 @@ Test(ranking, walks_in_order_and_stops_when_told)
     sim_ranking_release(&r);
 }
 
+/* The tie is kept above the id in one word: the tie decides between equal values,
+ * whatever the ids, up to the largest tie and id the header allows. */
+Test(ranking, ties_decide_before_ids_up_to_their_limits)
+{
+    sim_ranking r = { 0 };
+    uint32_t big_id = SIM_RANKING_MAX_IDS - 1;
+    sim_ranking_insert(&r, big_id, 5, 1);
+    sim_ranking_insert(&r, 0, 5, 2);
+    cr_expect_eq(sim_ranking_least(&r), big_id, "tie 1 before tie 2, though its id is larger");
+    sim_ranking_insert(&r, 1, 5, SIM_RANKING_MAX_TIE);
+    sim_ranking_insert(&r, 2, 5, SIM_RANKING_MAX_TIE - 1);
+    sim_ranking_remove(&r, big_id);
+    sim_ranking_remove(&r, 0);
+    cr_expect_eq(sim_ranking_least(&r), 2, "the largest two ties still order");
+    sim_ranking_update(&r, 1, 4);
+    cr_expect_eq(sim_ranking_least(&r), 1, "and the value comes first");
+    sim_ranking_release(&r);
+}
+
+/* The four children of a place share one cache line (the reason for the 4-ary heap and
+ * its 16-byte entries), however the array grew. */
+Test(ranking, children_share_a_line)
+{
+    sim_ranking r = { 0 };
+    for (uint32_t id = 0; id < 5000; id++) {
+        sim_ranking_insert(&r, id, (double)(id % 7), id);
+        cr_assert_eq(sizeof r.heap[0] * 4, 64);
+        cr_assert_eq((uintptr_t)&r.heap[1] % 64, 0, "after %u insertions", id + 1);
+    }
+    sim_ranking_release(&r);
+}
+
 Test(ranking, ids_come_back)
 {
     sim_ids ids = { 0 };
