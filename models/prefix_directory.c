@@ -226,6 +226,14 @@ void prefix_directory_longest(const prefix_directory *d, const prefix_chain *cha
     }
 }
 
+void prefix_directory_holders(const prefix_directory *d, uint64_t key,
+                              void (*visit)(void *context, unsigned id, uint32_t blocks),
+                              void *context)
+{
+    for (uint32_t h = holders_of(d, key); h != NONE; h = d->holders[h].next)
+        visit(context, d->holders[h].id, d->holders[h].blocks);
+}
+
 size_t prefix_directory_memory_bytes(const prefix_directory *d)
 {
     return sizeof *d + d->cap * sizeof *d->holders + d->table_size * sizeof *d->table

@@ -49,6 +49,13 @@ void prefix_directory_observe(void *member, uint64_t key, uint32_t blocks);
 void prefix_directory_longest(const prefix_directory *d, const prefix_chain *chain,
                               unsigned tokens, unsigned *tokens_by_id);
 
+/* Calls visit with each id holding blocks of the run named key, and how many (in no
+ * particular order): the one or two replicas that served a conversation, without a look
+ * at the others. */
+void prefix_directory_holders(const prefix_directory *d, uint64_t key,
+                              void (*visit)(void *context, unsigned id, uint32_t blocks),
+                              void *context);
+
 size_t prefix_directory_memory_bytes(const prefix_directory *d);
 
 #endif

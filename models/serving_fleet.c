@@ -177,8 +177,10 @@ static void slot_remove(serving_slot *sl)
     }
     prefix_cache_free(sl->cache); /* a replica's cache goes with its GPUs */
     tiers_close(sl);
-    if (sl->cache && f->directory) /* which told the directory its runs went */
+    if (sl->cache && f->directory) { /* which told the directory its runs went */
         prefix_directory_leave(f->directory, sl->listing.id);
+        f->listed[sl->listing.id] = NULL;
+    }
     size_t i = f->nslots; /* most often the newest */
     while (f->slots[--i] != sl)
         ;
@@ -248,6 +250,9 @@ static void slot_activate(serving_slot *sl, unsigned unit)
         sl->listing = (prefix_directory_member){ f->directory,
                                                  prefix_directory_join(f->directory) };
         prefix_cache_observe(sl->cache, prefix_directory_observe, &sl->listing);
+        f->listed = sim_array_grow_zeroed(f->listed, &f->nlisted, sl->listing.id + 1,
+                                          sizeof *f->listed, "the prefix directory's replicas");
+        f->listed[sl->listing.id] = sl;
     }
     set_state(sl, SLOT_ACTIVE);
     sl->tick_from_s = now;
@@ -546,6 +551,8 @@ void serving_fleet_free(serving_fleet *f)
     prefix_directory_free(f->directory); /* after the caches, which tell it as they go */
     prefix_cache_free(f->shared_tier);
     free(f->cached);
+    free(f->listed);
+    free(f->rank_listing);
     free(f);
 }
 

@@ -91,6 +91,8 @@ struct serving_fleet {
     prefix_directory *directory; /* with prefix affinity: who caches what */
     unsigned *cached;      /* for prefix affinity: tokens cached, by directory id */
     size_t ncached;
+    serving_slot **listed; /* for prefix affinity: the slot of each directory id, or NULL */
+    size_t nlisted;
     /* The active replicas by requests outstanding (always: routing, the overflow test)
      * and by tokens outstanding (shortest_tokens only), ties by creation order as the
      * active list has them; kept as loads change (serving_fleet_load_changed), so that
@@ -104,6 +106,10 @@ struct serving_fleet {
         replica *r;
     } *ranked;
     size_t ranked_cap;
+    /* by rank id, with prefix affinity: the replica's id in the prefix directory, so that
+     * a look at every replica reads the ranking's array and this one alone */
+    unsigned *rank_listing;
+    size_t rank_listing_cap;
     sim_ids rank_ids;
     replica_shapes *shapes; /* decode costs by batch size at full speed, for all its
                              * replicas */

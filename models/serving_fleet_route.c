@@ -60,55 +60,6 @@ static uint64_t rendezvous(uint64_t own, uint64_t serial)
     return x ^ (x >> 32);
 }
 
-/* Prefix affinity with bounded load: among the replicas whose requests, with this one,
- * stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
- * replica's, the one with the longest cached prefix of the request; ties go to the
- * fewer requests, then to the session's rendezvous hash (which alone decides when
- * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
- * least loaded rather than the mean (as consistent hashing with bounded loads has it):
- * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
- * and starves while the others stay under it. */
-static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
-                                     const llm_request *q)
-{
-    unsigned n = f->nactive;
-    serving_slot **a = f->active;
-    f->outstanding = sim_array_grow(f->outstanding, &f->noutstanding, n,
-                                    sizeof *f->outstanding, "the loads to route by");
-    unsigned fewest = UINT32_MAX;
-    for (unsigned i = 0; i < n; i++) {
-        f->outstanding[i] = slot_load(a[i]);
-        if (f->outstanding[i] < fewest)
-            fewest = f->outstanding[i];
-    }
-    double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
-    f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
-                               sizeof *f->cached, "the cached prefixes to route by");
-    prefix_directory_longest(f->directory, &p->chain, cacheable(q), f->cached);
-    int best = -1;
-    unsigned best_hit = 0, best_load = 0;
-    uint64_t best_hash = 0;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned load = f->outstanding[i];
-        if (load + 1 > bound)
-            continue;
-        unsigned hit = f->cached[a[i]->listing.id];
-        uint64_t hash = rendezvous(p->chain.own, a[i]->serial);
-        bool better = best < 0 || hit > best_hit
-                      || (hit == best_hit && (load < best_load
-                                              || (load == best_load && hash > best_hash)));
-        if (hit == 0 && best_hit == 0 && best >= 0) /* nothing cached: the session's own */
-            better = hash > best_hash;
-        if (better) {
-            best = (int)i;
-            best_hit = hit;
-            best_load = load;
-            best_hash = hash;
-        }
-    }
-    return best >= 0 ? a[best] : NULL;
-}
-
 /* ---- the rankings ------------------------------------------------------------------ */
 
 void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
@@ -117,6 +68,11 @@ void serving_fleet_rank(serving_fleet *f, serving_slot *sl)
     f->ranked = sim_array_grow(f->ranked, &f->ranked_cap, (size_t)id + 1, sizeof *f->ranked,
                                "replicas");
     f->ranked[id] = (struct ranked_entry){ sl, sl->r };
+    if (f->directory) {
+        f->rank_listing = sim_array_grow(f->rank_listing, &f->rank_listing_cap, (size_t)id + 1,
+                                         sizeof *f->rank_listing, "replicas");
+        f->rank_listing[id] = sl->listing.id;
+    }
     sl->rank_id = id;
     sim_ranking_insert(&f->by_requests, id, slot_load(sl), sl->serial);
     if (f->rank_tokens)
@@ -211,10 +167,166 @@ static void check_rankings(const serving_fleet *f)
             || f->ranked[sl->rank_id].r != sl->r)
             sim_fatal("fleet rankings: replica #%llu's ranked entry is not its own",
                       (unsigned long long)sl->serial);
+        /* prefix affinity reads loads, creation order and directory ids from them */
+        if (sim_ranking_value(&f->by_requests, sl->rank_id) != slot_load(sl)
+            || (f->directory && f->rank_listing[sl->rank_id] != sl->listing.id))
+            sim_fatal("fleet rankings: replica #%llu's ranked load or listing is stale",
+                      (unsigned long long)sl->serial);
     }
 }
 
+/* What choose_affinity answers, from a look at each active replica in creation order:
+ * the reference it is checked against. */
+/* Among the replicas whose requests, with this one, stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
+ * replica's, the one with the longest cached prefix of the request; ties go to the
+ * fewer requests, then to the session's rendezvous hash (which alone decides when
+ * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
+ * least loaded rather than the mean (as consistent hashing with bounded loads has it):
+ * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
+ * and starves while the others stay under it. */
+static serving_slot *affinity_look_at_each(serving_fleet *f, const fleet_prefix *p,
+                                           const llm_request *q)
+{
+    unsigned n = f->nactive;
+    serving_slot **a = f->active;
+    f->outstanding = sim_array_grow(f->outstanding, &f->noutstanding, n,
+                                    sizeof *f->outstanding, "the loads to route by");
+    unsigned fewest = UINT32_MAX;
+    for (unsigned i = 0; i < n; i++) {
+        f->outstanding[i] = slot_load(a[i]);
+        if (f->outstanding[i] < fewest)
+            fewest = f->outstanding[i];
+    }
+    double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
+    f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
+                               sizeof *f->cached, "the cached prefixes to route by");
+    prefix_directory_longest(f->directory, &p->chain, cacheable(q), f->cached);
+    int best = -1;
+    unsigned best_hit = 0, best_load = 0;
+    uint64_t best_hash = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned load = f->outstanding[i];
+        if (load + 1 > bound)
+            continue;
+        unsigned hit = f->cached[a[i]->listing.id];
+        uint64_t hash = rendezvous(p->chain.own, a[i]->serial);
+        bool better = best < 0 || hit > best_hit
+                      || (hit == best_hit && (load < best_load
+                                              || (load == best_load && hash > best_hash)));
+        if (hit == 0 && best_hit == 0 && best >= 0) /* nothing cached: the session's own */
+            better = hash > best_hash;
+        if (better) {
+            best = (int)i;
+            best_hit = hit;
+            best_load = load;
+            best_hash = hash;
+        }
+    }
+    return best >= 0 ? a[best] : NULL;
+}
+
 /* ---- choosing ----------------------------------------------------------------------- */
+
+/* The best candidate so far for prefix affinity (by rank id; NONE: none yet). */
+typedef struct affinity_pick {
+    uint32_t id;
+    unsigned hit, load;
+    uint64_t hash, serial;
+} affinity_pick;
+
+/* Weighs a candidate (its requests within the bound) as prefix affinity orders them: the
+ * longer cached prefix; between two holding the same prefix, the fewer requests, then
+ * the higher hash; between two holding nothing, the higher hash (the session's own
+ * replica, whatever their loads); last, the first created.  A total order, so the pick
+ * is the same whatever the order the candidates come in. */
+static void weigh(affinity_pick *p, uint32_t id, uint64_t serial, unsigned hit, unsigned load,
+                  uint64_t hash)
+{
+    bool better;
+    if (p->id == SIM_RANKING_NONE)
+        better = true;
+    else if (hit != p->hit)
+        better = hit > p->hit;
+    else if (hit > 0 && load != p->load)
+        better = load < p->load;
+    else if (hash != p->hash)
+        better = hash > p->hash;
+    else
+        better = serial < p->serial;
+    if (better)
+        *p = (affinity_pick){ id, hit, load, hash, serial };
+}
+
+/* The conversation's own run's holders: the one or two replicas that served it. */
+typedef struct own_holders {
+    serving_fleet *f;
+    const prefix_chain *chain;
+    unsigned tokens;
+    double bound;
+    affinity_pick pick;
+} own_holders;
+
+static void weigh_own_holder(void *context, unsigned listing, uint32_t blocks)
+{
+    (void)blocks;
+    own_holders *o = context;
+    serving_slot *sl = listing < o->f->nlisted ? o->f->listed[listing] : NULL;
+    if (!sl || sl->rank_id == SIM_RANKING_NONE) /* not active: not routed to */
+        return;
+    unsigned load = (unsigned)sim_ranking_value(&o->f->by_requests, sl->rank_id);
+    if (load + 1 > o->bound)
+        return;
+    weigh(&o->pick, sl->rank_id, sl->serial,
+          prefix_cache_longest(sl->cache, o->chain, o->tokens), load,
+          rendezvous(o->chain->own, sl->serial));
+}
+
+/* Prefix affinity with bounded load: among the replicas whose requests, with this one,
+ * stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
+ * replica's, the one with the longest cached prefix of the request; ties go to the
+ * fewer requests, then to the session's rendezvous hash (which alone decides when
+ * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
+ * least loaded rather than the mean (as consistent hashing with bounded loads has it):
+ * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
+ * and starves while the others stay under it.
+ *
+ * A holder of the conversation's own run within the bound holds more than any other
+ * replica can (the whole shared prompt and more), so it is found from the directory
+ * without a look at the others.  Otherwise every replica is weighed from the ranking's
+ * array (its requests and its creation order) and the directory's answer by id, reading
+ * no replica's memory. */
+static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
+                                     const llm_request *q)
+{
+    const prefix_chain *chain = &p->chain;
+    const sim_ranking *by = &f->by_requests;
+    unsigned b = f->prefix.block, tokens = cacheable(q), n = tokens / b;
+    unsigned s0 = chain->shared_tokens / b, whole = (s0 < n ? s0 : n) * b;
+    unsigned fewest = (unsigned)sim_ranking_value(by, sim_ranking_least(by));
+    double bound = ceil((1 + f->prefix.affinity_bound) * (fewest + 1.0));
+    if (!chain->ids && n > s0) {
+        own_holders o = { f, chain, tokens, bound, { .id = SIM_RANKING_NONE } };
+        prefix_directory_holders(f->directory, prefix_chain_own_key(chain), weigh_own_holder,
+                                 &o);
+        if (o.pick.id != SIM_RANKING_NONE && o.pick.hit > whole)
+            return f->ranked[o.pick.id].slot;
+    }
+    f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
+                               sizeof *f->cached, "the cached prefixes to route by");
+    prefix_directory_longest(f->directory, chain, tokens, f->cached);
+    affinity_pick pick = { .id = SIM_RANKING_NONE };
+    for (size_t i = 0, ranked = sim_ranking_count(by); i < ranked; i++) {
+        sim_ranking_entry e = sim_ranking_entry_at(by, i);
+        unsigned load = (unsigned)e.value;
+        if (load + 1 > bound)
+            continue;
+        uint32_t id = sim_ranking_entry_id(e);
+        uint64_t serial = sim_ranking_entry_tie(e);
+        weigh(&pick, id, serial, f->cached[f->rank_listing[id]], load,
+              rendezvous(chain->own, serial));
+    }
+    return pick.id == SIM_RANKING_NONE ? NULL : f->ranked[pick.id].slot;
+}
 
 /* Whether the routing consults the replicas' prefix caches (choose_affinity), rather
  * than choose(). */
@@ -311,8 +423,17 @@ static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
     bool affinity = by_affinity(f);
     if (checking)
         check_rankings(f);
-    serving_slot *sl = affinity ? choose_affinity(f, f->events.prefix(f->events.owner, q), q)
-                                : choose(f, q->prompt, q->output, err, err_size);
+    serving_slot *sl;
+    if (affinity) {
+        const fleet_prefix *p = f->events.prefix(f->events.owner, q);
+        sl = choose_affinity(f, p, q);
+        if (checking && sl != affinity_look_at_each(f, p, q))
+            sim_fatal("fleet affinity: replica #%llu chosen, a look at each says #%llu",
+                      (unsigned long long)sl->serial,
+                      (unsigned long long)affinity_look_at_each(f, p, q)->serial);
+    } else {
+        sl = choose(f, q->prompt, q->output, err, err_size);
+    }
     if (!sl)
         return -1;
     if (sim_engine_stopped(f->engine)) /* another part failed at this instant */

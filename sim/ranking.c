@@ -24,10 +24,7 @@ static inline bool before(const sim_ranking_entry *a, const sim_ranking_entry *b
     return (a->value < b->value) | ((a->value == b->value) & (a->order < b->order));
 }
 
-static inline uint32_t id_of(sim_ranking_entry x)
-{
-    return (uint32_t)(x.order & (SIM_RANKING_MAX_IDS - 1));
-}
+static inline uint32_t id_of(sim_ranking_entry x) { return sim_ranking_entry_id(x); }
 
 static inline void place(sim_ranking *r, size_t i, sim_ranking_entry x)
 {

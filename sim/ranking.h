@@ -72,6 +72,27 @@ static inline uint32_t sim_ranking_least(const sim_ranking *r)
     return r->n ? (uint32_t)(r->heap[0].order & (SIM_RANKING_MAX_IDS - 1)) : SIM_RANKING_NONE;
 }
 
+/* The entries in the heap's order, which is no order: for a pass over every ranked id
+ * that reads the ranking's array alone (n: sim_ranking_count). */
+static inline size_t sim_ranking_count(const sim_ranking *r) { return r->n; }
+static inline sim_ranking_entry sim_ranking_entry_at(const sim_ranking *r, size_t i)
+{
+    return r->heap[i];
+}
+static inline uint32_t sim_ranking_entry_id(sim_ranking_entry e)
+{
+    return (uint32_t)(e.order & (SIM_RANKING_MAX_IDS - 1));
+}
+static inline uint64_t sim_ranking_entry_tie(sim_ranking_entry e)
+{
+    return e.order >> SIM_RANKING_ID_BITS;
+}
+/* The value id (ranked) holds. */
+static inline double sim_ranking_value(const sim_ranking *r, uint32_t id)
+{
+    return r->heap[r->at[id]].value;
+}
+
 /* Calls visit with each id in increasing (value, tie) order until it returns false:
  * O(k log k) for the first k, without disturbing the ranking (visit must not change
  * it).  EASY backfilling walks the running jobs by end time this way until enough GPUs

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lua/catalog.h"
+#include "models/autoscale.h"
+#include "models/gpu_pool.h"
 #include "models/serving.h"
 #include "models/serving_fleet.h"
 #include "tests/support/scratch.h"
@@ -128,6 +130,80 @@ Test(prefix_serving, affinity_beats_least_outstanding_on_hits_and_keeps_the_bala
     cr_expect_gt(aff_rate, lo_rate + 0.1, "affinity %g, least outstanding %g", aff_rate, lo_rate);
     cr_expect_lt(aff.groups[0].load_max_over_mean, 1.25, "balance %g", aff.groups[0].load_max_over_mean);
     cr_expect_gt(aff.stats.completed, 0.98 * lo.stats.completed);
+}
+
+/* Prefix affinity takes a conversation's own holders from the directory, and otherwise
+ * weighs every replica from the ranking's array; with the rankings checked (setup), each
+ * routing is also decided by a look at each replica in creation order, and a different
+ * answer is fatal.  Three kinds of prompts on 24 replicas with a tight bound (the own
+ * holders often over it) and a small cache (evictions): one shared system prompt, two
+ * of them, none (nothing cached: the session's hash decides). */
+Test(prefix_serving, affinity_from_the_directory_agrees_with_a_look_at_each_replica)
+{
+    static const system_prompt TWO[] = { { 500, 1, 1 }, { 2000, 1, 2 } };
+    const system_prompt *prompts[3] = { SYSTEM_1000, TWO, NULL };
+    unsigned nprompts[3] = { 1, 2, 0 };
+    for (int k = 0; k < 3; k++) {
+        serving_config c = chat_config(24, 12);
+        static session_spec spec;
+        spec = (session_spec){ sim_dist_uniform(2, 8), sim_dist_exponential(3),
+                               sim_dist_lognormal(150, 0.6) };
+        c.sessions = &spec;
+        c.system_prompts = prompts[k];
+        c.nsystem_prompts = nprompts[k];
+        c.interarrival = sim_dist_exponential(1 / 12.0);
+        c.output_tokens = sim_dist_lognormal(200, 0.6);
+        c.routing = ROUTE_PREFIX_AFFINITY;
+        c.affinity_bound = 0.1;
+        c.replica.kv_capacity_tokens = 20000;
+        run_result o = serving_run(&c, 120);
+        cr_expect_gt(o.stats.completed, 1000, "prompts %d: %g completed", k,
+                     (double)o.stats.completed);
+        cr_expect_gt(o.stats.prefix_cached_tokens, 0.2 * o.stats.prompt_tokens,
+                     "prompts %d: %g of %g tokens cached", k, o.stats.prefix_cached_tokens,
+                     o.stats.prompt_tokens);
+        cr_expect_gt(o.groups[0].prefix_evictions, 0, "prompts %d", k);
+    }
+}
+
+/* The same while the autoscaler drains replicas: a draining replica keeps its cache,
+ * and so its place in the directory, but takes no request; prefix affinity must not
+ * send its conversations back to it (the look at each replica, in the check, sees only
+ * the active ones). */
+Test(prefix_serving, affinity_skips_the_draining_holders)
+{
+    char err[256];
+    sim_engine *e = sim_engine_create();
+    pool_capacity cap = { .kind = POOL_CLOUD, .count = 8, .max = 8,
+                          .provision_s = sim_dist_constant(30), .retry_s = 60 };
+    gpu_pool *gp = gpu_pool_create(e, &cap, "cloud", 7, 0, err, sizeof err);
+    cr_assert_not_null(gp, "%s", err);
+    autoscaler_spec a = { .enabled = true, .metric = AUTOSCALE_QUEUE, .target = 4,
+                          .interval_s = 10, .cooldown_s = 0, .scale_in_delay_s = 20 };
+    serving_config c = chat_config(8, 3);
+    static session_spec spec;
+    spec = (session_spec){ sim_dist_uniform(3, 8), sim_dist_exponential(20),
+                           sim_dist_lognormal(150, 0.6) };
+    c.sessions = &spec;
+    c.interarrival = sim_dist_exponential(1 / 3.0);
+    c.routing = ROUTE_PREFIX_AFFINITY;
+    c.min_replicas = 1;
+    c.max_replicas = 8;
+    c.pool = gp;
+    c.autoscaler = &a;
+    serving *s = serving_create(e, &c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    serving_start(s);
+    sim_engine_run_until(e, 600);
+    serving_group_stats g = serving_group_get_stats(s, 0, 600);
+    cr_expect_lt(g.replicas_mean, 7, "it drained some of its 8: %g", g.replicas_mean);
+    const serving_stats *st = serving_get_stats(s);
+    cr_expect_gt(st->completed, 1000, "%g", (double)st->completed);
+    cr_expect_gt(st->prefix_cached_tokens, 0.3 * st->prompt_tokens, "%g of %g",
+                 st->prefix_cached_tokens, st->prompt_tokens);
+    serving_free(s);
+    gpu_pool_free(gp);
+    sim_engine_free(e);
 }
 
 Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
