@@ -123,6 +123,20 @@ Test(ranking, ties_decide_before_ids_up_to_their_limits)
     cr_expect_eq(sim_ranking_least(&r), 2, "the largest two ties still order");
     sim_ranking_update(&r, 1, 4);
     cr_expect_eq(sim_ranking_least(&r), 1, "and the value comes first");
+    /* a pass over the array reads each id with its value and tie */
+    cr_assert_eq(sim_ranking_count(&r), 2);
+    int seen = 0;
+    for (size_t i = 0; i < sim_ranking_count(&r); i++) {
+        sim_ranking_entry e = sim_ranking_entry_at(&r, i);
+        uint32_t id = sim_ranking_entry_id(e);
+        cr_expect_eq(e.value, sim_ranking_value(&r, id));
+        if (id == 1)
+            cr_expect(e.value == 4 && sim_ranking_entry_tie(e) == SIM_RANKING_MAX_TIE);
+        else
+            cr_expect(id == 2 && e.value == 5 && sim_ranking_entry_tie(e) == SIM_RANKING_MAX_TIE - 1);
+        seen |= 1 << id;
+    }
+    cr_expect_eq(seen, 6);
     sim_ranking_release(&r);
 }
 
