@@ -23,6 +23,7 @@ typedef struct holder {
 typedef struct run_slot {
     uint64_t key;              /* 0: empty (no run's key is 0) */
     uint32_t first;            /* its first holder */
+    uint32_t most, at_most;    /* the most blocks a holder holds, and how many hold them */
 } run_slot;
 
 struct prefix_directory {
@@ -35,6 +36,7 @@ struct prefix_directory {
     unsigned char *taken;      /* by id: in use */
     size_t ntaken;             /* room for */
     unsigned ids;              /* one more than the largest id used */
+    unsigned in_use;           /* ids taken now */
 };
 
 prefix_directory *prefix_directory_create(unsigned block_tokens)
@@ -67,10 +69,15 @@ unsigned prefix_directory_join(prefix_directory *d)
         d->ids++;
     }
     d->taken[id] = 1;
+    d->in_use++;
     return id;
 }
 
-void prefix_directory_leave(prefix_directory *d, unsigned id) { d->taken[id] = 0; }
+void prefix_directory_leave(prefix_directory *d, unsigned id)
+{
+    d->taken[id] = 0;
+    d->in_use--;
+}
 
 unsigned prefix_directory_ids(const prefix_directory *d) { return d->ids; }
 
@@ -128,6 +135,31 @@ static uint32_t holder_new(prefix_directory *d, unsigned id, uint32_t blocks, ui
     return h;
 }
 
+/* Keeps a run's count of the holders at its most blocks as one holder's go from `from`
+ * to `to` (0: none; the list already as it will be): counted afresh only when the last
+ * of them goes down. */
+static void count_most(prefix_directory *d, run_slot *rs, uint32_t from, uint32_t to)
+{
+    if (from && from == rs->most)
+        rs->at_most--;
+    if (to > rs->most) {
+        rs->most = to;
+        rs->at_most = 1;
+    } else if (to && to == rs->most) {
+        rs->at_most++;
+    }
+    if (rs->at_most == 0) {
+        rs->most = 0;
+        for (uint32_t h = rs->first; h != NONE; h = d->holders[h].next)
+            if (d->holders[h].blocks > rs->most) {
+                rs->most = d->holders[h].blocks;
+                rs->at_most = 1;
+            } else if (d->holders[h].blocks == rs->most) {
+                rs->at_most++;
+            }
+    }
+}
+
 void prefix_directory_set(prefix_directory *d, unsigned id, uint64_t key, uint32_t blocks)
 {
     if ((d->runs + 1) * 2 > d->table_size)
@@ -135,29 +167,43 @@ void prefix_directory_set(prefix_directory *d, unsigned id, uint64_t key, uint32
     size_t s = probe(d, key);
     if (!d->table[s].key) { /* a run no replica held */
         if (blocks) {
-            d->table[s] = (run_slot){ key, holder_new(d, id, blocks, NONE) };
+            d->table[s] = (run_slot){ key, holder_new(d, id, blocks, NONE), blocks, 1 };
             d->runs++;
         }
         return;
     }
-    uint32_t *link = &d->table[s].first;
+    run_slot *rs = &d->table[s];
+    uint32_t *link = &rs->first;
     while (*link != NONE && d->holders[*link].id != id)
         link = &d->holders[*link].next;
     if (*link == NONE) { /* a new holder of the run */
-        if (blocks)
-            d->table[s].first = holder_new(d, id, blocks, d->table[s].first);
+        if (blocks) {
+            rs->first = holder_new(d, id, blocks, rs->first);
+            count_most(d, rs, 0, blocks);
+        }
         return;
     }
-    uint32_t h = *link;
+    uint32_t h = *link, had = d->holders[h].blocks;
     if (blocks) {
         d->holders[h].blocks = blocks;
+        count_most(d, rs, had, blocks);
         return;
     }
     *link = d->holders[h].next; /* the replica let the run go */
     d->holders[h].next = d->free;
     d->free = h;
-    if (d->table[s].first == NONE)
+    if (rs->first == NONE)
         table_remove(d, s);
+    else
+        count_most(d, rs, had, 0);
+}
+
+bool prefix_directory_all_hold(const prefix_directory *d, uint64_t key, uint32_t blocks)
+{
+    if (!d->table_size || !d->in_use)
+        return false;
+    const run_slot *rs = &d->table[probe(d, key)];
+    return rs->key && rs->most >= blocks && rs->at_most == d->in_use;
 }
 
 void prefix_directory_observe(void *member, uint64_t key, uint32_t blocks)

@@ -13,6 +13,7 @@
 #ifndef FLEETSIM_MODELS_PREFIX_DIRECTORY_H
 #define FLEETSIM_MODELS_PREFIX_DIRECTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,14 @@ void prefix_directory_longest(const prefix_directory *d, const prefix_chain *cha
 void prefix_directory_holders(const prefix_directory *d, uint64_t key,
                               void (*visit)(void *context, unsigned id, uint32_t blocks),
                               void *context);
+
+/* Whether every id in use holds the run named key's most blocks, at least `blocks` of
+ * them (a shared prompt every replica keeps whole): then each one's prefix of a chain
+ * through it is the same as far as that run goes, known without asking each.  False
+ * when the ids hold different numbers of its blocks, even all at least `blocks`.  O(1);
+ * the count behind it is kept as holders change, counted afresh only when the last
+ * holder of the most blocks holds fewer. */
+bool prefix_directory_all_hold(const prefix_directory *d, uint64_t key, uint32_t blocks);
 
 size_t prefix_directory_memory_bytes(const prefix_directory *d);
 

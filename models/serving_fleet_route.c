@@ -293,8 +293,9 @@ static void weigh_own_holder(void *context, unsigned listing, uint32_t blocks)
  * A holder of the conversation's own run within the bound holds more than any other
  * replica can (the whole shared prompt and more), so it is found from the directory
  * without a look at the others.  Otherwise every replica is weighed from the ranking's
- * array (its requests and its creation order) and the directory's answer by id, reading
- * no replica's memory. */
+ * array (its requests and its creation order) and what it holds (the same for all where
+ * all hold the shared prompt, else the directory's answer by id), reading no replica's
+ * memory. */
 static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
                                      const llm_request *q)
 {
@@ -311,9 +312,18 @@ static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
         if (o.pick.id != SIM_RANKING_NONE && o.pick.hit > whole)
             return f->ranked[o.pick.id].slot;
     }
-    f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
-                               sizeof *f->cached, "the cached prefixes to route by");
-    prefix_directory_longest(f->directory, chain, tokens, f->cached);
+    /* No own holder within the bound.  Where every replica holds the shared prompt as
+     * far as the request goes (or there is none), every candidate holds the same: no
+     * need to ask the directory for each. */
+    bool same = !chain->ids
+                && (whole == 0
+                    || prefix_directory_all_hold(f->directory, prefix_chain_shared_key(chain),
+                                                 whole / b));
+    if (!same) {
+        f->cached = sim_array_grow(f->cached, &f->ncached, prefix_directory_ids(f->directory),
+                                   sizeof *f->cached, "the cached prefixes to route by");
+        prefix_directory_longest(f->directory, chain, tokens, f->cached);
+    }
     affinity_pick pick = { .id = SIM_RANKING_NONE };
     for (size_t i = 0, ranked = sim_ranking_count(by); i < ranked; i++) {
         sim_ranking_entry e = sim_ranking_entry_at(by, i);
@@ -322,7 +332,7 @@ static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
             continue;
         uint32_t id = sim_ranking_entry_id(e);
         uint64_t serial = sim_ranking_entry_tie(e);
-        weigh(&pick, id, serial, f->cached[f->rank_listing[id]], load,
+        weigh(&pick, id, serial, same ? whole : f->cached[f->rank_listing[id]], load,
               rendezvous(chain->own, serial));
     }
     return pick.id == SIM_RANKING_NONE ? NULL : f->ranked[pick.id].slot;

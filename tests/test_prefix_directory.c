@@ -119,3 +119,39 @@ Test(prefix_directory, hashed_ids_give_each_replica_its_leading_blocks)
     prefix_cache_trim(caches[1], 0);
     expect_longest(&b, 48, 16, 0);
 }
+
+/* Whether every replica holds a run whole, as holders come, change, shrink and leave:
+ * hand-worked, with the recount when the last holder of the most blocks goes down. */
+Test(prefix_directory, knows_when_every_replica_holds_a_run_whole)
+{
+    prefix_directory *d = prefix_directory_create(16);
+    uint64_t k = 42;
+    cr_expect(!prefix_directory_all_hold(d, k, 1), "nothing joined");
+    unsigned a = prefix_directory_join(d), b = prefix_directory_join(d);
+    unsigned c = prefix_directory_join(d);
+    prefix_directory_set(d, a, k, 10);
+    prefix_directory_set(d, b, k, 10);
+    cr_expect(!prefix_directory_all_hold(d, k, 5), "c holds none of it");
+    prefix_directory_set(d, c, k, 10);
+    cr_expect(prefix_directory_all_hold(d, k, 10));
+    cr_expect(!prefix_directory_all_hold(d, k, 11), "no one holds 11 blocks");
+    cr_expect(!prefix_directory_all_hold(d, 43, 1), "another run");
+    prefix_directory_set(d, b, k, 8);
+    cr_expect(!prefix_directory_all_hold(d, k, 8), "8, 10 and 10: not all the most");
+    prefix_directory_set(d, b, k, 10);
+    cr_expect(prefix_directory_all_hold(d, k, 10));
+    prefix_directory_set(d, a, k, 0); /* a's cache let it go, then a leaves */
+    cr_expect(!prefix_directory_all_hold(d, k, 10));
+    prefix_directory_leave(d, a);
+    cr_expect(prefix_directory_all_hold(d, k, 10), "b and c hold it, and only they are left");
+    prefix_directory_set(d, c, k, 12);
+    cr_expect(!prefix_directory_all_hold(d, k, 10), "c holds 12, b 10");
+    prefix_directory_set(d, c, k, 9); /* the last at 12 goes down: the most is b's 10 */
+    cr_expect(!prefix_directory_all_hold(d, k, 9));
+    prefix_directory_set(d, c, k, 10);
+    cr_expect(prefix_directory_all_hold(d, k, 10), "both at 10 again, after the recount");
+    prefix_directory_set(d, b, k, 0);
+    prefix_directory_set(d, c, k, 0);
+    cr_expect(!prefix_directory_all_hold(d, k, 1), "the run is gone");
+    prefix_directory_free(d);
+}
