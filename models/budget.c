@@ -23,9 +23,9 @@
 #define TASK_BYTES 128.0          /* a replayed task: its row and its run state */
 #define LIST_VALUE_BYTES 40.0     /* a list's value: the C copy, its cumulative weight, the
                                      alias table's entry (sim/dist.c), and the Lua table's */
-#define PREFIX_RUN_BYTES 100.0    /* a run of cached blocks on a replica (20, its table slot
+#define PREFIX_RUN_BYTES 115.0    /* a run of cached blocks on a replica (24, its table slot
                                      at half load 8) and its holder in the fleet's directory
-                                     (12, and its slot 16): 56, arrays doubling */
+                                     (12, and its run's slot 24): 68, arrays doubling */
 #define SESSION_BYTES 225.0       /* a session between turns: itself (48), its think event
                                      and the turn it will send (measured: 3.6 M sessions
                                      kept 810 MB; 1.2 M, 196 MB of the whole run) */

@@ -175,15 +175,8 @@ static void check_rankings(const serving_fleet *f)
     }
 }
 
-/* What choose_affinity answers, from a look at each active replica in creation order:
- * the reference it is checked against. */
-/* Among the replicas whose requests, with this one, stay within ceil((1 + bound) x (fewest + 1)), fewest being the least loaded
- * replica's, the one with the longest cached prefix of the request; ties go to the
- * fewer requests, then to the session's rendezvous hash (which alone decides when
- * nothing is cached).  The least loaded replica always qualifies.  The bound is on the
- * least loaded rather than the mean (as consistent hashing with bounded loads has it):
- * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
- * and starves while the others stay under it. */
+/* What choose_affinity answers (the rule is there), from a look at each active replica
+ * in creation order: the reference it is checked against. */
 static serving_slot *affinity_look_at_each(serving_fleet *f, const fleet_prefix *p,
                                            const llm_request *q)
 {
@@ -290,12 +283,14 @@ static void weigh_own_holder(void *context, unsigned listing, uint32_t blocks)
  * against the mean, a replica that holds nothing, new or unlucky, never earns a hit,
  * and starves while the others stay under it.
  *
- * A holder of the conversation's own run within the bound holds more than any other
- * replica can (the whole shared prompt and more), so it is found from the directory
- * without a look at the others.  Otherwise every replica is weighed from the ranking's
- * array (its requests and its creation order) and what it holds (the same for all where
- * all hold the shared prompt, else the directory's answer by id), reading no replica's
- * memory. */
+ * A chain of a shared prompt and the conversation's own run (not a trace's block ids)
+ * whose request reaches past the shared prompt looks first at the own run's holders
+ * within the bound, from the directory: one of them holding the whole shared prompt and
+ * more (its hit over `whole`, checked) holds more than any replica that lacks the own
+ * run can, so the best of them is the answer without a look at the others.  Otherwise
+ * every replica is weighed from the ranking's array (its requests and its creation
+ * order) and what it holds (the same for all where all hold the shared prompt as far as
+ * the request goes, else the directory's answer by id), reading no replica's memory. */
 static serving_slot *choose_affinity(serving_fleet *f, const fleet_prefix *p,
                                      const llm_request *q)
 {

@@ -1109,7 +1109,7 @@ Test(cli, the_memory_budget_counts_prefix_runs_and_sessions, .timeout = 60)
     cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 50MB", hashed), 2);
     cr_expect(strstr(err, "the largest part: workload chat: up to 3.2e+06 runs of prefix "
                           "blocks cached (the fleet's cache in blocks of 1 token, or the "
-                          "trace's ids) and their directory (0.32 GB)") != NULL, "%s", err);
+                          "trace's ids) and their directory (0.368 GB)") != NULL, "%s", err);
     char *talking = scratch_file(dir, "s.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"s\", duration = \"10m\",\n"
