@@ -1,6 +1,7 @@
 /* Options of run and check (see cli_options.h). */
 #include "lua/cli_options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,9 +40,11 @@ static int add_integer_set(cli_options *o, const char *key, const char *value, c
                            size_t size)
 {
     char *end;
+    errno = 0;
     unsigned long long n = strtoull(value, &end, 10);
-    if (!*value || *end || value[0] == '-') {
-        fprintf(stderr, "fleetsim: --%s expects a whole number, got '%s'\n", key, value);
+    if (!*value || *end || value[0] == '-' || errno == ERANGE) {
+        fprintf(stderr, "fleetsim: --%s expects a whole number%s, got '%s'\n", key,
+                errno == ERANGE ? " below 2^64" : "", value);
         return -1;
     }
     snprintf(buf, size, "%s=%llu", key, n);
@@ -109,7 +112,13 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:j:qh", long_options, NULL)) != -1) {
         switch (opt) {
-        case 'o': o->output_dir = optarg; break;
+        case 'o':
+            if (!*optarg) {
+                fprintf(stderr, "fleetsim %s: -o expects a folder, got an empty name\n", command);
+                return -1;
+            }
+            o->output_dir = optarg;
+            break;
         case 'q': o->quiet = true; break;
         case 'h': cli_help(command); exit(CLI_EXIT_OK);
         case OPT_SEED:

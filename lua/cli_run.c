@@ -56,7 +56,7 @@ const char cli_run_usage[] =
     "      --png              also render each chart to PNG (plots/NAME.png, 960 x 540),\n"
     "                         for slides and documents; the report needs only the SVG\n"
     "      --all              print the full summary table after the headline (every\n"
-    "                         metric with its 95%% half-width; summary.csv holds it too)\n"
+    "                         metric with its 95% half-width; summary.csv holds it too)\n"
     "      --memory-limit SIZE  refuse a run estimated to need more memory (\"8GB\",\n"
     "                         \"none\"; default half this machine's memory)\n"
     "\n"

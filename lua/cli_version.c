@@ -7,6 +7,10 @@
 
 int cli_version(int argc, char **argv)
 {
+    if (argc > 2) {
+        fprintf(stderr, "fleetsim %s: takes no arguments, got '%s'\n", argv[1], argv[2]);
+        return CLI_EXIT_BAD_INPUT;
+    }
     char why[256] = "";
     printf("fleetsim %s\n", FLEETSIM_VERSION);
     if (!kernels_cuda_built()) {

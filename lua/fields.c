@@ -63,9 +63,17 @@ const char *fields_describe(lua_State *L, int index, char *buf, size_t size)
         else
             snprintf(buf, size, "%.15g", lua_tonumber(L, index));
         break;
-    case LUA_TSTRING: {
-        const char *s = lua_tostring(L, index);
-        snprintf(buf, size, "\"%.60s%s\"", s, strlen(s) > 60 ? "..." : "");
+    case LUA_TSTRING: { /* its first 60 bytes, a control byte (a NUL cut it) as \xNN */
+        size_t length, at = 0;
+        const char *s = lua_tolstring(L, index, &length);
+        char shown[60 * 4 + 1];
+        for (size_t i = 0; i < length && i < 60; i++) {
+            unsigned char ch = (unsigned char)s[i];
+            at += (size_t)snprintf(shown + at, sizeof shown - at, ch < 0x20 || ch == 0x7f
+                                                                   ? "\\x%02x" : "%c", ch);
+        }
+        shown[at] = '\0';
+        snprintf(buf, size, "\"%s%s\"", shown, length > 60 ? "..." : "");
         break;
     }
     case LUA_TTABLE: snprintf(buf, size, "a table"); break;

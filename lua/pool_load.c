@@ -134,7 +134,15 @@ static int convert_elastic(load_context *c, const fields_object *p, pool_spec *o
     pool_capacity *cap = &out->capacity;
     int64_t min, max, count, ceiling;
     if (fields_read_integer(c, p, "max", true, 0, 1, SCENARIO_MAX_SERVERS, &max) != 0
-        || fields_read_integer(c, p, "min", false, 0, 0, max, &min) != 0
+        || fields_read_integer(c, p, "min", false, 0, 0, SCENARIO_MAX_SERVERS, &min) != 0)
+        return -1;
+    if (min > max) { /* "min: 5 is over the limit of 1" did not say which limit */
+        char path[FIELD_PATH_MAX];
+        snprintf(path, sizeof path, "%s.min", p->path);
+        return fields_fail(c, p->where, path, "%lld is over max, %lld", (long long)min,
+                           (long long)max);
+    }
+    if (fields_read_integer(c, p, "count", false, min, min, max, &count) != 0
         || fields_read_integer(c, p, "count", false, min, min, max, &count) != 0
         || fields_read_integer(c, p, "ceiling", false, 0, 0, SCENARIO_MAX_SERVERS, &ceiling) != 0
         || fields_read_number(c, p, "unavailable", false, 0, 0, 1, true,

@@ -10,13 +10,16 @@
 
 struct rate_function {
     callback cb; /* first: the object is the callback's */
+    double peak;
 };
 
 rate_function *rate_function_create(lua_State *L, int owner, const char *key,
-                                    const char *workload)
+                                    const char *workload, double peak)
 {
-    return callback_create(L, owner, key, sizeof(rate_function), "workload", workload,
-                           "rate function");
+    rate_function *f = callback_create(L, owner, key, sizeof(rate_function), "workload",
+                                       workload, "rate function");
+    f->peak = peak;
+    return f;
 }
 
 /* The time (a callback_push_fn). */
@@ -32,16 +35,21 @@ double rate_function_call(void *context, double time_s, char *err, size_t err_si
     if (callback_call(&f->cb, push_time, &time_s, err, err_size) != 0)
         return -1;
     lua_State *L = callback_state(&f->cb);
-    double rate = -1;
-    if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0)
-        || !isfinite(lua_tonumber(L, -1)))
+    double rate = -1, got = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !(got >= 0) || !isfinite(got))
         snprintf(err, err_size, "%sworkload %s: the rate function must return a rate >= 0 per "
                  "second, got %s at t = %g s", f->cb.where, f->cb.name,
-                 lua_type(L, -1) == LUA_TNUMBER ? "a negative or infinite number"
-                                                : luaL_typename(L, -1),
+                 lua_type(L, -1) != LUA_TNUMBER ? luaL_typename(L, -1)
+                 : isnan(got)                   ? "NaN (not a number)"
+                 : isinf(got)                   ? "an infinite number"
+                                                : "a negative number",
                  time_s);
+    else if (got > f->peak * (1 + 1e-12)) /* the traffic model's own check, with the line */
+        snprintf(err, err_size, "%sworkload %s: the rate function gave %g/s at t = %g s, above "
+                 "its peak of %g/s (fs.profile's peak bounds it)", f->cb.where, f->cb.name, got,
+                 time_s, f->peak);
     else
-        rate = lua_tonumber(L, -1);
+        rate = got;
     lua_pop(L, 1);
     return rate;
 }

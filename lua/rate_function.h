@@ -11,10 +11,11 @@
 
 typedef struct rate_function rate_function;
 
-/* Wraps the function at key of the table at index owner (the workload's fs.profile); it
- * lives as long as the sandbox.  Out of memory raises a Lua error. */
+/* Wraps the function at key of the table at index owner (the workload's fs.profile, whose
+ * declared peak is `peak` per second: a rate above it is an error with the file's line);
+ * it lives as long as the sandbox.  Out of memory raises a Lua error. */
 rate_function *rate_function_create(lua_State *L, int owner, const char *key,
-                                    const char *workload);
+                                    const char *workload, double peak);
 
 /* The rate_fn to give the traffic model, with the wrapper as its context. */
 double rate_function_call(void *context, double time_s, char *err, size_t err_size);

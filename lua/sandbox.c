@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -19,9 +21,8 @@
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
 /* Allocating and filling memory is work the hook does not see (string.rep, a long
- * concatenation): one instruction is charged for every ALLOC_BYTES_PER_INSTRUCTION bytes
- * allocated, about what copying them costs. */
-#define ALLOC_BYTES_PER_INSTRUCTION 16
+ * concatenation): one instruction is charged for every SANDBOX_BYTES_PER_INSTRUCTION
+ * bytes allocated, about what copying them costs. */
 
 sandbox *sandbox_of(lua_State *L)
 {
@@ -57,8 +58,8 @@ static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
     sb->used_bytes = sb->used_bytes - old + new_size;
     if (new_size > old && !sb->unsafe) { /* charged; the hook raises when over */
         sb->alloc_uncharged += new_size - old;
-        sb->instructions += sb->alloc_uncharged / ALLOC_BYTES_PER_INSTRUCTION;
-        sb->alloc_uncharged %= ALLOC_BYTES_PER_INSTRUCTION;
+        sb->instructions += sb->alloc_uncharged / SANDBOX_BYTES_PER_INSTRUCTION;
+        sb->alloc_uncharged %= SANDBOX_BYTES_PER_INSTRUCTION;
     }
     return grown;
 }
@@ -82,6 +83,43 @@ static void spend_all(lua_State *L, sandbox *sb, const char *why)
     }
 }
 
+/* This thread's CPU seconds. */
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The last resort against work that neither the count nor a charge sees: Lua's own
+ * operations on long strings (comparing two of 50 MB takes 2 ms, one instruction).  A
+ * budget allows SANDBOX_CPU_S_PER_MILLION CPU seconds per million instructions, at least
+ * SANDBOX_CPU_S_MIN: honest code runs 50 million instructions a second and more here (an
+ * endless loop of tostring 57 million, its allocations charged), so only such a loop
+ * meets it, under a sanitiser too.  The clock starts at the hook's first look after the
+ * budget is set (a look at every reset would cost a system call per callback). */
+static void watch_cpu(lua_State *L, sandbox *sb)
+{
+    double now = thread_cpu_s();
+    if (!sb->cpu_watched) {
+        sb->cpu_watched = true;
+        sb->cpu_start_s = now;
+        return;
+    }
+    double allowed = SANDBOX_CPU_S_PER_MILLION * (double)sb->instruction_limit / 1e6;
+    if (allowed < SANDBOX_CPU_S_MIN)
+        allowed = SANDBOX_CPU_S_MIN;
+    if (now - sb->cpu_start_s <= allowed)
+        return;
+    char why[sizeof sb->why];
+    snprintf(why, sizeof why, "the scenario's Lua ran %.0f s of CPU, past the %.0f s its budget "
+             "of %.3g million Lua instructions allows: work inside Lua's own operations, which "
+             "the count does not see (comparing or concatenating very long strings in a "
+             "loop?); a trusted file can lift the limit with --unsafe", now - sb->cpu_start_s,
+             allowed, (double)sb->instruction_limit / 1e6);
+    spend_all(L, sb, why);
+}
+
 static void instruction_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -89,6 +127,8 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     sb->instructions += sb->exhausted ? 1 : HOOK_EVERY;
     if (sb->instructions > sb->instruction_limit && !sb->exhausted)
         spend_all(L, sb, NULL);
+    if (!sb->exhausted && !sb->unsafe)
+        watch_cpu(L, sb);
     if (sb->exhausted) { /* level 0 in a hook: the line the scenario is at */
         luaL_where(L, 0);
         lua_pushstring(L, sb->why);
@@ -117,6 +157,19 @@ void sandbox_charge(lua_State *L, uint64_t steps, const char *what)
     sb->instructions = sb->instruction_limit + 1;
     spend_all(L, sb, why);
     luaL_error(L, "%s", sb->why);
+}
+
+void sandbox_check_budget(lua_State *L)
+{
+    sandbox *sb = sandbox_of(L);
+    if (sb->unsafe || (!sb->exhausted && sb->instructions <= sb->instruction_limit))
+        return;
+    if (!sb->exhausted)
+        spend_all(L, sb, NULL);
+    luaL_where(L, 1); /* the Lua code that called the C function raising this */
+    lua_pushstring(L, sb->why);
+    lua_concat(L, 2);
+    lua_error(L);
 }
 
 void sandbox_refuse(lua_State *L, const char *why)
@@ -313,6 +366,8 @@ static int setup_state(lua_State *L)
     else
         open_safe_libraries(L);
     sandbox_open_order(L);
+    if (!sb->unsafe)
+        sandbox_open_scans(L);
     sandbox_open_print(L);
     sandbox_open_coroutines(L);
     /* math.random is seeded from the clock by default: seed it for reproducible files */
@@ -350,6 +405,7 @@ static int setup_state(lua_State *L)
 
 int sandbox_open_state(sandbox *sb)
 {
+    sb->cpu_watched = false;
     sb->constructed = 0;
     sb->objects = 0;
     sb->closing_depth = 0;
@@ -410,6 +466,7 @@ lua_State *sandbox_state(sandbox *sb) { return sb->L; }
 void sandbox_set_instruction_budget(sandbox *sb, uint64_t instructions)
 {
     sb->instructions = 0;
+    sb->cpu_watched = false;
     sb->alloc_uncharged = 0;
     sb->instruction_limit = instructions ? instructions : SANDBOX_INSTRUCTION_LIMIT;
     if (sb->exhausted && !sb->unsafe) {
@@ -434,9 +491,17 @@ int sandbox_keep_bytes(sandbox *sb, size_t n)
     return 0;
 }
 
-/* The whole file, or NULL with errno set (EFBIG past the cap). */
+/* The whole file, or NULL with errno set (EFBIG past the cap; EISDIR, ENODEV for what
+ * is not a plain file: a pipe would block the open until something writes it). */
 static char *read_whole(sandbox *sb, const char *path, size_t *size)
 {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NULL;
+    if (!S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
@@ -479,7 +544,10 @@ int sandbox_load_file(sandbox *sb, const char *path)
     char *name = text ? strdup(path) : NULL;
     if (!text || !name || sandbox_keep_bytes(sb, size) != 0) {
         lua_pushfstring(L, "cannot read %s: %s", path,
-                        !text ? strerror(errno) : "out of memory");
+                        !text ? errno == EISDIR   ? "a folder, not a scenario file"
+                                : errno == ENODEV ? "not a plain file (a pipe or a device)"
+                                                  : strerror(errno)
+                              : "out of memory");
         free(text);
         free(name);
         return LUA_ERRFILE;
@@ -504,6 +572,13 @@ int sandbox_load_file(sandbox *sb, const char *path)
     lua_pushfstring(L, "@%s", path);
     int status = luaL_loadbufferx(L, sb->source, sb->source_size, lua_tostring(L, -1), "t");
     lua_remove(L, -2);
+    /* the parser's own limits (a table or a parenthesis nested thousands deep: "C stack
+     * overflow") come without the file's name, which every other message has */
+    if (status != LUA_OK && status != LUA_ERRMEM && lua_isstring(L, -1)
+        && strncmp(lua_tostring(L, -1), path, strlen(path)) != 0) {
+        lua_pushfstring(L, "%s: %s (the parser's limit)", path, lua_tostring(L, -1));
+        lua_remove(L, -2);
+    }
     return status;
 }
 

@@ -33,6 +33,10 @@
 #ifndef SANDBOX_INSTRUCTION_LIMIT
 #define SANDBOX_INSTRUCTION_LIMIT 200000000ull
 #endif
+/* CPU seconds a budget allows, per million of its instructions and at least: the last
+ * resort against work in Lua's own operations that no count sees (lua/sandbox.c). */
+#define SANDBOX_CPU_S_PER_MILLION 0.1
+#define SANDBOX_CPU_S_MIN 5.0
 
 typedef struct sandbox sandbox;
 

@@ -30,6 +30,8 @@ struct sandbox {
     uint64_t instructions;
     uint64_t instruction_limit;
     bool exhausted; /* over the limit: every instruction raises until the budget resets */
+    bool cpu_watched;   /* the hook has looked at the CPU clock since the budget was set */
+    double cpu_start_s; /* ... and read this (lua/sandbox.c, watch_cpu) */
     char why[512];  /* what it raises */
     uint64_t constructed;   /* API constructor calls in the current state */
     uint64_t objects;       /* objects numbered in the current state (sandbox_order.c) */
@@ -75,6 +77,19 @@ void sandbox_open_tables(lua_State *L);
 /* string.find, match, gmatch and gsub, charged for the matcher's work
  * (lua/sandbox_pattern.c): sandboxed states only. */
 void sandbox_open_patterns(lua_State *L);
+
+/* The functions whose work grows with a string's length or the heap (utf8.len, tonumber,
+ * collectgarbage, ...), charged for it, and those that allocate their result looked at
+ * as they return (lua/sandbox_scan.c): sandboxed states only, after sandbox_open_order. */
+void sandbox_open_scans(lua_State *L);
+
+/* Bytes allocated or read for one instruction of the budget: about what copying or
+ * reading them costs against an instruction. */
+#define SANDBOX_BYTES_PER_INSTRUCTION 16
+
+/* Raises the budget's message at the caller's line if the budget is spent (work charged
+ * since the hook last looked, such as an allocation); nothing in an unsafe state. */
+void sandbox_check_budget(lua_State *L);
 
 /* Closes coroutines nested in __close handlers, counted (lua/sandbox_coroutine.c). */
 int *sandbox_closing_depth(lua_State *L);

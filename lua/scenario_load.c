@@ -508,6 +508,10 @@ static const char *const TRACE_KIND[] = { "trace", NULL };
 static const char *const TRAFFIC_KINDS[] = { "profile", "diurnal", "mmpp", "closed_loop", NULL };
 static const char *const PROFILE_KEYS[] = { "rates", "step", "rate", "peak", NULL };
 static const char *const MMPP_KEYS[] = { "rates", "dwell", NULL };
+/* An MMPP's state changes between two arrivals, on average, at most: 100 a millisecond's
+ * dwell at 10 requests/s is a burst's scale; past this it is a Poisson process, and the
+ * changes, drawn within one event, would stall the run between two events for seconds. */
+#define MMPP_MAX_CHANGES_PER_ARRIVAL 1e4
 static const char *const DIURNAL_KEYS[] = { "rates", NULL };
 static const char *const CLOSED_KEYS[] = { "users", "think", NULL };
 
@@ -541,7 +545,7 @@ static int convert_traffic(load_context *c, const fields_object *w, inference_sp
                  || fields_read_number(c, &a, "peak", true, 0, 0, SCENARIO_MAX_RATE_PER_S, false,
                                        &t->peak);
         if (status == 0) {
-            t->rate_context = rate_function_create(c->L, a.index, "rate", out->name);
+            t->rate_context = rate_function_create(c->L, a.index, "rate", out->name, t->peak);
             t->rate = rate_function_call;
             out->arrivals = (arrival_spec){ ARRIVALS_POISSON, t->peak };
         }
@@ -573,6 +577,20 @@ static int convert_traffic(load_context *c, const fields_object *w, inference_sp
             peak = fmax(peak, t->rates[i]);
         if (status == 0 && !(peak > 0))
             status = fields_fail(c, a.where, path, "every rate is 0: nothing would arrive");
+        if (status == 0 && mmpp) {
+            /* the state changes between two arrivals are drawn inside one event: a cycle
+             * of n states sends sum(rate x dwell) requests on average */
+            double sent = 0;
+            for (size_t i = 0; i < t->n; i++)
+                sent += t->rates[i] * t->dwell_s[i];
+            double changes = (double)t->n / sent;
+            if (changes > MMPP_MAX_CHANGES_PER_ARRIVAL)
+                status = fields_fail(c, a.where, path, "its states change about %.3g times an "
+                                     "arrival (at most %g): a process that switches far faster "
+                                     "than it sends requests is a Poisson process at its mean "
+                                     "rate, fs.poisson { rate = %.6g }", changes,
+                                     MMPP_MAX_CHANGES_PER_ARRIVAL, traffic_mean_rate(t));
+        }
         if (status == 0 && peak > SCENARIO_MAX_RATE_PER_S)
             status = fields_fail(c, a.where, path, "a rate of %g/s is over the limit of %g/s",
                                  peak, SCENARIO_MAX_RATE_PER_S);
@@ -1743,6 +1761,13 @@ static void put_back_sets(lua_State *L, const convert_job *job)
 static int run_file(sandbox *sb, const char *path, char *err, size_t err_size)
 {
     lua_State *L = sandbox_state(sb);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a pipe would block the open */
+        snprintf(err, err_size, "%s: cannot read the scenario file: %s", path,
+                 S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a plain file (a pipe or "
+                 "a device)");
+        return -1;
+    }
     FILE *probe = fopen(path, "rb");
     if (!probe) {
         snprintf(err, err_size, "%s: cannot read the scenario file: %s", path, strerror(errno));

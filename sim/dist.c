@@ -169,6 +169,18 @@ static double interpolate_at(const sim_empirical *emp, double u)
 #define REQUIRE(cond, ...) \
     do { if (!(cond)) return fail(err, err_size, __VA_ARGS__); } while (0)
 
+/* A tail so heavy that a draw overflows a double (a Weibull of shape 0.001 draws
+ * infinity one time in eight, a Pareto of shape 1e-300 nearly always) would put infinite
+ * times into the run, and results of inf: its largest draw, the quantile at 1 - 2^-53
+ * (the least chance of a draw from a 53-bit uniform), must be finite. */
+static int check_largest_draw(const sim_dist *d, const char *name, char *err, size_t err_size)
+{
+    double largest = sim_dist_quantile(d, 1 - 0x1p-53);
+    REQUIRE(isfinite(largest), "%s with these parameters draws values past the largest "
+            "number (its quantile at 1 - 2^-53 overflows): its tail is too heavy", name);
+    return 0;
+}
+
 int sim_dist_check(const sim_dist *d, char *err, size_t err_size)
 {
     switch (d->kind) {
@@ -198,11 +210,11 @@ int sim_dist_check(const sim_dist *d, char *err, size_t err_size)
     case SIM_DIST_WEIBULL:
         REQUIRE(d->a > 0 && isfinite(d->a), "weibull scale must be > 0, got %g", d->a);
         REQUIRE(d->b > 0 && isfinite(d->b), "weibull shape must be > 0, got %g", d->b);
-        return 0;
+        return check_largest_draw(d, "weibull", err, err_size);
     case SIM_DIST_PARETO:
         REQUIRE(d->a > 0 && isfinite(d->a), "pareto shape must be > 0, got %g", d->a);
         REQUIRE(d->b > 0 && isfinite(d->b), "pareto minimum must be > 0, got %g", d->b);
-        return 0;
+        return check_largest_draw(d, "pareto", err, err_size);
     case SIM_DIST_EMPIRICAL:
         REQUIRE(d->empirical != NULL, "empirical distribution has no values");
         return 0;

@@ -2,6 +2,7 @@
  * messages, and files that are whole or absent. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,43 @@ Test(cli, a_bad_set_exits_2)
     cr_expect_str_eq(err, "--set workloads.mm.arrivals.rate=-1: workloads.mm.arrivals.rate: "
                      "expected a rate >= 1e-9 /s, got -1 /s\n");
     expect_no_results();
+    free(file);
+}
+
+/* Mistakes of usage a fuzzing run found (2026-12-07): each exits 2 with a message that
+ * says what is wrong, where a pipe as the scenario file once blocked for ever, a folder
+ * read as "Input/output error", an empty -o exited 1, a seed past 2^64 was reported as
+ * --set seed=18446744073709551615 and `version` took any argument. */
+Test(cli, mistakes_of_usage_exit_2_with_what_is_wrong, .timeout = 60)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/pipe.lua", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_expect_eq(cli_run(&out, &err, "check %s", path), 2);
+    cr_expect(strstr(err, "pipe.lua: cannot read the scenario file: not a plain file (a pipe or "
+                          "a device)"), "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out", dir, dir), 2);
+    cr_expect(strstr(err, ": cannot read the scenario file: a folder, not a file"), "%s", err);
+    char *file = scratch_file(dir, "mm4.lua", MM4);
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o ''", file), 2);
+    cr_expect_str_eq(err, "fleetsim run: -o expects a folder, got an empty name\n");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out --seed 99999999999999999999", file, dir),
+                 2);
+    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number below 2^64, got "
+                          "'99999999999999999999'\n");
+    expect_no_results();
+    cr_expect_eq(cli_run(&out, &err, "version extra"), 2);
+    cr_expect_str_eq(err, "fleetsim version: takes no arguments, got 'extra'\n");
+    /* a file nested past the parser's limit names itself */
+    char text[200100] = "local x = ";
+    size_t n = strlen(text);
+    for (int i = 0; i < 100000; i++)
+        text[n++] = '{';
+    text[n] = '\0';
+    free(scratch_file(dir, "deep.lua", text));
+    cr_expect_eq(cli_run(&out, &err, "check %s/deep.lua", dir), 2);
+    snprintf(path, sizeof path, "%s/deep.lua: ", dir);
+    cr_expect(!strncmp(err, path, strlen(path)) && strstr(err, "(the parser's limit)"), "%s", err);
     free(file);
 }
 
@@ -779,7 +817,18 @@ Test(cli, a_lua_rate_function_drives_arrivals_by_thinning, .timeout = 60)
     cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
     cr_expect(strstr(err, "the rate function gave 50/s at t = ") && strstr(err, "above its peak of 30/s"),
               "%s", err);
+    /* with the function's line and its workload, as every rate function's error */
+    cr_expect(strstr(err, "bad.lua:") && strstr(err, ": workload chat: the rate function gave"),
+              "%s", err);
     free(bad);
+    /* a NaN is named as such, not as a negative or infinite number (a fuzzing run) */
+    char *nan_rate = rate_scenario("nan.lua", "fs.profile { rate = function(t) return 0/0 end, "
+                                              "peak = 30 }");
+    snprintf(args, sizeof args, "run %s -o %s/out3 -q", nan_rate, dir);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 2);
+    cr_expect(strstr(err, ": workload chat: the rate function must return a rate >= 0 per "
+                          "second, got NaN (not a number) at t = "), "%s", err);
+    free(nan_rate);
 }
 
 Test(cli, trace_replay_loops_and_samples, .timeout = 60)

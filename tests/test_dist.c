@@ -122,6 +122,27 @@ Test(dist, empirical_interpolated_is_piecewise_uniform_between_samples)
     sim_dist_release(&d);
 }
 
+/* Tails so heavy that draws overflow (a fuzzing run, 2026-12-07: a Weibull of shape 0.001
+ * wrote a mean response of inf, exit 0) are refused; heavy tails whose largest draw is a
+ * number are not.  By hand: a Weibull's largest draw is scale x (53 ln 2)^(1/shape) =
+ * 36.74^1000 past 1.8e308 at shape 0.001 and 36.74^20 = 2e31 at 0.05; a Pareto's is
+ * minimum x 2^(53/shape), infinite at shape 1e-300 and 2^530 = 3.5e159 at 0.1. */
+Test(dist, tails_whose_largest_draw_overflows_are_refused)
+{
+    char err[200];
+    sim_dist heavy[] = { sim_dist_weibull(1, 1e-3), sim_dist_pareto(1e-300, 1) };
+    for (size_t i = 0; i < 2; i++) {
+        cr_expect_eq(sim_dist_check(&heavy[i], err, sizeof err), -1, "case %zu accepted", i);
+        cr_expect(strstr(err, "draws values past the largest number (its quantile at 1 - 2^-53 "
+                              "overflows): its tail is too heavy"), "case %zu: %s", i, err);
+    }
+    sim_dist w = sim_dist_weibull(1, 0.05), p = sim_dist_pareto(0.1, 1);
+    cr_expect_eq(sim_dist_check(&w, err, sizeof err), 0, "%s", err);
+    cr_expect_leq(fabs(sim_dist_quantile(&w, 1 - 0x1p-53) / pow(53 * log(2), 20) - 1), 1e-9);
+    cr_expect_eq(sim_dist_check(&p, err, sizeof err), 0, "%s", err);
+    cr_expect_leq(fabs(sim_dist_quantile(&p, 1 - 0x1p-53) / pow(2, 530) - 1), 1e-9);
+}
+
 Test(dist, bad_parameters_are_refused_with_the_value)
 {
     char err[160];

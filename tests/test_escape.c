@@ -266,6 +266,48 @@ Test(escape, table_functions_that_walk_a_list_run_out_of_budget_quickly)
                    "million Lua instructions");
 }
 
+/* Lua's functions that read a whole string, or the whole heap, in one call: each was one
+ * instruction to the hook, so a loop of them over a long string ran for hours (a fuzzing
+ * run of 2026-12-07).  They are charged for the bytes they read, and what allocates its
+ * result is looked at as it returns: refused at the call that spends the budget. */
+Test(escape, functions_that_read_a_long_string_or_the_heap_run_out_of_budget_quickly)
+{
+    expect_refused("local s = ('x'):rep(2e7) for i = 1, 1e5 do local n = utf8.len(s) end",
+                   "s.lua:2: utf8.len: more than 1.25e+06 steps of work");
+    expect_refused("local s = ('1'):rep(2e7) for i = 1, 1e5 do local n = tonumber(s) end",
+                   "s.lua:2: a long string: more than 1.25e+06 steps of work");
+    expect_refused("local s = ('x'):rep(2e5) for i = 1, 1e5 do utf8.codepoint(s, 1, 1e5) end",
+                   "s.lua:2: utf8.codepoint: more than 1e+05 steps of work");
+    expect_refused("local s = ('x'):rep(2e5) for i = 1, 1e5 do string.byte(s, 1, 1e5) end",
+                   "s.lua:2: string.byte: more than 1e+05 steps of work");
+    expect_refused("local s = ('x'):rep(2e7) for i = 1, 1e5 do utf8.offset(s, -1e7) end",
+                   "s.lua:2: utf8.offset: more than");
+    expect_refused("local t = {} for i = 1, 1e6 do t[i] = {} end\n"
+                   "while true do collectgarbage() end", "s.lua:3: collectgarbage: more than");
+    expect_refused("while true do collectgarbage('step', 0) end", "million Lua instructions");
+    /* the budget spent by what string.format allocated, raised at that call's line */
+    expect_refused("local s = ('x'):rep(5e7)\nfor i = 1, 200 do local c = string.format('%s', s) end",
+                   "s.lua:3: the scenario ran more than 200 million Lua instructions");
+    /* short strings cost as before: a loop of 100,000 of each loads */
+    cr_expect_eq(attempt("check", "for i = 1, 1e5 do local a, b = utf8.len('abc'), tonumber('12') "
+                                  "local c = ('x'):rep(3):upper():sub(1, 2) .. tostring(i) end"),
+                 0, "%s", err);
+}
+
+/* Comparing two long strings is Lua's own operation, one instruction however long: the
+ * last resort is CPU time, SANDBOX_CPU_S_PER_MILLION a million instructions of the
+ * budget and at least SANDBOX_CPU_S_MIN (5 s for a routing function's million), far past
+ * what honest code takes (a million instructions in 20 ms here). */
+Test(escape, comparing_long_strings_in_a_loop_runs_out_of_cpu)
+{
+    expect_run_refused("g = fs.dedicated { gpu = \"H100-SXM\", count = 2 }",
+                       "pool = \"g\", arrivals = fs.poisson { rate = 2 },\n"
+                       "    routing = function(replicas, request)\n"
+                       "      local a, b = ('x'):rep(2e6), ('x'):rep(2e6 - 1) .. 'y'\n"
+                       "      while true do if a == b then break end end end",
+                       "s of CPU, past the 5 s its budget of 1 million Lua instructions allows");
+}
+
 /* Finding 8, print: a scenario could forge fleetsim's output on stdout ("wrote ...",
  * a summary row) and drive the terminal.  print is now a marked line on stderr with
  * control characters escaped. */

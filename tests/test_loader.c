@@ -498,6 +498,24 @@ Test(loader, mistakes_found_by_review_end_in_messages_not_crashes)
                            "workloads.chat.arrivals.dwell: expected a list such as { 1, 2, 3 }, got nothing");
     expect_inference_error(8, "      arrivals = fs.mmpp { rates = { 1, 2 }, dwell = { 5 } },", 8,
                            "workloads.chat.arrivals: has 1 dwell times for 2 rates");
+    /* dwell times of a nanosecond against 1.5 requests/s: 1e9 state changes a second,
+     * drawn between two arrivals inside one event, stalled the run and a SIGTERM for
+     * seconds (a fuzzing run, 2026-12-07); 2 / (1 x 1e-9 + 2 x 1e-9) changes an arrival */
+    expect_inference_error(8, "      arrivals = fs.mmpp { rates = { 1, 2 }, dwell = { 1e-9, 1e-9 } },",
+                           8, "workloads.chat.arrivals: its states change about 6.67e+08 times an "
+                           "arrival (at most 10000): a process that switches far faster than it "
+                           "sends requests is a Poisson process at its mean rate, fs.poisson "
+                           "{ rate = 1.5 }");
+    /* a millisecond's bursts at 10 requests/s: 100 changes an arrival, accepted */
+    {
+        scenario bursts;
+        char *at;
+        const char *text = inference_with_line(
+            8, "      arrivals = fs.mmpp { rates = { 10, 10 }, dwell = { 1e-3, 1e-3 } },");
+        cr_expect_eq(load_text(text, NULL, 0, &bursts, &at), 0, "%s", err);
+        scenario_release(&bursts);
+        free(at);
+    }
     /* a Weibull whose mean overflows Gamma once made GSL abort */
     scenario sc;
     char *path;
@@ -505,11 +523,10 @@ Test(loader, mistakes_found_by_review_end_in_messages_not_crashes)
                        "  pools = { q = fs.dedicated { count = 2 } },\n"
                        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
                        "    service = fs.weibull { scale = 1, shape = 0.005 }, pool = \"q\" } } }\n";
-    int status = load_text(text, NULL, 0, &sc, &path);
-    if (status == 0)
-        scenario_release(&sc);
-    else
-        cr_expect(strstr(err, "pools.q") != NULL, "%s", err); /* an infinite mean overloads it */
+    /* now refused before its mean is asked: its largest draw, 36.74^200 = 1e313, overflows */
+    cr_expect_eq(load_text(text, NULL, 0, &sc, &path), -1);
+    cr_expect(strstr(err, "s.lua:5: workloads.w.service: weibull with these parameters draws "
+                          "values past the largest number") != NULL, "%s", err);
     free(path);
 }
 
@@ -643,6 +660,8 @@ Test(loader, pool_mistakes)
                  "never be served: set count or autoscaler");
     expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, count = 5 },", CHAT("p") " }"), 4,
                  "pools.p.count: 5 is over the limit of 4");
+    expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", min = 5, max = 1 },", CHAT("p") " }"), 4,
+                 "pools.p.min: 5 is over max, 1");
     expect_error(pool_case("p = fs.cloud { gpu = \"H100-SXM\", max = 4, unavailable = 1 },", CHAT("p") " }"), 4,
                  "pools.p.unavailable: a probability of 1 means no GPU is ever provisioned; "
                  "expected less than 1");
