@@ -700,53 +700,6 @@ int catalog_load_from(lua_State *L, const char *edited_in, catalog *out, char *e
     return job.status;
 }
 
-/* __newindex of fs.devices and fs.models in a model file's state: tags a new entry with
- * the file:line of its assignment (as a constructor tags its table), so that the checks
- * after the file ran can say where the entry was written. */
-static int record_entry(lua_State *L)
-{
-    lua_settop(L, 3);
-    if (lua_istable(L, 3)) {
-        lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
-        if (lua_istable(L, -1)) {
-            lua_pushvalue(L, 3);
-            lua_createtable(L, 0, 2);
-            lua_pushvalue(L, lua_upvalueindex(1));
-            lua_setfield(L, -2, "kind");
-            luaL_where(L, 1); /* the file's line that assigned the entry */
-            lua_setfield(L, -2, "where");
-            lua_rawset(L, -3);
-        }
-        lua_pop(L, 1);
-    }
-    lua_rawset(L, 1);
-    return 0;
-}
-
-/* Sets fs.devices's and fs.models's metatables to record_entry; raises on a Lua error. */
-static int watch_sections(lua_State *L)
-{
-    lua_getfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
-    lua_getfield(L, -1, "fleetsim");
-    const char *sections[3][2] = { { "devices", "device" }, { "models", "model" },
-                                   { "engines", "engine" } };
-    for (int k = 0; k < 3; k++) {
-        lua_getfield(L, -1, sections[k][0]);
-        if (lua_istable(L, -1) && !lua_getmetatable(L, -1)) {
-            lua_createtable(L, 0, 1);
-            lua_pushstring(L, sections[k][1]);
-            lua_pushcclosure(L, record_entry, 1);
-            lua_setfield(L, -2, "__newindex");
-            lua_setmetatable(L, -2);
-        } else if (lua_istable(L, -1)) {
-            lua_pop(L, 1); /* a metatable already there: left alone, entries untagged */
-        }
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 2);
-    return 0;
-}
-
 /* The catalogs in a fresh sandbox, after the file at path (NULL: none) ran there. */
 static int load_in_sandbox(const char *path, catalog *out, char *err, size_t err_size)
 {
@@ -759,10 +712,7 @@ static int load_in_sandbox(const char *path, catalog *out, char *err, size_t err
     lua_State *L = sandbox_state(sb);
     int status = luaL_dostring(L, "require 'fleetsim'");
     if (status == LUA_OK && path) {
-        lua_pushcfunction(L, watch_sections);
-        status = lua_pcall(L, 0, 0, 0);
-        if (status == LUA_OK)
-            status = sandbox_load_file(sb, path);
+        status = sandbox_load_file(sb, path);
         if (status == LUA_OK)
             status = lua_pcall(L, 0, 0, 0);
     }

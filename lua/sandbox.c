@@ -251,6 +251,46 @@ static int api_closest(lua_State *L)
     return 1;
 }
 
+/* __newindex of a catalog section (fs.devices, fs.models, fs.engines): tags a new entry
+ * with the file:line of its assignment (as a constructor tags its table), so that the
+ * checks after the file ran can say where the entry was written. */
+static int record_entry(lua_State *L)
+{
+    lua_settop(L, 3);
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
+        if (lua_istable(L, -1)) {
+            lua_pushvalue(L, 3);
+            lua_createtable(L, 0, 2);
+            lua_pushvalue(L, lua_upvalueindex(1));
+            lua_setfield(L, -2, "kind");
+            luaL_where(L, 1); /* the file's line that assigned the entry */
+            lua_setfield(L, -2, "where");
+            lua_rawset(L, -3);
+        }
+        lua_pop(L, 1);
+    }
+    lua_rawset(L, 1);
+    return 0;
+}
+
+/* C.catalog_section(table, kind): the entries a file adds to table are tagged with their
+ * line (record_entry), in a scenario's state as in a model file's; a table that has a
+ * metatable already is left alone. */
+static int api_catalog_section(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkstring(L, 2);
+    if (!lua_getmetatable(L, 1)) {
+        lua_createtable(L, 0, 1);
+        lua_pushvalue(L, 2);
+        lua_pushcclosure(L, record_entry, 1);
+        lua_setfield(L, -2, "__newindex");
+        lua_setmetatable(L, 1);
+    }
+    return 0;
+}
+
 /* C.constructor(kind) -> a constructor function for that kind. */
 static int api_constructor(lua_State *L)
 {
@@ -385,9 +425,11 @@ static int setup_state(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, SANDBOX_TAGS_KEY);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "fleetsim.loaded");
-    lua_createtable(L, 0, 3); /* the helpers the API modules receive */
+    lua_createtable(L, 0, 4); /* the helpers the API modules receive */
     lua_pushcfunction(L, api_constructor);
     lua_setfield(L, -2, "constructor");
+    lua_pushcfunction(L, api_catalog_section);
+    lua_setfield(L, -2, "catalog_section");
     lua_pushcfunction(L, api_closest);
     lua_setfield(L, -2, "closest");
     lua_pushliteral(L, FLEETSIM_VERSION);

@@ -1046,6 +1046,21 @@ Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
              "as \"80GB\", got \"lots\"\n", edit);
     cr_expect_eq(cli_run(&out, &err, "check %s", edit), 2);
     cr_expect_str_eq(err, expected);
+    /* an entry the scenario adds carries the line that added it, as in a model file (a
+     * fuzzing run found it named only the file) */
+    char *added = scratch_file(dir, "added.lua",
+        "local fs = require \"fleetsim\"\n"
+        "fs.models[\"m\"] = { layers = 16, hidden = 2048, heads = 32, kv_heads = 8, ffn = {},\n"
+        "  vocab = 128256, params = 1.24e9, context = 131072 }\n"
+        "return fs.scenario { name = \"e\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 1 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
+    snprintf(expected, sizeof expected, "%s:3: models.m.ffn: expected a positive integer, got "
+             "a table\n", added);
+    cr_expect_eq(cli_run(&out, &err, "check %s", added), 2);
+    cr_expect_str_eq(err, expected);
+    free(added);
     char *route = scratch_file(dir, "route.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"r\", duration = \"10m\",\n"

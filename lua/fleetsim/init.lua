@@ -15,6 +15,11 @@ local fs = { units = units, version = C.version }
 fs.devices = require "fleetsim.devices"
 fs.models = require "fleetsim.models"
 fs.engines = require "fleetsim.engines"
+-- An entry a file adds (fs.models["m"] = { ... }) carries the line that added it, for the
+-- checks made after the file has run.
+C.catalog_section(fs.devices, "device")
+C.catalog_section(fs.models, "model")
+C.catalog_section(fs.engines, "engine")
 fs.egress = require "fleetsim.egress"
 
 -- Constructors take one table of named fields, as in fs.dedicated { count = 8 }.
