@@ -636,12 +636,18 @@ static int load_protected(lua_State *L)
     int fs = lua_gettop(L);
     const char *sections[3] = { "devices", "models", "engines" };
     for (int k = 0; k < 3 && job->status == 0; k++) {
-        lua_getfield(L, fs, sections[k]);
+        lua_pushstring(L, sections[k]); /* raw: fs's __index calls a missing key a typo */
+        lua_rawget(L, fs);
         int table = lua_gettop(L);
         size_t n = 0;
         char **names = lua_istable(L, table) ? sorted_keys(L, table, &n) : NULL;
         if (!names) {
-            snprintf(c->err, c->err_size, "fleetsim.%s is not a table", sections[k]);
+            char got[96];
+            fields_describe(L, table, got, sizeof got);
+            snprintf(c->err, c->err_size, "%s%sfs.%s: expected the catalog's table, which a "
+                     "scenario may change but not replace, got %s",
+                     job->edited_in ? job->edited_in : "", job->edited_in ? ": " : "",
+                     sections[k], got);
             job->status = -1;
             break;
         }

@@ -1061,6 +1061,19 @@ Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
     cr_expect_eq(cli_run(&out, &err, "check %s", added), 2);
     cr_expect_str_eq(err, expected);
     free(added);
+    /* a catalog replaced, not changed: it once read "fs.devices is not a fleetsim
+     * constructor (did you mean fs.devices?)" with no file */
+    char *gone = scratch_file(dir, "gone.lua",
+        "local fs = require \"fleetsim\"\nfs.devices = nil\n"
+        "return fs.scenario { name = \"e\", duration = \"1h\",\n"
+        "  pools = { q = fs.dedicated { count = 1 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
+    snprintf(expected, sizeof expected, "%s: fs.devices: expected the catalog's table, which a "
+             "scenario may change but not replace, got nothing\n", gone);
+    cr_expect_eq(cli_run(&out, &err, "check %s", gone), 2);
+    cr_expect_str_eq(err, expected);
+    free(gone);
     char *route = scratch_file(dir, "route.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"r\", duration = \"10m\",\n"
