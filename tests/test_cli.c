@@ -1032,6 +1032,25 @@ Test(cli, out_of_memory_exits_1_with_a_message_and_writes_nothing, .timeout = 60
  * the pool's max says so (it read "not a whole number"); 101y passes no 100-year
  * limit; check on a trace says the trace drives arrivals and an unset max_wait is
  * none (it printed Poisson arrivals and "max wait 0 s"). */
+/* The scenario's return: one server, a queue (what the catalog tests below put after
+ * their edits). */
+#define SERVICE_ON_ONE_SERVER \
+    "return fs.scenario { name = \"e\", duration = \"1h\",\n" \
+    "  pools = { q = fs.dedicated { count = 1 } },\n" \
+    "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n" \
+    "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n"
+
+/* `check` of a file named name holding text exits 2 with the file's path then
+ * after_file, alone, on stderr. */
+static void expect_check_refused(const char *name, const char *text, const char *after_file)
+{
+    char *file = scratch_file(dir, name, text), expected[1024];
+    snprintf(expected, sizeof expected, "%s%s\n", file, after_file);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect_str_eq(err, expected);
+    free(file);
+}
+
 Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
 {
     char *edit = scratch_file(dir, "edit.lua",
@@ -1048,32 +1067,17 @@ Test(cli, messages_name_the_scenario_and_say_what_is_wrong)
     cr_expect_str_eq(err, expected);
     /* an entry the scenario adds carries the line that added it, as in a model file (a
      * fuzzing run found it named only the file) */
-    char *added = scratch_file(dir, "added.lua",
+    expect_check_refused("added.lua",
         "local fs = require \"fleetsim\"\n"
         "fs.models[\"m\"] = { layers = 16, hidden = 2048, heads = 32, kv_heads = 8, ffn = {},\n"
-        "  vocab = 128256, params = 1.24e9, context = 131072 }\n"
-        "return fs.scenario { name = \"e\", duration = \"1h\",\n"
-        "  pools = { q = fs.dedicated { count = 1 } },\n"
-        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
-        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
-    snprintf(expected, sizeof expected, "%s:3: models.m.ffn: expected a positive integer, got "
-             "a table\n", added);
-    cr_expect_eq(cli_run(&out, &err, "check %s", added), 2);
-    cr_expect_str_eq(err, expected);
-    free(added);
+        "  vocab = 128256, params = 1.24e9, context = 131072 }\n" SERVICE_ON_ONE_SERVER,
+        ":3: models.m.ffn: expected a positive integer, got a table");
     /* a catalog replaced, not changed: it once read "fs.devices is not a fleetsim
      * constructor (did you mean fs.devices?)" with no file */
-    char *gone = scratch_file(dir, "gone.lua",
-        "local fs = require \"fleetsim\"\nfs.devices = nil\n"
-        "return fs.scenario { name = \"e\", duration = \"1h\",\n"
-        "  pools = { q = fs.dedicated { count = 1 } },\n"
-        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
-        "    service = fs.exponential { mean = 1 }, pool = \"q\" } } }\n");
-    snprintf(expected, sizeof expected, "%s: fs.devices: expected the catalog's table, which a "
-             "scenario may change but not replace, got nothing\n", gone);
-    cr_expect_eq(cli_run(&out, &err, "check %s", gone), 2);
-    cr_expect_str_eq(err, expected);
-    free(gone);
+    expect_check_refused("gone.lua",
+        "local fs = require \"fleetsim\"\nfs.devices = nil\n" SERVICE_ON_ONE_SERVER,
+        ": fs.devices: expected the catalog's table, which a scenario may change but not "
+        "replace, got nothing");
     char *route = scratch_file(dir, "route.lua",
         "local fs = require \"fleetsim\"\n"
         "return fs.scenario { name = \"r\", duration = \"10m\",\n"
