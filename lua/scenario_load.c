@@ -236,15 +236,16 @@ static int open_entry(load_context *c, const fields_object *table, const char *n
 
 /* ---- pools and workloads ------------------------------------------------------------ */
 
-static int convert_arrivals(load_context *c, const fields_object *w, arrival_spec *out)
+/* A renewal process; expected says what the workload takes, for a message. */
+static int convert_arrivals(load_context *c, const fields_object *w, const char *expected,
+                            arrival_spec *out)
 {
     char path[FIELD_PATH_MAX];
     snprintf(path, sizeof path, "%s.arrivals", w->path);
     int top = lua_gettop(c->L);
     fields_object_get(c, w, "arrivals");
     fields_object a;
-    int status = fields_object_open(c, -1, path, w->where, ARRIVAL_KINDS,
-                                    "an arrival process such as fs.poisson { rate = 5 }", &a);
+    int status = fields_object_open(c, -1, path, w->where, ARRIVAL_KINDS, expected, &a);
     if (status == 0)
         status = fields_object_check_keys(c, &a, ARRIVAL_KEYS);
     if (status == 0)
@@ -290,7 +291,9 @@ static int convert_service(load_context *c, const fields_object *w, const scenar
     char *pool = NULL;
     int64_t queue_limit;
     if (fields_object_check_keys(c, w, SERVICE_KEYS) != 0
-        || convert_arrivals(c, w, &out->arrivals) != 0
+        || convert_arrivals(c, w, "fs.poisson or fs.constant_rate (fs.profile, fs.diurnal, "
+                            "fs.mmpp, fs.trace and fs.closed_loop drive fs.inference "
+                            "workloads)", &out->arrivals) != 0
         || fields_read_duration_dist(c, w, "service", &out->service) != 0
         || fields_read_integer(c, w, "queue_limit", false, 0, 1, SCENARIO_MAX_QUEUE_LIMIT,
                                &queue_limit) != 0
@@ -608,7 +611,8 @@ static int convert_inference_arrivals(load_context *c, const fields_object *w, i
         return convert_trace(c, w, out);
     if (arrivals_are(c, w, TRAFFIC_KINDS))
         return convert_traffic(c, w, out);
-    return convert_arrivals(c, w, &out->arrivals);
+    return convert_arrivals(c, w, "an arrival process such as fs.poisson { rate = 5 }",
+                            &out->arrivals);
 }
 
 static void free_runtime(void *runtime) { sandbox_free(runtime); }

@@ -506,6 +506,12 @@ Test(loader, mistakes_found_by_review_end_in_messages_not_crashes)
                            "arrival (at most 10000): a process that switches far faster than it "
                            "sends requests is a Poisson process at its mean rate, fs.poisson "
                            "{ rate = 1.5 }");
+    /* a queueing service's arrivals are a renewal process: the message says which kinds,
+     * and where the others go (it once only said "such as fs.poisson") */
+    expect_error(replace_line(GOOD, 10, "      arrivals = fs.profile { rates = { 1, 2 }, step = \"1h\" },"),
+                 10, "workloads.mm.arrivals: expected fs.poisson or fs.constant_rate (fs.profile, "
+                 "fs.diurnal, fs.mmpp, fs.trace and fs.closed_loop drive fs.inference workloads), "
+                 "got fs.profile { ... }");
     /* a millisecond's bursts at 10 requests/s: 100 changes an arrival, accepted */
     {
         scenario bursts;
