@@ -20,9 +20,6 @@
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
-/* Allocating and filling memory is work the hook does not see (string.rep, a long
- * concatenation): one instruction is charged for every SANDBOX_BYTES_PER_INSTRUCTION
- * bytes allocated, about what copying them costs. */
 
 sandbox *sandbox_of(lua_State *L)
 {
@@ -38,7 +35,9 @@ static bool over_cap(const sandbox *sb, size_t more)
 }
 
 /* The allocator: counts bytes and refuses to pass the cap (Lua then raises a memory
- * error, which the caller recognises through sandbox_memory_exhausted). */
+ * error, which the caller recognises through sandbox_memory_exhausted).  Allocating and
+ * filling memory is work the hook does not see (string.rep, a long concatenation): one
+ * instruction is charged for every SANDBOX_BYTES_PER_INSTRUCTION bytes allocated. */
 static void *limited_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 {
     sandbox *sb = ud;
@@ -120,6 +119,15 @@ static void watch_cpu(lua_State *L, sandbox *sb)
     spend_all(L, sb, why);
 }
 
+/* Raises the budget's message at the Lua code `level` up the stack (lua_error). */
+static int raise_spent(lua_State *L, sandbox *sb, int level)
+{
+    luaL_where(L, level);
+    lua_pushstring(L, sb->why);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 static void instruction_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -129,12 +137,8 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
         spend_all(L, sb, NULL);
     if (!sb->exhausted && !sb->unsafe)
         watch_cpu(L, sb);
-    if (sb->exhausted) { /* level 0 in a hook: the line the scenario is at */
-        luaL_where(L, 0);
-        lua_pushstring(L, sb->why);
-        lua_concat(L, 2);
-        lua_error(L);
-    }
+    if (sb->exhausted) /* level 0 in a hook: the line the scenario is at */
+        raise_spent(L, sb, 0);
 }
 
 void sandbox_charge(lua_State *L, uint64_t steps, const char *what)
@@ -166,10 +170,7 @@ void sandbox_check_budget(lua_State *L)
         return;
     if (!sb->exhausted)
         spend_all(L, sb, NULL);
-    luaL_where(L, 1); /* the Lua code that called the C function raising this */
-    lua_pushstring(L, sb->why);
-    lua_concat(L, 2);
-    lua_error(L);
+    raise_spent(L, sb, 1); /* the Lua code that called the C function raising this */
 }
 
 void sandbox_refuse(lua_State *L, const char *why)
