@@ -195,8 +195,6 @@ static void estimate_training(const model_spec *m, const device_spec *d,
     r->train_tokens = req->train_tokens > 0 ? req->train_tokens : 20 * r->params;
     /* 6 N a token; 4 N for adapters on a frozen model (no weight gradients) */
     r->train_flops = (req->lora ? 4 : 6) * r->params_active * r->train_tokens;
-    if (global < req->gpus)
-        global = req->gpus; /* at least one sequence per device */
     /* the stated plan (--train-tp, --pp, --cp, ..., --schedule) is imposed on the planner;
      * --tp is the serving replicas' unless the caller made it training's */
     training_constraints within = req->train_stated ? req->train_within : TRAINING_FREE;

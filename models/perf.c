@@ -370,7 +370,10 @@ static void decode_attention_per_token(const step *s, double seqs, double *compu
 }
 
 /* Two ring all-reduces a layer (after attention and after the MLP) and one after the
- * vocabulary-parallel embedding, of the hidden state, at the node's measured rate. */
+ * vocabulary-parallel embedding, of the hidden state, at the node's measured rate.  A
+ * group past the node also waits on the network: reduced within each of its k nodes at
+ * the node's rate, then 2 (k - 1) steps of a ring over the nodes, each the network's
+ * latency (the link_latency_s that training's groups across nodes pay a step). */
 static double allreduce_s(const step *s, double tokens)
 {
     if (s->tp <= 1 || tokens <= 0)
@@ -379,7 +382,12 @@ static double allreduce_s(const step *s, double tokens)
     perf_profile p = *s->p;
     p.node = s->node;
     double link = perf_group_link_bytes_per_s(s->d, &p, n);
-    return perf_node_allreduce_s(s->node, n, tokens * s->m->hidden * s->abytes, link);
+    double t = perf_node_allreduce_s(s->node, n, tokens * s->m->hidden * s->abytes, link);
+    if (n > p.devices_per_node) {
+        double nodes = ceil((double)n / p.devices_per_node);
+        t += 2 * (nodes - 1) * p.link_latency_s;
+    }
+    return t;
 }
 
 double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,
@@ -1259,9 +1267,15 @@ throughput_plan perf_best_throughput(const perf_setup *setup, unsigned gpus, dou
     const device_spec *d = setup->device;
     const perf_profile *p = setup->profile;
     throughput_plan best = { 0, 0, 0, 0 };
-    unsigned max_tp = d->is_cpu ? 1 : (gpus < p->devices_per_node ? gpus : p->devices_per_node);
+    /* tensor parallelism within the node (its domain), where every layer's all-reduces
+     * stay off the network; past it only when the model fits no replica within it, and
+     * then at the least degree that fits (estimate's own choice for such a model) */
+    unsigned within = d->is_cpu ? 1 : (gpus < p->devices_per_node ? gpus : p->devices_per_node);
+    unsigned max_tp = d->is_cpu ? 1 : gpus;
     double context = prompt + output;
     for (unsigned tp = 1; tp <= max_tp; tp *= 2) {
+        if (tp > within && best.tp)
+            break;
         if (gpus % tp)
             continue;
         perf_setup s = *setup;

@@ -402,7 +402,8 @@ double decode_cost_cut(const decode_cost *c, double elapsed, double max_n, doubl
 
 /* Best offline throughput (output tokens per second) on gpus devices for requests of
  * prompt + output tokens: over tensor parallelism and batch size within memory (s->tp
- * is ignored: every power of two up to a node is tried). */
+ * is ignored: every power of two up to a node is tried, and past the node, where no
+ * replica within it holds the model, the least that does).  All zero when none fits. */
 typedef struct throughput_plan {
     double tokens_per_s;
     unsigned tp, batch, replicas;

@@ -54,8 +54,9 @@ Test(domains, a_group_links_at_nvlink_within_the_domain_pcie_within_the_server_t
 /* Llama-3-70B (hidden 8192, 80 layers) decoding 64 sequences at tp 16: each of the
  * 2 x 80 + 1 = 161 all-reduces carries 64 x 8192 x 2 bytes = 1,048,576.  The 8-GPU row
  * stands for 16 (alpha a, efficiency e): a + 2 x 15/16 x bytes / (e x link), the link
- * 900 GB/s inside the rack and 50 GB/s (400 Gb/s) between B200 boards.  With the table's
- * a = 29.05 us and e = 0.786 that is 31.83 us against 79.08 us an all-reduce. */
+ * 900 GB/s inside the rack and 50 GB/s (400 Gb/s) between B200 boards, where the group
+ * spans two nodes and also pays 2 (2 - 1) steps of the network's 10 us latency.  With the
+ * table's a = 29.05 us and e = 0.786 that is 31.83 us against 99.08 us an all-reduce. */
 Test(domains, tensor_parallel_all_reduces_within_the_rack_run_at_nvlink_rate)
 {
     const model_spec *m = test_model("llama-3-70b");
@@ -64,7 +65,8 @@ Test(domains, tensor_parallel_all_reduces_within_the_rack_run_at_nvlink_rate)
     cr_assert_eq(row->n, 8);
     double bytes = 64.0 * 8192 * 2;
     double in_rack = row->alpha_s + 2.0 * 15 / 16 * bytes / (row->efficiency * 900e9);
-    double over_network = row->alpha_s + 2.0 * 15 / 16 * bytes / (row->efficiency * 50e9);
+    double over_network = row->alpha_s + 2.0 * 15 / 16 * bytes / (row->efficiency * 50e9)
+                          + 2 * 10e-6;
     perf_batch b = { .decode_seqs = 64, .decode_context = 64 * 1024 };
     const char *names[2] = { "GB200", "B200" };
     double expected[2] = { 161 * in_rack, 161 * over_network }, got[2];
@@ -81,7 +83,7 @@ Test(domains, tensor_parallel_all_reduces_within_the_rack_run_at_nvlink_rate)
     }
     if (fabs(row->alpha_s - 2.905e-05) < 1e-9 && fabs(row->efficiency - 0.786) < 1e-6) {
         cr_expect(fabs(got[0] / 161 / 31.83e-6 - 1) < 1e-3, "%g", got[0] / 161);
-        cr_expect(fabs(got[1] / 161 / 79.08e-6 - 1) < 1e-3, "%g", got[1] / 161);
+        cr_expect(fabs(got[1] / 161 / 99.08e-6 - 1) < 1e-3, "%g", got[1] / 161);
     }
 }
 

@@ -404,6 +404,68 @@ Test(models, tensor_parallel_allreduce_alpha_beta)
     cr_expect_float_eq(perf_allreduce_s(1e9, 1, 450e9, 1e-5), 0, 0);
 }
 
+Test(models, estimate_plans_the_global_batch_stated_even_below_the_gpus)
+{
+    /* 128 sequences of 8,192 tokens on 1,024 H100s: at most 128 data-parallel ranks, so
+     * tp x pp x cp covers 8 GPUs or more; the step is of 128 sequences, not 1,024 (the
+     * estimate once raised a stated batch to a sequence a GPU) */
+    const model_spec *m = test_model("llama-3.1-70b");
+    const device_spec *d = test_device("H100-SXM");
+    estimate_request req = { .gpus = 1024, .prec = PREC_BF16, .batch = 1, .prompt = 512,
+                             .output = 256, .train_tokens = 1e12, .seq_len = 8192,
+                             .global_batch = 128, .halves = ESTIMATE_TRAINING };
+    estimate_result small, large;
+    char err[512];
+    cr_assert_eq(estimate_run(m, d, &req, &small, err, sizeof err), 0, "%s", err);
+    cr_assert(small.train_fits, "%s", small.train_refusal);
+    const training_setup *t = &small.train.setup;
+    cr_expect_eq(t->dp * t->micro_batch * t->microbatches, 128, "dp %u x %u x %u", t->dp,
+                 t->micro_batch, t->microbatches);
+    cr_expect_geq(t->tp * t->pp * (t->cp ? t->cp : 1), 8);
+    /* a step of 128 sequences moves 1/8 of 1,024's tokens: the run takes more steps */
+    req.global_batch = 1024;
+    cr_assert_eq(estimate_run(m, d, &req, &large, err, sizeof err), 0, "%s", err);
+    cr_expect_float_eq(small.train.step_s * 1024 / 128 / large.train.step_s,
+                       small.train_s / large.train_s, 1e-9);
+    cr_expect_neq(small.train_s, large.train_s);
+}
+
+Test(models, best_throughput_goes_past_the_node_only_when_no_node_holds_the_model)
+{
+    /* Llama 3.1 405B in bf16, 811 GB of weights: no 8 H100s (80 GB each) hold it, 16 do,
+     * at tp 16 over two nodes; 70B fits a node, and its best stays within one */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = test_model("llama-3.1-405b"), .device = d, .profile = &p,
+                     .weights = PREC_BF16, .kv = PREC_BF16, .tp = 1 };
+    throughput_plan big = perf_best_throughput(&s, 16, 512, 256);
+    cr_expect_eq(big.tp, 16);
+    cr_expect_eq(big.replicas, 1);
+    cr_expect_gt(big.tokens_per_s, 0);
+    cr_expect_eq(perf_best_throughput(&s, 8, 512, 256).tp, 0, "8 H100s hold no replica");
+    s.model = test_model("llama-3.1-70b");
+    throughput_plan dense = perf_best_throughput(&s, 16, 512, 256);
+    cr_expect(dense.tp >= 2 && dense.tp <= 8, "tp %u", dense.tp);
+}
+
+Test(models, tensor_parallelism_past_the_node_pays_the_networks_latency)
+{
+    /* tp 16 of H100s spans two nodes: each all-reduce adds 2 (2 - 1) network steps, so a
+     * decode step's all-reduces (2 a layer and the embedding's: 2 x 80 + 1 for 70B) move
+     * by 161 x 2 x the change of latency, and those of tp 8 not at all */
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d), slow = p;
+    slow.link_latency_s = p.link_latency_s + 1e-3;
+    perf_setup s = { .model = test_model("llama-3-70b"), .device = d, .profile = &p,
+                     .weights = PREC_BF16, .kv = PREC_BF16, .tp = 16 }, t = s;
+    t.profile = &slow;
+    double moved = perf_decode_step(&t, 8, 1024).total_s - perf_decode_step(&s, 8, 1024).total_s;
+    cr_expect_float_eq(moved, 161 * 2 * 1e-3, 1e-9);
+    s.tp = t.tp = 8;
+    cr_expect_float_eq(perf_decode_step(&t, 8, 1024).total_s,
+                       perf_decode_step(&s, 8, 1024).total_s, 1e-15);
+}
+
 Test(models, estimate_refuses_what_does_not_fit_with_the_numbers)
 {
     const model_spec *m = test_model("llama-2-70b");
