@@ -6,7 +6,8 @@
 -- provision, so the first minutes of the burst queue up before capacity arrives.
 -- Read replicas and ttft_p99_s per bucket in timeseries.csv, and compare with
 --   --set pools.cloud.autoscaler.target=8        (headroom: fewer late requests, more GPUs)
---   --set pools.cloud.provision=30s              (warm pools: capacity in seconds)
+--   --set pools.cloud.provision.median=30s --set pools.cloud.provision.p99=1m
+--                                                (warm pools: capacity in seconds)
 local fs = require "fleetsim"
 
 return fs.scenario {

@@ -8,9 +8,8 @@
 -- traffic follows the clock (fs.diurnal), so the bought server idles at night while
 -- the rented pool shrinks.  Read cost_usd per pool, cost_per_mtok_usd and ttft_p99_s
 -- per workload, and run,bought_vs_rented,break_even_months: how many months of this
--- traffic pay for the purchase; the run opens with the two options ranked.  Try --set workloads.chat_rented.arrivals... or a
--- busier day: scale the rates with --set, or change the price with
--- --set pools.rented.cost.usd_per_hour=3.99 (a smaller cloud).
+-- traffic pay for the purchase; the run opens with the two options ranked.  Try a
+-- cheaper cloud: --set pools.rented.cost.usd_per_hour=3.99.
 local fs = require "fleetsim"
 
 local day = {

@@ -7,7 +7,8 @@
 -- hold GPUs only while it runs: `asap` starts at once; `flexible` (start = "low_carbon")
 -- starts at the hour whose six hours have the least mean intensity before its deadline.
 -- Compare carbon_operational_kg of the two pools and the jobs' start_s: same energy, less
--- carbon.  Try `--set workloads.flexible.deadline=12h` (a deadline that leaves no room).
+-- carbon.  Try `--set workloads.flexible.deadline=24h` (midnight: under an hour of room,
+-- so it starts before 18:00 and emits about what `asap` does).
 local fs = require "fleetsim"
 
 local grid = { file = "traces/grid_de_2020.csv", column = "mean_jun_aug" }

@@ -3,8 +3,9 @@
 --
 -- Prompts and answers have the long-tailed lengths of chat traffic (lognormal; the
 -- Azure LLM inference trace 2023 has a median prompt near 1,000 tokens and answers
--- near 250).  Each replica is one H100 running Llama-3-8B in fp16 with continuous
--- batching; requests go to the replica with the fewest outstanding requests.  Try
+-- near 250).  Replicas run Llama-3.1-8B in fp16 with continuous batching, their tensor
+-- parallelism chosen against the SLO (`fleetsim check` prints each tp tried and the one
+-- kept); requests go to the replica with the fewest outstanding requests.  Try
 --   fleetsim run scenarios/chat_fleet.lua --set pools.gpus.count=4
 -- and watch ttft_p99_s and slo_attainment in summary.csv.
 local fs = require "fleetsim"

@@ -7,7 +7,8 @@
 -- much (fs.noisy's compute_sensitivity).  Decode streams weights and cache from memory,
 -- so the time per output token (tpot) and the tail of the time to first token grow,
 -- and they spread: compare tpot_p99_s, ttft_p99_s and their intervals between
--- workloads "dedicated" and "shared".  Try --set pools.shared.noisy.slowdown=3.
+-- workloads "dedicated" and "shared".  Try --set pools.shared.noisy.slowdown.high=3
+-- (neighbours that slow memory-bound work by up to 3x).
 local fs = require "fleetsim"
 
 local function chat(pool)
