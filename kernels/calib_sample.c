@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/array.h"
+#include "sim/plain_file.h"
 
 static const char HEADER[] = "kind,precision,threads,m,n,k,size_bytes,bytes,flops,repeat,seconds";
 enum { FIELDS = 11 };
@@ -175,9 +176,9 @@ int calib_samples_read(const char *path, calib_meta *meta, calib_samples *list, 
 {
     memset(meta, 0, sizeof *meta);
     memset(list, 0, sizeof *list);
-    FILE *in = fopen(path, "r");
+    FILE *in = sim_open_plain(path, "r");
     if (!in) {
-        snprintf(err, err_size, "cannot open '%s': %s", path, strerror(errno));
+        snprintf(err, err_size, "cannot open '%s': %s", path, sim_open_plain_why(errno));
         return -1;
     }
     char *line = NULL, why[256];

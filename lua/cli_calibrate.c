@@ -23,6 +23,7 @@
 #include "kernels/cuda_probe.h"
 #include "lua/catalog.h"
 #include "lua/cli.h"
+#include "lua/cli_getopt.h"
 #include "lua/profile_load.h"
 #include "lua/steps_load.h"
 #include "output/atomic_file.h"
@@ -40,8 +41,8 @@ const char cli_calibrate_usage[] =
     "\n"
     "  --device cuda[:N]|cpu  what to measure (default: CUDA device 0 if there is one)\n"
     "  --quick                fewer sizes and repeats (under a minute on a CPU)\n"
-    "  -o, --output FILE.lua  the profile (default profile.lua); its raw samples go\n"
-    "                         beside it as FILE.csv\n"
+    "  -o, --output FILE.lua  the profile (default profile.lua, and SAMPLES.lua with\n"
+    "                         --refit); its raw samples go beside it as FILE.csv\n"
     "  --refit SAMPLES.csv    fit again from recorded samples; measure nothing\n"
     "  --model NAME           also time a decoder layer's operators at this catalog model's\n"
     "                         shapes (or NAME:layers=L,hidden=H,heads=A,kv_heads=G,ffn=F,\n"
@@ -85,6 +86,7 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
     int opt;
     char *end;
     o->holdout = 0.25;
+    bool holdout_given = false;
     opterr = 0;
     optind = 2;
     while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
@@ -110,6 +112,7 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
         case O_STEPS: o->steps = optarg; break;
         case O_PROFILE: o->profile = optarg; break;
         case O_HOLDOUT:
+            holdout_given = true;
             o->holdout = strtod(optarg, &end);
             if (!*optarg || *end || !(o->holdout >= 0 && o->holdout <= 0.5)) {
                 fprintf(stderr, "fleetsim calibrate: --holdout expects a share from 0 to 0.5, "
@@ -118,12 +121,8 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
             }
             break;
         case 'h': fputs(cli_calibrate_usage, stdout); return 1;
-        case ':':
-            fprintf(stderr, "fleetsim calibrate: %s needs a value\n", argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "fleetsim calibrate: unknown option '%s' (see fleetsim help "
-                    "calibrate)\n", argv[optind - 1]);
+        default: /* ':' or '?' */
+            cli_getopt_refused("calibrate", opt, argv, options);
             return -1;
         }
     }
@@ -156,9 +155,15 @@ static int parse_options(int argc, char **argv, calibrate_options *o)
                 "give one\n");
         return -1;
     }
-    if ((o->profile && !o->steps) || (o->operators_only && !o->model)) {
+    if ((o->profile && !o->steps) || (o->operators_only && !o->model)
+        || (holdout_given && !o->steps)) {
         fprintf(stderr, "fleetsim calibrate: %s\n", o->profile ? "--profile goes with --steps"
-                : "--operators-only goes with --model");
+                : o->operators_only && !o->model ? "--operators-only goes with --model"
+                : "--holdout goes with --steps");
+        return -1;
+    }
+    if (o->output && !*o->output) {
+        fprintf(stderr, "fleetsim calibrate: -o expects a file name, got an empty name\n");
         return -1;
     }
     o->bench.progress = o->quiet ? NULL : stderr;

@@ -19,7 +19,10 @@ int cli_duration_parse(const char *text, double *seconds)
         return -1;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcmp(end, units[i].unit)) {
-            *seconds = x * units[i].times / units[i].div;
+            double s = x * units[i].times / units[i].div;
+            if (!isfinite(s)) /* 1e308d: past any duration a double holds */
+                return -1;
+            *seconds = s;
             return 0;
         }
     return -1;

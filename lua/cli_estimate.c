@@ -10,6 +10,7 @@
 #include "lua/catalog.h"
 #include "lua/cli.h"
 #include "lua/cli_duration.h"
+#include "lua/cli_getopt.h"
 #include "lua/profile_load.h"
 #include "models/estimate.h"
 #include "output/estimate_text.h"
@@ -418,8 +419,8 @@ int cli_estimate(int argc, char **argv)
         case O_PREC:
             precision_given = true;
             if (precision_parse(optarg, &req.prec) != 0) {
-                fprintf(stderr, "fleetsim estimate: unknown precision '%s' (known: fp32, tf32, "
-                        "fp16, bf16, fp8, int8, int4, fp4)\n", optarg);
+                fprintf(stderr, "fleetsim estimate: --precision: unknown precision '%s' "
+                        "(known: fp32, tf32, fp16, bf16, fp8, int8, int4, fp4)\n", optarg);
                 bad = -1;
             }
             break;
@@ -505,13 +506,8 @@ int cli_estimate(int argc, char **argv)
             }
             break;
         case 'h': fputs(cli_estimate_usage, stdout); return 0;
-        case ':':
-            fprintf(stderr, "fleetsim estimate: %s needs a value\n", argv[optind - 1]);
-            bad = -1;
-            break;
-        default:
-            fprintf(stderr, "fleetsim estimate: unknown option '%s' (see fleetsim help "
-                    "estimate)\n", argv[optind - 1]);
+        default: /* ':' or '?' */
+            cli_getopt_refused("estimate", opt, argv, options);
             bad = -1;
         }
     }
@@ -533,7 +529,12 @@ int cli_estimate(int argc, char **argv)
                 "proposed token is kept, e.g. 0.7)\n");
         return CLI_EXIT_BAD_INPUT;
     }
-    if (optind != argc || !model_name || !gpu_name) {
+    if (optind != argc) {
+        fprintf(stderr, "fleetsim estimate: unexpected argument '%s': estimate takes options "
+                "only (see fleetsim help estimate)\n", argv[optind]);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (!model_name || !gpu_name) {
         fprintf(stderr, "fleetsim estimate: --model and --gpu are required (see fleetsim help "
                 "estimate)\n");
         return CLI_EXIT_BAD_INPUT;

@@ -1,14 +1,17 @@
 /* Options of run and check (see cli_options.h). */
 #include "lua/cli_options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lua/cli.h"
+#include "lua/cli_getopt.h"
 #include "lua/experiment.h"
 #include "lua/scenario_load.h"
 #include "models/budget.h"
@@ -39,12 +42,14 @@ void cli_options_release(cli_options *o)
 static int add_integer_set(cli_options *o, const char *key, const char *value, char *buf,
                            size_t size)
 {
+    /* digits only (strtoull would take a sign or a space before them), and within the
+     * scenario's integers, Lua's: at most 2^63 - 1 */
     char *end;
     errno = 0;
     unsigned long long n = strtoull(value, &end, 10);
-    if (!*value || *end || value[0] == '-' || errno == ERANGE) {
-        fprintf(stderr, "fleetsim: --%s expects a whole number%s, got '%s'\n", key,
-                errno == ERANGE ? " below 2^64" : "", value);
+    if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || n > LLONG_MAX) {
+        fprintf(stderr, "fleetsim: --%s expects a whole number from 0 to %lld, got '%s'\n",
+                key, LLONG_MAX, value);
         return -1;
     }
     snprintf(buf, size, "%s=%llu", key, n);
@@ -152,12 +157,8 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
             if (parse_jobs(command, optarg, &o->jobs) != 0)
                 return -1;
             break;
-        case ':':
-            fprintf(stderr, "fleetsim %s: %s needs a value\n", command, argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "fleetsim %s: unknown option '%s' (see fleetsim help %s)\n",
-                    command, argv[optind - 1], command);
+        default: /* ':' or '?' */
+            cli_getopt_refused(command, opt, argv, long_options);
             return -1;
         }
     }

@@ -34,19 +34,22 @@ int cli_plot(int argc, char **argv)
 {
     if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
         return cli_help("plot");
-    const char *dir = NULL;
-    bool png = false, bad = argc < 3 || argc > 4;
-    for (int i = 2; i < argc && !bad; i++) {
+    const char *dir = NULL, *stray = NULL; /* the first word it does not take */
+    bool png = false;
+    for (int i = 2; i < argc && !stray; i++) {
         if (!strcmp(argv[i], "--png"))
             png = true;
         else if (argv[i][0] != '-' && !dir)
             dir = argv[i];
         else
-            bad = true;
+            stray = argv[i];
     }
-    if (bad || !dir) {
-        fprintf(stderr, "fleetsim plot: expected one run folder, and --png or nothing "
-                "(see fleetsim help plot)\n");
+    if (stray || !dir) {
+        char said[300] = "";
+        if (stray)
+            snprintf(said, sizeof said, ", got '%.250s'", stray);
+        fprintf(stderr, "fleetsim plot: expected one run folder, and --png or nothing%s "
+                "(see fleetsim help plot)\n", said);
         return CLI_EXIT_BAD_INPUT;
     }
     /* a folder a run wrote: not a missing one (it said it could not write report.html,

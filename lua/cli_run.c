@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lua/claim.h"
@@ -177,13 +178,31 @@ static int forget_run(const char *dir)
     return CLI_EXIT_RUN_FAILURE;
 }
 
+/* DIR made for the run (output_make_dir), *created saying whether this run made it; 0, or
+ * -1 with a message. */
+static int make_run_folder(const char *dir, bool *created, char *err, size_t err_size)
+{
+    struct stat st;
+    *created = stat(dir, &st) != 0;
+    return output_make_dir(dir, err, err_size);
+}
+
+/* A run that failed leaves no folder of its own making behind: the one it made goes when
+ * it stayed empty (rmdir takes nothing else). */
+static void remove_made_folder(const char *dir, bool created, bool failed)
+{
+    if (dir && created && failed)
+        rmdir(dir);
+}
+
 /* One scenario, its replications in this process, with progress and records. */
 static int run_single(const cli_options *o, scenario *sc)
 {
     char err[1024];
     int status = 0;
     char *dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(sc->name);
-    if (!dir || output_make_dir(dir, err, sizeof err) != 0
+    bool created = false;
+    if (!dir || make_run_folder(dir, &created, err, sizeof err) != 0
         || output_check_run_folder(dir, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
         status = CLI_EXIT_RUN_FAILURE;
@@ -270,6 +289,7 @@ static int run_single(const cli_options *o, scenario *sc)
         run_results_release(&results);
     }
     output_pictures_cool();
+    remove_made_folder(dir, created, status != 0);
     free(dir);
     return status;
 }
@@ -539,9 +559,10 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     experiment x;
     experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
     char *dir = NULL;
+    bool created = false;
     if (status == EXPERIMENT_OK) {
         dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(name);
-        if (!dir || output_make_dir(dir, err, sizeof err) != 0
+        if (!dir || make_run_folder(dir, &created, err, sizeof err) != 0
             || output_check_run_folder(dir, err, sizeof err) != 0) {
             if (!dir) /* else err holds the reason */
                 snprintf(err, sizeof err, "out of memory");
@@ -594,6 +615,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
         status = EXPERIMENT_FAILED;
     }
     free(slos);
+    remove_made_folder(dir, created, verdict || status != EXPERIMENT_OK);
     free(dir);
     experiment_release(&x);
     if (verdict)

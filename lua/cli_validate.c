@@ -10,6 +10,7 @@
 
 #include "lua/catalog.h"
 #include "lua/cli.h"
+#include "lua/cli_getopt.h"
 #include "lua/profile_load.h"
 #include "lua/steps_load.h"
 #include "lua/validate_predict.h"
@@ -22,13 +23,14 @@ const char cli_validate_usage[] =
     "       fleetsim validate --steps STEPS.csv [--profile FILE.lua]\n"
     "\n"
     "Predicts each row of a table of published measurements (training GPU-hours, MFU\n"
-    "and step times, inference throughput, latency, memory) with the analytic model and\n"
-    "the device's default profile (a row measured under a client's concurrency with the\n"
-    "serving simulation of that many closed-loop users), and prints it beside the\n"
-    "published figure with the error (predicted / published - 1), then per category the\n"
-    "rows predicted, the mean absolute percentage error and the worst row.  A row whose\n"
-    "model or device is not in the catalog, or whose configuration the model cannot\n"
-    "express, is printed as \"not predicted\" with the reason.  Defaults: --table\n"
+    "and step times, inference throughput, latency, memory, power and energy per token)\n"
+    "with the analytic model and the device's default profile (a row measured under a\n"
+    "client's concurrency with the serving simulation of that many closed-loop users),\n"
+    "and prints it beside the published figure with the error (predicted / published\n"
+    "- 1), then per category the rows predicted, the mean absolute percentage error and\n"
+    "the worst row.  A row whose model or device is not in the catalog, or whose\n"
+    "configuration the model cannot express, is printed as \"not predicted\" with the\n"
+    "reason.  Defaults: --table\n"
     "tests/validation/published.csv where the current folder has it (a source tree),\n"
     "else the installed copy (PREFIX/share/fleetsim/validation/published.csv beside\n"
     "PREFIX/bin/fleetsim); --half check (the rows no constant was set from).\n"
@@ -164,12 +166,8 @@ int cli_validate(int argc, char **argv)
         case O_STEPS: steps = optarg; break;
         case O_PROFILE: profile = optarg; break;
         case 'h': fputs(cli_validate_usage, stdout); return CLI_EXIT_OK;
-        case ':':
-            fprintf(stderr, "fleetsim validate: %s needs a value\n", argv[optind - 1]);
-            return CLI_EXIT_BAD_INPUT;
-        default:
-            fprintf(stderr, "fleetsim validate: unknown option '%s' (see fleetsim help "
-                    "validate)\n", argv[optind - 1]);
+        default: /* ':' or '?' */
+            cli_getopt_refused("validate", opt, argv, options);
             return CLI_EXIT_BAD_INPUT;
         }
     }

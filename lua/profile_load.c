@@ -245,7 +245,7 @@ int profile_load_file(const char *path, device_profile *out, char *err, size_t e
         return -1;
     }
     lua_State *L = sandbox_state(sb);
-    int status = luaL_loadfilex(L, path, "t");
+    int status = sandbox_load_file(sb, path); /* a plain file's text, never a pipe's */
     if (status == LUA_OK)
         status = lua_pcall(L, 0, 1, 0);
     if (status != LUA_OK) {

@@ -1263,16 +1263,25 @@ static int check_devices(load_context *c, const scenario *sc, const fields_objec
 }
 
 /* start = "low_carbon": the start within [at, deadline - its work at full speed] whose
- * span has the least mean intensity on its pool's grid. */
+ * span has the least mean intensity on its pool's grid.  On a cloud or spot pool whose
+ * GPUs held from the start are fewer than the job's, the start also leaves room for the
+ * order: the provisioning delay's 99th percentile (failed attempts' retries aside), so
+ * that the job does not end past its deadline by the time its GPUs take to come. */
 static int low_carbon_start(load_context *c, const fields_object *w, const pool_spec *p,
                             training_spec *t)
 {
-    double work = t->steps * t->step_s, latest = t->deadline_s - work;
+    double order = p->capacity.kind != POOL_DEDICATED && t->gpus > p->capacity.count
+                       ? sim_dist_quantile(&p->provision_s, 0.99) : 0;
+    double work = t->steps * t->step_s, latest = t->deadline_s - work - order;
     if (latest < t->at_s) {
-        char path[FIELD_PATH_MAX];
+        char path[FIELD_PATH_MAX], ordered[96] = "";
         snprintf(path, sizeof path, "%s.deadline", w->path);
+        if (order > 0)
+            snprintf(ordered, sizeof ordered, ", and its GPUs up to %.10g s to provision",
+                     order);
         return fields_fail(c, w->where, path, "%.10g s leaves no start: its work takes %.10g s "
-                           "from its arrival at %.10g s", t->deadline_s, work, t->at_s);
+                           "from its arrival at %.10g s%s", t->deadline_s, work, t->at_s,
+                           ordered);
     }
     t->at_s = carbon_lowest_start(&p->carbon, t->at_s, latest, work);
     return 0;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/plain_file.h"
+
 #define MAX_COLUMNS 64
 
 static const char *const REQUIRED[] = { "model", "device", "precision", "tp", "batch",
@@ -250,9 +252,9 @@ int steps_load(const char *path, const catalog *cat, const device_profile *profi
                steps_file *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    FILE *in = fopen(path, "r");
+    FILE *in = sim_open_plain(path, "r");
     if (!in) {
-        snprintf(err, err_size, "cannot read '%s': %s", path, strerror(errno));
+        snprintf(err, err_size, "cannot read '%s': %s", path, sim_open_plain_why(errno));
         return -1;
     }
     reader r = { .path = path, .err = err, .err_size = err_size };

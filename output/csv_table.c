@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/array.h"
+#include "sim/plain_file.h"
 
 /* Fields of the row being read, and every row so far (a flat list of strings). */
 typedef struct reader {
@@ -91,11 +92,11 @@ static void on_row(int terminator, void *context)
 int csv_table_read(const char *path, csv_table *t, char *err, size_t err_size)
 {
     memset(t, 0, sizeof *t);
-    FILE *in = fopen(path, "rb");
+    FILE *in = sim_open_plain(path, "rb");
     if (!in) {
         if (errno == ENOENT)
             return 1;
-        snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
+        snprintf(err, err_size, "cannot read %s: %s", path, sim_open_plain_why(errno));
         return -1;
     }
     reader r = { .line = 1 };

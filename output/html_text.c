@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/array.h"
+#include "sim/plain_file.h"
 
 void html_escape(FILE *out, const char *text)
 {
@@ -28,7 +29,7 @@ void html_escape(FILE *out, const char *text)
 
 char *html_read_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = sim_open_plain(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 1 << 16, n = 0, got;

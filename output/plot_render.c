@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,13 +181,59 @@ static bool read_some(int fd, spawn_text *t)
     return true;
 }
 
+/* The gnuplots rendering now.  SIGINT or SIGTERM during a render ends fleetsim (what
+ * is being written stays under its temporary name, which the next run into the folder
+ * removes), and they go with it: left alone, a script in an endless loop would spin on
+ * for ever, and even a sound one would go on writing into the folder.  A signal's
+ * handler is process-wide, hence these variables. */
+enum { WATCHED_MAX = 8 };
+static volatile sig_atomic_t watched[WATCHED_MAX]; /* pids, 0 for none */
+
+static void watch_pid(pid_t pid, bool add)
+{
+    for (int i = 0; i < WATCHED_MAX; i++)
+        if (watched[i] == (add ? 0 : pid)) {
+            watched[i] = add ? pid : 0;
+            return;
+        }
+}
+
+static void end_with_the_renders(int sig)
+{
+    for (int i = 0; i < WATCHED_MAX; i++)
+        if (watched[i] > 0)
+            kill((pid_t)watched[i], SIGKILL);
+    struct sigaction fall = { .sa_handler = SIG_DFL };
+    sigemptyset(&fall.sa_mask);
+    sigaction(sig, &fall, NULL);
+    raise(sig); /* the default action: the exit status says which signal */
+}
+
+/* Takes SIGINT and SIGTERM for end_with_the_renders during a render (a signal ignored,
+ * as under nohup, stays ignored); `restore` puts the handlers saved back. */
+static void watch_renders(struct sigaction saved[2], bool restore)
+{
+    static const int signals[2] = { SIGINT, SIGTERM };
+    struct sigaction take = { .sa_handler = end_with_the_renders };
+    sigemptyset(&take.sa_mask);
+    for (int i = 0; i < 2; i++) {
+        if (!restore)
+            sigaction(signals[i], NULL, &saved[i]);
+        if (saved[i].sa_handler != SIG_IGN)
+            sigaction(signals[i], restore ? &saved[i] : &take, NULL);
+    }
+}
+
 /* Waits for the process; its exit status. */
 static int spawn_wait(pid_t pid)
 {
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            watch_pid(pid, false);
             return 127;
+        }
+    watch_pid(pid, false);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -262,11 +309,16 @@ static bool settle(const char *dir, const char *work, const char *name, bool png
         snprintf(tpath, sizeof tpath, "%s/%s", dir, temp);
         if (!render_whole(tpath, exts[i])) {
             done = false;
-            if (!*failed) {
+            if (!*failed && access(tpath, F_OK) != 0) /* the script chose its own output */
+                snprintf(err, err_size, "%s/plots/%s.gp made no %s file where it was "
+                         "asked: a chart script takes its terminal and output from the "
+                         "variables term and out (set terminal @term; set output out), as "
+                         "the scripts fleetsim writes do (or the folder refused the file)",
+                         dir, name, exts[i]);
+            else if (!*failed)
                 snprintf(err, err_size, "cannot write %s/plots/%s.%s: gnuplot's render is "
                          "incomplete (a full disk or a file-size limit?)", dir, name, exts[i]);
-                *failed = true;
-            }
+            *failed = true;
         }
     }
     for (int i = 0; i < (png ? 2 : 1); i++) {
@@ -511,9 +563,13 @@ static int start_share(const char *program, char **argv, pid_t *pid, int *fd)
         close(w.in); /* the end of its commands: it exits after them */
         *pid = w.pid;
         *fd = w.err;
+        watch_pid(*pid, true);
         return 0;
     }
-    return spawn_start(program, argv, pid, fd, NULL);
+    int started = spawn_start(program, argv, pid, fd, NULL);
+    if (started == 0)
+        watch_pid(*pid, true);
+    return started;
 }
 
 /* Starts a gnuplot on each share, reads their stderr as it comes (poll: none can
@@ -609,7 +665,10 @@ int plot_render(const char *dir, const plot_list *names, const char *gnuplot, bo
         return -1;
     }
     const char *work = folder + strlen(dir) + 1; /* "plots/.render-..." */
+    struct sigaction saved[2];
+    watch_renders(saved, false);
     int status = render_into(dir, work, names, gnuplot, png, err, err_size);
+    watch_renders(saved, true);
     rmdir(folder); /* every render in it was renamed into place or removed */
     return status;
 }

@@ -123,3 +123,10 @@ int plot_script_emit(const char *dir, const char *name,
     }
     return 0;
 }
+
+bool plot_script_is_fleetsims(FILE *f)
+{
+    char line[64] = "";
+    return f && fgets(line, sizeof line, f)
+           && !strncmp(line, PLOT_SCRIPT_MARK, strlen(PLOT_SCRIPT_MARK));
+}

@@ -23,6 +23,10 @@
 #define PLOT_TERM_SVG "svg size 960,540 dynamic font 'Arial,12' background '#ffffff'"
 #define PLOT_TERM_PNG "pngcairo size 960,540 font 'Arial,10' background '#ffffff'"
 
+/* Whether the script open in f (read from its start) is one fleetsim wrote: its first
+ * line is the mark.  A script without it is the user's: a new run leaves it in place. */
+bool plot_script_is_fleetsims(FILE *f);
+
 /* Writes text as a gnuplot single-quoted string (quotes doubled: no escapes apply). */
 void plot_script_quote(FILE *out, const char *text);
 

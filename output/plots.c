@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "output/atomic_file.h"
@@ -12,6 +13,7 @@
 #include "output/plot_script.h"
 #include "output/plot_sweep.h"
 #include "output/plot_timeseries.h"
+#include "sim/plain_file.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -39,6 +41,14 @@ int output_plots_list(const char *dir, const char *ext, plot_list *names, char *
         if (name[0] == '.' || len <= n + 1 || name[len - n - 1] != '.'
             || strcmp(name + len - n, ext) != 0)
             continue;
+        struct stat st; /* a pipe named NAME.gp would hold gnuplot's read for ever */
+        int why = fstatat(dirfd(d), name, &st, 0) != 0 ? errno
+                  : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? ENODEV : 0;
+        if (why) {
+            snprintf(err, err_size, "%s/%s: %s", path, name, sim_open_plain_why(why));
+            status = -1;
+            break;
+        }
         char stem[512];
         snprintf(stem, sizeof stem, "%.*s", (int)(len - n - 1), name);
         if (plot_list_add(names, stem) != 0) {
@@ -55,13 +65,12 @@ int output_plots_list(const char *dir, const char *ext, plot_list *names, char *
 /* Whether plots/NAME.gp is one fleetsim wrote (its first line is the mark). */
 static bool written_by_fleetsim(const char *dir, const char *name)
 {
-    char path[4096], line[64] = "";
+    char path[4096];
     snprintf(path, sizeof path, "%s/plots/%s.gp", dir, name);
-    FILE *f = fopen(path, "r");
+    FILE *f = sim_open_plain(path, "r");
     if (!f)
         return false;
-    bool ours = fgets(line, sizeof line, f)
-                && !strncmp(line, PLOT_SCRIPT_MARK, strlen(PLOT_SCRIPT_MARK));
+    bool ours = plot_script_is_fleetsims(f);
     fclose(f);
     return ours;
 }

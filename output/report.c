@@ -16,6 +16,7 @@
 #include "output/plot_sweep.h"
 #include "output/plots.h"
 #include "output/verdict.h"
+#include "sim/plain_file.h"
 #include "sim/version.h"
 
 static const char style[] =
@@ -367,7 +368,7 @@ static void write_sweep_table(FILE *out, const char *dir)
 /* The chart's "# caption: " line (what to read in it) as a sentence of its caption. */
 static void write_caption(FILE *out, const char *script)
 {
-    FILE *f = fopen(script, "r");
+    FILE *f = sim_open_plain(script, "r");
     char line[2048];
     size_t n = strlen(PLOT_CAPTION_MARK);
     while (f && fgets(line, sizeof line, f))

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "output/atomic_file.h"
+#include "output/plot_script.h"
 #include "output/results.h"
 
 void output_forget_run_files(const char *dir)
@@ -111,6 +112,23 @@ static void remove_dead_staging(int top)
         closedir(d);
 }
 
+/* Whether plots/NAME.gp (name in the folder at at_fd) is a script fleetsim wrote; a
+ * link, or what cannot be read, is not. */
+static bool script_is_fleetsims(int at_fd, const char *name)
+{
+    int fd = openat(at_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return false;
+    }
+    bool ours = plot_script_is_fleetsims(f);
+    fclose(f);
+    return ours;
+}
+
 void output_clear_run_folder(const char *dir)
 {
     int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* -o's links are the user's */
@@ -119,8 +137,12 @@ void output_clear_run_folder(const char *dir)
     remove_names(top, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]);
     DIR *d = open_inside(top, "plots");
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (ends_with(e->d_name, ".gp") || ends_with(e->d_name, ".svg")
-            || ends_with(e->d_name, ".png"))
+        /* the renders and the list of constant series go; a script only if fleetsim
+         * wrote it (the user's own, plots/NAME.gp without the mark, stays to be
+         * rendered with the new run's data) */
+        if ((ends_with(e->d_name, ".gp") && script_is_fleetsims(dirfd(d), e->d_name))
+            || ends_with(e->d_name, ".svg") || ends_with(e->d_name, ".png")
+            || !strcmp(e->d_name, PLOT_CONSTANT_FILE))
             unlinkat(dirfd(d), e->d_name, 0);
         /* a render folder an interrupted run left (plots/.render-XXXXXX, gnuplot's own
          * files only) */

@@ -20,12 +20,14 @@ void output_forget_run_files(const char *dir);
 
 /* Removes from DIR every file any earlier run could have written there: the CSVs of a
  * run, a sweep or a search (summary, timeseries, requests, jobs, sweep, sweep_diff,
- * search, verdict), report.html, the charts in plots/ (.gp, .svg, .png, and the render
- * folders plots/.render-* an interrupted run left) and the point
- * folders points/<k>/, then those folders if they are left empty.  Nothing else is
- * touched (a folder given with -o may hold the user's own files), so a run that writes
- * next leaves the folder holding one run's results only.  plots/ and points/ are opened
- * without following links: a link there is left alone, and what it points to too. */
+ * search, verdict), report.html, the charts in plots/ (the scripts fleetsim wrote, every
+ * render .svg and .png, constant.txt, and the render folders plots/.render-* an
+ * interrupted run left) and the point folders points/<k>/, then those folders if they
+ * are left empty.  Nothing else is touched (a folder given with -o may hold the user's
+ * own files, and plots/ the user's own scripts, those without fleetsim's first line), so
+ * a run that writes next leaves the folder holding one run's results only.  plots/ and
+ * points/ are opened without following links: a link there is left alone, and what it
+ * points to too. */
 void output_clear_run_folder(const char *dir);
 
 /* Removes the folder `name` inside the folder at_fd when it holds only point folders

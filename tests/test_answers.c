@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "models/memory.h"
 #include "models/noisy.h"
@@ -364,9 +366,18 @@ Test(answers, a_failing_verdict_exits_2_and_writes_nothing, .timeout = 60)
     cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad", bad, dir), 2);
     cr_expect(strstr(err, "claim.verdict: must return \"holds\"") != NULL, "%s", err);
     cr_expect_eq(files_in("bad"), 0, "exit 2 leaves no file");
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s/bad", dir);
+    cr_expect_neq(access(folder, F_OK), 0, "nor the folder the run made for its files");
     cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad --sweep pools.q.count=2,3", bad, dir),
                  2);
     cr_expect_eq(files_in("bad"), 0, "a sweep's failing verdict leaves no file either");
+    cr_expect_neq(access(folder, F_OK), 0, "nor a folder");
+    /* a folder that was there stays, with what it held */
+    cr_assert_eq(mkdir(folder, 0777), 0);
+    free(scratch_file(folder, "notes.txt", "mine\n"));
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad", bad, dir), 2);
+    cr_expect_eq(files_in("bad"), 1, "the user's file alone");
     /* a refuted claim is an answer, not a failure: exit 0 and the files */
     char *refuted = claimed("refuted", "queue_wait_p99_s", "\"refuted\"");
     cr_expect_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/ok", refuted, dir), 0, "%s",
@@ -1085,6 +1096,13 @@ Test(answers, workloads_with_the_same_streams_draw_the_same_traffic, .timeout = 
     }
     cr_expect_eq(scratch_summary_row(summary, "workload", "jx", "jobs_arrived").value,
                  scratch_summary_row(summary, "workload", "jy", "jobs_arrived").value);
+    /* a job stream has its headline, as every workload (docs/results.md): its jobs */
+    char line[128];
+    snprintf(line, sizeof line,
+             "workload jx\n  jobs                   completed %.0f jobs, of %.0f jobs, wait mean",
+             scratch_summary_row(summary, "workload", "jx", "jobs_completed").value,
+             scratch_summary_row(summary, "workload", "jx", "jobs_arrived").value);
+    cr_expect(strstr(out, line) != NULL, "%s\n---\n%s", line, out);
     free(summary);
     free(file);
 }

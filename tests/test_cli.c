@@ -191,8 +191,16 @@ Test(cli, mistakes_of_usage_exit_2_with_what_is_wrong, .timeout = 60)
     cr_expect_str_eq(err, "fleetsim run: -o expects a folder, got an empty name\n");
     cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out --seed 99999999999999999999", file, dir),
                  2);
-    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number below 2^64, got "
-                          "'99999999999999999999'\n");
+    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number from 0 to "
+                          "9223372036854775807, got '99999999999999999999'\n");
+    /* past Lua's integers (2^63), and a sign strtoull would read past a space */
+    const char *seeds[] = { "9223372036854775808", "' -1'", "+5" };
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out --seed %s", file, dir, seeds[i]),
+                     2, "%s", seeds[i]);
+        cr_expect(strstr(err, "fleetsim: --seed expects a whole number from 0 to "
+                              "9223372036854775807, got '") == err, "%s", err);
+    }
     expect_no_results();
     cr_expect_eq(cli_run(&out, &err, "version extra"), 2);
     cr_expect_str_eq(err, "fleetsim version: takes no arguments, got 'extra'\n");
@@ -207,6 +215,68 @@ Test(cli, mistakes_of_usage_exit_2_with_what_is_wrong, .timeout = 60)
     snprintf(path, sizeof path, "%s/deep.lua: ", dir);
     cr_expect(!strncmp(err, path, strlen(path)) && strstr(err, "(the parser's limit)"), "%s", err);
     free(file);
+}
+
+/* The other commands' inputs, found by a second fuzzing run (2026-12-07): a pipe given
+ * as a table, samples, steps, a profile or a chart script blocked for ever, and
+ * /dev/zero was read for ever; each is refused at once.  A duration past what a double
+ * holds (1e308 days) read as infinite, an empty -o exited 1, a word without an option
+ * read as "--model and --gpu are required", and an unknown short option in a group was
+ * named by the word before it. */
+Test(cli, the_other_commands_refuse_pipes_and_say_which_option, .timeout = 60)
+{
+    char fifo[1024];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *const uses[] = { "estimate --model llama-3-8b --gpu H100-SXM --profile %s",
+                                 "validate --table %s", "validate --steps %s",
+                                 "calibrate --refit %s -o x.lua", "calibrate --steps %s" };
+    for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
+        char command[1200];
+        snprintf(command, sizeof command, uses[i], fifo);
+        cr_expect_eq(cli_run(&out, &err, "%s", command), 2, "%s", command);
+        cr_expect(strstr(err, "pipe") && strstr(err, ": not a plain file (a pipe or a device)"),
+                  "%s: %s", command, err);
+    }
+    cr_expect_eq(cli_run(&out, &err, "validate --table /dev/zero"), 2);
+    cr_expect_str_eq(err, "fleetsim validate: cannot read /dev/zero: not a plain file (a pipe "
+                          "or a device)\n");
+    /* a pipe among a run folder's chart scripts */
+    cr_assert_eq(cli_run(&out, &err, "run scenarios/mmc_queue.lua -q --no-plots "
+                         "--set duration=2h -o %s/run", dir), 0, "%s", err);
+    char gp[1100];
+    snprintf(gp, sizeof gp, "%s/run/plots", dir);
+    mkdir(gp, 0777);
+    snprintf(gp, sizeof gp, "%s/run/plots/x.gp", dir);
+    cr_assert_eq(mkfifo(gp, 0600), 0);
+    cr_expect_eq(cli_run(&out, &err, "plot %s/run", dir), 1);
+    cr_expect(strstr(err, "/run/plots/x.gp: not a plain file (a pipe or a device)"), "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "plot %s/run --svg", dir), 2);
+    cr_expect_str_eq(err, "fleetsim plot: expected one run folder, and --png or nothing, got "
+                          "'--svg' (see fleetsim help plot)\n");
+    const char *const E = "estimate --model llama-3-8b --gpu H100-SXM";
+    cr_expect_eq(cli_run(&out, &err, "%s --training --gpus 8 --mtbf 1e308d", E), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: --mtbf expects a duration such as 90s, 10m or "
+                          "2h, got '1e308d'\n");
+    cr_expect_eq(cli_run(&out, &err, "%s junk", E), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: unexpected argument 'junk': estimate takes "
+                          "options only (see fleetsim help estimate)\n");
+    cr_expect_eq(cli_run(&out, &err, "%s -xh", E), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: unknown option '-x' (see fleetsim help "
+                          "estimate)\n");
+    cr_expect_eq(cli_run(&out, &err, "%s --csv=1", E), 2);
+    cr_expect_str_eq(err, "fleetsim estimate: --csv takes no value, got '--csv=1'\n");
+    cr_expect_eq(cli_run(&out, &err, "%s --precision fp64", E), 2);
+    cr_expect(strstr(err, "fleetsim estimate: --precision: unknown precision 'fp64'") == err,
+              "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "run scenarios/mmc_queue.lua -zq"), 2);
+    cr_expect_str_eq(err, "fleetsim run: unknown option '-z' (see fleetsim help run)\n");
+    cr_expect_eq(cli_run(&out, &err, "calibrate --refit tests/data/calibration/cpu_quick.csv "
+                         "-o ''"), 2);
+    cr_expect_str_eq(err, "fleetsim calibrate: -o expects a file name, got an empty name\n");
+    cr_expect_eq(cli_run(&out, &err, "calibrate --refit tests/data/calibration/cpu_quick.csv "
+                         "--holdout 0.5"), 2);
+    cr_expect_str_eq(err, "fleetsim calibrate: --holdout goes with --steps\n");
 }
 
 Test(cli, an_unwritable_output_folder_exits_1)
@@ -242,7 +312,8 @@ Test(cli, usage_mistakes_exit_2)
     cr_expect_eq(cli_run(&out, &err, "run x.lua --bogus"), 2);
     cr_expect_str_eq(err, "fleetsim run: unknown option '--bogus' (see fleetsim help run)\n");
     cr_expect_eq(cli_run(&out, &err, "run x.lua --seed abc"), 2);
-    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number, got 'abc'\n");
+    cr_expect_str_eq(err, "fleetsim: --seed expects a whole number from 0 to "
+                          "9223372036854775807, got 'abc'\n");
     cr_expect_eq(cli_run(&out, &err, "help run"), 0);
     cr_expect(strstr(out, "--set KEY=VALUE") != NULL);
     cr_expect_eq(cli_run(&out, &err, "--version"), 0);

@@ -510,14 +510,21 @@ Test(plots, plot_renders_an_edited_script_and_keeps_it)
     free(report);
 }
 
-Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
+/* The fixture's folder plotted once (its charts rendered), for a test to add a script
+ * and plot again with args; skipped without gnuplot. */
+static void plotted_once(char *args, size_t size)
 {
     if (!have_gnuplot())
         cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
     write_in("timeseries.csv", TIMESERIES);
-    char args[1024];
-    snprintf(args, sizeof args, "plot %s", dir);
+    snprintf(args, size, "plot %s", dir);
     cr_assert_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
+}
+
+Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
+{
+    char args[1024];
+    plotted_once(args, sizeof args);
     unlink(path_in("plots/latency.svg"));
     write_in("plots/broken.gp", "set output 'plots/broken.svg'\nplot no_such_function(x)\n");
     cr_expect_eq(cli_run(&out, &err, "%s", args), 1);
@@ -526,6 +533,40 @@ Test(plots, a_failing_script_exits_1_with_gnuplot_message_and_the_others_render)
     cr_expect(exists("plots/latency.svg"), "the chart after the broken one is rendered");
     cr_expect(exists("report.html"));
     expect_no_temporary_files();
+}
+
+/* A script of the user's that writes its chart elsewhere (not to the variable out) is
+ * told how a chart script takes its output, not that the disk may be full. */
+Test(plots, a_script_that_ignores_its_output_is_told_how_to_take_it)
+{
+    char args[1024];
+    plotted_once(args, sizeof args);
+    unlink(path_in("plots/latency.svg"));
+    write_in("plots/own.gp", "set terminal svg\nset output 'own_chart.svg'\nplot sin(x)\n");
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 1);
+    cr_expect(strstr(err, "plots/own.gp made no svg file where it was asked: a chart script "
+                          "takes its terminal and output from the variables term and out")
+                  != NULL, "%s", err);
+    cr_expect(exists("plots/latency.svg"), "the other charts are rendered");
+    expect_no_temporary_files();
+}
+
+/* A signal while gnuplot renders a script in an endless loop (found by a fuzzing run):
+ * fleetsim ended and left gnuplot spinning for ever.  Now gnuplot goes with it. */
+Test(plots, an_interrupt_ends_the_render_and_its_gnuplot, .timeout = 60)
+{
+    char args[1024];
+    plotted_once(args, sizeof args);
+    write_in("plots/spin.gp", "while (1) { a = 1 }\n");
+    cr_expect_eq(cli_run_env(&out, &err, "timeout --foreground -s INT 2 ", "%s", args), 124);
+    /* SIGKILL is delivered at once; its exit and reaping may take a moment.  A gnuplot
+     * rendering this folder works in it (its commands may come on stdin, not argv) */
+    char command[1400];
+    snprintf(command, sizeof command, "for i in 1 2 3 4 5 6 7 8 9 10; do left=0; "
+             "for p in $(pgrep -x gnuplot); do "
+             "[ \"$(readlink /proc/$p/cwd 2>/dev/null)\" = '%s' ] && left=1; done; "
+             "[ $left = 0 ] && exit 0; sleep 0.5; done; exit 1", dir);
+    cr_expect_eq(system(command), 0, "a gnuplot still renders plots/spin.gp");
 }
 
 /* Gnuplots started ahead (output_pictures_warm, as a run does) take their commands on

@@ -313,6 +313,39 @@ Test(power, a_budget_powers_whole_servers_within_it, .timeout = 60)
     free(file);
 }
 
+/* A low-carbon start on a cloud pool that orders the job's GPUs leaves room for their
+ * provisioning, 10 minutes here: a job of an hour (3,600 steps of 1 s) arriving at 1 h
+ * with its deadline at 2 h 05 min has no start (it would end at 2 h 10 min at best), and
+ * at 2 h 15 min it starts at once and ends at 2 h 10 min, before its deadline. */
+Test(power, a_low_carbon_start_leaves_room_for_the_gpus_to_come, .timeout = 60)
+{
+    const char *form =
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"order\", duration = \"4h\", replications = 1,\n"
+        "  pools = { gpus = fs.cloud { gpu = \"H100-SXM\", max = 8, provision = \"10m\" } },\n"
+        "  workloads = { job = fs.training { pool = \"gpus\", gpus = 8, steps = 3600,\n"
+        "    step = \"1s\", at = \"1h\", start = \"low_carbon\", deadline = \"%s\" } } }\n";
+    char text[1024];
+    snprintf(text, sizeof text, form, "125m");
+    char *file = scratch_file(dir, "order.lua", text);
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "workloads.job.deadline: 7500 s leaves no start: its work takes "
+                          "3600 s from its arrival at 3600 s, and its GPUs up to 600 s to "
+                          "provision") != NULL, "%s", err);
+    free(file);
+    snprintf(text, sizeof text, form, "135m");
+    file = scratch_file(dir, "order.lua", text);
+    cr_assert_eq(cli_run(&out, &err, "run %s -q --no-plots -o %s/order", file, dir), 0, "%s",
+                 err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/order/summary.csv", dir);
+    char *summary = scratch_read(path);
+    cr_assert_not_null(summary);
+    cr_expect_float_eq(scratch_summary_row(summary, "job", "job", "end_s").value, 7800, 1e-6);
+    free(summary);
+    free(file);
+}
+
 /* Carbon beside cost in a search: a grid over the site's grid intensity and the cap
  * minimising the run's carbon picks the cleanest grid (the same job draws the same
  * energy on each), and a carbon limit as a target rules the dirtier points out. */

@@ -576,14 +576,15 @@ Test(sweep, a_worker_that_dies_fails_the_run_without_files, .timeout = 60)
         free(none);
     }
     /* the points are written as they complete (issue 37), under a hidden name that the
-     * failure removes: nothing is left of them */
+     * failure removes: nothing is left of them, nor of the folder the run made for them */
     char path[1100];
     snprintf(path, sizeof path, "%s/d", dir);
     DIR *d = opendir(path);
-    cr_assert_not_null(d);
-    for (struct dirent *e; (e = readdir(d));)
+    cr_expect_null(d, "the run's own folder is left");
+    for (struct dirent *e; d && (e = readdir(d));)
         cr_expect(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "left: %s", e->d_name);
-    closedir(d);
+    if (d)
+        closedir(d);
     free(file);
 }
 
@@ -641,6 +642,16 @@ Test(sweep, a_plain_file_runs_once_and_its_points_match_fresh_loads, .timeout = 
  * run leaves no summary.csv of the old run (report.html showed it above the sweep's
  * charts), and a plain run after a sweep leaves no sweep.csv, points/ or sweep charts;
  * files the run does not write (the user's own) stay. */
+/* None of the n files is left in the scratch folder `sub` (an earlier run's). */
+static void expect_gone(const char *sub, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *left = read_in(sub, names[i]);
+        cr_expect_null(left, "%s/%s is left from the run before", sub, names[i]);
+        free(left);
+    }
+}
+
 Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 120)
 {
     char *file = mmc_file("m.lua", "2h", 2, "");
@@ -667,14 +678,49 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     const char *gone[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
                            "plots/sweep_pool_q_utilization_mean.gp",
                            "plots/.render-Ab12Cd/latency.svg" };
-    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
-        char *left = read_in("f", gone[i]);
-        cr_expect_null(left, "%s is left from the sweep", gone[i]);
-        free(left);
-    }
+    expect_gone("f", gone, sizeof gone / sizeof *gone);
     char *notes = read_in("f", "notes.txt");
     cr_expect_str_eq(notes ? notes : "", "mine\n", "the user's own file stays");
     free(notes);
+    free(file);
+}
+
+/* A chart script of the user's own (no "# fleetsim chart" first line) stays through a new
+ * run, as docs/results.md says, and is rendered with the new run's data; fleetsim's own
+ * scripts, every render and the list of constant series go with the run that wrote them. */
+Test(sweep, a_users_chart_script_stays_through_a_new_run, .timeout = 120)
+{
+    if (system("command -v gnuplot > /dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (make deps installs gnuplot-nox)");
+    char *file = mmc_file("m.lua", "2h", 2, "");
+    char own[1024];
+    snprintf(own, sizeof own, "%s/f", dir);
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q --no-plots", file, own), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "plot %s", own), 0, "%s", err);
+    char *fleetsims = read_in("f", "plots/queue_wait.gp");
+    cr_assert_not_null(fleetsims, "the run wrote its queue_wait chart");
+    free(fleetsims);
+    free(scratch_file(own, "plots/mine.gp",
+                      "if (!exists(\"term\")) term = \"svg\"\n"
+                      "if (!exists(\"out\")) out = \"plots/mine.svg\"\n"
+                      "set terminal @term\nset output out\nplot sin(x)\n"));
+    free(scratch_file(own, "plots/mine.svg", "an old render\n"));
+    free(scratch_file(own, "plots/constant.txt", "an old list\n"));
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q --no-plots", file, own), 0, "%s", err);
+    const char *gone[] = { "plots/mine.svg", "plots/constant.txt", "plots/queue_wait.svg",
+                           "plots/queue_wait.gp" };
+    expect_gone("f", gone, sizeof gone / sizeof *gone);
+    char *mine = read_in("f", "plots/mine.gp");
+    cr_expect(mine && strstr(mine, "plot sin(x)"), "the user's script stays");
+    free(mine);
+    /* a run with charts writes its own scripts again and renders the user's too */
+    cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
+    fleetsims = read_in("f", "plots/queue_wait.gp");
+    cr_expect_not_null(fleetsims, "fleetsim's script is written anew");
+    free(fleetsims);
+    char *render = read_in("f", "plots/mine.svg");
+    cr_expect(render && strstr(render, "</svg>"), "the user's chart is rendered anew");
+    free(render);
     free(file);
 }
 
