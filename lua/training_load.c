@@ -280,6 +280,8 @@ static int training_from_model(load_context *c, const fields_object *w, const ca
     if (!d)
         return key_path_fail(c, w, "pool", "the pool names no GPU to train the model on");
     char err[600];
+    if (perf_training_precision_check(d, (precision)prec, err, sizeof err) != 0)
+        return key_path_fail(c, w, "precision", err);
     /* the pool's profile (or the device's default) with the framework's kernel families */
     perf_profile base = profile ? *profile : perf_default_profile(d);
     perf_profile trained = engine_apply_profile(&cat->engines[engine], &base, d);

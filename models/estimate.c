@@ -8,9 +8,17 @@
 #define GB 1e9
 
 /* Training runs 16-bit mixed precision unless asked for fp32. */
-static precision training_precision(precision p)
+/* The products' precision of training at the request's: the request's where the device
+ * trains in it, else bf16, with the reason in r (perf_training_precision_check). */
+static precision training_precision(precision p, const device_spec *d, estimate_result *r)
 {
-    return p == PREC_FP32 || p == PREC_TF32 ? p : (p == PREC_FP8 ? PREC_FP8 : PREC_BF16);
+    r->train_precision_why[0] = '\0';
+    if (p == PREC_FP16 || p == PREC_BF16)
+        return PREC_BF16;
+    if (perf_training_precision_check(d, p, r->train_precision_why,
+                                      sizeof r->train_precision_why) == 0)
+        return p;
+    return PREC_BF16;
 }
 
 static void set_layout(perf_setup *s, estimate_layout layout)
@@ -189,7 +197,7 @@ static void estimate_training(const model_spec *m, const device_spec *d,
                               estimate_result *r)
 {
     precision prec = req->prec;
-    precision tprec = training_precision(prec);
+    precision tprec = r->train_precision = training_precision(prec, d, r);
     unsigned seq = req->seq_len ? req->seq_len : (m->context < 4096 ? m->context : 4096);
     unsigned global = req->global_batch ? req->global_batch : (unsigned)ceil(4194304.0 / seq);
     r->train_tokens = req->train_tokens > 0 ? req->train_tokens : 20 * r->params;

@@ -123,6 +123,9 @@ typedef struct estimate_result {
     unsigned halves, refused;
     char serving_refusal[768], train_refusal[512];
     /* training */
+    precision train_precision;    /* the products': bf16 where the request's precision is
+                                   * no training one on the device (train_precision_why) */
+    char train_precision_why[200];
     training_estimate train;
     bool train_fits;
     unsigned train_min_gpus;      /* when it does not fit on gpus: the fewest that would */

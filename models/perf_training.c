@@ -14,6 +14,22 @@ double perf_allreduce_s(double bytes, unsigned n, double link_bytes_per_s, doubl
     return 2.0 * (n - 1) / n * bytes / link_bytes_per_s + 2.0 * (n - 1) * latency_s;
 }
 
+int perf_training_precision_check(const device_spec *d, precision p, char *why,
+                                  size_t size)
+{
+    if (p == PREC_INT8 || p == PREC_INT4 || p == PREC_FP4) {
+        snprintf(why, size, "%s is a serving precision: training runs in bf16, fp16, tf32, "
+                 "fp32 or fp8", precision_name(p));
+        return -1;
+    }
+    if (p == PREC_FP8 && !(d->peak_flops[PREC_FP8] > 0)) {
+        snprintf(why, size, "%s has no fp8 matrix units (fp8 training runs on Hopper and "
+                 "later)", d->name);
+        return -1;
+    }
+    return 0;
+}
+
 static double gather_s(double bytes, unsigned n, double link, double latency)
 {
     return perf_allreduce_s(bytes, n, link, latency) / 2;

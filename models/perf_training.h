@@ -110,6 +110,13 @@ typedef struct training_estimate {
                             * schedule short of micro-batches) */
 } training_estimate;
 
+/* 0 when device d trains in precision p, else -1 with the reason in why: int8, int4 and
+ * fp4 are serving precisions here (a framework trains with 16-bit or fp8 products over
+ * fp32 master weights), and fp8 needs the device's own fp8 matrix units (Transformer
+ * Engine runs fp8 on Hopper and later: an A100 has none). */
+int perf_training_precision_check(const device_spec *d, precision p, char *why,
+                                  size_t size);
+
 /* One step of `global_batch` sequences of setup.seq_len tokens on gpus devices with the
  * given parallelism (setup.dp and microbatches are derived; cp and virtual_stages 0 are
  * read as 1).  precision is the products' (bf16, fp8, ...). */

@@ -358,6 +358,9 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
             req->lora ? " low-rank adapters (LoRA; the model frozen)" : "", req->gpus,
             req->gpus == 1 ? "" : "s", r->train_tokens, r->train_flops, req->lora ? 4 : 6,
             r->params_active, r->train_tokens);
+    if (*r->train_precision_why)
+        fprintf(out, "  precision           %s: %s\n", precision_name(r->train_precision),
+                r->train_precision_why);
     const training_estimate *t = &r->train;
     const training_memory *mem = &t->memory;
     if (mem->usable_bytes > 0) /* a setup was timed: the plan's, or the closest miss's */

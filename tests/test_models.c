@@ -430,6 +430,34 @@ Test(models, estimate_plans_the_global_batch_stated_even_below_the_gpus)
     cr_expect_neq(small.train_s, large.train_s);
 }
 
+Test(models, training_in_fp8_needs_fp8_units_and_int4_is_no_training_precision)
+{
+    /* an A100 has no fp8 matrix units: estimate trains in bf16, says why, and times
+     * exactly bf16's step (it once priced fp8 as weight-only products, slower than bf16);
+     * an H100 trains in fp8 */
+    const model_spec *m = test_model("llama-3.1-70b");
+    estimate_request req = { .gpus = 256, .prec = PREC_FP8, .batch = 1, .prompt = 512,
+                             .output = 256, .halves = ESTIMATE_TRAINING };
+    estimate_result fp8, bf16, h100;
+    char err[512];
+    cr_assert_eq(estimate_run(m, test_device("A100-80GB-SXM"), &req, &fp8, err, sizeof err), 0);
+    cr_expect_eq(fp8.train_precision, PREC_BF16);
+    cr_expect_str_eq(fp8.train_precision_why, "A100-80GB-SXM has no fp8 matrix units (fp8 "
+                     "training runs on Hopper and later)");
+    req.prec = PREC_BF16;
+    cr_assert_eq(estimate_run(m, test_device("A100-80GB-SXM"), &req, &bf16, err, sizeof err), 0);
+    cr_expect_eq(fp8.train.step_s, bf16.train.step_s);
+    cr_expect_str_eq(bf16.train_precision_why, "");
+    req.prec = PREC_FP8;
+    cr_assert_eq(estimate_run(m, test_device("H100-SXM"), &req, &h100, err, sizeof err), 0);
+    cr_expect_eq(h100.train_precision, PREC_FP8);
+    char why[200];
+    cr_expect_eq(perf_training_precision_check(test_device("H100-SXM"), PREC_INT4, why,
+                                               sizeof why), -1);
+    cr_expect_str_eq(why, "int4 is a serving precision: training runs in bf16, fp16, tf32, "
+                     "fp32 or fp8");
+}
+
 Test(models, best_throughput_goes_past_the_node_only_when_no_node_holds_the_model)
 {
     /* Llama 3.1 405B in bf16, 811 GB of weights: no 8 H100s (80 GB each) hold it, 16 do,

@@ -579,6 +579,36 @@ Test(training, a_job_stream_and_a_scheduler_from_a_scenario_table)
     sandbox_free(sb);
 }
 
+/* A scenario's training job states its precision: fp8 on a device without fp8 matrix
+ * units, and int4, are refused at the key (they were priced as weight-only products). */
+Test(training, a_training_precision_the_device_lacks_is_refused_at_its_key)
+{
+    catalog cat;
+    char err[1024] = "";
+    cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
+    const char *const cases[][3] = {
+        { "fp8", "A100-80GB-SXM", "workloads.j.precision: A100-80GB-SXM has no fp8 matrix "
+                                  "units (fp8 training runs on Hopper and later)" },
+        { "int4", "H100-SXM", "workloads.j.precision: int4 is a serving precision: training "
+                              "runs in bf16, fp16, tf32, fp32 or fp8" },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        sandbox *sb;
+        load_context c;
+        fields_object w;
+        char code[200];
+        snprintf(code, sizeof code, "return { model = 'llama-3-8b', gpus = 8, tokens = 1e9, "
+                 "pool = 'p', precision = '%s' }", cases[i][0]);
+        load_table(&sb, code, &c, err, sizeof err, "workloads.j", &w);
+        training_spec t;
+        cr_expect_eq(training_load_convert(&c, &w, &cat, 0, cases[i][1], NULL, &t), -1);
+        cr_expect(strstr(err, cases[i][2]) != NULL, "%s", err);
+        training_spec_release(&t);
+        sandbox_free(sb);
+    }
+    catalog_release(&cat);
+}
+
 Test(training, a_training_job_that_does_not_fit_is_refused_with_the_numbers)
 {
     catalog cat;
