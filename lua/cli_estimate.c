@@ -1,4 +1,5 @@
 /* `fleetsim estimate`: the analytic answer for one model on one kind of device. */
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -95,9 +96,12 @@ const char cli_estimate_usage[] =
 static int option_count(const char *option, const char *value, double min, double max,
                         double *out)
 {
+    /* decimal digits, an exponent allowed (--train-tokens 15e12): strtod alone would also
+     * take a sign, a space before, and hexadecimal (0x10) */
     char *end;
     double x = strtod(value, &end);
-    if (!*value || *end || !(x >= min && x <= max) || x != floor(x)) {
+    if (!isdigit((unsigned char)value[0]) || strpbrk(value, "xX") || *end
+        || !(x >= min && x <= max) || x != floor(x)) {
         fprintf(stderr, "fleetsim estimate: --%s expects a whole number from %.0f to %.0f, "
                 "got '%s'\n", option, min, max, value); /* in full: 16777216, not 1.67772e+07 */
         return -1;
@@ -242,7 +246,8 @@ static int plan_option(int opt, const char *value, stated_plan *p)
     } else if (!strcmp(value, "full")) {
         p->c.recompute_layers = INT_MAX; /* more than a stage has: all of it */
         p->c.selective = 0;
-    } else if (*value && !*end && n >= 0 && n <= 1000000 && n == floor(n)) {
+    } else if (isdigit((unsigned char)value[0]) && !strpbrk(value, "xX") && !*end
+               && n <= 1000000 && n == floor(n)) {
         p->c.recompute_layers = (int)n;
     } else {
         fprintf(stderr, "fleetsim estimate: --recompute expects none, selective, full or a "

@@ -30,6 +30,9 @@ void cli_getopt_refused(const char *command, int got, char **argv,
     else if (optopt > 0 && optopt < 128 && isprint(optopt))
         fprintf(stderr, "fleetsim %s: unknown option '-%c' (see fleetsim help %s)\n", command,
                 optopt, command);
+    else if (optopt) /* a short option still: a byte of a multibyte letter, say */
+        fprintf(stderr, "fleetsim %s: unknown option: byte 0x%02x after '-' (see fleetsim help "
+                "%s)\n", command, (unsigned)(unsigned char)optopt, command);
     else
         fprintf(stderr, "fleetsim %s: unknown option '%s' (see fleetsim help %s)\n", command,
                 word, command);

@@ -178,21 +178,44 @@ static int forget_run(const char *dir)
     return CLI_EXIT_RUN_FAILURE;
 }
 
-/* DIR made for the run (output_make_dir), *created saying whether this run made it; 0, or
- * -1 with a message. */
-static int make_run_folder(const char *dir, bool *created, char *err, size_t err_size)
+/* DIR made for the run (output_make_dir, which makes missing parents too); *made the
+ * length of the shallowest folder of DIR's path this run made (0: none).  0, or -1 with
+ * a message. */
+static int make_run_folder(const char *dir, size_t *made, char *err, size_t err_size)
 {
-    struct stat st;
-    *created = stat(dir, &st) != 0;
+    *made = 0;
+    char path[4096];
+    size_t n = strlen(dir);
+    for (size_t i = 1; i <= n && n < sizeof path && !*made; i++)
+        if (i == n || dir[i] == '/') {
+            struct stat st;
+            memcpy(path, dir, i);
+            path[i] = '\0';
+            if (stat(path, &st) != 0)
+                *made = i;
+        }
     return output_make_dir(dir, err, err_size);
 }
 
-/* A run that failed leaves no folder of its own making behind: the one it made goes when
- * it stayed empty (rmdir takes nothing else). */
-static void remove_made_folder(const char *dir, bool created, bool failed)
+/* A run that failed leaves no folder of its own making: DIR and the parents it made go,
+ * the deepest first, each only when empty (rmdir takes nothing else, and stops the walk
+ * at what holds a file). */
+static void remove_made_folder(const char *dir, size_t made, bool failed)
 {
-    if (dir && created && failed)
-        rmdir(dir);
+    if (!dir || !made || !failed)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+        path[n - 1] = '\0'; /* "out/x/" is the folder out/x */
+    while (strlen(path) >= made && rmdir(path) == 0) {
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            return;
+        while (slash > path && slash[-1] == '/')
+            slash--;
+        *slash = '\0';
+    }
 }
 
 /* One scenario, its replications in this process, with progress and records. */
@@ -201,7 +224,7 @@ static int run_single(const cli_options *o, scenario *sc)
     char err[1024];
     int status = 0;
     char *dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(sc->name);
-    bool created = false;
+    size_t created = 0;
     if (!dir || make_run_folder(dir, &created, err, sizeof err) != 0
         || output_check_run_folder(dir, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", dir ? err : "out of memory");
@@ -559,7 +582,7 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     experiment x;
     experiment_status status = experiment_plan(&x, &eo, spec, err, sizeof err);
     char *dir = NULL;
-    bool created = false;
+    size_t created = 0;
     if (status == EXPERIMENT_OK) {
         dir = o->output_dir ? strdup(o->output_dir) : cli_options_default_output_dir(name);
         if (!dir || make_run_folder(dir, &created, err, sizeof err) != 0
@@ -584,8 +607,9 @@ static int run_experiment(const cli_options *o, const scenario *sc, experiment_s
     if (sig) { /* results of several points or processes: nothing partial is written */
         fprintf(stderr, "fleetsim: interrupted by %s: a sweep, a search or a run over "
                 "several processes writes nothing when interrupted\n", sim_interrupt_name(sig));
+        point_writer_release(&writer); /* its staging folder goes, then the run's own */
+        remove_made_folder(dir, created, true);
         free(dir);
-        point_writer_release(&writer);
         experiment_release(&x);
         return sim_interrupt_exit_status(sig);
     }

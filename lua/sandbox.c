@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -17,6 +16,7 @@
 #include "lua/modules.h"
 #include "lua/sandbox_internal.h"
 #include "sim/closest.h"
+#include "sim/plain_file.h"
 #include "sim/version.h"
 
 #define HOOK_EVERY 10000 /* instructions between two checks of the budget */
@@ -535,17 +535,10 @@ int sandbox_keep_bytes(sandbox *sb, size_t n)
 }
 
 /* The whole file, or NULL with errno set (EFBIG past the cap; EISDIR, ENODEV for what
- * is not a plain file: a pipe would block the open until something writes it). */
+ * is not a plain file: sim_open_plain). */
 static char *read_whole(sandbox *sb, const char *path, size_t *size)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return NULL;
-    if (!S_ISREG(st.st_mode)) {
-        errno = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
-        return NULL;
-    }
-    FILE *f = fopen(path, "rb");
+    FILE *f = sim_open_plain(path, "rb");
     if (!f)
         return NULL;
     size_t used = 0, capacity = 0;
@@ -587,10 +580,7 @@ int sandbox_load_file(sandbox *sb, const char *path)
     char *name = text ? strdup(path) : NULL;
     if (!text || !name || sandbox_keep_bytes(sb, size) != 0) {
         lua_pushfstring(L, "cannot read %s: %s", path,
-                        !text ? errno == EISDIR   ? "a folder, not a scenario file"
-                                : errno == ENODEV ? "not a plain file (a pipe or a device)"
-                                                  : strerror(errno)
-                              : "out of memory");
+                        !text ? sim_open_plain_why(errno) : "out of memory");
         free(text);
         free(name);
         return LUA_ERRFILE;

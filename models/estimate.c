@@ -7,7 +7,6 @@
 
 #define GB 1e9
 
-/* Training runs 16-bit mixed precision unless asked for fp32. */
 /* The products' precision of training at the request's: the request's where the device
  * trains in it, else bf16, with the reason in r (perf_training_precision_check). */
 static precision training_precision(precision p, const device_spec *d, estimate_result *r)
@@ -217,7 +216,7 @@ static void estimate_training(const model_spec *m, const device_spec *d,
     if (!r->train_fits) {
         training_estimate probe;
         for (unsigned g = req->gpus * 2; g && g <= 1u << 20; g *= 2)
-            if (training_plan_scheduled(m, d, &tp, tprec, g, seq, global > g ? global : g,
+            if (training_plan_scheduled(m, d, &tp, tprec, g, seq, global,
                                         within, req->schedule, &probe)) {
                 r->train_min_gpus = g;
                 break;

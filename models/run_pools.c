@@ -259,6 +259,39 @@ static double present_value(double per_month, double months, double annual)
     return per_month * -expm1(-delta * months) / delta;
 }
 
+/* The streams pool p's work draws, one at a time: the k-th workload (a served model, a
+ * group of one on p, or a job stream) on p that names its streams, NULL past the last. */
+static const char *pool_streams(const scenario *sc, size_t p, size_t k)
+{
+    for (size_t i = 0; i < sc->ninferences; i++) {
+        const inference_spec *w = &sc->inferences[i];
+        bool on = w->pool == p;
+        for (unsigned g = 0; g < w->ngroups && !on; g++)
+            on = w->groups[g].pool == p;
+        if (on && w->streams && k-- == 0)
+            return w->streams;
+    }
+    for (size_t i = 0; i < sc->njob_streams; i++)
+        if (sc->job_streams[i].pool == p && sc->job_streams[i].streams && k-- == 0)
+            return sc->job_streams[i].streams;
+    return NULL;
+}
+
+/* Whether pools a and b do the same work, so that one's monthly cost may stand against
+ * the other's: some workload on each draws the same streams (the same requests or jobs,
+ * as compared options are stated).  Where either names no streams the scenario does not
+ * say which pools are alternatives, and any two are compared. */
+static bool same_work(const scenario *sc, size_t a, size_t b)
+{
+    if (!pool_streams(sc, a, 0) || !pool_streams(sc, b, 0))
+        return true;
+    for (size_t i = 0; pool_streams(sc, a, i); i++)
+        for (size_t j = 0; pool_streams(sc, b, j); j++)
+            if (!strcmp(pool_streams(sc, a, i), pool_streams(sc, b, j)))
+                return true;
+    return false;
+}
+
 /* A steady run's costs projected to the scenario's horizon (issue 18, 11; issue 39, 2),
  * instead of a verdict scaling cost_usd by hand.  Each priced pool runs on at its
  * measured rate per month.  A bought pool is counted as a buyer pays it
@@ -342,8 +375,9 @@ void run_cost_metrics(const scenario *sc, const pool_gpus *pools, site_power *si
     if (drawn)
         add_energy(m, "run", sc->name, &total, &carbon, end_s - sc->warmup_s);
     /* Break-even: buying pays its purchase up front and then runs at its measured rate
-     * (hosting, power, egress); another option runs at its own measured rate.  Months
-     * until the purchase is paid back by the difference (none if it never is). */
+     * (hosting, power, egress); another option doing the same work runs at its own
+     * measured rate.  Months until the purchase is paid back by the difference (none if
+     * it never is). */
     double months = (end_s - sc->warmup_s) / COST_MONTH_S;
     for (size_t a = 0; a < sc->npools && months > 0; a++) {
         const pool_spec *bought = &sc->pools[a];
@@ -354,7 +388,7 @@ void run_cost_metrics(const scenario *sc, const pool_gpus *pools, site_power *si
         double running = (pools[a].measured.total_usd - depreciation * months) / months;
         for (size_t b = 0; b < sc->npools; b++) {
             if (b == a || !pools[b].gp || !sc->pools[b].has_cost
-                || sc->pools[b].cost.kind == COST_OWNED)
+                || sc->pools[b].cost.kind == COST_OWNED || !same_work(sc, a, b))
                 continue;
             double other = pools[b].measured.total_usd / months;
             char subject[512];

@@ -129,7 +129,19 @@ static int spawn_start(const char *program, char **argv, pid_t *pid, int *fd, in
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    int started = posix_spawnp(pid, program, &actions, NULL, argv, environ);
+    /* the signal mask of the caller's caller: start_share blocks SIGINT and SIGTERM
+     * around the start, which gnuplot must not keep */
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t mask;
+    if (sigprocmask(SIG_SETMASK, NULL, &mask) == 0) {
+        sigdelset(&mask, SIGINT);
+        sigdelset(&mask, SIGTERM);
+        posix_spawnattr_setsigmask(&attributes, &mask);
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+    }
+    int started = posix_spawnp(pid, program, &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
     if (in)
@@ -406,7 +418,7 @@ static int render_range(const char *dir, const char *work, const plot_list *name
             snprintf(err, err_size, "cannot run %s: %s", program, strerror(run.saved));
             return -1;
         }
-        char note[256];
+        char note[1024]; /* a message with the folder's path and the chart's name */
         bool rename_failed = false;
         while (next < to
                && settle(dir, work, names->names[next], png, run.text, note, sizeof note,
@@ -546,7 +558,7 @@ void plot_render_warm(const char *gnuplot)
 
 /* Starts the commands of argv in a gnuplot: one started ahead where there is one (of
  * the same program, this process's), else a new one.  0, or -1 with errno set. */
-static int start_share(const char *program, char **argv, pid_t *pid, int *fd)
+static int start_unwatched(const char *program, char **argv, pid_t *pid, int *fd)
 {
     while (warm.n > 0 && warm.owner == getpid() && !strcmp(warm.program, program)) {
         warm_process w = warm.p[--warm.n];
@@ -563,12 +575,25 @@ static int start_share(const char *program, char **argv, pid_t *pid, int *fd)
         close(w.in); /* the end of its commands: it exits after them */
         *pid = w.pid;
         *fd = w.err;
-        watch_pid(*pid, true);
         return 0;
     }
-    int started = spawn_start(program, argv, pid, fd, NULL);
+    return spawn_start(program, argv, pid, fd, NULL);
+}
+
+/* start_unwatched, the gnuplot then watched: SIGINT and SIGTERM held off from before it
+ * is given its charts until it is in the list a signal kills, so that none comes between
+ * (spawn_start leaves them unblocked in gnuplot). */
+static int start_share(const char *program, char **argv, pid_t *pid, int *fd)
+{
+    sigset_t block, was;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &was);
+    int started = start_unwatched(program, argv, pid, fd);
     if (started == 0)
         watch_pid(*pid, true);
+    sigprocmask(SIG_SETMASK, &was, NULL);
     return started;
 }
 

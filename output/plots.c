@@ -41,9 +41,13 @@ int output_plots_list(const char *dir, const char *ext, plot_list *names, char *
         if (name[0] == '.' || len <= n + 1 || name[len - n - 1] != '.'
             || strcmp(name + len - n, ext) != 0)
             continue;
-        struct stat st; /* a pipe named NAME.gp would hold gnuplot's read for ever */
+        /* a pipe named NAME.gp would hold gnuplot's read for ever; what is not a plain
+         * file among the renders is only not listed */
+        struct stat st;
         int why = fstatat(dirfd(d), name, &st, 0) != 0 ? errno
                   : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? ENODEV : 0;
+        if (why && strcmp(ext, "gp"))
+            continue;
         if (why) {
             snprintf(err, err_size, "%s/%s: %s", path, name, sim_open_plain_why(why));
             status = -1;

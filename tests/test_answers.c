@@ -369,6 +369,10 @@ Test(answers, a_failing_verdict_exits_2_and_writes_nothing, .timeout = 60)
     char folder[1024];
     snprintf(folder, sizeof folder, "%s/bad", dir);
     cr_expect_neq(access(folder, F_OK), 0, "nor the folder the run made for its files");
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/deep/er/", bad, dir), 2);
+    snprintf(folder, sizeof folder, "%s/deep", dir);
+    cr_expect_neq(access(folder, F_OK), 0, "nor the parents it made for it");
+    snprintf(folder, sizeof folder, "%s/bad", dir);
     cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/bad --sweep pools.q.count=2,3", bad, dir),
                  2);
     cr_expect_eq(files_in("bad"), 0, "a sweep's failing verdict leaves no file either");
@@ -782,6 +786,41 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
     cr_expect(line && strstr(line, "  egress not priced (transit)\n") == strchr(line, '\n')
                           - strlen("  egress not priced (transit)"), "%s", out);
     free(csv);
+    free(summary);
+    free(file);
+}
+
+/* A break-even weighs buying a pool against renting one that does the same work: with
+ * streams named, the bought pool serving chat is not set against the rented pool that
+ * runs jobs (claims/12_procurement printed "buying buy_serve against renting
+ * monthly_train", and twice the lines). */
+Test(answers, a_break_even_weighs_only_pools_doing_the_same_work, .timeout = 60)
+{
+    const char *text =
+        "local fs = require \"fleetsim\"\n"
+        "local function chat(pool)\n"
+        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = \"chat\",\n"
+        "    arrivals = fs.poisson { rate = 2 }, prompt = 200, output = 50 }\n"
+        "end\n"
+        "return fs.scenario { name = \"work\", duration = \"10m\",\n"
+        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 1, cost = fs.owned {\n"
+        "      purchase_usd = 30000, years = 4 } },\n"
+        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"
+        "      cost = fs.on_demand { usd_per_hour = 2 } },\n"
+        "    jobs = fs.cloud { gpu = \"H100-SXM\", count = 2, max = 2,\n"
+        "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
+        "  workloads = { on_bought = chat(\"bought\"), on_rented = chat(\"rented\"),\n"
+        "    batch = fs.job_stream { pool = \"jobs\", streams = \"jobs\",\n"
+        "      arrivals = fs.poisson { rate = \"6/h\" }, gpus = 1,\n"
+        "      duration = fs.exponential { mean = \"5m\" } } },\n"
+        "}\n";
+    char *file = scratch_file(dir, "work.lua", text);
+    char *summary = run_and_read(file, "work", "");
+    cr_expect(scratch_summary_row(summary, "run", "bought_vs_rented", "break_even_months").found);
+    cr_expect_not(scratch_summary_row(summary, "run", "bought_vs_jobs", "break_even_months")
+                      .found, "chat bought against jobs rented");
+    cr_expect(strstr(out, "break-even: buying bought against renting rented") != NULL, "%s", out);
+    cr_expect_null(strstr(out, "renting jobs"), "%s", out);
     free(summary);
     free(file);
 }

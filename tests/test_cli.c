@@ -266,6 +266,14 @@ Test(cli, the_other_commands_refuse_pipes_and_say_which_option, .timeout = 60)
                           "estimate)\n");
     cr_expect_eq(cli_run(&out, &err, "%s --csv=1", E), 2);
     cr_expect_str_eq(err, "fleetsim estimate: --csv takes no value, got '--csv=1'\n");
+    /* counts in decimal digits (an exponent allowed: --train-tokens 15e12) */
+    const char *const counts[] = { "0x10", "' 8'", "+8" };
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(cli_run(&out, &err, "%s --gpus %s", E, counts[i]), 2, "%s", counts[i]);
+        cr_expect(strstr(err, "fleetsim estimate: --gpus expects a whole number from 1 to "
+                              "1048576, got '") == err, "%s", err);
+    }
+    cr_expect_eq(cli_run(&out, &err, "%s --prompt 1e3 --csv", E), 0, "%s", err);
     cr_expect_eq(cli_run(&out, &err, "%s --precision fp64", E), 2);
     cr_expect(strstr(err, "fleetsim estimate: --precision: unknown precision 'fp64'") == err,
               "%s", err);
@@ -424,14 +432,20 @@ Test(cli, estimate_trains_lora_adapters_when_asked)
     cr_expect(strstr(out, "\ntrain_fits,1,1\n") != NULL, "%s", out);
     cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_fits,0,1\n") != NULL, "%s", out);
-    /* with sequence parallelism, 16 GPUs: tp 8, pp 2, every layer recomputed, its input
-     * split along the sequence (69 GB of states a GPU and 0.9 GB of activations within
-     * 76.6); DeepSpeed's way, without it, keeps each layer's input whole, 2 s b h = 268 MB
-     * a layer, 10.7 GB for a stage's 40: 32 */
-    cr_assert_eq(cli_run(&out, &err, "%s --csv --sp on", base), 0, "%s", err);
+    /* the fewest GPUs for a batch of 16 sequences (the search keeps the batch stated):
+     * with sequence parallelism 16, each layer's input split along the sequence;
+     * DeepSpeed's way, without it, keeps each layer's input whole, 2 s b h = 268 MB a
+     * layer, 10.7 GB for a stage's 40 with 16 micro-batches in flight: 32 */
+    const char *sixteen = "estimate --model llama-2-70b --gpu H100-SXM --gpus 8 --seq 8192 "
+                          "--global-batch 16 --train-tokens 1e9";
+    cr_assert_eq(cli_run(&out, &err, "%s --csv --sp on", sixteen), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_min_gpus,16,devices\n") != NULL, "%s", out);
-    cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", sixteen), 0, "%s", err);
     cr_expect(strstr(out, "\ntrain_min_gpus,32,devices\n") != NULL, "%s", out);
+    /* a batch of 8 fits 16 GPUs without it: pp 16, 8 micro-batches in flight, where the
+     * search once raised the batch to the 16 GPUs and said 32 */
+    cr_assert_eq(cli_run(&out, &err, "%s --csv", base), 0, "%s", err);
+    cr_expect(strstr(out, "\ntrain_min_gpus,16,devices\n") != NULL, "%s", out);
 }
 
 /* The value of row `metric` of estimate's CSV (NaN where the cell is empty), or -1 where

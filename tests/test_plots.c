@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -547,6 +548,14 @@ Test(plots, a_script_that_ignores_its_output_is_told_how_to_take_it)
     cr_expect(strstr(err, "plots/own.gp made no svg file where it was asked: a chart script "
                           "takes its terminal and output from the variables term and out")
                   != NULL, "%s", err);
+    cr_expect(strstr(err, "as the scripts fleetsim writes do (or the folder refused the "
+                          "file)\n") != NULL, "the message whole: %s", err);
+    /* what is not a plain file among the renders is not the charts' business */
+    unlink(path_in("plots/own.gp"));
+    char archive[1100];
+    snprintf(archive, sizeof archive, "%s/plots/archive.svg", dir);
+    cr_assert_eq(mkdir(archive, 0777), 0);
+    cr_expect_eq(cli_run(&out, &err, "%s", args), 0, "%s", err);
     cr_expect(exists("plots/latency.svg"), "the other charts are rendered");
     expect_no_temporary_files();
 }
