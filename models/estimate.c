@@ -7,17 +7,22 @@
 
 #define GB 1e9
 
-/* The products' precision of training at the request's: the request's where the device
- * trains in it, else bf16, with the reason in r (perf_training_precision_check). */
+/* The products' precision of training at the request's (16-bit: bf16): the request's
+ * where the device trains in it, else the first of bf16, fp16 (a V100's mixed precision)
+ * and fp32 it does, with the reason in r (perf_training_precision_check). */
 static precision training_precision(precision p, const device_spec *d, estimate_result *r)
 {
+    static const precision fallbacks[] = { PREC_BF16, PREC_FP16, PREC_FP32 };
+    precision want = p == PREC_FP16 ? PREC_BF16 : p;
     r->train_precision_why[0] = '\0';
-    if (p == PREC_FP16 || p == PREC_BF16)
-        return PREC_BF16;
-    if (perf_training_precision_check(d, p, r->train_precision_why,
+    if (perf_training_precision_check(d, want, r->train_precision_why,
                                       sizeof r->train_precision_why) == 0)
-        return p;
-    return PREC_BF16;
+        return want;
+    char scratch[200];
+    for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
+        if (perf_training_precision_check(d, fallbacks[i], scratch, sizeof scratch) == 0)
+            return fallbacks[i];
+    return PREC_FP32;
 }
 
 static void set_layout(perf_setup *s, estimate_layout layout)

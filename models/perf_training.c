@@ -27,6 +27,13 @@ int perf_training_precision_check(const device_spec *d, precision p, char *why,
                  "later)", d->name);
         return -1;
     }
+    /* a GPU without bf16 (a V100) trains in fp16 with loss scaling; a CPU's 16-bit runs
+     * at its widest precision, as its serving does */
+    if ((p == PREC_BF16 || p == PREC_FP16 || p == PREC_TF32) && !d->is_cpu
+        && !(d->peak_flops[p] > 0)) {
+        snprintf(why, size, "%s has no %s matrix units", d->name, precision_name(p));
+        return -1;
+    }
     return 0;
 }
 

@@ -113,7 +113,8 @@ typedef struct training_estimate {
 /* 0 when device d trains in precision p, else -1 with the reason in why: int8, int4 and
  * fp4 are serving precisions here (a framework trains with 16-bit or fp8 products over
  * fp32 master weights), and fp8 needs the device's own fp8 matrix units (Transformer
- * Engine runs fp8 on Hopper and later: an A100 has none). */
+ * Engine runs fp8 on Hopper and later: an A100 has none); a GPU trains in bf16, fp16
+ * or tf32 only with units of its own for it (a V100 has fp16's, not bf16's). */
 int perf_training_precision_check(const device_spec *d, precision p, char *why,
                                   size_t size);
 

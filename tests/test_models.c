@@ -451,7 +451,19 @@ Test(models, training_in_fp8_needs_fp8_units_and_int4_is_no_training_precision)
     req.prec = PREC_FP8;
     cr_assert_eq(estimate_run(m, test_device("H100-SXM"), &req, &h100, err, sizeof err), 0);
     cr_expect_eq(h100.train_precision, PREC_FP8);
+    /* a V100 has fp16's units and not bf16's: it trains in fp16 (loss scaling), at its
+     * 125 TFLOP/s, where bf16 once ran at its fp32 peak of 15.7 and read 72% MFU */
+    estimate_result v100;
+    req.prec = PREC_BF16;
+    req.gpus = 64;
+    cr_assert_eq(estimate_run(test_model("llama-2-7b"), test_device("V100-SXM2-32GB"), &req,
+                              &v100, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(v100.train_precision, PREC_FP16);
+    cr_expect_str_eq(v100.train_precision_why, "V100-SXM2-32GB has no bf16 matrix units");
+    cr_expect(v100.train.mfu > 0.2 && v100.train.mfu < 0.7, "MFU %g", v100.train.mfu);
     char why[200];
+    cr_expect_eq(perf_training_precision_check(test_device("V100-SXM2-32GB"), PREC_BF16, why,
+                                               sizeof why), -1);
     cr_expect_eq(perf_training_precision_check(test_device("H100-SXM"), PREC_INT4, why,
                                                sizeof why), -1);
     cr_expect_str_eq(why, "int4 is a serving precision: training runs in bf16, fp16, tf32, "

@@ -586,13 +586,15 @@ Test(training, a_training_precision_the_device_lacks_is_refused_at_its_key)
     catalog cat;
     char err[1024] = "";
     cr_assert_eq(catalog_load(&cat, err, sizeof err), 0, "%s", err);
-    const char *const cases[][3] = {
+    static const char *const cases[][3] = {
         { "fp8", "A100-80GB-SXM", "workloads.j.precision: A100-80GB-SXM has no fp8 matrix "
                                   "units (fp8 training runs on Hopper and later)" },
         { "int4", "H100-SXM", "workloads.j.precision: int4 is a serving precision: training "
                               "runs in bf16, fp16, tf32, fp32 or fp8" },
+        { "bf16", "V100-SXM2-32GB", "workloads.j.precision: V100-SXM2-32GB has no bf16 "
+                                    "matrix units" },
     };
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sandbox *sb;
         load_context c;
         fields_object w;
