@@ -728,21 +728,29 @@ Test(answers, a_horizon_counts_cash_and_books_and_discounts, .timeout = 60)
     free(file);
 }
 
+/* A chat workload on a pool drawing the streams "chat", and a bought and a rented pool
+ * of one H100 each (the pools' table left open after them): options on the same
+ * requests. */
+#define CHAT_ON_A_POOL                                                                      \
+    "local fs = require \"fleetsim\"\n"                                                      \
+    "local function chat(pool)\n"                                                           \
+    "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = \"chat\",\n"     \
+    "    arrivals = fs.poisson { rate = 2 }, prompt = 200, output = 50 }\n"                 \
+    "end\n"
+#define BOUGHT_AND_RENTED                                                                   \
+    "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 1, cost = fs.owned {\n"  \
+    "      purchase_usd = 30000, years = 4 } },\n"                                          \
+    "    rented = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"                     \
+    "      cost = fs.on_demand { usd_per_hour = 2 } }"
+
 /* Options compared on the same requests (the same streams on two pools) do not add up:
  * each pool's horizon cost is given, the run's sum is not. */
 Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 60)
 {
     const char *text =
-        "local fs = require \"fleetsim\"\n"
-        "local function chat(pool)\n"
-        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = \"chat\",\n"
-        "    arrivals = fs.poisson { rate = 2 }, prompt = 200, output = 50 }\n"
-        "end\n"
+        CHAT_ON_A_POOL
         "return fs.scenario { name = \"opt\", duration = \"10m\", horizon = \"1y\",\n"
-        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 1, cost = fs.owned {\n"
-        "      purchase_usd = 30000, years = 4 } },\n"
-        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"
-        "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
+        BOUGHT_AND_RENTED " },\n"
         "  workloads = { on_bought = chat(\"bought\"), on_rented = chat(\"rented\") },\n"
         "}\n";
     char *file = scratch_file(dir, "opt.lua", text);
@@ -797,16 +805,9 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
 Test(answers, a_break_even_weighs_only_pools_doing_the_same_work, .timeout = 60)
 {
     const char *text =
-        "local fs = require \"fleetsim\"\n"
-        "local function chat(pool)\n"
-        "  return fs.inference { model = \"llama-3-8b\", pool = pool, streams = \"chat\",\n"
-        "    arrivals = fs.poisson { rate = 2 }, prompt = 200, output = 50 }\n"
-        "end\n"
+        CHAT_ON_A_POOL
         "return fs.scenario { name = \"work\", duration = \"10m\",\n"
-        "  pools = { bought = fs.dedicated { gpu = \"H100-SXM\", count = 1, cost = fs.owned {\n"
-        "      purchase_usd = 30000, years = 4 } },\n"
-        "    rented = fs.cloud { gpu = \"H100-SXM\", count = 1, max = 1,\n"
-        "      cost = fs.on_demand { usd_per_hour = 2 } },\n"
+        BOUGHT_AND_RENTED ",\n"
         "    jobs = fs.cloud { gpu = \"H100-SXM\", count = 2, max = 2,\n"
         "      cost = fs.on_demand { usd_per_hour = 2 } } },\n"
         "  workloads = { on_bought = chat(\"bought\"), on_rented = chat(\"rented\"),\n"
