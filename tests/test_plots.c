@@ -572,8 +572,8 @@ Test(plots, an_interrupt_ends_the_render_and_its_gnuplot, .timeout = 60)
      * rendering this folder works in it (its commands may come on stdin, not argv) */
     char command[1400];
     snprintf(command, sizeof command, "for i in 1 2 3 4 5 6 7 8 9 10; do left=0; "
-             "for p in $(pgrep -x gnuplot); do "
-             "[ \"$(readlink /proc/$p/cwd 2>/dev/null)\" = '%s' ] && left=1; done; "
+             "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = gnuplot ] && "
+             "[ \"$(readlink $p/cwd 2>/dev/null)\" = '%s' ] && left=1; done; "
              "[ $left = 0 ] && exit 0; sleep 0.5; done; exit 1", dir);
     cr_expect_eq(system(command), 0, "a gnuplot still renders plots/spin.gp");
 }
