@@ -145,8 +145,8 @@ void answer_break_even_text(FILE *out, const sim_metrics *m, const char *indent)
         if (isnan(months))
             fprintf(out, "never: bought, it costs more a month to run than rented\n");
         else
-            fprintf(out, "after %.0f months (%.1f years): its purchase repaid by what it saves "
-                    "each month\n", ceil(months - 1e-9), ceil(months - 1e-9) / 12);
+            fprintf(out, "after %.1f months (%.1f years): its purchase repaid by what it saves "
+                    "each month\n", months, months / 12); /* break_even_months, as in the CSV */
     }
 }
 

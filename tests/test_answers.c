@@ -788,7 +788,7 @@ Test(answers, options_compared_on_the_same_requests_are_not_summed, .timeout = 6
               "%g months", even.value);
     char words[160];
     snprintf(words, sizeof words, "  break-even: buying bought against renting rented after "
-             "%.0f months (%.1f years)", ceil(even.value), ceil(even.value) / 12);
+             "%.1f months (%.1f years)", even.value, even.value / 12);
     cr_expect(strstr(out, words) != NULL, "%s in:\n%s", words, out);
     const char *line = strstr(out, "  2      on_bought");
     cr_expect(line && strstr(line, "  egress not priced (transit)\n") == strchr(line, '\n')
