@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua/claim.h"
 #include "lua/cli.h"
 #include "lua/cli_getopt.h"
 #include "lua/experiment.h"
@@ -38,18 +39,19 @@ void cli_options_release(cli_options *o)
 }
 
 /* --seed N and --replications N are overrides of the scenario's own keys, written into
- * buf (which lives in the options). */
-static int add_integer_set(cli_options *o, const char *key, const char *value, char *buf,
+ * buf (which lives in the options), from min to max (the key's own bounds: a seed within
+ * Lua's integers, at most 2^63 - 1; replications 1 to SCENARIO_MAX_REPLICATIONS). */
+static int add_integer_set(cli_options *o, const char *key, const char *value,
+                           unsigned long long min, unsigned long long max, char *buf,
                            size_t size)
 {
-    /* digits only (strtoull would take a sign or a space before them), and within the
-     * scenario's integers, Lua's: at most 2^63 - 1 */
+    /* digits only: strtoull would take a sign or a space before them */
     char *end;
     errno = 0;
     unsigned long long n = strtoull(value, &end, 10);
-    if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || n > LLONG_MAX) {
-        fprintf(stderr, "fleetsim: --%s expects a whole number from 0 to %lld, got '%s'\n",
-                key, LLONG_MAX, value);
+    if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || n < min || n > max) {
+        fprintf(stderr, "fleetsim: --%s expects a whole number from %llu to %llu, got '%s'\n",
+                key, min, max, value);
         return -1;
     }
     snprintf(buf, size, "%s=%llu", key, n);
@@ -127,12 +129,13 @@ int cli_options_parse(int argc, char **argv, const char *command, cli_options *o
         case 'q': o->quiet = true; break;
         case 'h': cli_help(command); exit(CLI_EXIT_OK);
         case OPT_SEED:
-            if (add_integer_set(o, "seed", optarg, o->seed_set, sizeof o->seed_set) != 0)
+            if (add_integer_set(o, "seed", optarg, 0, LLONG_MAX, o->seed_set,
+                                sizeof o->seed_set) != 0)
                 return -1;
             break;
         case OPT_REPLICATIONS:
-            if (add_integer_set(o, "replications", optarg, o->replications_set,
-                                sizeof o->replications_set) != 0)
+            if (add_integer_set(o, "replications", optarg, 1, SCENARIO_MAX_REPLICATIONS,
+                                o->replications_set, sizeof o->replications_set) != 0)
                 return -1;
             break;
         case OPT_SET:
@@ -216,7 +219,7 @@ int cli_options_check_memory(const cli_options *o, const scenario *sc,
     if (processes > sc->replications * points)
         processes = (unsigned)(sc->replications * points);
     run_memory m;
-    run_memory_estimate(sc, points, processes, &m);
+    run_memory_estimate(sc, points, processes, claim_present(sc->runtime), &m);
     double budget = o->memory_limit_bytes > 0 ? o->memory_limit_bytes
                                               : run_memory_default_budget_bytes();
     char err[1024];

@@ -167,7 +167,16 @@ static int read_axes(load_context *c, const fields_object *s, const char *what, 
             continue;
         }
         sweep_axis axis = { .zip = zip };
-        if (!grow_axes(out))
+        /* Lua keys are unique within a table: the same key again is one in sweep and in
+         * sweep.zip, of which one would silently win (the table's order deciding) */
+        bool twice = false;
+        for (size_t i = 0; i < out->naxes && !twice && !grid; i++)
+            twice = !strcmp(out->axes[i].key, lua_tostring(L, -2));
+        if (twice)
+            status = fields_fail(c, s->where, "sweep.zip", "%s is both crossed (in sweep) "
+                                 "and zipped (in sweep.zip): give it in one of them",
+                                 lua_tostring(L, -2));
+        else if (!grow_axes(out))
             status = fields_fail(c, s->where, "sweep", "out of memory");
         else if ((status = read_axis(c, s, what, lua_tostring(L, -2), &axis)) == 0)
             put_axis(out, &axis);

@@ -15,6 +15,9 @@
  * of arrays that double when full). */
 #define CELL_BYTES 16.0           /* sim/timeseries.h */
 #define POINT_BYTES 262144.0      /* a loaded point: its scenario, catalog and metrics */
+#define STREAMED_POINT_BYTES 1024.0 /* a point whose files are written: its values and what
+                                       a search reads (measured: an M/M/8 sweep of 50,000
+                                       points peaked at 42 MB, of 10,000 at 13 MB) */
 #define REPLICATION_BYTES 4194304.0 /* an engine, histograms and buffers of a replication */
 #define GPU_BYTES 256.0           /* a GPU or unit of a pool, with its events */
 #define WAITING_BYTES 32.0        /* a plain-queue customer (16 bytes, ring doubling) */
@@ -131,7 +134,7 @@ static double jobs_of_stream(const scenario *sc, const job_stream_spec *s)
 }
 
 void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
-                         run_memory *out)
+                         bool keeps_points, run_memory *out)
 {
     memset(out, 0, sizeof *out);
     char what[256];
@@ -142,17 +145,23 @@ void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
     size_t nbuckets = (size_t)ceil(sc->duration_s / sc->bucket_s - 1e-9);
     size_t subjects = sc->npools + sc->nservices + sc->ninferences + sc->ngpu_tasks;
     double cells = (double)nbuckets * (double)subjects * (double)run_timeseries_ncolumns;
-    /* the parent keeps every point's table; each process one more for its replication */
-    double tables = (double)points + (processes > 1 ? processes : 0);
+    /* the points held whole at once: each process's own and the first (kept for
+     * sweep_diff.csv), or every one for a claim; the others shrunk once written */
+    size_t loaded = points < (size_t)processes + 1 ? points : (size_t)processes + 1;
+    size_t whole = keeps_points ? points : loaded;
+    /* each point held whole keeps its table; each process one more for its replication */
+    double tables = (double)whole + (processes > 1 ? processes : 0);
     snprintf(what, sizeof what, "the time series: %.3g buckets x %zu pools and workloads "
              "x %zu columns, %.3g tables (sweep points and processes); a larger bucket "
              "needs less", (double)nbuckets, subjects, run_timeseries_ncolumns, tables);
     add(out, cells * CELL_BYTES * tables, what);
-    snprintf(what, sizeof what, "%zu sweep points loaded at once", points);
-    add(out, (double)points * POINT_BYTES, what);
+    snprintf(what, sizeof what, "%zu sweep points held whole at once", whole);
+    add(out, (double)whole * POINT_BYTES, what);
+    snprintf(what, sizeof what, "%zu sweep points written, their figures kept", points);
+    add(out, keeps_points || points <= 1 ? 0 : (double)points * STREAMED_POINT_BYTES, what);
     snprintf(what, sizeof what, "the scenario's lists (fs.empirical): %zu values x %zu sweep "
-             "points loaded at once", sc->list_values, points);
-    add(out, (double)sc->list_values * LIST_VALUE_BYTES * (double)points, what);
+             "points loaded at once", sc->list_values, loaded);
+    add(out, (double)sc->list_values * LIST_VALUE_BYTES * (double)loaded, what);
 
     /* one replication's state, held by each process at once */
     run_memory one = { 0 };

@@ -3,17 +3,18 @@
  * not found out by swapping.
  *
  * The estimate is an upper bound built from the sizes of the things a run keeps: the
- * time series (16 bytes a cell, one table per sweep point kept until the files are
- * written), each GPU or unit of a pool, requests that can wait at once (a plain queue
+ * time series (16 bytes a cell, one table per sweep point held whole), each GPU or unit
+ * of a pool, requests that can wait at once (a plain queue
  * growing under overload up to its queue_limit, inference requests up to max_wait's
  * worth of arrivals), every training job of a stream (the scheduler keeps them all),
- * a task replay's trace, the values of the scenario's lists (each sweep point holds its
- * own); times the processes that hold a replication at once (--jobs).
+ * a task replay's trace, the values of the scenario's lists (each sweep point loaded
+ * holds its own); times the processes that hold a replication at once (--jobs).
  * It is rough by design (tens of percent), and errs high.
  */
 #ifndef FLEETSIM_MODELS_BUDGET_H
 #define FLEETSIM_MODELS_BUDGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "models/scenario.h"
@@ -25,9 +26,13 @@ typedef struct run_memory {
 } run_memory;
 
 /* The estimate for sc run at `points` sweep points (1 for a plain run), with
- * `processes` replications held at once (--jobs N: N; else 1). */
+ * `processes` replications held at once (--jobs N: N; else 1).  A sweep's points
+ * stream (lua/experiment.h): a point is loaded in one process at a time and, once its
+ * files are written, keeps only its values and what a search reads, the first kept
+ * whole; keeps_points says every point's results are kept whole to the end instead
+ * (a claim judges them all). */
 void run_memory_estimate(const scenario *sc, size_t points, unsigned processes,
-                         run_memory *out);
+                         bool keeps_points, run_memory *out);
 
 /* The default budget: half the machine's physical memory (8 GiB if unknown). */
 double run_memory_default_budget_bytes(void);

@@ -97,8 +97,24 @@ void output_remove_points_folder(int at_fd, const char *name)
     unlinkat(at_fd, name, AT_REMOVEDIR); /* only when empty; never through a link */
 }
 
-/* The staging folders (output/sweep_stream.h: ".points.tmp-PID-N") of runs whose
- * process is gone (killed, or out of memory); a live run's is left alone. */
+/* Whether `name` is a temporary name (".<file>.tmp-PID-N": output/atomic_file.h) of one
+ * of `files` (or, files NULL, of any file), left by a process that is gone. */
+static bool dead_temporary(const char *name, const char *const *files, size_t n)
+{
+    const char *tmp = strstr(name, ".tmp-");
+    long pid = 0;
+    if (name[0] != '.' || !tmp || sscanf(tmp, ".tmp-%ld-", &pid) != 1 || pid <= 0)
+        return false;
+    bool ours = !files;
+    for (size_t i = 0; i < n && !ours; i++)
+        ours = strlen(files[i]) == (size_t)(tmp - name - 1)
+               && !strncmp(name + 1, files[i], (size_t)(tmp - name - 1));
+    return ours && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* What runs whose process is gone (killed, or out of memory) left: the staging folders
+ * (output/sweep_stream.h: ".points.tmp-PID-N") and the temporary names of a run's files
+ * (".summary.csv.tmp-PID-N"); a live run's are left alone. */
 static void remove_dead_staging(int top)
 {
     DIR *d = fdopendir(dup(top));
@@ -107,6 +123,8 @@ static void remove_dead_staging(int top)
         if (sscanf(e->d_name, ".points.tmp-%ld-", &pid) == 1 && pid > 0
             && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
             output_remove_points_folder(dirfd(d), e->d_name);
+        else if (dead_temporary(e->d_name, RUN_CSVS, sizeof RUN_CSVS / sizeof RUN_CSVS[0]))
+            unlinkat(dirfd(d), e->d_name, 0);
     }
     if (d)
         closedir(d);
@@ -142,7 +160,7 @@ void output_clear_run_folder(const char *dir)
          * rendered with the new run's data) */
         if ((ends_with(e->d_name, ".gp") && script_is_fleetsims(dirfd(d), e->d_name))
             || ends_with(e->d_name, ".svg") || ends_with(e->d_name, ".png")
-            || !strcmp(e->d_name, PLOT_CONSTANT_FILE))
+            || !strcmp(e->d_name, PLOT_CONSTANT_FILE) || dead_temporary(e->d_name, NULL, 0))
             unlinkat(dirfd(d), e->d_name, 0);
         /* a render folder an interrupted run left (plots/.render-XXXXXX, gnuplot's own
          * files only) */

@@ -641,6 +641,22 @@ Test(answers, zipped_keys_move_together_and_cross_the_others, .timeout = 60)
     cr_expect(strstr(err, "short.lua:2: sweep.zip: its lists move together and must be as long: "
                      "pools.a.count has 3 values, pools.b.count 2") != NULL, "%s", err);
     free(file);
+    /* a key both crossed and zipped: one of the two lists was dropped, which one the
+     * table's order decided (found by a fuzzing run) */
+    file = scratch_file(dir, "twice.lua",
+        "local fs = require \"fleetsim\"\n"
+        "return fs.scenario { name = \"twice\", duration = \"1h\",\n"
+        "  pools = { a = fs.dedicated { count = 1 }, b = fs.dedicated { count = 1 } },\n"
+        "  workloads = { x = fs.service { arrivals = fs.poisson { rate = 0.5 },\n"
+        "      service = fs.exponential { mean = 1 }, pool = \"a\" } },\n"
+        "  sweep = { zip = { [\"pools.a.count\"] = { 1, 2 }, [\"pools.b.count\"] = { 2, 4 } },\n"
+        "            [\"pools.a.count\"] = { 3, 5 } },\n"
+        "}\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s", file), 2);
+    cr_expect(strstr(err, "twice.lua:2: sweep.zip: pools.a.count is both crossed (in sweep) "
+                          "and zipped (in sweep.zip): give it in one of them") != NULL, "%s",
+              err);
+    free(file);
 }
 
 /* ---- 11: a cost horizon, as a buyer counts it (issue 39, 2) --------------------------- */

@@ -201,6 +201,9 @@ Test(cli, mistakes_of_usage_exit_2_with_what_is_wrong, .timeout = 60)
         cr_expect(strstr(err, "fleetsim: --seed expects a whole number from 0 to "
                               "9223372036854775807, got '") == err, "%s", err);
     }
+    cr_expect_eq(cli_run(&out, &err, "run %s -q -o %s/out --replications 0", file, dir), 2);
+    cr_expect_str_eq(err, "fleetsim: --replications expects a whole number from 1 to 100000, "
+                          "got '0'\n");
     expect_no_results();
     cr_expect_eq(cli_run(&out, &err, "version extra"), 2);
     cr_expect_str_eq(err, "fleetsim version: takes no arguments, got 'extra'\n");
@@ -1064,7 +1067,7 @@ Test(cli, the_terminal_escape_keeps_text_and_names_controls)
 /* Issue 17, finding 5: the memory budget counts the values of the scenario's lists,
  * one copy per sweep point (a 1M-value fs.empirical over 40 points was estimated at
  * 11 MB and took 1.36 GB). */
-Test(cli, the_memory_budget_counts_list_values_per_sweep_point, .timeout = 60)
+Test(cli, the_memory_budget_counts_list_values_per_sweep_point_loaded, .timeout = 60)
 {
     char *file = scratch_file(dir, "lists.lua",
         "local fs = require \"fleetsim\"\n"
@@ -1077,9 +1080,26 @@ Test(cli, the_memory_budget_counts_list_values_per_sweep_point, .timeout = 60)
         "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
         "    service = fs.empirical { values = values }, pool = \"q\" } },\n"
         "  sweep = { seed = seeds } }\n");
-    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 1GB", file), 2);
-    cr_expect(strstr(err, "the scenario's lists (fs.empirical): 1000000 values x 40 sweep "
+    /* a sweep's points stream (issue 37): one loaded at a time and the first kept, so
+     * 40 points of a million values each hold two points' lists, 1e6 x 40 B x 2 = 80 MB
+     * (this test once pinned 40 points' lists, 1.6 GB, which streaming no longer holds) */
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 1GB", file), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 60MB", file), 2);
+    cr_expect(strstr(err, "the scenario's lists (fs.empirical): 1000000 values x 2 sweep "
                           "points loaded at once") != NULL, "%s", err);
+    free(file);
+    /* 10,000 small points: about 10 MB kept once written (1 KB a point, measured), where
+     * the estimate once held each whole (256 KB: 2.6 GB) and refused the sweep */
+    file = scratch_file(dir, "many.lua",
+        "local fs = require \"fleetsim\"\n"
+        "local seeds = {}\n"
+        "for i = 1, 10000 do seeds[i] = i end\n"
+        "return fs.scenario { name = \"many\", duration = \"1s\", bucket = \"1s\",\n"
+        "  pools = { q = fs.dedicated { count = 2 } },\n"
+        "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
+        "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
+        "  sweep = { seed = seeds } }\n");
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 100MB", file), 0, "%s", err);
     free(file);
 }
 

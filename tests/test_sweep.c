@@ -674,11 +674,34 @@ Test(sweep, a_run_removes_what_an_earlier_run_wrote_in_its_folder, .timeout = 12
     snprintf(render, sizeof render, "mkdir -p %s/plots/.render-Ab12Cd && touch "
              "%s/plots/.render-Ab12Cd/latency.svg", own, own);
     cr_assert_eq(system(render), 0);
+    /* and the temporary names a killed run's files stayed under (a fuzzing run found
+     * them piling up): a process that is gone, its pid from a child that exited */
+    pid_t gone_pid = fork();
+    if (gone_pid == 0)
+        _exit(0);
+    cr_assert_gt(gone_pid, 0);
+    waitpid(gone_pid, NULL, 0);
+    char temp[1200];
+    snprintf(temp, sizeof temp, "touch %s/.sweep.csv.tmp-%ld-0 %s/plots/.x.gp.tmp-%ld-3 "
+             "%s/.mine.tmp-%ld-0", own, (long)gone_pid, own, (long)gone_pid, own,
+             (long)gone_pid);
+    cr_assert_eq(system(temp), 0);
     cr_assert_eq(cli_run(&out, &err, "run %s -o %s -q", file, own), 0, "%s", err);
     const char *gone[] = { "sweep.csv", "sweep_diff.csv", "points/1/summary.csv",
                            "plots/sweep_pool_q_utilization_mean.gp",
                            "plots/.render-Ab12Cd/latency.svg" };
     expect_gone("f", gone, sizeof gone / sizeof *gone);
+    char name[100];
+    snprintf(name, sizeof name, ".sweep.csv.tmp-%ld-0", (long)gone_pid);
+    const char *temps[] = { name, NULL };
+    expect_gone("f", temps, 1);
+    snprintf(name, sizeof name, "plots/.x.gp.tmp-%ld-3", (long)gone_pid);
+    expect_gone("f", temps, 1);
+    /* a hidden file that is no run's stays */
+    snprintf(name, sizeof name, ".mine.tmp-%ld-0", (long)gone_pid);
+    char *mine = read_in("f", name);
+    cr_expect_not_null(mine, "%s: not a file a run writes", name);
+    free(mine);
     char *notes = read_in("f", "notes.txt");
     cr_expect_str_eq(notes ? notes : "", "mine\n", "the user's own file stays");
     free(notes);
