@@ -1388,6 +1388,14 @@ static int check_pool_sharing(load_context *c, const scenario *sc,
         if (services && pool->capacity.kind != POOL_DEDICATED)
             return fields_fail(c, o->where, o->path, "a queueing service (fs.service) runs on "
                                "fixed servers: use fs.dedicated for it");
+        if (services && pool->has_cost) { /* its run would print no cost at all */
+            char path[FIELD_PATH_MAX];
+            snprintf(path, sizeof path, "%s.cost", o->path);
+            return fields_fail(c, o->where, path, "a queueing service (fs.service) counts its "
+                               "servers busy, not GPU-hours: cost, power and a horizon are "
+                               "priced for pools of GPUs that serve models or run jobs "
+                               "(fs.inference, fs.training, fs.job_stream)");
+        }
         bool on_demand = false; /* a model that scales to zero orders its own GPUs */
         for (size_t i = 0; i < sc->ninferences; i++) {
             const inference_spec *w = &sc->inferences[i];

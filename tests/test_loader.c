@@ -512,6 +512,13 @@ Test(loader, mistakes_found_by_review_end_in_messages_not_crashes)
                  10, "workloads.mm.arrivals: expected fs.poisson or fs.constant_rate (fs.profile, "
                  "fs.diurnal, fs.mmpp, fs.trace and fs.closed_loop drive fs.inference workloads), "
                  "got fs.profile { ... }");
+    /* a priced pool of a queueing service: its run printed no cost, energy or horizon
+     * at all, with nothing said (a fuzzing run) */
+    expect_error(replace_line(GOOD, 6, "    q = fs.dedicated { gpu = \"H100-SXM\", count = 4, "
+                              "cost = fs.owned { residual = 0.1 } },"),
+                 6, "pools.q.cost: a queueing service (fs.service) counts its servers busy, not "
+                 "GPU-hours: cost, power and a horizon are priced for pools of GPUs that serve "
+                 "models or run jobs (fs.inference, fs.training, fs.job_stream)");
     /* a millisecond's bursts at 10 requests/s: 100 changes an arrival, accepted */
     {
         scenario bursts;
