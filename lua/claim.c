@@ -235,16 +235,40 @@ static void push_point(lua_State *L, const claim_results *r, const claim_point *
     make_point_strict(L, hi, known, p->metrics, "r.ci95_hi");
     lua_settop(L, t);
     lua_newtable(L);
+    int values = lua_gettop(L);
+    lua_newtable(L); /* the swept keys, for values to be strict about */
     for (size_t k = 0; k < r->nkeys; k++) {
         if (!p->values[k] || !lua_stringtonumber(L, p->values[k]))
             lua_pushstring(L, p->values[k] ? p->values[k] : "");
-        lua_setfield(L, -2, r->keys[k]);
+        lua_setfield(L, values, r->keys[k]);
+        lua_pushboolean(L, 1);
+        lua_setfield(L, values + 1, r->keys[k]);
     }
+    make_strict(L, values, values + 1, "r.values", "swept key");
+    lua_settop(L, values);
     lua_setfield(L, t, "values");
     lua_pushinteger(L, (lua_Integer)p->replications);
     lua_setfield(L, t, "replications");
     lua_pushstring(L, r->name);
     lua_setfield(L, t, "name");
+    /* the point itself strict too: a misspelt scope (r.pooll) read nil.  Known: every
+     * scope a run can have (nil where this one has none), the scopes of its metrics,
+     * and the fields a point or r holds (r.search nil without a search) */
+    static const char *const fields[] = { "workload", "pool", "job", "run", "ci95_lo",
+                                          "ci95_hi", "values", "replications", "name",
+                                          "points", "keys", "search" };
+    lua_newtable(L);
+    int names = lua_gettop(L);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, names, fields[i]);
+    }
+    for (size_t i = 0; i < p->metrics->count; i++) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, names, p->metrics->items[i].scope);
+    }
+    make_strict(L, t, names, "r", "scope or field");
+    lua_settop(L, t);
 }
 
 /* r.points is made as it is read: a sweep of thousands of points, each three tables of

@@ -505,10 +505,12 @@ static experiment_status resolve_target(experiment *x, const sim_metrics *m, cha
         if (matches > 1)
             snprintf(err, err_size, "%ssearch.target: %s is measured for %s: give subject (and "
                      "scope) in fs.search", s->where, metric, subjects);
+        else if (!*names && s->subject) /* what the search names measured nothing */
+            snprintf(err, err_size, "%ssearch.subject: no metrics for %s%s%s", s->where,
+                     s->subject, s->scope ? " in scope " : "", s->scope ? s->scope : "");
         else if (!*names)
-            snprintf(err, err_size, "%ssearch.subject: no metrics for %s%s%s%s", s->where,
-                     s->scope ? s->scope : "", s->scope ? " " : "", s->subject ? s->subject : "",
-                     s->subject ? "" : "any subject");
+            snprintf(err, err_size, "%ssearch.scope: no metrics in scope %s", s->where,
+                     s->scope ? s->scope : "(none)");
         else
             snprintf(err, err_size, "%ssearch.target: unknown metric '%s'%s%s (metrics: %s)",
                      s->where, metric, s->subject ? " for " : "", s->subject ? s->subject : "",

@@ -245,7 +245,8 @@ int fields_read_integer(load_context *c, const fields_object *o, const char *key
     else if (min == 0)
         snprintf(expected, sizeof expected, "an integer >= 0");
     else
-        snprintf(expected, sizeof expected, "an integer from %lld", (long long)min);
+        snprintf(expected, sizeof expected, "an integer from %lld to %lld", (long long)min,
+                 (long long)max);
     int type = fields_object_get(c, o, key);
     int status = 0;
     if (type == LUA_TNIL) {

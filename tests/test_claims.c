@@ -204,6 +204,20 @@ Test(claims, verdict_mistakes_are_located_and_exit_2)
     cr_expect(strstr(err, "c.lua:5: claim.verdict: ") != NULL, "%s", err);
     cr_expect(strstr(err, "c.lua:6: r.workload.nope: no workload of that name (known: q)") != NULL,
               "%s", err);
+    /* a misspelt scope, or a swept key a point does not have, read nil (a fuzzing run):
+     * an error at the line, as claims.md says of a name r does not hold */
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return r.pooll.q end },\n", ""), 2);
+    cr_expect(strstr(err, "c.lua:6: r.pooll: no scope or field of that name (did you mean "
+                          "pool?)") != NULL, "%s", err);
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return r.points[1].values.nope end },\n", ""), 2);
+    cr_expect(strstr(err, "c.lua:6: r.values.nope: no swept key of that name") != NULL, "%s",
+              err);
+    /* a scope the run has none of, and r.search without a search, still read nil */
+    cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
+                          "    return (r.job == nil and r.search == nil) and \"holds\" or "
+                          "\"refuted\", \"y\" end },\n", ""), 0, "%s", err);
     cr_expect_eq(run_text("  claim = fs.claim { text = \"x\", verdict = function(r)\n"
                           "    return \"maybe\", \"y\" end },\n", ""), 2);
     cr_expect(strstr(err, "must return \"holds\", \"qualified\" or \"refuted\"") != NULL, "%s", err);

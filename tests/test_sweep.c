@@ -347,7 +347,23 @@ Test(sweep, mistakes_name_the_file_line_or_option)
     cr_expect(starts_with(err, expected), "got %s", err);
     cr_expect(strstr(err, "queue_wait_mean_s") != NULL, "the list names the right one: %s", err);
     cr_expect_null(read_in("u", "search.csv"));
-    free(bad), free(plain), free(scalar), free(unknown);
+    /* a subject or a scope that measured nothing is named as such (the message once read
+     * "search.subject: no metrics for nobody any subject" of a scope) */
+    char *nobody = mmc_file("nobody.lua", "2h", 2,
+                            "  search = fs.search { key = \"pools.q.count\", low = 4, high = 8,\n"
+                            "    target = \"queue_wait_mean_s <= 0.1\", scope = \"nobody\" },");
+    snprintf(expected, sizeof expected, "%s:10: search.scope: no metrics in scope nobody",
+             nobody);
+    cr_expect_eq(cli_run(&out, &err, "run %s -o %s/n -q --no-plots", nobody, dir), 2);
+    cr_expect(starts_with(err, expected), "got %s", err);
+    /* a bound that is no integer says the whole range (its upper end was cut off) */
+    char *half = mmc_file("half.lua", "2h", 2,
+                          "  search = fs.search { key = \"pools.q.count\", low = 1.5, high = 8,\n"
+                          "    target = \"queue_wait_mean_s <= 0.1\" },");
+    snprintf(expected, sizeof expected, "%s:10: search.low: expected an integer from "
+             "-9007199254740992 to 9007199254740992, got 1.5", half);
+    expect_refused(expected, half);
+    free(bad), free(plain), free(scalar), free(unknown), free(nobody), free(half);
 }
 
 /* Issue 18, 9: a grid search over two keys, the cheapest point meeting a target.  M/M/c
