@@ -1067,12 +1067,12 @@ Test(cli, the_terminal_escape_keeps_text_and_names_controls)
 /* Issue 17, finding 5: the memory budget counts the values of the scenario's lists,
  * one copy per sweep point (a 1M-value fs.empirical over 40 points was estimated at
  * 11 MB and took 1.36 GB). */
-Test(cli, the_memory_budget_counts_list_values_per_sweep_point_loaded, .timeout = 60)
+Test(cli, the_memory_budget_counts_list_values_per_sweep_point_loaded, .timeout = 120)
 {
     char *file = scratch_file(dir, "lists.lua",
         "local fs = require \"fleetsim\"\n"
         "local values = {}\n"
-        "for i = 1, 1000000 do values[i] = i % 97 + 1 end\n"
+        "for i = 1, 200000 do values[i] = i % 97 + 1 end\n"
         "local seeds = {}\n"
         "for i = 1, 40 do seeds[i] = i end\n"
         "return fs.scenario { name = \"lists\", duration = \"1h\",\n"
@@ -1081,25 +1081,25 @@ Test(cli, the_memory_budget_counts_list_values_per_sweep_point_loaded, .timeout 
         "    service = fs.empirical { values = values }, pool = \"q\" } },\n"
         "  sweep = { seed = seeds } }\n");
     /* a sweep's points stream (issue 37): one loaded at a time and the first kept, so
-     * 40 points of a million values each hold two points' lists, 1e6 x 40 B x 2 = 80 MB
-     * (this test once pinned 40 points' lists, 1.6 GB, which streaming no longer holds) */
-    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 1GB", file), 0, "%s", err);
-    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 60MB", file), 2);
-    cr_expect(strstr(err, "the scenario's lists (fs.empirical): 1000000 values x 2 sweep "
+     * 40 points of 200,000 values each hold two points' lists, 2e5 x 40 B x 2 = 16 MB
+     * (this test once pinned 40 points' lists, 320 MB, which streaming no longer holds) */
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 100MB", file), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 10MB", file), 2);
+    cr_expect(strstr(err, "the scenario's lists (fs.empirical): 200000 values x 2 sweep "
                           "points loaded at once") != NULL, "%s", err);
     free(file);
-    /* 10,000 small points: about 10 MB kept once written (1 KB a point, measured), where
-     * the estimate once held each whole (256 KB: 2.6 GB) and refused the sweep */
+    /* 2,000 small points: about 2 MB kept once written (1 KB a point, measured), where
+     * the estimate once held each whole (256 KB: 512 MB) and refused the sweep */
     file = scratch_file(dir, "many.lua",
         "local fs = require \"fleetsim\"\n"
         "local seeds = {}\n"
-        "for i = 1, 10000 do seeds[i] = i end\n"
+        "for i = 1, 2000 do seeds[i] = i end\n"
         "return fs.scenario { name = \"many\", duration = \"1s\", bucket = \"1s\",\n"
         "  pools = { q = fs.dedicated { count = 2 } },\n"
         "  workloads = { w = fs.service { arrivals = fs.poisson { rate = 1 },\n"
         "    service = fs.exponential { mean = 1 }, pool = \"q\" } },\n"
         "  sweep = { seed = seeds } }\n");
-    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 100MB", file), 0, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "check %s --memory-limit 40MB", file), 0, "%s", err);
     free(file);
 }
 
