@@ -288,7 +288,7 @@ static void set_phase(replica *r, double now, phase p)
     sim_timeavg_set(&r->stats.life_batch, now, r->nrunning);
     sim_timeavg_set(&r->stats.life_kv, now, kv);
     if (r->config.on_kv)
-        r->config.on_kv(r->config.kv_context);
+        r->config.on_kv(r->config.kv_context, kv);
 }
 
 /* Whether the head of the queue could join the batch now: the add-ons allow it (an
@@ -602,6 +602,16 @@ static void plan(replica *r, double now, unsigned decoding_first)
     start_decode(r, now);
 }
 
+/* One event per iteration tells on_kv at each start the memory held then, the most at
+ * the last one's (a run's memory only grows); a run of n in one event tells it that
+ * figure at its end, before a sequence leaves or joins and frees or probes what a
+ * prefix cache holds. */
+static void last_iteration_kv(replica *r, unsigned n)
+{
+    double held = r->kv_committed + r->policy->run_growth(r, n - 1);
+    r->config.on_kv(r->config.kv_context, (held + r->kv_shared) / r->config.kv_capacity_tokens);
+}
+
 static void on_iteration_end(sim_engine *e, void *data)
 {
     replica *r = data;
@@ -655,6 +665,8 @@ static void on_iteration_end(sim_engine *e, void *data)
         r->step->flushed(r);
     } else {
         unsigned n = (unsigned)r->run_iterations;
+        if (n > 1 && r->config.on_kv)
+            last_iteration_kv(r, n);
         r->policy->decode_run(r, n, now); /* the cache's growth over the run */
         finished |= r->step->advance_run(r, n);
     }

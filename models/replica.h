@@ -111,12 +111,15 @@ typedef struct replica_config {
     void (*on_busy)(void *busy_context, bool busy);
     void *busy_context;
     /* Optional (NULL: none): called whenever an iteration starts and when the replica
-     * goes idle, once the key-value memory its running sequences hold is recorded
-     * (replica_get_stats()->life_kv.value): the moments that memory changes.  A
-     * prefix cache gives back there what the sequences took, as an engine's block pool
-     * evicts a cached block when a running sequence allocates it.  It must not enqueue
-     * to or evict this replica. */
-    void (*on_kv)(void *kv_context);
+     * goes idle, with the share of the key-value memory its running sequences hold then
+     * (as replica_get_stats()->life_kv.value records it): the moments that memory
+     * changes.  A decode run of several iterations in one event calls it at its end
+     * too, before anything leaves or joins, with the share its last iteration started
+     * with, which one event per iteration would have given.  A prefix cache gives back
+     * there what the sequences took, as an engine's block pool evicts a cached block
+     * when a running sequence allocates it.  It must not enqueue to or evict this
+     * replica. */
+    void (*on_kv)(void *kv_context, double kv_share);
     void *kv_context;
     /* Optional (NULL: none): called at the end of every call and event that changed
      * replica_outstanding (an arrival, an iteration's end, an eviction), after the

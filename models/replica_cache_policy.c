@@ -55,6 +55,13 @@ static void reserve_decoded_tokens(replica *r, unsigned n) { (void)r, (void)n; }
 
 static void reserve_decode_run(replica *r, unsigned n, double now) { (void)r, (void)n, (void)now; }
 
+/* reserved at admission: a run adds nothing */
+static double reserve_run_growth(replica *r, unsigned n)
+{
+    (void)r, (void)n;
+    return 0;
+}
+
 static void reserve_run_cut(replica *r, double done, double elapsed)
 {
     (void)r, (void)done, (void)elapsed;
@@ -155,6 +162,17 @@ static void grow_decode_run(replica *r, unsigned n, double now)
         grow_run_cut(r, n - 1, now - r->run_start_s);
 }
 
+/* what the step commits over n iterations, taken back (each step's commit_run counts
+ * from the run's start) */
+static double grow_run_growth(replica *r, unsigned n)
+{
+    double before = r->kv_committed;
+    r->step->commit_run(r, n);
+    double grown = r->kv_committed - before;
+    r->kv_committed = before;
+    return grown;
+}
+
 /* its prompt and the tokens it had generated are recomputed when readmitted */
 static void recompute(replica *r, llm_request *q)
 {
@@ -217,18 +235,18 @@ static const replica_cache_policy RESERVE = {
     reserve_own, reserve_own_at_admission, reserve_fits, reserve_never_fits, reserve_commit,
     nothing,
     reserve_run_bound, reserve_prefilled, reserve_decoded, reserve_decoded_tokens,
-    reserve_decode_run,
+    reserve_decode_run, reserve_run_growth,
     reserve_run_cut, preempt_preempted,
 };
 static const replica_cache_policy PREEMPT = {
     grow_own, grow_own_at_admission, grow_fits, grow_never_fits, grow_commit, grow_make_room,
     grow_run_bound, grow_prefilled, grow_decoded, grow_decoded_tokens, grow_decode_run,
-    grow_run_cut, preempt_preempted,
+    grow_run_growth, grow_run_cut, preempt_preempted,
 };
 static const replica_cache_policy SWAP = {
     grow_own, grow_own_at_admission, grow_fits, grow_never_fits, swap_commit, grow_make_room,
     grow_run_bound, grow_prefilled, grow_decoded, grow_decoded_tokens, grow_decode_run,
-    grow_run_cut, swap_preempted,
+    grow_run_growth, grow_run_cut, swap_preempted,
 };
 
 const replica_cache_policy *replica_cache_policy_of(const replica_config *c)

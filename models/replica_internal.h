@@ -193,6 +193,8 @@ struct replica_cache_policy {
     void (*decoded_tokens)(replica *r, unsigned n);
     /* Before a decode run of n iterations advances the sequences, its growth. */
     void (*decode_run)(replica *r, unsigned n, double now);
+    /* ... and the growth its first n would commit, committing nothing. */
+    double (*run_growth)(replica *r, unsigned n);
     /* The decode run in progress is cut `elapsed` seconds in, after `done` iterations:
      * the cache's area over them. */
     void (*run_cut)(replica *r, double done, double elapsed);

@@ -117,8 +117,8 @@ struct serving_fleet {
 };
 
 /* A replica's on_kv (slot: its serving_slot): its prefix cache, if any, keeps only what
- * the running sequences leave free (serving_fleet_route.c). */
-void serving_fleet_kv_changed(void *slot);
+ * the running sequences leave free of kv_share (serving_fleet_route.c). */
+void serving_fleet_kv_changed(void *slot, double kv_share);
 
 /* A replica's on_load (slot: its serving_slot): its places in the rankings and the
  * fleet's count follow its load (serving_fleet_route.c). */

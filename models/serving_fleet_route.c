@@ -29,12 +29,11 @@ int routing_policy_parse(const char *name, routing_policy *out)
     return -1;
 }
 
-/* Blocks of a replica's cache its running sequences leave free now (the cache share
- * its statistics last recorded, which every iteration boundary updates). */
-static size_t free_blocks(const serving_fleet *f, const serving_slot *sl)
+/* Blocks of a replica's cache its running sequences leave free, holding kv_share of it. */
+static size_t free_blocks(const serving_fleet *f, double kv_share)
 {
     double capacity = f->group.replica.kv_capacity_tokens;
-    double used = replica_get_stats(sl->r)->life_kv.value * capacity;
+    double used = kv_share * capacity;
     double left = floor((capacity - used) / f->prefix.block);
     return left > 0 ? (size_t)left : 0;
 }
@@ -43,11 +42,11 @@ static size_t free_blocks(const serving_fleet *f, const serving_slot *sl)
  * gives the first output token. */
 static unsigned cacheable(const llm_request *q) { return q->prompt > 1 ? q->prompt - 1 : 0; }
 
-void serving_fleet_kv_changed(void *slot)
+void serving_fleet_kv_changed(void *slot, double kv_share)
 {
     serving_slot *sl = slot;
     if (sl->cache)
-        prefix_cache_trim(sl->cache, free_blocks(sl->fleet, sl));
+        prefix_cache_trim(sl->cache, free_blocks(sl->fleet, kv_share));
 }
 
 /* Highest random weight (rendezvous) hashing of the session on the replica: the same

@@ -225,25 +225,43 @@ Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
  * the run overfilled the cache and preempted only at its end; here, with 16,000 of the
  * 60,000 tokens shared, the fast path read TPOT 3.2% and e2e 4.0% under one event per
  * iteration; now 0.2% and 0.8%). */
+/* Preemption beside shared blocks, near saturation: the cache fills and empties all run
+ * long, so the prefix cache gives back blocks as the sequences grow.  One event per
+ * iteration trims it at each iteration's start; a run of many in one event must leave
+ * it as the last of those trims would before anyone leaves or joins, or a readmitted
+ * request finds blocks the reference evicted, and the two drift apart (before the fast
+ * path told the prefix cache its last iteration's memory, its mean response time read
+ * 8-21% under the reference's over 3,000 s, 0.8-5% over these 600 s).  Exact: the same
+ * requests complete, at the same times but for rounding. */
 Test(prefix_serving, the_fast_path_agrees_under_preemption_beside_shared_blocks, .timeout = 60)
 {
     static const system_prompt four[] = { { 4000, 1, 4 } }; /* 16,000 tokens shared */
-    serving_config c = chat_config(1, 1);
-    c.system_prompts = four;
-    c.sessions = NULL;
-    c.interarrival = sim_dist_exponential(1 / 3.6);
-    c.prompt_tokens = sim_dist_lognormal(300, 0.5);
-    c.output_tokens = sim_dist_lognormal(400, 0.8);
-    c.replica.kv_policy = KV_PREEMPT;
-    c.replica.kv_capacity_tokens = 60000;
-    run_result fast = serving_run(&c, 600);
-    c.replica.reference = true;
-    run_result ref = serving_run(&c, 600);
-    cr_assert_gt(ref.stats.completed, 1000);
-    cr_expect_leq(fabs(fast.stats.tpot_s.mean / ref.stats.tpot_s.mean - 1), 0.01, "TPOT %g / %g",
-                  fast.stats.tpot_s.mean, ref.stats.tpot_s.mean);
-    cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 0.01, "e2e %g / %g",
-                  fast.stats.e2e_s.mean, ref.stats.e2e_s.mean);
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        serving_config c = chat_config(1, 1);
+        c.seed = seed;
+        c.system_prompts = four;
+        c.sessions = NULL;
+        c.interarrival = sim_dist_exponential(1 / 3.6);
+        c.prompt_tokens = sim_dist_lognormal(300, 0.5);
+        c.output_tokens = sim_dist_lognormal(400, 0.8);
+        c.replica.kv_policy = KV_PREEMPT;
+        c.replica.kv_capacity_tokens = 60000;
+        run_result fast = serving_run(&c, 600);
+        c.replica.reference = true;
+        run_result ref = serving_run(&c, 600);
+        cr_assert_gt(ref.stats.completed, 1000);
+        cr_assert_gt(ref.preemptions, 1000, "a run that preempts: %g",
+                     (double)ref.preemptions);
+        cr_expect_eq(fast.stats.completed, ref.stats.completed, "seed %u: %g / %g", seed,
+                     (double)fast.stats.completed, (double)ref.stats.completed);
+        cr_expect_eq(fast.preemptions, ref.preemptions, "seed %u", seed);
+        cr_expect_leq(fabs(fast.stats.tpot_s.mean / ref.stats.tpot_s.mean - 1), 1e-9,
+                      "seed %u: TPOT %.12g / %.12g", seed, fast.stats.tpot_s.mean,
+                      ref.stats.tpot_s.mean);
+        cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 1e-9,
+                      "seed %u: e2e %.12g / %.12g", seed, fast.stats.e2e_s.mean,
+                      ref.stats.e2e_s.mean);
+    }
 }
 
 Test(prefix_serving, sessions_are_not_for_a_trace_or_disaggregated_serving)

@@ -24,6 +24,7 @@ run_result serving_run(const serving_config *c, double duration_s)
     r.kv_mean = serving_kv_utilization(s, duration_s);
     r.kv_max = serving_kv_max(s);
     r.events = sim_engine_events_run(e);
+    r.preemptions = serving_preemptions(s);
     for (unsigned g = 0; g < serving_groups(s) && g < SERVING_GROUPS_MAX; g++)
         r.groups[g] = serving_group_get_stats(s, g, duration_s);
     r.sessions = serving_sessions_stats(s);

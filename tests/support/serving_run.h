@@ -12,7 +12,7 @@ typedef struct run_result {
                                    the quantiles below instead */
     double ttft_p99, tpot_p99, e2e_p99, transfer_p99;
     double utilization, batch_mean, batch_max, kv_mean, kv_max;
-    uint64_t events;
+    uint64_t events, preemptions;
     serving_group_stats groups[SERVING_GROUPS_MAX]; /* own, then serving_config.groups */
     sessions_stats sessions;
 } run_result;
