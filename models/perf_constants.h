@@ -70,7 +70,9 @@ typedef struct perf_pass_constants {
 
 typedef struct perf_attn_decode_constants {
     double efficiency;           /* of peak bandwidth, reading the cache */
-    double width_half;           /* sequences x kv heads per device at half of it */
+    double width_half;           /* sequences x kv heads per device at half of it; 0
+                                  * (flat) for split-KV kernels, which fill the GPU
+                                  * from one sequence's partitions */
     double floor_s;
     /* An engine that runs attention as separate operators (eager PyTorch: a batched
      * product, a scale, a softmax, a second product) rather than one fused kernel pays

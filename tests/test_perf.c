@@ -296,6 +296,34 @@ Test(perf, kv_precision_drives_both_the_cache_size_and_its_read_time)
     cr_expect_lt(o4.op[OP_MLP_UP].time_s, o16.op[OP_MLP_UP].time_s);
 }
 
+/* One long sequence on one kv head a device reads its cache at the fitted share of the
+ * bandwidth, as split-KV kernels fill the GPU from its partitions.  Llama-3.1-70B at tp 8
+ * (one of 8 kv heads a device, 128 wide, 16-bit K and V: 512 bytes a token a layer) at
+ * 131,072 tokens on an H100 (3.35 TB/s): 80 x (14.5 us + 67.1 MB / (3.35 TB/s x 0.7556))
+ * = 80 x (14.5 + 26.51) us = 3.281 ms.  Until 2026-12-07 the share also saturated on
+ * sequences x kv heads (5.7 at half), which read it at 15% of that share: 14.9 ms. */
+Test(perf, one_long_sequence_reads_its_cache_at_the_fitted_share)
+{
+    const model_spec *m = test_model("llama-3.1-70b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16,
+                     .kv = PREC_FP16, .tp = 8 };
+    perf_batch one = { .decode_seqs = 1, .decode_context = 131072 };
+    perf_breakdown o;
+    perf_iteration(&s, &one, &o);
+    double layer = 14.5e-6 + 131072.0 * 512 / (3.35e12 * 0.7556);
+    cr_expect_float_eq(o.op[OP_ATTN_DECODE].time_s, 80 * layer, 1e-9, "%.9g s against %.9g",
+                       o.op[OP_ATTN_DECODE].time_s, 80 * layer);
+    /* the same context over 64 sequences reads no faster a token */
+    perf_batch many = { .decode_seqs = 64, .decode_context = 131072 };
+    perf_breakdown o64;
+    perf_iteration(&s, &many, &o64);
+    cr_expect_float_eq(o64.op[OP_ATTN_DECODE].time_s, o.op[OP_ATTN_DECODE].time_s,
+                       1e-12, "%.9g against %.9g", o64.op[OP_ATTN_DECODE].time_s,
+                       o.op[OP_ATTN_DECODE].time_s);
+}
+
 /* ---- precision as engines run it --------------------------------------------------------- */
 
 static double decode_s(const perf_setup *s, unsigned batch)

@@ -22,8 +22,11 @@ Each operator class has one formula, the same one models/perf.c evaluates:
                                                       adds, embedding, attention layout
                                                       copies; T tokens: their kernels run
                                                       a token or a few per block)
-  decode    t = t0 + kv_bytes / (BW e sat(batch x kv_heads, W_half))   (attention over
-                                                      the cache, one token per sequence)
+  decode    t = t0 + kv_bytes / (BW e)               (attention over the cache, one
+                                                      token per sequence: split-KV kernels
+                                                      cut each sequence's cache into
+                                                      partitions, so the blocks grow with
+                                                      the context, not with the batch)
   prefill   t = t0 + F_cached / (P e_cached) + F_new / (P e_new)       (flash attention:
                                                       F = 4 hd q_heads pairs, pairs of a new
                                                       and a cached token, chunk x cached,
@@ -192,8 +195,8 @@ def pass_time(p, r, bw):
 
 
 def decode_time(p, r, bw):
-    t0, e, wh = p
-    return t0 + r["bytes"] / (bw * min(e, 1.0) * sat(r["work"], wh))
+    t0, e = p
+    return t0 + r["bytes"] / (bw * min(e, 1.0))
 
 
 def prefill_time(p, r, peak):
@@ -369,11 +372,21 @@ def fit_all(data, say):
     decode, prefill, reshape = attention_rows(data)
     _, peak, bw, _ = PROFILED["a100"]
     bucket_weights(decode, lambda r: r["batch"] * max(r["kv"], 1) / 32)
+    # No width term.  The profiled kernels split each sequence's cache into partitions
+    # (FlashAttention's split-KV, paged attention v2's 512 tokens), so the blocks that
+    # fill the GPU grow with the context: at 131k tokens one sequence on one kv head is
+    # some 256 partitions.  A saturation on batch x kv heads alone (this fit until
+    # 2026-12-07: RMS 17.9% here, this form 18.3%) read that sequence at 15% of its
+    # bandwidth, 7x the time; one on batch x kv heads x 512-token partitions fits these
+    # rows best (16.7%) but is not linear in the context, which a decode run's closed
+    # form (models/decode_cost.c) needs, and with the partitions taken as continuous it
+    # is this form.  The rows' smallest batches at 288-4,032 tokens (17 us, flat) are
+    # the launch, which t0 holds.
     df = lambda p, r: decode_time(p, r, bw)
-    dp = fit_log(df, decode, [1.5e-5, 0.8, 4])
+    dp = fit_log(df, decode, [1.5e-5, 0.8])
     derr = rms_relative(df, dp, decode)
-    say("attention decode (a100): t0 %.3g s, e %.4g, W_half %.4g (batch x kv heads); RMS %.1f%% "
-        "over %d rows" % (dp[0], dp[1], dp[2], 100 * derr, len(decode)))
+    say("attention decode (a100): t0 %.3g s, e %.4g (no width term); RMS %.1f%% over %d rows"
+        % (dp[0], dp[1], 100 * derr, len(decode)))
     bucket_weights(prefill, lambda r: r["chunk"])
     pf = lambda p, r: prefill_time(p, r, peak)
     pp = fit_log(pf, prefill, [1e-5, 0.4, 0.2])
@@ -566,8 +579,8 @@ def write_c(fit, path, data_label):
         w("    },")
         w(comment("%s%s" % (how("a100", "attn_decode"),
                             "; the same share of bandwidth assumed" if other else "")))
-        w("    .attn_decode = { .efficiency = %s, .width_half = %s, .floor_s = %s }," %
-          (cnum(dp[1]), cnum(dp[2]), cnum(dp[0])))
+        w("    .attn_decode = { .efficiency = %s, .width_half = 0, .floor_s = %s }," %
+          (cnum(dp[1]), cnum(dp[0])))
         w(comment("%s%s" % (how("a100", "attn_prefill"),
                             "; the same share of peak assumed (FlashAttention-2 on Hopper "
                             "reaches a smaller one, FlashAttention-3 a larger)" if other else "")))
