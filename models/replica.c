@@ -299,6 +299,7 @@ static bool head_fits(replica *r)
     llm_request *q = r->waiting_head;
     if (!q || r->nrunning >= r->config.max_batch)
         return false;
+    r->head_for = q;
     replica_admission *a = &r->head; /* for admit(), which pops it next */
     a->taken = a->pin = a->present = 0; /* its fetch is the prefix add-on's to set */
     a->unpinned = 0;
@@ -346,6 +347,7 @@ static llm_request *pop_waiting(replica *r)
 static void admit(replica *r, double now)
 {
     unsigned first = r->nrunning;
+    r->head_for = NULL;
     while (r->waiting_head) {
         llm_request *q = r->waiting_head;
         if (head_droppable(r, now)) {
@@ -467,6 +469,45 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
     r->stats.iterations_events++;
 }
 
+/* Whether the head of the queue, which did not fit at this boundary, may fit at a later
+ * boundary of the decode run about to start although nothing leaves.  A run of many
+ * iterations in one event assumes it cannot, as the sequences only grow; a prefix cache
+ * breaks that in two ways.
+ * - The sequence make_room just preempted is the head (admit() looked at the one before
+ *   it): readmitted, it may share blocks it held as its own (a cache swapped back in is
+ *   not shared) and need less than it freed.
+ * - The run's start (set_phase) and each of its iterations' give back cached blocks,
+ *   maybe of the head's hit, which it counts whole while found but needs, past a sliding
+ *   window, only in part (g of a token, g the share of the layers that keep everything):
+ *   an eviction of d tokens lowers its sum by up to (1 - g) d.
+ * So the head is looked at again once the run's start gave back what it gives back
+ * (where every token counts whole, only if it is not the one admit() looked at);
+ * from then on the run grows the cache G a step (run_cache_growth) and gives back at most
+ * its growth and a block, so the head's sum grows by g G - (1 - g) block at least by the
+ * next boundary, and more by the later ones. */
+static bool head_may_fit_within(replica *r)
+{
+    const replica_config *c = &r->config;
+    llm_request *q = r->waiting_head;
+    if (!c->prefix || !q || r->nrunning >= c->max_batch)
+        return false;
+    /* what admit() found for it stands where every token counts whole */
+    if (!c->model->window && r->head_for == q)
+        return false;
+    if (head_fits(r))
+        return true;
+    const replica_admission *a = &r->head;
+    if (!c->model->window || q->cached || c->kv_policy == KV_RESERVE || !(a->unpinned > 0))
+        return false; /* nothing more given back, or none of it the head's to gain by */
+    if (c->spec_k) /* rounds grow the cache by what they make: no bound kept here */
+        return true;
+    double g = 1 - (double)model_local_layers(c->model) / c->model->layers;
+    double slack = (1 - g) * prefix_cache_block(c->prefix) - g * r->run_cache_growth;
+    return slack > 0
+           && r->policy->fits(r, r->kv_committed + r->kv_shared + a->unpinned - slack,
+                              admission_need(r, q, a));
+}
+
 static void start_decode(replica *r, double now)
 {
     const replica_config *c = &r->config;
@@ -506,7 +547,12 @@ static void start_decode(replica *r, double now)
     }
     r->run_start_s = begin;
     r->run_total = decode_cost_sum(&r->run_cost, r->run_iterations);
+    r->kv_told_until = -INFINITY; /* (set_phase tells the first iteration's) */
     set_phase(r, now, DECODE);
+    if (!c->reference && r->run_iterations > 1 && head_may_fit_within(r)) {
+        r->run_iterations = 1; /* one event per iteration looks at the next boundary */
+        r->run_total = decode_cost_sum(&r->run_cost, 1);
+    }
     r->event = sim_event_schedule(r->engine, begin + r->run_total, EVENT_MODEL,
                                   on_iteration_end, r);
     r->stats.iterations_events++;
@@ -610,6 +656,35 @@ static void last_iteration_kv(replica *r, unsigned n)
 {
     double held = r->kv_committed + r->policy->run_growth(r, n - 1);
     r->config.on_kv(r->config.kv_context, (held + r->kv_shared) / r->config.kv_capacity_tokens);
+}
+
+/* A fast decode run in progress tells on_kv what its iteration in progress started with,
+ * as one event per iteration told it at that start: for whoever reads a prefix cache
+ * between two of the replica's events (routing by affinity, a cache bound for it).  Once
+ * per iteration: until the next one starts (kv_told_until) there is nothing new to tell. */
+void replica_kv_now(replica *r)
+{
+    if (r->phase != DECODE || r->config.reference || !r->config.on_kv
+        || r->config.kv_policy == KV_RESERVE) /* (its memory stays over a run) */
+        return;
+    double now = sim_engine_now(r->engine);
+    if (now < r->kv_told_until || !sim_event_pending(r->engine, r->event))
+        return;
+    double elapsed = now - r->run_start_s, next;
+    if (!(elapsed > 0)) { /* waiting for copies: the first iteration's, told at the start */
+        r->kv_told_until = r->run_start_s;
+        return;
+    }
+    double done = decode_cost_cut(&r->run_cost, elapsed, r->run_iterations, r->run_total,
+                                  &next);
+    if (done >= r->run_iterations - 1) {
+        done = r->run_iterations - 1;
+        r->kv_told_until = INFINITY; /* the last: told again at the run's end */
+    } else {
+        r->kv_told_until = r->run_start_s + next;
+    }
+    if (done >= 1)
+        last_iteration_kv(r, (unsigned)done + 1);
 }
 
 static void on_iteration_end(sim_engine *e, void *data)

@@ -115,7 +115,8 @@ typedef struct replica_config {
      * (as replica_get_stats()->life_kv.value records it): the moments that memory
      * changes.  A decode run of several iterations in one event calls it at its end
      * too, before anything leaves or joins, with the share its last iteration started
-     * with, which one event per iteration would have given.  A prefix cache gives back
+     * with, which one event per iteration would have given, and within the run when
+     * replica_kv_now asks, with its iteration in progress's.  A prefix cache gives back
      * there what the sequences took, as an engine's block pool evicts a cached block
      * when a running sequence allocates it.  It must not enqueue to or evict this
      * replica. */
@@ -267,6 +268,11 @@ void replica_enqueue_prefilled(replica *r, llm_request *request);
  * admission): set request->brought_held to them, and admission pulls over the pull link
  * (pull_bytes_per_s) whatever of them the cache has evicted meanwhile. */
 unsigned replica_prefix_held(replica *r, llm_request *request);
+
+/* Brings what on_kv was told up to the iteration in progress of a fast decode run (one
+ * event per iteration tells it at every iteration's start): call it before reading a
+ * prefix cache the replica's memory bounds, between two of its events. */
+void replica_kv_now(replica *r);
 
 /* Slows the replica down: compute_factor and memory_factor (finite, >= 1; 1 = the
  * device's own speed) multiply the compute-bound and memory-bound sides of the roofline

@@ -116,6 +116,8 @@ static void grow_make_room(replica *r)
         replica_preempt_latest(r);
 }
 
+static double grow_run_growth(replica *r, unsigned n);
+
 static double grow_run_bound(const replica *r, double fewest)
 {
     const replica_config *c = &r->config;
@@ -128,7 +130,15 @@ static double grow_run_bound(const replica *r, double fewest)
     /* ... as plan() sees it: room for each sequence's step, the cache growing by its
      * held tokens (sliding windows) or a round's expected tokens a step */
     double growth = c->model->window ? r->run_cache_growth : r->run_growth;
-    return fmin(fewest, fmax(1, floor((room - r->nrunning * step) / growth) + 1));
+    double left = room - r->nrunning * step;
+    double n = fmin(fewest, fmax(1, floor(left / growth) + 1));
+    /* speculative rounds make E tokens only in expectation (floor(j E) after j): the run
+     * ends before the first round whose start would not hold what the rounds before it
+     * made, where make_room preempts with one event per round */
+    if (c->spec_k)
+        while (n > 1 && grow_run_growth((replica *)r, (unsigned)n - 1) > left)
+            n--;
+    return n;
 }
 
 static void grow_prefilled(replica *r, const llm_request *q, unsigned chunk)

@@ -127,6 +127,8 @@ struct replica {
     decode_cost run_cost;
     double run_iterations;
     double run_total;    /* their time: decode_cost_sum(run_cost, run_iterations) */
+    double kv_told_until; /* replica_kv_now has told on_kv the memory of the run's
+                             iteration in progress until then */
     double run_context;  /* tokens of cache the run's first iteration reads */
     double run_tokens;   /* tokens each of its iterations computes */
     double run_host_tokens, run_host_growth; /* offload: the first iteration's tokens read
@@ -151,6 +153,7 @@ struct replica {
     /* the head of the queue's admission as head_fits found it, which admit() takes when
      * it pops it */
     replica_admission head;
+    const llm_request *head_for; /* the request head was found for (admit() clears it) */
     decode_cost run_draft; /* speculating: the draft's part of the run's cost */
     perf_profile base_profile;
     double compute_factor, memory_factor;

@@ -429,6 +429,11 @@ static int pick(serving_fleet *f, llm_request *q, serving_slot **out, char *err,
         check_rankings(f);
     serving_slot *sl;
     if (affinity) {
+        /* what each holds now (a reserving replica's memory stays over a run: nothing
+         * to ask, and no replica read) */
+        if (f->group.replica.kv_policy != KV_RESERVE)
+            for (unsigned i = 0; i < f->nactive; i++)
+                replica_kv_now(f->active[i]->r);
         const fleet_prefix *p = f->events.prefix(f->events.owner, q);
         sl = choose_affinity(f, p, q);
         if (checking && sl != affinity_look_at_each(f, p, q))
@@ -501,6 +506,7 @@ int serving_fleet_bind(serving_fleet *f, llm_request *q, fleet_binding *b, char 
     if (got <= 0)
         return got;
     b->serial = sl->serial;
+    replica_kv_now(sl->r);
     q->brought_held = replica_prefix_held(sl->r, q);
     count_inbound(sl, q, +1);
     return 1;

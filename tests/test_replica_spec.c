@@ -254,6 +254,72 @@ Test(replica_spec, speculation_grows_a_cache_that_preempts_or_swaps)
     cr_expect_float_eq(swapped.spec_tokens, 60.0 * 16, 0);
 }
 
+/* 16 sequences of different lengths speculating (k 4, acceptance 0.7) under a growing
+ * cache, over capacities from 6,000 to 12,000 tokens: the fast path preempts the same
+ * sequences at the same rounds as one event a round.  Before 2026-12-07 its run ran
+ * until the rounds' expected tokens (E a round) filled the cache, while a round makes
+ * floor((j + 1) E) - floor(j E): a run could pass the round where make_room preempts,
+ * and at 18 of 124 of these capacities the sequences ended 0.03% early. */
+typedef struct spec_ends {
+    unsigned n;
+    double finish_sum;
+} spec_ends;
+
+static void add_end(void *context, llm_request *q, bool dropped)
+{
+    spec_ends *d = context;
+    d->n += !dropped;
+    d->finish_sum += dropped ? 0 : q->finish_s;
+}
+
+static spec_ends speculate_in(const bench *b, bool draft, double capacity, bool reference,
+                              uint64_t *preemptions)
+{
+    replica_config c = {
+        .model = b->target, .device = b->gpu, .profile = b->profile, .prec = PREC_FP8,
+        .kv_prec = PREC_BF16, .tp = 8, .max_batch = 256, .max_tokens = 8192,
+        .kv_capacity_tokens = capacity, .reference = reference, .spec_k = 4,
+        .draft = draft ? b->draft : NULL, .spec_step_s = draft ? 0 : 0.0002,
+        .spec_tokens = perf_speculative_tokens(0.7, 4), .kv_policy = KV_PREEMPT,
+    };
+    sim_engine *e = sim_engine_create();
+    spec_ends d = { 0 };
+    replica *rep = replica_create(e, &c, add_end, &d);
+    llm_request qs[16];
+    for (unsigned i = 0; i < 16; i++) {
+        qs[i] = (llm_request){ .prompt = 500 + 7 * i, .output = 200 + 13 * i, .id = i };
+        replica_enqueue(rep, &qs[i]);
+    }
+    sim_engine_run(e);
+    *preemptions = replica_get_stats(rep)->preemptions;
+    replica_free(rep);
+    sim_engine_free(e);
+    return d;
+}
+
+Test(replica_spec, a_run_of_rounds_preempts_where_one_event_a_round_does)
+{
+    bench b;
+    bench_init(&b);
+    uint64_t preempted = 0;
+    for (int draft = 0; draft < 2; draft++)
+        for (double capacity = 6000; capacity <= 12000; capacity += 97) {
+            uint64_t pf, pr;
+            spec_ends fast = speculate_in(&b, draft, capacity, false, &pf);
+            spec_ends ref = speculate_in(&b, draft, capacity, true, &pr);
+            cr_assert_eq(fast.n, 16);
+            cr_assert_eq(ref.n, 16);
+            cr_expect_eq(pf, pr, "%s, %g tokens: %g / %g preemptions",
+                         draft ? "draft" : "lookup", capacity, (double)pf, (double)pr);
+            /* the rounds' costs read the context growing E a round: within 1e-5 */
+            cr_expect_leq(fabs(fast.finish_sum / ref.finish_sum - 1), 1e-5,
+                          "%s, %g tokens: ends %.12g / %.12g", draft ? "draft" : "lookup",
+                          capacity, fast.finish_sum, ref.finish_sum);
+            preempted += pr;
+        }
+    cr_expect_gt(preempted, 100, "the cache was short: %g preemptions", (double)preempted);
+}
+
 static void count_drop(void *context, llm_request *q, bool dropped)
 {
     (void)q;
