@@ -357,6 +357,7 @@ static void admit(replica *r, double now)
         if (!head_fits(r))
             break;
         pop_waiting(r);
+        r->head_for = NULL; /* admitted: it names only a head looked at and left waiting */
         if (!q->preemptions)
             q->admitted_s = now;
         for (unsigned i = 0; i < r->naddons; i++)

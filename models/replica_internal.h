@@ -153,7 +153,8 @@ struct replica {
     /* the head of the queue's admission as head_fits found it, which admit() takes when
      * it pops it */
     replica_admission head;
-    const llm_request *head_for; /* the request head was found for (admit() clears it) */
+    const llm_request *head_for; /* the head admit() looked at and left waiting (NULL:
+                                    none since its last admission) */
     decode_cost run_draft; /* speculating: the draft's part of the run's cost */
     perf_profile base_profile;
     double compute_factor, memory_factor;
