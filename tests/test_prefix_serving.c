@@ -257,18 +257,26 @@ static void expect_the_same_runs(serving_config c, double duration_s, const char
  * or a readmitted request finds blocks the reference evicted (until 2026-12-07 the fast
  * path's mean response time read 8-21% under the reference's over 3,000 s, 0.8-5% over
  * these 600 s, with one seed held within 1%). */
-Test(prefix_serving, the_fast_path_agrees_under_preemption_beside_shared_blocks, .timeout = 60)
+/* One replica near saturation, four 4,000-token system prompts (16,000 of its 60,000
+ * tokens of cache shared), the cache growing under `policy`. */
+static serving_config shared_blocks_near_saturation(kv_policy policy)
 {
-    static const system_prompt four[] = { { 4000, 1, 4 } }; /* 16,000 tokens shared */
+    static const system_prompt four[] = { { 4000, 1, 4 } };
     serving_config c = chat_config(1, 1);
     c.system_prompts = four;
     c.sessions = NULL;
     c.interarrival = sim_dist_exponential(1 / 3.6);
     c.prompt_tokens = sim_dist_lognormal(300, 0.5);
     c.output_tokens = sim_dist_lognormal(400, 0.8);
-    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_policy = policy;
     c.replica.kv_capacity_tokens = 60000;
-    expect_the_same_runs(c, 600, "preempting beside shared blocks", 1000);
+    return c;
+}
+
+Test(prefix_serving, the_fast_path_agrees_under_preemption_beside_shared_blocks, .timeout = 60)
+{
+    expect_the_same_runs(shared_blocks_near_saturation(KV_PREEMPT), 600,
+                         "preempting beside shared blocks", 1000);
 }
 
 /* Where a fast run's cache is read, or gives back blocks that change an admission,
@@ -301,15 +309,7 @@ Test(prefix_serving, the_fast_path_agrees_where_the_cache_changes_within_a_run, 
     c.replica.kv_capacity_tokens = 60000;
     expect_the_same_runs(c, 300, "affinity", 0);
 
-    static const system_prompt four[] = { { 4000, 1, 4 } };
-    c = chat_config(1, 1);
-    c.system_prompts = four;
-    c.sessions = NULL;
-    c.interarrival = sim_dist_exponential(1 / 3.6);
-    c.prompt_tokens = sim_dist_lognormal(300, 0.5);
-    c.output_tokens = sim_dist_lognormal(400, 0.8);
-    c.replica.kv_policy = KV_SWAP;
-    c.replica.kv_capacity_tokens = 60000;
+    c = shared_blocks_near_saturation(KV_SWAP);
     c.replica.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
     c.replica.host_kv_bytes = 8000 * c.replica.kv_bytes_per_token;
     c.replica.host_kv_bytes_per_s = 25e9;
