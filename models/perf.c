@@ -141,6 +141,7 @@ perf_profile perf_default_profile(const device_spec *d)
         .host_s = f->host.base_s, .host_per_seq_s = f->host.per_seq_s,
         .host_tp_s = f->host.tp_base_s, .host_tp_per_seq_s = f->host.tp_per_seq_s,
         .family = f, .node = perf_node_of(d),
+        .network_efficiency = f->cluster.network_efficiency,
     };
     return p;
 }
@@ -158,6 +159,21 @@ double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, 
     if (perf_group_within_scale_up(d, p, span))
         return device_link_bytes_per_s(d);
     return span <= p->devices_per_node ? d->pcie_bytes_per_s : p->network_bytes_per_s;
+}
+
+double perf_network_bytes_per_s(const perf_profile *p, double members)
+{
+    double e = p->network_efficiency > 0 ? p->network_efficiency : 1;
+    return members * p->network_bytes_per_s * e;
+}
+
+double perf_network_allreduce_s(const perf_profile *p, double bytes, double nodes,
+                                double members)
+{
+    if (nodes <= 1)
+        return 0;
+    return 2 * (nodes - 1) / nodes * bytes / perf_network_bytes_per_s(p, members)
+           + 2 * (nodes - 1) * p->link_latency_s;
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -371,9 +387,9 @@ static void decode_attention_per_token(const step *s, double seqs, double *compu
 
 /* Two ring all-reduces a layer (after attention and after the MLP) and one after the
  * vocabulary-parallel embedding, of the hidden state, at the node's measured rate.  A
- * group past the node also waits on the network: reduced within each of its k nodes at
- * the node's rate, then 2 (k - 1) steps of a ring over the nodes, each the network's
- * latency (the link_latency_s that training's groups across nodes pay a step). */
+ * group past the node runs NCCL's hierarchy (perf_network_allreduce_s): each node's
+ * devices reduce among themselves at the node's rate while the nodes ring their shares
+ * over every member's NIC, the slower of the two setting the time. */
 static double allreduce_s(const step *s, double tokens)
 {
     if (s->tp <= 1 || tokens <= 0)
@@ -381,13 +397,17 @@ static double allreduce_s(const step *s, double tokens)
     unsigned n = (unsigned)s->tp;
     perf_profile p = *s->p;
     p.node = s->node;
-    double link = perf_group_link_bytes_per_s(s->d, &p, n);
-    double t = perf_node_allreduce_s(s->node, n, tokens * s->m->hidden * s->abytes, link);
-    if (n > p.devices_per_node) {
-        double nodes = ceil((double)n / p.devices_per_node);
-        t += 2 * (nodes - 1) * p.link_latency_s;
-    }
-    return t;
+    double bytes = tokens * s->m->hidden * s->abytes;
+    if (n <= p.devices_per_node)
+        return perf_node_allreduce_s(s->node, n, bytes, perf_group_link_bytes_per_s(s->d, &p, n));
+    unsigned members = p.devices_per_node;
+    double nodes = ceil((double)n / members), link = perf_group_link_bytes_per_s(s->d, &p, members);
+    double within = perf_node_allreduce_s(s->node, members, bytes, link);
+    double across = perf_network_allreduce_s(&p, bytes, nodes, n / nodes);
+    /* each stage's start-up (its time for no bytes): they add; the transfers overlap */
+    double start_within = perf_node_allreduce_s(s->node, members, 0, link);
+    double start_across = perf_network_allreduce_s(&p, 0, nodes, n / nodes);
+    return start_within + start_across + fmax(within - start_within, across - start_across);
 }
 
 double perf_node_allreduce_s(const perf_node *node, unsigned n, double bytes,

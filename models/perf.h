@@ -104,6 +104,9 @@ typedef struct perf_profile {
      * or make them, as far as they last (Transformer Engine's userbuffers overlap, a
      * training engine's tp_overlap); 0: in series */
     double train_tp_overlap;
+    /* of network_bytes_per_s, what a collective's traffic between nodes reaches (the
+     * family's cluster constants); 0: the line rate */
+    double network_efficiency;
 } perf_profile;
 
 /* The family of measurements that stands for device d, the node layout its tensor-
@@ -145,6 +148,22 @@ perf_profile perf_default_profile(const device_spec *d);
  * parallelism's all-reduces and training's context, pipeline and data groups alike.
  * profile->node (or the device's) tells NVLink pairs. */
 double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span);
+
+/* What `members` devices of a node carry to other nodes together, each over its own NIC,
+ * in a collective's traffic: members x network_bytes_per_s x network_efficiency. */
+double perf_network_bytes_per_s(const perf_profile *p, double members);
+
+/* The stage between nodes of an all-reduce of `bytes` over a group spread over `nodes`
+ * nodes with `members` of its ranks on each: NCCL's hierarchy, in which each node's
+ * members first reduce among themselves so that each holds 1 / members of the sum, the
+ * nodes then ring their shares over the members' own NICs (2 (nodes - 1) / nodes of the
+ * bytes at perf_network_bytes_per_s, and 2 (nodes - 1) steps of link_latency_s), the
+ * members last gathering the result.  The stages within the node work on chunks the
+ * network is not carrying: a group's all-reduce pays both stages' start-ups and the
+ * slower of their transfers.  One member a node is a plain ring over the nodes; 0 with
+ * one node (and the start-up alone with no bytes). */
+double perf_network_allreduce_s(const perf_profile *p, double bytes, double nodes,
+                                double members);
 
 /* Whether such a group lies within the scale-up domain (its link the scale-up one). */
 bool perf_group_within_scale_up(const device_spec *d, const perf_profile *p, double span);

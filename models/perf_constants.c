@@ -43,9 +43,14 @@ static const perf_precision_row PRECISION_CPU = {
  * a node): 400 Gb/s per GPU (one 400 Gb/s InfiniBand or Ethernet NIC a GPU, as in NVIDIA's
  * DGX H100 and HGX designs: NVIDIA DGX H100 datasheet), 8 GPUs a node, 10 us a collective
  * step (an assumed alpha: a few microseconds of network latency and NCCL's per-step work;
- * not measured here). */
+ * not measured here).  A collective's traffic reaches 0.94 of the NIC's line rate: NCCL's
+ * maintainers expect 46-48 GB/s of bus bandwidth a 400 Gb/s NDR NIC (the fit set's
+ * kernels/collectives_scale.csv line 133; 47 / 50).  The same set's other fabrics read
+ * 0.74 (EFA v4, 4 nodes of B200, lines 64-96) and 0.90 (GCP A3 Mega's GPUDirect-TCPXO,
+ * 2 nodes of H100, lines 99-129, with 200 Gb/s NICs, a speed the file does not state):
+ * docs/performance_model.md compares them. */
 #define CLUSTER_GPU { .link_latency_s = 10e-6, .network_bytes_per_s = 50e9, \
-                     .devices_per_node = 8 }
+                     .devices_per_node = 8, .network_efficiency = 0.94 }
 
 /* a100: the profiled A100 80GB SXM; its datasheet figures from devices.csv A100-80GB-SXM. */
 static const perf_family FAMILY_A100 = {
@@ -203,8 +208,9 @@ static const perf_family FAMILY_CPU = {
     .attn_decode = { .efficiency = 0.7, .width_half = 0, .floor_s = 0 },
     .attn_prefill = { .cached_efficiency = 0.6, .new_efficiency = 0.6, .floor_s = 0 },
     .host = { 0, 0, 0, 0 },
+    /* no measurement of CPUs' collectives: the line rate */
     .cluster = { .link_latency_s = 5e-6, .network_bytes_per_s = 12.5e9,
-                 .devices_per_node = 1 },
+                 .devices_per_node = 1, .network_efficiency = 1 },
     .precision = &PRECISION_CPU,
 };
 

@@ -137,6 +137,7 @@ typedef struct perf_cluster_constants {
     double link_latency_s;       /* alpha of a training collective step */
     double network_bytes_per_s;  /* per device between nodes, one direction */
     unsigned devices_per_node;
+    double network_efficiency;   /* of network_bytes_per_s a collective's traffic reaches */
 } perf_cluster_constants;
 
 typedef struct perf_family {

@@ -37,10 +37,6 @@ int perf_training_precision_check(const device_spec *d, precision p, char *why,
     return 0;
 }
 
-static double gather_s(double bytes, unsigned n, double link, double latency)
-{
-    return perf_allreduce_s(bytes, n, link, latency) / 2;
-}
 
 /* The operator table the profile stands on: a calibration's, or the device family's. */
 static const perf_family *family_of(const perf_profile *p, const device_spec *d)
@@ -157,16 +153,41 @@ static double group_link(const device_spec *d, const perf_profile *p, double inn
     return perf_group_link_bytes_per_s(d, p, inner * n);
 }
 
-/* The time of half an all-reduce (a reduce-scatter or an all-gather) of `bytes` a
- * parameter: `dense` parameters over the `ranks` that hold them, `experts` over the
- * `eranks` that hold the same experts (none for a dense model), on `link`. */
-static double dense_and_experts_s(double bytes, double dense, double experts, unsigned ranks,
-                                  unsigned eranks, double link, const perf_profile *p)
+/* Half an all-reduce (a reduce-scatter or an all-gather, rings in NCCL) of `bytes` over n
+ * ranks spread evenly over `span` consecutive devices (ranks numbered node by node).
+ * Every hop of the ring carries (n - 1) / n of the bytes, one step a rank.  Within a node
+ * the hops run over the group's link.  Past it, each of the ring's channels leaves every
+ * node once and NCCL spreads the channels over the NICs of the node's members, so the
+ * hops between nodes carry the bytes at every member's NIC together
+ * (perf_network_bytes_per_s: 46-48 GB/s a 400 Gb/s NIC of bus bandwidth, as NCCL's
+ * maintainers state it), and the members' own link bounds the hops within. */
+static double group_half_s(const device_spec *d, const perf_profile *p, double bytes,
+                           unsigned n, double span)
+{
+    if (n <= 1)
+        return 0;
+    double node = p->devices_per_node;
+    if (span <= node)
+        return perf_allreduce_s(bytes, n, perf_group_link_bytes_per_s(d, p, span),
+                                p->link_latency_s) / 2;
+    double members = fmax(1, floor(n / ceil(span / node)));
+    double rate = perf_network_bytes_per_s(p, members);
+    if (members > 1)
+        rate = fmin(rate, perf_group_link_bytes_per_s(d, p, span / n * members));
+    return perf_allreduce_s(bytes, n, rate, p->link_latency_s) / 2;
+}
+
+/* The time of half an all-reduce of `bytes` a parameter: `dense` parameters over the
+ * `ranks` that hold them, `experts` over the `eranks` that hold the same experts (none for
+ * a dense model), both groups spread over the same `span` devices. */
+static double dense_and_experts_s(const device_spec *d, const perf_profile *p, double bytes,
+                                  double dense, double experts, unsigned ranks,
+                                  unsigned eranks, double span)
 {
     if (eranks == ranks) /* no expert parallelism: one group holds both */
-        return gather_s(bytes * (dense + experts), ranks, link, p->link_latency_s);
-    return gather_s(bytes * dense, ranks, link, p->link_latency_s)
-           + gather_s(bytes * experts, eranks, link, p->link_latency_s);
+        return group_half_s(d, p, bytes * (dense + experts), ranks, span);
+    return group_half_s(d, p, bytes * dense, ranks, span)
+           + group_half_s(d, p, bytes * experts, eranks, span);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -267,7 +288,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
     double experts = copies * routed / ((double)s.etp * s.pp * s.ep);
-    double link = group_link(d, p, s.tp, s.dualpipe ? s.dp * s.cp * s.pp : ranks);
+    double span = s.tp * (s.dualpipe ? (double)s.dp * s.cp * s.pp : ranks);
     /* the ranks the states shard over: HSDP's group under ZeRO-3, else all that hold them */
     unsigned shard = s.zero_stage >= 3 && s.shard_ranks && s.shard_ranks < ranks
                      ? s.shard_ranks : ranks;
@@ -281,20 +302,19 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
          * node when the group is) and all-reduces the gradients across the groups once
          * a step, as ZeRO-1/2 reduce below */
-        double shard_link = group_link(d, p, s.tp, shard);
         double layer_routed = routed / m->layers;
-        double ag = dense_and_experts_s(2, (model_params_layer(m) - layer_routed) / s.tp,
+        double ag = dense_and_experts_s(d, p, 2, (model_params_layer(m) - layer_routed) / s.tp,
                                         layer_routed / ((double)s.etp * s.ep), shard,
-                                        (unsigned)eshard, shard_link, p);
+                                        (unsigned)eshard, (double)s.tp * shard);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
         double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
         e.dp_comm_s = n * (fwd + bwd);
         if (shard < ranks && !s.lora) {
-            double across = 2 * dense_and_experts_s(2, dense / shard,
+            double across = 2 * dense_and_experts_s(d, p, 2, dense / shard,
                                                     experts / eshard, ranks / shard,
                                                     (unsigned)fmax(1, eranks / eshard),
-                                                    link, p);
+                                                    span);
             double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
             e.dp_comm_s += fmax(across - backward * (1 - 1 / stage_layers),
                                 across / stage_layers);
@@ -309,7 +329,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * too (the interleaved schedule finishes chunk by chunk); the gathers hide
          * alike behind the next step's first forward passes.  What a layer's bucket
          * needs after the last work is never hidden. */
-        double half = dense_and_experts_s(2, dense, experts, ranks, (unsigned)eranks, link, p);
+        double half = dense_and_experts_s(d, p, 2, dense, experts, ranks, (unsigned)eranks,
+                                          span);
         double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
