@@ -19,7 +19,7 @@ static const char *const DEVICE_KEYS[] = {
     "purchase_date", "purchase_source", "cores", NULL,
 };
 static const char *const SCALE_UP_KEYS[] = { "devices", "gbs", NULL };
-static const char *const NETWORK_KEYS[] = { "gbit_per_s", "latency", NULL };
+static const char *const NETWORK_KEYS[] = { "gbit_per_s", "latency", "efficiency", NULL };
 static const char *const MODEL_KEYS[] = {
     "layers", "hidden", "heads", "kv_heads", "ffn", "gated", "vocab", "tied", "positions",
     "alibi", "experts", "experts_active", "params", "params_active", "context", "head_dim",
@@ -127,7 +127,9 @@ static int read_scale_up(load_context *c, const fields_object *o, double nvlink_
     return 0;
 }
 
-/* network = { gbit_per_s = 400, latency = "10us" }: the scale-out NIC a device has. */
+/* network = { gbit_per_s = 400, latency = "10us", efficiency = 0.74 }: the scale-out NIC a
+ * device has, a collective step's start-up over it and the share of its line rate a
+ * collective's traffic reaches. */
 static int read_network(load_context *c, const fields_object *o, device_spec *d)
 {
     fields_object s;
@@ -140,7 +142,9 @@ static int read_network(load_context *c, const fields_object *o, device_spec *d)
     int status = fields_object_check_keys(c, &s, NETWORK_KEYS)
                  || fields_read_number(c, &s, "gbit_per_s", true, 0, 0, 1e6, false, &gbit)
                  || fields_read_duration(c, &s, "latency", false, 0, 0, 1, true,
-                                         &d->network_latency_s);
+                                         &d->network_latency_s)
+                 || fields_read_number(c, &s, "efficiency", false, 0, 0, 1, false,
+                                       &d->network_efficiency);
     lua_settop(c->L, s.index - 1);
     if (status)
         return -1; /* nothing read is kept */

@@ -45,6 +45,7 @@ typedef struct device_spec {
                                      * 0 = not stated (the family's node) */
     double network_bytes_per_s;     /* scale-out NIC per device, one direction; 0 = not stated */
     double network_latency_s;       /* a collective step's alpha over it; 0 = not stated */
+    double network_efficiency;      /* of its line rate, a collective's; 0 = not stated */
     double pcie_bytes_per_s;        /* host link, one direction, x16 */
     double idle_w, tdp_w;
     double loaded_w;                /* drawn holding a model with no work (clocks up); 0 =

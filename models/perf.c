@@ -141,7 +141,8 @@ perf_profile perf_default_profile(const device_spec *d)
         .host_s = f->host.base_s, .host_per_seq_s = f->host.per_seq_s,
         .host_tp_s = f->host.tp_base_s, .host_tp_per_seq_s = f->host.tp_per_seq_s,
         .family = f, .node = perf_node_of(d),
-        .network_efficiency = f->cluster.network_efficiency,
+        .network_efficiency = d->network_efficiency > 0 ? d->network_efficiency
+                                                        : f->cluster.network_efficiency,
     };
     return p;
 }

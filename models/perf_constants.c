@@ -443,7 +443,9 @@ const perf_constant_note perf_constant_notes[] = {
       "400 Gb/s per GPU (one 400 Gb/s InfiniBand or Ethernet NIC a GPU, as in NVIDIA's "
       "DGX H100 and HGX designs: NVIDIA DGX H100 datasheet), 8 GPUs a node, 10 us a "
       "collective step (an assumed alpha: a few microseconds of network latency and "
-      "NCCL's per-step work; not measured here)", 0 },
+      "NCCL's per-step work; not measured here); a collective's traffic at 0.94 of the "
+      "line rate (NCCL's maintainers: 46-48 GB/s of bus bandwidth a 400 Gb/s NDR NIC, "
+      "kernels/collectives_scale.csv line 133)", 0 },
     { "cpu", "all",
       "BLAS 60% of fp32 peak, STREAM 70% of bandwidth: the model before the per-operator "
       "one", 0 },

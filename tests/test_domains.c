@@ -208,3 +208,29 @@ Test(domains, every_new_device_is_placed_by_name_with_a_reason)
                  "H20 is not taken for H200 nor H200 for H20");
     cr_expect_eq(perf_family_of(test_device("L40S")), perf_families[PERF_FAMILY_A40]);
 }
+
+/* A fabric slower than InfiniBand states its share of the line rate: EFA v4 reaches 0.74
+ * (4 x 8 B200, 16 GiB, kernels/collectives_scale.csv lines 64-96), the default 0.94. */
+Test(domains, a_network_states_the_share_of_its_line_rate_collectives_reach)
+{
+    char err[512];
+    cr_expect_eq(load_edit("local fs = require 'fleetsim'\n"
+                           "fs.devices['B200'].network = { gbit_per_s = 400, efficiency = 0.74 }",
+                           err, sizeof err), 0, "%s", err);
+    cr_expect_eq(load_edit("local fs = require 'fleetsim'\n"
+                           "fs.devices['B200'].network = { gbit_per_s = 400, efficiency = 1.5 }",
+                           err, sizeof err), -1);
+    cr_expect(strstr(err, "devices.B200.network.efficiency") != NULL, "%s", err);
+    device_spec efa = *test_device("B200");
+    cr_expect_float_eq(perf_default_profile(&efa).network_efficiency, 0.94, 1e-12);
+    efa.network_efficiency = 0.74;
+    perf_profile p = perf_default_profile(&efa);
+    cr_expect_float_eq(p.network_efficiency, 0.74, 1e-12);
+    /* the ring between 4 nodes of 8: 2 x 3/4 of 16 GiB over 8 NICs of 50 GB/s at 0.74,
+     * after 6 steps of 10 us: 382 GB/s of bus bandwidth (2 x 31/32 of the bytes over the
+     * time), as measured */
+    double bytes = 16.0 * (1u << 30);
+    double t = perf_network_allreduce_s(&p, bytes, 4, 8);
+    cr_expect_float_eq(t, 1.5 * bytes / (8 * 50e9 * 0.74) + 6 * 10e-6, 1e-12 * t);
+    cr_expect(fabs(2.0 * 31 / 32 * bytes / t / 381.8e9 - 1) < 0.01, "%g", 2.0 * 31 / 32 * bytes / t);
+}

@@ -11,7 +11,8 @@
 -- (10^9 bytes/s).  scale_up is the scale-up domain and its link: devices (8 on an HGX
 -- board, 72 in an NVL72 rack, 2 for NVLink-bridged pairs, 1 for none) and gbs, the
 -- datasheet's total a device (both directions; NVLink, Infinity Fabric, Gaudi's RoCE
--- mesh); network is the scale-out NIC a device has (400 Gb/s when absent).  pcie_gen sets
+-- mesh); network is the scale-out NIC a device has (400 Gb/s when absent; efficiency,
+-- the share of its line rate collectives reach, 0.94 when absent).  pcie_gen sets
 -- the host link (x16).  Idle power is a typical reading of an idle device, an estimate;
 -- TDP is the datasheet's; loaded_w, where a reading exists, is a device holding a model
 -- with no requests (clocks up; ../shared/reference/power/device_power.csv, the midpoint
