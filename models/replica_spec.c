@@ -9,6 +9,11 @@
  * that a run's tokens are the sum of its rounds' to the last bit. */
 static double made_by(unsigned j, double e) { return floor((double)j * e); }
 
+double replica_spec_fraction(unsigned rounds, double e)
+{
+    return (double)rounds * e - made_by(rounds, e);
+}
+
 unsigned replica_spec_tokens(unsigned from, double e, unsigned n)
 {
     if (!(e >= 1))

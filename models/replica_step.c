@@ -228,6 +228,14 @@ static double spec_tokens_of(const replica *r, const llm_request *q)
     return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
 }
 
+/* The context a speculating sequence's round reads: its cache and the position it verifies
+ * from, with the fraction of a token its rounds have made in expectation beyond the whole
+ * ones (replica_spec.h), so that it grows by exactly E a round in both modes. */
+static double spec_context(const replica *r, const llm_request *q)
+{
+    return q->cached + 1.0 + replica_spec_fraction(q->spec_rounds, spec_tokens_of(r, q));
+}
+
 /* a round beside the chunks (its verification added by spec_draft_prefill) */
 static void spec_decoders(replica *r, perf_batch *b, double *budget, replica_decoders *d)
 {
@@ -237,8 +245,9 @@ static void spec_decoders(replica *r, perf_batch *b, double *budget, replica_dec
         q->chunk = 0;
         if (replica_decoding(q)) {
             d->verified++;
-            d->verified_context += replica_held(r, q->cached + 1.0);
-            d->draft_context += draft_held(r, q->cached + 1.0);
+            double at = spec_context(r, q);
+            d->verified_context += replica_held(r, at);
+            d->draft_context += draft_held(r, at);
             *budget -= r->config.spec_k + 1.0;
         }
     }
@@ -264,7 +273,7 @@ static void spec_run(replica *r, replica_run_sums *s)
 {
     for (unsigned i = 0; i < r->nrunning; i++) {
         const llm_request *q = r->running[i];
-        s->context += q->cached + 1.0;
+        s->context += spec_context(r, q);
         unsigned left = q->output - q->generated;
         s->fewest = fmin(s->fewest, replica_spec_rounds_for(q->spec_rounds,
                                                             spec_tokens_of(r, q), left));
@@ -294,7 +303,7 @@ static void spec_window_run(replica *r, replica_run_sums *s)
     unsigned draft_window = draft ? draft->window : 0;
     for (unsigned i = 0; i < r->nrunning; i++) {
         const llm_request *q = r->running[i];
-        double at = q->cached + 1.0, e = spec_tokens_of(r, q);
+        double at = spec_context(r, q), e = spec_tokens_of(r, q);
         s->context += replica_held(r, at);
         s->draft_context += draft_held(r, at);
         unsigned left = q->output - q->generated;

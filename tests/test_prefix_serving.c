@@ -220,34 +220,6 @@ Test(prefix_serving, the_fast_path_agrees_with_one_event_per_iteration)
     cr_expect_leq(fabs(fast.stats.prefix_cached_tokens / ref.stats.prefix_cached_tokens - 1), 0.01);
 }
 
-/* c run fast and one event per iteration, seeds 1 to 3: the same requests complete and
- * are preempted (at least `preempted` of them in the reference), at the same times but
- * for rounding. */
-static void expect_the_same_runs(serving_config c, double duration_s, const char *what,
-                                 uint64_t preempted)
-{
-    for (unsigned seed = 1; seed <= 3; seed++) {
-        c.seed = seed;
-        c.replica.reference = false;
-        run_result fast = serving_run(&c, duration_s);
-        c.replica.reference = true;
-        run_result ref = serving_run(&c, duration_s);
-        cr_assert_gt(ref.stats.completed, 500, "%s", what);
-        cr_assert_geq(ref.preemptions, preempted, "%s, seed %u: %g preemptions", what, seed,
-                      (double)ref.preemptions);
-        cr_expect_eq(fast.stats.completed, ref.stats.completed, "%s, seed %u: %g / %g", what,
-                     seed, (double)fast.stats.completed, (double)ref.stats.completed);
-        cr_expect_eq(fast.preemptions, ref.preemptions, "%s, seed %u: %g / %g", what, seed,
-                     (double)fast.preemptions, (double)ref.preemptions);
-        cr_expect_leq(fabs(fast.stats.tpot_s.mean / ref.stats.tpot_s.mean - 1), 1e-9,
-                      "%s, seed %u: TPOT %.12g / %.12g", what, seed, fast.stats.tpot_s.mean,
-                      ref.stats.tpot_s.mean);
-        cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 1e-9,
-                      "%s, seed %u: e2e %.12g / %.12g", what, seed, fast.stats.e2e_s.mean,
-                      ref.stats.e2e_s.mean);
-    }
-}
-
 /* Preemption beside shared blocks, near saturation: the cache fills and empties all run
  * long.  A decode run ends where the cache fills, counting the blocks the sequences share
  * from the prefix cache (before 2026-12-06 it left them out and overfilled the cache,

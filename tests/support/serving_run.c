@@ -1,6 +1,7 @@
 #include "serving_run.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 run_result serving_run(const serving_config *c, double duration_s)
@@ -36,4 +37,29 @@ run_result serving_run(const serving_config *c, double duration_s)
     serving_free(s);
     sim_engine_free(e);
     return r;
+}
+
+void expect_the_same_runs(serving_config c, double duration_s, const char *what,
+                          uint64_t preempted)
+{
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        c.seed = seed;
+        c.replica.reference = false;
+        run_result fast = serving_run(&c, duration_s);
+        c.replica.reference = true;
+        run_result ref = serving_run(&c, duration_s);
+        cr_assert_gt(ref.stats.completed, 500, "%s", what);
+        cr_assert_geq(ref.preemptions, preempted, "%s, seed %u: %g preemptions", what, seed,
+                      (double)ref.preemptions);
+        cr_expect_eq(fast.stats.completed, ref.stats.completed, "%s, seed %u: %g / %g", what,
+                     seed, (double)fast.stats.completed, (double)ref.stats.completed);
+        cr_expect_eq(fast.preemptions, ref.preemptions, "%s, seed %u: %g / %g", what, seed,
+                     (double)fast.preemptions, (double)ref.preemptions);
+        cr_expect_leq(fabs(fast.stats.tpot_s.mean / ref.stats.tpot_s.mean - 1), 1e-9,
+                      "%s, seed %u: TPOT %.12g / %.12g", what, seed, fast.stats.tpot_s.mean,
+                      ref.stats.tpot_s.mean);
+        cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 1e-9,
+                      "%s, seed %u: e2e %.12g / %.12g", what, seed, fast.stats.e2e_s.mean,
+                      ref.stats.e2e_s.mean);
+    }
 }
