@@ -483,7 +483,8 @@ static void start_prefill(replica *r, double now, unsigned first_prompt)
  *   an eviction of d tokens lowers its sum by up to (1 - g) d.
  * So the head is looked at again once the run's start gave back what it gives back
  * (where every token counts whole, only if it is not the one admit() looked at);
- * from then on the run grows the cache G a step (run_cache_growth) and gives back at most
+ * from then on the run grows the cache G a step at least (run_least_cache_growth:
+ * speculative rounds make floor(E) tokens a sequence at least) and gives back at most
  * its growth and a block, so the head's sum grows by g G - (1 - g) block at least by the
  * next boundary, and more by the later ones. */
 static bool head_may_fit_within(replica *r)
@@ -500,10 +501,8 @@ static bool head_may_fit_within(replica *r)
     const replica_admission *a = &r->head;
     if (!c->model->window || q->cached || c->kv_policy == KV_RESERVE || !(a->unpinned > 0))
         return false; /* nothing more given back, or none of it the head's to gain by */
-    if (c->spec_k) /* rounds grow the cache by what they make: no bound kept here */
-        return true;
     double g = 1 - (double)model_local_layers(c->model) / c->model->layers;
-    double slack = (1 - g) * prefix_cache_block(c->prefix) - g * r->run_cache_growth;
+    double slack = (1 - g) * prefix_cache_block(c->prefix) - g * r->run_least_cache_growth;
     return slack > 0
            && r->policy->fits(r, r->kv_committed + r->kv_shared + a->unpinned - slack,
                               admission_need(r, q, a));
@@ -517,6 +516,7 @@ static void start_decode(replica *r, double now)
     double context = sums.context, growth = sums.growth, fewest = sums.fewest;
     r->run_growth = growth;
     r->run_cache_growth = sums.cache_growth;
+    r->run_least_cache_growth = sums.least_cache_growth;
     fewest = r->policy->run_bound(r, fewest);
     const perf_decode_shape *shape = decode_shape(r, r->nrunning);
     r->run_cost = perf_decode_cost_of(shape, growth, context);

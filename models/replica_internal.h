@@ -42,11 +42,12 @@ typedef struct replica_decoders {
 } replica_decoders;
 
 /* A decode run being planned: the context its first iteration reads, its growth a step
- * (reads, and the cache's own with sliding windows), the same reads as a speculating
- * draft makes them (its own window, or every token), and the most iterations before a
- * sequence finishes (or crosses a window). */
+ * (reads, and the cache's own with sliding windows: in expectation for speculative
+ * rounds, and the least any step grows it, a round making floor(E) tokens at least), the
+ * same reads as a speculating draft makes them (its own window, or every token), and the
+ * most iterations before a sequence finishes (or crosses a window). */
 typedef struct replica_run_sums {
-    double context, growth, cache_growth, fewest;
+    double context, growth, cache_growth, least_cache_growth, fewest;
     double draft_context, draft_growth;
 } replica_run_sums;
 
@@ -137,6 +138,7 @@ struct replica {
                             past a sliding window: see held) */
     double run_cache_growth; /* sliding windows: tokens of cache held a step (reads and
                                 cache grow at their own rates) */
+    double run_least_cache_growth; /* ... the least a step adds (speculative rounds vary) */
     /* the run's GPU work by phase (for power): an iteration's, but for its attention
      * over the cache, which costs run_attention_s a token read, bound by compute or
      * memory as run_attention_compute says */

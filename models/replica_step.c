@@ -188,6 +188,7 @@ static void window_run(replica *r, replica_run_sums *s)
         s->fewest = fmin(s->fewest, q->output - q->generated);
         s->growth += model_attended_growth(m, at);
         s->cache_growth += model_attended_growth(m, q->cached);
+        s->least_cache_growth += model_attended_growth(m, q->cached);
         if (q->cached < window)
             s->fewest = fmin(s->fewest, fmax(1, window - at));
     }
@@ -312,6 +313,7 @@ static void spec_window_run(replica *r, replica_run_sums *s)
         s->fewest = fmin(s->fewest, fmin(fewest, rounds_to_window(r, q, draft_window)));
         s->growth += e * model_attended_growth(m, at);
         s->cache_growth += e * model_attended_growth(m, q->cached);
+        s->least_cache_growth += floor(e) * model_attended_growth(m, q->cached);
         s->draft_growth += e * (draft ? model_attended_growth(draft, at) : 1);
     }
 }
