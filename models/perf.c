@@ -159,7 +159,7 @@ double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, 
 {
     if (perf_group_within_scale_up(d, p, span))
         return device_link_bytes_per_s(d);
-    return span <= p->devices_per_node ? d->pcie_bytes_per_s : p->network_bytes_per_s;
+    return span <= p->devices_per_node ? d->pcie_bytes_per_s : perf_network_bytes_per_s(p, 1);
 }
 
 double perf_network_bytes_per_s(const perf_profile *p, double members)
@@ -403,11 +403,12 @@ static double allreduce_s(const step *s, double tokens)
         return perf_node_allreduce_s(s->node, n, bytes, perf_group_link_bytes_per_s(s->d, &p, n));
     unsigned members = p.devices_per_node;
     double nodes = ceil((double)n / members), link = perf_group_link_bytes_per_s(s->d, &p, members);
+    double least = n - (nodes - 1) * members; /* the last node's, where they do not fill it */
     double within = perf_node_allreduce_s(s->node, members, bytes, link);
-    double across = perf_network_allreduce_s(&p, bytes, nodes, n / nodes);
+    double across = perf_network_allreduce_s(&p, bytes, nodes, least);
     /* each stage's start-up (its time for no bytes): they add; the transfers overlap */
     double start_within = perf_node_allreduce_s(s->node, members, 0, link);
-    double start_across = perf_network_allreduce_s(&p, 0, nodes, n / nodes);
+    double start_across = perf_network_allreduce_s(&p, 0, nodes, least);
     return start_within + start_across + fmax(within - start_within, across - start_across);
 }
 

@@ -144,7 +144,8 @@ perf_profile perf_default_profile(const device_spec *d);
 
 /* The one-direction rate of each device's link in a group spanning `span` consecutive
  * devices (a group of n ranks `inner` apart spans inner x n): the scale-up link within
- * the domain, PCIe beyond it within a node, the network beyond the node.  For tensor
+ * the domain, PCIe beyond it within a node, the network beyond the node (its NIC at the
+ * share a collective's traffic reaches, perf_network_bytes_per_s of one).  For tensor
  * parallelism's all-reduces and training's context, pipeline and data groups alike.
  * profile->node (or the device's) tells NVLink pairs. */
 double perf_group_link_bytes_per_s(const device_spec *d, const perf_profile *p, double span);

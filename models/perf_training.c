@@ -154,15 +154,16 @@ static double group_link(const device_spec *d, const perf_profile *p, double inn
 }
 
 /* Half an all-reduce (a reduce-scatter or an all-gather, rings in NCCL) of `bytes` over n
- * ranks spread evenly over `span` consecutive devices (ranks numbered node by node).
- * Every hop of the ring carries (n - 1) / n of the bytes, one step a rank.  Within a node
- * the hops run over the group's link.  Past it, each of the ring's channels leaves every
- * node once and NCCL spreads the channels over the NICs of the node's members, so the
- * hops between nodes carry the bytes at every member's NIC together
- * (perf_network_bytes_per_s: 46-48 GB/s a 400 Gb/s NIC of bus bandwidth, as NCCL's
- * maintainers state it), and the members' own link bounds the hops within. */
+ * ranks `stride` devices apart (ranks numbered node by node) in `blocks` runs of them
+ * (DualPipe's stage and its mirror: 2), within a group of devices spanning `span`.  Every hop of the ring carries (n - 1) / n of the bytes, one step a
+ * rank.  Within a node the hops run over the group's link.  Past it, each of the ring's
+ * channels leaves every node once and NCCL spreads the channels over the NICs of the
+ * node's members, so the hops between nodes carry the bytes at every member's NIC
+ * together (perf_network_bytes_per_s: 46-48 GB/s a 400 Gb/s NIC of bus bandwidth, as
+ * NCCL's maintainers state it), at the node holding the fewest members (the last, where
+ * they do not fill whole nodes), and the members' own link bounds the hops within. */
 static double group_half_s(const device_spec *d, const perf_profile *p, double bytes,
-                           unsigned n, double span)
+                           unsigned n, double stride, double blocks, double span)
 {
     if (n <= 1)
         return 0;
@@ -170,24 +171,26 @@ static double group_half_s(const device_spec *d, const perf_profile *p, double b
     if (span <= node)
         return perf_allreduce_s(bytes, n, perf_group_link_bytes_per_s(d, p, span),
                                 p->link_latency_s) / 2;
-    double members = fmax(1, floor(n / ceil(span / node)));
-    double rate = perf_network_bytes_per_s(p, members);
-    if (members > 1)
-        rate = fmin(rate, perf_group_link_bytes_per_s(d, p, span / n * members));
+    double full = fmax(1, fmin(floor(n / blocks), floor(node / stride)));
+    double nodes = ceil(n / full);
+    double rate = perf_network_bytes_per_s(p, n - (nodes - 1) * full);
+    if (full > 1)
+        rate = fmin(rate, perf_group_link_bytes_per_s(d, p, stride * full));
     return perf_allreduce_s(bytes, n, rate, p->link_latency_s) / 2;
 }
 
 /* The time of half an all-reduce of `bytes` a parameter: `dense` parameters over the
- * `ranks` that hold them, `experts` over the `eranks` that hold the same experts (none for
- * a dense model), both groups spread over the same `span` devices. */
+ * `ranks` that hold them (`stride` devices apart), `experts` over the `eranks` that hold
+ * the same experts (`estride` apart; none for a dense model), both in `blocks` runs
+ * within `span`. */
 static double dense_and_experts_s(const device_spec *d, const perf_profile *p, double bytes,
-                                  double dense, double experts, unsigned ranks,
-                                  unsigned eranks, double span)
+                                  double dense, double experts, unsigned ranks, double stride,
+                                  unsigned eranks, double estride, double blocks, double span)
 {
     if (eranks == ranks) /* no expert parallelism: one group holds both */
-        return group_half_s(d, p, bytes * (dense + experts), ranks, span);
-    return group_half_s(d, p, bytes * dense, ranks, span)
-           + group_half_s(d, p, bytes * experts, eranks, span);
+        return group_half_s(d, p, bytes * (dense + experts), ranks, stride, blocks, span);
+    return group_half_s(d, p, bytes * dense, ranks, stride, blocks, span)
+           + group_half_s(d, p, bytes * experts, eranks, estride, blocks, span);
 }
 
 training_estimate perf_training_step(const model_spec *m, const device_spec *d,
@@ -288,7 +291,11 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     double routed = (double)model_moe_layers(m) * m->experts * model_expert_params(m);
     double dense = copies * (model_params(m) - routed) / ((double)s.tp * s.pp);
     double experts = copies * routed / ((double)s.etp * s.pp * s.ep);
+    /* the devices the groups span: the stage's (and under DualPipe its mirror's, the
+     * pipeline between them); the holders of the same dense weights are tp apart, those
+     * of the same experts one an expert group of ep x etp */
     double span = s.tp * (s.dualpipe ? (double)s.dp * s.cp * s.pp : ranks);
+    double estride = (double)s.ep * s.etp;
     /* the ranks the states shard over: HSDP's group under ZeRO-3, else all that hold them */
     unsigned shard = s.zero_stage >= 3 && s.shard_ranks && s.shard_ranks < ranks
                      ? s.shard_ranks : ranks;
@@ -304,8 +311,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * a step, as ZeRO-1/2 reduce below */
         double layer_routed = routed / m->layers;
         double ag = dense_and_experts_s(d, p, 2, (model_params_layer(m) - layer_routed) / s.tp,
-                                        layer_routed / ((double)s.etp * s.ep), shard,
-                                        (unsigned)eshard, (double)s.tp * shard);
+                                        layer_routed / ((double)s.etp * s.ep), shard, s.tp,
+                                        (unsigned)eshard, estride, 1, (double)s.tp * shard);
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
         double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
@@ -313,8 +320,9 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         if (shard < ranks && !s.lora) {
             double across = 2 * dense_and_experts_s(d, p, 2, dense / shard,
                                                     experts / eshard, ranks / shard,
+                                                    (double)s.tp * shard,
                                                     (unsigned)fmax(1, eranks / eshard),
-                                                    span);
+                                                    (double)s.tp * shard, 1, span);
             double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
             e.dp_comm_s += fmax(across - backward * (1 - 1 / stage_layers),
                                 across / stage_layers);
@@ -329,8 +337,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * too (the interleaved schedule finishes chunk by chunk); the gathers hide
          * alike behind the next step's first forward passes.  What a layer's bucket
          * needs after the last work is never hidden. */
-        double half = dense_and_experts_s(d, p, 2, dense, experts, ranks, (unsigned)eranks,
-                                          span);
+        double half = dense_and_experts_s(d, p, 2, dense, experts, ranks, s.tp,
+                                          (unsigned)eranks, estride, copies, span);
         double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;

@@ -236,7 +236,7 @@ static double running_held(replica *r)
     replica_sync_running(r);
     double cached = 0;
     for (unsigned i = 0; i < r->nrunning; i++)
-        cached += replica_held(r, r->running[i]->cached);
+        cached += replica_held(r, replica_cached_expected(r, r->running[i]));
     return cached;
 }
 

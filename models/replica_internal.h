@@ -282,6 +282,11 @@ unsigned replica_addons_of(const replica_config *c, const replica_addon **out);
 perf_setup replica_setup(const replica *r);
 perf_speculation replica_speculation(const replica *r, perf_setup *draft);
 
+/* The tokens of a sequence's cache as its costs read them: its cached tokens, and for a
+ * speculating one the fraction of a token its rounds have made in expectation beyond them
+ * (replica_spec.h), so that they grow by exactly E a round (models/replica_step.c). */
+double replica_cached_expected(const replica *r, const llm_request *q);
+
 /* Frees the cache of the most recently admitted sequence and puts it back at the head of
  * the queue (replica.c; the cache policy says what becomes of its cache). */
 void replica_preempt_latest(replica *r);

@@ -229,12 +229,18 @@ static double spec_tokens_of(const replica *r, const llm_request *q)
     return q->spec_tokens > 0 ? q->spec_tokens : r->config.spec_tokens;
 }
 
-/* The context a speculating sequence's round reads: its cache and the position it verifies
- * from, with the fraction of a token its rounds have made in expectation beyond the whole
- * ones (replica_spec.h), so that it grows by exactly E a round in both modes. */
+double replica_cached_expected(const replica *r, const llm_request *q)
+{
+    if (!r->config.spec_k)
+        return q->cached;
+    return q->cached + replica_spec_fraction(q->spec_rounds, spec_tokens_of(r, q));
+}
+
+/* The context a speculating sequence's round reads: its cache as expected and the
+ * position it verifies from, growing by exactly E a round in both modes. */
 static double spec_context(const replica *r, const llm_request *q)
 {
-    return q->cached + 1.0 + replica_spec_fraction(q->spec_rounds, spec_tokens_of(r, q));
+    return replica_cached_expected(r, q) + 1.0;
 }
 
 /* a round beside the chunks (its verification added by spec_draft_prefill) */

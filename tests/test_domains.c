@@ -42,13 +42,15 @@ Test(domains, a_group_links_at_nvlink_within_the_domain_pcie_within_the_server_t
     /* one direction: half of NVLink 5's 1.8 TB/s */
     cr_expect_float_eq(perf_group_link_bytes_per_s(gb200, &p, 64), 900e9, 1);
     cr_expect_float_eq(perf_group_link_bytes_per_s(gb200, &p, 72), 900e9, 1);
-    cr_expect_float_eq(perf_group_link_bytes_per_s(gb200, &p, 144), 50e9, 1, "two racks");
+    /* past the node, the 400 Gb/s NIC at the 0.94 of it a collective reaches (NCCL's
+     * maintainers' 46-48 GB/s) */
+    cr_expect_float_eq(perf_group_link_bytes_per_s(gb200, &p, 144), 47e9, 1, "two racks");
     cr_expect_float_eq(perf_group_link_bytes_per_s(b200, &q, 8), 900e9, 1);
-    cr_expect_float_eq(perf_group_link_bytes_per_s(b200, &q, 16), 50e9, 1, "two boards");
+    cr_expect_float_eq(perf_group_link_bytes_per_s(b200, &q, 16), 47e9, 1, "two boards");
     /* bridged pairs: 300 GB/s a pair, PCIe gen 5 x16 (64 GB/s) across the server */
     cr_expect_float_eq(perf_group_link_bytes_per_s(pcie, &r, 2), 300e9, 1);
     cr_expect_float_eq(perf_group_link_bytes_per_s(pcie, &r, 4), 64e9, 1);
-    cr_expect_float_eq(perf_group_link_bytes_per_s(pcie, &r, 16), 50e9, 1);
+    cr_expect_float_eq(perf_group_link_bytes_per_s(pcie, &r, 16), 47e9, 1);
 }
 
 /* Llama-3-70B (hidden 8192, 80 layers) decoding 64 sequences at tp 16: each of the
@@ -214,9 +216,38 @@ Test(domains, every_new_device_is_placed_by_name_with_a_reason)
 Test(domains, a_network_states_the_share_of_its_line_rate_collectives_reach)
 {
     char err[512];
-    cr_expect_eq(load_edit("local fs = require 'fleetsim'\n"
-                           "fs.devices['B200'].network = { gbit_per_s = 400, efficiency = 0.74 }",
-                           err, sizeof err), 0, "%s", err);
+    /* read from a scenario's catalog into the device, and from there into a priced step:
+     * tp 16 over two boards waits on the network stage at 0.74 */
+    sandbox *sb = sandbox_create(false);
+    cr_assert_not_null(sb);
+    lua_State *L = sandbox_state(sb);
+    cr_assert_eq(luaL_dostring(L, "local fs = require 'fleetsim'\n"
+                                  "fs.devices['B200'].network = { gbit_per_s = 400, "
+                                  "efficiency = 0.74 }"), LUA_OK, "%s", lua_tostring(L, -1));
+    catalog cat;
+    cr_assert_eq(catalog_load_from(L, "edit.lua", &cat, err, sizeof err), 0, "%s", err);
+    const device_spec *loaded = catalog_device(&cat, "B200");
+    cr_assert_not_null(loaded);
+    cr_expect_float_eq(loaded->network_efficiency, 0.74, 1e-12);
+    const model_spec *m = test_model("llama-3-70b");
+    perf_batch b = { .decode_seqs = 4096, .decode_context = 4096 * 1024 };
+    double ar[2];
+    for (int i = 0; i < 2; i++) {
+        const device_spec *d = i ? loaded : test_device("B200");
+        perf_profile pp = perf_default_profile(d);
+        perf_setup st = { .model = m, .device = d, .profile = &pp, .weights = PREC_FP16,
+                          .kv = PREC_FP16, .tp = 16 };
+        perf_breakdown ops;
+        perf_iteration(&st, &b, &ops);
+        ar[i] = ops.op[OP_ALLREDUCE].time_s;
+    }
+    /* 4,096 sequences: 64 MiB an all-reduce (161 a step), the network stage the slower
+     * (2 x 1/2 of it over 8 NICs: 178 us at 0.94, 227 at 0.74, against 166 us within the
+     * board; the start-ups, 49 us, add) */
+    double step = 4096.0 * 8192 * 2, diff = step / 400e9 * (1 / 0.74 - 1 / 0.94);
+    cr_expect_float_eq(ar[1] - ar[0], 161 * diff, 1e-9 * ar[1], "%g against %g", ar[1], ar[0]);
+    catalog_release(&cat);
+    sandbox_free(sb);
     cr_expect_eq(load_edit("local fs = require 'fleetsim'\n"
                            "fs.devices['B200'].network = { gbit_per_s = 400, efficiency = 1.5 }",
                            err, sizeof err), -1);

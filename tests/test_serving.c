@@ -218,7 +218,15 @@ Test(serving, fast_path_speculating_near_saturation_is_exact, .timeout = 120)
     serving_config c = speculative_config(16);
     c.replica.kv_policy = KV_PREEMPT;
     c.replica.kv_capacity_tokens = 8000;
-    expect_the_same_runs(c, 600, "speculating near saturation", 50);
+    expect_the_same_runs(c, 600, "speculating past saturation", 50);
+    c.interarrival = sim_dist_exponential(1 / 9.0);
+    expect_the_same_runs(c, 600, "speculating below saturation", 0);
+    /* an offload tier's host reads grow with the rounds' expected cache alike */
+    c.replica.kv_capacity_tokens = 30000;
+    c.replica.kv_device_tokens = 8000;
+    c.replica.kv_bytes_per_token = model_kv_bytes_per_token(llama, PREC_FP16);
+    c.replica.host_kv_bytes_per_s = 25e9;
+    expect_the_same_runs(c, 600, "speculating with an offload tier", 0);
 }
 
 /* Multi-LoRA (models/lora.h): 40 adapters by Zipf on 4 slots a replica, rank 16 on
@@ -516,11 +524,12 @@ Test(serving, fast_path_agrees_speculating_across_sliding_windows, .timeout = 18
 {
     serving_config c = speculating_windowed_config("gpt-oss-20b", NULL);
     check_fast_against_reference(c, 300, 1.0);
+    expect_the_same_runs(c, 300, "gpt-oss-20b, a lookup", 0);
     c.replica.kv_policy = KV_PREEMPT;
-    c.replica.kv_capacity_tokens = 12000;
-    check_fast_against_reference(c, 300, 1.0);
-    check_fast_against_reference(speculating_windowed_config("gemma-3-27b", "gemma-3-1b"), 300,
-                                 1.0);
+    c.replica.kv_capacity_tokens = 5000;
+    expect_the_same_runs(c, 300, "gpt-oss-20b, a lookup, preempting", 20);
+    expect_the_same_runs(speculating_windowed_config("gemma-3-27b", "gemma-3-1b"), 300,
+                         "gemma-3-27b drafted by gemma-3-1b", 0);
 }
 
 /* One request speculating on gpt-oss-20b (a 64-token prompt, 400 tokens out, a lookup

@@ -58,6 +58,12 @@ void expect_the_same_runs(serving_config c, double duration_s, const char *what,
         cr_expect_leq(fabs(fast.stats.tpot_s.mean / ref.stats.tpot_s.mean - 1), 1e-9,
                       "%s, seed %u: TPOT %.12g / %.12g", what, seed, fast.stats.tpot_s.mean,
                       ref.stats.tpot_s.mean);
+        cr_expect_leq(fabs(fast.stats.ttft_s.mean / ref.stats.ttft_s.mean - 1), 1e-9,
+                      "%s, seed %u: TTFT %.12g / %.12g", what, seed, fast.stats.ttft_s.mean,
+                      ref.stats.ttft_s.mean);
+        cr_expect_leq(fabs(fast.ttft_p99 / ref.ttft_p99 - 1), 1e-9,
+                      "%s, seed %u: TTFT p99 %.12g / %.12g", what, seed, fast.ttft_p99,
+                      ref.ttft_p99);
         cr_expect_leq(fabs(fast.stats.e2e_s.mean / ref.stats.e2e_s.mean - 1), 1e-9,
                       "%s, seed %u: e2e %.12g / %.12g", what, seed, fast.stats.e2e_s.mean,
                       ref.stats.e2e_s.mean);

@@ -22,7 +22,8 @@ run_result serving_run(const serving_config *c, double duration_s);
 
 /* c run fast and one event per iteration, seeds 1 to 3: the same requests complete and
  * are preempted (at least `preempted` of them in the reference, and more than 500
- * complete), at the same times but for rounding (means within 1e-9). */
+ * complete), at the same times but for rounding (TPOT, TTFT and e2e means and TTFT's p99
+ * within 1e-9). */
 void expect_the_same_runs(serving_config c, double duration_s, const char *what,
                           uint64_t preempted);
 
