@@ -217,6 +217,22 @@ double replica_outstanding_tokens(const replica *r)
     return t;
 }
 
+double replica_outstanding_tokens_now(const replica *r)
+{
+    double t = replica_outstanding_tokens(r);
+    if (r->phase != DECODE || r->config.reference || !sim_event_pending(r->engine, r->event))
+        return t;
+    double elapsed = sim_engine_now(r->engine) - r->run_start_s, next;
+    if (!(elapsed > 0))
+        return t;
+    /* the iterations one event per iteration would have ended by now (its last ends with
+     * the run's event, still to come) */
+    double done = fmin(decode_cost_cut(&r->run_cost, elapsed, r->run_iterations, r->run_total,
+                                       &next),
+                       r->run_iterations - 1);
+    return done >= 1 ? t - replica_run_made(r, (unsigned)done) : t;
+}
+
 void replica_sync_running(replica *r)
 {
     for (unsigned i = 0; i < r->nrunning; i++)

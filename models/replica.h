@@ -297,9 +297,15 @@ void replica_get_speed(const replica *r, double *compute_factor, double *memory_
  * owns the returned requests. */
 llm_request *replica_evict(replica *r);
 
-/* Load, for routing: requests waiting or running, and their remaining tokens. */
+/* Load, for routing: requests waiting or running, and their remaining tokens (as of the
+ * replica's last event: what on_load reports). */
 unsigned replica_outstanding(const replica *r);
 double replica_outstanding_tokens(const replica *r);
+
+/* ... the remaining tokens now: a fast decode run's iterations ended by now counted, as
+ * one event per iteration has counted them (equal to the above in the reference mode,
+ * and between runs).  O(its batch). */
+double replica_outstanding_tokens_now(const replica *r);
 
 /* Time averages since creation (or the last restart): busy fraction, sequences in the
  * batch, key-value cache committed (reserved, or used under preemption) / capacity. */

@@ -287,6 +287,10 @@ perf_speculation replica_speculation(const replica *r, perf_setup *draft);
  * (replica_spec.h), so that they grow by exactly E a round (models/replica_step.c). */
 double replica_cached_expected(const replica *r, const llm_request *q);
 
+/* The tokens the running sequences make in the first n iterations of a decode run (n
+ * rounds of a speculating replica's; models/replica_step.c). */
+double replica_run_made(const replica *r, unsigned n);
+
 /* Frees the cache of the most recently admitted sequence and puts it back at the head of
  * the queue (replica.c; the cache policy says what becomes of its cache). */
 void replica_preempt_latest(replica *r);

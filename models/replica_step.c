@@ -338,6 +338,16 @@ static unsigned spec_made(const replica *r, const llm_request *q, unsigned n)
     return made < left ? made : left;
 }
 
+double replica_run_made(const replica *r, unsigned n)
+{
+    if (!r->config.spec_k)
+        return (double)n * r->nrunning; /* a token a sequence, none finishing within */
+    double made = 0;
+    for (unsigned i = 0; i < r->nrunning; i++)
+        made += spec_made(r, r->running[i], n);
+    return made;
+}
+
 static void spec_advance(replica *r, llm_request *q, unsigned n)
 {
     unsigned made = spec_made(r, q, n);

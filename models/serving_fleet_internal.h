@@ -144,4 +144,10 @@ static inline double slot_load_tokens(const serving_slot *sl)
     return replica_outstanding_tokens(sl->r) + sl->inbound_tokens;
 }
 
+/* ... with the tokens a fast decode run has made by now (replica_outstanding_tokens_now) */
+static inline double slot_load_tokens_now(const serving_slot *sl)
+{
+    return replica_outstanding_tokens_now(sl->r) + sl->inbound_tokens;
+}
+
 #endif

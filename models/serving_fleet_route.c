@@ -358,6 +358,22 @@ static const sim_ranking *plain_ranking(const serving_fleet *f)
     return NULL;
 }
 
+/* The active replica with the fewest tokens left now, the first created among equals.  A
+ * replica in a fast decode run has made tokens since its last event, which the ranking
+ * (updated at events) does not hold and one event per iteration would: so a look at each,
+ * O(replicas x batch) an arrival, the price of this policy's exactness. */
+static serving_slot *shortest_tokens_now(const serving_fleet *f)
+{
+    serving_slot *best = NULL;
+    double least = 0;
+    for (unsigned i = 0; i < f->nactive; i++) {
+        double t = slot_load_tokens_now(f->active[i]);
+        if (!best || t < least)
+            best = f->active[i], least = t;
+    }
+    return best;
+}
+
 /* The active replica for a request; NULL with the message in err when a custom policy
  * failed. */
 static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, char *err,
@@ -370,8 +386,7 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
         f->loads = sim_array_grow(f->loads, &f->nloads, n, sizeof *f->loads,
                                   "the loads to route by");
         for (unsigned i = 0; i < n; i++)
-            f->loads[i] = (replica_load){ slot_load(a[i]),
-                                          slot_load_tokens(a[i]) };
+            f->loads[i] = (replica_load){ slot_load(a[i]), slot_load_tokens_now(a[i]) };
         int i = f->routing.custom(f->routing.custom_context, f->loads, n, prompt, output,
                                   sim_engine_now(f->engine), err, err_size);
         if (i >= 0 && (unsigned)i >= n) {
@@ -386,9 +401,11 @@ static serving_slot *choose(serving_fleet *f, unsigned prompt, unsigned output, 
         f->next_replica = (i + 1) % n;
         return a[i];
     }
+    case ROUTE_SHORTEST_TOKENS: /* one event per iteration keeps the ranking as of now */
+        return f->group.replica.reference ? ranked_slot(f, sim_ranking_least(&f->by_tokens))
+                                          : shortest_tokens_now(f);
     case ROUTE_LEAST_OUTSTANDING:
     case ROUTE_PREFIX_AFFINITY: /* without a prefix cache: the least outstanding */
-    case ROUTE_SHORTEST_TOKENS:
         return ranked_slot(f, sim_ranking_least(plain_ranking(f)));
     case ROUTE_POWER_OF_TWO: {
         unsigned x = (unsigned)gsl_rng_uniform_int(f->routing.rng, n);

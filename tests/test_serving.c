@@ -229,6 +229,24 @@ Test(serving, fast_path_speculating_near_saturation_is_exact, .timeout = 120)
     expect_the_same_runs(c, 600, "speculating with an offload tier", 0);
 }
 
+/* Routing by the fewest tokens left: one event per iteration counts each replica's tokens
+ * down at every iteration's end, so a request arriving within a fast run must see the
+ * tokens made by then (until 2026-12-07 it saw them as of the run's start, and single
+ * seeds' TTFT differed by up to 3%), with and without speculation. */
+Test(serving, fast_path_routes_by_tokens_as_one_event_per_iteration_does, .timeout = 120)
+{
+    serving_config c = base_config(24, 2);
+    c.routing = ROUTE_SHORTEST_TOKENS;
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_capacity_tokens = 30000;
+    expect_the_same_runs(c, 300, "shortest tokens", 0);
+    c = speculative_config(14);
+    c.routing = ROUTE_SHORTEST_TOKENS;
+    c.replica.kv_policy = KV_PREEMPT;
+    c.replica.kv_capacity_tokens = 8000;
+    expect_the_same_runs(c, 300, "shortest tokens, speculating", 20);
+}
+
 /* Multi-LoRA (models/lora.h): 40 adapters by Zipf on 4 slots a replica, rank 16 on
  * attention: loads, waits for a slot and each batch's distinct adapters in the cost. */
 static serving_config lora_config(double rate, const lora_popularity *pop)
