@@ -53,6 +53,17 @@ Test(domains, a_group_links_at_nvlink_within_the_domain_pcie_within_the_server_t
     cr_expect_float_eq(perf_group_link_bytes_per_s(pcie, &r, 16), 47e9, 1);
 }
 
+/* A 16-bit model's all-reduces of one iteration of b at tp 16 on d, its default profile. */
+static double allreduce_at_tp16(const model_spec *m, const device_spec *d, const perf_batch *b)
+{
+    perf_profile p = perf_default_profile(d);
+    perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16,
+                     .kv = PREC_FP16, .tp = 16 };
+    perf_breakdown ops;
+    perf_iteration(&s, b, &ops);
+    return ops.op[OP_ALLREDUCE].time_s;
+}
+
 /* Llama-3-70B (hidden 8192, 80 layers) decoding 64 sequences at tp 16: each of the
  * 2 x 80 + 1 = 161 all-reduces carries 64 x 8192 x 2 bytes = 1,048,576.  Inside the rack
  * the 8-GPU row stands for 16 (alpha a, efficiency e): a + 2 x 15/16 x bytes / (e x
@@ -77,13 +88,7 @@ Test(domains, tensor_parallel_all_reduces_within_the_rack_run_at_nvlink_rate)
     const char *names[2] = { "GB200", "B200" };
     double expected[2] = { 161 * in_rack, 161 * over_network }, got[2];
     for (int i = 0; i < 2; i++) {
-        const device_spec *d = test_device(names[i]);
-        perf_profile p = perf_default_profile(d);
-        perf_setup s = { .model = m, .device = d, .profile = &p, .weights = PREC_FP16,
-                         .kv = PREC_FP16, .tp = 16 };
-        perf_breakdown ops;
-        perf_iteration(&s, &b, &ops);
-        got[i] = ops.op[OP_ALLREDUCE].time_s;
+        got[i] = allreduce_at_tp16(m, test_device(names[i]), &b);
         cr_expect_float_eq(got[i], expected[i], 1e-12 * expected[i] + 1e-15, "%s: %g vs %g",
                            names[i], got[i], expected[i]);
     }
@@ -231,16 +236,8 @@ Test(domains, a_network_states_the_share_of_its_line_rate_collectives_reach)
     cr_expect_float_eq(loaded->network_efficiency, 0.74, 1e-12);
     const model_spec *m = test_model("llama-3-70b");
     perf_batch b = { .decode_seqs = 4096, .decode_context = 4096 * 1024 };
-    double ar[2];
-    for (int i = 0; i < 2; i++) {
-        const device_spec *d = i ? loaded : test_device("B200");
-        perf_profile pp = perf_default_profile(d);
-        perf_setup st = { .model = m, .device = d, .profile = &pp, .weights = PREC_FP16,
-                          .kv = PREC_FP16, .tp = 16 };
-        perf_breakdown ops;
-        perf_iteration(&st, &b, &ops);
-        ar[i] = ops.op[OP_ALLREDUCE].time_s;
-    }
+    double ar[2] = { allreduce_at_tp16(m, test_device("B200"), &b),
+                     allreduce_at_tp16(m, loaded, &b) };
     /* 4,096 sequences: 64 MiB an all-reduce (161 a step), the network stage the slower
      * (2 x 1/2 of it over 8 NICs: 178 us at 0.94, 227 at 0.74, against 166 us within the
      * board; the start-ups, 49 us, add) */
