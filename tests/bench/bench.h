@@ -40,6 +40,8 @@ void bench_serving_table(int quick);
 serving_config bench_fleet_config(const catalog *cat, unsigned replicas);
 /* One simulated minute at 64 to 80,000 replicas: cost per request against 64's. */
 void bench_fleet_ladder_table(int quick);
+/* One size of that fleet for some simulated seconds, in this process (for a profiler). */
+void bench_fleet_rung(unsigned replicas, double seconds);
 /* 64 prefill + 64 decode replicas: requests per second of wall time (target 2e5). */
 void bench_disaggregated_table(int quick);
 void bench_prefix_table(int quick);

@@ -59,6 +59,33 @@ static void measure_in_child(const void *arg, void *out)
     *(rung *)out = measure(a->cat, a->replicas, a->repeats);
 }
 
+void bench_fleet_rung(unsigned replicas, double seconds)
+{
+    catalog cat;
+    char err[512];
+    if (catalog_load(&cat, err, sizeof err) != 0) {
+        printf("WARNING: %s\n", err);
+        return;
+    }
+    serving_config c = bench_fleet_config(&cat, replicas);
+    sim_engine *e = sim_engine_create();
+    serving *s = serving_create(e, &c, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(1);
+    }
+    double start = bench_cpu_s();
+    serving_start(s);
+    sim_engine_run_until(e, seconds);
+    double t = bench_cpu_s() - start, requests = (double)serving_get_stats(s)->arrived;
+    printf("%u replicas, %g simulated s: %.0f requests, %.3f us a request, %.2f events a "
+           "request\n", replicas, seconds, requests, 1e6 * t / requests,
+           (double)sim_engine_events_run(e) / requests);
+    serving_free(s);
+    sim_engine_free(e);
+    catalog_release(&cat);
+}
+
 void bench_fleet_ladder_table(int quick)
 {
     catalog cat;

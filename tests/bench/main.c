@@ -105,6 +105,10 @@ int main(int argc, char **argv)
         bench_training_cluster((unsigned)atoi(argv[2]), atof(argv[3]));
         return 0;
     }
+    if (argc > 3 && !strcmp(argv[1], "--fleet")) { /* REPLICAS SECONDS: one, to profile */
+        bench_fleet_rung((unsigned)atoi(argv[2]), atof(argv[3]));
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "--sweep")) { /* the sweeps alone, for an A/B */
         bench_small_points_table(0);
         printf("\n");
