@@ -349,6 +349,8 @@ static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_tim
     double e_mem = T <= 1 && vector > 0 ? vector * s->mscale : p->bandwidth_efficiency;
     double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * e_mem);
     add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
+    o->elements_in += kernels * products * T * K;
+    o->elements_out += kernels * products * T * N;
 }
 
 /* The layers' products (the checkpoint's precision). */
@@ -572,6 +574,8 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
     double memory = (groups * N * K * s->weights.bytes + 2 * groups * m * (K + N))
                     / (s->d->bandwidth_bytes_per_s * c->bandwidth_efficiency * s->mscale);
     add_affine(o, layers, floor_s(s, c->floor_s), compute, memory, 0);
+    o->elements_in += layers * groups * m * K;
+    o->elements_out += layers * groups * m * N;
 }
 
 /* The routed experts' two products, up (gates x width) and down: the engine's grouped

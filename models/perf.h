@@ -225,6 +225,9 @@ typedef struct perf_op_time {
     double time_s;
     double compute_s, memory_s, floor_s; /* the parts it is the larger or the sum of */
     double count;                        /* kernels (or collectives, host phases) */
+    /* a product's activations, elements a device, all its kernels: read (tokens x K)
+     * and written (tokens x N); what a training engine casts to fp8 (perf_training.c) */
+    double elements_in, elements_out;
     perf_bound bound;                    /* the largest part */
 } perf_op_time;
 

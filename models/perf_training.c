@@ -108,17 +108,20 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     r.tp_f = o[OP_ALLREDUCE].time_s;
     double cast_f = 0, cast_b = 0;
     if (prec == PREC_FP8 && d->peak_flops[PREC_FP8] > 0) {
-        /* Transformer Engine's casts: each product's input (forward) and output
-         * gradient (backward), 3 bytes an element (read 16-bit, write fp8) */
+        /* Transformer Engine's casts: each layer product's input (forward) and output
+         * gradient (backward), 3 bytes an element (read 16-bit, write fp8), as the
+         * iteration shaped them: every routed copy of a token through its expert, the
+         * shared experts, latent attention's projections (the router and the LM head
+         * stay 16-bit) */
         const perf_family *f = family_of(p, d);
-        double t = one_if_zero(s->tp), h = m->hidden, hd = (double)m->hidden / m->heads;
-        double qkv = (m->heads + 2.0 * m->kv_heads) * hd / t;
-        double up = (m->gated ? 2.0 : 1.0) * m->ffn / t, ffn = m->ffn / t;
-        double act = m->experts ? m->experts_active : 1;
-        double in = h + h / t + h + ffn * act, out = qkv + h + (up + h) * act;
-        double tokens = mb * seq;
-        cast_f = elementwise_s(f, d, p, tokens, 3 * tokens * in * stage_layers);
-        cast_b = elementwise_s(f, d, p, tokens, 3 * tokens * out * stage_layers);
+        static const perf_op CAST[] = { OP_QKV, OP_OUT_PROJ, OP_MLP_UP, OP_MLP_DOWN };
+        double in = 0, out = 0, tokens = mb * seq;
+        for (size_t k = 0; k < sizeof CAST / sizeof *CAST; k++) {
+            in += o[CAST[k]].elements_in;
+            out += o[CAST[k]].elements_out;
+        }
+        cast_f = elementwise_s(f, d, p, tokens, 3 * in);
+        cast_b = elementwise_s(f, d, p, tokens, 3 * out);
     }
     /* the data and the weight gradients; a frozen base (LoRA) takes only the data's */
     r.matmul_b = (s->lora ? 1 : 2) * r.matmul_f;

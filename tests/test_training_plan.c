@@ -220,6 +220,30 @@ Test(training_plan, fp8_training_is_faster_than_bf16_but_under_twice)
     cr_expect_gt(f8.memory_pass_s, bf.memory_pass_s, "the casts");
 }
 
+Test(training_plan, fp8_casts_each_routed_copy_at_its_experts_width)
+{
+    /* qwen3-30b-a3b on one H100, a micro-batch of 4096 tokens: Transformer Engine casts
+     * each product's input forward and its output gradient backward, 3 bytes an element.
+     * A layer's inputs a token: the hidden state into q, k, v (2048), the heads' values
+     * into the output projection (32 x 128), and each of the 8 routed copies into its
+     * expert (2048) and through its down projection (768); its outputs: q, k, v
+     * ((32 + 2 x 4) x 128), the output projection's 2048, and each copy's gate and up
+     * (2 x 768) and down (2048).  The router and the LM head stay 16-bit. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096 };
+    training_estimate bf = perf_training_step(m, d, &p, PREC_BF16, s, 1, 4);
+    training_estimate f8 = perf_training_step(m, d, &p, PREC_FP8, s, 1, 4);
+    double T = 4096, L = 48;
+    double in = L * T * (2048 + 32 * 128 + 8 * (2048 + 768));
+    double out = L * T * ((32 + 2 * 4) * 128 + 2048 + 8 * (2 * 768 + 2048));
+    const perf_pass_constants *act = &p.family->pass[PASS_ACT];
+    double rate = d->bandwidth_bytes_per_s * act->efficiency * T / (T + act->tokens_half);
+    double casts = 4 * 3 * (in + out) / rate; /* four micro-batches */
+    cr_expect_float_eq(f8.memory_pass_s - bf.memory_pass_s, casts, 1e-9 * casts);
+}
+
 Test(training_plan, expert_parallelism_splits_the_experts_and_pays_its_all_to_alls)
 {
     /* qwen3-30b-a3b on 8 H100s, ep 8, ZeRO-1: the routed experts (48 layers x 128 x 3 x
