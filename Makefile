@@ -177,7 +177,7 @@ PKGDATADIR := $(DATADIR)/fleetsim
 DATA_DIRS  := scenarios/claims scenarios/traces scenarios validation
 DATA_FILES := $(sort $(wildcard scenarios/*.lua scenarios/claims/*.lua \
                                 scenarios/traces/*.csv scenarios/traces/README.md))
-VALIDATION_FILES := published.csv README.md
+VALIDATION_FILES := published.csv fit.csv README.md
 
 # A change of settings or of the list of source files rebuilds everything: objects
 # depend on this file, rewritten only when the settings differ from the last build's

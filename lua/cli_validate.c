@@ -33,7 +33,10 @@ const char cli_validate_usage[] =
     "reason.  Defaults: --table\n"
     "tests/validation/published.csv where the current folder has it (a source tree),\n"
     "else the installed copy (PREFIX/share/fleetsim/validation/published.csv beside\n"
-    "PREFIX/bin/fleetsim); --half check (the rows no constant was set from).\n"
+    "PREFIX/bin/fleetsim); --half check (the rows no constant was set from).  --half\n"
+    "fit reads fit.csv from the same place instead: the fit set's figures the model\n"
+    "can be run on (training throughputs at their stated plans), to show how well the\n"
+    "model reproduces what it was set from.\n"
     "--csv prints the rows and the summary as CSV.\n"
     "\n"
     "--steps STEPS.csv predicts each measured step of a real engine (the file `fleetsim\n"
@@ -41,13 +44,15 @@ const char cli_validate_usage[] =
     "device's datasheet family) and prints predicted and measured times with the error,\n"
     "then the mean absolute and the worst error, for prefill and decode steps apart.\n";
 
-/* The table a plain `fleetsim validate` reads: the source tree's, from its top folder,
+/* The table a plain `fleetsim validate` reads (`file`: published.csv, the check half;
+ * fit.csv, the fit half's rows): the source tree's, from its top folder (in `source`),
  * else the one make install put beside the binary (PREFIX/share/fleetsim/validation,
  * found from the executable's own path, so that a staged or moved install finds its own).
  * Returns the path to try and, in `installed`, the second place for the message. */
-static const char *default_table(char *installed, size_t size)
+static const char *default_table(const char *file, char *source, size_t source_size,
+                                 char *installed, size_t size)
 {
-    static const char source[] = "tests/validation/published.csv";
+    snprintf(source, source_size, "tests/validation/%s", file);
     installed[0] = '\0';
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -56,8 +61,7 @@ static const char *default_table(char *installed, size_t size)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0'; /* PREFIX/bin */
-            int w = snprintf(installed, size, "%s/../share/fleetsim/validation/published.csv",
-                             exe);
+            int w = snprintf(installed, size, "%s/../share/fleetsim/validation/%s", exe, file);
             if (w < 0 || (size_t)w >= size)
                 installed[0] = '\0';
         }
@@ -145,7 +149,7 @@ int cli_validate(int argc, char **argv)
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    char installed[4200];
+    char installed[4200], source[64];
     const char *path = NULL, *half = "check", *steps = NULL, *profile = NULL;
     bool csv = false;
     int opt;
@@ -183,7 +187,8 @@ int cli_validate(int argc, char **argv)
         return validate_steps(steps, profile, csv);
     bool chosen = path != NULL;
     if (!chosen)
-        path = default_table(installed, sizeof installed);
+        path = default_table(strcmp(half, "fit") ? "published.csv" : "fit.csv", source,
+                             sizeof source, installed, sizeof installed);
     char err[1024];
     csv_table t;
     int rc = csv_table_read(path, &t, err, sizeof err);
@@ -191,8 +196,9 @@ int cli_validate(int argc, char **argv)
         if (rc > 0 && !chosen)
             fprintf(stderr, "fleetsim validate: no table of published measurements: neither "
                     "'%s' (a source tree's) nor '%s' (make install's) exists; name one with "
-                    "--table FILE\n", path, installed[0] ? installed : "PREFIX/share/fleetsim/"
-                    "validation/published.csv");
+                    "--table FILE\n", path, installed[0] ? installed : strcmp(half, "fit")
+                    ? "PREFIX/share/fleetsim/validation/published.csv"
+                    : "PREFIX/share/fleetsim/validation/fit.csv");
         else if (rc > 0)
             fprintf(stderr, "fleetsim validate: cannot read '%s' (no such file)\n", path);
         else

@@ -101,6 +101,7 @@ typedef struct row_data {
     validate_measure measure;
     validate_unit unit;
     double steps;                /* UNIT_S_PER_STEPS's */
+    double network_gbit;         /* a node's bandwidth between nodes; 0: the catalog's */
 } row_data;
 
 static int row_data_of(const validate_row *row, row_data *out, char *err, size_t err_size)
@@ -117,6 +118,17 @@ static int row_data_of(const validate_row *row, row_data *out, char *err, size_t
     if (validate_unit_parse(row->value_unit, &out->unit, &out->steps, why, sizeof why) != 0) {
         snprintf(err, err_size, "value_unit: %s", why);
         return -1;
+    }
+    out->network_gbit = 0;
+    if (row->network && *row->network) {
+        char *end;
+        out->network_gbit = strtod(row->network, &end);
+        if (end == row->network || *end || !isfinite(out->network_gbit)
+            || !(out->network_gbit > 0)) {
+            snprintf(err, err_size, "network: expected a node's Gb/s between nodes, a positive "
+                     "number (empty: the catalog device's NICs), got '%s'", row->network);
+            return -1;
+        }
     }
     return 0;
 }
@@ -676,6 +688,8 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     if (!e)
         return refuse(out, "no catalog engine '%s'", out->engine);
     perf_profile base = perf_default_profile(d);
+    if (data.network_gbit > 0) /* the measured cluster's NICs: a node's share a device */
+        base.network_bytes_per_s = data.network_gbit * 1e9 / 8 / base.devices_per_node;
     if (training_row(row)) {
         perf_profile trained = engine_apply_profile(e, &base, d); /* its kernel families */
         predict_training(m, d, &trained, e, prec, row, &data, &plan, out);
@@ -694,7 +708,7 @@ validate_row validate_row_of(const csv_table *t, size_t i)
         CELL("parallelism"), CELL("batch_or_concurrency"), CELL("input_tokens"),
         CELL("output_tokens"), CELL("seq_len"), CELL("global_batch"), CELL("train_tokens"),
         CELL("engine"), CELL("engine_profile"), CELL("weights"), CELL("lora"),
-        CELL("measure"), CELL("load"), CELL("value_unit"),
+        CELL("measure"), CELL("load"), CELL("value_unit"), CELL("network"),
     };
 #undef CELL
 }

@@ -17,6 +17,7 @@
 #include "models/perf_training.h"
 #include "models/power.h"
 #include "models/validate.h"
+#include "output/csv_table.h"
 #include "support/cli.h"
 #include "support/scratch.h"
 
@@ -115,6 +116,97 @@ Test(validate, tiny_table_by_hand)
     cr_expect(strstr(out, "not predicted: no catalog model for 'Unlisted-LM-9B'"), "%s", out);
     free(out);
     free(err);
+}
+
+/* Every row of a table is of one half; `quotes` (may be NULL) collects the quotes. */
+static void expect_one_half(const char *path, const char *half, csv_table *t)
+{
+    char err[512];
+    cr_assert_eq(csv_table_read(path, t, err, sizeof err), 0, "%s", err);
+    cr_assert_gt(t->rows, 0, "%s is empty", path);
+    int h = csv_table_column(t, "half");
+    for (size_t i = 0; i < t->rows; i++)
+        cr_expect_str_eq(csv_table_cell(t, i, h), half, "%s:%zu", path, csv_table_line(t, i));
+}
+
+/* The fit half's rows (tests/validation/fit.csv) are what `--half fit` reads by default,
+ * apart from the check half's: no row of one is a row of the other (the same quote). */
+Test(validate, the_fit_table_stands_apart_from_the_check_table, .timeout = 60)
+{
+    csv_table fit, check;
+    expect_one_half("tests/validation/fit.csv", "fit", &fit);
+    expect_one_half("tests/validation/published.csv", "check", &check);
+    int fq = csv_table_column(&fit, "quote"), cq = csv_table_column(&check, "quote");
+    for (size_t i = 0; i < fit.rows; i++)
+        for (size_t j = 0; j < check.rows; j++)
+            cr_expect(strcmp(csv_table_cell(&fit, i, fq), csv_table_cell(&check, j, cq)),
+                      "fit.csv:%zu repeats published.csv:%zu", csv_table_line(&fit, i),
+                      csv_table_line(&check, j));
+    csv_table_release(&fit);
+    csv_table_release(&check);
+    char *out = NULL, *err = NULL, *named = NULL;
+    cr_assert_eq(cli_run(&out, &err, "validate --half fit --csv"), 0, "%s", err);
+    cr_assert_eq(cli_run(&named, &err, "validate --table tests/validation/fit.csv --half fit "
+                         "--csv"), 0, "%s", err);
+    cr_expect_str_eq(out, named, "--half fit reads fit.csv");
+    cr_expect(strstr(out, "\nPT29,training") && !strstr(out, "\nT30,training"), "%s", out);
+    free(out);
+    free(named);
+    free(err);
+}
+
+/* fit.csv's header and its row `id` (both without their line ends), from a copy the
+ * caller frees. */
+static char *fit_row(const char *id, char **header, char **row)
+{
+    char *all = scratch_read("tests/validation/fit.csv");
+    cr_assert_not_null(all);
+    *header = all;
+    char *end = strchr(all, '\n'), key[16];
+    *end = '\0';
+    snprintf(key, sizeof key, "\n%s,", id);
+    *end = '\n';
+    char *at = strstr(all, key);
+    cr_assert_not_null(at, "no row %s in fit.csv", id);
+    *end = '\0';
+    *row = at + 1;
+    *strchr(*row, '\n') = '\0';
+    return all;
+}
+
+/* The network column: a node's bandwidth between nodes replaces the catalog device's NICs
+ * (a fully sharded run over 1 Gb/s a node waits on its gathers), and a cell that is not a
+ * positive number is the table's mistake, refused with its line. */
+Test(validate, a_rows_network_prices_its_collectives_and_a_bad_one_is_refused, .timeout = 60)
+{
+    char *header, *row, *all = fit_row("PT40", &header, &row);
+    cr_assert(strlen(header) > 8 && !strcmp(header + strlen(header) - 8, ",network"), "%s",
+              header);
+    cr_assert(!strcmp(row + strlen(row) - 4, ",400"), "%s", row);
+    size_t keep = strlen(row) - 3; /* up to the comma */
+    char *dir = scratch_dir(), *out = NULL, *err = NULL, table[16384];
+    double predicted[2];
+    const char *cells[] = { "400", "1" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(table, sizeof table, "%s\n%.*s%s\n", header, (int)keep, row, cells[k]);
+        char *path = scratch_file(dir, k ? "slow.csv" : "stated.csv", table);
+        cr_assert_eq(cli_run(&out, &err, "validate --table %s --half fit --csv", path), 0,
+                     "%s", err);
+        predicted[k] = predicted_of(out, "PT40");
+        free(path);
+    }
+    cr_expect(predicted[0] > 0 && predicted[1] < 0.5 * predicted[0], "%g at 400 Gb/s, %g at 1",
+              predicted[0], predicted[1]);
+    snprintf(table, sizeof table, "%s\n%.*sfast\n", header, (int)keep, row);
+    char *bad = scratch_file(dir, "bad.csv", table);
+    cr_expect_eq(cli_run(&out, &err, "validate --table %s --half fit", bad), 2);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "fleetsim validate: %s:2: network: expected a node's "
+             "Gb/s between nodes, a positive number (empty: the catalog device's NICs), got "
+             "'fast'\n", bad);
+    cr_expect_str_eq(err, expected);
+    free(bad), free(all), free(out), free(err);
+    scratch_remove_dir(dir);
 }
 
 /* The engines table's predictions (CSV), and the H100 family's default profile. */
