@@ -25,7 +25,7 @@ const char cli_estimate_usage[] =
     "                         [--etp N] [--vpp N] [--micro-batch B] [--zero 0|1|2|3]\n"
     "                         [--hsdp N] [--recompute none|selective|full|N]\n"
     "                         [--schedule 1f1b|interleaved|zero-bubble|dualpipe]\n"
-    "                         [--sp on|off]\n"
+    "                         [--sp on|off] [--dp-overlap on|off]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE] [--engine NAME]...\n"
@@ -53,10 +53,13 @@ const char cli_estimate_usage[] =
     "--micro-batch B (sequences), --zero S (ZeRO stage; 3 is FSDP), --hsdp N (ZeRO-3\n"
     "sharded within groups of N ranks), --recompute (none; selective: the attention\n"
     "core; full: every layer; or N layers a stage in full), --schedule (1f1b;\n"
-    "interleaved; zero-bubble, ZB-H1; dualpipe) and --sp (tensor parallelism with or\n"
+    "interleaved; zero-bubble, ZB-H1; dualpipe), --sp (tensor parallelism with or\n"
     "without sequence parallelism; by default the training engine's way: DeepSpeed\n"
-    "without, Megatron and FSDP with) is imposed as given and the planner picks the\n"
-    "rest; a stated plan no setup can take is refused with its cause.\n"
+    "without, Megatron and FSDP with) and --dp-overlap (off: the data-parallel\n"
+    "collectives in series with the passes, as Megatron-LM runs them when told not to\n"
+    "overlap its gradients' reduction; on, the default: under them) is imposed as\n"
+    "given and the planner picks the rest; a stated plan no setup can take is refused\n"
+    "with its cause.\n"
     "--kv-precision sets the key-value cache's precision (16-bit by default, fp32 for\n"
     "fp32 weights).  A mixture of experts on several devices is tried three ways and\n"
     "served the fastest unless --layout says: tp (each expert split over the devices),\n"
@@ -156,7 +159,7 @@ static int resolve_engines(const catalog *cat, const char *const *names, unsigne
 
 /* The options of training's plan and of the halves (the rest are cli_estimate's). */
 enum { O_TRAINING = 768, O_SERVING, O_TRAIN_TP, O_CP, O_EP, O_ETP, O_VPP, O_MICRO, O_ZERO,
-       O_HSDP, O_RECOMPUTE, O_SCHEDULE, O_SP };
+       O_HSDP, O_RECOMPUTE, O_SCHEDULE, O_SP, O_DP_OVERLAP };
 
 /* The options one half alone reads: given with the other half alone, they would be
  * ignored without a word, so they are refused. */
@@ -166,7 +169,7 @@ static const char *const SERVING_OPTIONS[] = {
 };
 static const char *const TRAINING_OPTIONS[] = {
     "train-tokens", "seq", "global-batch", "dualpipe", "lora", "train-tp", "pp", "cp", "ep",
-    "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "sp", "mtbf",
+    "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "sp", "dp-overlap", "mtbf",
     "checkpoint-every", "checkpoint-write", "restart", "straggler", NULL,
 };
 
@@ -219,12 +222,16 @@ static int plan_option(int opt, const char *value, stated_plan *p)
         }
         return 0;
     }
-    if (opt == O_SP) {
+    if (opt == O_SP || opt == O_DP_OVERLAP) {
         if (strcmp(value, "on") && strcmp(value, "off")) {
-            fprintf(stderr, "fleetsim estimate: --sp expects on or off, got '%s'\n", value);
+            fprintf(stderr, "fleetsim estimate: --%s expects on or off, got '%s'\n",
+                    opt == O_SP ? "sp" : "dp-overlap", value);
             return -1;
         }
-        p->c.sequence_parallel = !strcmp(value, "on");
+        if (opt == O_SP)
+            p->c.sequence_parallel = !strcmp(value, "on");
+        else
+            p->c.dp_overlap = !strcmp(value, "on");
         return 0;
     }
     if (opt == O_SCHEDULE) {
@@ -393,6 +400,7 @@ int cli_estimate(int argc, char **argv)
         { "recompute", required_argument, NULL, O_RECOMPUTE },
         { "schedule", required_argument, NULL, O_SCHEDULE },
         { "sp", required_argument, NULL, O_SP },
+        { "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
         { NULL, 0, NULL, 0 },
     };
     bool seen[sizeof options / sizeof options[0]] = { false };
@@ -462,6 +470,7 @@ int cli_estimate(int argc, char **argv)
         case O_SERVING: serving_only = true; break;
         case O_TRAIN_TP: case O_CP: case O_EP: case O_ETP: case O_VPP: case O_MICRO:
         case O_ZERO: case O_HSDP: case O_RECOMPUTE: case O_SCHEDULE: case O_SP:
+        case O_DP_OVERLAP:
             bad = plan_option(opt, optarg, &plan);
             break;
         case O_MTBF: case O_EVERY: case O_WRITE: case O_RESTART: {

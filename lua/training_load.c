@@ -23,7 +23,7 @@ const char *const JOB_STREAM_KEYS[] = {
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = {
     "tp", "pp", "cp", "ep", "etp", "vpp", "dp", "micro_batch", "zero", "hsdp", "recompute",
-    "schedule", "sp", NULL,
+    "schedule", "sp", "dp_overlap", NULL,
 };
 /* in training_schedule's order */
 static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero_bubble",
@@ -83,18 +83,18 @@ static int read_priority(load_context *c, const fields_object *w, int *out)
 
 /* recompute = "none" | "selective" | "full" | layers a stage recomputed in full: into c's
  * recompute_layers (more than a stage has: all of it) and selective */
-/* sp = true | false: tensor parallelism with or without sequence parallelism; absent,
- * the engine's way */
-static int read_sequence_parallel(load_context *c, const fields_object *o,
-                                  training_constraints *out)
+/* A switch of the plan (sp = true | false: tensor parallelism with or without sequence
+ * parallelism; dp_overlap: the data-parallel collectives under the passes or in series)
+ * into *out: 1 or 0; absent, left as it is (the engine's way) */
+static int read_switch(load_context *c, const fields_object *o, const char *key, int *out)
 {
-    int type = fields_object_get(c, o, "sp");
+    int type = fields_object_get(c, o, key);
     lua_pop(c->L, 1);
     if (type == LUA_TNIL)
         return 0;
     bool on = false;
-    int status = fields_read_flag(c, o, "sp", false, &on);
-    out->sequence_parallel = on;
+    int status = fields_read_flag(c, o, key, false, &on);
+    *out = on;
     return status;
 }
 
@@ -204,7 +204,8 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
                  || fields_read_integer(c, &o, "zero", false, -1, 0, 3, &zero)
                  || fields_read_integer(c, &o, "hsdp", false, 0, 1, SCENARIO_MAX_SERVERS, &hsdp)
                  || read_recompute(c, &o, out)
-                 || read_sequence_parallel(c, &o, out)
+                 || read_switch(c, &o, "sp", &out->sequence_parallel)
+                 || read_switch(c, &o, "dp_overlap", &out->dp_overlap)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
                  || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);
     lua_settop(c->L, top);

@@ -162,6 +162,10 @@ typedef struct training_setup {
     bool no_sequence_parallel;/* tp > 1 without sequence parallelism (Korthikanti et al.
                                * 2022): each device keeps the layer's input, norms and
                                * residual stream whole; false, the default: with it */
+    bool no_dp_overlap;       /* the data-parallel collectives in series with the passes
+                               * (Megatron-LM without --overlap-grad-reduce and
+                               * --overlap-param-gather; FSDP without prefetching): each
+                               * shows whole; false, the default: run under the passes */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */

@@ -229,6 +229,7 @@ typedef struct step {
     double expert_skew;
     double abytes, kvbytes;
     precision weights_precision;
+    perf_breakdown *counts; /* where the products' elements are counted (NULL: nowhere) */
 } step;
 
 static bool weights_only(const device_spec *d, precision w)
@@ -270,6 +271,7 @@ static void step_init(step *s, const perf_setup *setup)
     s->peak16 = device_peak_flops(d, act, NULL);
     s->weights = gemm_weights_of(s, d, setup->weights);
     s->weights_precision = setup->weights;
+    s->counts = NULL;
     s->wide = gemm_weights_of(s, d, precision_unquantized(setup->weights));
     s->edge_layers = model_moe_layers(m) ? 0 : model_unquantized_layers(m);
     s->cscale = p->compute_efficiency / s->f->gemm.efficiency;
@@ -335,6 +337,18 @@ static void add_pass(const step *s, perf_op_time *o, perf_pass_kind kind, double
 
 /* `kernels` launches (one per layer) of `products` products of T x K by K x N each, of
  * weights w. */
+/* Counts a product's rows x K elements read and rows x N written against its operator,
+ * where the step counts them (o is then one of s->counts->op). */
+static void count_elements(const step *s, const perf_op_time *o, double rows, double K,
+                           double N)
+{
+    if (!s->counts)
+        return;
+    size_t k = (size_t)(o - s->counts->op);
+    s->counts->elements_in[k] += rows * K;
+    s->counts->elements_out[k] += rows * N;
+}
+
 static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_time *o,
                         double kernels, double products, double T, double K, double N)
 {
@@ -349,8 +363,7 @@ static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_tim
     double e_mem = T <= 1 && vector > 0 ? vector * s->mscale : p->bandwidth_efficiency;
     double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * e_mem);
     add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
-    o->elements_in += kernels * products * T * K;
-    o->elements_out += kernels * products * T * N;
+    count_elements(s, o, kernels * products * T, K, N);
 }
 
 /* The layers' products (the checkpoint's precision). */
@@ -574,8 +587,7 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
     double memory = (groups * N * K * s->weights.bytes + 2 * groups * m * (K + N))
                     / (s->d->bandwidth_bytes_per_s * c->bandwidth_efficiency * s->mscale);
     add_affine(o, layers, floor_s(s, c->floor_s), compute, memory, 0);
-    o->elements_in += layers * groups * m * K;
-    o->elements_out += layers * groups * m * N;
+    count_elements(s, o, layers * groups * m, K, N);
 }
 
 /* The routed experts' two products, up (gates x width) and down: the engine's grouped
@@ -888,6 +900,7 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     memset(ops, 0, sizeof *ops);
     step st;
     step_init(&st, setup);
+    st.counts = ops;
     /* the group's ep x etp devices hold the tokens of ep etp / tp tensor-parallel groups
      * (a fraction of one when the group is narrower than tp).  Each device dispatches
      * etp / tp of its group's tokens: under sequence parallelism a device holds 1 / tp of
@@ -916,6 +929,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
          * whole over the n devices with all-to-all dispatch and combine */
         double n = setup->tp;
         step_init_one_device(&st, setup);
+        st.counts = ops;
         perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
                              b->prefill_seqs / n, b->prefill_last / n,
                              b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
@@ -923,6 +937,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         iterate(&st, &share, o, &r);
     } else {
         step_init(&st, setup);
+        st.counts = ops;
         iterate(&st, b, o, &NOT_ROUTED);
     }
     overlap_two_batches(setup->profile, o);

@@ -225,14 +225,16 @@ typedef struct perf_op_time {
     double time_s;
     double compute_s, memory_s, floor_s; /* the parts it is the larger or the sum of */
     double count;                        /* kernels (or collectives, host phases) */
-    /* a product's activations, elements a device, all its kernels: read (tokens x K)
-     * and written (tokens x N); what a training engine casts to fp8 (perf_training.c) */
-    double elements_in, elements_out;
     perf_bound bound;                    /* the largest part */
 } perf_op_time;
 
 typedef struct perf_breakdown {
     perf_op_time op[OP_COUNT];
+    /* each operator's products' activations, elements a device over all their kernels:
+     * read (tokens x K) and written (tokens x N); what a training engine casts to fp8
+     * (perf_training.c).  Kept here, not in perf_op_time, which the serving fast path
+     * clears at every step it prices */
+    double elements_in[OP_COUNT], elements_out[OP_COUNT];
 } perf_breakdown;
 
 /* A step's time and what it went to: total_s = max(gpu_s, host_hidden_s) + host_exposed_s. */

@@ -117,8 +117,8 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
         static const perf_op CAST[] = { OP_QKV, OP_OUT_PROJ, OP_MLP_UP, OP_MLP_DOWN };
         double in = 0, out = 0, tokens = mb * seq;
         for (size_t k = 0; k < sizeof CAST / sizeof *CAST; k++) {
-            in += o[CAST[k]].elements_in;
-            out += o[CAST[k]].elements_out;
+            in += ops.elements_in[CAST[k]];
+            out += ops.elements_out[CAST[k]];
         }
         cast_f = elementwise_s(f, d, p, tokens, 3 * in);
         cast_b = elementwise_s(f, d, p, tokens, 3 * out);
@@ -319,6 +319,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
         double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
+        if (s.no_dp_overlap) /* each layer waits for its gather, and its reduction */
+            fwd = stage_layers * ag, bwd = stage_layers * (ag + rs);
         e.dp_comm_s = n * (fwd + bwd);
         if (shard < ranks && !s.lora) {
             double across = 2 * dense_and_experts_s(d, p, 2, dense / shard,
@@ -327,8 +329,9 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
                                                     (unsigned)fmax(1, eranks / eshard),
                                                     (double)s.tp * shard, 1, span);
             double backward = mb.matmul_b + mb.attention_b + mb.pass_b + mb.tp_b;
-            e.dp_comm_s += fmax(across - backward * (1 - 1 / stage_layers),
-                                across / stage_layers);
+            e.dp_comm_s += s.no_dp_overlap ? across
+                                           : fmax(across - backward * (1 - 1 / stage_layers),
+                                                  across / stage_layers);
         }
     } else {
         /* ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed): the gradients are
@@ -346,8 +349,10 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double v = s.virtual_stages, rounds = fmin(n, s.pp) - 1;
         double reach = 1 - 1 / stage_layers, later = v > 1 ? rounds * (v - 1) / v : 0;
-        e.dp_comm_s = fmax(half - backward * (reach + later), half / stage_layers)
-                      + fmax(half - forward * (reach + later), half / stage_layers);
+        e.dp_comm_s = s.no_dp_overlap /* after the last backward pass, in series */
+                          ? 2 * half
+                          : fmax(half - backward * (reach + later), half / stage_layers)
+                                + fmax(half - forward * (reach + later), half / stage_layers);
     }
     if (s.lora && s.zero_stage < 3) /* only the adapters' gradients: not counted */
         e.dp_comm_s = 0;
@@ -422,11 +427,11 @@ static void describe(char *buf, size_t size, const training_setup *s)
         snprintf(pipe, sizeof pipe, " interleaved x%u", s->virtual_stages);
     if (s->cp > 1)
         snprintf(cp, sizeof cp, ", cp %u", s->cp);
-    snprintf(buf, size, "tp %u%s, pp %u%s%s, dp %u%s, ZeRO-%u%s, micro-batch %u%s", s->tp,
+    snprintf(buf, size, "tp %u%s, pp %u%s%s, dp %u%s, ZeRO-%u%s%s, micro-batch %u%s", s->tp,
              s->tp > 1 && s->no_sequence_parallel ? " (no SP)" : "", s->pp,
              pipe, cp, s->dp, ep, s->zero_stage,
-             s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)", s->micro_batch,
-             rec);
+             s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)",
+             s->no_dp_overlap ? " (not overlapped)" : "", s->micro_batch, rec);
 }
 
 static double slower_pct(const training_estimate *alt, const training_estimate *best)
@@ -719,6 +724,7 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                                  c.sequence_parallel == 0
                                                  || (c.sequence_parallel < 0
                                                      && c.sequence_parallel_off),
+                                             .no_dp_overlap = c.dp_overlap == 0,
                                              .lora = c.lora, .weight_bytes = c.weight_bytes,
                                              .gradient_bytes = c.gradient_bytes,
                                              .optimizer_bytes = c.optimizer_bytes };

@@ -147,6 +147,9 @@ typedef struct training_constraints {
     int sequence_parallel; /* with tp > 1: -1 the framework's way, 0 without, 1 with */
     bool sequence_parallel_off; /* the framework's way: without unless stated (an
                                  * engine's, engine_training_state); TRAINING_FREE: with */
+    int dp_overlap;        /* the data-parallel collectives under the passes: -1 or 1 yes
+                            * (every framework's way), 0 in series (training_setup's
+                            * no_dp_overlap) */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;
@@ -154,7 +157,8 @@ typedef struct training_constraints {
 
 #define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
                                                .selective = -1, .pipeline_zero = 3, \
-                                               .zero_stages = 0xf, .sequence_parallel = -1 })
+                                               .zero_stages = 0xf, .sequence_parallel = -1, \
+                                               .dp_overlap = -1 })
 
 /* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
  * ZeRO stages it runs and pipelines with; sequence parallelism by default or not) into to. */

@@ -36,6 +36,7 @@ static const struct {
     [PLAN_RECOMPUTE_LAYERS] = { "RECOMPUTE_LAYERS", VALUE_COUNT, NULL },
     [PLAN_REPLICAS] = { "REPLICAS", VALUE_COUNT, NULL },
     [PLAN_SP] = { "SP", VALUE_WORD, switches },
+    [PLAN_DP_OVERLAP] = { "DP_OVERLAP", VALUE_WORD, switches },
 };
 
 const char *validate_plan_key_name(validate_plan_key key)
@@ -126,6 +127,7 @@ static void apply(validate_plan *p, validate_plan_key k, unsigned value)
     case PLAN_RECOMPUTE_LAYERS: c->recompute_layers = (int)value; break;
     case PLAN_REPLICAS: p->replicas = value; break;
     case PLAN_SP: c->sequence_parallel = (int)value; break;
+    case PLAN_DP_OVERLAP: c->dp_overlap = (int)value; break;
     case PLAN_KEYS: break;
     }
 }

@@ -11,6 +11,8 @@
  *   REPLICAS                a serving row's copies of the model, TP devices each
  *   SP                      on | off: TP with or without sequence parallelism (else the
  *                           engine's way)
+ *   DP_OVERLAP              on | off: the data-parallel collectives under the passes, or in
+ *                           series with them (Megatron-LM without --overlap-grad-reduce)
  * A key not stated is left to the planner (training) or derived (DP from the GPUs, the
  * replicas from TP).  Parsing knows no model and no row: what the stated values imply for
  * a row's GPUs and batch is validate_plan_check's. */
@@ -26,7 +28,7 @@
 typedef enum validate_plan_key {
     PLAN_TP, PLAN_PP, PLAN_CP, PLAN_EP, PLAN_ETP, PLAN_VPP, PLAN_DP, PLAN_MBS, PLAN_GA,
     PLAN_ZERO, PLAN_HSDP, PLAN_SCHEDULE, PLAN_RECOMPUTE, PLAN_RECOMPUTE_LAYERS, PLAN_REPLICAS,
-    PLAN_SP, PLAN_KEYS
+    PLAN_SP, PLAN_DP_OVERLAP, PLAN_KEYS
 } validate_plan_key;
 
 /* The largest degree or count a token may give: past it a table is refused, not cast. */

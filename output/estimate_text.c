@@ -389,6 +389,8 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, " (HSDP: sharded within groups of %u ranks)", s->shard_ranks);
     else if (s->zero_stage == 3)
         fprintf(out, " (FSDP)");
+    if (s->no_dp_overlap)
+        fprintf(out, " (its collectives in series with the passes)");
     fprintf(out, ", %u micro-batches of %u x %u tokens\n", s->microbatches, s->micro_batch,
             s->seq_len);
     if (s->pp > 1 && s->virtual_stages > 1)

@@ -595,6 +595,23 @@ Test(cli, estimate_takes_every_dimension_of_a_training_plan)
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
                          "--training --sp maybe"), 2);
     cr_expect(strstr(err, "--sp expects on or off, got 'maybe'") != NULL, "%s", err);
+    /* the data-parallel collectives in series: said, and the step longer by what the
+     * overlap had hidden */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --pp 4 --vpp 2 --dp-overlap off --csv"), 0,
+                 "%s", err);
+    double serial = csv_row(out, "train_dp_comm_s");
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --pp 4 --vpp 2 --csv"), 0, "%s", err);
+    double hidden = csv_row(out, "train_dp_comm_s");
+    cr_expect(hidden > 0 && serial > 10 * hidden, "%g in series, %g hidden", serial, hidden);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --pp 4 --vpp 2 --dp-overlap off"), 0, "%s", err);
+    cr_expect(strstr(out, ", dp 2, ZeRO-1 (its collectives in series with the passes), ") != NULL,
+              "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --dp-overlap sometimes"), 2);
+    cr_expect(strstr(err, "--dp-overlap expects on or off, got 'sometimes'") != NULL, "%s", err);
 }
 
 Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)

@@ -1026,6 +1026,23 @@ Test(loader, training_parallelism_states_every_dimension)
     free(path);
     expect_error(plan_case("llama-3-8b", "tp = 2, sp = \"yes\""), 6,
                  "workloads.tune.parallelism.sp: expected true or false");
+    /* dp_overlap = false: the same plan with its data-parallel collectives in series */
+    cr_assert_eq(load_text(plan_case("llama-3-8b", "tp = 2, pp = 2, cp = 2, dp = 2, vpp = 2, "
+                                     "micro_batch = 1, zero = 1, recompute = 4, schedule = "
+                                     "\"interleaved\", sp = true, dp_overlap = false"),
+                           NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect(sc.trainings[0].setup.no_dp_overlap);
+    s.no_dp_overlap = true;
+    d = catalog_device(&sc.catalog, "H100-SXM");
+    base = perf_default_profile(d);
+    p = engine_apply_profile(catalog_engine(&sc.catalog, "deepspeed"), &base, d);
+    by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d, &p, PREC_BF16, s,
+                                 16, 512);
+    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    scenario_release(&sc);
+    free(path);
+    expect_error(plan_case("llama-3-8b", "tp = 2, dp_overlap = 1"), 6,
+                 "workloads.tune.parallelism.dp_overlap: expected true or false");
     /* the mixture's: ep and etp, HSDP (ZeRO-3 implied), selective recomputation, 1F1B */
     cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "tp = 2, ep = 4, etp = 1, hsdp = 4, "
                                      "recompute = \"selective\", micro_batch = 1, schedule = "

@@ -187,6 +187,12 @@ static void expect_reduction_hidden_but_a_bucket(unsigned tp, unsigned gpus, dou
                        e.dp_comm_s, expect);
     cr_expect_lt(e.dp_comm_s, 2 * half, "some of it hidden");
     cr_expect_geq(e.dp_comm_s, 2 * half / 32 - 1e-12, "a layer's bucket never hidden");
+    /* in series with the passes (Megatron-LM without --overlap-grad-reduce): both halves
+     * whole, nothing else moved */
+    s.no_dp_overlap = true;
+    training_estimate serial = perf_training_step(m, d, &p, PREC_BF16, s, gpus, 64);
+    cr_expect_float_eq(serial.dp_comm_s, 2 * half, 1e-9 * half, "tp %u", tp);
+    cr_expect_float_eq(serial.step_s - e.step_s, 2 * half - e.dp_comm_s, 1e-9 * half);
 }
 
 Test(training_plan, gradient_reduction_hides_behind_the_backward_pass)
@@ -510,6 +516,12 @@ Test(training_plan, zero3_gathers_show_where_the_layer_does_not_cover_them)
                                  p.link_latency_s) / 2;
     cr_expect_eq(e.setup.microbatches, 2);
     cr_expect_float_eq(e.dp_comm_s, 2 * 2 * ag, 1e-9 * e.dp_comm_s);
+    /* without prefetching every layer waits for its gather, forward and backward, and
+     * for its gradients' reduce-scatter: 32 layers x 3 ag, every micro-batch */
+    s.no_dp_overlap = true;
+    training_estimate serial = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    cr_expect_float_eq(serial.dp_comm_s, 2 * 32 * 3 * ag, 1e-9 * serial.dp_comm_s);
+    s.no_dp_overlap = false;
     /* the same over 1,024 GPUs (the gathers cross the network) at micro-batches of 8
      * down to 1 sequence, 1,024 sequences a step: the exposed gather time a sequence
      * grows as the micro-batch shrinks, as a layer's work falls below its transfer */

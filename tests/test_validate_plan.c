@@ -62,7 +62,8 @@ Test(validate_plan, an_unknown_key_is_refused_naming_the_known)
 {
     cr_expect_str_eq(refused("TP=2 VP=2"),
                      "unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, DP, MBS, GA, "
-                     "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, SP)");
+                     "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, SP, "
+                     "DP_OVERLAP)");
     cr_expect(strstr(refused("tp=2"), "unknown key 'tp' in 'tp=2'"), "keys are upper case");
     cr_expect_str_eq(refused("TP=2 TP=4"), "repeated key 'TP' in 'TP=4'");
     cr_expect_str_eq(refused("PP=16 (DualPipe)"),
@@ -209,7 +210,7 @@ Test(validate_plan, a_stated_dp_that_does_not_hold_leaves_the_row_unpredicted)
     cr_expect_str_eq(training_row("VP=2").reason,
                      "parallelism: unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, "
                      "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, "
-                     "SP)");
+                     "SP, DP_OVERLAP)");
 }
 
 /* A serving row: Llama-3-8B in bf16, 8 H100s, static batches of 8 of 128 + 128 tokens. */
@@ -408,4 +409,13 @@ Test(validate_plan, sequence_parallelism_is_stated_or_the_engines)
     cr_expect_eq(parsed("TP=4").training.sequence_parallel, -1, "not stated: the engine's way");
     cr_expect_str_eq(refused("TP=4 SP=yes"),
                      "bad value 'yes' for SP in 'SP=yes' (expected off or on)");
+}
+
+Test(validate_plan, data_parallel_overlap_is_stated_or_on)
+{
+    cr_expect_eq(parsed("TP=8 DP_OVERLAP=off").training.dp_overlap, 0);
+    cr_expect_eq(parsed("TP=8 DP_OVERLAP=on").training.dp_overlap, 1);
+    cr_expect_eq(parsed("TP=8").training.dp_overlap, -1, "not stated: under the passes");
+    cr_expect_str_eq(refused("DP_OVERLAP=1"),
+                     "bad value '1' for DP_OVERLAP in 'DP_OVERLAP=1' (expected off or on)");
 }
