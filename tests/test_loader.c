@@ -972,6 +972,20 @@ static char *plan_case(const char *model, const char *plan)
                                  workload));
 }
 
+/* The scenario's first job (llama-3-8b on 16 H100s, 512 sequences a step, DeepSpeed) steps
+ * as perf_training_step prices setup s, which fits, in the scenario's own catalog. */
+static void expect_deepspeed_step(const scenario *sc, training_setup s)
+{
+    const engine_spec *e = catalog_engine(&sc->catalog, "deepspeed");
+    const device_spec *d = catalog_device(&sc->catalog, "H100-SXM");
+    perf_profile base = perf_default_profile(d);
+    perf_profile p = engine_apply_profile(e, &base, d);
+    training_estimate by_hand = perf_training_step(catalog_model(&sc->catalog, "llama-3-8b"), d,
+                                                   &p, PREC_BF16, s, 16, 512);
+    cr_expect(by_hand.memory.fits);
+    cr_expect_float_eq(sc->trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+}
+
 Test(loader, training_parallelism_states_every_dimension)
 {
     /* Llama-3-8B with every dimension stated leaves the planner one setup: the job's step
@@ -993,19 +1007,13 @@ Test(loader, training_parallelism_states_every_dimension)
     cr_expect_eq(got->microbatches, 256, "512 sequences over dp 2, one a micro-batch");
     cr_expect(got->no_sequence_parallel, "DeepSpeed's tensor parallelism: no SP unless stated");
     const engine_spec *e = catalog_engine(&sc.catalog, "deepspeed");
-    const device_spec *d = catalog_device(&sc.catalog, "H100-SXM");
-    perf_profile base = perf_default_profile(d);
-    perf_profile p = engine_apply_profile(e, &base, d);
     training_setup s = { .tp = 2, .pp = 2, .cp = 2, .virtual_stages = 2, .micro_batch = 1,
                          .zero_stage = 1, .recompute_layers = 4, .seq_len = 4096, .ep = 1,
                          .etp = 2, .no_sequence_parallel = true,
                          .weight_bytes = e->train_weight_bytes,
                          .gradient_bytes = e->train_gradient_bytes,
                          .optimizer_bytes = e->train_optimizer_bytes };
-    training_estimate by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d,
-                                                   &p, PREC_BF16, s, 16, 512);
-    cr_expect(by_hand.memory.fits);
-    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    expect_deepspeed_step(&sc, s);
     scenario_release(&sc);
     free(path);
     /* sp = true: the same plan with sequence parallelism, as stated */
@@ -1016,12 +1024,7 @@ Test(loader, training_parallelism_states_every_dimension)
     cr_expect_not(sc.trainings[0].setup.no_sequence_parallel);
     cr_expect_eq(sc.trainings[0].setup.recompute_layers, 4);
     s.no_sequence_parallel = false;
-    d = catalog_device(&sc.catalog, "H100-SXM"); /* the new scenario's catalog */
-    base = perf_default_profile(d);
-    p = engine_apply_profile(catalog_engine(&sc.catalog, "deepspeed"), &base, d);
-    by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d, &p, PREC_BF16, s,
-                                 16, 512);
-    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    expect_deepspeed_step(&sc, s); /* the new scenario's catalog */
     scenario_release(&sc);
     free(path);
     expect_error(plan_case("llama-3-8b", "tp = 2, sp = \"yes\""), 6,
@@ -1033,12 +1036,7 @@ Test(loader, training_parallelism_states_every_dimension)
                            NULL, 0, &sc, &path), 0, "%s", err);
     cr_expect(sc.trainings[0].setup.no_dp_overlap);
     s.no_dp_overlap = true;
-    d = catalog_device(&sc.catalog, "H100-SXM");
-    base = perf_default_profile(d);
-    p = engine_apply_profile(catalog_engine(&sc.catalog, "deepspeed"), &base, d);
-    by_hand = perf_training_step(catalog_model(&sc.catalog, "llama-3-8b"), d, &p, PREC_BF16, s,
-                                 16, 512);
-    cr_expect_float_eq(sc.trainings[0].step_s, by_hand.step_s, 1e-12 * by_hand.step_s);
+    expect_deepspeed_step(&sc, s);
     scenario_release(&sc);
     free(path);
     expect_error(plan_case("llama-3-8b", "tp = 2, dp_overlap = 1"), 6,

@@ -17,23 +17,34 @@ typedef struct rung {
     double requests, events, model_mb, peak_mib;
 } rung;
 
+/* The fleet of `replicas` on a new engine (*e), run for `seconds` simulated; the CPU
+ * seconds that took in *cpu_s. */
+static serving *fleet_run(const catalog *cat, unsigned replicas, double seconds,
+                          sim_engine **e, double *cpu_s)
+{
+    serving_config c = bench_fleet_config(cat, replicas);
+    char err[512];
+    *e = sim_engine_create();
+    serving *s = serving_create(*e, &c, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(1);
+    }
+    double start = bench_cpu_s();
+    serving_start(s);
+    sim_engine_run_until(*e, seconds);
+    *cpu_s = bench_cpu_s() - start;
+    return s;
+}
+
 /* In the child: the fastest of `repeats` runs, then the child's peak memory. */
 static rung measure(const catalog *cat, unsigned replicas, int repeats)
 {
     rung best = { .seconds = 1e300 };
-    serving_config c = bench_fleet_config(cat, replicas);
-    char err[512];
     for (int i = 0; i < repeats; i++) {
-        sim_engine *e = sim_engine_create();
-        serving *s = serving_create(e, &c, err, sizeof err);
-        if (!s) {
-            fprintf(stderr, "bench: %s\n", err);
-            exit(1);
-        }
-        double start = bench_cpu_s();
-        serving_start(s);
-        sim_engine_run_until(e, 60);
-        double t = bench_cpu_s() - start;
+        sim_engine *e;
+        double t;
+        serving *s = fleet_run(cat, replicas, 60, &e, &t);
         if (t < best.seconds) {
             best.seconds = t;
             best.requests = (double)serving_get_stats(s)->arrived;
@@ -67,17 +78,10 @@ void bench_fleet_rung(unsigned replicas, double seconds)
         printf("WARNING: %s\n", err);
         return;
     }
-    serving_config c = bench_fleet_config(&cat, replicas);
-    sim_engine *e = sim_engine_create();
-    serving *s = serving_create(e, &c, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "bench: %s\n", err);
-        exit(1);
-    }
-    double start = bench_cpu_s();
-    serving_start(s);
-    sim_engine_run_until(e, seconds);
-    double t = bench_cpu_s() - start, requests = (double)serving_get_stats(s)->arrived;
+    sim_engine *e;
+    double t;
+    serving *s = fleet_run(&cat, replicas, seconds, &e, &t);
+    double requests = (double)serving_get_stats(s)->arrived;
     printf("%u replicas, %g simulated s: %.0f requests, %.3f us a request, %.2f events a "
            "request\n", replicas, seconds, requests, 1e6 * t / requests,
            (double)sim_engine_events_run(e) / requests);
