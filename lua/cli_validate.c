@@ -36,7 +36,7 @@ const char cli_validate_usage[] =
     "PREFIX/bin/fleetsim); --half check (the rows no constant was set from).  --half\n"
     "fit reads fit.csv from the same place instead: the fit set's figures the model\n"
     "can be run on (training throughputs at their stated plans), to show how well the\n"
-    "model reproduces what it was set from.\n"
+    "model reproduces what it was set from; --half all reads both.\n"
     "--csv prints the rows and the summary as CSV.\n"
     "\n"
     "--steps STEPS.csv predicts each measured step of a real engine (the file `fleetsim\n"
@@ -69,6 +69,59 @@ static const char *default_table(const char *file, char *source, size_t source_s
     if (access(source, R_OK) == 0 || !installed[0] || access(installed, R_OK) != 0)
         return source;
     return installed;
+}
+
+/* Reads and checks a table of published measurements: its columns, every row's
+ * configuration as data, every published figure a positive number; refused (exit 2,
+ * with file:line) before anything is predicted or printed.  `defaulted`: the path was the
+ * default's (its message names `installed`, make install's place, too). */
+static int read_table(const char *path, bool defaulted, const char *installed, csv_table *t)
+{
+    char err[1024];
+    int rc = csv_table_read(path, t, err, sizeof err);
+    if (rc != 0) {
+        if (rc > 0 && defaulted)
+            fprintf(stderr, "fleetsim validate: no table of published measurements: neither "
+                    "'%s' (a source tree's) nor '%s' (make install's) exists; name one with "
+                    "--table FILE\n", path, installed[0] ? installed
+                    : "PREFIX/share/fleetsim/validation/ (published.csv, fit.csv)");
+        else if (rc > 0)
+            fprintf(stderr, "fleetsim validate: cannot read '%s' (no such file)\n", path);
+        else
+            fprintf(stderr, "fleetsim validate: %s\n", err);
+        csv_table_release(t);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    static const char *const required[] = { "id", "half", "category", "metric", "unit", "value",
+                                             "model", "device" };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (csv_table_column(t, required[i]) < 0) {
+            fprintf(stderr, "fleetsim validate: %s: no column '%s'\n", path, required[i]);
+            csv_table_release(t);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    /* every row's configuration is data that must parse, whichever half is asked for: a
+     * mistake in it is the table's */
+    for (size_t i = 0; i < t->rows; i++) {
+        validate_row row = validate_row_of(t, i);
+        if (validate_row_check(&row, err, sizeof err) != 0) {
+            fprintf(stderr, "fleetsim validate: %s:%zu: %s\n", path, csv_table_line(t, i), err);
+            csv_table_release(t);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
+    /* a published figure is a positive number: the error divides by it */
+    long value = csv_table_column(t, "value");
+    for (size_t i = 0; i < t->rows; i++) {
+        double x = csv_table_number(t, i, value);
+        if (!(x > 0) || !isfinite(x)) {
+            fprintf(stderr, "fleetsim validate: %s:%zu: value: expected a positive number, "
+                    "got '%s'\n", path, csv_table_line(t, i), csv_table_cell(t, i, value));
+            csv_table_release(t);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
+    return CLI_EXIT_OK;
 }
 
 /* One step row's phase, for the summary. */
@@ -149,7 +202,7 @@ int cli_validate(int argc, char **argv)
         { "csv", no_argument, NULL, O_CSV }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    char installed[4200], source[64];
+
     const char *path = NULL, *half = "check", *steps = NULL, *profile = NULL;
     bool csv = false;
     int opt;
@@ -185,93 +238,71 @@ int cli_validate(int argc, char **argv)
     }
     if (steps)
         return validate_steps(steps, profile, csv);
-    bool chosen = path != NULL;
-    if (!chosen)
-        path = default_table(strcmp(half, "fit") ? "published.csv" : "fit.csv", source,
-                             sizeof source, installed, sizeof installed);
+    /* the tables: the one named, else the half's (under --half all, both) */
+    const char *paths[2] = { path, NULL };
+    char sources[2][64], installs[2][4200];
+    size_t ntables = 1;
+    if (!path) {
+        static const char *const files[2] = { "published.csv", "fit.csv" };
+        size_t first = strcmp(half, "fit") ? 0 : 1;
+        ntables = strcmp(half, "all") ? 1 : 2;
+        for (size_t k = 0; k < ntables; k++)
+            paths[k] = default_table(files[first + k], sources[k], sizeof sources[k],
+                                     installs[k], sizeof installs[k]);
+    }
+    csv_table t[2];
+    size_t read = 0, rows_in_all = 0;
+    int status = CLI_EXIT_OK;
+    for (; read < ntables && status == CLI_EXIT_OK; read++) {
+        status = read_table(paths[read], path == NULL, path ? "" : installs[read], &t[read]);
+        rows_in_all += t[read].rows;
+    }
+    if (status != CLI_EXIT_OK) {
+        for (size_t k = 0; k < read; k++)
+            csv_table_release(&t[k]);
+        return status;
+    }
     char err[1024];
-    csv_table t;
-    int rc = csv_table_read(path, &t, err, sizeof err);
-    if (rc != 0) {
-        if (rc > 0 && !chosen)
-            fprintf(stderr, "fleetsim validate: no table of published measurements: neither "
-                    "'%s' (a source tree's) nor '%s' (make install's) exists; name one with "
-                    "--table FILE\n", path, installed[0] ? installed : strcmp(half, "fit")
-                    ? "PREFIX/share/fleetsim/validation/published.csv"
-                    : "PREFIX/share/fleetsim/validation/fit.csv");
-        else if (rc > 0)
-            fprintf(stderr, "fleetsim validate: cannot read '%s' (no such file)\n", path);
-        else
-            fprintf(stderr, "fleetsim validate: %s\n", err);
-        csv_table_release(&t);
-        return CLI_EXIT_BAD_INPUT;
-    }
-    static const char *const required[] = { "id", "half", "category", "metric", "unit", "value",
-                                             "model", "device" };
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-        if (csv_table_column(&t, required[i]) < 0) {
-            fprintf(stderr, "fleetsim validate: %s: no column '%s'\n", path, required[i]);
-            csv_table_release(&t);
-            return CLI_EXIT_BAD_INPUT;
-        }
-    /* every row's configuration is data that must parse, whichever half is asked for: a
-     * mistake in it is the table's, refused before anything is predicted or printed */
-    for (size_t i = 0; i < t.rows; i++) {
-        validate_row row = validate_row_of(&t, i);
-        if (validate_row_check(&row, err, sizeof err) != 0) {
-            fprintf(stderr, "fleetsim validate: %s:%zu: %s\n", path, csv_table_line(&t, i), err);
-            csv_table_release(&t);
-            return CLI_EXIT_BAD_INPUT;
-        }
-    }
     catalog cat;
     if (catalog_load(&cat, err, sizeof err) != 0) {
         fprintf(stderr, "fleetsim: %s\n", err);
-        csv_table_release(&t);
+        for (size_t k = 0; k < ntables; k++)
+            csv_table_release(&t[k]);
         return CLI_EXIT_RUN_FAILURE;
     }
-    validate_result *rows = calloc(t.rows ? t.rows : 1, sizeof *rows);
-    validate_prediction *preds = calloc(t.rows ? t.rows : 1, sizeof *preds);
+    validate_result *rows = calloc(rows_in_all ? rows_in_all : 1, sizeof *rows);
+    validate_prediction *preds = calloc(rows_in_all ? rows_in_all : 1, sizeof *preds);
     if (!rows || !preds) {
         fprintf(stderr, "fleetsim validate: out of memory\n");
         free(rows);
         free(preds);
         catalog_release(&cat);
-        csv_table_release(&t);
+        for (size_t k = 0; k < ntables; k++)
+            csv_table_release(&t[k]);
         return CLI_EXIT_RUN_FAILURE;
     }
-#define CELL(name) csv_table_cell(&t, i, csv_table_column(&t, name))
-    /* a published figure is a positive number: the error divides by it */
-    for (size_t i = 0; i < t.rows; i++) {
-        double value = csv_table_number(&t, i, csv_table_column(&t, "value"));
-        if (!(value > 0) || !isfinite(value)) {
-            fprintf(stderr, "fleetsim validate: %s:%zu: value: expected a positive number, "
-                    "got '%s'\n", path, csv_table_line(&t, i), CELL("value"));
-            free(rows);
-            free(preds);
-            catalog_release(&cat);
-            csv_table_release(&t);
-            return CLI_EXIT_BAD_INPUT;
+    size_t n = 0;
+    for (size_t k = 0; k < ntables; k++) {
+        const csv_table *table = &t[k];
+        long half_column = csv_table_column(table, "half");
+        long value_column = csv_table_column(table, "value");
+        for (size_t i = 0; i < table->rows; i++) {
+            if (strcmp(half, "all") && strcmp(csv_table_cell(table, i, half_column), half))
+                continue;
+            validate_row row = validate_row_of(table, i);
+            validate_predict(&cat, &row, &preds[n]);
+            validate_result *r = &rows[n];
+            *r = (validate_result){ row.id, row.category, row.metric, row.unit,
+                                    csv_table_number(table, i, value_column),
+                                    preds[n].predicted, preds[n].value, 0, NULL,
+                                    validate_engine_of(&row) };
+            if (r->predicted)
+                r->error = validate_error(r->value, r->published);
+            else
+                r->reason = preds[n].reason;
+            n++;
         }
     }
-    size_t n = 0;
-    for (size_t i = 0; i < t.rows; i++) {
-        if (strcmp(half, "all") && strcmp(CELL("half"), half))
-            continue;
-        validate_row row = validate_row_of(&t, i);
-        validate_predict(&cat, &row, &preds[n]);
-        validate_result *r = &rows[n];
-        *r = (validate_result){ row.id, row.category, row.metric, row.unit,
-                                csv_table_number(&t, i, csv_table_column(&t, "value")),
-                                preds[n].predicted, preds[n].value, 0, NULL,
-                                validate_engine_of(&row) };
-        if (r->predicted)
-            r->error = validate_error(r->value, r->published);
-        else
-            r->reason = preds[n].reason;
-        n++;
-    }
-#undef CELL
     if (csv)
         output_validate_csv(stdout, rows, n);
     else
@@ -279,6 +310,7 @@ int cli_validate(int argc, char **argv)
     free(rows);
     free(preds);
     catalog_release(&cat);
-    csv_table_release(&t);
+    for (size_t k = 0; k < ntables; k++)
+        csv_table_release(&t[k]);
     return CLI_EXIT_OK;
 }

@@ -688,8 +688,11 @@ void validate_predict(const catalog *cat, const validate_row *row, validate_pred
     if (!e)
         return refuse(out, "no catalog engine '%s'", out->engine);
     perf_profile base = perf_default_profile(d);
-    if (data.network_gbit > 0) /* the measured cluster's NICs: a node's share a device */
-        base.network_bytes_per_s = data.network_gbit * 1e9 / 8 / base.devices_per_node;
+    if (data.network_gbit > 0) { /* the measured cluster's NICs: a server's share a device
+                                  * (its GPUs, not a rack's NVLink domain) */
+        const perf_family *f = base.family ? base.family : perf_family_of(d);
+        base.network_bytes_per_s = data.network_gbit * 1e9 / 8 / f->cluster.devices_per_node;
+    }
     if (training_row(row)) {
         perf_profile trained = engine_apply_profile(e, &base, d); /* its kernel families */
         predict_training(m, d, &trained, e, prec, row, &data, &plan, out);

@@ -20,8 +20,9 @@ typedef struct validate_row {
     /* what the value is, how the load was driven, the value's unit, as data
      * (models/validate_load.h) */
     const char *measure, *load, *value_unit;
-    /* the scale-out bandwidth a node of the measured cluster has between nodes, Gb/s, as
-     * data ("" or NULL: the catalog device's NICs) */
+    /* the scale-out bandwidth a server of the measured cluster has between servers, Gb/s,
+     * as data, shared by the server's GPUs (the device family's node, not a rack's NVLink
+     * domain); "" or NULL: the catalog device's NICs */
     const char *network;
 } validate_row;
 

@@ -335,8 +335,6 @@ static void add_pass(const step *s, perf_op_time *o, perf_pass_kind kind, double
     o->count += kernels;
 }
 
-/* `kernels` launches (one per layer) of `products` products of T x K by K x N each, of
- * weights w. */
 /* Counts a product's rows x K elements read and rows x N written against its operator,
  * where the step counts them (o is then one of s->counts->op). */
 static void count_elements(const step *s, const perf_op_time *o, double rows, double K,
@@ -349,6 +347,8 @@ static void count_elements(const step *s, const perf_op_time *o, double rows, do
     s->counts->elements_out[k] += rows * N;
 }
 
+/* `kernels` launches (one per layer) of `products` products of T x K by K x N each, of
+ * weights w. */
 static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_time *o,
                         double kernels, double products, double T, double K, double N)
 {
@@ -363,7 +363,8 @@ static void add_gemm_of(const step *s, const struct gemm_weights *w, perf_op_tim
     double e_mem = T <= 1 && vector > 0 ? vector * s->mscale : p->bandwidth_efficiency;
     double memory = (bytes_w + bytes_a) / (s->d->bandwidth_bytes_per_s * e_mem);
     add_affine(o, kernels, floor_s(s, s->f->gemm.floor_s), compute, memory, s->f->gemm.overlap);
-    count_elements(s, o, kernels * products * T, K, N);
+    if (w != &s->wide) /* kept 16-bit: nothing to cast */
+        count_elements(s, o, kernels * products * T, K, N);
 }
 
 /* The layers' products (the checkpoint's precision). */

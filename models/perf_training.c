@@ -307,8 +307,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         /* each layer's weights gathered before its forward and again before its backward
          * pass, its gradients reduce-scattered after it, every micro-batch: the next
          * layer's transfer prefetched behind this layer's work, so what exceeds that
-         * work shows, and the first layer's gather and the last layer's reduction show
-         * whole (the 10% of FSDP's traffic that cannot overlap at this depth, PyTorch's
+         * work shows (L - 1 layers have a next one), and the first layer's gather and the
+         * last layer's reduction show whole (the 10% of FSDP's traffic that cannot overlap at this depth, PyTorch's
          * FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
          * node when the group is) and all-reduces the gradients across the groups once
          * a step, as ZeRO-1/2 reduce below */
@@ -316,9 +316,9 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ag = dense_and_experts_s(d, p, 2, (model_params_layer(m) - layer_routed) / s.tp,
                                         layer_routed / ((double)s.etp * s.ep), shard, s.tp,
                                         (unsigned)eshard, estride, 1, (double)s.tp * shard);
-        double fwd = stage_layers * fmax(0, ag - mb.layer_f) + ag;
         double rs = s.lora ? 0 : ag; /* a frozen base's gradients need no reduce-scatter */
-        double bwd = stage_layers * fmax(0, ag + rs - mb.layer_b) + ag;
+        double fwd = ag + (stage_layers - 1) * fmax(0, ag - mb.layer_f);
+        double bwd = ag + (stage_layers - 1) * fmax(0, ag + rs - mb.layer_b) + rs;
         if (s.no_dp_overlap) /* each layer waits for its gather, and its reduction */
             fwd = stage_layers * ag, bwd = stage_layers * (ag + rs);
         e.dp_comm_s = n * (fwd + bwd);

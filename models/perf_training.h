@@ -147,9 +147,10 @@ typedef struct training_constraints {
     int sequence_parallel; /* with tp > 1: -1 the framework's way, 0 without, 1 with */
     bool sequence_parallel_off; /* the framework's way: without unless stated (an
                                  * engine's, engine_training_state); TRAINING_FREE: with */
-    int dp_overlap;        /* the data-parallel collectives under the passes: -1 or 1 yes
-                            * (every framework's way), 0 in series (training_setup's
-                            * no_dp_overlap) */
+    int dp_overlap;        /* the data-parallel collectives under the passes: -1 (not
+                            * stated: taken as overlapped, as Megatron's recipes and FSDP's
+                            * prefetching run them) or 1 yes, 0 in series
+                            * (training_setup's no_dp_overlap) */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;

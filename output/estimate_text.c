@@ -491,6 +491,7 @@ static void csv_training(FILE *out, const estimate_request *req, const estimate_
         { "train_recompute_layers", s->recompute_layers, "layers" },
         { "train_selective", s->selective, "1" },
         { "train_sp", s->tp > 1 && !s->no_sequence_parallel, "1" },
+        { "train_dp_overlap", !s->no_dp_overlap, "1" },
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
         row(out, plan[i].name, r->train_fits ? plan[i].value : NAN, plan[i].unit);

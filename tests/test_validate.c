@@ -150,6 +150,9 @@ Test(validate, the_fit_table_stands_apart_from_the_check_table, .timeout = 60)
                          "--csv"), 0, "%s", err);
     cr_expect_str_eq(out, named, "--half fit reads fit.csv");
     cr_expect(strstr(out, "\nPT29,training") && !strstr(out, "\nT30,training"), "%s", out);
+    cr_assert_eq(cli_run(&named, &err, "validate --half all --csv"), 0, "%s", err);
+    cr_expect(strstr(named, "\nPT29,training") && strstr(named, "\nT30,training"),
+              "--half all reads both tables:\n%s", named);
     free(out);
     free(named);
     free(err);
@@ -749,17 +752,21 @@ Test(validate, an_installed_binary_finds_the_installed_table, .timeout = 60)
     char *out = NULL, *err = NULL;
     snprintf(command, sizeof command,
              "mkdir -p %s/bin %s/share/fleetsim/validation && cp %s %s/bin/fleetsim && "
-             "cp tests/data/validation/tiny.csv %s/share/fleetsim/validation/published.csv",
-             prefix, prefix, FLEETSIM_BIN, prefix, prefix);
+             "cp tests/data/validation/tiny.csv %s/share/fleetsim/validation/published.csv && "
+             "cp tests/data/validation/tiny.csv %s/share/fleetsim/validation/fit.csv",
+             prefix, prefix, FLEETSIM_BIN, prefix, prefix, prefix);
     cr_assert_eq(shell(command, &out, &err), 0, "%s", err);
-    snprintf(command, sizeof command, "cd %s && %s/bin/fleetsim validate --half all",
-             elsewhere, prefix);
-    cr_assert_eq(shell(command, &out, &err), 0, "%s", err);
-    cr_expect(strstr(out, "MAPE") != NULL, "%s", out);
     char *tiny = NULL;
-    cr_assert_eq(cli_run(&tiny, &err, "validate --table tests/data/validation/tiny.csv "
-                         "--half all"), 0, "%s", err);
-    cr_expect_str_eq(out, tiny, "the installed table is the one read");
+    static const char *const halves[] = { "check", "fit" };
+    for (int k = 0; k < 2; k++) { /* published.csv for the check half, fit.csv for the fit */
+        snprintf(command, sizeof command, "cd %s && %s/bin/fleetsim validate --half %s",
+                 elsewhere, prefix, halves[k]);
+        cr_assert_eq(shell(command, &out, &err), 0, "%s", err);
+        cr_expect(strstr(out, "MAPE") != NULL, "%s", out);
+        cr_assert_eq(cli_run(&tiny, &err, "validate --table tests/data/validation/tiny.csv "
+                             "--half %s", halves[k]), 0, "%s", err);
+        cr_expect_str_eq(out, tiny, "the installed table is the one read");
+    }
     snprintf(command, sizeof command, "rm %s/share/fleetsim/validation/published.csv && "
              "cd %s && %s/bin/fleetsim validate", prefix, elsewhere, prefix);
     cr_expect_eq(shell(command, &out, &err), 2);
