@@ -901,7 +901,7 @@ perf_time perf_iteration_expert_group(const perf_setup *setup, const perf_batch 
     memset(ops, 0, sizeof *ops);
     step st;
     step_init(&st, setup);
-    st.counts = ops;
+    st.counts = out; /* the elements, only where a caller keeps them */
     /* the group's ep x etp devices hold the tokens of ep etp / tp tensor-parallel groups
      * (a fraction of one when the group is narrower than tp).  Each device dispatches
      * etp / tp of its group's tokens: under sequence parallelism a device holds 1 / tp of
@@ -930,7 +930,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
          * whole over the n devices with all-to-all dispatch and combine */
         double n = setup->tp;
         step_init_one_device(&st, setup);
-        st.counts = ops;
+        st.counts = out; /* the elements, only where a caller keeps them */
         perf_batch share = { b->decode_seqs / n, b->decode_context / n, b->prefill_tokens / n,
                              b->prefill_seqs / n, b->prefill_last / n,
                              b->prefill_cached_pairs / n, b->prefill_new_pairs / n };
@@ -938,7 +938,7 @@ perf_time perf_iteration(const perf_setup *setup, const perf_batch *b, perf_brea
         iterate(&st, &share, o, &r);
     } else {
         step_init(&st, setup);
-        st.counts = ops;
+        st.counts = out;
         iterate(&st, b, o, &NOT_ROUTED);
     }
     overlap_two_batches(setup->profile, o);

@@ -308,8 +308,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
          * pass, its gradients reduce-scattered after it, every micro-batch: the next
          * layer's transfer prefetched behind this layer's work, so what exceeds that
          * work shows (L - 1 layers have a next one), and the first layer's gather and the
-         * last layer's reduction show whole (the 10% of FSDP's traffic that cannot overlap at this depth, PyTorch's
-         * FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
+         * last layer's reduction show whole (the 10% of FSDP's traffic that cannot
+         * overlap at this depth, PyTorch's FSDP tuning notes).  HSDP gathers within its shard group (its link: within a
          * node when the group is) and all-reduces the gradients across the groups once
          * a step, as ZeRO-1/2 reduce below */
         double layer_routed = routed / m->layers;
