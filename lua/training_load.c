@@ -23,8 +23,11 @@ const char *const JOB_STREAM_KEYS[] = {
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = {
     "tp", "pp", "cp", "ep", "etp", "vpp", "dp", "micro_batch", "zero", "hsdp", "recompute",
-    "schedule", "sp", "dp_overlap", NULL,
+    "schedule", "sp", "dp_overlap", "dispatcher", "ep_overlap", NULL,
 };
+/* expert parallelism's token dispatchers, in training_dispatcher's order from
+ * TRAINING_DISPATCH_ALLTOALL */
+static const char *const DISPATCHERS[] = { "alltoall", "deepep", "hybridep", NULL };
 /* in training_schedule's order */
 static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero_bubble",
                                          "dualpipe", NULL };
@@ -178,13 +181,14 @@ static int check_parallelism(load_context *c, const fields_object *o, training_s
 }
 
 /* parallelism = { tp = 8, pp = 4, cp, ep, etp, vpp, dp, micro_batch, zero, hsdp,
- * recompute, schedule = "dualpipe", sp }: each key given is imposed on the planner, each left
+ * recompute, schedule = "dualpipe", sp, dp_overlap, dispatcher = "deepep", ep_overlap }:
+ * each key given is imposed on the planner, each left
  * out is the planner's; the schedule the planner's ("planned") unless named */
 static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out,
                                training_schedule *schedule_out)
 {
     int64_t tp, pp, cp, ep, etp, vpp, dp, mb, zero, hsdp;
-    int schedule = 0;
+    int schedule = 0, dispatcher = -1;
     int top = lua_gettop(c->L);
     fields_object o;
     *schedule_out = TRAINING_SCHEDULE_PLANNED;
@@ -206,6 +210,8 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
                  || read_recompute(c, &o, out)
                  || read_switch(c, &o, "sp", &out->sequence_parallel)
                  || read_switch(c, &o, "dp_overlap", &out->dp_overlap)
+                 || read_switch(c, &o, "ep_overlap", &out->ep_overlap)
+                 || fields_read_choice(c, &o, "dispatcher", DISPATCHERS, -1, &dispatcher)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
                  || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);
     lua_settop(c->L, top);
@@ -213,6 +219,8 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
         return -1;
     out->tp = (unsigned)tp;
     out->pp = (unsigned)pp;
+    if (dispatcher >= 0)
+        out->dispatcher = TRAINING_DISPATCH_ALLTOALL + dispatcher;
     out->cp = (unsigned)cp;
     out->ep = (unsigned)ep;
     out->etp = (unsigned)etp;

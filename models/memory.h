@@ -127,6 +127,18 @@ unsigned memory_min_tp(const model_spec *m, const device_spec *d, precision weig
                        precision kv, double context, unsigned max_tp,
                        const memory_reserve *r);
 
+/* How expert parallelism's tokens travel between the ranks, as Megatron names its token
+ * dispatchers (--moe-token-dispatcher-type alltoall, or flex with the deepep or hybridep
+ * backend) */
+typedef enum training_dispatcher {
+    TRAINING_DISPATCH_ENGINE,   /* the profile's way (perf_profile.per_node_dispatch) */
+    TRAINING_DISPATCH_ALLTOALL, /* NCCL's all-to-all: a copy of a token for each remote expert */
+    TRAINING_DISPATCH_DEEPEP,   /* DeepEP: a copy for each remote node, forwarded within it
+                                 * over NVLink */
+    TRAINING_DISPATCH_HYBRIDEP, /* NVIDIA's Hybrid-EP (DeepEP's hybrid-ep branch): the same
+                                 * path, RDMA across nodes and NVLink within */
+} training_dispatcher;
+
 typedef struct training_setup {
     unsigned tp, pp, dp;      /* tensor, pipeline and data parallelism: gpus = tp pp cp dp */
     unsigned cp;              /* context parallelism: each sequence split over cp devices
@@ -166,6 +178,10 @@ typedef struct training_setup {
                                * (Megatron-LM without --overlap-grad-reduce and
                                * --overlap-param-gather; FSDP without prefetching): each
                                * shows whole; false, the default: run under the passes */
+    training_dispatcher dispatcher; /* expert parallelism's token dispatcher */
+    bool ep_overlap;          /* expert parallelism's dispatch and combine run while another
+                               * micro-batch computes (Megatron's batch-level overlap,
+                               * --overlap-moe-expert-parallel-comm), as DualPipe's do */
     unsigned micro_batch;     /* sequences per micro-batch */
     unsigned seq_len;         /* tokens per sequence */
     unsigned microbatches;    /* per data-parallel rank per step */

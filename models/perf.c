@@ -714,9 +714,14 @@ static double alltoall_s(const step *s, double T, double n, double span)
     return model_moe_layers(m) * both;
 }
 
+double perf_alltoall_exposed_s(double a2a_s, double compute_s)
+{
+    return fmax(a2a_s - compute_s, PERF_ALLTOALL_SM_SHARE * a2a_s);
+}
+
 /* Two micro-batches (two_batch_overlap): each one's all-to-alls run while the other
  * computes, so of the step's all-to-all time only what exceeds the rest of its GPU work
- * shows. */
+ * shows, and the SMs the all-to-all takes from that work (perf_alltoall_exposed_s). */
 static void overlap_two_batches(const perf_profile *p, perf_op_time *o)
 {
     if (!p->two_batch_overlap || !(o[OP_ALLTOALL].time_s > 0))
@@ -725,7 +730,7 @@ static void overlap_two_batches(const perf_profile *p, perf_op_time *o)
     for (int i = 0; i < OP_COUNT; i++)
         if (i != OP_ALLREDUCE && i != OP_ALLTOALL && i != OP_HOST)
             rest += o[i].compute_s + o[i].memory_s + o[i].floor_s;
-    o[OP_ALLTOALL].time_s = fmax(0, o[OP_ALLTOALL].time_s - rest);
+    o[OP_ALLTOALL].time_s = perf_alltoall_exposed_s(o[OP_ALLTOALL].time_s, rest);
 }
 
 /* Whether a setup runs attention data parallel: asked for, over several devices, and a

@@ -109,6 +109,19 @@ typedef struct perf_profile {
     double network_efficiency;
 } perf_profile;
 
+/* The share of a GPU's streaming multiprocessors an all-to-all running beside computation
+ * takes from it: DeepSeek-V3's 20 of an H800's 132 (the fit set's training/
+ * parallelism_throughput.csv PT61: "only 20 SMs are sufficient to fully utilize the
+ * bandwidths of IB and NVLink"). */
+#define PERF_ALLTOALL_SM_SHARE (20.0 / 132.0)
+
+/* What an all-to-all of a2a_s shows when it runs beside compute_s of another
+ * micro-batch's computation (SGLang's two-batch overlap, DualPipe's paired chunks,
+ * Megatron's batch-level overlap): the computation under it runs on the SMs it leaves
+ * (1 - PERF_ALLTOALL_SM_SHARE), so the pair takes max(a2a, compute + share x a2a) and
+ * the all-to-all shows max(a2a - compute, share x a2a). */
+double perf_alltoall_exposed_s(double a2a_s, double compute_s);
+
 /* The family of measurements that stands for device d, the node layout its tensor-
  * parallel groups are timed on, and a sentence saying which and why (for estimate). */
 const perf_family *perf_family_of(const device_spec *d);

@@ -76,6 +76,10 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     stage.layers = (unsigned)stage_layers;
     perf_profile np = *p; /* no engine host work in a training loop */
     np.host_s = np.host_per_seq_s = np.host_tp_s = np.host_tp_per_seq_s = 0;
+    /* the plan's token dispatcher, where it names one, in place of the engine's way:
+     * DeepEP and Hybrid-EP send a token once to each node its experts lie on */
+    if (s->dispatcher != TRAINING_DISPATCH_ENGINE)
+        np.per_node_dispatch = s->dispatcher != TRAINING_DISPATCH_ALLTOALL;
     perf_setup ps = { .model = &stage, .device = d, .profile = &np, .weights = prec,
                       .kv = PREC_BF16, .tp = s->tp };
     double cp = one_if_zero(s->cp), seq = s->seq_len / cp, mb = s->micro_batch;
@@ -245,8 +249,13 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ring = 3 * (s.cp - 1) * (kv_layer / link + p->link_latency_s); /* fwd 1, bwd 2 */
         mb_cp = stage_layers * fmax(0, ring - mb.attention_layer);
     }
-    if (s.dualpipe) /* dispatch and combine run under the paired chunk's computation */
-        mb_ep = fmax(0, mb_ep - (mb_compute + mb_tp + mb_recompute));
+    /* DualPipe's paired chunks, and Megatron's batch-level overlap (a forward beside
+     * another micro-batch's backward): dispatch and combine run under the other's
+     * computation, which loses the SMs they take (perf_alltoall_exposed_s).  The
+     * interleaved schedule's warm-up and cool-down, whose passes have no partner, are
+     * not counted apart: (v - 1) pp of the n v chunk passes on the last stage. */
+    if (s.dualpipe || s.ep_overlap)
+        mb_ep = perf_alltoall_exposed_s(mb_ep, mb_compute + mb_tp + mb_recompute);
     double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp + mb_ep;
     e.compute_s = n * mb_compute;
     e.matmul_s = n * (mb.matmul_f + mb.matmul_b);
@@ -407,13 +416,30 @@ static bool faster(const training_estimate *a, const training_estimate *b)
     return a->step_s / a->tokens_per_step < b->step_s / b->tokens_per_step;
 }
 
+const char *training_dispatcher_name(training_dispatcher t)
+{
+    static const char *const NAMES[] = { [TRAINING_DISPATCH_ENGINE] = "the engine's",
+                                         [TRAINING_DISPATCH_ALLTOALL] = "alltoall",
+                                         [TRAINING_DISPATCH_DEEPEP] = "deepep",
+                                         [TRAINING_DISPATCH_HYBRIDEP] = "hybridep" };
+    return (unsigned)t < sizeof NAMES / sizeof *NAMES ? NAMES[t] : "?";
+}
+
 static void describe(char *buf, size_t size, const training_setup *s)
 {
-    char ep[40] = "", rec[40] = "";
+    char ep[80] = "", rec[40] = "";
     if (s->ep > 1 && s->etp && s->etp != s->tp)
         snprintf(ep, sizeof ep, ", ep %u etp %u", s->ep, s->etp);
     else if (s->ep > 1)
         snprintf(ep, sizeof ep, ", ep %u", s->ep);
+    if (s->ep > 1 && (s->dispatcher != TRAINING_DISPATCH_ENGINE || s->ep_overlap)) {
+        size_t used = strlen(ep);
+        snprintf(ep + used, sizeof ep - used, " (%s%s%s)",
+                 s->dispatcher != TRAINING_DISPATCH_ENGINE
+                     ? training_dispatcher_name(s->dispatcher) : "",
+                 s->dispatcher != TRAINING_DISPATCH_ENGINE && s->ep_overlap ? ", " : "",
+                 s->ep_overlap ? "overlapped" : "");
+    }
     if (s->recompute_layers)
         snprintf(rec, sizeof rec, ", %u layers recomputed", s->recompute_layers);
     else if (s->selective)
@@ -651,6 +677,9 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
         refused(&st, "cp %u does not divide the %u-token sequences", cp, seq_len);
     if (c.etp > 1 && !moe)
         refused(&st, "etp %u: %s has no experts", c.etp, m->name);
+    if ((c.dispatcher != TRAINING_DISPATCH_ENGINE || c.ep_overlap > 0) && !moe)
+        refused(&st, "%s: %s has no experts to dispatch",
+                c.ep_overlap > 0 ? "the all-to-all's overlap" : "a token dispatcher", m->name);
     if (st.reason[0]) { /* a stated degree no setup can take */
         *out = (training_estimate){ 0 };
         explain_refusal(out, &st, m, d, gpus);
@@ -725,6 +754,8 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                                  || (c.sequence_parallel < 0
                                                      && c.sequence_parallel_off),
                                              .no_dp_overlap = c.dp_overlap == 0,
+                                             .dispatcher = (training_dispatcher)c.dispatcher,
+                                             .ep_overlap = c.ep_overlap > 0,
                                              .lora = c.lora, .weight_bytes = c.weight_bytes,
                                              .gradient_bytes = c.gradient_bytes,
                                              .optimizer_bytes = c.optimizer_bytes };

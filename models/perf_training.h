@@ -151,6 +151,10 @@ typedef struct training_constraints {
                             * stated: taken as overlapped, as Megatron's recipes and FSDP's
                             * prefetching run them) or 1 yes, 0 in series
                             * (training_setup's no_dp_overlap) */
+    int dispatcher;        /* training_setup's: TRAINING_DISPATCH_ENGINE (0) unless stated */
+    int ep_overlap;        /* expert parallelism's all-to-alls under another micro-batch's
+                            * computation: -1 not stated (no: Megatron's default), 0 no,
+                            * 1 yes (training_setup.ep_overlap) */
     /* the framework's bytes a parameter (training_setup's; an engine's, models/engine.h):
      * not a constraint, carried into every setup; 0 in all three: 2, 2 and 12 */
     double weight_bytes, gradient_bytes, optimizer_bytes;
@@ -159,7 +163,7 @@ typedef struct training_constraints {
 #define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
                                                .selective = -1, .pipeline_zero = 3, \
                                                .zero_stages = 0xf, .sequence_parallel = -1, \
-                                               .dp_overlap = -1 })
+                                               .dp_overlap = -1, .ep_overlap = -1 })
 
 /* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
  * ZeRO stages it runs and pipelines with; sequence parallelism by default or not) into to. */
@@ -184,6 +188,10 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                const perf_profile *p, precision prec, unsigned gpus,
                                unsigned seq_len, unsigned global_batch,
                                training_constraints c, training_estimate *out);
+
+/* A dispatcher's name as plans state it: "alltoall", "deepep", "hybridep" (and "the
+ * engine's" for TRAINING_DISPATCH_ENGINE). */
+const char *training_dispatcher_name(training_dispatcher t);
 
 /* The same with nothing imposed. */
 bool perf_training_plan(const model_spec *m, const device_spec *d, const perf_profile *p,

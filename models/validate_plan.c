@@ -12,6 +12,8 @@ typedef enum value_kind { VALUE_COUNT, VALUE_ZERO, VALUE_WORD } value_kind;
 static const char *const schedules[] = { "1f1b", "interleaved", "zero-bubble", "dualpipe", NULL };
 static const char *const recomputes[] = { "none", "selective", "full", NULL };
 static const char *const switches[] = { "off", "on", NULL }; /* in that order: 0, 1 */
+/* in training_dispatcher's order from TRAINING_DISPATCH_ALLTOALL */
+static const char *const dispatchers[] = { "alltoall", "deepep", "hybridep", NULL };
 enum { SCHEDULE_1F1B, SCHEDULE_INTERLEAVED, SCHEDULE_ZERO_BUBBLE, SCHEDULE_DUALPIPE };
 enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 
@@ -37,6 +39,8 @@ static const struct {
     [PLAN_REPLICAS] = { "REPLICAS", VALUE_COUNT, NULL },
     [PLAN_SP] = { "SP", VALUE_WORD, switches },
     [PLAN_DP_OVERLAP] = { "DP_OVERLAP", VALUE_WORD, switches },
+    [PLAN_DISPATCHER] = { "DISPATCHER", VALUE_WORD, dispatchers },
+    [PLAN_EP_OVERLAP] = { "EP_OVERLAP", VALUE_WORD, switches },
 };
 
 const char *validate_plan_key_name(validate_plan_key key)
@@ -128,6 +132,8 @@ static void apply(validate_plan *p, validate_plan_key k, unsigned value)
     case PLAN_REPLICAS: p->replicas = value; break;
     case PLAN_SP: c->sequence_parallel = (int)value; break;
     case PLAN_DP_OVERLAP: c->dp_overlap = (int)value; break;
+    case PLAN_DISPATCHER: c->dispatcher = TRAINING_DISPATCH_ALLTOALL + (int)value; break;
+    case PLAN_EP_OVERLAP: c->ep_overlap = (int)value; break;
     case PLAN_KEYS: break;
     }
 }

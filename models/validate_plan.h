@@ -13,6 +13,10 @@
  *                           engine's way)
  *   DP_OVERLAP              on | off: the data-parallel collectives under the passes, or in
  *                           series with them (Megatron-LM without --overlap-grad-reduce)
+ *   DISPATCHER              alltoall | deepep | hybridep: expert parallelism's token
+ *                           dispatcher, as Megatron names them (else the engine's)
+ *   EP_OVERLAP              on | off: the all-to-alls under another micro-batch's
+ *                           computation (Megatron's --overlap-moe-expert-parallel-comm)
  * A key not stated is left to the planner (training) or derived (DP from the GPUs, the
  * replicas from TP).  Parsing knows no model and no row: what the stated values imply for
  * a row's GPUs and batch is validate_plan_check's. */
@@ -28,7 +32,7 @@
 typedef enum validate_plan_key {
     PLAN_TP, PLAN_PP, PLAN_CP, PLAN_EP, PLAN_ETP, PLAN_VPP, PLAN_DP, PLAN_MBS, PLAN_GA,
     PLAN_ZERO, PLAN_HSDP, PLAN_SCHEDULE, PLAN_RECOMPUTE, PLAN_RECOMPUTE_LAYERS, PLAN_REPLICAS,
-    PLAN_SP, PLAN_DP_OVERLAP, PLAN_KEYS
+    PLAN_SP, PLAN_DP_OVERLAP, PLAN_DISPATCHER, PLAN_EP_OVERLAP, PLAN_KEYS
 } validate_plan_key;
 
 /* The largest degree or count a token may give: past it a table is refused, not cast. */

@@ -384,6 +384,10 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         fprintf(out, ", ep %u", s->ep);
     if (s->ep > 1 && s->etp && s->etp != s->tp)
         fprintf(out, " (expert tp %u)", s->etp);
+    if (s->ep > 1 && s->dispatcher != TRAINING_DISPATCH_ENGINE)
+        fprintf(out, " (%s dispatcher)", training_dispatcher_name(s->dispatcher));
+    if (s->ep > 1 && s->ep_overlap)
+        fprintf(out, " (its all-to-alls under another micro-batch's computation)");
     fprintf(out, ", dp %u, ZeRO-%u", s->dp, s->zero_stage);
     if (s->zero_stage == 3 && s->shard_ranks)
         fprintf(out, " (HSDP: sharded within groups of %u ranks)", s->shard_ranks);
@@ -492,6 +496,9 @@ static void csv_training(FILE *out, const estimate_request *req, const estimate_
         { "train_selective", s->selective, "1" },
         { "train_sp", s->tp > 1 && !s->no_sequence_parallel, "1" },
         { "train_dp_overlap", !s->no_dp_overlap, "1" },
+        { "train_ep_overlap", s->ep_overlap, "1" },
+        { "train_dispatch_per_node", s->dispatcher == TRAINING_DISPATCH_DEEPEP
+                                         || s->dispatcher == TRAINING_DISPATCH_HYBRIDEP, "1" },
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
         row(out, plan[i].name, r->train_fits ? plan[i].value : NAN, plan[i].unit);

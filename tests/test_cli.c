@@ -614,6 +614,42 @@ Test(cli, estimate_takes_every_dimension_of_a_training_plan)
     cr_expect(strstr(err, "--dp-overlap expects on or off, got 'sometimes'") != NULL, "%s", err);
 }
 
+Test(cli, estimate_states_the_token_dispatcher_and_the_all_to_alls_overlap)
+{
+    /* DeepEP's one copy a node (64 GPUs, 8 nodes): fewer bytes cross the network than
+     * NCCL's copy an expert, and overlapped with another micro-batch less still shows */
+    const char *plan = "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 --training "
+                       "--train-tp 1 --pp 1 --ep 64 --micro-batch 1 --engine megatron";
+    char cmd[512];
+    const char *ways[] = { "--dispatcher alltoall", "--dispatcher deepep",
+                           "--dispatcher deepep --ep-overlap on" };
+    double ep[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s --csv", plan, ways[i]);
+        cr_assert_eq(cli_run(&out, &err, cmd), 0, "%s: %s", ways[i], err);
+        ep[i] = csv_row(out, "train_ep_comm_s");
+        cr_expect_eq(csv_row(out, "train_dispatch_per_node"), i > 0, "%s", ways[i]);
+        cr_expect_eq(csv_row(out, "train_ep_overlap"), i == 2, "%s", ways[i]);
+    }
+    cr_expect(ep[0] > ep[1] && ep[1] > ep[2] && ep[2] > 0, "%g %g %g", ep[0], ep[1], ep[2]);
+    snprintf(cmd, sizeof cmd, "%s --dispatcher hybridep --ep-overlap on", plan);
+    cr_assert_eq(cli_run(&out, &err, cmd), 0, "%s", err);
+    cr_expect(strstr(out, ", ep 64 (hybridep dispatcher) (its all-to-alls under another "
+                          "micro-batch's computation), dp 64") != NULL, "%s", out);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 "
+                         "--training --dispatcher nccl"), 2);
+    cr_expect(strstr(err, "--dispatcher expects alltoall, deepep or hybridep, got 'nccl'") != NULL,
+              "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 "
+                         "--training --ep-overlap maybe"), 2);
+    cr_expect(strstr(err, "--ep-overlap expects on or off, got 'maybe'") != NULL, "%s", err);
+    /* a dense model has nothing to dispatch: said, not ignored */
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --gpus 8 "
+                         "--training --dispatcher deepep"), 2);
+    cr_expect(strstr(err, "a token dispatcher: llama-3-8b has no experts to dispatch") != NULL,
+              "%s", err);
+}
+
 Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)
 {
     static const struct { const char *args, *message; } cases[] = {

@@ -1041,6 +1041,18 @@ Test(loader, training_parallelism_states_every_dimension)
     free(path);
     expect_error(plan_case("llama-3-8b", "tp = 2, dp_overlap = 1"), 6,
                  "workloads.tune.parallelism.dp_overlap: expected true or false");
+    /* the mixture's token dispatcher and its overlap, as stated */
+    cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "ep = 8, dispatcher = \"deepep\", "
+                                     "ep_overlap = true"), NULL, 0, &sc, &path), 0, "%s", err);
+    cr_expect_eq(sc.trainings[0].setup.dispatcher, TRAINING_DISPATCH_DEEPEP);
+    cr_expect(sc.trainings[0].setup.ep_overlap);
+    scenario_release(&sc);
+    free(path);
+    expect_error(plan_case("qwen3-30b-a3b", "ep = 8, dispatcher = \"nccl\""), 6,
+                 "workloads.tune.parallelism.dispatcher: expected one of \"alltoall\", "
+                 "\"deepep\", \"hybridep\", got \"nccl\"");
+    expect_error(plan_case("qwen3-30b-a3b", "ep = 8, ep_overlap = \"yes\""), 6,
+                 "workloads.tune.parallelism.ep_overlap: expected true or false");
     /* the mixture's: ep and etp, HSDP (ZeRO-3 implied), selective recomputation, 1F1B */
     cr_assert_eq(load_text(plan_case("qwen3-30b-a3b", "tp = 2, ep = 4, etp = 1, hsdp = 4, "
                                      "recompute = \"selective\", micro_batch = 1, schedule = "

@@ -376,7 +376,10 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     training_estimate dual = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
     cr_assert_eq(dual.setup.microbatches, 16);
     cr_expect_gt(one.ep_comm_s, 0);
-    cr_expect_eq(dual.ep_comm_s, 0, "hidden under the paired chunk");
+    /* the paired chunk's computation covers them; what shows is the SMs they take from
+     * it, DeepSeek-V3's 20 of 132 */
+    cr_expect_float_eq(dual.ep_comm_s, 20.0 / 132 * one.ep_comm_s, 1e-9 * one.ep_comm_s,
+                       "under the paired chunk");
     cr_expect_float_eq(dual.compute_s, one.compute_s, 1e-12);
     /* F and B from the step's parts: forward products are a third of all products,
      * forward attention 1 / 3.5 of attention; W half the backward products */
@@ -384,7 +387,7 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     double pass_f = one.memory_pass_s / n / 3; /* bf16: no casts, backward passes x 2 */
     double f = one.matmul_s / n / 3 + one.attention_s / n / 3.5 + pass_f
                + one.tp_comm_s / n / 2;
-    double b = (one.compute_s + one.recompute_s + one.tp_comm_s) / n - f;
+    double b = (one.compute_s + one.recompute_s + one.tp_comm_s + dual.ep_comm_s) / n - f;
     double w = one.matmul_s / n / 3;
     cr_expect_float_eq(dual.bubble_s, f + 2 * b - 3 * w, 1e-9 * dual.bubble_s);
     cr_expect_lt(dual.bubble_s, one.bubble_s);
@@ -809,4 +812,90 @@ Test(training_plan, without_sequence_parallelism_each_device_keeps_the_whole_seq
     with.no_sequence_parallel = false;
     cr_expect_float_eq(perf_training_step(m, d, &p, PREC_BF16, s, 1, 1).step_s,
                        perf_training_step(m, d, &p, PREC_BF16, with, 1, 1).step_s, 1e-12);
+}
+
+Test(training_plan, the_all_to_alls_overlap_another_micro_batch_up_to_its_computation)
+{
+    /* Megatron's batch-level overlap: a micro-batch's dispatch and combine run beside
+     * another's computation, which loses the 20 of 132 SMs they take (DeepSeek-V3's
+     * figure), so they show as max(a2a - computation, 20 / 132 a2a), a micro-batch at a
+     * time.  Within a node (ep 8) the computation covers them; across 8 nodes with NCCL's
+     * copy an expert (ep 64, no recomputation) they outlast it. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    const unsigned eps[] = { 8, 64 };
+    for (int i = 0; i < 2; i++) {
+        training_setup s = { .tp = 1, .pp = 1, .ep = eps[i], .zero_stage = 1,
+                             .micro_batch = 1, .seq_len = 4096,
+                             .dispatcher = TRAINING_DISPATCH_ALLTOALL };
+        training_estimate in_series = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+        s.ep_overlap = true;
+        training_estimate overlapped = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+        double a2a = in_series.ep_comm_s, covering = in_series.compute_s
+                                                       + in_series.tp_comm_s
+                                                       + in_series.recompute_s;
+        cr_assert_gt(a2a, 0);
+        double shows = fmax(a2a - covering, 20.0 / 132 * a2a);
+        cr_expect_float_eq(overlapped.ep_comm_s, shows, 1e-9 * a2a, "ep %u", eps[i]);
+        cr_expect_float_eq(overlapped.step_s - in_series.step_s, shows - a2a, 1e-9 * a2a);
+        if (i == 0)
+            cr_expect_lt(a2a, covering, "within a node the computation covers them");
+        else
+            cr_expect_gt(a2a, covering, "across nodes they outlast it");
+    }
+}
+
+Test(training_plan, deepep_sends_a_token_once_to_each_node_its_experts_lie_on)
+{
+    /* qwen3-30b-a3b (48 mixture layers, 8 of 128 experts a token, hidden 2048) with ep 64
+     * over 8 nodes, one micro-batch of 4096 tokens: NCCL's all-to-all sends a copy for
+     * each remote expert, 8 x 7/8 = 7 a token; DeepEP and Hybrid-EP one for each remote
+     * node, the distinct nodes of 8 picks of 8, 8 (1 - (7/8)^8), 7/8 of them remote.
+     * Each way of each mixture layer, forward and backward (the gradients go back the
+     * same way): the node's 8-device start-up and the 16-bit copies at the network's
+     * rate. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .ep = 64, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .dispatcher = TRAINING_DISPATCH_ALLTOALL };
+    double alpha = perf_node_of(d)->allreduce[2].alpha_s;
+    double net = p.network_bytes_per_s * p.network_efficiency, n = 4; /* 256 / 64 */
+    double copies[] = { 8 * 7.0 / 8, 8 * (1 - pow(7.0 / 8, 8)) * 7.0 / 8 };
+    training_dispatcher ways[] = { TRAINING_DISPATCH_ALLTOALL, TRAINING_DISPATCH_DEEPEP,
+                                   TRAINING_DISPATCH_HYBRIDEP };
+    for (int i = 0; i < 3; i++) {
+        s.dispatcher = ways[i];
+        training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+        double one_way = alpha + 4096 * copies[i > 0] * 2048 * 2 / net;
+        double expected = n * 2 /* forward, backward */ * 48 * 2 /* dispatch, combine */
+                          * one_way;
+        cr_expect_float_eq(e.ep_comm_s, expected, 1e-9 * expected, "%s",
+                           training_dispatcher_name(ways[i]));
+    }
+    /* the engine's way, for a training engine: NCCL's */
+    s.dispatcher = TRAINING_DISPATCH_ENGINE;
+    s.ep_overlap = false;
+    training_estimate engine = perf_training_step(m, d, &p, PREC_BF16, s, 64, 256);
+    s.dispatcher = TRAINING_DISPATCH_ALLTOALL;
+    cr_expect_eq(engine.ep_comm_s, perf_training_step(m, d, &p, PREC_BF16, s, 64, 256).ep_comm_s);
+}
+
+Test(training_plan, a_dense_model_refuses_a_dispatcher_or_an_all_to_all_overlap)
+{
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.dispatcher = TRAINING_DISPATCH_DEEPEP;
+    training_estimate e;
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "a token dispatcher: llama-3-8b has no experts to dispatch"),
+              "%s", e.refusal);
+    c = TRAINING_FREE;
+    c.ep_overlap = 1;
+    cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
+    cr_expect(strstr(e.refusal, "the all-to-all's overlap: llama-3-8b has no experts"), "%s",
+              e.refusal);
 }

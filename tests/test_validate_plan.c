@@ -63,7 +63,7 @@ Test(validate_plan, an_unknown_key_is_refused_naming_the_known)
     cr_expect_str_eq(refused("TP=2 VP=2"),
                      "unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, DP, MBS, GA, "
                      "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, SP, "
-                     "DP_OVERLAP)");
+                     "DP_OVERLAP, DISPATCHER, EP_OVERLAP)");
     cr_expect(strstr(refused("tp=2"), "unknown key 'tp' in 'tp=2'"), "keys are upper case");
     cr_expect_str_eq(refused("TP=2 TP=4"), "repeated key 'TP' in 'TP=4'");
     cr_expect_str_eq(refused("PP=16 (DualPipe)"),
@@ -210,7 +210,7 @@ Test(validate_plan, a_stated_dp_that_does_not_hold_leaves_the_row_unpredicted)
     cr_expect_str_eq(training_row("VP=2").reason,
                      "parallelism: unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, "
                      "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, "
-                     "SP, DP_OVERLAP)");
+                     "SP, DP_OVERLAP, DISPATCHER, EP_OVERLAP)");
 }
 
 /* A serving row: Llama-3-8B in bf16, 8 H100s, static batches of 8 of 128 + 128 tokens. */
@@ -418,4 +418,24 @@ Test(validate_plan, data_parallel_overlap_is_stated_or_on)
     cr_expect_eq(parsed("TP=8").training.dp_overlap, -1, "not stated: under the passes");
     cr_expect_str_eq(refused("DP_OVERLAP=1"),
                      "bad value '1' for DP_OVERLAP in 'DP_OVERLAP=1' (expected off or on)");
+}
+
+Test(validate_plan, the_token_dispatcher_and_its_overlap_are_stated_or_the_engines)
+{
+    validate_plan p = parsed("EP=32 DISPATCHER=deepep EP_OVERLAP=on");
+    cr_expect_eq(p.training.dispatcher, TRAINING_DISPATCH_DEEPEP);
+    cr_expect_eq(p.training.ep_overlap, 1);
+    cr_expect_eq(parsed("EP=8 DISPATCHER=alltoall").training.dispatcher,
+                 TRAINING_DISPATCH_ALLTOALL);
+    cr_expect_eq(parsed("EP=8 DISPATCHER=hybridep EP_OVERLAP=off").training.dispatcher,
+                 TRAINING_DISPATCH_HYBRIDEP);
+    cr_expect_eq(parsed("EP=8 EP_OVERLAP=off").training.ep_overlap, 0);
+    p = parsed("EP=8");
+    cr_expect_eq(p.training.dispatcher, TRAINING_DISPATCH_ENGINE, "not stated: the engine's");
+    cr_expect_eq(p.training.ep_overlap, -1);
+    cr_expect_str_eq(refused("DISPATCHER=nccl"),
+                     "bad value 'nccl' for DISPATCHER in 'DISPATCHER=nccl' (expected alltoall, "
+                     "deepep or hybridep)");
+    cr_expect_str_eq(refused("EP_OVERLAP=yes"),
+                     "bad value 'yes' for EP_OVERLAP in 'EP_OVERLAP=yes' (expected off or on)");
 }
