@@ -135,6 +135,21 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     r.attention_b = attention_b >= 0 ? attention_b : 2.5 * r.attention_f;
     r.pass_b = 2 * r.pass_f + cast_b;
     r.pass_f += cast_f;
+    /* NCCL's all-to-all sends what each rank holds for each other rank as one block, so
+     * a dispatcher on it reorders the tokens twice each way: by destination rank before
+     * the send (the permutation the iteration prices) and, with several experts on a
+     * rank, by local expert after it (Megatron's sort_chunks_by_idxs, and back before
+     * the combine).  DeepEP and Hybrid-EP write each token to its expert's slot and
+     * leave the one permutation.  The sort reads and writes the `busiest` copies,
+     * 4 busiest to the permutation's 3 busiest + busiest / k, once each way of each
+     * pass (the backward's reverse copies) */
+    double local_experts = m->experts / (double)ep;
+    if (ep > 1 && local_experts > 1 && !np.per_node_dispatch && model_moe_layers(m)) {
+        double k = m->experts_active;
+        double sort = o[OP_MOE_PERMUTE].time_s * 4 * k / (3 * k + 1);
+        r.pass_f += sort;
+        r.pass_b += sort;
+    }
     r.tp_b = r.tp_f;
     /* tensor-parallel communication overlapped with the products, as far as they last */
     double hidden = p->train_tp_overlap;

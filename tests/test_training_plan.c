@@ -306,7 +306,10 @@ Test(training_plan, expert_data_parallelism_reduces_each_expert_over_its_own_rep
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
-                         .seq_len = 4096, .recompute_layers = 48 };
+                         .seq_len = 4096, .recompute_layers = 48,
+                         /* DeepEP: one permutation each way, so the backward's passes are
+                          * twice the forward's, as the parts below are split */
+                         .dispatcher = TRAINING_DISPATCH_DEEPEP };
     training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
     double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
     double nic = 47e9, lat = p.link_latency_s;
@@ -370,7 +373,10 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     training_setup s = { .tp = 1, .pp = 4, .ep = 8, .zero_stage = 1, .micro_batch = 1,
-                         .seq_len = 4096, .recompute_layers = 12 };
+                         .seq_len = 4096, .recompute_layers = 12,
+                         /* DeepEP: one permutation each way, so the backward's passes are
+                          * twice the forward's, as the parts below are split */
+                         .dispatcher = TRAINING_DISPATCH_DEEPEP };
     training_estimate one = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
     s.dualpipe = true;
     training_estimate dual = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
@@ -898,4 +904,47 @@ Test(training_plan, a_dense_model_refuses_a_dispatcher_or_an_all_to_all_overlap)
     cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
     cr_expect(strstr(e.refusal, "the all-to-all's overlap: llama-3-8b has no experts"), "%s",
               e.refusal);
+}
+
+Test(training_plan, nccls_dispatcher_sorts_the_tokens_by_local_expert_each_way)
+{
+    /* qwen3-30b-a3b (k = 8) with ep 8 in one node, 16 experts a rank: on NCCL's
+     * all-to-all the tokens are sorted by local expert after the dispatch and back before
+     * the combine, a read and a write of the busiest rank's copies each, 4 busiest to the
+     * permutation's 3 busiest + busiest / 8; forward and backward once each.  Inside one
+     * node DeepEP's copies are the same bytes, so the all-to-all does not differ. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .dispatcher = TRAINING_DISPATCH_DEEPEP };
+    training_estimate deepep = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    s.dispatcher = TRAINING_DISPATCH_ALLTOALL;
+    training_estimate nccl = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    cr_expect_float_eq(nccl.ep_comm_s, deepep.ep_comm_s, 1e-12 * deepep.ep_comm_s);
+    /* the permutation of one micro-batch's forward pass, as the step prices it: every
+     * layer, the host's work left out, 4096 tokens of which the rank's experts take the
+     * busiest share of the group's */
+    perf_profile np = p;
+    np.host_s = np.host_per_seq_s = np.host_tp_s = np.host_tp_per_seq_s = 0;
+    perf_setup ps = { .model = m, .device = d, .profile = &np, .weights = PREC_BF16,
+                      .kv = PREC_BF16, .tp = 1 };
+    double ring, own;
+    model_attention_pairs(m, 0, 4096, &ring, &own);
+    perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 4096,
+                     .prefill_new_pairs = own, .prefill_cached_pairs = ring / 2 };
+    perf_breakdown ops;
+    perf_iteration_expert_group(&ps, &b, 8, 1, 8, &ops);
+    double permute = ops.op[OP_MOE_PERMUTE].time_s;
+    cr_assert_gt(permute, 0);
+    double n = 8; /* 64 sequences over 8 ranks, one a micro-batch */
+    cr_expect_float_eq(nccl.memory_pass_s - deepep.memory_pass_s,
+                       n * 2 * permute * 4 * 8 / (3 * 8 + 1), 1e-9 * nccl.memory_pass_s);
+    /* one expert a rank has nothing to sort */
+    s.ep = 128;
+    training_estimate whole = perf_training_step(m, d, &p, PREC_BF16, s, 128, 128);
+    s.dispatcher = TRAINING_DISPATCH_DEEPEP;
+    cr_expect_float_eq(whole.memory_pass_s,
+                       perf_training_step(m, d, &p, PREC_BF16, s, 128, 128).memory_pass_s,
+                       1e-12 * whole.memory_pass_s);
 }
