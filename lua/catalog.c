@@ -477,6 +477,7 @@ static int read_engine_families(load_context *c, const fields_object *o, engine_
             { "attention_prefill", KERNEL_ATTN_PREFILL, &e->families[ENGINE_ATTN_PREFILL] },
             { "moe_gemm", KERNEL_GROUPED_GEMM, &e->families[ENGINE_MOE_GEMM] },
             { "attention_backward", KERNEL_ATTN_BACKWARD, &e->attn_backward_family },
+            { "moe_wgrad", KERNEL_GROUPED_GEMM, &e->moe_wgrad_family },
         };
     const char *keys[sizeof wired / sizeof wired[0] + 1] = { NULL };
     for (size_t i = 0; i < sizeof wired / sizeof wired[0]; i++)

@@ -78,6 +78,7 @@ perf_profile engine_apply_profile(const engine_spec *e, const perf_profile *p,
         out.prefill_family = e->families[ENGINE_ATTN_PREFILL];
         out.moe_family = e->families[ENGINE_MOE_GEMM];
         out.attn_backward_family = e->attn_backward_family;
+        out.moe_wgrad_family = e->moe_wgrad_family;
         /* as the families: Transformer Engine's userbuffers overlap, which NeMo's recipes
          * turn on for Hopper and later (tp_comm_overlap) */
         out.train_tp_overlap = e->train_tp_overlap;

@@ -53,6 +53,9 @@ typedef struct engine_spec {
     /* a training framework's attention backward (KERNEL_ATTN_BACKWARD), on the same
      * devices; NULL: 2.5 times the forward's FLOPs at the forward's rate */
     const perf_kernel_family *attn_backward_family;
+    /* a training framework's experts' weight gradients (KERNEL_GROUPED_GEMM: the tokens
+     * are the reduction), on the same devices; NULL: at the forward's grouped GEMM rate */
+    const perf_kernel_family *moe_wgrad_family;
     /* Host work per iteration: base + per sequence, and more with tensor parallelism; NaN
      * in host_s: the device family's measured figures (the operator set's engine). */
     double host_s, host_per_seq_s, host_tp_s, host_tp_per_seq_s;

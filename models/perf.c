@@ -583,12 +583,20 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
     /* the weights' own peak, or 16-bit where they are dequantised (weight-only) */
     double peak = weights_only(s->d, s->weights_precision)
                       ? s->peak16 : device_peak_flops(s->d, s->weights_precision, NULL);
-    double compute = 2 * groups * m * N * K / (peak * c->efficiency * sat(m, c->tokens_half)
-                                               * s->cscale);
+    double flops = 2 * groups * m * N * K;
+    double compute = flops / (peak * c->efficiency * sat(m, c->tokens_half) * s->cscale);
     double memory = (groups * N * K * s->weights.bytes + 2 * groups * m * (K + N))
                     / (s->d->bandwidth_bytes_per_s * c->bandwidth_efficiency * s->mscale);
-    add_affine(o, layers, floor_s(s, c->floor_s), compute, memory, 0);
+    double floor = floor_s(s, c->floor_s);
+    add_affine(o, layers, floor, compute, memory, 0);
     count_elements(s, o, layers * groups * m, K, N);
+    if (s->counts) { /* training's backward: the weight gradients at their own kernel's rate */
+        const perf_grouped_gemm_constants *w = s->p->moe_wgrad_family
+                                                   ? &s->p->moe_wgrad_family->grouped_gemm : c;
+        double wgrad = flops / (peak * w->efficiency * sat(m, w->tokens_half) * s->cscale);
+        s->counts->grouped_s += layers * (floor + fmax(compute, memory));
+        s->counts->grouped_wgrad_s += layers * (floor_s(s, w->floor_s) + fmax(wgrad, memory));
+    }
 }
 
 /* The routed experts' two products, up (gates x width) and down: the engine's grouped

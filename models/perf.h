@@ -84,6 +84,9 @@ typedef struct perf_profile {
      * attention's backward pass, each of its family's shares of the device's own peaks;
      * NULL: the table's (family) classes */
     const perf_kernel_family *prefill_family, *moe_family, *attn_backward_family;
+    /* training: the routed experts' weight gradients as the engine's kernel runs them
+     * (perf_breakdown.grouped_wgrad_s); NULL: at moe_family's rate, as the forward */
+    const perf_kernel_family *moe_wgrad_family;
     /* a draft model's steps are iterations of their own, each paying its host work in
      * series (vLLM V0's proposer worker); false: they run inside the round's one
      * iteration, GPU work only (EAGLE and MTP drafts in SGLang, vLLM V1, TensorRT-LLM) */
@@ -248,6 +251,10 @@ typedef struct perf_breakdown {
      * (perf_training.c).  Kept here, not in perf_op_time, which the serving fast path
      * clears at every step it prices */
     double elements_in[OP_COUNT], elements_out[OP_COUNT];
+    /* the routed experts' grouped GEMMs (the engine's moe_family): their time as priced,
+     * and the time of their weight gradients (the same products, the tokens summed over)
+     * at the profile's moe_wgrad_family, or at the same rate without one */
+    double grouped_s, grouped_wgrad_s;
 } perf_breakdown;
 
 /* A step's time and what it went to: total_s = max(gpu_s, host_hidden_s) + host_exposed_s. */

@@ -7,6 +7,7 @@
 
 #include "models/memory.h"
 #include "models/perf.h"
+#include "models/kernel_constants.h"
 #include "models/perf_training.h"
 #include "support/catalog_fixture.h"
 
@@ -947,4 +948,55 @@ Test(training_plan, nccls_dispatcher_sorts_the_tokens_by_local_expert_each_way)
     cr_expect_float_eq(whole.memory_pass_s,
                        perf_training_step(m, d, &p, PREC_BF16, s, 128, 128).memory_pass_s,
                        1e-12 * whole.memory_pass_s);
+}
+
+Test(training_plan, the_experts_weight_gradients_run_at_their_own_kernels_rate)
+{
+    /* qwen3-30b-a3b (hidden 2048, experts 768 wide, gated), one micro-batch of 4096 tokens
+     * a rank, ep 8 on one H100 node: the group's 32,768 tokens reach about all 128 experts,
+     * 16 a rank, each taking the busiest rank's share of the routed copies.  Each mixture
+     * layer runs two grouped GEMMs (up: K 2048, N 1536; down: K 768, N 2048) in bf16:
+     * forward at DeepGEMM's m-grouped family's shares of the device's bf16 peak, the
+     * weights' gradients at its k-grouped family's (the same products summed over the
+     * tokens, no floor), each floor + max(compute, memory). */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    const perf_kernel_family *fwd = perf_kernel_family_named("deepgemm_grouped_fp8_h800");
+    const perf_kernel_family *wgrad = perf_kernel_family_named("deepgemm_wgrad_fp8_h200");
+    cr_assert(fwd && wgrad);
+    p.moe_family = fwd;
+    p.moe_wgrad_family = wgrad;
+    perf_setup ps = { .model = m, .device = d, .profile = &p, .weights = PREC_BF16,
+                      .kv = PREC_BF16, .tp = 1 };
+    perf_batch b = { .prefill_tokens = 4096, .prefill_seqs = 1, .prefill_last = 4096 };
+    perf_breakdown ops;
+    perf_iteration_expert_group(&ps, &b, 8, 1, 8, &ops);
+    double g = model_experts_touched(m, 8 * 4096.0) / 8;
+    double t = perf_expert_busiest_tokens(m, 8 * 4096.0, 8, 1) / g;
+    double layers = model_moe_layers(m), peak = d->peak_flops[PREC_BF16];
+    double bw = d->bandwidth_bytes_per_s * fwd->grouped_gemm.bandwidth_efficiency;
+    double floor = fwd->grouped_gemm.floor_s * p.kernel_launch_s / perf_family_of(d)->gemm.floor_s;
+    const double shape[2][2] = { { 2048, 1536 }, { 768, 2048 } }; /* K, N */
+    double f = 0, w = 0;
+    for (int i = 0; i < 2; i++) {
+        double K = shape[i][0], N = shape[i][1], flops = 2 * g * t * K * N;
+        double memory = (g * K * N * 2 + 2 * g * t * (K + N)) / bw;
+        const perf_grouped_gemm_constants *cf = &fwd->grouped_gemm, *cw = &wgrad->grouped_gemm;
+        f += floor + fmax(flops / (peak * cf->efficiency * t / (t + cf->tokens_half)), memory);
+        w += fmax(flops / (peak * cw->efficiency * t / (t + cw->tokens_half)), memory);
+    }
+    f *= layers;
+    w *= layers;
+    cr_expect_float_eq(ops.grouped_s, f, 1e-9 * f, "%.9g vs %.9g", ops.grouped_s, f);
+    cr_expect_float_eq(ops.grouped_wgrad_s, w, 1e-9 * w, "%.9g vs %.9g", ops.grouped_wgrad_s, w);
+    /* 0.47 of the peak at about 2,000 tokens a group against 0.66 */
+    cr_expect(w > 1.5 * f && w < 1.8 * f, "%g against %g", w, f);
+    /* a training step adds the difference to its backward products, once a micro-batch */
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096 };
+    training_estimate with = perf_training_step(m, d, &p, PREC_BF16, s, 8, 8);
+    p.moe_wgrad_family = NULL;
+    training_estimate without = perf_training_step(m, d, &p, PREC_BF16, s, 8, 8);
+    cr_expect_float_eq(with.matmul_s - without.matmul_s, w - f, 1e-9 * w);
 }

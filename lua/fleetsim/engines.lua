@@ -27,7 +27,9 @@
 --              of the operator set's, on the devices the h100 table stands for (Hopper,
 --              and Blackwell and the others as shares of their own peaks):
 --              attention_prefill, moe_gemm, attention_backward (training: attention's
---              backward pass; without it 2.5 times the forward's FLOPs at its rate)
+--              backward pass; without it 2.5 times the forward's FLOPs at its rate),
+--              moe_wgrad (training: the routed experts' weight gradients, a grouped GEMM
+--              summing over each expert's tokens; without it at moe_gemm's rate)
 --   host       the host's work per iteration: from = "operators" (the fit set's measured
 --              figures for the device's family: 1.28 ms + 63 us a sequence, with Ray's
 --              worker traffic beyond one GPU unless ray = false: workers as local
@@ -304,11 +306,12 @@ return {
     kernels = {
       gemm = "operators (Transformer Engine where fp8)",
       attention_prefill = "FlashAttention-3 forward and backward (cuDNN fused attention) on Hopper",
-      attention_decode = "operators", moe_gemm = "grouped GEMM (DeepGEMM's shares)",
+      attention_decode = "operators",
+      moe_gemm = "grouped GEMM (DeepGEMM's shares; weight gradients at its k-grouped kernel's)",
       alltoall = "operators (NCCL all-to-all)", collectives = "operators (NCCL, overlapped with backward)",
     },
     families = { attention_prefill = "fa3_bf16_h100", attention_backward = "fa3_bwd_bf16_h100",
-                 moe_gemm = "deepgemm_grouped_fp8_h800" },
+                 moe_gemm = "deepgemm_grouped_fp8_h800", moe_wgrad = "deepgemm_wgrad_fp8_h200" },
     -- pipeline_zero: its distributed optimizer shards the optimizer's states (ZeRO-1)
     -- beside pipelines; its FSDP runs without them (stated).  zero_stages: data
     -- parallelism plain (0), the distributed optimizer (1: its gradient buffer is whole
