@@ -26,7 +26,8 @@ const char cli_estimate_usage[] =
     "                         [--hsdp N] [--recompute none|selective|full|N]\n"
     "                         [--schedule 1f1b|interleaved|zero-bubble|dualpipe]\n"
     "                         [--sp on|off] [--dp-overlap on|off]\n"
-    "                         [--dispatcher alltoall|deepep|hybridep] [--ep-overlap on|off]\n"
+    "                         [--tp-overlap on|off] [--dispatcher alltoall|deepep|hybridep]\n"
+    "                         [--ep-overlap on|off]\n"
     "                         [--kv-precision fp16|bf16|fp8|fp32]\n"
     "                         [--layout tp|ep|attention-dp] [--profile FILE]\n"
     "                         [--model-file FILE] [--engine NAME]...\n"
@@ -58,7 +59,10 @@ const char cli_estimate_usage[] =
     "without sequence parallelism; by default the training engine's way: DeepSpeed\n"
     "without, Megatron and FSDP with) and --dp-overlap (off: the data-parallel\n"
     "collectives in series with the passes, as Megatron-LM runs them when told not to\n"
-    "overlap its gradients' reduction; on, the default: under them), --dispatcher\n"
+    "overlap its gradients' reduction; on, the default: under them), --tp-overlap\n"
+    "(off: tensor parallelism's collectives in series with the products, Megatron\n"
+    "without --tp-comm-overlap; on, the default: the training engine's share of them\n"
+    "hidden), --dispatcher\n"
     "(expert parallelism's token dispatcher, as Megatron names them: alltoall, NCCL's,\n"
     "a copy of a token for each remote expert; deepep or hybridep, a copy for each\n"
     "remote node, forwarded within it; by default the training engine's, alltoall) and\n"
@@ -165,7 +169,8 @@ static int resolve_engines(const catalog *cat, const char *const *names, unsigne
 
 /* The options of training's plan and of the halves (the rest are cli_estimate's). */
 enum { O_TRAINING = 768, O_SERVING, O_TRAIN_TP, O_CP, O_EP, O_ETP, O_VPP, O_MICRO, O_ZERO,
-       O_HSDP, O_RECOMPUTE, O_SCHEDULE, O_SP, O_DP_OVERLAP, O_DISPATCHER, O_EP_OVERLAP };
+       O_HSDP, O_RECOMPUTE, O_SCHEDULE, O_SP, O_DP_OVERLAP, O_DISPATCHER, O_EP_OVERLAP,
+       O_TP_OVERLAP };
 
 /* The options one half alone reads: given with the other half alone, they would be
  * ignored without a word, so they are refused. */
@@ -176,7 +181,7 @@ static const char *const SERVING_OPTIONS[] = {
 static const char *const TRAINING_OPTIONS[] = {
     "train-tokens", "seq", "global-batch", "dualpipe", "lora", "train-tp", "pp", "cp", "ep",
     "etp", "vpp", "micro-batch", "zero", "hsdp", "recompute", "schedule", "sp", "dp-overlap",
-    "dispatcher", "ep-overlap", "mtbf",
+    "dispatcher", "ep-overlap", "tp-overlap", "mtbf",
     "checkpoint-every", "checkpoint-write", "restart", "straggler", NULL,
 };
 
@@ -229,9 +234,9 @@ static int plan_option(int opt, const char *value, stated_plan *p)
         }
         return 0;
     }
-    if (opt == O_SP || opt == O_DP_OVERLAP || opt == O_EP_OVERLAP) {
+    if (opt == O_SP || opt == O_DP_OVERLAP || opt == O_EP_OVERLAP || opt == O_TP_OVERLAP) {
         const char *name = opt == O_SP ? "sp" : opt == O_DP_OVERLAP ? "dp-overlap"
-                                                                   : "ep-overlap";
+                           : opt == O_EP_OVERLAP ? "ep-overlap" : "tp-overlap";
         if (strcmp(value, "on") && strcmp(value, "off")) {
             fprintf(stderr, "fleetsim estimate: --%s expects on or off, got '%s'\n", name,
                     value);
@@ -242,6 +247,8 @@ static int plan_option(int opt, const char *value, stated_plan *p)
             p->c.sequence_parallel = on;
         else if (opt == O_DP_OVERLAP)
             p->c.dp_overlap = on;
+        else if (opt == O_TP_OVERLAP)
+            p->c.tp_overlap = on;
         else
             p->c.ep_overlap = on;
         return 0;
@@ -425,6 +432,7 @@ int cli_estimate(int argc, char **argv)
         { "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
         { "dispatcher", required_argument, NULL, O_DISPATCHER },
         { "ep-overlap", required_argument, NULL, O_EP_OVERLAP },
+        { "tp-overlap", required_argument, NULL, O_TP_OVERLAP },
         { NULL, 0, NULL, 0 },
     };
     bool seen[sizeof options / sizeof options[0]] = { false };
@@ -494,7 +502,7 @@ int cli_estimate(int argc, char **argv)
         case O_SERVING: serving_only = true; break;
         case O_TRAIN_TP: case O_CP: case O_EP: case O_ETP: case O_VPP: case O_MICRO:
         case O_ZERO: case O_HSDP: case O_RECOMPUTE: case O_SCHEDULE: case O_SP:
-        case O_DP_OVERLAP: case O_DISPATCHER: case O_EP_OVERLAP:
+        case O_DP_OVERLAP: case O_DISPATCHER: case O_EP_OVERLAP: case O_TP_OVERLAP:
             bad = plan_option(opt, optarg, &plan);
             break;
         case O_MTBF: case O_EVERY: case O_WRITE: case O_RESTART: {

@@ -23,7 +23,8 @@ const char *const JOB_STREAM_KEYS[] = {
 static const char *const CHECKPOINT_KEYS[] = { "every", "write", NULL };
 static const char *const PARALLELISM_KEYS[] = {
     "tp", "pp", "cp", "ep", "etp", "vpp", "dp", "micro_batch", "zero", "hsdp", "recompute",
-    "schedule", "sp", "dp_overlap", "dispatcher", "ep_overlap", NULL,
+    "schedule", "sp", "dp_overlap", "dispatcher", "ep_overlap", "tp_overlap",
+    NULL,
 };
 /* expert parallelism's token dispatchers, in training_dispatcher's order from
  * TRAINING_DISPATCH_ALLTOALL */
@@ -181,7 +182,8 @@ static int check_parallelism(load_context *c, const fields_object *o, training_s
 }
 
 /* parallelism = { tp = 8, pp = 4, cp, ep, etp, vpp, dp, micro_batch, zero, hsdp,
- * recompute, schedule = "dualpipe", sp, dp_overlap, dispatcher = "deepep", ep_overlap }:
+ * recompute, schedule = "dualpipe", sp, dp_overlap, tp_overlap, dispatcher = "deepep",
+ * ep_overlap }:
  * each key given is imposed on the planner, each left
  * out is the planner's; the schedule the planner's ("planned") unless named */
 static int convert_parallelism(load_context *c, const fields_object *w, training_constraints *out,
@@ -211,6 +213,7 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
                  || read_switch(c, &o, "sp", &out->sequence_parallel)
                  || read_switch(c, &o, "dp_overlap", &out->dp_overlap)
                  || read_switch(c, &o, "ep_overlap", &out->ep_overlap)
+                 || read_switch(c, &o, "tp_overlap", &out->tp_overlap)
                  || fields_read_choice(c, &o, "dispatcher", DISPATCHERS, -1, &dispatcher)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
                  || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);

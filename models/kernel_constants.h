@@ -30,7 +30,11 @@
  *   tokens each, K x N weights)            tokens_half)), M = (G N K wb + 2 G m (K + N)) /
  *                                          (BW e_mem); a fused MoE layer is two such
  *                                          launches (gate-up: N = 2 ffn, K = hidden; down:
- *                                          N = hidden, K = ffn) over the experts touched
+ *                                          N = hidden, K = ffn) over the experts touched;
+ *                                          a weight-gradient family (an engine's
+ *                                          moe_wgrad: the tokens are the reduction) reads
+ *                                          them t = floor + C + 4 G N K / (BW e_mem), the
+ *                                          fp32 gradients written after the sum
  *   all-to-all (dispatch, combine)     t = alpha + bytes / (e link), bytes = tokens a rank
  *                                          x topk x hidden x (1 + 4/128 for FP8 with its
  *                                          scales, 2 for BF16): no deduplication

@@ -178,6 +178,10 @@ typedef struct training_setup {
                                * (Megatron-LM without --overlap-grad-reduce and
                                * --overlap-param-gather; FSDP without prefetching): each
                                * shows whole; false, the default: run under the passes */
+    bool no_tp_overlap;       /* tensor parallelism's collectives in series with the
+                               * products (Megatron without --tp-comm-overlap); false, the
+                               * default: the engine's share of them hidden
+                               * (perf_profile.train_tp_overlap) */
     training_dispatcher dispatcher; /* expert parallelism's token dispatcher */
     bool ep_overlap;          /* expert parallelism's dispatch and combine run while another
                                * micro-batch computes (Megatron's batch-level overlap,

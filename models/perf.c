@@ -590,12 +590,21 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
     double floor = floor_s(s, c->floor_s);
     add_affine(o, layers, floor, compute, memory, 0);
     count_elements(s, o, layers * groups * m, K, N);
-    if (s->counts) { /* training's backward: the weight gradients at their own kernel's rate */
-        const perf_grouped_gemm_constants *w = s->p->moe_wgrad_family
-                                                   ? &s->p->moe_wgrad_family->grouped_gemm : c;
-        double wgrad = flops / (peak * w->efficiency * sat(m, w->tokens_half) * s->cscale);
+    if (s->counts) {
+        /* training's backward: the weight gradients at their own kernel's rate, the
+         * products and then each expert's fp32 gradient written once (the sum's
+         * epilogue, models/kernel_constants.h); else as the forward */
+        const perf_kernel_family *wf = s->p->moe_wgrad_family;
+        double wgrad = floor + fmax(compute, memory);
+        if (wf) {
+            const perf_grouped_gemm_constants *w = &wf->grouped_gemm;
+            wgrad = floor_s(s, w->floor_s)
+                    + flops / (peak * w->efficiency * sat(m, w->tokens_half) * s->cscale)
+                    + 4 * groups * N * K / (s->d->bandwidth_bytes_per_s * w->bandwidth_efficiency
+                                            * s->mscale);
+        }
         s->counts->grouped_s += layers * (floor + fmax(compute, memory));
-        s->counts->grouped_wgrad_s += layers * (floor_s(s, w->floor_s) + fmax(wgrad, memory));
+        s->counts->grouped_wgrad_s += layers * wgrad;
     }
 }
 

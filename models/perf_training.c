@@ -62,6 +62,7 @@ static double elementwise_s(const perf_family *f, const device_spec *d, const pe
 typedef struct microbatch {
     double matmul_f, attention_f, pass_f, tp_f; /* forward */
     double matmul_b, attention_b, pass_b, tp_b; /* backward */
+    double matmul_w;       /* the backward products' weight-gradient part (0: a frozen base) */
     double layer_f;        /* one layer's forward (for recomputation and overlaps) */
     double layer_b;        /* one layer's backward */
     double attention_layer;/* one layer's attention, forward and backward */
@@ -76,6 +77,9 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
     stage.layers = (unsigned)stage_layers;
     perf_profile np = *p; /* no engine host work in a training loop */
     np.host_s = np.host_per_seq_s = np.host_tp_s = np.host_tp_per_seq_s = 0;
+    /* the overlap of the all-to-alls is the plan's (ep_overlap, DualPipe), priced once in
+     * the step, not a serving engine's two batches inside the iteration */
+    np.two_batch_overlap = false;
     /* the plan's token dispatcher, where it names one, in place of the engine's way:
      * DeepEP and Hybrid-EP send a token once to each node its experts lie on */
     if (s->dispatcher != TRAINING_DISPATCH_ENGINE)
@@ -131,8 +135,8 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
      * routed experts' weight gradients run at the engine's weight-gradient kernel's rate
      * (perf_breakdown.grouped_wgrad_s): a grouped GEMM summing over each expert's tokens
      * reaches less of the peak than the forward's (DeepGEMM's, 0.47 against 0.66) */
-    r.matmul_b = (s->lora ? 1 : 2) * r.matmul_f
-                 + (s->lora ? 0 : ops.grouped_wgrad_s - ops.grouped_s);
+    r.matmul_w = s->lora ? 0 : r.matmul_f + ops.grouped_wgrad_s - ops.grouped_s;
+    r.matmul_b = r.matmul_f + r.matmul_w;
     /* FlashAttention's backward: five products to the forward's two, at the engine's
      * fitted backward kernel where it has one, else at the forward's rate */
     double attention_b = perf_attention_backward_s(&ps, &b);
@@ -145,18 +149,18 @@ static microbatch microbatch_of(const model_spec *m, const device_spec *d,
      * rank, by local expert after it (Megatron's sort_chunks_by_idxs, and back before
      * the combine).  DeepEP and Hybrid-EP write each token to its expert's slot and
      * leave the one permutation.  The sort reads and writes the `busiest` copies,
-     * 4 busiest to the permutation's 3 busiest + busiest / k, once each way of each
-     * pass (the backward's reverse copies) */
+     * 4 busiest to the permutation's 3 busiest + busiest / k, and like every memory
+     * pass twice in the backward */
     double local_experts = m->experts / (double)ep;
     if (ep > 1 && local_experts > 1 && !np.per_node_dispatch && model_moe_layers(m)) {
         double k = m->experts_active;
         double sort = o[OP_MOE_PERMUTE].time_s * 4 * k / (3 * k + 1);
         r.pass_f += sort;
-        r.pass_b += sort;
+        r.pass_b += 2 * sort;
     }
     r.tp_b = r.tp_f;
     /* tensor-parallel communication overlapped with the products, as far as they last */
-    double hidden = p->train_tp_overlap;
+    double hidden = s->no_tp_overlap ? 0 : p->train_tp_overlap;
     if (hidden > 0) {
         r.tp_f = fmax((1 - hidden) * r.tp_f, r.tp_f - r.matmul_f);
         r.tp_b = fmax((1 - hidden) * r.tp_b, r.tp_b - r.matmul_b);
@@ -289,9 +293,9 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     if (s.pp > 1 && s.dualpipe) {
         /* DualPipe: (pp / 2 - 1) (F&B + B - 3 W), its sends hidden; F&B, a forward and a
          * backward chunk run together, is F + B (what overlaps is their communication),
-         * and W, the weights' gradients, is half the backward pass's products */
+         * and W is the backward products' weight-gradient part (microbatch.matmul_w) */
         double f = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f + mb_cp / 3;
-        double b = mb_s - f, w = s.lora ? 0 : mb.matmul_b / 2; /* a frozen base: none */
+        double b = mb_s - f, w = mb.matmul_w; /* a frozen base: none */
         e.bubble_s = (s.pp / 2.0 - 1) * (f + 2 * b - 3 * w);
     } else if (s.pp > 1) {
         double act = (double)s.micro_batch * s.seq_len / s.cp * m->hidden * 2 / s.tp;
@@ -301,9 +305,9 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
             /* ZB-H1 (Qi et al. 2024, their Figure 3: the bubble (p - 1)(F + B - 2W), B the
              * whole backward pass, their B + W):
              * each backward pass split into B, the data gradients the previous stage
-             * waits for, and W, the weights' (half the backward products), W filling
+             * waits for, and W, the weights' (microbatch.matmul_w), W filling
              * the drain; 1F1B's memory.  (A frozen base has no W.) */
-            double w = s.lora ? 0 : mb.matmul_b / 2;
+            double w = mb.matmul_w;
             idle = fmax(0, mb_s - 2 * w);
         }
         e.bubble_s = (s.pp - 1) * idle + 2 * (s.pp - 1) * (act / link + p->link_latency_s);
@@ -473,7 +477,8 @@ static void describe(char *buf, size_t size, const training_setup *s)
     if (s->cp > 1)
         snprintf(cp, sizeof cp, ", cp %u", s->cp);
     snprintf(buf, size, "tp %u%s, pp %u%s%s, dp %u%s, ZeRO-%u%s%s, micro-batch %u%s", s->tp,
-             s->tp > 1 && s->no_sequence_parallel ? " (no SP)" : "", s->pp,
+             s->tp > 1 && s->no_sequence_parallel ? " (no SP)"
+             : s->tp > 1 && s->no_tp_overlap ? " (TP not overlapped)" : "", s->pp,
              pipe, cp, s->dp, ep, s->zero_stage,
              s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)",
              s->no_dp_overlap ? " (not overlapped)" : "", s->micro_batch, rec);
@@ -696,9 +701,37 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
         refused(&st, "cp %u does not divide the %u-token sequences", cp, seq_len);
     if (c.etp > 1 && !moe)
         refused(&st, "etp %u: %s has no experts", c.etp, m->name);
-    if ((c.dispatcher != TRAINING_DISPATCH_ENGINE || c.ep_overlap > 0) && !moe)
-        refused(&st, "%s: %s has no experts to dispatch",
-                c.ep_overlap > 0 ? "the all-to-all's overlap" : "a token dispatcher", m->name);
+    /* a dense model has no all-to-all: a dispatcher other than the default, or its
+     * overlap, would change nothing, so it is refused rather than ignored */
+    bool other_dispatcher = c.dispatcher != TRAINING_DISPATCH_ENGINE
+                            && c.dispatcher != TRAINING_DISPATCH_ALLTOALL;
+    if ((other_dispatcher || c.ep_overlap > 0) && !moe)
+        refused(&st, "%s%s%s%s: %s is dense (no experts, no all-to-all)",
+                other_dispatcher ? "dispatcher " : "",
+                other_dispatcher ? training_dispatcher_name((training_dispatcher)c.dispatcher)
+                                 : "",
+                other_dispatcher && c.ep_overlap > 0 ? ", " : "",
+                c.ep_overlap > 0 ? "ep_overlap on" : "", m->name);
+    /* Megatron's batch-level overlap of the all-to-alls runs only with ep > 1, the
+     * interleaved schedule where pp > 1, and no full or layer-count recomputation
+     * (Megatron-Bridge's comm_overlap.py asserts each, as of its 26.04 table); DualPipe
+     * pairs its chunks already */
+    if (c.ep_overlap > 0 && moe) {
+        if (c.ep == 1)
+            refused(&st, "ep_overlap on needs expert parallelism (ep > 1), ep 1 stated");
+        if (c.recompute_layers >= (int)m->layers)
+            refused(&st, "ep_overlap on runs without full recomputation (as Megatron does), "
+                    "full stated");
+        else if (c.recompute_layers > 0)
+            refused(&st, "ep_overlap on runs without per-layer recomputation (as Megatron "
+                    "does), %d layers a stage stated", c.recompute_layers);
+        if (c.pp > 1 && c.virtual_stages == 1)
+            refused(&st, "ep_overlap on with pp %u needs the interleaved schedule (vpp 2 or "
+                    "more, as Megatron does), vpp 1 stated", c.pp);
+        if (c.dualpipe)
+            refused(&st, "ep_overlap on: DualPipe overlaps the all-to-alls itself");
+        c.recompute_layers = 0; /* the planner may not add any */
+    }
     if (st.reason[0]) { /* a stated degree no setup can take */
         *out = (training_estimate){ 0 };
         explain_refusal(out, &st, m, d, gpus);
@@ -761,6 +794,11 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                     for (unsigned v = v_from; v <= (c.virtual_stages ? v_from : 8); v *= 2) {
                         if (!schedule_fits(&st, &c, pp, v, n, stage_layers, zero))
                             continue;
+                        if (c.ep_overlap > 0 && pp > 1 && v == 1) {
+                            refused(&st, "ep_overlap on with pp %u needs the interleaved "
+                                    "schedule (vpp 2 or more)", pp);
+                            continue;
+                        }
                         training_setup s = { .tp = tp, .pp = pp, .cp = cp,
                                              .zero_stage = (unsigned)zero,
                                              .virtual_stages = v, .micro_batch = mbs,
@@ -773,6 +811,7 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                                  || (c.sequence_parallel < 0
                                                      && c.sequence_parallel_off),
                                              .no_dp_overlap = c.dp_overlap == 0,
+                                             .no_tp_overlap = c.tp_overlap == 0,
                                              .dispatcher = (training_dispatcher)c.dispatcher,
                                              .ep_overlap = c.ep_overlap > 0,
                                              .lora = c.lora, .weight_bytes = c.weight_bytes,
@@ -784,7 +823,8 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                         unsigned ep_most = moe ? m->experts : 1;
                         unsigned ep_to = c.ep ? c.ep : ep_most < tp * cp * dp ? ep_most
                                                                                : tp * cp * dp;
-                        for (unsigned ep = c.ep ? c.ep : 1; ep <= ep_to; ep *= 2) {
+                        for (unsigned ep = c.ep ? c.ep : c.ep_overlap > 0 && moe ? 2 : 1;
+                             ep <= ep_to; ep *= 2) {
                             unsigned etps[2] = { c.etp ? c.etp : tp, 1 };
                             unsigned netp = c.etp || tp == 1 || ep == 1 || !moe ? 1 : 2;
                             for (unsigned i = 0; i < netp; i++) {

@@ -151,6 +151,9 @@ typedef struct training_constraints {
                             * stated: taken as overlapped, as Megatron's recipes and FSDP's
                             * prefetching run them) or 1 yes, 0 in series
                             * (training_setup's no_dp_overlap) */
+    int tp_overlap;        /* tensor parallelism's collectives under the products: -1 (not
+                            * stated) or 1, the engine's share; 0 in series
+                            * (training_setup's no_tp_overlap) */
     int dispatcher;        /* training_setup's: TRAINING_DISPATCH_ENGINE (0) unless stated */
     int ep_overlap;        /* expert parallelism's all-to-alls under another micro-batch's
                             * computation: -1 not stated (no: Megatron's default), 0 no,
@@ -163,7 +166,8 @@ typedef struct training_constraints {
 #define TRAINING_FREE ((training_constraints){ .zero_stage = -1, .recompute_layers = -1, \
                                                .selective = -1, .pipeline_zero = 3, \
                                                .zero_stages = 0xf, .sequence_parallel = -1, \
-                                               .dp_overlap = -1, .ep_overlap = -1 })
+                                               .dp_overlap = -1, .ep_overlap = -1, \
+                                               .tp_overlap = -1 })
 
 /* Copies from's framework settings (bytes a parameter: weight, gradient, optimizer; the
  * ZeRO stages it runs and pipelines with; sequence parallelism by default or not) into to. */

@@ -41,6 +41,7 @@ static const struct {
     [PLAN_DP_OVERLAP] = { "DP_OVERLAP", VALUE_WORD, switches },
     [PLAN_DISPATCHER] = { "DISPATCHER", VALUE_WORD, dispatchers },
     [PLAN_EP_OVERLAP] = { "EP_OVERLAP", VALUE_WORD, switches },
+    [PLAN_TP_OVERLAP] = { "TP_OVERLAP", VALUE_WORD, switches },
 };
 
 const char *validate_plan_key_name(validate_plan_key key)
@@ -134,6 +135,7 @@ static void apply(validate_plan *p, validate_plan_key k, unsigned value)
     case PLAN_DP_OVERLAP: c->dp_overlap = (int)value; break;
     case PLAN_DISPATCHER: c->dispatcher = TRAINING_DISPATCH_ALLTOALL + (int)value; break;
     case PLAN_EP_OVERLAP: c->ep_overlap = (int)value; break;
+    case PLAN_TP_OVERLAP: c->tp_overlap = (int)value; break;
     case PLAN_KEYS: break;
     }
 }

@@ -13,6 +13,8 @@
  *                           engine's way)
  *   DP_OVERLAP              on | off: the data-parallel collectives under the passes, or in
  *                           series with them (Megatron-LM without --overlap-grad-reduce)
+ *   TP_OVERLAP              on | off: tensor parallelism's collectives under the products
+ *                           (the engine's share; Megatron's --tp-comm-overlap) or in series
  *   DISPATCHER              alltoall | deepep | hybridep: expert parallelism's token
  *                           dispatcher, as Megatron names them (else the engine's)
  *   EP_OVERLAP              on | off: the all-to-alls under another micro-batch's
@@ -32,7 +34,8 @@
 typedef enum validate_plan_key {
     PLAN_TP, PLAN_PP, PLAN_CP, PLAN_EP, PLAN_ETP, PLAN_VPP, PLAN_DP, PLAN_MBS, PLAN_GA,
     PLAN_ZERO, PLAN_HSDP, PLAN_SCHEDULE, PLAN_RECOMPUTE, PLAN_RECOMPUTE_LAYERS, PLAN_REPLICAS,
-    PLAN_SP, PLAN_DP_OVERLAP, PLAN_DISPATCHER, PLAN_EP_OVERLAP, PLAN_KEYS
+    PLAN_SP, PLAN_DP_OVERLAP, PLAN_DISPATCHER, PLAN_EP_OVERLAP, PLAN_TP_OVERLAP,
+    PLAN_KEYS
 } validate_plan_key;
 
 /* The largest degree or count a token may give: past it a table is refused, not cast. */

@@ -373,21 +373,36 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         return;
     }
     const training_setup *s = &t->setup;
-    fprintf(out, "  parallelism         tp %u%s, pp %u", s->tp,
-            s->tp > 1 && s->no_sequence_parallel ? " (no sequence parallelism)" : "", s->pp);
+    fprintf(out, "  parallelism         tp %u%s%s, pp %u", s->tp,
+            s->tp > 1 && s->no_sequence_parallel ? " (no sequence parallelism)" : "",
+            s->tp > 1 && s->no_tp_overlap ? " (its collectives in series with the products)"
+                                          : "", s->pp);
     if (s->pp > 1)
         fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->zero_bubble ? "zero-bubble ZB-H1"
                               : s->virtual_stages > 1 ? "interleaved" : "1F1B");
     if (s->cp > 1)
         fprintf(out, ", cp %u", s->cp);
-    if (s->ep > 1)
+    if (s->ep > 1) {
+        /* what the plan says of its experts, in one parenthesis */
+        const char *said[3];
+        char etp[32];
+        int n = 0;
+        if (s->etp && s->etp != s->tp) {
+            snprintf(etp, sizeof etp, "expert tp %u", s->etp);
+            said[n++] = etp;
+        }
+        if (s->dispatcher != TRAINING_DISPATCH_ENGINE)
+            said[n++] = s->dispatcher == TRAINING_DISPATCH_ALLTOALL ? "NCCL's all-to-all"
+                        : s->dispatcher == TRAINING_DISPATCH_DEEPEP ? "DeepEP's dispatch"
+                                                                     : "Hybrid-EP's dispatch";
+        if (s->ep_overlap)
+            said[n++] = "its all-to-alls under another micro-batch's computation";
         fprintf(out, ", ep %u", s->ep);
-    if (s->ep > 1 && s->etp && s->etp != s->tp)
-        fprintf(out, " (expert tp %u)", s->etp);
-    if (s->ep > 1 && s->dispatcher != TRAINING_DISPATCH_ENGINE)
-        fprintf(out, " (%s dispatcher)", training_dispatcher_name(s->dispatcher));
-    if (s->ep > 1 && s->ep_overlap)
-        fprintf(out, " (its all-to-alls under another micro-batch's computation)");
+        for (int i = 0; i < n; i++)
+            fprintf(out, "%s%s", i ? ", " : " (", said[i]);
+        if (n)
+            fprintf(out, ")");
+    }
     fprintf(out, ", dp %u, ZeRO-%u", s->dp, s->zero_stage);
     if (s->zero_stage == 3 && s->shard_ranks)
         fprintf(out, " (HSDP: sharded within groups of %u ranks)", s->shard_ranks);
@@ -497,6 +512,7 @@ static void csv_training(FILE *out, const estimate_request *req, const estimate_
         { "train_sp", s->tp > 1 && !s->no_sequence_parallel, "1" },
         { "train_dp_overlap", !s->no_dp_overlap, "1" },
         { "train_ep_overlap", s->ep_overlap, "1" },
+        { "train_tp_overlap", !s->no_tp_overlap, "1" },
         { "train_dispatch_per_node", s->dispatcher == TRAINING_DISPATCH_DEEPEP
                                          || s->dispatcher == TRAINING_DISPATCH_HYBRIDEP, "1" },
     };

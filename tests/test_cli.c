@@ -634,8 +634,18 @@ Test(cli, estimate_states_the_token_dispatcher_and_the_all_to_alls_overlap)
     cr_expect(ep[0] > ep[1] && ep[1] > ep[2] && ep[2] > 0, "%g %g %g", ep[0], ep[1], ep[2]);
     snprintf(cmd, sizeof cmd, "%s --dispatcher hybridep --ep-overlap on", plan);
     cr_assert_eq(cli_run(&out, &err, cmd), 0, "%s", err);
-    cr_expect(strstr(out, ", ep 64 (hybridep dispatcher) (its all-to-alls under another "
+    cr_expect(strstr(out, ", ep 64 (Hybrid-EP's dispatch, its all-to-alls under another "
                           "micro-batch's computation), dp 64") != NULL, "%s", out);
+    /* Megatron's conditions on the overlap: the interleaved schedule beside pp > 1, no
+     * full recomputation */
+    cr_expect_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 "
+                         "--training --ep 8 --pp 2 --vpp 1 --ep-overlap on"), 2);
+    cr_expect(strstr(err, "ep_overlap on with pp 2 needs the interleaved schedule (vpp 2 or more, "
+                          "as Megatron does), vpp 1 stated") != NULL, "%s", err);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 "
+                         "--training --ep 8 --recompute full --ep-overlap on"), 2);
+    cr_expect(strstr(err, "ep_overlap on runs without full recomputation (as Megatron does), "
+                          "full stated") != NULL, "%s", err);
     cr_expect_eq(cli_run(&out, &err, "estimate --model qwen3-30b-a3b --gpu H100-SXM --gpus 64 "
                          "--training --dispatcher nccl"), 2);
     cr_expect(strstr(err, "--dispatcher expects alltoall, deepep or hybridep, got 'nccl'") != NULL,
@@ -646,8 +656,20 @@ Test(cli, estimate_states_the_token_dispatcher_and_the_all_to_alls_overlap)
     /* a dense model has nothing to dispatch: said, not ignored */
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-8b --gpu H100-SXM --gpus 8 "
                          "--training --dispatcher deepep"), 2);
-    cr_expect(strstr(err, "a token dispatcher: llama-3-8b has no experts to dispatch") != NULL,
-              "%s", err);
+    cr_expect(strstr(err, "dispatcher deepep: llama-3-8b is dense (no experts, no all-to-all)")
+              != NULL, "%s", err);
+    /* tensor parallelism's collectives in series: said, and longer */
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --engine megatron --tp-overlap off --csv"), 0,
+                 "%s", err);
+    double serial = csv_row(out, "train_tp_comm_s");
+    cr_expect_eq(csv_row(out, "train_tp_overlap"), 0);
+    cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --train-tp 8 --engine megatron --csv"), 0, "%s", err);
+    cr_expect(serial > csv_row(out, "train_tp_comm_s"), "%g in series", serial);
+    cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
+                         "--training --tp-overlap half"), 2);
+    cr_expect(strstr(err, "--tp-overlap expects on or off, got 'half'") != NULL, "%s", err);
 }
 
 Test(cli, estimate_refuses_a_training_plan_it_cannot_read_with_a_clear_message)

@@ -307,10 +307,7 @@ Test(training_plan, expert_data_parallelism_reduces_each_expert_over_its_own_rep
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
-                         .seq_len = 4096, .recompute_layers = 48,
-                         /* DeepEP: one permutation each way, so the backward's passes are
-                          * twice the forward's, as the parts below are split */
-                         .dispatcher = TRAINING_DISPATCH_DEEPEP };
+                         .seq_len = 4096, .recompute_layers = 48 };
     training_estimate e = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
     double routed = 48.0 * 128 * 3 * 2048 * 768, dense = model_params(m) - routed;
     double nic = 47e9, lat = p.link_latency_s;
@@ -374,10 +371,7 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
     training_setup s = { .tp = 1, .pp = 4, .ep = 8, .zero_stage = 1, .micro_batch = 1,
-                         .seq_len = 4096, .recompute_layers = 12,
-                         /* DeepEP: one permutation each way, so the backward's passes are
-                          * twice the forward's, as the parts below are split */
-                         .dispatcher = TRAINING_DISPATCH_DEEPEP };
+                         .seq_len = 4096, .recompute_layers = 12 };
     training_estimate one = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
     s.dualpipe = true;
     training_estimate dual = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
@@ -898,13 +892,15 @@ Test(training_plan, a_dense_model_refuses_a_dispatcher_or_an_all_to_all_overlap)
     c.dispatcher = TRAINING_DISPATCH_DEEPEP;
     training_estimate e;
     cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
-    cr_expect(strstr(e.refusal, "a token dispatcher: llama-3-8b has no experts to dispatch"),
+    cr_expect(strstr(e.refusal, "dispatcher deepep: llama-3-8b is dense (no experts, no all-to-all)"),
               "%s", e.refusal);
+    c.dispatcher = TRAINING_DISPATCH_ALLTOALL; /* the default: nothing to refuse */
+    cr_expect(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e), "%s",
+              e.refusal);
     c = TRAINING_FREE;
     c.ep_overlap = 1;
     cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 8, 4096, 64, c, &e));
-    cr_expect(strstr(e.refusal, "the all-to-all's overlap: llama-3-8b has no experts"), "%s",
-              e.refusal);
+    cr_expect(strstr(e.refusal, "ep_overlap on: llama-3-8b is dense"), "%s", e.refusal);
 }
 
 Test(training_plan, nccls_dispatcher_sorts_the_tokens_by_local_expert_each_way)
@@ -912,8 +908,9 @@ Test(training_plan, nccls_dispatcher_sorts_the_tokens_by_local_expert_each_way)
     /* qwen3-30b-a3b (k = 8) with ep 8 in one node, 16 experts a rank: on NCCL's
      * all-to-all the tokens are sorted by local expert after the dispatch and back before
      * the combine, a read and a write of the busiest rank's copies each, 4 busiest to the
-     * permutation's 3 busiest + busiest / 8; forward and backward once each.  Inside one
-     * node DeepEP's copies are the same bytes, so the all-to-all does not differ. */
+     * permutation's 3 busiest + busiest / 8; once forward and twice backward, as every
+     * memory pass.  Inside one node DeepEP's copies are the same bytes, so the all-to-all
+     * does not differ. */
     const model_spec *m = test_model("qwen3-30b-a3b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
@@ -940,7 +937,7 @@ Test(training_plan, nccls_dispatcher_sorts_the_tokens_by_local_expert_each_way)
     cr_assert_gt(permute, 0);
     double n = 8; /* 64 sequences over 8 ranks, one a micro-batch */
     cr_expect_float_eq(nccl.memory_pass_s - deepep.memory_pass_s,
-                       n * 2 * permute * 4 * 8 / (3 * 8 + 1), 1e-9 * nccl.memory_pass_s);
+                       n * 3 * permute * 4 * 8 / (3 * 8 + 1), 1e-9 * nccl.memory_pass_s);
     /* one expert a rank has nothing to sort */
     s.ep = 128;
     training_estimate whole = perf_training_step(m, d, &p, PREC_BF16, s, 128, 128);
@@ -957,8 +954,8 @@ Test(training_plan, the_experts_weight_gradients_run_at_their_own_kernels_rate)
      * 16 a rank, each taking the busiest rank's share of the routed copies.  Each mixture
      * layer runs two grouped GEMMs (up: K 2048, N 1536; down: K 768, N 2048) in bf16:
      * forward at DeepGEMM's m-grouped family's shares of the device's bf16 peak, the
-     * weights' gradients at its k-grouped family's (the same products summed over the
-     * tokens, no floor), each floor + max(compute, memory). */
+     * weights' gradients at its k-grouped family's: the same products, then each
+     * expert's fp32 gradient written once (no floor). */
     const model_spec *m = test_model("qwen3-30b-a3b");
     const device_spec *d = test_device("H100-SXM");
     perf_profile p = perf_default_profile(d);
@@ -984,7 +981,8 @@ Test(training_plan, the_experts_weight_gradients_run_at_their_own_kernels_rate)
         double memory = (g * K * N * 2 + 2 * g * t * (K + N)) / bw;
         const perf_grouped_gemm_constants *cf = &fwd->grouped_gemm, *cw = &wgrad->grouped_gemm;
         f += floor + fmax(flops / (peak * cf->efficiency * t / (t + cf->tokens_half)), memory);
-        w += fmax(flops / (peak * cw->efficiency * t / (t + cw->tokens_half)), memory);
+        w += flops / (peak * cw->efficiency) + 4 * g * K * N
+                                                    / (d->bandwidth_bytes_per_s * cw->bandwidth_efficiency);
     }
     f *= layers;
     w *= layers;
@@ -999,4 +997,47 @@ Test(training_plan, the_experts_weight_gradients_run_at_their_own_kernels_rate)
     p.moe_wgrad_family = NULL;
     training_estimate without = perf_training_step(m, d, &p, PREC_BF16, s, 8, 8);
     cr_expect_float_eq(with.matmul_s - without.matmul_s, w - f, 1e-9 * w);
+}
+
+Test(training_plan, zero_bubble_fills_the_drain_with_the_experts_own_weight_gradients)
+{
+    /* ZB-H1's bubble is (pp - 1)(F + B - 2W), W the backward products' weight-gradient
+     * part.  With the experts' weight gradients at their own kernel's rate, W grows by
+     * the same D (a micro-batch's extra) as F + B does, so the bubble shrinks by
+     * (pp - 1) D: it would not move if W were half the backward products. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    p.moe_family = perf_kernel_family_named("deepgemm_grouped_fp8_h800");
+    p.moe_wgrad_family = perf_kernel_family_named("deepgemm_wgrad_fp8_h200");
+    training_setup s = { .tp = 1, .pp = 4, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096, .zero_bubble = true,
+                         .dispatcher = TRAINING_DISPATCH_DEEPEP };
+    training_estimate with = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
+    p.moe_wgrad_family = NULL;
+    training_estimate without = perf_training_step(m, d, &p, PREC_BF16, s, 32, 128);
+    double n = with.setup.microbatches, extra = (with.matmul_s - without.matmul_s) / n;
+    cr_assert_gt(extra, 0);
+    cr_assert(with.setup.zero_bubble);
+    cr_expect_float_eq(with.bubble_s - without.bubble_s, -3 * extra, 1e-9 * with.bubble_s);
+}
+
+Test(training_plan, tensor_parallelism_in_series_shows_its_collectives_whole)
+{
+    /* the engine's share of the tensor-parallel collectives hidden under the products,
+     * or none of it: the same as a profile without the share */
+    const model_spec *m = test_model("llama-3-8b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    p.train_tp_overlap = 0.48;
+    training_setup s = { .tp = 4, .pp = 1, .zero_stage = 1, .micro_batch = 1, .seq_len = 4096 };
+    training_estimate hidden = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    s.no_tp_overlap = true;
+    training_estimate serial = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    p.train_tp_overlap = 0;
+    s.no_tp_overlap = false;
+    training_estimate none = perf_training_step(m, d, &p, PREC_BF16, s, 8, 64);
+    cr_expect_float_eq(serial.tp_comm_s, none.tp_comm_s, 1e-12 * none.tp_comm_s);
+    cr_expect_float_eq(serial.tp_comm_s * (1 - 0.48), hidden.tp_comm_s,
+                       1e-9 * serial.tp_comm_s, "the products cover the share");
 }

@@ -63,7 +63,7 @@ Test(validate_plan, an_unknown_key_is_refused_naming_the_known)
     cr_expect_str_eq(refused("TP=2 VP=2"),
                      "unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, DP, MBS, GA, "
                      "ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, SP, "
-                     "DP_OVERLAP, DISPATCHER, EP_OVERLAP)");
+                     "DP_OVERLAP, DISPATCHER, EP_OVERLAP, TP_OVERLAP)");
     cr_expect(strstr(refused("tp=2"), "unknown key 'tp' in 'tp=2'"), "keys are upper case");
     cr_expect_str_eq(refused("TP=2 TP=4"), "repeated key 'TP' in 'TP=4'");
     cr_expect_str_eq(refused("PP=16 (DualPipe)"),
@@ -210,7 +210,7 @@ Test(validate_plan, a_stated_dp_that_does_not_hold_leaves_the_row_unpredicted)
     cr_expect_str_eq(training_row("VP=2").reason,
                      "parallelism: unknown key 'VP' in 'VP=2' (known: TP, PP, CP, EP, ETP, VPP, "
                      "DP, MBS, GA, ZERO, HSDP, SCHEDULE, RECOMPUTE, RECOMPUTE_LAYERS, REPLICAS, "
-                     "SP, DP_OVERLAP, DISPATCHER, EP_OVERLAP)");
+                     "SP, DP_OVERLAP, DISPATCHER, EP_OVERLAP, TP_OVERLAP)");
 }
 
 /* A serving row: Llama-3-8B in bf16, 8 H100s, static batches of 8 of 128 + 128 tokens. */
@@ -436,6 +436,8 @@ Test(validate_plan, the_token_dispatcher_and_its_overlap_are_stated_or_the_engin
     cr_expect_str_eq(refused("DISPATCHER=nccl"),
                      "bad value 'nccl' for DISPATCHER in 'DISPATCHER=nccl' (expected alltoall, "
                      "deepep or hybridep)");
+    cr_expect_eq(parsed("TP=2 TP_OVERLAP=off").training.tp_overlap, 0);
+    cr_expect_eq(parsed("TP=2").training.tp_overlap, -1, "not stated: the engine's share");
     cr_expect_str_eq(refused("EP_OVERLAP=yes"),
                      "bad value 'yes' for EP_OVERLAP in 'EP_OVERLAP=yes' (expected off or on)");
 }
