@@ -398,6 +398,33 @@ Test(engines, a_hopper_engine_prices_prompt_attention_and_experts_with_its_fitte
     cr_expect_null(on_a100.moe_family);
 }
 
+Test(engines, the_training_frameworks_run_a_mixtures_experts_as_grouped_gemms)
+{
+    /* Megatron and FSDP2 (NeMo AutoModel's Transformer Engine GroupedLinear, torchtitan's
+     * grouped_mm) price the experts by the grouped family and their weight gradients by
+     * the k-grouped one, on the devices the h100 table stands for; DeepSpeed keeps the
+     * operator set's products, and an A100 the a100 table's */
+    const perf_kernel_family *fwd = perf_kernel_family_named("deepgemm_grouped_fp8_h800");
+    const perf_kernel_family *wgrad = perf_kernel_family_named("deepgemm_wgrad_fp8_h200");
+    cr_assert(fwd && wgrad);
+    const device_spec *h100 = test_device("H100-SXM"), *a100 = test_device("A100-80GB-SXM");
+    const char *grouped[] = { "megatron", "pytorch-fsdp" };
+    for (int i = 0; i < 2; i++) {
+        const engine_spec *e = test_engine(grouped[i]);
+        cr_expect_eq(e->families[ENGINE_MOE_GEMM], fwd, "%s", grouped[i]);
+        cr_expect_eq(e->moe_wgrad_family, wgrad, "%s", grouped[i]);
+        perf_profile base = perf_default_profile(h100);
+        perf_profile p = engine_apply_profile(e, &base, h100);
+        cr_expect_eq(p.moe_family, fwd, "%s", grouped[i]);
+        cr_expect_eq(p.moe_wgrad_family, wgrad, "%s", grouped[i]);
+        base = perf_default_profile(a100);
+        p = engine_apply_profile(e, &base, a100);
+        cr_expect_null(p.moe_wgrad_family, "%s on an A100", grouped[i]);
+    }
+    cr_expect_null(test_engine("deepspeed")->families[ENGINE_MOE_GEMM]);
+    cr_expect_null(test_engine("deepspeed")->moe_wgrad_family);
+}
+
 Test(engines, a_mixtures_experts_run_as_one_grouped_gemm_a_layer)
 {
     /* Qwen3-30B-A3B (128 experts of 768, 8 a token, hidden 2,048, gated) in fp8 on one

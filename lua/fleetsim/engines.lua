@@ -133,6 +133,10 @@ local OPERATORS = {
   gemm = "operators", attention_prefill = "operators", attention_decode = "operators",
   moe_gemm = "operators", alltoall = "operators", collectives = "operators",
 }
+-- FSDP2's kernels: the operator set's, but for a mixture's experts, one grouped GEMM a
+-- layer (pytorch-fsdp below)
+local FSDP_KERNELS = copy(OPERATORS)
+FSDP_KERNELS.moe_gemm = "grouped GEMM (DeepGEMM's shares; weight gradients at its k-grouped kernel's)"
 
 -- The Hopper engines' kernels.  Attention over a prompt: FlashAttention-3, the default
 -- backend of vLLM V1 and SGLang on Hopper (SGLang's docs/advanced_features/
@@ -333,7 +337,13 @@ return {
     kind = "training",
     describes = "PyTorch FSDP2 (fully_shard) with bf16 compute: fp32 parameters, gradients and "
       .. "moments sharded, layers gathered in bf16",
-    kernels = copy(OPERATORS),
+    kernels = copy(FSDP_KERNELS),
+    -- a mixture's routed experts as one grouped GEMM a layer, as FSDP2's MoE stacks run
+    -- them (NeMo AutoModel's Transformer Engine GroupedLinear, torchtitan's
+    -- torch._grouped_mm), at the fitted grouped family's shares like Megatron's, and the
+    -- experts' weight gradients at the k-grouped kernel's; everything else the operator
+    -- set's
+    families = { moe_gemm = "deepgemm_grouped_fp8_h800", moe_wgrad = "deepgemm_wgrad_fp8_h200" },
     -- FSDP2 runs beside pipeline stages (torchtitan's composition): any ZeRO stage
     training = { weight_bytes = 4, gradient_bytes = 4, optimizer_bytes = 8, pipeline_zero = 3 },
   },
