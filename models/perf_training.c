@@ -272,13 +272,18 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         double ring = 3 * (s.cp - 1) * (kv_layer / link + p->link_latency_s); /* fwd 1, bwd 2 */
         mb_cp = stage_layers * fmax(0, ring - mb.attention_layer);
     }
-    /* DualPipe's paired chunks, and Megatron's batch-level overlap (a forward beside
-     * another micro-batch's backward): dispatch and combine run under the other's
-     * computation, which loses the SMs they take (perf_alltoall_exposed_s).  The
-     * interleaved schedule's warm-up and cool-down, whose passes have no partner, are
-     * not counted apart: (v - 1) pp of the n v chunk passes on the last stage. */
-    if (s.dualpipe || s.ep_overlap)
-        mb_ep = perf_alltoall_exposed_s(mb_ep, mb_compute + mb_tp + mb_recompute);
+    /* DualPipe's paired chunks, and Megatron's batch-level overlap: a micro-batch's
+     * forward runs beside another's backward, so the forward's dispatch and combine hide
+     * under that backward's computation and the backward's under that forward's, each
+     * losing the SMs it takes from it (perf_alltoall_exposed_s).  The interleaved
+     * schedule's warm-up and cool-down, whose passes have no partner, are not counted
+     * apart: (v - 1) pp of the n v chunk passes on the last stage. */
+    if (s.dualpipe || s.ep_overlap) {
+        double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
+        double backward = mb_compute + mb_tp + mb_recompute - forward;
+        mb_ep = perf_alltoall_exposed_s(mb.a2a_f, backward)
+                + perf_alltoall_exposed_s(mb.a2a_f, forward);
+    }
     double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp + mb_ep;
     e.compute_s = n * mb_compute;
     e.matmul_s = n * (mb.matmul_f + mb.matmul_b);
