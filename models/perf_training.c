@@ -275,14 +275,20 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     /* DualPipe's paired chunks, and Megatron's batch-level overlap: a micro-batch's
      * forward runs beside another's backward, so the forward's dispatch and combine hide
      * under that backward's computation and the backward's under that forward's, each
-     * losing the SMs it takes from it (perf_alltoall_exposed_s).  The interleaved
-     * schedule's warm-up and cool-down, whose passes have no partner, are not counted
-     * apart: (v - 1) pp of the n v chunk passes on the last stage. */
+     * losing the SMs it takes from it (perf_alltoall_exposed_s).  Megatron's n
+     * micro-batches a rank make n - 1 such pairs: the first forward and the last backward
+     * run alone, their all-to-alls in series (one micro-batch: nothing overlaps).
+     * DualPipe's schedule feeds both ends and its bubble counts its warm-up.  The
+     * interleaved schedule's further warm-up passes are not counted apart. */
+    double ep_forward = mb.a2a_f; /* the forward pass's share of mb_ep */
     if (s.dualpipe || s.ep_overlap) {
         double forward = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f;
         double backward = mb_compute + mb_tp + mb_recompute - forward;
-        mb_ep = perf_alltoall_exposed_s(mb.a2a_f, backward)
-                + perf_alltoall_exposed_s(mb.a2a_f, forward);
+        double under_b = perf_alltoall_exposed_s(mb.a2a_f, backward);
+        double under_f = perf_alltoall_exposed_s(mb.a2a_f, forward);
+        double paired = s.dualpipe ? 1 : (n - 1) / n;
+        ep_forward = paired * under_b + (1 - paired) * mb.a2a_f;
+        mb_ep = ep_forward + paired * under_f + (1 - paired) * mb.a2a_f;
     }
     double mb_s = mb_compute + mb_tp + mb_recompute + mb_cp + mb_ep;
     e.compute_s = n * mb_compute;
@@ -290,6 +296,7 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
     e.attention_s = n * (mb.attention_f + mb.attention_b);
     e.memory_pass_s = n * (mb.pass_f + mb.pass_b);
     e.tp_comm_s = n * mb_tp;
+    e.tp_overlap_share = s.tp > 1 && !s.no_tp_overlap ? p->train_tp_overlap : 0;
     e.ep_comm_s = n * mb_ep;
     e.recompute_s = n * mb_recompute;
     e.cp_comm_s = n * mb_cp;
@@ -299,7 +306,8 @@ training_estimate perf_training_step(const model_spec *m, const device_spec *d,
         /* DualPipe: (pp / 2 - 1) (F&B + B - 3 W), its sends hidden; F&B, a forward and a
          * backward chunk run together, is F + B (what overlaps is their communication),
          * and W is the backward products' weight-gradient part (microbatch.matmul_w) */
-        double f = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f + mb_cp / 3;
+        double f = mb.matmul_f + mb.attention_f + mb.pass_f + mb.tp_f + mb_cp / 3
+                   + ep_forward;
         double b = mb_s - f, w = mb.matmul_w; /* a frozen base: none */
         e.bubble_s = (s.pp / 2.0 - 1) * (f + 2 * b - 3 * w);
     } else if (s.pp > 1) {
@@ -481,9 +489,13 @@ static void describe(char *buf, size_t size, const training_setup *s)
         snprintf(pipe, sizeof pipe, " interleaved x%u", s->virtual_stages);
     if (s->cp > 1)
         snprintf(cp, sizeof cp, ", cp %u", s->cp);
+    const char *tp_note = s->tp <= 1 ? ""
+                          : s->no_sequence_parallel && s->no_tp_overlap
+                              ? " (no SP, TP not overlapped)"
+                          : s->no_sequence_parallel ? " (no SP)"
+                          : s->no_tp_overlap ? " (TP not overlapped)" : "";
     snprintf(buf, size, "tp %u%s, pp %u%s%s, dp %u%s, ZeRO-%u%s%s, micro-batch %u%s", s->tp,
-             s->tp > 1 && s->no_sequence_parallel ? " (no SP)"
-             : s->tp > 1 && s->no_tp_overlap ? " (TP not overlapped)" : "", s->pp,
+             tp_note, s->pp,
              pipe, cp, s->dp, ep, s->zero_stage,
              s->zero_stage < 3 ? "" : s->shard_ranks ? " (HSDP)" : " (FSDP)",
              s->no_dp_overlap ? " (not overlapped)" : "", s->micro_batch, rec);
@@ -735,6 +747,9 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                     "more, as Megatron does), vpp 1 stated", c.pp);
         if (c.dualpipe)
             refused(&st, "ep_overlap on: DualPipe overlaps the all-to-alls itself");
+        if (c.zero_bubble)
+            refused(&st, "ep_overlap on: ZB-H1 runs one chunk a stage, and the overlap needs "
+                    "the interleaved schedule (as Megatron does)");
         c.recompute_layers = 0; /* the planner may not add any */
     }
     if (st.reason[0]) { /* a stated degree no setup can take */
@@ -828,6 +843,9 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                         unsigned ep_most = moe ? m->experts : 1;
                         unsigned ep_to = c.ep ? c.ep : ep_most < tp * cp * dp ? ep_most
                                                                                : tp * cp * dp;
+                        if (c.ep_overlap > 0 && moe && !c.ep && ep_to < 2)
+                            refused(&st, "ep_overlap on needs ep 2 or more: a stage's tp x cp "
+                                    "x dp = %u ranks hold one expert group of one", tp * cp * dp);
                         for (unsigned ep = c.ep ? c.ep : c.ep_overlap > 0 && moe ? 2 : 1;
                              ep <= ep_to; ep *= 2) {
                             unsigned etps[2] = { c.etp ? c.etp : tp, 1 };
@@ -856,6 +874,11 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
         explain(&best, &st, &c);
     else
         explain_refusal(&best, &st, m, d, gpus);
+    if (!found && c.ep_overlap > 0 && moe && st.least_over < INFINITY) {
+        size_t used = strlen(best.refusal);
+        snprintf(best.refusal + used, sizeof best.refusal - used,
+                 " (ep_overlap on: no layers recomputed, as Megatron requires)");
+    }
     *out = best;
     return found;
 }

@@ -95,6 +95,8 @@ typedef struct training_estimate {
     double compute_s;      /* forward and backward operators, all micro-batches */
     double recompute_s;    /* recomputed layers' forward passes */
     double tp_comm_s;      /* tensor-parallel all-reduces */
+    double tp_overlap_share; /* the share of them run under the products (the engine's,
+                              * with tp > 1 and not stated in series; else 0) */
     double cp_comm_s;      /* context parallelism's exposed key-value passing */
     double ep_comm_s;      /* expert parallelism's all-to-alls (exposed: all of them but
                             * under DualPipe) */

@@ -373,10 +373,14 @@ void output_estimate_text(FILE *out, const model_spec *m, const device_spec *d,
         return;
     }
     const training_setup *s = &t->setup;
-    fprintf(out, "  parallelism         tp %u%s%s, pp %u", s->tp,
-            s->tp > 1 && s->no_sequence_parallel ? " (no sequence parallelism)" : "",
-            s->tp > 1 && s->no_tp_overlap ? " (its collectives in series with the products)"
-                                          : "", s->pp);
+    const char *tp_note = s->tp <= 1 ? ""
+                          : s->no_sequence_parallel && s->no_tp_overlap
+                              ? " (no sequence parallelism, its collectives in series with the "
+                                "products)"
+                          : s->no_sequence_parallel ? " (no sequence parallelism)"
+                          : s->no_tp_overlap ? " (its collectives in series with the products)"
+                                             : "";
+    fprintf(out, "  parallelism         tp %u%s, pp %u", s->tp, tp_note, s->pp);
     if (s->pp > 1)
         fprintf(out, " (%s)", s->dualpipe ? "DualPipe" : s->zero_bubble ? "zero-bubble ZB-H1"
                               : s->virtual_stages > 1 ? "interleaved" : "1F1B");
@@ -512,7 +516,7 @@ static void csv_training(FILE *out, const estimate_request *req, const estimate_
         { "train_sp", s->tp > 1 && !s->no_sequence_parallel, "1" },
         { "train_dp_overlap", !s->no_dp_overlap, "1" },
         { "train_ep_overlap", s->ep_overlap, "1" },
-        { "train_tp_overlap", !s->no_tp_overlap, "1" },
+        { "train_tp_overlap", t->tp_overlap_share, "share" },
         { "train_dispatch_per_node", s->dispatcher == TRAINING_DISPATCH_DEEPEP
                                          || s->dispatcher == TRAINING_DISPATCH_HYBRIDEP, "1" },
     };

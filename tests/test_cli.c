@@ -667,6 +667,7 @@ Test(cli, estimate_states_the_token_dispatcher_and_the_all_to_alls_overlap)
     cr_assert_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
                          "--training --train-tp 8 --engine megatron --csv"), 0, "%s", err);
     cr_expect(serial > csv_row(out, "train_tp_comm_s"), "%g in series", serial);
+    cr_expect_float_eq(csv_row(out, "train_tp_overlap"), 0.48, 1e-12, "Megatron's share");
     cr_expect_eq(cli_run(&out, &err, "estimate --model llama-3-70b --gpu H100-SXM --gpus 64 "
                          "--training --tp-overlap half"), 2);
     cr_expect(strstr(err, "--tp-overlap expects on or off, got 'half'") != NULL, "%s", err);

@@ -383,11 +383,12 @@ Test(training_plan, dualpipe_halves_the_stages_in_the_bubble_and_hides_the_all_t
                        "under the paired chunk");
     cr_expect_float_eq(dual.compute_s, one.compute_s, 1e-12);
     /* F and B from the step's parts: forward products are a third of all products,
-     * forward attention 1 / 3.5 of attention; W half the backward products */
+     * forward attention 1 / 3.5 of attention; W half the backward products.  The
+     * forward's all-to-alls (half of what shows, each direction covered alike) are F's */
     double n = 16;
     double pass_f = one.memory_pass_s / n / 3; /* bf16: no casts, backward passes x 2 */
     double f = one.matmul_s / n / 3 + one.attention_s / n / 3.5 + pass_f
-               + one.tp_comm_s / n / 2;
+               + one.tp_comm_s / n / 2 + dual.ep_comm_s / n / 2;
     double b = (one.compute_s + one.recompute_s + one.tp_comm_s + dual.ep_comm_s) / n - f;
     double w = one.matmul_s / n / 3;
     cr_expect_float_eq(dual.bubble_s, f + 2 * b - 3 * w, 1e-9 * dual.bubble_s);
@@ -822,7 +823,9 @@ Test(training_plan, the_all_to_alls_overlap_another_micro_batch_up_to_its_comput
      * computation B and the backward's under that forward's F, each losing the 20 of 132
      * SMs it takes (DeepSeek-V3's figure): max(a2a - B, 20/132 a2a) + max(a2a - F,
      * 20/132 a2a), a micro-batch at a time.  Within a node (ep 8) the computation covers
-     * them; across 8 nodes with NCCL's copy an expert (ep 64) they outlast it.  F and B
+     * them; across 8 nodes with NCCL's copy an expert (ep 64) they outlast it.  Of a
+     * rank's n micro-batches n - 1 pairs overlap, the first forward and the last backward
+     * run alone.  F and B
      * from the step's parts (bf16, no recomputation: forward products a third of the
      * products, forward attention 1 / 3.5 of attention, forward passes a third). */
     const model_spec *m = test_model("qwen3-30b-a3b");
@@ -841,7 +844,11 @@ Test(training_plan, the_all_to_alls_overlap_another_micro_batch_up_to_its_comput
         double f = in_series.matmul_s / n / 3 + in_series.attention_s / n / 3.5
                    + in_series.memory_pass_s / n / 3 + in_series.tp_comm_s / n / 2;
         double b = (in_series.compute_s + in_series.tp_comm_s) / n - f;
-        double shows = n * (fmax(a2a - b, 20.0 / 132 * a2a) + fmax(a2a - f, 20.0 / 132 * a2a));
+        /* n micro-batches make n - 1 pairs; the first forward and the last backward run
+         * alone, their all-to-alls in series */
+        double shows = (n - 1) * (fmax(a2a - b, 20.0 / 132 * a2a)
+                                  + fmax(a2a - f, 20.0 / 132 * a2a)) + 2 * a2a;
+        cr_assert_eq(n, 4);
         cr_expect_float_eq(overlapped.ep_comm_s, shows, 1e-9 * shows, "ep %u", eps[i]);
         cr_expect_float_eq(overlapped.step_s - in_series.step_s, shows - 2 * n * a2a,
                            1e-9 * shows);
@@ -1045,4 +1052,60 @@ Test(training_plan, tensor_parallelism_in_series_shows_its_collectives_whole)
     cr_expect_float_eq(serial.tp_comm_s, none.tp_comm_s, 1e-12 * none.tp_comm_s);
     cr_expect_float_eq(serial.tp_comm_s * (1 - 0.48), hidden.tp_comm_s,
                        1e-9 * serial.tp_comm_s, "the products cover the share");
+}
+
+Test(training_plan, megatrons_overlap_keeps_to_its_conditions)
+{
+    /* Megatron-Bridge's comm_overlap.py: ep > 1, the interleaved schedule where pp > 1,
+     * no full or per-layer recomputation; a stated plan otherwise is refused, a free one
+     * is kept to them; DualPipe and ZB-H1 are refused beside it.  One micro-batch a rank
+     * has nothing to pair with: its all-to-alls show whole. */
+    const model_spec *m = test_model("qwen3-30b-a3b");
+    const device_spec *d = test_device("H100-SXM");
+    perf_profile p = perf_default_profile(d);
+    training_constraints c = TRAINING_FREE;
+    c.ep_overlap = 1;
+    training_estimate e;
+    cr_assert(perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 512, c, &e), "%s",
+              e.refusal);
+    cr_expect(e.setup.ep_overlap);
+    cr_expect_geq(e.setup.ep, 2);
+    cr_expect_eq(e.setup.recompute_layers, 0);
+    cr_expect(e.setup.pp == 1 || e.setup.virtual_stages > 1, "pp %u v %u", e.setup.pp,
+              e.setup.virtual_stages);
+    const struct { const char *why; training_constraints c; } refused[] = {
+        { "ep_overlap on needs expert parallelism (ep > 1), ep 1 stated",
+          { .ep = 1, .ep_overlap = 1, .zero_stage = -1, .recompute_layers = -1,
+            .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
+            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+        { "ep_overlap on runs without per-layer recomputation (as Megatron does), 4 layers",
+          { .ep = 8, .ep_overlap = 1, .zero_stage = -1, .recompute_layers = 4,
+            .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
+            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+        { "ep_overlap on with pp 2 needs the interleaved schedule",
+          { .ep = 8, .pp = 2, .virtual_stages = 1, .ep_overlap = 1, .zero_stage = -1,
+            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
+            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+        { "ep_overlap on: DualPipe overlaps the all-to-alls itself",
+          { .ep = 8, .pp = 2, .dualpipe = true, .ep_overlap = 1, .zero_stage = -1,
+            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
+            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+        { "ep_overlap on: ZB-H1 runs one chunk a stage",
+          { .ep = 8, .pp = 2, .zero_bubble = true, .ep_overlap = 1, .zero_stage = -1,
+            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
+            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 512,
+                                                refused[i].c, &e), "%s", refused[i].why);
+        cr_expect(strstr(e.refusal, refused[i].why), "%s: %s", refused[i].why, e.refusal);
+    }
+    /* one micro-batch a rank: in series */
+    training_setup s = { .tp = 1, .pp = 1, .ep = 8, .zero_stage = 1, .micro_batch = 1,
+                         .seq_len = 4096 };
+    training_estimate serial = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
+    s.ep_overlap = true;
+    training_estimate alone = perf_training_step(m, d, &p, PREC_BF16, s, 64, 64);
+    cr_assert_eq(alone.setup.microbatches, 1);
+    cr_expect_float_eq(alone.ep_comm_s, serial.ep_comm_s, 1e-12 * serial.ep_comm_s);
 }
