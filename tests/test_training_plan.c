@@ -1073,31 +1073,33 @@ Test(training_plan, megatrons_overlap_keeps_to_its_conditions)
     cr_expect_eq(e.setup.recompute_layers, 0);
     cr_expect(e.setup.pp == 1 || e.setup.virtual_stages > 1, "pp %u v %u", e.setup.pp,
               e.setup.virtual_stages);
-    const struct { const char *why; training_constraints c; } refused[] = {
-        { "ep_overlap on needs expert parallelism (ep > 1), ep 1 stated",
-          { .ep = 1, .ep_overlap = 1, .zero_stage = -1, .recompute_layers = -1,
-            .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
-            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+    const struct {
+        const char *why;
+        unsigned ep, pp, v;
+        int layers;
+        bool dualpipe, zero_bubble;
+    } refused[] = {
+        { "ep_overlap on needs expert parallelism (ep > 1), ep 1 stated", 1, 0, 0, -1,
+          false, false },
         { "ep_overlap on runs without per-layer recomputation (as Megatron does), 4 layers",
-          { .ep = 8, .ep_overlap = 1, .zero_stage = -1, .recompute_layers = 4,
-            .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
-            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
-        { "ep_overlap on with pp 2 needs the interleaved schedule",
-          { .ep = 8, .pp = 2, .virtual_stages = 1, .ep_overlap = 1, .zero_stage = -1,
-            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
-            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
-        { "ep_overlap on: DualPipe overlaps the all-to-alls itself",
-          { .ep = 8, .pp = 2, .dualpipe = true, .ep_overlap = 1, .zero_stage = -1,
-            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
-            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
-        { "ep_overlap on: ZB-H1 runs one chunk a stage",
-          { .ep = 8, .pp = 2, .zero_bubble = true, .ep_overlap = 1, .zero_stage = -1,
-            .recompute_layers = -1, .selective = -1, .pipeline_zero = 3, .zero_stages = 0xf,
-            .sequence_parallel = -1, .dp_overlap = -1, .tp_overlap = -1 } },
+          8, 0, 0, 4, false, false },
+        { "ep_overlap on with pp 2 needs the interleaved schedule", 8, 2, 1, -1, false,
+          false },
+        { "ep_overlap on: DualPipe overlaps the all-to-alls itself", 8, 2, 0, -1, true,
+          false },
+        { "ep_overlap on: ZB-H1 runs one chunk a stage", 8, 2, 0, -1, false, true },
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
-        cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 512,
-                                                refused[i].c, &e), "%s", refused[i].why);
+        c = TRAINING_FREE;
+        c.ep_overlap = 1;
+        c.ep = refused[i].ep;
+        c.pp = refused[i].pp;
+        c.virtual_stages = refused[i].v;
+        c.recompute_layers = refused[i].layers;
+        c.dualpipe = refused[i].dualpipe;
+        c.zero_bubble = refused[i].zero_bubble;
+        cr_expect_not(perf_training_plan_within(m, d, &p, PREC_BF16, 64, 4096, 512, c, &e),
+                      "%s", refused[i].why);
         cr_expect(strstr(e.refusal, refused[i].why), "%s: %s", refused[i].why, e.refusal);
     }
     /* one micro-batch a rank: in series */
