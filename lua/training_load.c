@@ -26,9 +26,7 @@ static const char *const PARALLELISM_KEYS[] = {
     "schedule", "sp", "dp_overlap", "dispatcher", "ep_overlap", "tp_overlap",
     NULL,
 };
-/* expert parallelism's token dispatchers, in training_dispatcher's order from
- * TRAINING_DISPATCH_ALLTOALL */
-static const char *const DISPATCHERS[] = { "alltoall", "deepep", "hybridep", NULL };
+
 /* in training_schedule's order */
 static const char *const SCHEDULES[] = { "planned", "1f1b", "interleaved", "zero_bubble",
                                          "dualpipe", NULL };
@@ -214,7 +212,8 @@ static int convert_parallelism(load_context *c, const fields_object *w, training
                  || read_switch(c, &o, "dp_overlap", &out->dp_overlap)
                  || read_switch(c, &o, "ep_overlap", &out->ep_overlap)
                  || read_switch(c, &o, "tp_overlap", &out->tp_overlap)
-                 || fields_read_choice(c, &o, "dispatcher", DISPATCHERS, -1, &dispatcher)
+                 || fields_read_choice(c, &o, "dispatcher", training_dispatcher_names, -1,
+                                       &dispatcher)
                  || fields_read_choice(c, &o, "schedule", SCHEDULES, 0, &schedule)
                  || check_parallelism(c, &o, (training_schedule)schedule, pp, vpp, zero, hsdp);
     lua_settop(c->L, top);

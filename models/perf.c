@@ -595,7 +595,7 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
          * products and then each expert's fp32 gradient written once (the sum's
          * epilogue, models/kernel_constants.h); else as the forward */
         const perf_kernel_family *wf = s->p->moe_wgrad_family;
-        double wgrad = floor + fmax(compute, memory);
+        double forward = floor + fmax(compute, memory), wgrad = forward;
         if (wf) {
             const perf_grouped_gemm_constants *w = &wf->grouped_gemm;
             wgrad = floor_s(s, w->floor_s)
@@ -603,7 +603,7 @@ static void add_grouped_gemm(const step *s, perf_op_time *o, double layers, doub
                     + 4 * groups * N * K / (s->d->bandwidth_bytes_per_s * w->bandwidth_efficiency
                                             * s->mscale);
         }
-        s->counts->grouped_s += layers * (floor + fmax(compute, memory));
+        s->counts->grouped_s += layers * forward;
         s->counts->grouped_wgrad_s += layers * wgrad;
     }
 }

@@ -452,13 +452,14 @@ static bool faster(const training_estimate *a, const training_estimate *b)
     return a->step_s / a->tokens_per_step < b->step_s / b->tokens_per_step;
 }
 
+const char *const training_dispatcher_names[] = { "alltoall", "deepep", "hybridep", NULL };
+
 const char *training_dispatcher_name(training_dispatcher t)
 {
-    static const char *const NAMES[] = { [TRAINING_DISPATCH_ENGINE] = "the engine's",
-                                         [TRAINING_DISPATCH_ALLTOALL] = "alltoall",
-                                         [TRAINING_DISPATCH_DEEPEP] = "deepep",
-                                         [TRAINING_DISPATCH_HYBRIDEP] = "hybridep" };
-    return (unsigned)t < sizeof NAMES / sizeof *NAMES ? NAMES[t] : "?";
+    if (t == TRAINING_DISPATCH_ENGINE)
+        return "the engine's";
+    return t <= TRAINING_DISPATCH_HYBRIDEP ? training_dispatcher_names[t - TRAINING_DISPATCH_ALLTOALL]
+                                           : "?";
 }
 
 static void describe(char *buf, size_t size, const training_setup *s)

@@ -195,8 +195,12 @@ bool perf_training_plan_within(const model_spec *m, const device_spec *d,
                                unsigned seq_len, unsigned global_batch,
                                training_constraints c, training_estimate *out);
 
-/* A dispatcher's name as plans state it: "alltoall", "deepep", "hybridep" (and "the
- * engine's" for TRAINING_DISPATCH_ENGINE). */
+/* The dispatchers' names as plans state them, in training_dispatcher's order from
+ * TRAINING_DISPATCH_ALLTOALL, ending with NULL: "alltoall", "deepep", "hybridep". */
+extern const char *const training_dispatcher_names[];
+
+/* A dispatcher's name as plans state it (training_dispatcher_names; "the engine's" for
+ * TRAINING_DISPATCH_ENGINE). */
 const char *training_dispatcher_name(training_dispatcher t);
 
 /* The same with nothing imposed. */

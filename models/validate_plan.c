@@ -12,8 +12,6 @@ typedef enum value_kind { VALUE_COUNT, VALUE_ZERO, VALUE_WORD } value_kind;
 static const char *const schedules[] = { "1f1b", "interleaved", "zero-bubble", "dualpipe", NULL };
 static const char *const recomputes[] = { "none", "selective", "full", NULL };
 static const char *const switches[] = { "off", "on", NULL }; /* in that order: 0, 1 */
-/* in training_dispatcher's order from TRAINING_DISPATCH_ALLTOALL */
-static const char *const dispatchers[] = { "alltoall", "deepep", "hybridep", NULL };
 enum { SCHEDULE_1F1B, SCHEDULE_INTERLEAVED, SCHEDULE_ZERO_BUBBLE, SCHEDULE_DUALPIPE };
 enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 
@@ -39,7 +37,7 @@ static const struct {
     [PLAN_REPLICAS] = { "REPLICAS", VALUE_COUNT, NULL },
     [PLAN_SP] = { "SP", VALUE_WORD, switches },
     [PLAN_DP_OVERLAP] = { "DP_OVERLAP", VALUE_WORD, switches },
-    [PLAN_DISPATCHER] = { "DISPATCHER", VALUE_WORD, dispatchers },
+    [PLAN_DISPATCHER] = { "DISPATCHER", VALUE_WORD, training_dispatcher_names },
     [PLAN_EP_OVERLAP] = { "EP_OVERLAP", VALUE_WORD, switches },
     [PLAN_TP_OVERLAP] = { "TP_OVERLAP", VALUE_WORD, switches },
 };
